@@ -1,0 +1,1 @@
+//! Agent backends: how to launch an agent and how to read what it prints.

@@ -1,0 +1,447 @@
+//! Command-line types, clap derive only.
+//!
+//! Nothing here does work: `commands/` turns these into effects. Every flag that maps to a
+//! configuration key is an `Option`, so that only flags the user actually typed override
+//! the configuration files (see [`crate::config`]).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// debussy: run multi-phase coding-agent plans with smart context restarts, and keep MCP
+/// servers restartable without breaking the client's session.
+#[derive(Debug, Parser)]
+#[command(name = "debussy", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// Options shared by every subcommand.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    /// The subcommand to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options accepted by every subcommand.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Read configuration from FILE instead of the project's `.debussy/config.yaml`.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// More log output on stderr (repeat for more: -v debug, -vv trace).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+
+    /// Less log output on stderr (-q warnings only, -qq errors only).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub quiet: u8,
+
+    /// When to use colour in output.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// When to colour output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when the stream is a terminal and `NO_COLOR` is unset.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Execute a plan, one agent session per phase attempt, restarting before the context fills.
+    Run(RunArgs),
+    /// Check a plan for structural problems without running anything.
+    Audit(AuditArgs),
+    /// Show the state of the latest run (or one run).
+    Status(StatusArgs),
+    /// List past runs.
+    History(HistoryArgs),
+    /// Write a commented config, an example plan and agent command files into a project.
+    Init(InitArgs),
+    /// Report that a phase is finished (called by the agent).
+    Done(DoneArgs),
+    /// Log a progress step for a phase (called by the agent).
+    Progress(ProgressArgs),
+    /// Feed a saved session transcript through the context meter.
+    Replay(ReplayArgs),
+    /// Print the effective configuration and where each value came from.
+    Config(ConfigArgs),
+    /// Print shell completions.
+    Completions(CompletionsArgs),
+    /// MCP server tools.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+    /// Play a simulated agent scenario (used by the `sim` agent backend).
+    #[command(name = "__sim-agent", hide = true)]
+    SimAgent(SimAgentArgs),
+}
+
+/// Output format of reporting commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ReportFormat {
+    /// Human-readable text.
+    #[default]
+    Text,
+    /// Machine-readable JSON.
+    Json,
+}
+
+/// `debussy run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The master plan (e.g. `plans/feature/MASTER_PLAN.md`).
+    pub plan: PathBuf,
+
+    /// Parse and audit the plan and print the execution order, without running anything.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Skip phases already completed by an earlier run of this plan, continuing a paused run.
+    #[arg(long, conflicts_with = "restart")]
+    pub resume: bool,
+
+    /// Ignore the history of earlier runs of this plan.
+    #[arg(long)]
+    pub restart: bool,
+
+    /// Start at this phase id (earlier phases are taken as done).
+    #[arg(long, value_name = "ID")]
+    pub phase: Option<String>,
+
+    /// Do not audit the plan before running it.
+    #[arg(long)]
+    pub skip_audit: bool,
+
+    /// Run even when the working tree has uncommitted changes to tracked files.
+    #[arg(long)]
+    pub allow_dirty: bool,
+
+    /// How run progress is printed when not interactive.
+    #[arg(long, value_enum)]
+    pub output_format: Option<ReportFormat>,
+
+    /// Configuration overrides for this run.
+    #[command(flatten)]
+    pub overrides: RunOverrides,
+}
+
+/// `run` flags that override configuration keys; `None` means "not typed".
+#[derive(Debug, Args, Default, Clone)]
+#[command(next_help_heading = "Configuration overrides")]
+pub struct RunOverrides {
+    /// Model name passed to the agent (`model`).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Seconds before one agent session is stopped (`timeout`).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+
+    /// Extra attempts per phase after the first (`max_retries`).
+    #[arg(long, value_name = "N")]
+    pub max_retries: Option<u32>,
+
+    /// Percent of the context window at which a session is stopped and restarted; 100 disables (`context_threshold`).
+    #[arg(long, value_name = "PERCENT")]
+    pub context_threshold: Option<f64>,
+
+    /// Main-thread tool calls after which a session is restarted (`tool_call_threshold`).
+    #[arg(long, value_name = "N")]
+    pub tool_call_threshold: Option<u32>,
+
+    /// Context restarts allowed per attempt; 0 disables restarts (`max_restarts`).
+    #[arg(long, value_name = "N")]
+    pub max_restarts: Option<u32>,
+
+    /// Seconds to wait between a context stop and the next session (`restart_delay`).
+    #[arg(long, value_name = "SECS")]
+    pub restart_delay: Option<u64>,
+
+    /// Commit the agent's work with git after each phase and checkpoint (`auto_commit`).
+    #[arg(long, overrides_with = "no_auto_commit")]
+    pub auto_commit: bool,
+
+    /// Do not commit anything (`auto_commit: false`).
+    #[arg(long)]
+    pub no_auto_commit: bool,
+
+    /// Also commit the work of phases that failed (`commit_on_failure`).
+    #[arg(long)]
+    pub commit_on_failure: bool,
+
+    /// Show the terminal dashboard (`interactive`).
+    #[arg(long, overrides_with = "no_interactive")]
+    pub interactive: bool,
+
+    /// Print plain lines instead of the dashboard (`interactive: false`).
+    #[arg(long, alias = "yolo")]
+    pub no_interactive: bool,
+
+    /// Which agent backend runs sessions (`agent.kind`).
+    #[arg(long, value_name = "KIND")]
+    pub agent: Option<String>,
+
+    /// Program that runs the agent (`agent.command`).
+    #[arg(long, value_name = "PATH")]
+    pub agent_command: Option<String>,
+}
+
+/// `debussy audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// The master plan to check.
+    pub plan: PathBuf,
+
+    /// Fail on warnings too.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+}
+
+/// `debussy status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Show this run instead of the latest one.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+}
+
+/// `debussy history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// How many runs to list, newest first.
+    #[arg(long, default_value_t = 20)]
+    pub limit: u32,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+}
+
+/// `debussy init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Project directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+
+    /// Overwrite files that already exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// How a phase ended, as the agent reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DoneStatus {
+    /// The phase's work is finished.
+    Completed,
+    /// The phase cannot continue without a human.
+    Blocked,
+    /// The phase failed.
+    Failed,
+}
+
+/// `debussy done`.
+#[derive(Debug, Args)]
+pub struct DoneArgs {
+    /// Phase id (or use `--phase`).
+    #[arg(value_name = "PHASE", conflicts_with = "phase")]
+    pub phase_pos: Option<String>,
+
+    /// Status (or use `--status`).
+    #[arg(value_name = "STATUS", value_enum, conflicts_with = "status")]
+    pub status_pos: Option<DoneStatus>,
+
+    /// Phase id.
+    #[arg(long, value_name = "ID")]
+    pub phase: Option<String>,
+
+    /// How the phase ended.
+    #[arg(long, value_enum)]
+    pub status: Option<DoneStatus>,
+
+    /// Why (required for blocked and failed to be useful to a human).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+/// `debussy progress`.
+#[derive(Debug, Args)]
+pub struct ProgressArgs {
+    /// Phase id.
+    #[arg(long, value_name = "ID")]
+    pub phase: String,
+
+    /// What was done, in words.
+    #[arg(required = true, num_args = 1.., value_name = "STEP")]
+    pub step: Vec<String>,
+}
+
+/// `debussy replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A saved stream-json transcript (`.jsonl`).
+    pub file: PathBuf,
+
+    /// Percent of the window at which a stop would fire (default: the configured threshold).
+    #[arg(long, value_name = "PERCENT")]
+    pub context_threshold: Option<f64>,
+
+    /// Context window in tokens (default: reported by the transcript, else by model name).
+    #[arg(long, value_name = "TOKENS")]
+    pub window: Option<u64>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+}
+
+/// Format of `debussy config` output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ConfigFormat {
+    /// YAML with the source of each value as a comment.
+    #[default]
+    Yaml,
+    /// JSON: `{config, sources}`.
+    Json,
+}
+
+/// `debussy config`.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ConfigFormat,
+}
+
+/// `debussy completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to generate completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `debussy mcp …`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Run a stdio MCP server behind a proxy that survives its restarts.
+    Supervise(SuperviseArgs),
+}
+
+/// `debussy mcp supervise`.
+#[derive(Debug, Args)]
+pub struct SuperviseArgs {
+    /// Name used in logs and for the default state directory.
+    #[arg(long)]
+    pub name: Option<String>,
+
+    /// Restart the server when files under PATH change (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub watch: Vec<PathBuf>,
+
+    /// Command run (with `sh -c`) after a change and before the restart; a failure keeps the old server.
+    #[arg(long, value_name = "CMD")]
+    pub build: Option<String>,
+
+    /// Milliseconds of quiet before a burst of file changes triggers a restart.
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    pub debounce: u64,
+
+    /// Where the audit log and restart marker are written (default `.debussy/mcp/<name>/`).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// Do not add the `restart_server`, `verify_server_restarted` and `server_status` tools.
+    #[arg(long)]
+    pub no_inject_tools: bool,
+
+    /// The server command and its arguments.
+    #[arg(last = true, required = true, num_args = 1.., value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `debussy __sim-agent`.
+#[derive(Debug, Args)]
+pub struct SimAgentArgs {
+    /// The scenario file to play.
+    pub scenario: PathBuf,
+
+    /// Model name to report in the stream.
+    #[arg(long, default_value = "sim")]
+    pub model: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn untyped_flags_stay_none() {
+        let cli = Cli::try_parse_from(["debussy", "run", "PLAN.md"]).expect("parses");
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert!(run.overrides.model.is_none());
+        assert!(run.overrides.context_threshold.is_none());
+        assert!(!run.overrides.auto_commit && !run.overrides.no_auto_commit);
+    }
+
+    #[test]
+    fn done_accepts_positional_and_flag_forms() {
+        let cli = Cli::try_parse_from(["debussy", "done", "2", "blocked"]).expect("parses");
+        let Command::Done(d) = cli.command else {
+            panic!("not done")
+        };
+        assert_eq!(d.phase_pos.as_deref(), Some("2"));
+        assert_eq!(d.status_pos, Some(DoneStatus::Blocked));
+        let cli = Cli::try_parse_from(["debussy", "done", "--phase", "2", "--status", "failed"])
+            .expect("parses");
+        let Command::Done(d) = cli.command else {
+            panic!("not done")
+        };
+        assert_eq!(d.phase.as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn supervise_takes_the_command_after_dashes() {
+        let cli = Cli::try_parse_from([
+            "debussy",
+            "mcp",
+            "supervise",
+            "--watch",
+            "src",
+            "--",
+            "node",
+            "server.js",
+            "--port",
+        ])
+        .expect("parses");
+        let Command::Mcp(McpCommand::Supervise(s)) = cli.command else {
+            panic!("not supervise")
+        };
+        assert_eq!(s.command, ["node", "server.js", "--port"]);
+        assert_eq!(s.watch, [PathBuf::from("src")]);
+    }
+}

@@ -1,0 +1,37 @@
+//! One module per subcommand. Commands parse nothing themselves: they take the clap types,
+//! call into the library layers, print results and map outcomes to [`Exit`] codes.
+
+mod audit;
+mod completions;
+mod config;
+mod done;
+mod history;
+mod init;
+mod mcp;
+mod progress;
+mod replay;
+mod run;
+mod sim_agent;
+mod status;
+
+use crate::cli::{Cli, Command, McpCommand};
+use crate::exit::CommandResult;
+
+/// Run the subcommand the user asked for.
+pub async fn dispatch(cli: Cli) -> CommandResult {
+    let global = &cli.global;
+    match cli.command {
+        Command::Run(args) => run::run(global, args).await,
+        Command::Audit(args) => audit::run(global, &args),
+        Command::Status(args) => status::run(global, &args),
+        Command::History(args) => history::run(global, &args),
+        Command::Init(args) => init::run(global, &args),
+        Command::Done(args) => done::run(global, args),
+        Command::Progress(args) => progress::run(global, args),
+        Command::Replay(args) => replay::run(global, &args),
+        Command::Config(args) => config::run(global, &args),
+        Command::Completions(args) => completions::run(&args),
+        Command::Mcp(McpCommand::Supervise(args)) => mcp::supervise(global, args).await,
+        Command::SimAgent(args) => sim_agent::run(args).await,
+    }
+}

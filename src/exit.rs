@@ -1,0 +1,67 @@
+//! Documented process exit codes and the error type commands return.
+//!
+//! Every subcommand ends in an [`Exit`]; failures carry a [`miette::Report`] that `main`
+//! renders on stderr before exiting with the failure's code.
+
+use std::fmt;
+
+/// The exit codes debussy documents (see `docs/exit-codes.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: everything asked for was done.
+    Success,
+    /// 1: the work failed (an audit error, a failed or blocked phase).
+    Failure,
+    /// 2: bad usage or configuration; nothing was run.
+    Usage,
+    /// 130: interrupted by Ctrl-C or SIGTERM; state was saved.
+    Interrupted,
+}
+
+impl Exit {
+    /// The numeric process exit code.
+    #[must_use]
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::Failure => 1,
+            Exit::Usage => 2,
+            Exit::Interrupted => 130,
+        }
+    }
+}
+
+/// A command that could not finish: the diagnostic to show and the code to exit with.
+pub struct Failure {
+    /// How the process should exit.
+    pub exit: Exit,
+    /// What to tell the user.
+    pub report: miette::Report,
+}
+
+impl Failure {
+    /// A usage or configuration error (exit 2).
+    pub fn usage(err: impl Into<miette::Report>) -> Self {
+        Failure {
+            exit: Exit::Usage,
+            report: err.into(),
+        }
+    }
+
+    /// A failure of the work itself (exit 1).
+    pub fn failed(err: impl Into<miette::Report>) -> Self {
+        Failure {
+            exit: Exit::Failure,
+            report: err.into(),
+        }
+    }
+}
+
+impl fmt::Debug for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Failure({:?}): {:?}", self.exit, self.report)
+    }
+}
+
+/// What a command returns.
+pub type CommandResult = Result<Exit, Failure>;

@@ -1,0 +1,19 @@
+//! debussy runs multi-phase coding-agent plans with smart context restarts, and supervises
+//! stdio MCP servers so they can restart without breaking the client's session.
+//!
+//! The layers, top to bottom (see `docs/design/architecture.md`):
+//! [`commands`] → orchestrator → [`session`] → [`agent`], [`context`] → [`mcp`] →
+//! [`process`], [`restart`] → [`config`], [`plan`].
+
+pub mod agent;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod context;
+pub mod exit;
+pub mod logging;
+pub mod mcp;
+pub mod plan;
+pub mod process;
+pub mod restart;
+pub mod session;

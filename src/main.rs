@@ -1,0 +1,40 @@
+//! The `debussy` binary: parse arguments, set up logging, run the subcommand, exit.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use debussy::{cli::Cli, commands, exit::Exit, logging};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init(&cli.global);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("debussy: failed to start the async runtime: {err}");
+            return ExitCode::from(Exit::Failure.code());
+        }
+    };
+    match runtime.block_on(commands::dispatch(cli)) {
+        Ok(exit) => ExitCode::from(exit.code()),
+        Err(failure) => {
+            if is_broken_pipe(&failure.report) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("{:?}", failure.report);
+            ExitCode::from(failure.exit.code())
+        }
+    }
+}
+
+/// Output piped into `head` closes early; that is not an error worth reporting.
+fn is_broken_pipe(report: &miette::Report) -> bool {
+    report.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,1 @@
+//! Markdown plans: the master plan, its phase files, and the audit.

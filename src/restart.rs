@@ -1,0 +1,1 @@
+//! Pure restart policy: throttling, crash backoff, restart intensity, restart budgets.

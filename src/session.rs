@@ -1,0 +1,1 @@
+//! One agent session: a process, an agent backend and a context meter, ending in a SessionOutcome.
