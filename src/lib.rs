@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod exit;
+pub mod git;
 pub mod logging;
 pub mod mcp;
 pub mod plan;
