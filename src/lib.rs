@@ -18,3 +18,4 @@ pub mod plan;
 pub mod process;
 pub mod restart;
 pub mod session;
+pub mod state;
