@@ -479,10 +479,13 @@ pub fn diffstat(changes: &[FileChange]) -> String {
     let insertions: usize = changes.iter().map(|c| c.insertions).sum();
     let deletions: usize = changes.iter().map(|c| c.deletions).sum();
     let files = changes.len();
-    let plural = if files == 1 { "" } else { "s" };
+    let s = |n: usize| if n == 1 { "" } else { "s" };
     let _ = write!(
         out,
-        "{files} file{plural} changed, {insertions} insertions(+), {deletions} deletions(-)"
+        "{files} file{} changed, {insertions} insertion{}(+), {deletions} deletion{}(-)",
+        s(files),
+        s(insertions),
+        s(deletions)
     );
     out
 }
@@ -604,7 +607,7 @@ mod tests {
         );
         assert_eq!(
             diffstat(&changes),
-            "M a.txt | +2 -1\nA b.txt | +2 -0\n2 files changed, 4 insertions(+), 1 deletions(-)"
+            "M a.txt | +2 -1\nA b.txt | +2 -0\n2 files changed, 4 insertions(+), 1 deletion(-)"
         );
         // Changes committed mid-phase still count against the phase's base.
         repo.commit_all("checkpoint", WAIT).expect("commit");

@@ -6,6 +6,7 @@
 //! [`process`], [`restart`] → [`config`], [`plan`].
 
 pub mod agent;
+pub mod checkpoint;
 pub mod cli;
 pub mod commands;
 pub mod config;
