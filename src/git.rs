@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use git2::{DiffOptions, IndexAddOption, Oid, Repository, Signature, StatusOptions};
 
 /// Errors from git operations, each saying what it was about.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum GitError {
     /// The directory is not inside a git repository.
     #[error("{} is not inside a git repository (run `git init` there, or pass --no-auto-commit)", .path.display())]

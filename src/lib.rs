@@ -18,5 +18,6 @@ pub mod mcp;
 pub mod plan;
 pub mod process;
 pub mod restart;
+pub mod run_env;
 pub mod session;
 pub mod state;

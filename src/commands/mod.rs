@@ -1,6 +1,7 @@
 //! One module per subcommand. Commands parse nothing themselves: they take the clap types,
 //! call into the library layers, print results and map outcomes to [`Exit`] codes.
 
+mod agent_report;
 mod audit;
 mod completions;
 mod config;
@@ -10,6 +11,7 @@ mod init;
 mod mcp;
 mod progress;
 mod replay;
+mod report;
 mod run;
 mod sim_agent;
 mod status;

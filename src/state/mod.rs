@@ -28,7 +28,7 @@ pub const STATE_DB: &str = ".debussy/state.db";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Errors from the state store.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum StateError {
     /// The `.debussy` directory could not be created.
     #[error("failed to create {}", .path.display())]
