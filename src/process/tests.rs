@@ -582,3 +582,43 @@ fn make_executable(path: &std::path::Path) {
     permissions.set_mode(0o755);
     std::fs::set_permissions(path, permissions).expect("chmod");
 }
+
+#[tokio::test]
+async fn a_panicking_owner_takes_its_children_down() {
+    let (pid_tx, pid_rx) = tokio::sync::oneshot::channel();
+    let task = tokio::spawn(async move {
+        let mut child = sh("sleep 100 & echo $!; wait").spawn().expect("spawn");
+        let grandchild: u32 = next_stdout_line(&mut child).await.parse().expect("pid");
+        let _ = pid_tx.send((child.pid(), grandchild));
+        panic!("the owner fails while the child runs");
+    });
+    let (pid, grandchild) = within("pids", pid_rx).await.expect("pids sent");
+    assert!(within("the task", task).await.is_err(), "the task panicked");
+    until("the child to be gone", || !is_alive(pid)).await;
+    until("the grandchild to be gone", || !is_alive(grandchild)).await;
+}
+
+#[test]
+fn runtime_shutdown_kills_children_it_was_running() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (pid, grandchild) = runtime.block_on(async {
+        let mut child = sh("sleep 100 & echo $!; wait").spawn().expect("spawn");
+        let grandchild: u32 = next_stdout_line(&mut child).await.parse().expect("pid");
+        let pid = child.pid();
+        // Parked in a task that never ends: only the runtime's shutdown drops it.
+        tokio::spawn(async move {
+            let _owned = child;
+            std::future::pending::<()>().await;
+        });
+        (pid, grandchild)
+    });
+    drop(runtime);
+    let deadline = Instant::now() + BOUND;
+    while is_alive(pid) || is_alive(grandchild) {
+        assert!(Instant::now() < deadline, "children survived the runtime");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
