@@ -28,7 +28,7 @@ const DEFAULT_LEAK_GRACE: Duration = Duration::from_millis(200);
 const DEFAULT_EVENT_CAPACITY: usize = 1024;
 
 /// What the child's stdin is.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Clone, PartialEq, Eq, Default)]
 pub enum StdinMode {
     /// `/dev/null`: the child reads end of file at once.
     #[default]
@@ -38,6 +38,17 @@ pub enum StdinMode {
     Payload(Vec<u8>),
     /// A pipe kept open for [`Child::stdin`] (an MCP server's JSON-RPC input).
     Piped,
+}
+
+impl std::fmt::Debug for StdinMode {
+    /// A payload is shown by size: it may be a whole prompt.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StdinMode::Null => f.write_str("Null"),
+            StdinMode::Payload(bytes) => write!(f, "Payload({} bytes)", bytes.len()),
+            StdinMode::Piped => f.write_str("Piped"),
+        }
+    }
 }
 
 /// A program to run as a supervised child. Build it, then [`spawn`](Self::spawn) it as
@@ -225,6 +236,12 @@ impl ProcessCommand {
     /// started: not found (with the `PATH` searched), not executable, a missing `#!`
     /// interpreter, a missing working directory.
     pub fn spawn(&self) -> Result<Child, ProcessError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(ProcessError::Spawn {
+                program: self.program_name(),
+                source: io::Error::other("no Tokio runtime is running on this thread"),
+            });
+        }
         let mut command = tokio::process::Command::new(&self.program);
         command.args(&self.args);
         if let Some(cwd) = &self.cwd {
@@ -466,6 +483,23 @@ mod tests {
     fn display_quotes_what_needs_it() {
         let command = ProcessCommand::new("claude").args(["-p", "two words", "it's", ""]);
         assert_eq!(command.display(), r"claude -p 'two words' 'it'\''s' ''");
+    }
+
+    #[test]
+    fn payloads_are_debugged_by_size() {
+        let command = ProcessCommand::new("cat").stdin_payload(vec![b'x'; 5000]);
+        let debug = format!("{command:?}");
+        assert!(debug.contains("Payload(5000 bytes)"), "{debug}");
+        assert!(!debug.contains("120, 120"), "{debug}");
+    }
+
+    #[test]
+    fn spawning_outside_a_runtime_is_an_error() {
+        let err = ProcessCommand::new("true").spawn().expect_err("no runtime");
+        assert!(
+            err.to_string().starts_with("start `true`") && format!("{err:?}").contains("Tokio"),
+            "{err:?}"
+        );
     }
 
     #[test]

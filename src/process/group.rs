@@ -22,14 +22,12 @@ static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// can be dropped): the supervising tasks still reap the leaders afterwards. Returns
 /// how many groups were signalled.
 pub fn kill_all_groups() -> usize {
-    let groups: Vec<i32> = live_registry().iter().copied().collect();
-    let mut signalled = 0;
-    for pgid in groups {
-        if Group(Pid::from_raw(pgid)).signal(Signal::SIGKILL) {
-            signalled += 1;
-        }
-    }
-    signalled
+    // Signalled under the lock, so no group can be released (and its id reused) midway.
+    let registry = live_registry();
+    registry
+        .iter()
+        .filter(|pgid| Group(Pid::from_raw(**pgid)).signal(Signal::SIGKILL))
+        .count()
 }
 
 /// The process group ids of children that are running or not yet cleaned up.
