@@ -1,11 +1,14 @@
 //! The handles on a running child: [`Child`] (the owner), [`ChildControl`] (a clonable
 //! remote), [`Events`] (its output), and [`ProcessState`] (what it is doing).
 
+use std::collections::VecDeque;
+
 use tokio::sync::{mpsc, watch};
 
 use super::event::{ExitReport, ProcessEvent};
 use super::exit::ExitStatus;
 use super::group::Group;
+use super::lines::EventBatch;
 use super::stdin::StdinWriter;
 use super::supervise::Request;
 use nix::sys::signal::Signal;
@@ -151,18 +154,28 @@ impl ChildControl {
 /// The receiving end of a child's [`ProcessEvent`]s.
 #[derive(Debug)]
 pub struct Events {
-    rx: mpsc::Receiver<ProcessEvent>,
+    rx: mpsc::Receiver<EventBatch>,
+    pending: VecDeque<ProcessEvent>,
 }
 
 impl Events {
-    pub(crate) fn new(rx: mpsc::Receiver<ProcessEvent>) -> Self {
-        Events { rx }
+    pub(crate) fn new(rx: mpsc::Receiver<EventBatch>) -> Self {
+        Events {
+            rx,
+            pending: VecDeque::new(),
+        }
     }
 
     /// The next event; `None` after [`ProcessEvent::Exited`] has been received.
     /// Cancel-safe: use it in `select!`.
     pub async fn recv(&mut self) -> Option<ProcessEvent> {
-        self.rx.recv().await
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some(event);
+            }
+            // No await between receiving a batch and storing it: cancel-safe.
+            self.pending.extend(self.rx.recv().await?);
+        }
     }
 }
 

@@ -24,8 +24,9 @@ use super::supervise::Supervisor;
 /// before calling it a leak.
 const DEFAULT_LEAK_GRACE: Duration = Duration::from_millis(200);
 
-/// Default number of events buffered before the readers (and so the child) wait.
-const DEFAULT_EVENT_CAPACITY: usize = 1024;
+/// Default number of reads' worth of events buffered before the readers (and so the
+/// child) wait: at most 64 × 64 KiB of output, plus any long line being completed.
+const DEFAULT_EVENT_CAPACITY: usize = 64;
 
 /// What the child's stdin is.
 #[derive(Clone, PartialEq, Eq, Default)]
@@ -199,8 +200,9 @@ impl ProcessCommand {
         self
     }
 
-    /// How many events are buffered for the consumer before the child's output waits
-    /// (default 1024).
+    /// How many reads' worth of events (each one read of at most 64 KiB from a pipe,
+    /// however many lines it completed) are buffered for the consumer before the
+    /// child's output waits (default 64).
     #[must_use]
     pub fn event_capacity(mut self, capacity: usize) -> Self {
         self.event_capacity = capacity.max(1);

@@ -12,6 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::event::{ProcessEvent, Stream};
 
+/// Events travel from the tasks to [`super::Events`] in batches: all the lines one read
+/// completed. Never empty.
+pub(crate) type EventBatch = Vec<ProcessEvent>;
+
 /// Default cap on one line: 16 MiB.
 pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
 
@@ -140,14 +144,14 @@ const POST_EXIT_LIMIT: usize = 16 * 1024 * 1024;
 /// too (the supervisor gave up waiting for other writers to close it), a read that
 /// would wait ends the reader with [`ReaderEnd::Abandoned`].
 ///
-/// A full event channel holds the reader back (and with it the child, whose pipe
+/// A full event channel (counted in reads, not lines) holds the reader back (and with it the child, whose pipe
 /// fills): that is the flow control the MCP proxy relies on. If the receiver is gone,
 /// the reader keeps draining and discarding so the child never blocks on a full pipe.
 pub(crate) async fn read_lines<R>(
     mut pipe: R,
     stream: Stream,
     max_line: usize,
-    events: mpsc::Sender<ProcessEvent>,
+    events: mpsc::Sender<EventBatch>,
     exited: CancellationToken,
     abandon: CancellationToken,
 ) -> ReaderEnd
@@ -189,22 +193,22 @@ where
             after_exit += n;
         }
         framer.push(&buf[..n], &mut frames);
-        for frame in frames.drain(..) {
-            if !receiver_gone
-                && events
-                    .send(to_event(stream, max_line, frame))
-                    .await
-                    .is_err()
-            {
-                receiver_gone = true;
-            }
+        if !frames.is_empty() && !receiver_gone {
+            // One message per read, not per line: the channel costs the same for a
+            // batch as for one line, and a read is at most READ_CHUNK bytes of new data.
+            let batch: EventBatch = frames
+                .drain(..)
+                .map(|frame| to_event(stream, max_line, frame))
+                .collect();
+            receiver_gone = events.send(batch).await.is_err();
         }
+        frames.clear();
     };
     if end == ReaderEnd::Eof
         && let Some(frame) = framer.finish()
         && !receiver_gone
     {
-        let _ = events.send(to_event(stream, max_line, frame)).await;
+        let _ = events.send(vec![to_event(stream, max_line, frame)]).await;
     }
     end
 }
@@ -335,8 +339,9 @@ mod tests {
         .await;
         assert_eq!(end, ReaderEnd::Eof);
         let mut lines = Vec::new();
-        while let Some(event) = rx.recv().await {
-            lines.push(event);
+        while let Some(batch) = rx.recv().await {
+            assert!(!batch.is_empty());
+            lines.extend(batch);
         }
         assert_eq!(
             lines,
@@ -388,10 +393,10 @@ mod tests {
         // What was already in the pipe was still delivered.
         assert_eq!(
             rx.recv().await,
-            Some(ProcessEvent::Line {
+            Some(vec![ProcessEvent::Line {
                 stream: Stream::Stdout,
                 line: b"left in the pipe".to_vec()
-            })
+            }])
         );
     }
 }

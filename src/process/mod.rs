@@ -12,9 +12,10 @@
 //!
 //! - two **readers**, one per output pipe, that frame bytes into lines (capped at
 //!   [`ProcessCommand::max_line_bytes`]) and send them as [`ProcessEvent`]s on one
-//!   bounded channel. Both pipes are always drained concurrently; a full channel holds a
-//!   reader back, and with it the child (flow control, never a deadlock between the two
-//!   pipes). If the receiver is dropped, readers keep draining and discard.
+//!   bounded channel, one batch per read ([`Events::recv`] hands them out one by one).
+//!   Both pipes are always drained concurrently; a full channel holds a reader back, and
+//!   with it the child (flow control, never a deadlock between the two pipes). If the
+//!   receiver is dropped, readers keep draining and discard.
 //! - one **supervisor** that owns the OS child, and `select!`s over its exit, requests
 //!   from handles (stop, kill, signal) and the stop ladder's timer. It is the only code
 //!   that reaps the child and the only code that walks the [`StopLadder`]; it publishes

@@ -13,7 +13,7 @@ use super::child::ProcessState;
 use super::event::{ExitReport, Leak, ProcessEvent, StopReport, Stream};
 use super::exit::ExitStatus;
 use super::group::{Group, GroupGuard, Members};
-use super::lines::ReaderEnd;
+use super::lines::{EventBatch, ReaderEnd};
 use super::stdin::StdinWriter;
 use super::stop::{Effect, LadderRun, StopAction, StopLadder};
 
@@ -40,7 +40,7 @@ pub(crate) struct Supervisor {
     pub(crate) ladder: StopLadder,
     pub(crate) stdin: Option<StdinWriter>,
     pub(crate) readers: Vec<(Stream, JoinHandle<ReaderEnd>)>,
-    pub(crate) events: mpsc::Sender<ProcessEvent>,
+    pub(crate) events: mpsc::Sender<EventBatch>,
     pub(crate) exited: CancellationToken,
     pub(crate) abandon: CancellationToken,
     pub(crate) leak_grace: Duration,
@@ -168,9 +168,9 @@ impl Supervisor {
                 open_pipes,
             };
             tracing::warn!(pgid = ?group, "child leaked: {leak}");
-            let _ = events.send(ProcessEvent::Leaked(leak)).await;
+            let _ = events.send(vec![ProcessEvent::Leaked(leak)]).await;
         }
-        let _ = events.send(ProcessEvent::Exited(report)).await;
+        let _ = events.send(vec![ProcessEvent::Exited(report)]).await;
     }
 }
 
