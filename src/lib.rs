@@ -9,6 +9,7 @@ pub mod agent;
 pub mod checkpoint;
 pub mod cli;
 pub mod commands;
+pub mod compliance;
 pub mod config;
 pub mod context;
 pub mod exit;
