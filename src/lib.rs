@@ -13,6 +13,7 @@ pub mod compliance;
 pub mod config;
 pub mod context;
 pub mod exit;
+pub mod gates;
 pub mod git;
 pub mod logging;
 pub mod mcp;
