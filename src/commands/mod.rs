@@ -9,6 +9,7 @@ mod history;
 mod init;
 mod mcp;
 mod progress;
+mod render;
 mod replay;
 mod run;
 mod sim_agent;
