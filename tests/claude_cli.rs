@@ -556,3 +556,28 @@ async fn a_stalled_model_keeps_the_cli_waiting_until_it_is_killed() {
         "a killed run prints no result"
     );
 }
+
+#[tokio::test]
+async fn a_bash_tool_call_can_crash_the_cli() {
+    use std::os::unix::process::ExitStatusExt as _;
+
+    // The Bash tool's shell is a direct child of the CLI: killing its parent is how
+    // a test makes the real agent die mid-session.
+    let scenario = Scenario::new()
+        .turn(Turn::new().tool_use(
+            "Bash",
+            json!({"command": "kill -KILL $PPID", "description": "Stop the agent"}),
+        ))
+        .turn(Turn::reply("never reached"));
+    let Some(harness) = Harness::new(scenario) else {
+        return;
+    };
+    let transcript = harness.run("crash", "Crash.").await;
+    assert_eq!(transcript.status.signal(), Some(9), "{}", transcript.status);
+    assert!(
+        transcript.result().is_none(),
+        "a crashed run prints no result"
+    );
+    assert_eq!(transcript.main_assistant_lines().len(), 1);
+    assert_eq!(harness.server.main_requests().len(), 1);
+}

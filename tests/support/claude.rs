@@ -145,7 +145,10 @@ pub fn require() -> Option<ClaudeCli> {
             panic!("CI=true and the real Claude Code CLI is required: {reason}")
         }
         Err(reason) => {
-            eprintln!("skipped: {reason}");
+            // libtest and nextest name the test's thread after the test.
+            let thread = std::thread::current();
+            let test = thread.name().unwrap_or("test");
+            eprintln!("skipped {test}: {reason}");
             None
         }
     }
