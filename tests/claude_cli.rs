@@ -9,6 +9,7 @@
 
 mod support;
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -18,6 +19,14 @@ use support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
 use tokio::process::Command;
 
 const MODEL: &str = claude::DEFAULT_MODEL;
+
+/// Set to copy each run's stream into `tests/fixtures/claude-cli/` (see the README
+/// there).
+const REFRESH_FIXTURES_ENV: &str = "DEBUSSY_REFRESH_FIXTURES";
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-cli")
+}
 
 /// The pinned CLI, a sandbox and a server playing one scenario.
 struct Harness {
@@ -55,7 +64,12 @@ impl Harness {
             .save_requests(&dir.join("requests.jsonl"))
             .expect("save requests");
         let transcript = outcome.unwrap_or_else(|error| panic!("{name}: {error}"));
-        transcript.save(&dir).expect("save transcript");
+        let saved = transcript.save(&dir).expect("save transcript");
+        if std::env::var_os(REFRESH_FIXTURES_ENV).is_some() {
+            let fixture = fixtures_dir().join(format!("{name}.jsonl"));
+            std::fs::copy(&saved, &fixture).expect("refresh fixture");
+            eprintln!("{name}: refreshed {}", fixture.display());
+        }
         eprintln!(
             "{name}: claude ran {:.2?}, {} stdout lines, {} model requests; artifacts in {}",
             started.elapsed(),
@@ -580,4 +594,56 @@ async fn a_bash_tool_call_can_crash_the_cli() {
     );
     assert_eq!(transcript.main_assistant_lines().len(), 1);
     assert_eq!(harness.server.main_requests().len(), 1);
+}
+
+#[test]
+fn committed_fixtures_come_from_the_pinned_cli() {
+    let Some(cli) = claude::require() else {
+        return;
+    };
+    if std::env::var_os(REFRESH_FIXTURES_ENV).is_some() {
+        // The other tests are rewriting the files right now.
+        return;
+    }
+    let pinned = cli
+        .version()
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(fixtures_dir()).expect("fixtures dir") {
+        let path = entry.expect("fixture entry").path();
+        if path
+            .extension()
+            .is_none_or(|extension| extension != "jsonl")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read fixture");
+        let lines: Vec<Value> = text
+            .lines()
+            .enumerate()
+            .map(|(number, line)| {
+                serde_json::from_str(line).unwrap_or_else(|error| {
+                    panic!("{}:{}: not JSON ({error})", path.display(), number + 1)
+                })
+            })
+            .collect();
+        let init = lines
+            .iter()
+            .find(|line| line["subtype"] == "init")
+            .unwrap_or_else(|| panic!("{}: no init line", path.display()));
+        assert_eq!(
+            init["claude_code_version"],
+            pinned.as_str(),
+            "{} was recorded with another Claude Code; refresh it with {REFRESH_FIXTURES_ENV}=1 cargo test --test claude_cli",
+            path.display()
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 6,
+        "expected the committed fixtures, found {checked}"
+    );
 }
