@@ -44,9 +44,18 @@ pub(crate) fn load_config(
     global: &crate::cli::GlobalArgs,
     overrides: Option<&crate::cli::RunOverrides>,
 ) -> Result<crate::config::Loaded, crate::exit::Failure> {
-    let _ = (global.config.as_ref(), overrides);
+    let options = load_options(global, overrides)?;
+    crate::config::load(&options).map_err(crate::exit::Failure::usage)
+}
+
+/// The inputs of [`load_config`], taken from the running process.
+fn load_options<'a>(
+    global: &crate::cli::GlobalArgs,
+    overrides: Option<&'a crate::cli::RunOverrides>,
+) -> Result<crate::config::LoadOptions<'a>, crate::exit::Failure> {
     let cwd = std::env::current_dir().map_err(|err| {
         crate::exit::Failure::usage(miette::miette!("cannot read the current directory: {err}"))
     })?;
-    Ok(crate::config::Loaded::defaults(&cwd))
+    crate::config::LoadOptions::from_process(cwd, global.config.clone(), overrides)
+        .map_err(crate::exit::Failure::usage)
 }

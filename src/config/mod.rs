@@ -1,12 +1,45 @@
 //! Layered YAML configuration: defaults < user file < project file < environment < flags.
 //!
-//! This module owns the configuration's shape, its defaults and how the layers merge.
-//! It reads files and the environment it is given; it never touches plans or processes.
+//! This module owns the configuration's shape ([`Config`] and its sections), its defaults,
+//! how the layers are found, checked and merged, and where each value came from. It reads
+//! the files and environment it is given; it never touches plans or processes.
+//!
+//! - [`load()`] finds the layers (user file, project file or `--config`, `DEBUSSY_*`
+//!   variables, typed `run` flags), checks each one and merges them at the YAML-value
+//!   level, recording the [`Source`] of every leaf.
+//! - Bad configuration is a [`ConfigError`] that points at the file, line, column and key
+//!   (or the variable or flag) with a hint; it is never a warning.
+//! - `config/default.yaml` at the crate root is the commented default file that
+//!   `debussy init` writes; tests keep it equal to [`Config::default`], and
+//!   `docs/config.md` documents every key.
+
+mod check;
+mod duplicate;
+mod env;
+mod error;
+mod file;
+mod flags;
+mod load;
+mod locate;
+mod merge;
+mod provenance;
+mod render;
+mod schema;
+mod validate;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+
+pub use error::{ConfigError, Invalid, Origin, Problem};
+pub use load::{Discovery, LoadOptions, discover, load};
+pub use provenance::{Loaded, Source};
+pub use render::{to_annotated_yaml, to_json};
+pub use schema::RESERVED_ENV_VARS;
+
+/// The commented default configuration file, as `debussy init` writes it.
+pub const DEFAULT_FILE: &str = include_str!("../../config/default.yaml");
 
 /// The effective configuration of one debussy invocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,10 +72,13 @@ pub struct Config {
     /// Seconds before one gate command is stopped as failed.
     pub gate_timeout: u64,
     /// The agent that runs sessions.
+    #[serde(deserialize_with = "section")]
     pub agent: AgentConfig,
     /// Default command for each gate name, used when a gate names no command itself.
+    #[serde(deserialize_with = "gates_section")]
     pub gates: BTreeMap<String, String>,
     /// Where run notifications are sent.
+    #[serde(deserialize_with = "section")]
     pub notifications: NotificationsConfig,
 }
 
@@ -81,6 +117,7 @@ pub struct AgentConfig {
     /// Extra arguments appended to the backend's own.
     pub args: Vec<String>,
     /// Extra environment variables for the agent process.
+    #[serde(deserialize_with = "section")]
     pub env: BTreeMap<String, String>,
     /// Context window in tokens, overriding what the agent reports and the model-name guess.
     pub model_context_window: Option<u64>,
@@ -101,6 +138,7 @@ pub struct NotificationsConfig {
     /// Where to send them.
     pub provider: NotificationProvider,
     /// Settings for the ntfy provider.
+    #[serde(deserialize_with = "section")]
     pub ntfy: NtfyConfig,
 }
 
@@ -211,41 +249,97 @@ fn default_gates() -> BTreeMap<String, String> {
     .collect()
 }
 
-/// Where a configuration value came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
-pub enum Source {
-    /// The built-in default.
-    Default,
-    /// The user file (`$XDG_CONFIG_HOME/debussy/config.yaml`).
-    UserFile(PathBuf),
-    /// The project file (`.debussy/config.yaml`) or the file given with `--config`.
-    ProjectFile(PathBuf),
-    /// A `DEBUSSY_*` environment variable.
-    Env(String),
-    /// A command-line flag.
-    Flag(String),
+/// Deserialize a section or map whose YAML value may be `null` (a key with everything
+/// under it commented out) as its default, so `agent:` alone is not a type error.
+fn section<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
-/// A loaded configuration, with the origin of every leaf value.
-#[derive(Debug, Clone)]
-pub struct Loaded {
-    /// The merged configuration.
-    pub config: Config,
-    /// For each dotted key path (`agent.kind`), the layer that set it.
-    pub sources: BTreeMap<String, Source>,
-    /// The project root: the directory holding `.debussy/`, else the starting directory.
-    pub project_root: PathBuf,
+/// Like [`section`], for `gates`: `null` means the default gate commands.
+fn gates_section<'de, D>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(Option::deserialize(deserializer)?.unwrap_or_else(default_gates))
 }
 
-impl Loaded {
-    /// The configuration with only built-in defaults, rooted at `project_root`.
-    #[must_use]
-    pub fn defaults(project_root: &Path) -> Self {
-        Loaded {
-            config: Config::default(),
-            sources: BTreeMap::new(),
-            project_root: project_root.to_path_buf(),
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    const DOCS: &str = include_str!("../../docs/config.md");
+
+    /// Every leaf path of the serialized default, with open maps (`gates`, `agent.env`)
+    /// counted once, so a new key added to the types shows up here.
+    fn default_key_paths() -> Vec<String> {
+        let value = serde_norway::to_value(Config::default()).expect("serializes");
+        let mut paths: Vec<String> = merge::leaves(&value)
+            .into_iter()
+            .map(|(path, _)| match schema::governing(&path) {
+                Some(key) if key.kind == schema::Kind::Map => key.path.to_owned(),
+                _ => path,
+            })
+            .collect();
+        paths.dedup();
+        paths
+    }
+
+    #[test]
+    fn default_file_is_the_default_config() {
+        let layer = file::parse(Path::new("config/default.yaml"), DEFAULT_FILE)
+            .expect("config/default.yaml passes every check");
+        let parsed: Config = serde_norway::from_value(layer).expect("typed");
+        assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn default_file_spells_out_every_key_with_a_comment() {
+        let raw: serde_norway::Value = serde_norway::from_str(DEFAULT_FILE).expect("yaml");
+        let written: Vec<String> = merge::leaves(&raw).into_iter().map(|(p, _)| p).collect();
+        for path in default_key_paths() {
+            let present = written
+                .iter()
+                .any(|w| *w == path || w.starts_with(&format!("{path}.")));
+            assert!(present, "config/default.yaml does not set `{path}`");
+        }
+        let lines: Vec<&str> = DEFAULT_FILE.lines().collect();
+        for (index, line) in lines.iter().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let commented = index > 0 && lines[index - 1].trim_start().starts_with('#');
+            assert!(
+                commented,
+                "line {} has no comment above it: {line}",
+                index + 1
+            );
+        }
+    }
+
+    #[test]
+    fn docs_describe_every_key_and_its_variable() {
+        for path in default_key_paths() {
+            assert!(
+                DOCS.contains(&format!("`{path}`")),
+                "docs/config.md does not mention `{path}`"
+            );
+            let var = schema::env_var(&path);
+            let var = if schema::leaf(&path).is_some_and(|k| k.kind == schema::Kind::Map) {
+                format!("{var}__")
+            } else {
+                var
+            };
+            assert!(DOCS.contains(&var), "docs/config.md does not mention {var}");
+        }
+        for var in RESERVED_ENV_VARS {
+            assert!(DOCS.contains(var), "docs/config.md does not mention {var}");
         }
     }
 }
