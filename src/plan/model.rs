@@ -3,7 +3,7 @@
 //!
 //! Every item the audit can point at carries a [`Location`] (file and 1-based line), so a
 //! report can say exactly where to look. Nothing here reads files or knows about
-//! markdown: the parsers in [`super::master`] and [`super::phase`] build these values.
+//! markdown: the master-plan and phase-file parsers build these values.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -533,6 +533,66 @@ mod tests {
     }
 
     #[test]
+    fn sample_phase_fixture() {
+        let text = include_str!("../../tests/fixtures/plans/sample_phase.md");
+        let doc = parse_phase(text, Path::new("f/sample_phase.md"), ProblemScope::Phase(0));
+        assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+        assert_eq!(doc.title.as_deref(), Some("Setup Infrastructure"));
+        assert_eq!(doc.status, Some(PhaseStatus::Pending));
+        assert!(doc.depends_on.is_empty());
+        let gates: Vec<(&str, &str, Option<&str>)> = doc
+            .gates
+            .iter()
+            .map(|g| (g.name.as_str(), g.criterion.as_str(), g.command.as_deref()))
+            .collect();
+        assert_eq!(
+            gates,
+            [
+                ("ruff", "0 errors", None),
+                ("pytest", "all tests passing", None)
+            ]
+        );
+        let tasks: Vec<&str> = doc.tasks.iter().filter_map(|t| t.id.as_deref()).collect();
+        assert_eq!(tasks, ["1.1", "1.2", "2.1", "2.2"]);
+        let agents: Vec<(&str, Option<usize>)> = doc
+            .required_agents
+            .iter()
+            .map(|a| (a.name.as_str(), a.location.line))
+            .collect();
+        assert_eq!(
+            agents,
+            [("doc-sync-manager", Some(11)), ("task-validator", Some(18))]
+        );
+        assert!(doc.notes_in.is_empty(), "`N/A (first phase)` names no file");
+        assert_eq!(
+            doc.notes_out.map(|n| n.path),
+            Some(PathBuf::from("f/notes/NOTES_test_phase_1.md"))
+        );
+        assert_eq!(doc.steps.len(), 7);
+        assert_eq!(doc.steps[0].done, Some(false));
+    }
+
+    #[test]
+    fn sample_phase2_fixture() {
+        let text = include_str!("../../tests/fixtures/plans/sample_phase2.md");
+        let doc = parse_phase(text, Path::new("sample_phase2.md"), ProblemScope::Phase(1));
+        assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+        assert_eq!(doc.title.as_deref(), Some("Add Logic"));
+        assert_eq!(deps(&doc), [("phase 1".to_owned(), false)]);
+        let names: Vec<&str> = doc.gates.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["ruff", "pytest", "coverage"]);
+        let done: Vec<(Option<&str>, bool)> = doc
+            .tasks
+            .iter()
+            .map(|t| (t.id.as_deref(), t.done))
+            .collect();
+        assert_eq!(done, [(Some("1.1"), false), (Some("1.2"), true)]);
+        let ins: Vec<&Path> = doc.notes_in.iter().map(|n| n.path.as_path()).collect();
+        assert_eq!(ins, [Path::new("notes/NOTES_test_phase_1.md")]);
+        assert_eq!(doc.required_agents.len(), 2);
+    }
+
+    #[test]
     fn a_bare_phase_file_parses_to_nothing() {
         let doc = parse("Not a valid phase file");
         assert_eq!(doc, PhaseDoc::default());
