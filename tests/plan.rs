@@ -457,3 +457,31 @@ fn the_documented_example_plan_passes() {
         "{text}"
     );
 }
+
+#[test]
+fn unreadable_files_are_parse_errors() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "bad/MASTER_PLAN.md",
+        "# Bad\n\n| Phase | Title |\n|---|---|\n| 1 | [One](one.md) |\n| 2 | [Two](two) |\n",
+    );
+    std::fs::write(sandbox.path().join("bad/one.md"), [0x23, 0x20, 0xff, 0xfe]).expect("write");
+    std::fs::create_dir(sandbox.path().join("bad/two")).expect("mkdir");
+    let (code, json) = sandbox.audit_json("bad", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&json), ["PHASE_PARSE_ERROR", "PHASE_PARSE_ERROR"]);
+    assert_eq!(json["issues"][0]["location"], "bad/one.md");
+    assert!(
+        json["issues"][0]["message"]
+            .as_str()
+            .expect("message")
+            .contains("UTF-8"),
+        "{json:#}"
+    );
+
+    std::fs::write(sandbox.path().join("bad/MASTER_PLAN.md"), [0xff, 0xfe]).expect("write");
+    let (code, json) = sandbox.audit_json("bad", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&json), ["MASTER_PARSE_ERROR"]);
+    assert_eq!(json["summary"]["master_plan"], "bad/MASTER_PLAN.md");
+}

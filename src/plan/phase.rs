@@ -87,17 +87,29 @@ fn phase_title(h1: &str) -> String {
     h1.trim().to_owned()
 }
 
-/// `**Status:**` and `**Depends On:**`: the first paragraph line carrying each label.
+/// `**Status:**` and `**Depends On:**`: the first line carrying each label, among
+/// paragraph lines and the list items above the first `##` section (a header written as
+/// a list).
 fn fields(doc: &Document, path: &Path, dir: &Path, scope: ProblemScope, out: &mut PhaseDoc) {
-    let lines = doc.blocks.iter().filter_map(|block| match block {
-        Block::Paragraph(lines) => Some(lines),
-        _ => None,
-    });
+    let header_end = doc
+        .blocks
+        .iter()
+        .position(|b| b.heading_level().is_some_and(|level| level >= 2))
+        .unwrap_or(doc.blocks.len());
+    let lines = doc
+        .blocks
+        .iter()
+        .enumerate()
+        .flat_map(|(index, block)| match block {
+            Block::Paragraph(lines) => lines.iter().map(|l| (l.line, &l.content)).collect(),
+            Block::Item { content, line, .. } if index < header_end => vec![(*line, content)],
+            _ => Vec::new(),
+        });
     let mut status_seen = false;
     let mut depends_seen = false;
-    for line in lines.flatten() {
-        let location = Location::line(path, line.line);
-        if !status_seen && let Some(value) = line.content.after_label("status") {
+    for (line, content) in lines {
+        let location = Location::line(path, line);
+        if !status_seen && let Some(value) = content.after_label("status") {
             status_seen = true;
             let text = value.plain();
             let text = text.trim();
@@ -111,7 +123,7 @@ fn fields(doc: &Document, path: &Path, dir: &Path, scope: ProblemScope, out: &mu
                 });
             }
         }
-        if !depends_seen && let Some(value) = line.content.after_label("depends on") {
+        if !depends_seen && let Some(value) = content.after_label("depends on") {
             depends_seen = true;
             match depends_on(&value, dir, &location) {
                 Some(deps) => out.depends_on.extend(deps),
@@ -384,6 +396,18 @@ mod tests {
             ]
         );
         assert_eq!(doc.depends_on[0].location.line, Some(5));
+        assert!(doc.problems.is_empty());
+    }
+
+    #[test]
+    fn header_fields_may_be_list_items_but_not_later_tasks() {
+        let doc = parse(
+            "# Phase 2: Y\n\n- **Status:** Done\n- **Depends On:** Phase 1\n\n## Tasks\n- [ ] Status: update the page\n",
+        );
+        assert_eq!(doc.status, Some(PhaseStatus::Completed));
+        assert_eq!(deps(&doc), [("phase 1".to_owned(), false)]);
+        let doc = parse("# Phase 2: Y\n\n## Tasks\n- [ ] Status: update the page\n");
+        assert_eq!(doc.status, None);
         assert!(doc.problems.is_empty());
     }
 
