@@ -10,6 +10,7 @@ mod history;
 mod init;
 mod mcp;
 mod progress;
+mod render;
 mod replay;
 mod report;
 mod run;

@@ -235,14 +235,22 @@ fn default_gates() -> BTreeMap<String, String> {
         ("ruff-format", "ruff format --check ."),
         ("pyright", "pyright"),
         ("mypy", "mypy ."),
+        ("bandit", "bandit -r ."),
+        ("black", "black --check ."),
         ("npm-test", "npm test"),
         ("npm-lint", "npm run lint"),
         ("npm-build", "npm run build"),
+        ("npm-audit", "npm audit"),
         ("pnpm-test", "pnpm test"),
         ("pnpm-lint", "pnpm lint"),
         ("pnpm-build", "pnpm build"),
+        ("pnpm-audit", "pnpm audit"),
         ("tsc", "npx tsc --noEmit"),
         ("eslint", "npx eslint ."),
+        ("prettier", "npx prettier --check ."),
+        ("go-test", "go test ./..."),
+        ("go-vet", "go vet ./..."),
+        ("golangci-lint", "golangci-lint run"),
     ]
     .into_iter()
     .map(|(name, command)| (name.to_owned(), command.to_owned()))
