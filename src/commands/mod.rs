@@ -1,5 +1,5 @@
 //! One module per subcommand. Commands parse nothing themselves: they take the clap types,
-//! call into the library layers, print results and map outcomes to [`Exit`] codes.
+//! call into the library layers, print results and map outcomes to [`Exit`](crate::exit::Exit) codes.
 
 mod agent_report;
 mod audit;

@@ -83,7 +83,7 @@ pub(crate) fn at_value(
 fn syntax_error(path: &Path, text: &str, err: &serde_norway::Error) -> Box<Invalid> {
     let message = err.to_string();
     if message.starts_with("duplicate entry")
-        && let Some((key, pos)) = locate::find_duplicate(text)
+        && let Some((key, pos)) = super::duplicate::find_duplicate(text)
     {
         let name = key.rsplit('.').next().unwrap_or(&key).to_owned();
         let complaint = Complaint {

@@ -79,7 +79,12 @@ pub(crate) fn layer(overrides: &RunOverrides) -> Result<FlagLayer, Box<Invalid>>
         set.push(("--no-interactive", "interactive", Value::Bool(false)));
     }
     if let Some(kind) = &o.agent {
-        set.push(("--agent", "agent.kind", Value::String(kind.clone())));
+        // Words are accepted in any case, as in DEBUSSY_AGENT__KIND.
+        set.push((
+            "--agent",
+            "agent.kind",
+            Value::String(kind.trim().to_lowercase()),
+        ));
     }
     if let Some(command) = &o.agent_command {
         set.push((
@@ -168,7 +173,7 @@ mod tests {
             "--no-auto-commit",
             "--yolo",
             "--agent",
-            "sim",
+            "SIM",
             "--agent-command",
             "/bin/agent",
             "--max-restarts",

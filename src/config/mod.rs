@@ -4,7 +4,7 @@
 //! how the layers are found, checked and merged, and where each value came from. It reads
 //! the files and environment it is given; it never touches plans or processes.
 //!
-//! - [`load`] finds the layers (user file, project file or `--config`, `DEBUSSY_*`
+//! - [`load()`] finds the layers (user file, project file or `--config`, `DEBUSSY_*`
 //!   variables, typed `run` flags), checks each one and merges them at the YAML-value
 //!   level, recording the [`Source`] of every leaf.
 //! - Bad configuration is a [`ConfigError`] that points at the file, line, column and key
@@ -14,6 +14,7 @@
 //!   `docs/config.md` documents every key.
 
 mod check;
+mod duplicate;
 mod env;
 mod error;
 mod file;

@@ -27,7 +27,24 @@ pub struct Inspection {
 pub fn inspect(master: &Path, gates: &BTreeMap<String, String>, project_root: &Path) -> Inspection {
     match load(master) {
         Ok(plan) => {
-            let agents = AgentCatalog::discover(agent_dirs(project_root, plan.dir()));
+            let dirs = agent_dirs(project_root, plan.dir());
+            tracing::debug!(master = %plan.master.display(), phases = plan.phases.len(), "plan loaded");
+            for phase in &plan.phases {
+                tracing::debug!(
+                    phase = %phase.id,
+                    file = ?phase.file,
+                    gates = phase.gates.len(),
+                    tasks = phase.tasks.len(),
+                    agents = ?phase.required_agents.iter().map(|a| &a.name).collect::<Vec<_>>(),
+                    "phase parsed"
+                );
+                for gate in &phase.gates {
+                    let command = gate.resolve(gates).map(|c| c.command);
+                    tracing::debug!(phase = %phase.id, gate = %gate.name, ?command, "gate");
+                }
+            }
+            tracing::debug!(?dirs, "searching agent directories");
+            let agents = AgentCatalog::discover(dirs);
             let report = audit(
                 &plan,
                 &AuditContext {

@@ -1,9 +1,9 @@
 //! Markdown plans: the master plan, its phase files, the audit and the execution order.
 //!
-//! Parsing ([`master`], [`phase`], [`gates`], [`agents`], [`refs`] over the
-//! [`markdown`] view) and the audit ([`audit`], [`topo`]) are pure. Only [`load`] (plan
-//! files), [`AgentCatalog::discover`] (agent directories) and [`inspect()`] (both) read
-//! the file system. The format is documented for users in `docs/plan-format.md`.
+//! Parsing (`master`, `phase`, `gates`, `agents`, `refs` over the `markdown` view) and
+//! the audit (`audit`, `topo`) are pure. Only [`load()`] (plan files),
+//! [`AgentCatalog::discover`] (agent directories) and [`inspect()`] (both) read the file
+//! system. The format is documented for users in `docs/plan-format.md`.
 //!
 //! The orchestrator's entry points: [`inspect()`] (or [`load()`] + [`audit()`]),
 //! [`execution_order`], and [`Gate::resolve`] for each gate's command.

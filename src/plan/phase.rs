@@ -87,17 +87,29 @@ fn phase_title(h1: &str) -> String {
     h1.trim().to_owned()
 }
 
-/// `**Status:**` and `**Depends On:**`: the first paragraph line carrying each label.
+/// `**Status:**` and `**Depends On:**`: the first line carrying each label, among
+/// paragraph lines and the list items above the first `##` section (a header written as
+/// a list).
 fn fields(doc: &Document, path: &Path, dir: &Path, scope: ProblemScope, out: &mut PhaseDoc) {
-    let lines = doc.blocks.iter().filter_map(|block| match block {
-        Block::Paragraph(lines) => Some(lines),
-        _ => None,
-    });
+    let header_end = doc
+        .blocks
+        .iter()
+        .position(|b| b.heading_level().is_some_and(|level| level >= 2))
+        .unwrap_or(doc.blocks.len());
+    let lines = doc
+        .blocks
+        .iter()
+        .enumerate()
+        .flat_map(|(index, block)| match block {
+            Block::Paragraph(lines) => lines.iter().map(|l| (l.line, &l.content)).collect(),
+            Block::Item { content, line, .. } if index < header_end => vec![(*line, content)],
+            _ => Vec::new(),
+        });
     let mut status_seen = false;
     let mut depends_seen = false;
-    for line in lines.flatten() {
-        let location = Location::line(path, line.line);
-        if !status_seen && let Some(value) = line.content.after_label("status") {
+    for (line, content) in lines {
+        let location = Location::line(path, line);
+        if !status_seen && let Some(value) = content.after_label("status") {
             status_seen = true;
             let text = value.plain();
             let text = text.trim();
@@ -111,7 +123,7 @@ fn fields(doc: &Document, path: &Path, dir: &Path, scope: ProblemScope, out: &mu
                 });
             }
         }
-        if !depends_seen && let Some(value) = line.content.after_label("depends on") {
+        if !depends_seen && let Some(value) = content.after_label("depends on") {
             depends_seen = true;
             match depends_on(&value, dir, &location) {
                 Some(deps) => out.depends_on.extend(deps),
@@ -388,6 +400,18 @@ mod tests {
     }
 
     #[test]
+    fn header_fields_may_be_list_items_but_not_later_tasks() {
+        let doc = parse(
+            "# Phase 2: Y\n\n- **Status:** Done\n- **Depends On:** Phase 1\n\n## Tasks\n- [ ] Status: update the page\n",
+        );
+        assert_eq!(doc.status, Some(PhaseStatus::Completed));
+        assert_eq!(deps(&doc), [("phase 1".to_owned(), false)]);
+        let doc = parse("# Phase 2: Y\n\n## Tasks\n- [ ] Status: update the page\n");
+        assert_eq!(doc.status, None);
+        assert!(doc.problems.is_empty());
+    }
+
+    #[test]
     fn depends_on_none_forms_and_bare_ids() {
         for none in [
             "N/A",
@@ -530,6 +554,66 @@ mod tests {
         );
         assert!(doc.notes_in.is_empty());
         assert!(doc.notes_out.is_none());
+    }
+
+    #[test]
+    fn sample_phase_fixture() {
+        let text = include_str!("../../tests/fixtures/plans/sample_phase.md");
+        let doc = parse_phase(text, Path::new("f/sample_phase.md"), ProblemScope::Phase(0));
+        assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+        assert_eq!(doc.title.as_deref(), Some("Setup Infrastructure"));
+        assert_eq!(doc.status, Some(PhaseStatus::Pending));
+        assert!(doc.depends_on.is_empty());
+        let gates: Vec<(&str, &str, Option<&str>)> = doc
+            .gates
+            .iter()
+            .map(|g| (g.name.as_str(), g.criterion.as_str(), g.command.as_deref()))
+            .collect();
+        assert_eq!(
+            gates,
+            [
+                ("ruff", "0 errors", None),
+                ("pytest", "all tests passing", None)
+            ]
+        );
+        let tasks: Vec<&str> = doc.tasks.iter().filter_map(|t| t.id.as_deref()).collect();
+        assert_eq!(tasks, ["1.1", "1.2", "2.1", "2.2"]);
+        let agents: Vec<(&str, Option<usize>)> = doc
+            .required_agents
+            .iter()
+            .map(|a| (a.name.as_str(), a.location.line))
+            .collect();
+        assert_eq!(
+            agents,
+            [("doc-sync-manager", Some(11)), ("task-validator", Some(18))]
+        );
+        assert!(doc.notes_in.is_empty(), "`N/A (first phase)` names no file");
+        assert_eq!(
+            doc.notes_out.map(|n| n.path),
+            Some(PathBuf::from("f/notes/NOTES_test_phase_1.md"))
+        );
+        assert_eq!(doc.steps.len(), 7);
+        assert_eq!(doc.steps[0].done, Some(false));
+    }
+
+    #[test]
+    fn sample_phase2_fixture() {
+        let text = include_str!("../../tests/fixtures/plans/sample_phase2.md");
+        let doc = parse_phase(text, Path::new("sample_phase2.md"), ProblemScope::Phase(1));
+        assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+        assert_eq!(doc.title.as_deref(), Some("Add Logic"));
+        assert_eq!(deps(&doc), [("phase 1".to_owned(), false)]);
+        let names: Vec<&str> = doc.gates.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["ruff", "pytest", "coverage"]);
+        let done: Vec<(Option<&str>, bool)> = doc
+            .tasks
+            .iter()
+            .map(|t| (t.id.as_deref(), t.done))
+            .collect();
+        assert_eq!(done, [(Some("1.1"), false), (Some("1.2"), true)]);
+        let ins: Vec<&Path> = doc.notes_in.iter().map(|n| n.path.as_path()).collect();
+        assert_eq!(ins, [Path::new("notes/NOTES_test_phase_1.md")]);
+        assert_eq!(doc.required_agents.len(), 2);
     }
 
     #[test]
