@@ -260,7 +260,10 @@ mod tests {
             .trim()
             .parse()
             .expect("number");
-        assert!(dies_within(pid, Duration::from_secs(2)), "the gate's child process survived");
+        assert!(
+            dies_within(pid, Duration::from_secs(2)),
+            "the gate's child process survived"
+        );
     }
 
     #[tokio::test]
@@ -286,7 +289,10 @@ mod tests {
         let deadline = Instant::now() + limit;
         loop {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next());
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next());
             if matches!(state, None | Some("Z" | "X")) {
                 return true;
             }

@@ -17,6 +17,7 @@ pub mod gates;
 pub mod git;
 pub mod logging;
 pub mod mcp;
+pub mod orchestrator;
 pub mod plan;
 pub mod process;
 pub mod restart;

@@ -1,0 +1,4 @@
+//! The run loop: plan → phases in dependency order → attempts → sessions, with gates,
+//! compliance, checkpoints, commits and state.
+
+pub mod prompts;
