@@ -2,3 +2,4 @@
 //! compliance, checkpoints, commits and state.
 
 pub mod prompts;
+pub mod selection;
