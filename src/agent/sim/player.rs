@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::lines::{LineWriter, Lines, ResultLine};
+use super::lines::{Block, LineWriter, Lines, OwnedTextBlock, ResultContent, ResultLine};
 use super::scenario::{
     Action, BashSpec, CompactSpec, CrashSpec, DoneSpec, MessageTurn, Scenario, Script, Selector,
     TaskSpec, Todo, Turn, UsageSpec,
@@ -72,7 +72,8 @@ impl PlayerEnv {
         };
         Ok(PlayerEnv {
             selector,
-            scenario_path: std::path::absolute(scenario_path)
+            scenario_path: std::fs::canonicalize(scenario_path)
+                .or_else(|_| std::path::absolute(scenario_path))
                 .unwrap_or_else(|_| scenario_path.to_path_buf()),
             cwd,
             exe,
@@ -255,7 +256,7 @@ impl<W: Write> Player<'_, W> {
         errors: &[String],
     ) -> Result<(), PlayError> {
         let duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let line = self.lines.result(&ResultLine {
+        self.out.emit(&self.lines.result(&ResultLine {
             subtype,
             is_error,
             text,
@@ -265,8 +266,7 @@ impl<W: Write> Player<'_, W> {
             totals: self.totals,
             window: self.scenario.window,
             errors,
-        });
-        self.out.emit(&line)?;
+        }))?;
         Ok(())
     }
 
@@ -287,8 +287,8 @@ impl<W: Write> Player<'_, W> {
 
     fn compact(&mut self, spec: &CompactSpec) -> Result<(), PlayError> {
         let pre_tokens = spec.pre_tokens.unwrap_or(self.thread.context);
-        let line = self.lines.compact_boundary(&spec.trigger, pre_tokens);
-        self.out.emit(&line)?;
+        self.out
+            .emit(&self.lines.compact_boundary(&spec.trigger, pre_tokens))?;
         // What survives compaction is a summary: the context starts small again.
         self.thread = Thread::new(pre_tokens / 10);
         Ok(())
@@ -322,33 +322,33 @@ impl<W: Write> Player<'_, W> {
         let message_id = self.id("msg_sim");
         let mut blocks = Vec::new();
         if let Some(think) = &turn.think {
-            blocks.push(
-                json!({"type": "thinking", "thinking": self.expand(think)?, "signature": ""}),
-            );
+            blocks.push(Block::Thinking {
+                thinking: self.expand(think)?,
+                signature: "",
+            });
         }
         if let Some(say) = &turn.say {
             let text = self.expand(say)?;
             if parent.is_none() {
                 self.last_text = Some(text.clone());
             }
-            blocks.push(json!({"type": "text", "text": text}));
+            blocks.push(Block::Text { text });
         }
         let mut calls = Vec::new();
         for action in &turn.tools {
             let call = self.prepare(action)?;
-            blocks.push(json!({
-                "type": "tool_use",
-                "id": call.id,
-                "name": call.name,
-                "input": call.input,
-            }));
+            blocks.push(Block::ToolUse {
+                id: call.id.clone(),
+                name: call.name,
+                input: call.input.clone(),
+            });
             calls.push(call);
         }
-        let output_bytes: usize = blocks.iter().map(|block| block.to_string().len()).sum();
+        let output_bytes: usize = blocks.iter().map(Block::size).sum();
         let usage = self.usage(turn.usage, parent, output_bytes as u64);
-        for block in blocks {
-            let line = self.lines.assistant(&message_id, parent, block, &usage);
-            self.out.emit(&line)?;
+        for block in &blocks {
+            self.out
+                .emit(&self.lines.assistant(&message_id, parent, block, &usage))?;
         }
         for (action, call) in turn.tools.iter().zip(calls) {
             let (content, is_error) = match action {
@@ -357,27 +357,28 @@ impl<W: Write> Player<'_, W> {
                         Flow::Continue => {}
                         end @ Flow::End(_) => return Ok(end),
                     }
+                    let text = self.expand(&task.result)?;
                     (
-                        json!([{"type": "text", "text": self.expand(&task.result)?}]),
+                        ResultContent::Blocks(vec![OwnedTextBlock::new(text)]),
                         false,
                     )
                 }
                 _ => {
                     let (text, is_error) = self.perform(&call).await;
-                    (Value::String(text), is_error)
+                    (ResultContent::Text(text), is_error)
                 }
             };
-            self.thread.added_bytes += content.to_string().len() as u64;
-            let line = self.lines.tool_result(parent, &call.id, content, is_error);
-            self.out.emit(&line)?;
+            self.thread.added_bytes += content.size() as u64;
+            self.out
+                .emit(&self.lines.tool_result(parent, &call.id, &content, is_error))?;
         }
         Ok(Flow::Continue)
     }
 
     async fn task(&mut self, task: &TaskSpec, tool_use_id: &str) -> Result<Flow, PlayError> {
         let prompt = self.expand(&task.prompt)?;
-        let line = self.lines.user_text(Some(tool_use_id), &prompt);
-        self.out.emit(&line)?;
+        self.out
+            .emit(&self.lines.user_text(Some(tool_use_id), &prompt))?;
         let mut sub = Thread::new(8_000);
         sub.added_bytes = prompt.len() as u64;
         // While the subagent runs, its thread takes the place of the main one (usage is
@@ -440,7 +441,8 @@ impl<W: Write> Player<'_, W> {
             + usage.cache_creation_input_tokens as f64 * 3.75
             + usage.output_tokens as f64 * 15.0)
             / 1_000_000.0;
-        self.cost_usd += cost;
+        // Rounded to a hundred-millionth of a dollar, so totals print without float noise.
+        self.cost_usd = ((self.cost_usd + cost) * 1e8).round() / 1e8;
         usage
     }
 

@@ -36,6 +36,13 @@ pub struct Scenario {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawScenario {
+    /// Not read: a place to define YAML anchors (`&name`) that scripts reuse (`*name`).
+    #[serde(default)]
+    #[expect(
+        dead_code,
+        reason = "only holds anchors for aliases elsewhere in the file"
+    )]
+    definitions: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     window: Option<u64>,
     #[serde(default)]
