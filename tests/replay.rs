@@ -145,7 +145,7 @@ fn odd_lines_are_counted_not_fatal() {
         .arg(&file)
         .assert()
         .success()
-        .stdout(contains("1 unknown and 1 non-JSON lines"))
+        .stdout(contains("1 unknown line and 1 non-JSON line"))
         .stdout(contains("end: 24,910 / 200,000 tokens"));
 }
 
@@ -170,4 +170,20 @@ fn bad_input_is_a_usage_error() {
         .assert()
         .code(2)
         .stderr(contains("--window must be a positive"));
+}
+
+#[test]
+fn text_report_reads_well() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        fixture("claude-task-subagent.jsonl"),
+        dir.path().join("session.jsonl"),
+    )
+    .expect("copy");
+    let output = replay(dir.path())
+        .args(["session.jsonl", "--context-threshold", "12.5"])
+        .output()
+        .expect("run");
+    assert!(output.status.success());
+    insta::assert_snapshot!(String::from_utf8(output.stdout).expect("utf-8"));
 }

@@ -233,13 +233,17 @@ fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Re
         end.window.source
     )?;
     let mut totals = format!(
-        "{} lines, {} main-thread turns, {} main-thread tool calls, {} subagent lines ignored",
-        report.lines, end.turns, end.tool_calls, report.subagent_lines
+        "{}, {}, {}, {} ignored",
+        count(report.lines, "line"),
+        count(end.turns.into(), "main-thread turn"),
+        count(end.tool_calls.into(), "main-thread tool call"),
+        count(report.subagent_lines, "subagent line")
     );
     if report.unknown_lines + report.text_lines > 0 {
         totals.push_str(&format!(
-            ", {} unknown and {} non-JSON lines",
-            report.unknown_lines, report.text_lines
+            ", {} and {}",
+            count(report.unknown_lines, "unknown line"),
+            count(report.text_lines, "non-JSON line")
         ));
     }
     if let Some(cost) = end.cost_usd {
@@ -250,4 +254,13 @@ fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Re
         writeln!(out, "no stop would have fired")?;
     }
     Ok(())
+}
+
+/// `1 line`, `2 lines`.
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
