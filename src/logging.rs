@@ -33,7 +33,10 @@ pub fn init(args: &GlobalArgs) {
     };
     let filter = EnvFilter::try_from_env("DEBUSSY_LOG")
         .unwrap_or_else(|_| EnvFilter::new(format!("debussy={level},warn")));
-    let ansi = use_color(args.color, std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    let ansi = use_color(
+        args.color,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    );
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(|| StderrWriter)
         .with_ansi(ansi)
@@ -44,7 +47,10 @@ pub fn init(args: &GlobalArgs) {
         .with_writer(RunLogWriter)
         .with_filter(LevelFilter::DEBUG);
     // A second init (tests calling into the library) is harmless; ignore it.
-    let _ = tracing_subscriber::registry().with(stderr).with(file).try_init();
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(file)
+        .try_init();
 }
 
 /// Whether to colour a stream, honouring `--color` and `NO_COLOR`.
@@ -70,7 +76,10 @@ pub fn log_to_file(path: &Path) -> io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
     let slot = RUN_LOG.get_or_init(|| Mutex::new(None));
     if let Ok(mut guard) = slot.lock() {
         *guard = Some(file);

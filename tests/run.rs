@@ -21,7 +21,9 @@ impl Project {
         let repo = git2::Repository::init(dir.path()).expect("git init");
         let mut config = repo.config().expect("config");
         config.set_str("user.name", "Test").expect("name");
-        config.set_str("user.email", "test@example.com").expect("email");
+        config
+            .set_str("user.email", "test@example.com")
+            .expect("email");
         Project { dir }
     }
 
@@ -37,9 +39,13 @@ impl Project {
 
     /// A plan with phases `(id, depends_on, gate command)` and a sim scenario.
     fn plan(&self, phases: &[(&str, &str, &str)], scenario: &str) {
-        let mut master = String::from("# Test Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n");
+        let mut master = String::from(
+            "# Test Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n",
+        );
         for (id, depends, gate) in phases {
-            master.push_str(&format!("| {id} | [Phase {id}](phase-{id}.md) | Pending |\n"));
+            master.push_str(&format!(
+                "| {id} | [Phase {id}](phase-{id}.md) | Pending |\n"
+            ));
             self.write(
                 &format!("plan/phase-{id}.md"),
                 &format!(
@@ -57,13 +63,18 @@ impl Project {
     fn commit_all(&self, message: &str) {
         let repo = git2::Repository::open(self.root()).expect("open");
         let mut index = repo.index().expect("index");
-        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).expect("add");
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .expect("add");
         index.write().expect("write index");
-        let tree = repo.find_tree(index.write_tree().expect("tree")).expect("find tree");
+        let tree = repo
+            .find_tree(index.write_tree().expect("tree"))
+            .expect("find tree");
         let sig = repo.signature().expect("signature");
         let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-        repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents).expect("commit");
+        repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+            .expect("commit");
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -84,25 +95,51 @@ impl Project {
     /// Run `debussy run plan/MASTER_PLAN.md --agent sim --output-format json` plus `extra`,
     /// with a hard timeout; returns the exit code and the events.
     fn run(&self, extra: &[&str]) -> (i32, Vec<Value>) {
-        let mut args = vec!["run", "plan/MASTER_PLAN.md", "--agent", "sim", "--output-format", "json", "--restart-delay", "0"];
+        let mut args = vec![
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--output-format",
+            "json",
+            "--restart-delay",
+            "0",
+        ];
         args.extend_from_slice(extra);
-        let mut child = self.command(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+        let mut child = self
+            .command(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
         let stdout = child.stdout.take().expect("stdout");
         let reader = std::thread::spawn(move || {
-            BufReader::new(stdout).lines().map_while(Result::ok).collect::<Vec<String>>()
+            BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+                .collect::<Vec<String>>()
         });
         let status = wait_with_timeout(&mut child, Duration::from_secs(120));
         let lines = reader.join().expect("reader");
         let events = lines
             .iter()
-            .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}")))
+            .map(|line| {
+                serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
+            })
             .collect();
         (status, events)
     }
 
     fn status_json(&self) -> Value {
-        let output = self.command(&["status", "--format", "json"]).output().expect("status");
-        assert!(output.status.success(), "status failed: {}", String::from_utf8_lossy(&output.stderr));
+        let output = self
+            .command(&["status", "--format", "json"])
+            .output()
+            .expect("status");
+        assert!(
+            output.status.success(),
+            "status failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         serde_json::from_slice(&output.stdout).expect("status json")
     }
 
@@ -110,8 +147,16 @@ impl Project {
         let repo = git2::Repository::open(self.root()).expect("open");
         let mut walk = repo.revwalk().expect("revwalk");
         walk.push_head().expect("head");
-        walk.map(|oid| repo.find_commit(oid.expect("oid")).expect("commit").summary().unwrap_or("").to_owned())
-            .collect()
+        walk.map(|oid| {
+            repo.find_commit(oid.expect("oid"))
+                .expect("commit")
+                .summary()
+                .ok()
+                .flatten()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect()
     }
 }
 
@@ -168,31 +213,68 @@ fn context_restarts_commit_checkpoints_and_the_next_session_gets_the_checkpoint(
         notes_turn("2"),
         DONE_TURN,
     );
-    project.plan(&[("1", "N/A", "test -f c.txt"), ("2", "Phase 1", "test -f d.txt")], &scenario);
+    project.plan(
+        &[
+            ("1", "N/A", "test -f c.txt"),
+            ("2", "Phase 1", "test -f d.txt"),
+        ],
+        &scenario,
+    );
 
     let (code, events) = project.run(&[]);
     assert_eq!(code, 0, "events: {events:#?}");
     let restarts = events_named(&events, "restart");
     assert_eq!(restarts.len(), 2, "two context restarts");
-    assert!(restarts.iter().all(|r| r["commit"].is_string()), "each restart committed a checkpoint");
+    assert!(
+        restarts.iter().all(|r| r["commit"].is_string()),
+        "each restart committed a checkpoint"
+    );
     assert_eq!(summary(&events)["status"], "completed");
     assert_eq!(summary(&events)["restarts"], 2);
 
     let messages = project.commit_messages();
-    assert_eq!(messages.iter().filter(|m| m.contains("checkpoint (restart")).count(), 2, "{messages:?}");
-    assert!(messages.iter().any(|m| m.contains("phase 1 - Step 1 completed")), "{messages:?}");
-    assert!(messages.iter().any(|m| m.contains("phase 2 - Step 2 completed")), "{messages:?}");
+    assert_eq!(
+        messages
+            .iter()
+            .filter(|m| m.contains("checkpoint (restart"))
+            .count(),
+        2,
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("phase 1 - Phase 1 completed")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("phase 2 - Phase 2 completed")),
+        "{messages:?}"
+    );
     for file in ["a.txt", "b.txt", "c.txt", "d.txt"] {
         assert!(project.root().join(file).exists(), "{file} was not written");
     }
     let status = project.status_json();
     assert_eq!(status["run"]["status"], "completed");
     assert_eq!(status["executions"][0]["restarts"], 2);
-    assert_eq!(status["executions"][0]["sessions"].as_array().map(Vec::len), Some(3));
-    let log = status["executions"][0]["sessions"][0]["log_path"].as_str().expect("log path");
-    let first_line = std::fs::read_to_string(project.root().join(log)).expect("log").lines().next().map(str::to_owned);
+    assert_eq!(
+        status["executions"][0]["sessions"].as_array().map(Vec::len),
+        Some(3)
+    );
+    let log = status["executions"][0]["sessions"][0]["log_path"]
+        .as_str()
+        .expect("log path");
+    let first_line = std::fs::read_to_string(project.root().join(log))
+        .expect("log")
+        .lines()
+        .next()
+        .map(str::to_owned);
     assert_eq!(first_line.as_deref(), Some("CONTEXT_LIMIT_RESTART"));
-    let ignored = git2::Repository::open(project.root()).expect("open").is_path_ignored(Path::new(".debussy/state.db"));
+    let ignored = git2::Repository::open(project.root())
+        .expect("open")
+        .is_path_ignored(Path::new(".debussy/state.db"));
     assert!(ignored.expect("check"), "run data must never be committed");
 }
 
@@ -210,7 +292,12 @@ fn max_restarts_exceeded_fails_the_phase_and_says_why() {
     let status = project.status_json();
     let execution = &status["executions"][0];
     assert_eq!(execution["outcome_code"], -3);
-    assert!(execution["error"].as_str().is_some_and(|e| e.contains("max restarts exceeded")), "{execution}");
+    assert!(
+        execution["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("max restarts exceeded")),
+        "{execution}"
+    );
     assert_eq!(execution["restarts"], 1);
 }
 
@@ -229,7 +316,13 @@ fn a_failing_gate_is_fixed_by_a_remediation_attempt() {
     let (code, events) = project.run(&[]);
     assert_eq!(code, 0, "events: {events:#?}");
     let gates = events_named(&events, "gate_finished");
-    assert_eq!(gates.iter().map(|g| g["passed"].as_bool()).collect::<Vec<_>>(), [Some(false), Some(true)]);
+    assert_eq!(
+        gates
+            .iter()
+            .map(|g| g["passed"].as_bool())
+            .collect::<Vec<_>>(),
+        [Some(false), Some(true)]
+    );
     let started = events_named(&events, "phase_started");
     assert_eq!(started[1]["kind"], "remediation");
     let status = project.status_json();
@@ -248,31 +341,57 @@ fn an_unmet_dependency_blocks_the_phase_and_fails_the_run() {
     assert_eq!(code, 1);
     let finished = events_named(&events, "phase_finished");
     assert_eq!(finished[0]["status"], "blocked");
-    assert!(finished[0]["error"].as_str().is_some_and(|e| e.contains("phase 7 is not in the plan")));
-    assert!(events_named(&events, "session_started").is_empty(), "a blocked phase runs no agent");
+    assert!(
+        finished[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("phase 7 is not in the plan"))
+    );
+    assert!(
+        events_named(&events, "session_started").is_empty(),
+        "a blocked phase runs no agent"
+    );
 }
 
 #[test]
 fn an_agent_reporting_blocked_blocks_the_phase() {
     let project = Project::new();
-    let scenario = "scripts:\n  - turns:\n      - say: stuck\n        tools:\n          - done: blocked\n";
+    let scenario =
+        "scripts:\n  - turns:\n      - say: stuck\n        tools:\n          - done: blocked\n";
     project.plan(&[("1", "N/A", "true"), ("2", "Phase 1", "true")], scenario);
     let (code, events) = project.run(&[]);
     assert_eq!(code, 1);
     let phases = &summary(&events)["phases"];
     assert_eq!(phases[0]["status"], "blocked");
-    assert_eq!(phases[1]["status"], "blocked", "its dependent is blocked too");
+    assert_eq!(
+        phases[1]["status"], "blocked",
+        "its dependent is blocked too"
+    );
 }
 
 #[test]
 fn a_dirty_tree_is_refused_with_the_files_named() {
     let project = Project::new();
-    project.plan(&[("1", "N/A", "true")], "scripts:\n  - turns:\n      - say: hi\n");
+    project.plan(
+        &[("1", "N/A", "true")],
+        "scripts:\n  - turns:\n      - say: hi\n",
+    );
     std::fs::write(project.root().join("plan/MASTER_PLAN.md"), "# changed\n").expect("write");
-    let output = project.command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim", "--skip-audit"]).output().expect("run");
+    let output = project
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--skip-audit",
+        ])
+        .output()
+        .expect("run");
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("plan/MASTER_PLAN.md") && stderr.contains("--allow-dirty"), "{stderr}");
+    assert!(
+        stderr.contains("plan/MASTER_PLAN.md") && stderr.contains("--allow-dirty"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -288,7 +407,14 @@ fn ctrl_c_pauses_the_run_leaves_no_process_and_resume_completes() {
     project.commit_all("ignore the marker");
 
     let mut child = project
-        .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim", "--output-format", "json"])
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--output-format",
+            "json",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -302,9 +428,15 @@ fn ctrl_c_pauses_the_run_leaves_no_process_and_resume_completes() {
         .find(|event| event["event"] == "session_started")
         .and_then(|event| event["pid"].as_u64())
         .expect("the session started");
-    wait_for(|| project.root().join("started").exists(), "the agent's sleep to start");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")), nix::sys::signal::Signal::SIGINT)
-        .expect("SIGINT");
+    wait_for(
+        || project.root().join("started").exists(),
+        "the agent's sleep to start",
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let code = wait_with_timeout(&mut child, Duration::from_secs(30));
     assert_eq!(code, 130, "{rest:#?}");
@@ -330,7 +462,10 @@ fn gone(pid: u64) -> bool {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next());
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next());
         if matches!(state, None | Some("Z" | "X")) {
             return true;
         }

@@ -14,7 +14,11 @@ use crate::events::{self, RequestSender, RunRequest};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::orchestrator::{self, RunOptions, RunSetup};
 use crate::plan;
-use crate::ui::{self, Sink, json::JsonSink, plain::{Detail, PlainSink}};
+use crate::ui::{
+    self, Sink,
+    json::JsonSink,
+    plain::{Detail, PlainSink},
+};
 
 use super::audit::render_report;
 use super::render::Palette;
@@ -27,19 +31,28 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     let root = loaded.project_root.clone();
     let inspection = plan::inspect(&args.plan, &loaded.config.gates, &root);
     let Some(plan) = inspection.plan else {
-        let palette = Palette::new(crate::logging::use_color(global.color, std::io::stderr().is_terminal()));
+        let palette = Palette::new(crate::logging::use_color(
+            global.color,
+            std::io::stderr().is_terminal(),
+        ));
         eprint!("{}", render_report(&inspection.report, false, palette));
         return Ok(Exit::Failure);
     };
     if !args.skip_audit && inspection.report.summary.errors > 0 {
-        let palette = Palette::new(crate::logging::use_color(global.color, std::io::stderr().is_terminal()));
+        let palette = Palette::new(crate::logging::use_color(
+            global.color,
+            std::io::stderr().is_terminal(),
+        ));
         eprint!("{}", render_report(&inspection.report, false, palette));
         eprintln!("the plan has audit errors; fix them (see `debussy audit`) or pass --skip-audit");
         return Ok(Exit::Failure);
     }
     let backend = agent::backend(
         &loaded.config.agent,
-        BackendContext { project_root: &root, plan_path: Some(&plan.master) },
+        BackendContext {
+            project_root: &root,
+            plan_path: Some(&plan.master),
+        },
     )
     .map_err(Failure::usage)?;
     let backend: Arc<dyn agent::AgentBackend> = Arc::from(backend);
@@ -83,14 +96,24 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
 
 /// The plain console, or JSON lines with `--output-format json`; with `output: file`
 /// or `both`, plain lines also go to `.debussy/logs/run-<id>.log`.
-fn choose_sink(global: &GlobalArgs, args: &RunArgs, output: OutputMode, root: &std::path::Path) -> Box<dyn Sink> {
+fn choose_sink(
+    global: &GlobalArgs,
+    args: &RunArgs,
+    output: OutputMode,
+    root: &std::path::Path,
+) -> Box<dyn Sink> {
     if args.output_format == Some(ReportFormat::Json) {
         return Box::new(JsonSink::new(Box::new(std::io::stdout())));
     }
-    let log_dir = matches!(output, OutputMode::File | OutputMode::Both).then(|| root.join(".debussy/logs"));
-    let terminal: Option<Box<dyn std::io::Write + Send>> =
-        (output != OutputMode::File).then(|| Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>);
-    let detail = if global.verbose > 0 { Detail::Activity } else { Detail::Milestones };
+    let log_dir =
+        matches!(output, OutputMode::File | OutputMode::Both).then(|| root.join(".debussy/logs"));
+    let terminal: Option<Box<dyn std::io::Write + Send>> = (output != OutputMode::File)
+        .then(|| Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>);
+    let detail = if global.verbose > 0 {
+        Detail::Activity
+    } else {
+        Detail::Milestones
+    };
     Box::new(PlainSink::new(terminal, log_dir, detail))
 }
 
@@ -98,9 +121,13 @@ fn choose_sink(global: &GlobalArgs, args: &RunArgs, output: OutputMode, root: &s
 /// second kills the agent, the third exits at once (killing every child group).
 async fn forward_signals(requests: RequestSender) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-    else {
-        tracing::warn!("cannot listen for Ctrl-C; interrupting will kill the run without saving state");
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        tracing::warn!(
+            "cannot listen for Ctrl-C; interrupting will kill the run without saving state"
+        );
         return;
     };
     let mut count = 0;
@@ -112,7 +139,9 @@ async fn forward_signals(requests: RequestSender) {
         count += 1;
         match count {
             1 => {
-                eprintln!("\ndebussy: stopping the agent and pausing the run (Ctrl-C again to kill it)");
+                eprintln!(
+                    "\ndebussy: stopping the agent and pausing the run (Ctrl-C again to kill it)"
+                );
                 let _ = requests.send(RunRequest::Interrupt);
             }
             2 => {

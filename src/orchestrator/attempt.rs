@@ -15,7 +15,9 @@ use crate::events::{Event, RunRequest};
 use crate::plan::Phase;
 use crate::restart::{BudgetDecision, RestartBudget};
 use crate::run_env::RunEnv;
-use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport, SessionSpec};
+use crate::session::{
+    self, SessionControl, SessionEvent, SessionOutcome, SessionReport, SessionSpec,
+};
 use crate::state::{CompletionStatus, RestartRecord, SessionRecord, now};
 
 use super::phase::Runner;
@@ -58,7 +60,8 @@ impl AttemptTally {
         self.tokens += other.tokens;
         self.cost_usd += other.cost_usd;
         self.last_code = other.last_code.or(self.last_code);
-        self.invoked_agents.extend(other.invoked_agents.iter().cloned());
+        self.invoked_agents
+            .extend(other.invoked_agents.iter().cloned());
     }
 
     fn add_session(&mut self, report: &SessionReport) {
@@ -66,7 +69,8 @@ impl AttemptTally {
         self.tokens += report.snapshot.tokens;
         self.cost_usd += report.snapshot.cost_usd.unwrap_or(0.0);
         self.last_code = Some(report.outcome.code());
-        self.invoked_agents.extend(report.invoked_agents.iter().cloned());
+        self.invoked_agents
+            .extend(report.invoked_agents.iter().cloned());
     }
 }
 
@@ -82,7 +86,11 @@ impl Runner<'_> {
         base: Option<git2::Oid>,
     ) -> (AttemptEnd, AttemptTally) {
         let id = phase.id.as_str().to_owned();
-        let max_restarts = if restarts_allowed { self.config.max_restarts } else { 0 };
+        let max_restarts = if restarts_allowed {
+            self.config.max_restarts
+        } else {
+            0
+        };
         let mut budget = RestartBudget::new(max_restarts);
         let mut tally = AttemptTally::default();
         let mut session_prompt = prompt.to_owned();
@@ -92,7 +100,16 @@ impl Runner<'_> {
                 return (self.stop_reason(), tally);
             }
             let signal_before = self.latest_signal_id(&id);
-            let report = self.run_session(phase, attempt, restart, max_restarts, &session_prompt, restarts_allowed).await;
+            let report = self
+                .run_session(
+                    phase,
+                    attempt,
+                    restart,
+                    max_restarts,
+                    &session_prompt,
+                    restarts_allowed,
+                )
+                .await;
             tally.add_session(&report);
             self.record_session(execution, restart, &report);
             if self.flags.skip_requested {
@@ -100,15 +117,32 @@ impl Runner<'_> {
             }
             match &report.outcome {
                 SessionOutcome::Interrupted => return (AttemptEnd::Interrupted, tally),
-                SessionOutcome::SpawnError(failure) => return (AttemptEnd::Fatal(failure.to_string()), tally),
+                SessionOutcome::SpawnError(failure) => {
+                    return (AttemptEnd::Fatal(failure.to_string()), tally);
+                }
                 SessionOutcome::Timeout => {
-                    return (AttemptEnd::Failed(format!("the session timed out after {}s", self.config.timeout)), tally);
+                    return (
+                        AttemptEnd::Failed(format!(
+                            "the session timed out after {}s",
+                            self.config.timeout
+                        )),
+                        tally,
+                    );
                 }
                 SessionOutcome::Failed { exit } => {
-                    return (AttemptEnd::Failed(format!("the agent exited with {exit}")), tally);
+                    return (
+                        AttemptEnd::Failed(format!("the agent exited with {exit}")),
+                        tally,
+                    );
                 }
                 SessionOutcome::Completed { .. } if !report.outcome.is_success() => {
-                    return (AttemptEnd::Failed(format!("the agent's session ended with an error: {}", report.outcome)), tally);
+                    return (
+                        AttemptEnd::Failed(format!(
+                            "the agent's session ended with an error: {}",
+                            report.outcome
+                        )),
+                        tally,
+                    );
                 }
                 SessionOutcome::Completed { .. } => {
                     return (self.completion_verdict(&id, signal_before), tally);
@@ -134,8 +168,12 @@ impl Runner<'_> {
                         snapshot.percent
                     );
                     let commit = if self.config.auto_commit {
-                        let message =
-                            vcs::commit_message(&self.config.commit_message_template, &id, &phase.title, &status);
+                        let message = vcs::commit_message(
+                            &self.config.commit_message_template,
+                            &id,
+                            &phase.title,
+                            &status,
+                        );
                         self.commit_with(phase, message).await
                     } else {
                         None
@@ -164,7 +202,7 @@ impl Runner<'_> {
                             .unwrap_or_default(),
                         todos: report.todos.clone(),
                         changes: vcs::changes_since(self.root.clone(), base).await,
-                        last_message: report.last_assistant_text.clone(),
+                        last_message: report.last_message.clone(),
                     };
                     let delay = self.config.restart_delay;
                     self.emit(Event::Restart {
@@ -180,7 +218,8 @@ impl Runner<'_> {
                     if !self.wait(Duration::from_secs(delay)).await {
                         return (self.stop_reason(), tally);
                     }
-                    session_prompt = checkpoint::prompt_with_checkpoint(&checkpoint::render(&facts), prompt);
+                    session_prompt =
+                        checkpoint::prompt_with_checkpoint(&checkpoint::render(&facts), prompt);
                     restart = number;
                 }
             }
@@ -189,7 +228,11 @@ impl Runner<'_> {
 
     /// Interrupt or skip, whichever stopped the current step.
     fn stop_reason(&self) -> AttemptEnd {
-        if self.flags.skip_requested { AttemptEnd::Skipped } else { AttemptEnd::Interrupted }
+        if self.flags.skip_requested {
+            AttemptEnd::Skipped
+        } else {
+            AttemptEnd::Interrupted
+        }
     }
 
     /// What the agent said with `debussy done` during the session, if anything new.
@@ -203,17 +246,26 @@ impl Runner<'_> {
         };
         match signal {
             Some(signal) if signal.status == CompletionStatus::Blocked => AttemptEnd::Blocked(
-                signal.reason.unwrap_or_else(|| "the agent reported the phase blocked".into()),
+                signal
+                    .reason
+                    .unwrap_or_else(|| "the agent reported the phase blocked".into()),
             ),
-            Some(signal) if signal.status == CompletionStatus::Failed => AttemptEnd::Failed(
-                signal.reason.map_or_else(|| "the agent reported failure".into(), |r| format!("the agent reported failure: {r}")),
-            ),
+            Some(signal) if signal.status == CompletionStatus::Failed => {
+                AttemptEnd::Failed(signal.reason.map_or_else(
+                    || "the agent reported failure".into(),
+                    |r| format!("the agent reported failure: {r}"),
+                ))
+            }
             _ => AttemptEnd::Done,
         }
     }
 
     fn latest_signal_id(&self, phase_id: &str) -> Option<i64> {
-        self.store.completion(&self.run_id, phase_id).ok().flatten().map(|s| s.id)
+        self.store
+            .completion(&self.run_id, phase_id)
+            .ok()
+            .flatten()
+            .map(|s| s.id)
     }
 
     /// Wait `delay`, serving requests. False when interrupted or skipped meanwhile.
@@ -234,7 +286,9 @@ impl Runner<'_> {
 
     /// Hold the run until the user resumes it. False when interrupted or skipped instead.
     async fn wait_while_paused(&mut self, phase_id: &str) -> bool {
-        self.emit(Event::Paused { phase_id: phase_id.to_owned() });
+        self.emit(Event::Paused {
+            phase_id: phase_id.to_owned(),
+        });
         while self.flags.pause_requested {
             match self.requests.recv().await {
                 Some(request) => {
@@ -246,7 +300,9 @@ impl Runner<'_> {
                 None => self.flags.pause_requested = false,
             }
         }
-        self.emit(Event::Resumed { phase_id: phase_id.to_owned() });
+        self.emit(Event::Resumed {
+            phase_id: phase_id.to_owned(),
+        });
         true
     }
 
@@ -279,12 +335,18 @@ impl Runner<'_> {
             meter.threshold_percent = 100.0;
             meter.tool_call_threshold = u32::MAX;
         }
-        let remembered: BTreeMap<String, u64> = match self.store.context_window(&self.config.model) {
+        let remembered: BTreeMap<String, u64> = match self.store.context_window(&self.config.model)
+        {
             Ok(Some(window)) => [(self.config.model.clone(), window)].into(),
             _ => BTreeMap::new(),
         };
-        let mut env: Vec<(String, String)> =
-            self.config.agent.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut env: Vec<(String, String)> = self
+            .config
+            .agent
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         env.extend(run_env.vars().into_iter().map(|(k, v)| (k.to_owned(), v)));
         let spec = SessionSpec {
             backend: self.backend.clone(),
@@ -300,7 +362,8 @@ impl Runner<'_> {
                 remembered,
                 model: Some(self.config.model.clone()),
             },
-            stop_grace: Duration::try_from_secs_f64(self.config.agent.stop_grace).unwrap_or(Duration::from_secs(2)),
+            stop_grace: Duration::try_from_secs_f64(self.config.agent.stop_grace)
+                .unwrap_or(Duration::from_secs(2)),
             log_path,
         };
         let control = SessionControl::new();
@@ -326,15 +389,22 @@ impl Runner<'_> {
             detail: report.outcome.to_string(),
             snapshot: report.snapshot.clone(),
         });
-        if let (Some(model), Some(window)) = (&report.model, report.reported_window) {
-            if let Err(err) = self.store.learn_context_window(model, window) {
-                self.warn(format!("could not remember the context window: {err}"));
-            }
+        if let Some(window) = &report.reported_window
+            && let Err(err) = self
+                .store
+                .learn_context_window(&window.model, window.tokens)
+        {
+            self.warn(format!("could not remember the context window: {err}"));
         }
         report
     }
 
-    fn handle_session_request(&mut self, request: RunRequest, control: &SessionControl, restarts_allowed: bool) {
+    fn handle_session_request(
+        &mut self,
+        request: RunRequest,
+        control: &SessionControl,
+        restarts_allowed: bool,
+    ) {
         match request {
             RunRequest::Interrupt => {
                 self.flags.interrupted = true;
@@ -354,7 +424,14 @@ impl Runner<'_> {
         }
     }
 
-    fn forward(&self, phase_id: &str, attempt: u32, restart: u32, max_restarts: u32, event: SessionEvent) {
+    fn forward(
+        &self,
+        phase_id: &str,
+        attempt: u32,
+        restart: u32,
+        max_restarts: u32,
+        event: SessionEvent,
+    ) {
         let phase_id = phase_id.to_owned();
         match event {
             SessionEvent::Started { pid, log_path, .. } => self.emit(Event::SessionStarted {
@@ -376,7 +453,7 @@ impl Runner<'_> {
     fn record_session(&self, execution: i64, restart: u32, report: &SessionReport) {
         let record = SessionRecord {
             session_index: restart,
-            agent_session_id: report.session_id.clone(),
+            agent_session_id: report.agent_session_id.clone(),
             model: report.model.clone(),
             outcome: report.outcome.name().to_owned(),
             outcome_code: i64::from(report.outcome.code()),
@@ -386,8 +463,8 @@ impl Runner<'_> {
             tool_calls: report.snapshot.tool_calls,
             cost_usd: report.snapshot.cost_usd.unwrap_or(0.0),
             log_path: Some(report.log_path.display().to_string()),
-            started_at: report.started_at.clone(),
-            ended_at: report.ended_at.clone(),
+            started_at: report.started_at.to_string(),
+            ended_at: report.ended_at.to_string(),
         };
         if let Err(err) = self.store.record_session(execution, &record) {
             self.warn(format!("could not record the session: {err}"));

@@ -108,30 +108,52 @@ impl RunError {
 /// When the run cannot start: pre-flight refusal, state store failure, a dependency cycle,
 /// an unknown `--phase`.
 pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
-    let RunSetup { loaded, plan, backend, options, events, requests } = setup;
+    let RunSetup {
+        loaded,
+        plan,
+        backend,
+        options,
+        events,
+        requests,
+    } = setup;
     let config = loaded.config;
     let root = loaded.project_root;
     if config.auto_commit {
         vcs::preflight(root.clone(), options.allow_dirty).await?;
     }
-    vcs::ignore_run_data(&root)
-        .map_err(|source| RunError::Prepare { path: root.join(".debussy").display().to_string(), source })?;
+    vcs::ignore_run_data(&root).map_err(|source| RunError::Prepare {
+        path: root.join(".debussy").display().to_string(),
+        source,
+    })?;
 
     let order = execution_order(&plan).map_err(|cycles| {
-        RunError::Cycle(cycles.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+        RunError::Cycle(
+            cycles
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
     })?;
     let store = Store::open(&root)?;
     let plan_key = plan_key(&plan);
     let history = History {
         ignore: options.ignore_history,
         resume: options.resume,
-        completed_before: if options.resume { store.completed_phases(&plan_key)? } else { Default::default() },
+        completed_before: if options.resume {
+            store.completed_phases(&plan_key)?
+        } else {
+            Default::default()
+        },
         start_at: options.start_phase.clone(),
     };
     let mut standings = selection::select(&order, &history).map_err(RunError::UnknownPhase)?;
 
     let resumable = if options.resume {
-        store.runs(Some(&plan_key), 1)?.into_iter().find(|run| run.status != RunStatus::Completed)
+        store
+            .runs(Some(&plan_key), 1)?
+            .into_iter()
+            .find(|run| run.status != RunStatus::Completed)
     } else {
         None
     };
@@ -173,7 +195,10 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         events,
         requests,
         flags: phase::Flags::default(),
-        summary: RunSummary { run_id: run_id.clone(), ..RunSummary::default() },
+        summary: RunSummary {
+            run_id: run_id.clone(),
+            ..RunSummary::default()
+        },
     };
     let started = Instant::now();
     let mut run_error: Option<String> = None;
@@ -182,8 +207,14 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     for (index, phase) in order.iter().enumerate() {
         let id = phase.id.as_str().to_owned();
         if let Standing::Skipped(reason) = &standings[&id] {
-            runner.emit(Event::PhaseSkipped { phase_id: id.clone(), reason: reason.clone() });
-            runner.summary.phases.push(skipped_summary(phase, "skipped"));
+            runner.emit(Event::PhaseSkipped {
+                phase_id: id.clone(),
+                reason: reason.clone(),
+            });
+            runner
+                .summary
+                .phases
+                .push(skipped_summary(phase, "skipped"));
             continue;
         }
         let unmet = selection::unmet_dependencies(phase, &standings);
@@ -197,7 +228,10 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
                 error: Some(error.clone()),
             });
             standings.insert(id.clone(), Standing::Blocked);
-            runner.summary.phases.push(skipped_summary(phase, "blocked"));
+            runner
+                .summary
+                .phases
+                .push(skipped_summary(phase, "blocked"));
             run_error = Some(format!("phase {id} {error}"));
             break;
         }
@@ -214,7 +248,9 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
                 run_error = Some(format!(
                     "phase {id} {}: {}",
                     result.standing.label(),
-                    result.error.unwrap_or_else(|| "see the attempts above".into())
+                    result
+                        .error
+                        .unwrap_or_else(|| "see the attempts above".into())
                 ));
                 break;
             }
@@ -223,8 +259,15 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
 
     let blocked_later = selection::dependents_of_unfinished(&order, &standings);
     let done: Vec<String> = runner.summary.phases.iter().map(|p| p.id.clone()).collect();
-    for phase in order.iter().filter(|p| !done.iter().any(|id| id == p.id.as_str())) {
-        let status = if blocked_later.contains(phase.id.as_str()) { "blocked" } else { "not run" };
+    for phase in order
+        .iter()
+        .filter(|p| !done.iter().any(|id| id == p.id.as_str()))
+    {
+        let status = if blocked_later.contains(phase.id.as_str()) {
+            "blocked"
+        } else {
+            "not run"
+        };
         runner.summary.phases.push(skipped_summary(phase, status));
     }
 
@@ -235,21 +278,32 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     } else {
         RunStatus::Completed
     };
-    let current = paused_at.clone().or_else(|| runner.summary.phases.last().map(|p| p.id.clone()));
-    if let Err(err) = runner.store.update_run(&run_id, status, current.as_deref(), run_error.as_deref()) {
+    let current = paused_at
+        .clone()
+        .or_else(|| runner.summary.phases.last().map(|p| p.id.clone()));
+    if let Err(err) =
+        runner
+            .store
+            .update_run(&run_id, status, current.as_deref(), run_error.as_deref())
+    {
         runner.warn(format!("could not record the run's end: {err}"));
     }
     runner.summary.status = status.as_str().to_owned();
     runner.summary.error = run_error;
     runner.summary.duration_secs = started.elapsed().as_secs_f64();
     let summary = runner.summary.clone();
-    runner.emit(Event::RunFinished { summary: summary.clone() });
+    runner.emit(Event::RunFinished {
+        summary: summary.clone(),
+    });
     Ok(summary)
 }
 
 /// How runs of a plan are recognised across invocations: its absolute master path.
 fn plan_key(plan: &Plan) -> String {
-    std::path::absolute(&plan.master).unwrap_or_else(|_| PathBuf::from(&plan.master)).display().to_string()
+    std::path::absolute(&plan.master)
+        .unwrap_or_else(|_| PathBuf::from(&plan.master))
+        .display()
+        .to_string()
 }
 
 fn skipped_summary(phase: &Phase, status: &str) -> PhaseSummary {

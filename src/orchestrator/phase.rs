@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use crate::agent::AgentBackend;
 use crate::compliance::{self, Finding, GateOutcome, Severity, Verdict};
 use crate::config::Config;
-use crate::events::{AttemptKind, Event, EventSender, PhaseSummary, RequestReceiver, RunRequest, RunSummary};
+use crate::events::{
+    AttemptKind, Event, EventSender, PhaseSummary, RequestReceiver, RunRequest, RunSummary,
+};
 use crate::gates::{self, GateRun, GateSpec};
 use crate::plan::{Phase, Plan};
 use crate::state::{ExecutionEnd, ExecutionStatus, GateRecord, Store, now};
@@ -58,7 +60,10 @@ struct NextAttempt {
 
 /// How validation went.
 enum Validation {
-    Judged { verdict: Verdict, gates: Vec<GateOutcome> },
+    Judged {
+        verdict: Verdict,
+        gates: Vec<GateOutcome>,
+    },
     Interrupted,
     Skipped,
 }
@@ -98,17 +103,30 @@ impl Runner<'_> {
         }
     }
 
-    pub(crate) async fn run_phase(&mut self, phase: &Phase, index: usize, total: usize) -> PhaseResult {
+    pub(crate) async fn run_phase(
+        &mut self,
+        phase: &Phase,
+        index: usize,
+        total: usize,
+    ) -> PhaseResult {
         let started = Instant::now();
         let id = phase.id.as_str().to_owned();
         self.flags.skip_requested = false;
         let base = vcs::head(self.root.clone()).await;
         let gates = self.gate_specs(phase);
-        let prompt_gates: Vec<PromptGate> =
-            gates.iter().map(|g| PromptGate { name: g.name.clone(), command: g.command.clone() }).collect();
+        let prompt_gates: Vec<PromptGate> = gates
+            .iter()
+            .map(|g| PromptGate {
+                name: g.name.clone(),
+                command: g.command.clone(),
+            })
+            .collect();
         let phase_prompt = prompts::phase_prompt(self.plan, phase, &prompt_gates, &self.root);
         let max_attempts = self.config.max_retries + 1;
-        let mut next = NextAttempt { kind: AttemptKind::First, prompt: phase_prompt.clone() };
+        let mut next = NextAttempt {
+            kind: AttemptKind::First,
+            prompt: phase_prompt.clone(),
+        };
         let mut tally = AttemptTally::default();
         let mut attempts = 0;
         let mut last_error = None;
@@ -133,25 +151,57 @@ impl Runner<'_> {
                 Ok(execution) => execution,
                 Err(err) => {
                     let error = format!("could not record the attempt: {err}");
-                    return self.finish(phase, Standing::Failed, Some(error), attempts, &tally, started);
+                    return self.finish(
+                        phase,
+                        Standing::Failed,
+                        Some(error),
+                        attempts,
+                        &tally,
+                        started,
+                    );
                 }
             };
-            if let Err(err) = self.store.update_run(&self.run_id, crate::state::RunStatus::Running, Some(&id), None) {
+            if let Err(err) = self.store.update_run(
+                &self.run_id,
+                crate::state::RunStatus::Running,
+                Some(&id),
+                None,
+            ) {
                 self.warn(format!("could not record progress: {err}"));
             }
 
             let restarts_allowed = next.kind != AttemptKind::Remediation
                 && self.config.context_threshold < 100.0
                 && self.config.max_restarts > 0;
-            let (end, attempt_tally) =
-                self.run_attempt(phase, attempt, execution, &next.prompt, restarts_allowed, base).await;
+            let (end, attempt_tally) = self
+                .run_attempt(
+                    phase,
+                    attempt,
+                    execution,
+                    &next.prompt,
+                    restarts_allowed,
+                    base,
+                )
+                .await;
             tally.absorb(&attempt_tally);
 
             let (status, error, standing) = match end {
                 AttemptEnd::Interrupted => (ExecutionStatus::Paused, None, Some(Standing::Paused)),
-                AttemptEnd::Skipped => (ExecutionStatus::Skipped, None, Some(Standing::Skipped("skipped by user".into()))),
-                AttemptEnd::Fatal(message) => (ExecutionStatus::Failed, Some(message), Some(Standing::Failed)),
-                AttemptEnd::Blocked(reason) => (ExecutionStatus::Blocked, Some(reason), Some(Standing::Blocked)),
+                AttemptEnd::Skipped => (
+                    ExecutionStatus::Skipped,
+                    None,
+                    Some(Standing::Skipped("skipped by user".into())),
+                ),
+                AttemptEnd::Fatal(message) => (
+                    ExecutionStatus::Failed,
+                    Some(message),
+                    Some(Standing::Failed),
+                ),
+                AttemptEnd::Blocked(reason) => (
+                    ExecutionStatus::Blocked,
+                    Some(reason),
+                    Some(Standing::Blocked),
+                ),
                 AttemptEnd::Failed(reason) => {
                     let finding = Finding {
                         severity: Severity::Critical,
@@ -165,23 +215,44 @@ impl Runner<'_> {
                     };
                     (ExecutionStatus::Failed, Some(reason), None)
                 }
-                AttemptEnd::Done => match self.validate(phase, attempt, execution, &gates, &attempt_tally).await {
-                    Validation::Interrupted => (ExecutionStatus::Paused, None, Some(Standing::Paused)),
-                    Validation::Skipped => {
-                        (ExecutionStatus::Skipped, None, Some(Standing::Skipped("skipped by user".into())))
+                AttemptEnd::Done => match self
+                    .validate(phase, attempt, execution, &gates, &attempt_tally)
+                    .await
+                {
+                    Validation::Interrupted => {
+                        (ExecutionStatus::Paused, None, Some(Standing::Paused))
                     }
-                    Validation::Judged { verdict, gates: gate_outcomes } => {
+                    Validation::Skipped => (
+                        ExecutionStatus::Skipped,
+                        None,
+                        Some(Standing::Skipped("skipped by user".into())),
+                    ),
+                    Validation::Judged {
+                        verdict,
+                        gates: gate_outcomes,
+                    } => {
                         if verdict.accepts() {
                             for finding in verdict.findings() {
-                                self.warn(format!("phase {id}: accepted despite: {}", finding.problem));
+                                self.warn(format!(
+                                    "phase {id}: accepted despite: {}",
+                                    finding.problem
+                                ));
                             }
                             (ExecutionStatus::Completed, None, Some(Standing::Completed))
                         } else {
-                            let problems: Vec<String> = verdict.findings().iter().map(|f| f.problem.clone()).collect();
+                            let problems: Vec<String> = verdict
+                                .findings()
+                                .iter()
+                                .map(|f| f.problem.clone())
+                                .collect();
                             next = match &verdict {
                                 Verdict::FullRetry(findings) => NextAttempt {
                                     kind: AttemptKind::Retry,
-                                    prompt: prompts::full_retry_prompt(&phase_prompt, attempt + 1, findings),
+                                    prompt: prompts::full_retry_prompt(
+                                        &phase_prompt,
+                                        attempt + 1,
+                                        findings,
+                                    ),
                                 },
                                 _ => NextAttempt {
                                     kind: AttemptKind::Remediation,
@@ -267,7 +338,11 @@ impl Runner<'_> {
             cost_usd: tally.cost_usd,
             duration_secs: started.elapsed().as_secs_f64(),
         };
-        PhaseResult { standing, error, summary }
+        PhaseResult {
+            standing,
+            error,
+            summary,
+        }
     }
 
     /// The phase's gates with their commands; a gate without one fails when run.
@@ -277,7 +352,10 @@ impl Runner<'_> {
             .iter()
             .map(|gate| GateSpec {
                 name: gate.name.clone(),
-                command: gate.resolve(&self.config.gates).map(|c| c.command).unwrap_or_default(),
+                command: gate
+                    .resolve(&self.config.gates)
+                    .map(|c| c.command)
+                    .unwrap_or_default(),
             })
             .collect()
     }
@@ -291,7 +369,10 @@ impl Runner<'_> {
         tally: &AttemptTally,
     ) -> Validation {
         let id = phase.id.as_str().to_owned();
-        if let Err(err) = self.store.set_execution_status(execution, ExecutionStatus::Validating) {
+        if let Err(err) = self
+            .store
+            .set_execution_status(execution, ExecutionStatus::Validating)
+        {
             self.warn(format!("could not record validation: {err}"));
         }
         let timeout = Duration::from_secs(self.config.gate_timeout);
@@ -312,8 +393,13 @@ impl Runner<'_> {
                 });
                 continue;
             }
-            self.emit(Event::GateStarted { phase_id: id.clone(), name: gate.name.clone(), command: gate.command.clone() });
-            let running = gates::run_gate(gate, &self.root, timeout);
+            self.emit(Event::GateStarted {
+                phase_id: id.clone(),
+                name: gate.name.clone(),
+                command: gate.command.clone(),
+            });
+            let root = self.root.clone();
+            let running = gates::run_gate(gate, &root, timeout);
             tokio::pin!(running);
             let run = loop {
                 tokio::select! {
@@ -327,7 +413,11 @@ impl Runner<'_> {
             };
             // Dropping an unfinished gate kills its process group.
             let Some(run) = run else {
-                return if self.flags.skip_requested { Validation::Skipped } else { Validation::Interrupted };
+                return if self.flags.skip_requested {
+                    Validation::Skipped
+                } else {
+                    Validation::Interrupted
+                };
             };
             self.emit(Event::GateFinished {
                 phase_id: id.clone(),
@@ -364,12 +454,22 @@ impl Runner<'_> {
             })
             .collect();
         let notes_path = phase.notes_out.as_ref().map(|n| n.path.clone());
-        let notes_text = notes_path.as_ref().and_then(|path| std::fs::read_to_string(path).ok());
+        let notes_text = notes_path
+            .as_ref()
+            .and_then(|path| std::fs::read_to_string(path).ok());
         let facts = compliance::Facts {
             gates: outcomes.clone(),
-            notes_path: notes_path.map(|p| p.strip_prefix(&self.root).map(std::path::Path::to_path_buf).unwrap_or(p)),
+            notes_path: notes_path.map(|p| {
+                p.strip_prefix(&self.root)
+                    .map(std::path::Path::to_path_buf)
+                    .unwrap_or(p)
+            }),
             notes_text,
-            required_agents: phase.required_agents.iter().map(|a| a.name.clone()).collect(),
+            required_agents: phase
+                .required_agents
+                .iter()
+                .map(|a| a.name.clone())
+                .collect(),
             invoked_agents: tally.invoked_agents.clone(),
         };
         let verdict = compliance::check(&facts);
@@ -383,9 +483,16 @@ impl Runner<'_> {
                 Verdict::FullRetry(_) => "full_retry",
             }
             .into(),
-            findings: verdict.findings().iter().map(|f| format!("[{}] {}", f.severity, f.problem)).collect(),
+            findings: verdict
+                .findings()
+                .iter()
+                .map(|f| format!("[{}] {}", f.severity, f.problem))
+                .collect(),
         });
-        Validation::Judged { verdict, gates: outcomes }
+        Validation::Judged {
+            verdict,
+            gates: outcomes,
+        }
     }
 
     /// Commit the phase's work with the configured message; returns the commit id.
@@ -393,8 +500,12 @@ impl Runner<'_> {
         if !self.config.auto_commit {
             return None;
         }
-        let message =
-            vcs::commit_message(&self.config.commit_message_template, phase.id.as_str(), &phase.title, status);
+        let message = vcs::commit_message(
+            &self.config.commit_message_template,
+            phase.id.as_str(),
+            &phase.title,
+            status,
+        );
         self.commit_with(phase, message).await
     }
 

@@ -29,7 +29,9 @@ pub enum PreflightError {
     },
     /// `HEAD` is detached; commits would not be on any branch.
     #[error("HEAD is detached at {commit}; debussy's commits would not be on any branch")]
-    #[diagnostic(help("check out a branch first: `git switch -c debussy-run` (or pass --no-auto-commit)"))]
+    #[diagnostic(help(
+        "check out a branch first: `git switch -c debussy-run` (or pass --no-auto-commit)"
+    ))]
     Detached {
         /// The commit HEAD points at.
         commit: String,
@@ -46,19 +48,26 @@ pub async fn preflight(root: PathBuf, allow_dirty: bool) -> Result<String, Prefl
         let repo = Repo::discover(&root)?;
         let branch = match repo.head()? {
             HeadState::Detached { commit } => {
-                return Err(PreflightError::Detached { commit: commit.to_string() });
+                return Err(PreflightError::Detached {
+                    commit: commit.to_string(),
+                });
             }
             HeadState::Unborn { branch } | HeadState::Branch { name: branch, .. } => branch,
         };
         if !allow_dirty {
             let dirty = repo.dirty_tracked_files()?;
             if !dirty.is_empty() {
-                let mut files: Vec<String> =
-                    dirty.iter().take(MAX_DIRTY_LISTED).map(|f| format!("  {f}")).collect();
+                let mut files: Vec<String> = dirty
+                    .iter()
+                    .take(MAX_DIRTY_LISTED)
+                    .map(|f| format!("  {f}"))
+                    .collect();
                 if dirty.len() > MAX_DIRTY_LISTED {
                     files.push(format!("  … and {} more", dirty.len() - MAX_DIRTY_LISTED));
                 }
-                return Err(PreflightError::Dirty { files: files.join("\n") });
+                return Err(PreflightError::Dirty {
+                    files: files.join("\n"),
+                });
             }
         }
         Ok(branch)
@@ -74,10 +83,12 @@ pub async fn head(root: PathBuf) -> Option<git2::Oid> {
 /// Files changed since `base`, untracked included (empty outside a repository).
 pub async fn changes_since(root: PathBuf, base: Option<git2::Oid>) -> Vec<FileChange> {
     blocking(move || {
-        Repo::discover(&root).and_then(|repo| repo.changes_since(base)).unwrap_or_else(|err| {
-            tracing::warn!("could not list changed files: {err}");
-            Vec::new()
-        })
+        Repo::discover(&root)
+            .and_then(|repo| repo.changes_since(base))
+            .unwrap_or_else(|err| {
+                tracing::warn!("could not list changed files: {err}");
+                Vec::new()
+            })
     })
     .await
 }
@@ -157,7 +168,12 @@ mod tests {
     #[test]
     fn commit_messages_fill_every_placeholder() {
         assert_eq!(
-            commit_message("debussy: phase {phase_id} - {phase_name} {status}", "2", "API", "completed"),
+            commit_message(
+                "debussy: phase {phase_id} - {phase_name} {status}",
+                "2",
+                "API",
+                "completed"
+            ),
             "debussy: phase 2 - API completed"
         );
     }
@@ -170,9 +186,19 @@ mod tests {
         std::fs::write(dir.path().join(".debussy/config.yaml"), "model: opus\n").expect("write");
         std::fs::write(dir.path().join(".debussy/state.db"), "").expect("write");
         std::fs::create_dir_all(dir.path().join(".debussy/runs/r")).expect("mkdir");
-        assert!(repo.is_path_ignored(Path::new(".debussy/state.db")).expect("check"));
-        assert!(repo.is_path_ignored(Path::new(".debussy/runs/r/x.jsonl")).expect("check"));
-        assert!(!repo.is_path_ignored(Path::new(".debussy/config.yaml")).expect("check"));
+        assert!(
+            repo.is_path_ignored(Path::new(".debussy/state.db"))
+                .expect("check")
+        );
+        assert!(
+            repo.is_path_ignored(Path::new(".debussy/runs/r/x.jsonl"))
+                .expect("check")
+        );
+        assert!(
+            !repo
+                .is_path_ignored(Path::new(".debussy/config.yaml"))
+                .expect("check")
+        );
     }
 
     #[tokio::test]
@@ -181,18 +207,27 @@ mod tests {
         let raw = git2::Repository::init(dir.path()).expect("init");
         let mut config = raw.config().expect("config");
         config.set_str("user.name", "T").expect("name");
-        config.set_str("user.email", "t@example.com").expect("email");
+        config
+            .set_str("user.email", "t@example.com")
+            .expect("email");
         let root = dir.path().to_path_buf();
 
-        assert!(preflight(root.clone(), false).await.is_ok(), "an unborn branch is fine");
+        assert!(
+            preflight(root.clone(), false).await.is_ok(),
+            "an unborn branch is fine"
+        );
         std::fs::write(root.join("a.txt"), "1").expect("write");
-        commit_all(root.clone(), "base".into()).await.expect("commit");
+        commit_all(root.clone(), "base".into())
+            .await
+            .expect("commit");
         std::fs::write(root.join("a.txt"), "2").expect("write");
         let err = preflight(root.clone(), false).await.expect_err("dirty");
         assert!(err.to_string().contains("a.txt"), "{err}");
         assert!(preflight(root.clone(), true).await.is_ok());
 
-        commit_all(root.clone(), "more".into()).await.expect("commit");
+        commit_all(root.clone(), "more".into())
+            .await
+            .expect("commit");
         let head = raw.head().expect("head").target().expect("oid");
         raw.set_head_detached(head).expect("detach");
         let err = preflight(root, false).await.expect_err("detached");

@@ -46,7 +46,10 @@ mod tests {
 
     #[test]
     fn events_are_tagged_and_timestamped() {
-        let line = to_line(&Event::Warning { message: "careful".into() }).expect("json");
+        let line = to_line(&Event::Warning {
+            message: "careful".into(),
+        })
+        .expect("json");
         let value: serde_json::Value = serde_json::from_str(&line).expect("parses");
         assert_eq!(value["event"], "warning");
         assert_eq!(value["message"], "careful");

@@ -31,13 +31,26 @@ pub struct PlainSink {
 impl PlainSink {
     /// A sink printing to `out` (if any) and to a log file in `log_dir` (if any).
     #[must_use]
-    pub fn new(out: Option<Box<dyn Write + Send>>, log_dir: Option<PathBuf>, detail: Detail) -> Self {
-        PlainSink { out, log_dir, file: None, detail, last_decile: None }
+    pub fn new(
+        out: Option<Box<dyn Write + Send>>,
+        log_dir: Option<PathBuf>,
+        detail: Detail,
+    ) -> Self {
+        PlainSink {
+            out,
+            log_dir,
+            file: None,
+            detail,
+            last_decile: None,
+        }
     }
 
     fn line(&mut self, text: &str) -> std::io::Result<()> {
         let stamp = jiff::Zoned::now().strftime("%H:%M:%S").to_string();
-        let mut text = text.lines().map(|l| format!("[{stamp}] {l}\n")).collect::<String>();
+        let mut text = text
+            .lines()
+            .map(|l| format!("[{stamp}] {l}\n"))
+            .collect::<String>();
         if text.is_empty() {
             text = format!("[{stamp}]\n");
         }
@@ -63,10 +76,23 @@ impl PlainSink {
 }
 
 impl Sink for PlainSink {
-    #[expect(clippy::too_many_lines, reason = "one arm per event kind reads best as one match")]
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one arm per event kind reads best as one match"
+    )]
     fn event(&mut self, event: &Event) -> std::io::Result<()> {
         match event {
-            Event::RunStarted { run_id, plan_title, phases, agent, model, context_threshold, max_restarts, resumed, .. } => {
+            Event::RunStarted {
+                run_id,
+                plan_title,
+                phases,
+                agent,
+                model,
+                context_threshold,
+                max_restarts,
+                resumed,
+                ..
+            } => {
                 if let Some(dir) = &self.log_dir {
                     let _ = std::fs::create_dir_all(dir);
                     self.file = File::create(dir.join(format!("run-{run_id}.log"))).ok();
@@ -80,8 +106,18 @@ impl Sink for PlainSink {
                     if *max_restarts == 1 { "" } else { "s" },
                 ))
             }
-            Event::PhaseSkipped { phase_id, reason } => self.line(&format!("phase {phase_id} skipped: {reason}")),
-            Event::PhaseStarted { phase_id, title, index, total, attempt, max_attempts, kind } => {
+            Event::PhaseSkipped { phase_id, reason } => {
+                self.line(&format!("phase {phase_id} skipped: {reason}"))
+            }
+            Event::PhaseStarted {
+                phase_id,
+                title,
+                index,
+                total,
+                attempt,
+                max_attempts,
+                kind,
+            } => {
                 self.last_decile = None;
                 let what = match kind {
                     AttemptKind::First => "started",
@@ -92,14 +128,23 @@ impl Sink for PlainSink {
                     "phase {phase_id} ({index}/{total}) \"{title}\" {what}, attempt {attempt}/{max_attempts}"
                 ))
             }
-            Event::SessionStarted { phase_id, restart, max_restarts, pid, log_path, .. } => {
+            Event::SessionStarted {
+                phase_id,
+                restart,
+                max_restarts,
+                pid,
+                log_path,
+                ..
+            } => {
                 self.last_decile = None;
                 let which = if *restart == 0 {
                     "session started".to_owned()
                 } else {
                     format!("session after restart {restart}/{max_restarts} started")
                 };
-                self.line(&format!("phase {phase_id}: {which} (pid {pid}), transcript {log_path}"))
+                self.line(&format!(
+                    "phase {phase_id}: {which} (pid {pid}), transcript {log_path}"
+                ))
             }
             Event::Activity { phase_id, activity } => {
                 if self.detail == Detail::Activity {
@@ -116,7 +161,14 @@ impl Sink for PlainSink {
                 }
             }
             Event::Context { phase_id, snapshot } => {
-                #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a percentage")]
+                if snapshot.tokens == 0 {
+                    return Ok(());
+                }
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "a percentage"
+                )]
                 let decile = (snapshot.percent.max(0.0) / 10.0) as u64;
                 if self.last_decile.is_some_and(|last| last >= decile) {
                     return Ok(());
@@ -127,16 +179,34 @@ impl Sink for PlainSink {
                     snapshot.percent,
                     summary::thousands(snapshot.tokens),
                     summary::thousands(snapshot.window.tokens),
-                    if snapshot.exactness == crate::context::Exactness::Exact { "" } else { ", estimated" },
+                    if snapshot.exactness == crate::context::Exactness::Exact {
+                        ""
+                    } else {
+                        ", estimated"
+                    },
                     snapshot.tool_calls,
                     if snapshot.tool_calls == 1 { "" } else { "s" },
                 ))
             }
-            Event::SessionEnded { phase_id, detail, code, snapshot, .. } => self.line(&format!(
+            Event::SessionEnded {
+                phase_id,
+                detail,
+                code,
+                snapshot,
+                ..
+            } => self.line(&format!(
                 "phase {phase_id}: session ended: {detail} (code {code}) at {:.1}% context",
                 snapshot.percent
             )),
-            Event::Restart { phase_id, restart, max_restarts, reason, commit, delay_secs, .. } => {
+            Event::Restart {
+                phase_id,
+                restart,
+                max_restarts,
+                reason,
+                commit,
+                delay_secs,
+                ..
+            } => {
                 let saved = commit.as_ref().map_or_else(
                     || "work left in the working tree".to_owned(),
                     |c| format!("checkpoint committed {}", short(c)),
@@ -146,26 +216,53 @@ impl Sink for PlainSink {
                 ))
             }
             Event::GateStarted { .. } => Ok(()),
-            Event::GateFinished { phase_id, name, command, verdict, duration_ms, .. } => self.line(&format!(
+            Event::GateFinished {
+                phase_id,
+                name,
+                command,
+                verdict,
+                duration_ms,
+                ..
+            } => self.line(&format!(
                 "phase {phase_id}: gate {name} {verdict} in {:.1}s: {command}",
                 f64::from(u32::try_from(*duration_ms).unwrap_or(u32::MAX)) / 1000.0
             )),
-            Event::Compliance { phase_id, verdict, findings, .. } => {
+            Event::Compliance {
+                phase_id,
+                verdict,
+                findings,
+                ..
+            } => {
                 let mut text = format!("phase {phase_id}: checks: {}", verdict.replace('_', " "));
                 for finding in findings {
                     text.push_str(&format!("\n  {finding}"));
                 }
                 self.line(&text)
             }
-            Event::Committed { phase_id, commit, message, files_changed } => self.line(&format!(
+            Event::Committed {
+                phase_id,
+                commit,
+                message,
+                files_changed,
+            } => self.line(&format!(
                 "phase {phase_id}: committed {} ({files_changed} file{}): {message}",
                 short(commit),
                 if *files_changed == 1 { "" } else { "s" }
             )),
-            Event::AttemptFailed { phase_id, attempt, reason } => {
-                self.line(&format!("phase {phase_id}: attempt {attempt} failed: {reason}"))
-            }
-            Event::PhaseFinished { phase_id, status, attempts, restarts, error } => {
+            Event::AttemptFailed {
+                phase_id,
+                attempt,
+                reason,
+            } => self.line(&format!(
+                "phase {phase_id}: attempt {attempt} failed: {reason}"
+            )),
+            Event::PhaseFinished {
+                phase_id,
+                status,
+                attempts,
+                restarts,
+                error,
+            } => {
                 let mut text = format!(
                     "phase {phase_id} {status} ({attempts} attempt{}, {restarts} restart{})",
                     if *attempts == 1 { "" } else { "s" },
@@ -176,7 +273,9 @@ impl Sink for PlainSink {
                 }
                 self.line(&text)
             }
-            Event::Paused { phase_id } => self.line(&format!("paused before the next session of phase {phase_id}")),
+            Event::Paused { phase_id } => self.line(&format!(
+                "paused before the next session of phase {phase_id}"
+            )),
             Event::Resumed { phase_id } => self.line(&format!("resumed phase {phase_id}")),
             Event::Warning { message } => self.line(&format!("warning: {message}")),
             Event::RunFinished { summary } => {

@@ -7,7 +7,9 @@ use crate::events::RunSummary;
 /// Render the summary as an aligned text table followed by totals.
 #[must_use]
 pub fn render(summary: &RunSummary) -> String {
-    let header = ["PHASE", "TITLE", "STATUS", "ATTEMPTS", "RESTARTS", "TOKENS", "COST", "TIME"];
+    let header = [
+        "PHASE", "TITLE", "STATUS", "ATTEMPTS", "RESTARTS", "TOKENS", "COST", "TIME",
+    ];
     let rows: Vec<[String; 8]> = summary
         .phases
         .iter()
@@ -32,7 +34,11 @@ pub fn render(summary: &RunSummary) -> String {
     }
     let mut out = String::new();
     let line = |cells: &[String]| {
-        let padded: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:w$}")).collect();
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:w$}"))
+            .collect();
         padded.join("  ").trim_end().to_owned()
     };
     let _ = writeln!(out, "{}", line(&header.map(str::to_owned)));
@@ -81,7 +87,7 @@ pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -92,7 +98,11 @@ pub fn thousands(n: u64) -> String {
 /// `12s`, `3m05s`, `1h02m`.
 #[must_use]
 pub fn duration(secs: f64) -> String {
-    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "durations are small and positive")]
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "durations are small and positive"
+    )]
     let s = secs.max(0.0).round() as u64;
     match s {
         s if s >= 3600 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
@@ -123,7 +133,12 @@ mod tests {
                     cost_usd: 0.5,
                     duration_secs: 4.2,
                 },
-                PhaseSummary { id: "2".into(), title: "Say goodbye".into(), status: "not run".into(), ..PhaseSummary::default() },
+                PhaseSummary {
+                    id: "2".into(),
+                    title: "Say goodbye".into(),
+                    status: "not run".into(),
+                    ..PhaseSummary::default()
+                },
             ],
             restarts: 1,
             sessions: 2,
