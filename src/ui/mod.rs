@@ -5,6 +5,7 @@
 pub mod json;
 pub mod plain;
 pub mod summary;
+pub mod text;
 
 use std::io::Write;
 

@@ -3,17 +3,16 @@
 use std::fmt::Write as _;
 
 use crate::events::RunSummary;
+use crate::ui::text::{Palette, Table};
 
 /// Render the summary as an aligned text table followed by totals.
 #[must_use]
 pub fn render(summary: &RunSummary) -> String {
-    let header = [
+    let mut table = Table::new(&[
         "PHASE", "TITLE", "STATUS", "ATTEMPTS", "RESTARTS", "TOKENS", "COST", "TIME",
-    ];
-    let rows: Vec<[String; 8]> = summary
-        .phases
-        .iter()
-        .map(|p| {
+    ]);
+    for p in &summary.phases {
+        table.row(
             [
                 p.id.clone(),
                 p.title.clone(),
@@ -24,27 +23,12 @@ pub fn render(summary: &RunSummary) -> String {
                 format!("${:.2}", p.cost_usd),
                 duration(p.duration_secs),
             ]
-        })
-        .collect();
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
+            .into_iter()
+            .map(|cell| vec![cell])
+            .collect(),
+        );
     }
-    let mut out = String::new();
-    let line = |cells: &[String]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:w$}"))
-            .collect();
-        padded.join("  ").trim_end().to_owned()
-    };
-    let _ = writeln!(out, "{}", line(&header.map(str::to_owned)));
-    for row in &rows {
-        let _ = writeln!(out, "{}", line(row));
-    }
+    let mut out = table.render("", Palette::new(false));
     let _ = writeln!(
         out,
         "\nRun {} {} in {}: {} session{}, {} restart{}, {} tokens, ${:.2}, {} commit{}",
