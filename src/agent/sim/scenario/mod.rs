@@ -2,7 +2,7 @@
 //!
 //! A scenario holds scripts; the player picks the first script whose `phase`, `attempt`
 //! and `restart` selectors match the session (a script without selectors matches every
-//! session) and plays its turns ([`turn`]), whose tool calls are [`action`]s. The format is
+//! session) and plays its [`Turn`]s, whose tool calls are [`Action`]s. The format is
 //! documented in `docs/sim-agent.md`. Every error, structural or semantic, points at the
 //! file, line and column it comes from. Pure data: reading the file is the only I/O here.
 
