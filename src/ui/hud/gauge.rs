@@ -1,0 +1,264 @@
+//! The context gauge: the current session's tokens against its window, coloured green
+//! below 50 %, yellow below the restart threshold and red at or above it, with a tick at
+//! the threshold; and below it tokens, cost and tool calls for the session and the run.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Padding, Paragraph};
+use unicode_width::UnicodeWidthStr;
+
+use super::Component;
+use super::strings;
+use crate::context::{Exactness, Snapshot};
+use crate::events::Event;
+use crate::ui::summary::thousands;
+
+/// Below this percentage the gauge is green.
+const GREEN_BELOW: f64 = 50.0;
+
+/// Cell glyphs.
+const FILLED: &str = "█";
+const EMPTY: &str = "░";
+const TICK: &str = "┃";
+
+/// What the gauge knows.
+#[derive(Debug, Default)]
+pub(crate) struct Gauge {
+    /// Restart threshold in percent (100 disables it).
+    threshold: f64,
+    /// The latest figures of the current (or last) session.
+    live: Option<Snapshot>,
+    /// Whether `live` belongs to a session that has ended (and is counted in `closed`).
+    live_ended: bool,
+    /// Sums over ended sessions.
+    closed: Totals,
+}
+
+/// Tokens, cost and tool calls summed over sessions.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Totals {
+    tokens: u64,
+    cost_usd: f64,
+    tool_calls: u64,
+}
+
+impl Totals {
+    fn add(&mut self, snapshot: &Snapshot) {
+        self.tokens += snapshot.tokens;
+        self.cost_usd += snapshot.cost_usd.unwrap_or(0.0);
+        self.tool_calls += u64::from(snapshot.tool_calls);
+    }
+}
+
+/// The colour for a context percentage.
+pub(crate) fn level_color(percent: f64, threshold: f64) -> Color {
+    if percent >= threshold {
+        Color::Red
+    } else if percent < GREEN_BELOW {
+        Color::Green
+    } else {
+        Color::Yellow
+    }
+}
+
+impl Gauge {
+    /// The run's totals: ended sessions plus the running one.
+    fn run_totals(&self) -> Totals {
+        let mut totals = self.closed;
+        if let (Some(live), false) = (&self.live, self.live_ended) {
+            totals.add(live);
+        }
+        totals
+    }
+
+    /// The bar: `width` cells, filled to `percent`, with the threshold tick.
+    fn bar(&self, buf: &mut Buffer, area: Rect, percent: f64) {
+        let width = usize::from(area.width);
+        if width == 0 {
+            return;
+        }
+        let color = level_color(percent, self.threshold);
+        let filled = cells(percent, width);
+        let tick = (self.threshold < 100.0).then(|| cells(self.threshold, width).min(width - 1));
+        for (i, x) in (area.x..area.x + area.width).enumerate() {
+            let (symbol, style) = if Some(i) == tick {
+                let style = Style::new().fg(Color::White).add_modifier(Modifier::BOLD);
+                let style = if i < filled { style.bg(color) } else { style };
+                (TICK, style)
+            } else if i < filled {
+                (FILLED, Style::new().fg(color))
+            } else {
+                (EMPTY, Style::new().fg(Color::DarkGray))
+            };
+            if let Some(cell) = buf.cell_mut((x, area.y)) {
+                cell.set_symbol(symbol).set_style(style);
+            }
+        }
+    }
+}
+
+/// How many of `width` cells `percent` fills.
+fn cells(percent: f64, width: usize) -> usize {
+    let fraction = (percent / 100.0).clamp(0.0, 1.0);
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "a terminal width and a clamped fraction"
+    )]
+    let n = (fraction * width as f64).round() as usize;
+    n.min(width)
+}
+
+fn money(cost: f64) -> String {
+    format!("${cost:.2}")
+}
+
+impl Component for Gauge {
+    fn event(&mut self, event: &Event, _now: Instant) {
+        match event {
+            Event::RunStarted {
+                context_threshold, ..
+            } => self.threshold = *context_threshold,
+            Event::SessionStarted { .. } => {
+                self.live = None;
+                self.live_ended = false;
+            }
+            Event::Context { snapshot, .. } if !self.live_ended => {
+                self.live = Some(snapshot.clone());
+            }
+            Event::SessionEnded { snapshot, .. } => {
+                self.closed.add(snapshot);
+                self.live = Some(snapshot.clone());
+                self.live_ended = true;
+            }
+            // The summary's totals are the run's own accounts: show those at the end.
+            Event::RunFinished { summary } => {
+                self.closed.tokens = summary.tokens;
+                self.closed.cost_usd = summary.cost_usd;
+                self.live_ended = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect) {
+        let block = Block::new()
+            .borders(Borders::ALL)
+            .padding(Padding::horizontal(1))
+            .title(strings::TITLE_CONTEXT);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height == 0 || inner.width < 10 {
+            return;
+        }
+        let dim = Style::new().fg(Color::DarkGray);
+        let (percent, label) = match &self.live {
+            Some(live) if live.tokens > 0 || live.exactness == Exactness::Exact => {
+                let mut spans = vec![
+                    Span::raw(format!(
+                        " {} / {} {}  ",
+                        thousands(live.tokens),
+                        thousands(live.window.tokens),
+                        strings::GAUGE_TOKENS
+                    )),
+                    Span::styled(
+                        format!("{:.1}%", live.percent),
+                        Style::new()
+                            .fg(level_color(live.percent, self.threshold))
+                            .add_modifier(Modifier::BOLD),
+                    ),
+                ];
+                if live.exactness == Exactness::Estimated {
+                    spans.push(Span::styled(format!(" {}", strings::GAUGE_ESTIMATED), dim));
+                }
+                (live.percent, spans)
+            }
+            _ => (
+                0.0,
+                vec![Span::styled(format!(" {}", strings::GAUGE_WAITING), dim)],
+            ),
+        };
+        let mut label = label;
+        if self.threshold < 100.0 {
+            label.push(Span::styled(
+                format!(" · {} {}%", strings::GAUGE_RESTART_AT, self.threshold),
+                dim,
+            ));
+        }
+        let label_width: u16 = label
+            .iter()
+            .map(|s| u16::try_from(s.content.width()).unwrap_or(u16::MAX))
+            .fold(0, u16::saturating_add);
+        let bar_width = inner.width.saturating_sub(label_width).max(inner.width / 3);
+        let bar_area = Rect {
+            width: bar_width.min(inner.width),
+            height: 1,
+            ..inner
+        };
+        self.bar(frame.buffer_mut(), bar_area, percent);
+        let label_area = Rect {
+            x: inner.x + bar_area.width,
+            width: inner.width - bar_area.width,
+            height: 1,
+            ..inner
+        };
+        frame.render_widget(Paragraph::new(Line::from(label)), label_area);
+
+        if inner.height < 2 {
+            return;
+        }
+        let session = self.live.as_ref();
+        let run = self.run_totals();
+        let bold = Style::new().add_modifier(Modifier::BOLD);
+        let figures = Line::from(vec![
+            Span::styled(format!("{} ", strings::GAUGE_SESSION), dim),
+            Span::styled(thousands(session.map_or(0, |s| s.tokens)), bold),
+            Span::raw(format!(" {} · ", strings::GAUGE_TOKENS)),
+            Span::styled(money(session.and_then(|s| s.cost_usd).unwrap_or(0.0)), bold),
+            Span::raw(" · "),
+            Span::styled(session.map_or(0, |s| s.tool_calls).to_string(), bold),
+            Span::raw(format!(" {}", strings::GAUGE_TOOL_CALLS)),
+            Span::styled(format!("    {} ", strings::GAUGE_RUN), dim),
+            Span::styled(thousands(run.tokens), bold),
+            Span::raw(format!(" {} · ", strings::GAUGE_TOKENS)),
+            Span::styled(money(run.cost_usd), bold),
+            Span::raw(" · "),
+            Span::styled(run.tool_calls.to_string(), bold),
+            Span::raw(format!(" {}", strings::GAUGE_TOOL_CALLS)),
+        ]);
+        let figures_area = Rect {
+            y: inner.y + 1,
+            height: 1,
+            ..inner
+        };
+        frame.render_widget(Paragraph::new(figures), figures_area);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colours_follow_the_threshold() {
+        assert_eq!(level_color(10.0, 80.0), Color::Green);
+        assert_eq!(level_color(50.0, 80.0), Color::Yellow);
+        assert_eq!(level_color(79.9, 80.0), Color::Yellow);
+        assert_eq!(level_color(80.0, 80.0), Color::Red);
+        assert_eq!(level_color(45.0, 40.0), Color::Red);
+    }
+
+    #[test]
+    fn cells_round_and_clamp() {
+        assert_eq!(cells(0.0, 40), 0);
+        assert_eq!(cells(50.0, 40), 20);
+        assert_eq!(cells(150.0, 40), 40);
+        assert_eq!(cells(-3.0, 40), 0);
+    }
+}

@@ -1,0 +1,104 @@
+//! The key-hint bar at the bottom: which keys do what right now (it changes while a
+//! question is open, while paused, and after Ctrl-C).
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::Component;
+use super::strings;
+use crate::events::Event;
+
+/// What the hints depend on; the app keeps it current.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct HintState {
+    /// A yes/no question is open.
+    pub(crate) asking: bool,
+    /// The run is paused.
+    pub(crate) paused: bool,
+    /// A pause after the session was asked for.
+    pub(crate) pause_requested: bool,
+    /// Verbose tool inputs are on.
+    pub(crate) verbose: bool,
+    /// The log follows new lines.
+    pub(crate) follow: bool,
+    /// Ctrl-C presses (or a confirmed quit) so far.
+    pub(crate) interrupts: u8,
+}
+
+/// The hint bar.
+#[derive(Debug, Default)]
+pub(crate) struct Hints {
+    state: HintState,
+}
+
+impl Hints {
+    /// Show hints for `state`.
+    pub(crate) fn set(&mut self, state: HintState) {
+        self.state = state;
+    }
+
+    fn pairs(&self) -> Vec<((&'static str, &'static str), Option<bool>)> {
+        let s = self.state;
+        if s.asking {
+            return vec![(strings::HINT_YES, None), (strings::HINT_NO, None)];
+        }
+        match s.interrupts {
+            0 => {}
+            1 => return vec![(strings::HINT_KILL, None)],
+            _ => return vec![(strings::HINT_ABORT, None)],
+        }
+        let pause = if s.paused {
+            strings::HINT_RESUME
+        } else if s.pause_requested {
+            strings::HINT_UNPAUSE
+        } else {
+            strings::HINT_PAUSE
+        };
+        // Quit first: on a narrow terminal the bar is cut at the right.
+        vec![
+            (strings::HINT_QUIT, None),
+            (pause, None),
+            (strings::HINT_RESTART, None),
+            (strings::HINT_SKIP, None),
+            (strings::HINT_VERBOSE, Some(s.verbose)),
+            (strings::HINT_FOLLOW, Some(s.follow)),
+            (strings::HINT_SCROLL, None),
+        ]
+    }
+}
+
+impl Component for Hints {
+    fn event(&mut self, _event: &Event, _now: Instant) {}
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect) {
+        let key = Style::new()
+            .fg(Color::Black)
+            .bg(Color::Gray)
+            .add_modifier(Modifier::BOLD);
+        let dim = Style::new().fg(Color::DarkGray);
+        let mut spans = vec![Span::raw(" ")];
+        let mut first = true;
+        for ((label, what), toggle) in self.pairs() {
+            if !first {
+                spans.push(Span::raw(" "));
+            }
+            first = false;
+            spans.push(Span::styled(format!(" {label} "), key));
+            spans.push(Span::raw(format!(" {what}")));
+            if let Some(on) = toggle {
+                let word = if on {
+                    strings::HINT_ON
+                } else {
+                    strings::HINT_OFF
+                };
+                spans.push(Span::styled(format!(" {word}"), dim));
+            }
+        }
+        frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    }
+}
