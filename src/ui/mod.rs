@@ -4,6 +4,7 @@
 
 pub mod hud;
 pub mod json;
+pub mod notifications;
 pub mod plain;
 pub mod summary;
 pub mod text;

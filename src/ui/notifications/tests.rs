@@ -1,0 +1,314 @@
+//! Which events notify, in what words; delivery to a real ntfy-compatible HTTP server on
+//! 127.0.0.1 and to a stand-in `notify-send`.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+
+use super::desktop::Desktop;
+use super::ntfy::Ntfy;
+use super::*;
+use crate::events::{PhaseInfo, PhaseSummary, RunSummary};
+
+fn started() -> Event {
+    Event::RunStarted {
+        run_id: "r1".into(),
+        plan_title: "Greeting Demo".into(),
+        plan_path: "examples/demo/MASTER_PLAN.md".into(),
+        phases: vec![
+            PhaseInfo {
+                id: "1".into(),
+                title: "Write the greeting".into(),
+                status: "pending".into(),
+            },
+            PhaseInfo {
+                id: "2".into(),
+                title: "Say goodbye".into(),
+                status: "pending".into(),
+            },
+        ],
+        agent: "sim".into(),
+        model: "opus".into(),
+        context_threshold: 80.0,
+        max_restarts: 3,
+        resumed: false,
+    }
+}
+
+fn finished(status: &str, error: Option<&str>) -> Event {
+    Event::RunFinished {
+        summary: RunSummary {
+            run_id: "r1".into(),
+            status: status.into(),
+            phases: vec![PhaseSummary {
+                id: "1".into(),
+                status: "completed".into(),
+                ..PhaseSummary::default()
+            }],
+            tokens: 244_788,
+            cost_usd: 0.95,
+            duration_secs: 65.0,
+            error: error.map(str::to_owned),
+            ..RunSummary::default()
+        },
+    }
+}
+
+fn phase_finished(status: &str, error: Option<&str>) -> Event {
+    Event::PhaseFinished {
+        phase_id: "1".into(),
+        status: status.into(),
+        attempts: 2,
+        restarts: 1,
+        error: error.map(str::to_owned),
+    }
+}
+
+fn restart() -> Event {
+    Event::Restart {
+        phase_id: "1".into(),
+        attempt: 1,
+        restart: 1,
+        max_restarts: 3,
+        reason: "context".into(),
+        context_percent: 88.0,
+        commit: None,
+        delay_secs: 2,
+    }
+}
+
+fn notices(events: &[Event]) -> Vec<Notice> {
+    let mut facts = RunFacts::default();
+    events
+        .iter()
+        .filter_map(|event| {
+            facts.observe(event);
+            notice_for(event, &facts)
+        })
+        .collect()
+}
+
+#[test]
+fn the_events_people_want_to_hear_about() {
+    let got = notices(&[
+        started(),
+        Event::Warning {
+            message: "ignored".into(),
+        },
+        restart(),
+        phase_finished("completed", None),
+        phase_finished("failed", Some("gate tests failed")),
+        phase_finished("blocked", Some("the API key is missing")),
+        phase_finished("skipped", None),
+        finished("failed", Some("phase 1 failed")),
+    ]);
+    let lines: Vec<String> = got
+        .iter()
+        .map(|n| {
+            format!(
+                "[{}] {} | {} | {}",
+                n.priority.number(),
+                n.title,
+                n.message,
+                n.tags.join(",")
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "[3] debussy: run started | Greeting Demo: 2 phases to run with sim (opus) | arrow_forward",
+            "[2] debussy: context restart 1/3 | Greeting Demo: phase 1 \"Write the greeting\" restarted with a checkpoint at 88.0% context | arrows_counterclockwise",
+            "[3] debussy: phase 1 completed | Greeting Demo: phase 1 \"Write the greeting\" completed after 2 attempts and 1 restart | white_check_mark",
+            "[4] debussy: phase 1 failed | Greeting Demo: phase 1 \"Write the greeting\" failed: gate tests failed | x",
+            "[5] debussy: phase 1 needs you | Greeting Demo: phase 1 \"Write the greeting\" is blocked: the API key is missing | warning,raising_hand",
+            "[4] debussy: run failed | Greeting Demo: 1/1 phases completed in 1m05s, 244,788 tokens, $0.95; phase 1 failed | x",
+        ]
+    );
+}
+
+#[test]
+fn finished_runs_say_how() {
+    let completed = notices(&[finished("completed", None)]);
+    assert_eq!(completed[0].tags, ["tada"]);
+    assert_eq!(completed[0].priority, Priority::Default);
+    let paused = notices(&[finished("paused", None)]);
+    assert_eq!(paused[0].title, "debussy: run paused");
+    assert_eq!(paused[0].tags, ["pause_button"]);
+}
+
+#[test]
+fn notifications_off_means_no_notifier() {
+    let mut config = NotificationsConfig::default();
+    assert!(Notifier::from_config(&config).is_none());
+    config.enabled = true;
+    assert!(Notifier::from_config(&config).is_none(), "provider none");
+    config.provider = NotificationProvider::Ntfy;
+    config.ntfy.topic = Some("runs".into());
+    assert!(Notifier::from_config(&config).is_some());
+}
+
+/// What the test server received: topic, title, priority, tags, body.
+type Received = Arc<Mutex<Vec<[String; 5]>>>;
+
+#[derive(Clone)]
+struct Server {
+    received: Received,
+    /// Answer this many requests with 500 before accepting.
+    failures: Arc<Mutex<u32>>,
+}
+
+async fn publish(
+    State(server): State<Server>,
+    Path(topic): Path<String>,
+    headers: HeaderMap,
+    body: String,
+) -> StatusCode {
+    {
+        let mut failures = server.failures.lock().expect("lock");
+        if *failures > 0 {
+            *failures -= 1;
+            return StatusCode::INTERNAL_SERVER_ERROR;
+        }
+    }
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    server.received.lock().expect("lock").push([
+        topic,
+        header("title"),
+        header("priority"),
+        header("tags"),
+        body,
+    ]);
+    StatusCode::OK
+}
+
+/// An ntfy-compatible server on 127.0.0.1; returns its base URL and what it receives.
+async fn serve(failures: u32) -> (String, Received) {
+    let received: Received = Arc::default();
+    let server = Server {
+        received: received.clone(),
+        failures: Arc::new(Mutex::new(failures)),
+    };
+    let app = Router::new()
+        .route("/{topic}", post(publish))
+        .with_state(server);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{address}"), received)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ntfy_gets_title_priority_tags_and_message() {
+    let (server, received) = serve(0).await;
+    let mut notifier = Notifier::start(Box::new(Ntfy::new(&server, "runs")));
+    for event in [
+        started(),
+        restart(),
+        phase_finished("blocked", Some("no key")),
+    ] {
+        notifier.event(&event).expect("queued");
+    }
+    tokio::task::spawn_blocking(move || notifier.close())
+        .await
+        .expect("closed");
+    let got = received.lock().expect("lock").clone();
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(
+        got[0],
+        [
+            "runs".to_owned(),
+            "debussy: run started".to_owned(),
+            "3".to_owned(),
+            "arrow_forward".to_owned(),
+            "Greeting Demo: 2 phases to run with sim (opus)".to_owned(),
+        ]
+    );
+    assert_eq!(got[1][2], "2");
+    assert_eq!(got[2][1], "debussy: phase 1 needs you");
+    assert_eq!(got[2][2], "5");
+    assert_eq!(got[2][3], "warning,raising_hand");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_post_is_logged_and_the_next_still_goes_out() {
+    let (server, received) = serve(1).await;
+    let mut ntfy = Ntfy::new(&server, "runs");
+    let notice = notices(&[started()]).remove(0);
+    let failed = tokio::task::spawn_blocking(move || {
+        let first = ntfy.deliver(&notice);
+        let second = ntfy.deliver(&notice);
+        (first, second)
+    })
+    .await
+    .expect("delivered");
+    let err = failed.0.expect_err("the server said 500");
+    assert!(err.to_string().contains("500"), "{err}");
+    assert!(failed.1.is_ok());
+    assert_eq!(received.lock().expect("lock").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_server_never_holds_up_the_sink() {
+    // A port nothing listens on: bind one, note it, close it.
+    let address = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("address");
+    let mut notifier = Notifier::start(Box::new(Ntfy::new(&format!("http://{address}"), "runs")));
+    let started_at = std::time::Instant::now();
+    notifier.event(&started()).expect("queued");
+    assert!(started_at.elapsed() < std::time::Duration::from_millis(100));
+    tokio::task::spawn_blocking(move || notifier.close())
+        .await
+        .expect("closed");
+}
+
+#[cfg(not(target_os = "macos"))]
+#[test]
+fn desktop_notifications_run_notify_send() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls.txt");
+    let script = dir.path().join("notify-send");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '{}'; done\n",
+            log.display()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut notifier = Notifier::start(Box::new(Desktop::search(Some(
+        dir.path().as_os_str().to_owned(),
+    ))));
+    notifier
+        .event(&phase_finished("failed", Some("gate tests failed")))
+        .expect("queued");
+    notifier.close();
+    let calls = std::fs::read_to_string(&log).expect("notify-send ran");
+    assert_eq!(
+        calls.lines().collect::<Vec<_>>(),
+        [
+            "--app-name=debussy",
+            "--urgency=critical",
+            "--",
+            "debussy: phase 1 failed",
+            "phase 1 failed: gate tests failed",
+        ]
+    );
+}
