@@ -1,6 +1,7 @@
-//! `debussy run`: load the configuration and the plan, audit it, pick the output, hook
-//! up Ctrl-C, run the orchestrator and turn its summary into an exit code
-//! (0 completed, 1 a phase failed or was blocked, 2 usage or config, 130 interrupted).
+//! `debussy run`: load the configuration and the plan, audit it, pick the output (the
+//! HUD on a terminal, else plain lines or JSON), add notifications, hook up Ctrl-C, run
+//! the orchestrator and turn its summary into an exit code (0 completed, 1 a phase failed
+//! or was blocked, 2 usage or config, 130 interrupted).
 
 mod dry_run;
 
@@ -16,7 +17,9 @@ use crate::orchestrator::{self, RunOptions, RunSetup};
 use crate::plan;
 use crate::ui::{
     self, Sink,
+    hud::{self, Ending},
     json::JsonSink,
+    notifications::Notifier,
     plain::{Detail, PlainSink},
 };
 
@@ -60,11 +63,54 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     if let Err(err) = crate::logging::log_to_file(&root.join(".debussy/logs/orchestrator.log")) {
         tracing::warn!("cannot write .debussy/logs/orchestrator.log: {err}");
     }
-    let sink = choose_sink(global, &args, loaded.config.output, &root);
-    let (event_sender, event_receiver) = events::channel();
+    let output = choose_output(global, &args, &loaded.config, &root);
+    let (event_sender, mut event_receiver) = events::channel();
     let (request_sender, requests) = tokio::sync::mpsc::unbounded_channel();
-    let output = tokio::spawn(ui::drain(event_receiver, sink));
-    let signals = tokio::spawn(forward_signals(request_sender));
+
+    // Side sinks see every event on the way to the main output.
+    let mut side: Vec<Box<dyn Sink>> = Vec::new();
+    if let Some(notifier) = Notifier::from_config(&loaded.config.notifications) {
+        side.push(Box::new(notifier));
+    }
+    if matches!(output, Output::Hud) && loaded.config.output == OutputMode::Both {
+        side.push(Box::new(PlainSink::new(
+            None,
+            Some(root.join(".debussy/logs")),
+            Detail::Milestones,
+        )));
+    }
+    let mut side_task = None;
+    if !side.is_empty() {
+        let (passed, task) = ui::tee(event_receiver, side);
+        event_receiver = passed;
+        side_task = Some(task);
+    }
+
+    let interactive = matches!(output, Output::Hud);
+    let output = match output {
+        Output::Hud => {
+            let options = hud::Options {
+                root: Some(root.clone()),
+                fallback: plain_sink(global, OutputMode::Terminal, &root),
+            };
+            let hud = tokio::spawn(hud::run(event_receiver, request_sender.clone(), options));
+            let requests = request_sender.clone();
+            tokio::spawn(async move {
+                match hud.await {
+                    Ok(Ending::Closed) => {}
+                    Ok(Ending::Abort) => abort(),
+                    Err(err) => {
+                        // The panic hook restored the terminal; stop the agent gracefully
+                        // so the run is saved as paused rather than going on unseen.
+                        eprintln!("debussy: the dashboard failed ({err}); pausing the run");
+                        let _ = requests.send(RunRequest::Interrupt);
+                    }
+                }
+            })
+        }
+        Output::Sink(sink) => tokio::spawn(ui::drain(event_receiver, sink)),
+    };
+    let signals = tokio::spawn(forward_signals(request_sender, interactive));
 
     let setup = RunSetup {
         loaded,
@@ -81,8 +127,12 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     };
     let result = orchestrator::run(setup).await;
     signals.abort();
-    // The orchestrator dropped its sender: the sink drains what is left and ends.
+    // The orchestrator dropped its sender: the output drains what is left and ends
+    // (the HUD restores the terminal and prints the summary), then notifications flush.
     let _ = output.await;
+    if let Some(task) = side_task {
+        let _ = task.await;
+    }
     match result {
         Ok(summary) => Ok(match summary.status.as_str() {
             "completed" => Exit::Success,
@@ -94,17 +144,36 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     }
 }
 
-/// The plain console, or JSON lines with `--output-format json`; with `output: file`
-/// or `both`, plain lines also go to `.debussy/logs/run-<id>.log`.
-fn choose_sink(
+/// Where a run's events are shown.
+enum Output {
+    /// The interactive dashboard.
+    Hud,
+    /// Plain lines or JSON.
+    Sink(Box<dyn Sink>),
+}
+
+/// The HUD when `interactive` is on (`--no-interactive`/`--yolo` turn it off), no JSON
+/// was asked for, output goes to the terminal, and both stdout and stdin are terminals;
+/// else JSON lines with `--output-format json`, else plain lines.
+fn choose_output(
     global: &GlobalArgs,
     args: &RunArgs,
-    output: OutputMode,
+    config: &crate::config::Config,
     root: &std::path::Path,
-) -> Box<dyn Sink> {
+) -> Output {
     if args.output_format == Some(ReportFormat::Json) {
-        return Box::new(JsonSink::new(Box::new(std::io::stdout())));
+        return Output::Sink(Box::new(JsonSink::new(Box::new(std::io::stdout()))));
     }
+    let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    if config.interactive && terminal && config.output != OutputMode::File {
+        return Output::Hud;
+    }
+    Output::Sink(plain_sink(global, config.output, root))
+}
+
+/// The plain console; with `output: file` or `both`, plain lines also go to
+/// `.debussy/logs/run-<id>.log`.
+fn plain_sink(global: &GlobalArgs, output: OutputMode, root: &std::path::Path) -> Box<dyn Sink> {
     let log_dir =
         matches!(output, OutputMode::File | OutputMode::Both).then(|| root.join(".debussy/logs"));
     let terminal: Option<Box<dyn std::io::Write + Send>> = (output != OutputMode::File)
@@ -117,9 +186,16 @@ fn choose_sink(
     Box::new(PlainSink::new(terminal, log_dir, detail))
 }
 
+/// Third Ctrl-C: kill every agent process group and exit now.
+fn abort() -> ! {
+    crate::process::kill_all_groups();
+    std::process::exit(i32::from(Exit::Interrupted.code()));
+}
+
 /// Ctrl-C and SIGTERM: the first stops the agent gracefully and pauses the run, the
 /// second kills the agent, the third exits at once (killing every child group).
-async fn forward_signals(requests: RequestSender) {
+/// With the HUD up, nothing is printed (it shows what happens).
+async fn forward_signals(requests: RequestSender, quiet: bool) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut interrupt), Ok(mut terminate)) = (
         signal(SignalKind::interrupt()),
@@ -139,18 +215,22 @@ async fn forward_signals(requests: RequestSender) {
         count += 1;
         match count {
             1 => {
-                eprintln!(
-                    "\ndebussy: stopping the agent and pausing the run (Ctrl-C again to kill it)"
-                );
+                if !quiet {
+                    eprintln!(
+                        "\ndebussy: stopping the agent and pausing the run (Ctrl-C again to kill it)"
+                    );
+                }
                 let _ = requests.send(RunRequest::Interrupt);
             }
             2 => {
-                eprintln!("\ndebussy: killing the agent (Ctrl-C again to exit at once)");
+                if !quiet {
+                    eprintln!("\ndebussy: killing the agent (Ctrl-C again to exit at once)");
+                }
                 let _ = requests.send(RunRequest::Kill);
             }
             _ => {
-                crate::process::kill_all_groups();
-                std::process::exit(i32::from(Exit::Interrupted.code()));
+                crate::ui::hud::restore_terminal();
+                abort();
             }
         }
     }
