@@ -57,8 +57,8 @@ impl fmt::Display for AgentCommand {
 pub enum UsageReporting {
     /// Every assistant message carries the API's token usage (Claude Code).
     PerMessage,
-    /// No usage: the meter estimates everything it sees with the tokenizer.
-    None,
+    /// No usage at all: the meter estimates everything it sees with the tokenizer.
+    Nothing,
 }
 
 /// An agent backend: command construction and output parsing, no I/O beyond locating the

@@ -198,7 +198,7 @@ impl ContextMeter {
     /// Count the prompt: it only matters for agents that report no usage (with usage, the
     /// first message's figure includes it).
     pub fn observe_prompt(&mut self, prompt: &str) -> Option<StopReason> {
-        if self.settings.usage_reporting == UsageReporting::None {
+        if self.settings.usage_reporting == UsageReporting::Nothing {
             self.pending.add_text(prompt);
         }
         self.check()
@@ -237,7 +237,7 @@ impl ContextMeter {
                 self.tool_calls = self
                     .tool_calls
                     .saturating_add(u32::try_from(calls).unwrap_or(u32::MAX));
-                if self.settings.usage_reporting == UsageReporting::None {
+                if self.settings.usage_reporting == UsageReporting::Nothing {
                     self.estimate_assistant(&message.content);
                 }
             }

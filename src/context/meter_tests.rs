@@ -496,7 +496,7 @@ fn reported_window_is_taken_for_the_main_model_among_several() {
 fn agents_without_usage_are_estimated_entirely() {
     let mut meter = ContextMeter::new(
         MeterSettings {
-            usage_reporting: UsageReporting::None,
+            usage_reporting: UsageReporting::Nothing,
             ..settings(80.0, 0)
         },
         WindowInputs {

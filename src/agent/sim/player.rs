@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::lines::{LineWriter, Lines, ResultLine};
+use super::effects;
+use super::lines::{Block, LineWriter, Lines, OwnedTextBlock, ResultContent, ResultLine};
 use super::scenario::{
     Action, BashSpec, CompactSpec, CrashSpec, DoneSpec, MessageTurn, Scenario, Script, Selector,
     TaskSpec, Todo, Turn, UsageSpec,
@@ -72,7 +73,8 @@ impl PlayerEnv {
         };
         Ok(PlayerEnv {
             selector,
-            scenario_path: std::path::absolute(scenario_path)
+            scenario_path: std::fs::canonicalize(scenario_path)
+                .or_else(|_| std::path::absolute(scenario_path))
                 .unwrap_or_else(|_| scenario_path.to_path_buf()),
             cwd,
             exe,
@@ -255,7 +257,7 @@ impl<W: Write> Player<'_, W> {
         errors: &[String],
     ) -> Result<(), PlayError> {
         let duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let line = self.lines.result(&ResultLine {
+        self.out.emit(&self.lines.result(&ResultLine {
             subtype,
             is_error,
             text,
@@ -265,8 +267,7 @@ impl<W: Write> Player<'_, W> {
             totals: self.totals,
             window: self.scenario.window,
             errors,
-        });
-        self.out.emit(&line)?;
+        }))?;
         Ok(())
     }
 
@@ -287,8 +288,8 @@ impl<W: Write> Player<'_, W> {
 
     fn compact(&mut self, spec: &CompactSpec) -> Result<(), PlayError> {
         let pre_tokens = spec.pre_tokens.unwrap_or(self.thread.context);
-        let line = self.lines.compact_boundary(&spec.trigger, pre_tokens);
-        self.out.emit(&line)?;
+        self.out
+            .emit(&self.lines.compact_boundary(&spec.trigger, pre_tokens))?;
         // What survives compaction is a summary: the context starts small again.
         self.thread = Thread::new(pre_tokens / 10);
         Ok(())
@@ -322,33 +323,33 @@ impl<W: Write> Player<'_, W> {
         let message_id = self.id("msg_sim");
         let mut blocks = Vec::new();
         if let Some(think) = &turn.think {
-            blocks.push(
-                json!({"type": "thinking", "thinking": self.expand(think)?, "signature": ""}),
-            );
+            blocks.push(Block::Thinking {
+                thinking: self.expand(think)?,
+                signature: "",
+            });
         }
         if let Some(say) = &turn.say {
             let text = self.expand(say)?;
             if parent.is_none() {
                 self.last_text = Some(text.clone());
             }
-            blocks.push(json!({"type": "text", "text": text}));
+            blocks.push(Block::Text { text });
         }
         let mut calls = Vec::new();
         for action in &turn.tools {
             let call = self.prepare(action)?;
-            blocks.push(json!({
-                "type": "tool_use",
-                "id": call.id,
-                "name": call.name,
-                "input": call.input,
-            }));
+            blocks.push(Block::ToolUse {
+                id: call.id.clone(),
+                name: call.name,
+                input: call.input.clone(),
+            });
             calls.push(call);
         }
-        let output_bytes: usize = blocks.iter().map(|block| block.to_string().len()).sum();
+        let output_bytes: usize = blocks.iter().map(Block::size).sum();
         let usage = self.usage(turn.usage, parent, output_bytes as u64);
-        for block in blocks {
-            let line = self.lines.assistant(&message_id, parent, block, &usage);
-            self.out.emit(&line)?;
+        for block in &blocks {
+            self.out
+                .emit(&self.lines.assistant(&message_id, parent, block, &usage))?;
         }
         for (action, call) in turn.tools.iter().zip(calls) {
             let (content, is_error) = match action {
@@ -357,27 +358,28 @@ impl<W: Write> Player<'_, W> {
                         Flow::Continue => {}
                         end @ Flow::End(_) => return Ok(end),
                     }
+                    let text = self.expand(&task.result)?;
                     (
-                        json!([{"type": "text", "text": self.expand(&task.result)?}]),
+                        ResultContent::Blocks(vec![OwnedTextBlock::new(text)]),
                         false,
                     )
                 }
                 _ => {
                     let (text, is_error) = self.perform(&call).await;
-                    (Value::String(text), is_error)
+                    (ResultContent::Text(text), is_error)
                 }
             };
-            self.thread.added_bytes += content.to_string().len() as u64;
-            let line = self.lines.tool_result(parent, &call.id, content, is_error);
-            self.out.emit(&line)?;
+            self.thread.added_bytes += content.size() as u64;
+            self.out
+                .emit(&self.lines.tool_result(parent, &call.id, &content, is_error))?;
         }
         Ok(Flow::Continue)
     }
 
     async fn task(&mut self, task: &TaskSpec, tool_use_id: &str) -> Result<Flow, PlayError> {
         let prompt = self.expand(&task.prompt)?;
-        let line = self.lines.user_text(Some(tool_use_id), &prompt);
-        self.out.emit(&line)?;
+        self.out
+            .emit(&self.lines.user_text(Some(tool_use_id), &prompt))?;
         let mut sub = Thread::new(8_000);
         sub.added_bytes = prompt.len() as u64;
         // While the subagent runs, its thread takes the place of the main one (usage is
@@ -440,7 +442,8 @@ impl<W: Write> Player<'_, W> {
             + usage.cache_creation_input_tokens as f64 * 3.75
             + usage.output_tokens as f64 * 15.0)
             / 1_000_000.0;
-        self.cost_usd += cost;
+        // Rounded to a hundred-millionth of a dollar, so totals print without float noise.
+        self.cost_usd = ((self.cost_usd + cost) * 1e8).round() / 1e8;
         usage
     }
 
@@ -452,7 +455,7 @@ impl<W: Write> Player<'_, W> {
 
     /// Expand `${NAME}` (and `$$` to `$`) in scenario text.
     fn expand(&self, text: &str) -> Result<String, PlayError> {
-        expand(text, |name| self.var(name))
+        effects::expand(text, |name| self.var(name)).map_err(PlayError::UnknownVariable)
     }
 
     fn var(&self, name: &str) -> Option<String> {
@@ -566,55 +569,13 @@ impl<W: Write> Player<'_, W> {
     /// Really do what a call says; the text and error flag of its tool result.
     async fn perform(&self, call: &Call) -> (String, bool) {
         match &call.work {
-            Work::Write { path, content } => write_file(path, content),
-            Work::Read { path } => read_file(path),
-            Work::Shell(spec) => self.shell(spec).await,
-            Work::Todos => (
-                "Todos have been modified successfully. Ensure that you continue to use the todo list to track your progress. Please proceed with the current tasks if applicable".to_owned(),
-                false,
-            ),
-            Work::Task => (String::new(), false),
-        }
-    }
-
-    async fn shell(&self, spec: &BashSpec) -> (String, bool) {
-        let mut command = tokio::process::Command::new("sh");
-        command
-            .arg("-c")
-            .arg(spec.command())
-            .current_dir(&self.env.cwd)
-            .env("SCENARIO_DIR", self.env.scenario_dir())
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true);
-        let timeout = Duration::from_millis(spec.timeout_ms());
-        match tokio::time::timeout(timeout, command.output()).await {
-            Err(_) => (
-                format!("Command timed out after {}ms", spec.timeout_ms()),
-                true,
-            ),
-            Ok(Err(err)) => (format!("Failed to run the command: {err}"), true),
-            Ok(Ok(output)) => {
-                let mut text = String::from_utf8_lossy(&output.stdout)
-                    .trim_end()
-                    .to_owned();
-                let stderr = String::from_utf8_lossy(&output.stderr);
-                let stderr = stderr.trim_end();
-                if !stderr.is_empty() {
-                    if !text.is_empty() {
-                        text.push('\n');
-                    }
-                    text.push_str(stderr);
-                }
-                if output.status.success() {
-                    (text, false)
-                } else {
-                    let code = output
-                        .status
-                        .code()
-                        .map_or_else(|| "signal".to_owned(), |code| code.to_string());
-                    (format!("Exit code {code}\n{text}"), true)
-                }
+            Work::Write { path, content } => effects::write_file(path, content),
+            Work::Read { path } => effects::read_file(path),
+            Work::Shell(spec) => {
+                effects::shell(spec, &self.env.cwd, &self.env.scenario_dir()).await
             }
+            Work::Todos => (effects::TODO_ACK.to_owned(), false),
+            Work::Task => (String::new(), false),
         }
     }
 }
@@ -632,126 +593,4 @@ enum Work {
     Shell(BashSpec),
     Todos,
     Task,
-}
-
-fn write_file(path: &Path, content: &str) -> (String, bool) {
-    let existed = path.exists();
-    let written = path
-        .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(path, content));
-    match written {
-        Err(err) => (format!("Error writing {}: {err}", path.display()), true),
-        Ok(()) if existed => (
-            format!("The file {} has been updated.", path.display()),
-            false,
-        ),
-        Ok(()) => (
-            format!("File created successfully at: {}", path.display()),
-            false,
-        ),
-    }
-}
-
-fn read_file(path: &Path) -> (String, bool) {
-    match std::fs::read_to_string(path) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            ("File does not exist.".to_owned(), true)
-        }
-        Err(err) => (format!("Error reading {}: {err}", path.display()), true),
-        Ok(text) => {
-            let numbered: Vec<String> = text
-                .lines()
-                .enumerate()
-                .map(|(index, line)| format!("{:>6}\t{line}", index + 1))
-                .collect();
-            (numbered.join("\n"), false)
-        }
-    }
-}
-
-/// Expand `${NAME}` using `lookup`; `$$` is a literal `$`; a `$` before anything else is
-/// kept as is.
-fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, PlayError> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        if let Some(tail) = after.strip_prefix('$') {
-            out.push('$');
-            rest = tail;
-        } else if let Some(body) = after.strip_prefix('{')
-            && let Some(end) = body.find('}')
-        {
-            let name = &body[..end];
-            out.push_str(&lookup(name).ok_or_else(|| PlayError::UnknownVariable(name.to_owned()))?);
-            rest = &body[end + 1..];
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn vars(name: &str) -> Option<String> {
-        match name {
-            "A" => Some("alpha".to_owned()),
-            "EMPTY" => Some(String::new()),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn expands_variables_and_escapes() {
-        assert_eq!(expand("x ${A} y", vars).expect("ok"), "x alpha y");
-        assert_eq!(expand("${A}${EMPTY}${A}", vars).expect("ok"), "alphaalpha");
-        assert_eq!(
-            expand("cost $$5 and $HOME", vars).expect("ok"),
-            "cost $5 and $HOME"
-        );
-        assert_eq!(expand("trailing $", vars).expect("ok"), "trailing $");
-        assert_eq!(expand("open ${A", vars).expect("ok"), "open ${A");
-    }
-
-    #[test]
-    fn unknown_variables_are_errors_naming_the_variable() {
-        let err = expand("${NOPE}", vars).expect_err("unknown");
-        assert!(err.to_string().contains("${NOPE}"), "{err}");
-    }
-
-    #[test]
-    fn read_numbers_lines_like_claude_code() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("f.txt");
-        std::fs::write(&path, "one\ntwo\n").expect("write");
-        assert_eq!(
-            read_file(&path),
-            ("     1\tone\n     2\ttwo".to_owned(), false)
-        );
-        assert_eq!(
-            read_file(&dir.path().join("missing")),
-            ("File does not exist.".to_owned(), true)
-        );
-    }
-
-    #[test]
-    fn write_creates_directories_and_reports_updates() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("a/b/c.txt");
-        let (text, is_error) = write_file(&path, "hi");
-        assert!(
-            !is_error && text.starts_with("File created successfully"),
-            "{text}"
-        );
-        let (text, _) = write_file(&path, "again");
-        assert!(text.contains("has been updated"), "{text}");
-        assert_eq!(std::fs::read_to_string(&path).expect("read"), "again");
-    }
 }
