@@ -85,6 +85,71 @@ fn lenient_string<'de, D: de::Deserializer<'de>>(
     deserializer.deserialize_any(LenientVisitor)
 }
 
+// Scalars and lists read through a `Value` (cheap at this size) and kept only when they
+// have the expected shape, for the same reason as `lenient_string`.
+
+fn lenient_value<'de, D: de::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<serde_json::Value, D::Error> {
+    serde_json::Value::deserialize(deserializer)
+}
+
+fn lenient_u64<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    Ok(lenient_value(deserializer)?.as_u64())
+}
+
+fn lenient_i64<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+    Ok(lenient_value(deserializer)?.as_i64())
+}
+
+fn lenient_f64<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+    Ok(lenient_value(deserializer)?.as_f64())
+}
+
+fn lenient_bool<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
+    Ok(lenient_value(deserializer)?.as_bool())
+}
+
+/// A list of strings; other items are skipped.
+fn lenient_strings<'de, D: de::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    Ok(match lenient_value(deserializer)? {
+        serde_json::Value::Array(items) => Some(
+            items
+                .into_iter()
+                .filter_map(|item| match item {
+                    serde_json::Value::String(text) => Some(text),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    })
+}
+
+/// MCP servers as `{name, status}` objects (or bare names); other items are skipped.
+fn lenient_servers<'de, D: de::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<McpServerStatus>>, D::Error> {
+    Ok(match lenient_value(deserializer)? {
+        serde_json::Value::Array(items) => Some(
+            items
+                .into_iter()
+                .filter_map(|item| match item {
+                    serde_json::Value::String(name) => Some(McpServerStatus {
+                        name,
+                        status: String::new(),
+                    }),
+                    object @ serde_json::Value::Object(_) => serde_json::from_value(object).ok(),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    })
+}
+
 fn trim_ascii_end(mut line: &[u8]) -> &[u8] {
     while let [rest @ .., last] = line {
         if last.is_ascii_whitespace() {
@@ -122,7 +187,9 @@ struct RawLine {
     // system/init
     #[serde(deserialize_with = "lenient_string")]
     model: Option<String>,
+    #[serde(deserialize_with = "lenient_strings")]
     tools: Option<Vec<String>>,
+    #[serde(deserialize_with = "lenient_servers")]
     mcp_servers: Option<Vec<McpServerStatus>>,
     #[serde(deserialize_with = "lenient_string")]
     cwd: Option<String>,
@@ -139,6 +206,7 @@ struct RawLine {
     hook_name: Option<String>,
     #[serde(deserialize_with = "lenient_string")]
     hook_event: Option<String>,
+    #[serde(deserialize_with = "lenient_i64")]
     exit_code: Option<i64>,
     #[serde(deserialize_with = "lenient_string")]
     outcome: Option<String>,
@@ -163,15 +231,20 @@ struct RawLine {
     decision_reason: Option<String>,
 
     // result
+    #[serde(deserialize_with = "lenient_bool")]
     is_error: Option<bool>,
     #[serde(deserialize_with = "lenient_string")]
     result: Option<String>,
+    #[serde(deserialize_with = "lenient_f64")]
     total_cost_usd: Option<f64>,
+    #[serde(deserialize_with = "lenient_u64")]
     num_turns: Option<u64>,
+    #[serde(deserialize_with = "lenient_u64")]
     duration_ms: Option<u64>,
     usage: Option<Usage>,
     #[serde(rename = "modelUsage")]
     model_usage: Option<BTreeMap<String, ModelUsage>>,
+    #[serde(deserialize_with = "lenient_strings")]
     errors: Option<Vec<String>>,
 
     // stream_event, rate_limit_event
@@ -184,6 +257,7 @@ struct RawLine {
 struct RawCompactMetadata {
     #[serde(deserialize_with = "lenient_string")]
     trigger: Option<String>,
+    #[serde(deserialize_with = "lenient_u64")]
     pre_tokens: Option<u64>,
 }
 
@@ -277,6 +351,7 @@ struct RawBlock {
     #[serde(deserialize_with = "lenient_string")]
     tool_use_id: Option<String>,
     content: Option<RawResultContent>,
+    #[serde(deserialize_with = "lenient_bool")]
     is_error: Option<bool>,
     source: Option<RawImageSource>,
 }

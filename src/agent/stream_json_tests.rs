@@ -401,6 +401,28 @@ fn unexpected_field_shapes_do_not_hide_known_lines() {
     };
     assert_eq!(init.model, None);
     assert_eq!(init.session_id.as_deref(), Some("s"));
+    // Result fields of unexpected types are dropped, not fatal.
+    let AgentEvent::Result(result) = parse(
+        r#"{"type":"result","subtype":"success","is_error":"no","num_turns":2.5,"total_cost_usd":"1","duration_ms":-1,"errors":[{"code":1},"boom"]}"#,
+    ) else {
+        panic!("not result")
+    };
+    assert_eq!(result.subtype, "success");
+    assert!(!result.is_error);
+    assert_eq!(
+        (result.num_turns, result.total_cost_usd, result.duration_ms),
+        (None, None, None)
+    );
+    assert_eq!(result.errors, ["boom"]);
+    // Odd tool and server lists keep what fits.
+    let AgentEvent::Init(init) = parse(
+        r#"{"type":"system","subtype":"init","tools":["Bash",{"name":"x"}],"mcp_servers":["plain",{"name":"db","status":"connected","extra":1},3]}"#,
+    ) else {
+        panic!("not init")
+    };
+    assert_eq!(init.tools, ["Bash"]);
+    assert_eq!(init.mcp_servers.len(), 2);
+    assert_eq!(init.mcp_servers[1].status, "connected");
     // Usage counts given as null read as zero.
     let AgentEvent::Assistant(message) = parse(
         r#"{"type":"assistant","message":{"id":"m","content":[],"usage":{"input_tokens":5,"cache_read_input_tokens":null}}}"#,
