@@ -475,3 +475,53 @@ fn gone(pid: u64) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn the_plan_init_writes_runs_with_the_simulated_agent() {
+    let project = Project::new();
+    let init = project.command(&["init"]).output().expect("init");
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    for file in [
+        "plans/example/sim-scenario.yaml",
+        ".debussy/.gitignore",
+        ".debussy/config.yaml",
+    ] {
+        assert!(
+            project.root().join(file).exists(),
+            "init did not write {file}"
+        );
+    }
+    project.commit_all("debussy init");
+    let output = project
+        .command(&[
+            "run",
+            "plans/example",
+            "--agent",
+            "sim",
+            "--restart-delay",
+            "0",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .expect("run");
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json"))
+        .collect();
+    assert_eq!(output.status.code(), Some(0), "{events:#?}");
+    assert_eq!(
+        events_named(&events, "restart").len(),
+        1,
+        "the example shows a context restart"
+    );
+    assert_eq!(summary(&events)["status"], "completed");
+    assert!(
+        project.root().join("demo/greeting.txt").exists()
+            && project.root().join("demo/farewell.txt").exists()
+    );
+}
