@@ -70,7 +70,7 @@ impl Project {
         let tree = repo
             .find_tree(index.write_tree().expect("tree"))
             .expect("find tree");
-        let sig = repo.signature().expect("signature");
+        let sig = git2::Signature::now("Test", "test@example.com").expect("signature");
         let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
@@ -523,5 +523,32 @@ fn the_plan_init_writes_runs_with_the_simulated_agent() {
     assert!(
         project.root().join("demo/greeting.txt").exists()
             && project.root().join("demo/farewell.txt").exists()
+    );
+}
+
+#[test]
+fn without_a_git_identity_commits_are_made_as_debussy() {
+    let project = Project::new();
+    let repo = git2::Repository::open(project.root()).expect("open");
+    let mut config = repo.config().expect("config");
+    config.remove("user.name").expect("unset name");
+    config.remove("user.email").expect("unset email");
+    drop(config);
+    let scenario = format!(
+        "scripts:\n  - turns:\n{}{}{}",
+        write_turn(10, "x.txt", "x"),
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "test -f x.txt")], &scenario);
+    // The plan commit above came from the test's own signature; the run's come from debussy.
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let repo = git2::Repository::open(project.root()).expect("open");
+    let head = repo.head().expect("head").peel_to_commit().expect("commit");
+    assert_eq!(head.author().name().ok(), Some("debussy"));
+    assert_eq!(
+        head.author().email().ok(),
+        Some("debussy@localhost")
     );
 }

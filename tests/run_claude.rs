@@ -97,7 +97,7 @@ impl Project {
         let tree = repo
             .find_tree(index.write_tree().expect("tree"))
             .expect("tree");
-        let sig = repo.signature().expect("signature");
+        let sig = git2::Signature::now("Test", "test@example.com").expect("signature");
         repo.commit(Some("HEAD"), &sig, &sig, "plan", &tree, &[])
             .expect("commit");
     }
