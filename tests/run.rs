@@ -547,8 +547,5 @@ fn without_a_git_identity_commits_are_made_as_debussy() {
     let repo = git2::Repository::open(project.root()).expect("open");
     let head = repo.head().expect("head").peel_to_commit().expect("commit");
     assert_eq!(head.author().name().ok(), Some("debussy"));
-    assert_eq!(
-        head.author().email().ok(),
-        Some("debussy@localhost")
-    );
+    assert_eq!(head.author().email().ok(), Some("debussy@localhost"));
 }
