@@ -44,6 +44,83 @@ pub struct Config {
     pub gates: BTreeMap<String, String>,
     /// Where run notifications are sent.
     pub notifications: NotificationsConfig,
+    /// Limits and restart policy of `debussy mcp supervise`.
+    pub mcp: McpConfig,
+}
+
+/// The `mcp` section: timing, size limits and restart policy of `debussy mcp supervise`.
+/// Durations are in seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// Seconds a new server has to answer the replayed `initialize`.
+    pub readiness_timeout: f64,
+    /// Seconds requests in flight may take to finish before a planned restart stops the server.
+    pub drain_grace: f64,
+    /// Seconds a request may wait for a ready server before it is answered with an error.
+    pub request_deadline: f64,
+    /// Messages that may wait for a ready server.
+    pub buffer_max_messages: usize,
+    /// Bytes that may wait for a ready server.
+    pub buffer_max_bytes: usize,
+    /// Longest accepted JSON-RPC message, in bytes.
+    pub max_line_bytes: usize,
+    /// Seconds between closing a server's stdin and SIGTERM.
+    pub stop_close_grace: f64,
+    /// Seconds between SIGTERM and SIGKILL.
+    pub stop_term_grace: f64,
+    /// Exit-42 restarts happen at most once per this many seconds.
+    pub restart_interval: f64,
+    /// Delay after each crash of a streak: `{up_to: N, delay: SECS}` tiers.
+    pub crash_backoff: Vec<McpBackoffTier>,
+    /// Delay in seconds after crashes past the last tier.
+    pub crash_backoff_after: f64,
+    /// This many crashes within `crash_window` seconds make the supervisor degraded (0: never).
+    pub max_crashes: u32,
+    /// The window for `max_crashes`, in seconds.
+    pub crash_window: f64,
+    /// A server that ran this many seconds before crashing starts a new backoff streak.
+    pub stable_after: f64,
+}
+
+/// One tier of the MCP crash backoff.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpBackoffTier {
+    /// The last crash number (in a streak) this tier covers.
+    pub up_to: u32,
+    /// Seconds to wait before restarting.
+    pub delay: f64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            readiness_timeout: 10.0,
+            drain_grace: 10.0,
+            request_deadline: 30.0,
+            buffer_max_messages: 1000,
+            buffer_max_bytes: 64 * 1024 * 1024,
+            max_line_bytes: 16 * 1024 * 1024,
+            stop_close_grace: 2.0,
+            stop_term_grace: 3.0,
+            restart_interval: 1.0,
+            crash_backoff: vec![
+                McpBackoffTier {
+                    up_to: 3,
+                    delay: 1.0,
+                },
+                McpBackoffTier {
+                    up_to: 10,
+                    delay: 5.0,
+                },
+            ],
+            crash_backoff_after: 10.0,
+            max_crashes: 5,
+            crash_window: 60.0,
+            stable_after: 60.0,
+        }
+    }
 }
 
 /// Where run output goes.
@@ -146,6 +223,7 @@ impl Default for Config {
             agent: AgentConfig::default(),
             gates: default_gates(),
             notifications: NotificationsConfig::default(),
+            mcp: McpConfig::default(),
         }
     }
 }

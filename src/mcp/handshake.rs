@@ -113,6 +113,7 @@ impl Handshake {
     }
 
     /// Whether the client has sent `initialize`, so a new child can be handshaken.
+    #[cfg(test)]
     pub(crate) fn has_initialize(&self) -> bool {
         self.initialize.is_some()
     }

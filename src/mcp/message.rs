@@ -19,10 +19,6 @@ use serde_json::value::RawValue;
 
 /// JSON-RPC error code for a message that is valid JSON but not a valid request.
 pub(crate) const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC error code for an unknown method.
-pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
-/// JSON-RPC error code for invalid method parameters.
-pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// JSON-RPC error code for an internal error; the issue asks for it when a request is lost
 /// to a restart or crash.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
@@ -54,6 +50,7 @@ impl RequestId {
     }
 
     /// An id of the proxy's own (a plain integer).
+    #[cfg(test)]
     pub(crate) fn from_u64(id: u64) -> Self {
         RequestId(id.to_string().into_boxed_str())
     }
@@ -61,11 +58,6 @@ impl RequestId {
     /// The id as an integer, if it is one (ids the proxy allocated always are).
     pub(crate) fn as_u64(&self) -> Option<u64> {
         self.0.parse().ok()
-    }
-
-    /// The id as JSON text.
-    pub(crate) fn as_json(&self) -> &str {
-        &self.0
     }
 
     /// The id as a JSON value.
@@ -125,8 +117,8 @@ pub(crate) enum Parsed {
     /// A well-formed message.
     Message(Message),
     /// Not JSON at all (logged and dropped, never answered: answering garbage can start an
-    /// error storm, rust-sdk issue 938).
-    NotJson(String),
+    /// error storm, rust-sdk issue 938). Carries the parser's complaint and the line.
+    NotJson(String, Vec<u8>),
     /// Valid JSON that is not a JSON-RPC 2.0 message: answered with Invalid Request.
     Invalid(String),
 }
@@ -156,7 +148,7 @@ impl Message {
     pub(crate) fn parse(bytes: Vec<u8>) -> Parsed {
         let (kind, id_span) = match classify(&bytes) {
             Ok(found) => found,
-            Err(Classified::NotJson(reason)) => return Parsed::NotJson(reason),
+            Err(Classified::NotJson(reason)) => return Parsed::NotJson(reason, bytes),
             Err(Classified::Invalid(reason)) => return Parsed::Invalid(reason),
         };
         Parsed::Message(Message {
@@ -384,11 +376,11 @@ mod tests {
     fn garbage_is_not_json_and_wrong_shapes_are_invalid() {
         assert!(matches!(
             parse("Server listening on port 3000"),
-            Parsed::NotJson(_)
+            Parsed::NotJson(..)
         ));
         assert!(matches!(
             parse(r#"{"jsonrpc":"2.0","id":1"#),
-            Parsed::NotJson(_)
+            Parsed::NotJson(..)
         ));
         for invalid in [
             "42",
