@@ -120,7 +120,8 @@ pub(crate) enum Parsed {
     /// error storm, rust-sdk issue 938). Carries the parser's complaint and the line.
     NotJson(String, Vec<u8>),
     /// Valid JSON that is not a JSON-RPC 2.0 message: answered with Invalid Request.
-    Invalid(String),
+    /// Carries the complaint and the message's id, when it has a usable one.
+    Invalid(String, Option<Vec<u8>>),
 }
 
 #[derive(Deserialize)]
@@ -149,7 +150,7 @@ impl Message {
         let (kind, id_span) = match classify(&bytes) {
             Ok(found) => found,
             Err(Classified::NotJson(reason)) => return Parsed::NotJson(reason, bytes),
-            Err(Classified::Invalid(reason)) => return Parsed::Invalid(reason),
+            Err(Classified::Invalid(reason)) => return Parsed::Invalid(reason, usable_id(&bytes)),
         };
         Parsed::Message(Message {
             bytes,
@@ -277,6 +278,13 @@ fn classify(bytes: &[u8]) -> Result<(Kind, Option<Range<usize>>), Classified> {
     Ok((kind, id_span))
 }
 
+/// The `id` of a JSON object, if it is a string or a number.
+fn usable_id(bytes: &[u8]) -> Option<Vec<u8>> {
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    let id = value.get("id")?;
+    RequestId::from_value(id).map(|_| id.to_string().into_bytes())
+}
+
 /// Byte range of `inner` (a sub-slice of `outer`, as serde's borrowed `RawValue` is).
 fn span_of(outer: &[u8], inner: &str) -> Range<usize> {
     let start = (inner.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize);
@@ -393,8 +401,13 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1}"#,
             r#"{"jsonrpc":"2.0","method":7}"#,
         ] {
-            assert!(matches!(parse(invalid), Parsed::Invalid(_)), "{invalid}");
+            assert!(matches!(parse(invalid), Parsed::Invalid(..)), "{invalid}");
         }
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","id":"k","method":7}"#),
+            Parsed::Invalid(_, Some(id)) if id == br#""k""#
+        ));
+        assert!(matches!(parse(r#"{"hello":1}"#), Parsed::Invalid(_, None)));
     }
 
     #[test]

@@ -351,12 +351,12 @@ impl Proxy {
                     "dropped a line from the client that is not JSON: {err}"
                 ));
             }
-            Parsed::Invalid(err) => {
+            Parsed::Invalid(err, id) => {
                 say(&format!(
                     "invalid JSON-RPC from the client ({err}): answered Invalid Request"
                 ));
                 self.reply_error(
-                    None,
+                    id.as_deref(),
                     message::INVALID_REQUEST,
                     &format!("Invalid Request: {err}"),
                 );
@@ -658,16 +658,24 @@ impl Proxy {
                     preview(&String::from_utf8_lossy(&line))
                 ));
             }
-            Parsed::Invalid(err) => {
-                say(&format!(
-                    "the server (generation {generation}) wrote JSON that is not JSON-RPC on stdout ({err}); answered Invalid Request"
-                ));
-                if !stopping {
-                    self.send_to_current(message::error_response(
-                        None,
-                        message::INVALID_REQUEST,
-                        "Invalid Request",
-                    ));
+            Parsed::Invalid(err, id) => {
+                // Answered only when it has an id to answer: an error with a null id
+                // makes strict servers (rmcp among them) abort their handshake, and
+                // servers that log JSON lines on stdout would get one per log line.
+                match id {
+                    Some(id) if !stopping => {
+                        say(&format!(
+                            "the server (generation {generation}) sent an invalid JSON-RPC message ({err}); answered Invalid Request"
+                        ));
+                        self.send_to_current(message::error_response(
+                            Some(&id),
+                            message::INVALID_REQUEST,
+                            &format!("Invalid Request: {err}"),
+                        ));
+                    }
+                    _ => say(&format!(
+                        "the server (generation {generation}) wrote JSON that is not JSON-RPC on stdout ({err}); not sent to the client"
+                    )),
                 }
             }
         }

@@ -1,0 +1,4 @@
+//! End-to-end tests of `debussy mcp supervise` with real servers and clients.
+
+mod proxy;
+mod support;
