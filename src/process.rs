@@ -1,1 +1,0 @@
-//! Child processes in their own process group: framed stdio lines, graceful stop, exit classification.

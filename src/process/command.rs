@@ -1,0 +1,527 @@
+//! What to run and how: the program, its arguments, environment and stdio, the line
+//! cap and the stop ladder; and turning that into a running [`Child`].
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, BufRead};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::ProcessError;
+use super::child::{Child, ChildControl, Events, ProcessState};
+use super::event::Stream;
+use super::group::{Group, GroupGuard};
+use super::lines::{DEFAULT_MAX_LINE, read_lines};
+use super::stdin::StdinWriter;
+use super::stop::StopLadder;
+use super::supervise::Supervisor;
+
+/// Default wait, after the child exits, for its group to empty and its pipes to close
+/// before calling it a leak.
+const DEFAULT_LEAK_GRACE: Duration = Duration::from_millis(200);
+
+/// Default number of reads' worth of events buffered before the readers (and so the
+/// child) wait: at most 64 × 64 KiB of output, plus any long line being completed.
+const DEFAULT_EVENT_CAPACITY: usize = 64;
+
+/// What the child's stdin is.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub enum StdinMode {
+    /// `/dev/null`: the child reads end of file at once.
+    #[default]
+    Null,
+    /// These bytes, then end of file (a headless agent's prompt: no argv length limit).
+    /// Written by a background task, so a child that never reads cannot block anyone.
+    Payload(Vec<u8>),
+    /// A pipe kept open for [`Child::stdin`] (an MCP server's JSON-RPC input).
+    Piped,
+}
+
+impl std::fmt::Debug for StdinMode {
+    /// A payload is shown by size: it may be a whole prompt.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StdinMode::Null => f.write_str("Null"),
+            StdinMode::Payload(bytes) => write!(f, "Payload({} bytes)", bytes.len()),
+            StdinMode::Piped => f.write_str("Piped"),
+        }
+    }
+}
+
+/// A program to run as a supervised child. Build it, then [`spawn`](Self::spawn) it as
+/// many times as needed (a restarted MCP server is the same command again).
+#[derive(Debug, Clone)]
+pub struct ProcessCommand {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: Option<PathBuf>,
+    env: Vec<(OsString, Option<OsString>)>,
+    env_clear: bool,
+    stdin: StdinMode,
+    inherit_stderr: bool,
+    max_line: usize,
+    ladder: StopLadder,
+    leak_grace: Duration,
+    event_capacity: usize,
+}
+
+impl ProcessCommand {
+    /// Run `program`, looked up on `PATH` unless it contains a `/`.
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        ProcessCommand {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            env_clear: false,
+            stdin: StdinMode::Null,
+            inherit_stderr: false,
+            max_line: DEFAULT_MAX_LINE,
+            ladder: StopLadder::default(),
+            leak_grace: DEFAULT_LEAK_GRACE,
+            event_capacity: DEFAULT_EVENT_CAPACITY,
+        }
+    }
+
+    /// Add one argument.
+    #[must_use]
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Add arguments.
+    #[must_use]
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|arg| arg.as_ref().to_owned()));
+        self
+    }
+
+    /// Run in this directory (default: debussy's own).
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Set an environment variable for the child.
+    #[must_use]
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env
+            .push((key.as_ref().to_owned(), Some(value.as_ref().to_owned())));
+        self
+    }
+
+    /// Set several environment variables for the child.
+    #[must_use]
+    pub fn envs<I, K, V>(mut self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        for (key, value) in vars {
+            self = self.env(key, value);
+        }
+        self
+    }
+
+    /// Remove an environment variable from the child's environment.
+    #[must_use]
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
+        self.env.push((key.as_ref().to_owned(), None));
+        self
+    }
+
+    /// Start from an empty environment instead of debussy's (variables set with
+    /// [`env`](Self::env) are still applied).
+    #[must_use]
+    pub fn env_clear(mut self) -> Self {
+        self.env_clear = true;
+        self
+    }
+
+    /// What the child's stdin is (default [`StdinMode::Null`]).
+    #[must_use]
+    pub fn stdin(mut self, mode: StdinMode) -> Self {
+        self.stdin = mode;
+        self
+    }
+
+    /// Write `payload` to the child's stdin, then close it.
+    #[must_use]
+    pub fn stdin_payload(self, payload: impl Into<Vec<u8>>) -> Self {
+        self.stdin(StdinMode::Payload(payload.into()))
+    }
+
+    /// Keep the child's stdin open as a pipe, for [`Child::stdin`].
+    #[must_use]
+    pub fn stdin_piped(self) -> Self {
+        self.stdin(StdinMode::Piped)
+    }
+
+    /// Let the child write to debussy's own stderr instead of reading it as events.
+    /// (For an MCP server whose logs should reach the client's log as they are.)
+    #[must_use]
+    pub fn inherit_stderr(mut self) -> Self {
+        self.inherit_stderr = true;
+        self
+    }
+
+    /// Longest line accepted, in bytes, excluding the newline (default 16 MiB). Longer
+    /// lines are reported as [`super::ProcessEvent::LineTooLong`] and skipped.
+    #[must_use]
+    pub fn max_line_bytes(mut self, max: usize) -> Self {
+        self.max_line = max.max(1);
+        self
+    }
+
+    /// How [`Child::stop`] ends the child (default: [`StopLadder::default`]).
+    #[must_use]
+    pub fn stop_ladder(mut self, ladder: StopLadder) -> Self {
+        self.ladder = ladder;
+        self
+    }
+
+    /// How long after the child's exit its group may still have live members, or its
+    /// pipes stay open, before that is reported as a leak (default 200 ms).
+    #[must_use]
+    pub fn leak_grace(mut self, grace: Duration) -> Self {
+        self.leak_grace = grace;
+        self
+    }
+
+    /// How many reads' worth of events (each one read of at most 64 KiB from a pipe,
+    /// however many lines it completed) are buffered for the consumer before the
+    /// child's output waits (default 64).
+    #[must_use]
+    pub fn event_capacity(mut self, capacity: usize) -> Self {
+        self.event_capacity = capacity.max(1);
+        self
+    }
+
+    /// The program as given.
+    #[must_use]
+    pub fn program(&self) -> &OsStr {
+        &self.program
+    }
+
+    /// The arguments as given.
+    #[must_use]
+    pub fn get_args(&self) -> &[OsString] {
+        &self.args
+    }
+
+    /// The command line as a person would type it, for logs and messages.
+    #[must_use]
+    pub fn display(&self) -> String {
+        std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|word| quote(&word.to_string_lossy()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Start the program. Must be called within a Tokio runtime.
+    ///
+    /// # Errors
+    /// A [`ProcessError`] saying what was looked for when the program cannot be
+    /// started: not found (with the `PATH` searched), not executable, a missing `#!`
+    /// interpreter, a missing working directory.
+    pub fn spawn(&self) -> Result<Child, ProcessError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(ProcessError::Spawn {
+                program: self.program_name(),
+                source: io::Error::other("no Tokio runtime is running on this thread"),
+            });
+        }
+        let mut command = tokio::process::Command::new(&self.program);
+        command.args(&self.args);
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        if self.env_clear {
+            command.env_clear();
+        }
+        for (key, value) in &self.env {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        command.stdin(match self.stdin {
+            StdinMode::Null => Stdio::null(),
+            StdinMode::Payload(_) | StdinMode::Piped => Stdio::piped(),
+        });
+        command.stdout(Stdio::piped());
+        command.stderr(if self.inherit_stderr {
+            Stdio::inherit()
+        } else {
+            Stdio::piped()
+        });
+        let mut wrap = CommandWrap::from(command);
+        wrap.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+        let mut os_child = wrap.spawn().map_err(|err| self.spawn_error(err))?;
+        let Some(pid) = os_child.id() else {
+            // Only possible if the child was already reaped, which nothing here does.
+            return Err(ProcessError::Spawn {
+                program: self.program_name(),
+                source: io::Error::other("the child was reaped before its pid was read"),
+            });
+        };
+        let guard = GroupGuard::register(Group::led_by(pid));
+        tracing::debug!(pid, command = %self.display(), "started child");
+
+        let (event_tx, event_rx) = mpsc::channel(self.event_capacity);
+        let exited = CancellationToken::new();
+        let abandon = CancellationToken::new();
+        let mut readers = Vec::new();
+        if let Some(stdout) = os_child.stdout().take() {
+            readers.push((
+                Stream::Stdout,
+                tokio::spawn(read_lines(
+                    stdout,
+                    Stream::Stdout,
+                    self.max_line,
+                    event_tx.clone(),
+                    exited.clone(),
+                    abandon.clone(),
+                )),
+            ));
+        }
+        if let Some(stderr) = os_child.stderr().take() {
+            readers.push((
+                Stream::Stderr,
+                tokio::spawn(read_lines(
+                    stderr,
+                    Stream::Stderr,
+                    self.max_line,
+                    event_tx.clone(),
+                    exited.clone(),
+                    abandon.clone(),
+                )),
+            ));
+        }
+        let stdin = os_child.stdin().take().map(StdinWriter::new);
+        if let (StdinMode::Payload(payload), Some(writer)) = (&self.stdin, &stdin) {
+            let writer = writer.clone();
+            let payload = payload.clone();
+            tokio::spawn(async move {
+                if let Err(err) = writer.write_all(&payload).await {
+                    tracing::debug!(pid, error = %err, "stdin payload not fully written");
+                }
+                writer.close();
+            });
+        }
+
+        let (request_tx, request_rx) = mpsc::unbounded_channel();
+        let (state_tx, state_rx) = watch::channel(ProcessState::Running);
+        tokio::spawn(
+            Supervisor {
+                child: os_child,
+                guard,
+                requests: request_rx,
+                state: state_tx,
+                ladder: self.ladder.clone(),
+                stdin: stdin.clone(),
+                readers,
+                events: event_tx,
+                exited,
+                abandon,
+                leak_grace: self.leak_grace,
+            }
+            .run(),
+        );
+
+        let stdin = match self.stdin {
+            StdinMode::Piped => stdin,
+            StdinMode::Null | StdinMode::Payload(_) => None,
+        };
+        Ok(Child::new(
+            ChildControl::new(pid, request_tx, state_rx),
+            Events::new(event_rx),
+            stdin,
+        ))
+    }
+
+    fn program_name(&self) -> String {
+        self.program.to_string_lossy().into_owned()
+    }
+
+    /// Explain a spawn failure: what was looked for, and where.
+    fn spawn_error(&self, err: io::Error) -> ProcessError {
+        let program = self.program_name();
+        if let Some(cwd) = &self.cwd
+            && !cwd.is_dir()
+        {
+            return ProcessError::MissingCwd {
+                program,
+                cwd: cwd.clone(),
+            };
+        }
+        let found = self.locate();
+        match err.kind() {
+            io::ErrorKind::NotFound => match found {
+                Some(path) if path.is_file() => match interpreter(&path) {
+                    Some(interpreter) => ProcessError::InterpreterNotFound {
+                        program,
+                        path,
+                        interpreter,
+                    },
+                    None => ProcessError::Spawn {
+                        program,
+                        source: err,
+                    },
+                },
+                _ => ProcessError::ProgramNotFound {
+                    searched: self.searched(),
+                    program,
+                },
+            },
+            io::ErrorKind::PermissionDenied => ProcessError::NotExecutable {
+                path: found.unwrap_or_else(|| PathBuf::from(&self.program)),
+                program,
+            },
+            _ => ProcessError::Spawn {
+                program,
+                source: err,
+            },
+        }
+    }
+
+    /// Where the program would be: a path (relative to the working directory), or the
+    /// first match on `PATH`.
+    fn locate(&self) -> Option<PathBuf> {
+        let program = Path::new(&self.program);
+        if self.program.as_encoded_bytes().contains(&b'/') {
+            return Some(self.relative_to_cwd(program));
+        }
+        let path = self.path_var()?;
+        std::env::split_paths(&path)
+            .map(|dir| self.relative_to_cwd(&dir.join(program)))
+            .find(|candidate| candidate.exists())
+    }
+
+    fn relative_to_cwd(&self, path: &Path) -> PathBuf {
+        match &self.cwd {
+            Some(cwd) if path.is_relative() => cwd.join(path),
+            _ => path.to_owned(),
+        }
+    }
+
+    /// The `PATH` the child would be started with.
+    fn path_var(&self) -> Option<OsString> {
+        let mut path = if self.env_clear {
+            None
+        } else {
+            std::env::var_os("PATH")
+        };
+        for (key, value) in &self.env {
+            if key == "PATH" {
+                path.clone_from(value);
+            }
+        }
+        path
+    }
+
+    fn searched(&self) -> String {
+        if self.program.as_encoded_bytes().contains(&b'/') {
+            format!(
+                "no file at {}",
+                self.relative_to_cwd(Path::new(&self.program)).display()
+            )
+        } else {
+            match self.path_var() {
+                Some(path) if !path.is_empty() => {
+                    format!("searched PATH={}", path.to_string_lossy())
+                }
+                _ => "PATH is empty or unset".to_owned(),
+            }
+        }
+    }
+}
+
+/// The interpreter named by a script's `#!` line.
+fn interpreter(path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut first = Vec::new();
+    io::BufReader::new(file)
+        .take(4096)
+        .read_until(b'\n', &mut first)
+        .ok()?;
+    let line = String::from_utf8_lossy(first.strip_prefix(b"#!")?);
+    line.split_whitespace().next().map(str::to_owned)
+}
+
+use std::io::Read as _;
+
+/// Quote a word for display if a shell would need it.
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_quotes_what_needs_it() {
+        let command = ProcessCommand::new("claude").args(["-p", "two words", "it's", ""]);
+        assert_eq!(command.display(), r"claude -p 'two words' 'it'\''s' ''");
+    }
+
+    #[test]
+    fn payloads_are_debugged_by_size() {
+        let command = ProcessCommand::new("cat").stdin_payload(vec![b'x'; 5000]);
+        let debug = format!("{command:?}");
+        assert!(debug.contains("Payload(5000 bytes)"), "{debug}");
+        assert!(!debug.contains("120, 120"), "{debug}");
+    }
+
+    #[test]
+    fn spawning_outside_a_runtime_is_an_error() {
+        let err = ProcessCommand::new("true").spawn().expect_err("no runtime");
+        assert!(
+            err.to_string().starts_with("start `true`") && format!("{err:?}").contains("Tokio"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn path_follows_env_overrides() {
+        let command = ProcessCommand::new("x").env("PATH", "/a:/b");
+        assert_eq!(command.path_var(), Some(OsString::from("/a:/b")));
+        let command = ProcessCommand::new("x").env_clear();
+        assert_eq!(command.path_var(), None);
+        let command = ProcessCommand::new("x").env_remove("PATH");
+        assert_eq!(command.path_var(), None);
+        assert_eq!(command.searched(), "PATH is empty or unset");
+    }
+
+    #[test]
+    fn reads_the_shebang_interpreter() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let script = dir.path().join("s");
+        std::fs::write(&script, "#!/no/such/interp -x\necho hi\n").expect("write");
+        assert_eq!(interpreter(&script), Some("/no/such/interp".to_owned()));
+        std::fs::write(&script, "echo hi\n").expect("write");
+        assert_eq!(interpreter(&script), None);
+    }
+}

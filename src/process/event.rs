@@ -1,0 +1,120 @@
+//! What a running child reports to its owner: output lines, over-long lines, a leak, the exit.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::exit::ExitStatus;
+use super::stop::StopAction;
+
+/// Which output pipe a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stream {
+    /// The child's standard output.
+    Stdout,
+    /// The child's standard error.
+    Stderr,
+}
+
+impl fmt::Display for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        })
+    }
+}
+
+/// One thing a child did, in the order it happened on each pipe.
+///
+/// Lines of one stream arrive in order; lines of stdout and stderr interleave as they
+/// were read. [`ProcessEvent::Exited`] is always the last event, sent after both pipes
+/// were read to their end (or given up on as leaked), so a consumer that loops until
+/// `Exited` has seen all the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessEvent {
+    /// One line of output, without its `\n` (and without a `\r` before it). The final
+    /// line of a stream is delivered even when it has no newline. Bytes are passed as
+    /// read: a line is not necessarily valid UTF-8.
+    Line {
+        /// The pipe it came from.
+        stream: Stream,
+        /// The line's bytes.
+        line: Vec<u8>,
+    },
+    /// A line grew past the configured maximum; its bytes are being discarded up to and
+    /// including the next newline. Reported once per over-long line, as soon as it
+    /// crosses the limit.
+    LineTooLong {
+        /// The pipe it came from.
+        stream: Stream,
+        /// The limit it exceeded, in bytes.
+        limit: usize,
+    },
+    /// After the child exited, something it started was still alive or still held its
+    /// output pipes open. Whatever remained in the child's process group was killed.
+    Leaked(Leak),
+    /// The child exited and was reaped. Always the last event.
+    Exited(ExitReport),
+}
+
+/// What outlived a child after it exited (cf. nextest's leak detection).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leak {
+    /// Processes of the child's group still alive once the leak grace had passed; they
+    /// were sent SIGKILL.
+    pub group_pids: Vec<u32>,
+    /// Pipes still open once the leak grace had passed, held by a process outside the
+    /// group (one that called `setsid` or `setpgid`, which debussy cannot kill). Reading
+    /// them was abandoned.
+    pub open_pipes: Vec<Stream>,
+}
+
+impl fmt::Display for Leak {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if !self.group_pids.is_empty() {
+            let pids: Vec<String> = self.group_pids.iter().map(u32::to_string).collect();
+            parts.push(format!(
+                "process(es) {} still running in its group (killed)",
+                pids.join(", ")
+            ));
+        }
+        if !self.open_pipes.is_empty() {
+            let pipes: Vec<String> = self.open_pipes.iter().map(Stream::to_string).collect();
+            parts.push(format!(
+                "{} held open by a process outside its group",
+                pipes.join(" and ")
+            ));
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// The final record of a child: how it ended and, if it was stopped, how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExitReport {
+    /// How the child ended.
+    pub status: ExitStatus,
+    /// Present when a stop was requested before the child exited.
+    pub stop: Option<StopReport>,
+}
+
+impl ExitReport {
+    /// True when the child exited with code 0.
+    #[must_use]
+    pub fn is_success(&self) -> bool {
+        self.status.is_success()
+    }
+}
+
+/// How a requested stop went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopReport {
+    /// The actions taken, in order (`SIGCONT` sent before each signal is not listed).
+    pub actions: Vec<StopAction>,
+    /// Time from the stop request to the child being reaped.
+    pub took: Duration,
+    /// True when the ladder was cut short by [`crate::process::Child::kill`] or by the
+    /// handle being dropped.
+    pub escalated: bool,
+}

@@ -1,0 +1,136 @@
+//! Child processes for both of debussy's jobs: agent sessions and MCP servers.
+//!
+//! This module owns starting a program in its own process group, reading its stdout and
+//! stderr as framed lines, writing to its stdin, stopping it gracefully and completely,
+//! and saying how it ended. It does not decide what output means (`agent/`, `mcp/`) or
+//! whether to start it again ([`crate::restart`]).
+//!
+//! # Theory of operation
+//!
+//! [`ProcessCommand::spawn`] starts the program through `process-wrap` as the leader of
+//! a new process group, with kill-on-drop, and starts three tasks:
+//!
+//! - two **readers**, one per output pipe, that frame bytes into lines (capped at
+//!   [`ProcessCommand::max_line_bytes`]) and send them as [`ProcessEvent`]s on one
+//!   bounded channel, one batch per read ([`Events::recv`] hands them out one by one).
+//!   Both pipes are always drained concurrently; a full channel holds a reader back, and
+//!   with it the child (flow control, never a deadlock between the two pipes). If the
+//!   receiver is dropped, readers keep draining and discard.
+//! - one **supervisor** that owns the OS child, and `select!`s over its exit, requests
+//!   from handles (stop, kill, signal) and the stop ladder's timer. It is the only code
+//!   that reaps the child and the only code that walks the [`StopLadder`]; it publishes
+//!   the [`ProcessState`] on a watch channel, so any number of [`ChildControl`] clones
+//!   can wait for the exit without owning the child.
+//!
+//! What the caller holds:
+//!
+//! - [`Child`]: the owner. Dropping it kills the whole group at once (SIGKILL) —
+//!   whatever controls or writers still exist. It hands out the [`Events`] receiver, a
+//!   [`StdinWriter`] and [`ChildControl`]s.
+//! - [`ChildControl`]: a cheap, clonable remote: `stop`, `kill`, `signal`, `wait`,
+//!   `state`. It does not keep the child alive.
+//! - [`StdinWriter`]: the stdin pipe, shared with the stop ladder (whose MCP variant
+//!   closes it first).
+//!
+//! When the child exits, the supervisor records the status (so `wait`/`stop` return at
+//! once), closes stdin, then checks for leaks: processes of the group still alive after
+//! a short grace are listed and killed; a pipe that stays open (held by something that
+//! left the group) is abandoned. A [`ProcessEvent::Leaked`] reports either, and
+//! [`ProcessEvent::Exited`] is always the last event.
+//!
+//! Stopping (see [`stop`](StopLadder)): `stop()` walks the ladder — e.g. SIGINT, SIGTERM,
+//! SIGKILL for agents; close stdin, SIGTERM, SIGKILL for MCP servers — each step
+//! preceded by SIGCONT so a frozen child can die, each followed by its grace period
+//! while the exit is awaited. `stop()` is idempotent: later calls wait for the same
+//! stop. `kill()` cuts any ladder short with SIGKILL (the second Ctrl-C).
+//!
+//! No orphans: the group is killed when the [`Child`] is dropped, when the supervising
+//! task is dropped (runtime shutdown, a panic unwinding), and by
+//! [`kill_all_groups`], which the binary can call from its own signal handling. Only a
+//! process that leaves the group (`setsid`) can escape; it is reported as a leak.
+
+mod child;
+mod command;
+mod event;
+mod exit;
+mod group;
+mod lines;
+mod stdin;
+mod stop;
+mod supervise;
+
+pub use child::{Child, ChildControl, Events, ProcessState};
+pub use command::{ProcessCommand, StdinMode};
+pub use event::{ExitReport, Leak, ProcessEvent, StopReport, Stream};
+pub use exit::{ExitStatus, signal_name};
+pub use group::{kill_all_groups, live_groups};
+pub use lines::DEFAULT_MAX_LINE;
+pub use nix::sys::signal::Signal;
+pub use stdin::StdinWriter;
+pub use stop::{StopAction, StopLadder, StopStep};
+
+use std::path::PathBuf;
+
+/// Errors of the process layer: starting a program, and writing to its stdin.
+///
+/// Messages read after "failed to …".
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    /// The program does not exist where it was looked for.
+    #[error("start `{program}`: program not found ({searched})")]
+    ProgramNotFound {
+        /// The program as given.
+        program: String,
+        /// Where it was looked for: the `PATH` searched, or the path tried.
+        searched: String,
+    },
+    /// The program exists but cannot be executed.
+    #[error("start `{program}`: {} is not executable (check its permissions)", path.display())]
+    NotExecutable {
+        /// The program as given.
+        program: String,
+        /// The file that was found.
+        path: PathBuf,
+    },
+    /// The program is a script whose `#!` interpreter does not exist.
+    #[error("start `{program}`: its interpreter `{interpreter}` (the #! line of {}) was not found", path.display())]
+    InterpreterNotFound {
+        /// The program as given.
+        program: String,
+        /// The script that was found.
+        path: PathBuf,
+        /// The interpreter its first line names.
+        interpreter: String,
+    },
+    /// The working directory set for the child does not exist.
+    #[error("start `{program}`: working directory {} does not exist", cwd.display())]
+    MissingCwd {
+        /// The program as given.
+        program: String,
+        /// The directory that was asked for.
+        cwd: PathBuf,
+    },
+    /// Any other failure to start the program.
+    #[error("start `{program}`")]
+    Spawn {
+        /// The program as given.
+        program: String,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing to the child's stdin after it was closed (by the caller, the stop
+    /// ladder, or the child's exit).
+    #[error("write to the child's stdin: it is closed")]
+    StdinClosed,
+    /// Writing to the child's stdin failed (usually: the child exited).
+    #[error("write to the child's stdin")]
+    StdinWrite {
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+#[cfg(test)]
+mod tests;
