@@ -87,7 +87,8 @@ impl Proxy {
                 self.send_to_current(request);
             }
         } else {
-            self.flush_buffer();
+            // Nothing to replay (the client has not initialized yet): ready as it is.
+            self.on_ready(now.elapsed());
         }
         Ok(())
     }
@@ -152,11 +153,18 @@ impl Proxy {
         slot.phase = Phase::Ready;
         let startup = slot.spawned.elapsed();
         slot.ready_after = Some(startup);
-        let (generation, pid) = (slot.unit.generation(), slot.unit.pid());
         self.record(
             AuditEvent::ServerReady,
             json!({"startup_ms": millis(startup)}),
         );
+        self.on_ready(startup);
+    }
+
+    /// The current child accepts requests: answer waiting `restart_server` calls, tell
+    /// the client, send what was held.
+    fn on_ready(&mut self, startup: std::time::Duration) {
+        let Some(slot) = &self.slot else { return };
+        let (generation, pid) = (slot.unit.generation(), slot.unit.pid());
         say(&format!(
             "server ready (generation {generation}, pid {pid}) after {} ms",
             startup.as_millis()

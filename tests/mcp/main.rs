@@ -1,4 +1,5 @@
 //! End-to-end tests of `debussy mcp supervise` with real servers and clients.
 
 mod proxy;
+mod restarts;
 mod support;

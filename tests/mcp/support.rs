@@ -164,6 +164,17 @@ impl Supervisor {
         stdin.flush().expect("flush");
     }
 
+    /// Take the supervisor's stdin to write from elsewhere (the caller then owns closing
+    /// it).
+    pub fn take_stdin(&mut self) -> ChildStdin {
+        self.stdin.take().expect("stdin open")
+    }
+
+    /// Give stdin back.
+    pub fn give_stdin(&mut self, stdin: ChildStdin) {
+        self.stdin = Some(stdin);
+    }
+
     /// Send a request with a fresh numeric id; returns the id.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
@@ -347,6 +358,22 @@ pub fn read_audit(state_dir: &Path) -> Vec<Value> {
                 .unwrap_or_else(|err| panic!("bad audit line ({err}): {line}"))
         })
         .collect()
+}
+
+/// The audit events of one type.
+pub fn events_of<'a>(events: &'a [Value], event_type: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["event_type"] == event_type)
+        .collect()
+}
+
+/// An audit event's timestamp.
+pub fn at(event: &Value) -> jiff::Timestamp {
+    event["timestamp"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no timestamp in {event}"))
 }
 
 /// The `event_type`s of an audit log, in order.
