@@ -491,8 +491,8 @@ impl Proxy {
                 Some(&raw),
                 message::INTERNAL_ERROR,
                 &format!(
-                    "the MCP server was not ready within {} s (it is restarting); the request was not sent",
-                    self.opts.limits.buffer_deadline.as_secs()
+                    "the MCP server was not ready within {} (it is restarting); the request was not sent",
+                    human(self.opts.limits.buffer_deadline)
                 ),
             );
             self.record(
@@ -599,6 +599,17 @@ fn describe(status: ExitStatus) -> String {
     match status {
         ExitStatus::Unknown => "could not be started".to_owned(),
         other => format!("crashed ({other})"),
+    }
+}
+
+/// A duration for people: `250 ms`, `30 s`, `1.5 s`.
+fn human(d: std::time::Duration) -> String {
+    if d < std::time::Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
     }
 }
 

@@ -3,3 +3,5 @@
 mod proxy;
 mod restarts;
 mod support;
+mod tuned;
+mod watch;
