@@ -2,6 +2,7 @@
 
 mod proxy;
 mod restarts;
+mod rmcp_client;
 mod support;
 mod tuned;
 mod watch;
