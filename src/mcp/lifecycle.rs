@@ -157,6 +157,14 @@ impl Proxy {
             AuditEvent::ServerReady,
             json!({"startup_ms": millis(startup)}),
         );
+        let (generation, pid) = (
+            slot_ids(self.slot.as_ref()).0,
+            slot_ids(self.slot.as_ref()).1,
+        );
+        say(&format!(
+            "server ready (generation {generation}, pid {pid}) after {} ms",
+            startup.as_millis()
+        ));
         self.on_ready(startup);
     }
 
@@ -165,10 +173,6 @@ impl Proxy {
     fn on_ready(&mut self, startup: std::time::Duration) {
         let Some(slot) = &self.slot else { return };
         let (generation, pid) = (slot.unit.generation(), slot.unit.pid());
-        say(&format!(
-            "server ready (generation {generation}, pid {pid}) after {} ms",
-            startup.as_millis()
-        ));
         if let Some(restart) = self.restart.take() {
             self.restarts += 1;
             let took = restart.requested.elapsed();
@@ -600,6 +604,10 @@ fn describe(status: ExitStatus) -> String {
         ExitStatus::Unknown => "could not be started".to_owned(),
         other => format!("crashed ({other})"),
     }
+}
+
+fn slot_ids(slot: Option<&Slot>) -> (u64, u32) {
+    slot.map_or((0, 0), |slot| (slot.unit.generation(), slot.unit.pid()))
 }
 
 /// A duration for people: `250 ms`, `30 s`, `1.5 s`.

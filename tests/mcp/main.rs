@@ -1,6 +1,7 @@
 //! End-to-end tests of `debussy mcp supervise` with real servers and clients.
 
 mod proxy;
+mod python;
 mod restarts;
 mod rmcp_client;
 mod support;
