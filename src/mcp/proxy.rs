@@ -477,7 +477,7 @@ impl Proxy {
         let proxy_id = self.next_id;
         let bytes = message.with_raw_id(proxy_id.to_string().as_bytes());
         let raw_id = message.raw_id().unwrap_or(b"null").to_vec();
-        let retry = is_retryable(method).then(|| (message, deadline));
+        let retry = is_retryable(method).then_some((message, deadline));
         self.inflight.insert(
             proxy_id,
             Entry {
@@ -790,7 +790,7 @@ impl Proxy {
         // A listing without a cursor starts over; pages add up until the last one.
         let names = tools::listed_names(result);
         self.listing.extend(names);
-        let last_page = !result.get("nextCursor").is_some_and(|c| !c.is_null());
+        let last_page = result.get("nextCursor").is_none_or(Value::is_null);
         if last_page {
             self.child_tools = Some(std::mem::take(&mut self.listing));
         }

@@ -196,10 +196,6 @@ pub(crate) struct StartRecord {
     pub(crate) reason: String,
 }
 
-#[expect(
-    clippy::trivially_copy_pass_by_ref,
-    reason = "serde's serialize_with passes a reference"
-)]
 fn serialize_iso<S: serde::Serializer>(ts: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&super::iso(*ts))
 }

@@ -46,7 +46,7 @@ async fn call_json(
         .expect("text content")
         .text
         .clone();
-    serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text))
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
 #[tokio::test]

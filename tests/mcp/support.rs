@@ -3,8 +3,8 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -60,8 +60,8 @@ pub struct Supervisor {
     next_id: u64,
     /// The state directory (audit log, marker).
     pub state_dir: PathBuf,
-    /// A scratch directory that lives as long as the supervisor.
-    pub dir: tempfile::TempDir,
+    /// The supervisor's working directory, removed when it is dropped.
+    _dir: tempfile::TempDir,
 }
 
 impl Supervisor {
@@ -139,13 +139,8 @@ impl Supervisor {
             stash: Vec::new(),
             next_id: 0,
             state_dir,
-            dir,
+            _dir: dir,
         }
-    }
-
-    /// The supervisor's pid.
-    pub fn pid(&self) -> u32 {
-        self.pid
     }
 
     /// Write one message.
@@ -164,17 +159,6 @@ impl Supervisor {
         stdin.flush().expect("flush");
     }
 
-    /// Take the supervisor's stdin to write from elsewhere (the caller then owns closing
-    /// it).
-    pub fn take_stdin(&mut self) -> ChildStdin {
-        self.stdin.take().expect("stdin open")
-    }
-
-    /// Give stdin back.
-    pub fn give_stdin(&mut self, stdin: ChildStdin) {
-        self.stdin = Some(stdin);
-    }
-
     /// Send a request with a fresh numeric id; returns the id.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
@@ -188,10 +172,7 @@ impl Supervisor {
         if !self.stash.is_empty() {
             return Some(self.stash.remove(0));
         }
-        match self.lines.recv_timeout(timeout) {
-            Ok(value) => Some(value),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.lines.recv_timeout(timeout).ok()
     }
 
     /// Wait for the message matching `pred`, keeping the others for later.
