@@ -7,8 +7,8 @@
 //! ```
 //!
 //! Tools: `echo(text)`, `whoami()` (pid, generation, start count), `slow(ms)`, `exit_42()`
-//! (replies, then exits with code 42), `crash()` (aborts without replying) and
-//! `big_output(bytes)`.
+//! (replies, then exits with code 42), `crash()` (aborts without replying),
+//! `big_output(bytes)` and `list_roots()` (asks the client for its roots).
 //!
 //! Flags for misbehaving on purpose:
 //! - `--garbage`: print lines that are not JSON-RPC on stdout at startup (a log line and a
@@ -94,6 +94,22 @@ impl TestServer {
     #[tool(description = "Abort at once, without answering")]
     async fn crash(&self) -> String {
         std::process::abort();
+    }
+
+    #[tool(description = "Ask the client for its roots (a request from the server to the client)")]
+    #[expect(
+        deprecated,
+        reason = "roots are still what clients such as Claude Code answer; any server-to-client request would do"
+    )]
+    async fn list_roots(&self, peer: rmcp::Peer<rmcp::RoleServer>) -> String {
+        match peer.list_roots().await {
+            Ok(result) => serde_json::json!({
+                "roots": result.roots.len(),
+                "first": result.roots.first().map(|root| root.uri.clone()),
+            })
+            .to_string(),
+            Err(err) => format!("error: {err}"),
+        }
     }
 
     #[tool(description = "Return about `bytes` bytes of multi-byte text")]

@@ -218,11 +218,15 @@ impl InFlight {
         out
     }
 
-    /// How many client requests are in flight to `generation`.
+    /// How many client requests still awaited from `generation` (cancelled ones are not:
+    /// a server need not answer them).
     pub(crate) fn client_requests_to(&self, generation: u64) -> usize {
         self.entries
             .values()
-            .filter(|e| e.generation == generation && matches!(e.origin, Origin::Client(_)))
+            .filter(|e| {
+                e.generation == generation
+                    && matches!(&e.origin, Origin::Client(request) if !request.cancelled)
+            })
             .count()
     }
 
@@ -416,6 +420,8 @@ mod tests {
             },
         );
         assert_eq!(f.client_requests_to(1), 2);
+        f.cancel(5);
+        assert_eq!(f.client_requests_to(1), 1);
         let taken: Vec<u64> = f.take_generation(1).into_iter().map(|(id, _)| id).collect();
         assert_eq!(taken, vec![3, 5, 9]);
         assert_eq!(f.len(), 1);

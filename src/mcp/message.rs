@@ -220,6 +220,25 @@ enum Classified {
 }
 
 fn classify(bytes: &[u8]) -> Result<(Kind, Option<Range<usize>>), Classified> {
+    // serde would read a struct from an array too (`["2.0", 1, "ping"]`); a message is
+    // an object. A batch (an array of messages, dropped from MCP in 2025-06-18) is not
+    // supported either.
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(b'[') if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() => {
+            return Err(Classified::Invalid(
+                "a JSON-RPC message must be an object (batches are not supported)".into(),
+            ));
+        }
+        Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+            if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() =>
+        {
+            return Err(Classified::Invalid(
+                "a JSON-RPC message must be an object".into(),
+            ));
+        }
+        _ => {}
+    }
     let probe: Probe<'_> = match serde_json::from_slice(bytes) {
         Ok(probe) => probe,
         Err(err) => {
@@ -393,6 +412,8 @@ mod tests {
         for invalid in [
             "42",
             "[]",
+            r#"["2.0", 1, "ping"]"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
             r#"{"id":1,"method":"x"}"#,
             r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
             r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#,

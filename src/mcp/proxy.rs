@@ -536,6 +536,7 @@ impl Proxy {
             return;
         };
         self.inflight.cancel(proxy_id);
+        self.check_drained();
         let Some(slot) = &self.slot else { return };
         if slot.unit.generation() != generation || matches!(slot.phase, Phase::Stopping(_)) {
             return;

@@ -276,3 +276,46 @@ fn a_missing_server_command_is_a_clear_error() {
         s.stderr()
     );
 }
+
+#[test]
+fn server_requests_reach_the_client_under_the_supervisors_ids() {
+    let mut s = Supervisor::start(&[]);
+    let reply = s.call(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"roots": {"listChanged": false}},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert!(reply.get("result").is_some(), "{reply}");
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = s.request("tools/call", json!({"name": "list_roots", "arguments": {}}));
+    let asked = s.wait_for("roots/list", crate::support::WAIT, |m| {
+        m["method"] == "roots/list"
+    });
+    let id = asked["id"].clone();
+    s.send(&json!({"jsonrpc": "2.0", "id": id,
+        "result": {"roots": [{"uri": "file:///work", "name": "work"}]}}));
+    let reply = s.response(&call);
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .expect("text");
+    let seen: Value = serde_json::from_str(text).expect("json");
+    assert_eq!(seen, json!({"roots": 1, "first": "file:///work"}));
+
+    // A server request still open when its server dies is cancelled for the client, and
+    // a late answer to it goes nowhere.
+    let call = s.request("tools/call", json!({"name": "list_roots", "arguments": {}}));
+    let asked = s.wait_for("roots/list", crate::support::WAIT, |m| {
+        m["method"] == "roots/list"
+    });
+    assert_ne!(asked["id"], id, "ids of server requests are never reused");
+    let (pid, _) = s.whoami();
+    crate::support::signal_pid(pid, nix::sys::signal::Signal::SIGKILL);
+    let reply = s.response(&call);
+    assert_eq!(reply["error"]["code"], -32603, "{reply}");
+    let cancelled = s.notification("notifications/cancelled");
+    assert_eq!(cancelled["params"]["requestId"], asked["id"], "{cancelled}");
+    s.send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": []}}));
+    let (pid2, generation) = s.whoami();
+    assert_ne!(pid, pid2);
+    assert_eq!(generation, 2);
+}
