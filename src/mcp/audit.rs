@@ -1,8 +1,10 @@
 //! The supervisor's audit trail: append-only JSON Lines at `<state-dir>/audit.jsonl`.
 //!
 //! Each line is `{timestamp, event_type, generation, pid, …}` (issue 6, "Audit trail and
-//! marker"). Every line is flushed and fsynced before `record` returns, so a line written
-//! before a child is stopped survives the machine dying. Failing to write is reported on
+//! marker"). Every line is written and flushed to the OS before `record` returns, and
+//! fsynced: in the background as it is written, and at once at the barriers — before a
+//! child is stopped and before the supervisor exits — so that a line written before a
+//! child is stopped survives the machine dying. Failing to write is reported on
 //! stderr and never stops the proxy: the audit trail serves the proxy, not the reverse.
 //!
 //! This module owns the file and the event names; it does not decide when events happen.
@@ -81,7 +83,8 @@ impl AuditLog {
         &self.path
     }
 
-    /// Append one event and make it durable (write, flush, fsync) before returning.
+    /// Append one event: written and flushed before returning, fsynced in the background
+    /// (see [`AuditLog::sync`] for the barrier).
     ///
     /// # Errors
     /// Writing or syncing failed; the caller reports it and carries on.
@@ -111,7 +114,34 @@ impl AuditLog {
         // state directory interleave whole, never mixed.
         self.file.write_all(&bytes)?;
         self.file.flush()?;
+        self.sync_soon();
+        Ok(())
+    }
+
+    /// Make everything written so far durable now (fsync). The supervisor calls this
+    /// before it stops a child and before it exits.
+    ///
+    /// # Errors
+    /// The file system refused to sync.
+    pub fn sync(&mut self) -> io::Result<()> {
         self.file.sync_data()
+    }
+
+    /// Sync in the background when running in a Tokio runtime (the line is already with
+    /// the OS, so only a machine crash in the next milliseconds could lose it), at once
+    /// otherwise. Keeps fsync off the proxy's path except at the barriers.
+    fn sync_soon(&mut self) {
+        let background = tokio::runtime::Handle::try_current()
+            .ok()
+            .zip(self.file.try_clone().ok());
+        match background {
+            Some((runtime, file)) => {
+                runtime.spawn_blocking(move || file.sync_data());
+            }
+            None => {
+                let _ = self.file.sync_data();
+            }
+        }
     }
 }
 

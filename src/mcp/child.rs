@@ -1,6 +1,6 @@
-//! One MCP server process as the proxy sees it: a generation number, a pid, a queue of
-//! lines for its stdin, and its events forwarded, tagged with the generation, to the
-//! dispatcher's single channel.
+//! One MCP server process as the proxy sees it: a generation number, a pid, and a queue
+//! of lines for its stdin. Its events ([`Events`]) go to the dispatcher, which reads them
+//! directly in its loop.
 //!
 //! The process itself (its group, pipes, stop ladder, reaping) belongs to
 //! [`crate::process`]; this module only adapts it. The child's stderr is inherited: server
@@ -8,24 +8,9 @@
 
 use tokio::sync::mpsc;
 
-use crate::process::{
-    Child, ChildControl, ExitReport, ProcessCommand, ProcessError, ProcessEvent, StopLadder, Stream,
-};
+use crate::process::{Child, ChildControl, Events, ProcessCommand, ProcessError, StopLadder};
 
 use super::options::Limits;
-
-/// What a child reports to the dispatcher.
-#[derive(Debug)]
-pub(crate) enum ChildEvent {
-    /// One line the child wrote on stdout.
-    Stdout(Vec<u8>),
-    /// The child wrote a line longer than the limit; it was dropped.
-    TooLong(usize),
-    /// Something the child started outlived it (and was killed, or abandoned).
-    Leaked(String),
-    /// The child exited and was reaped; always its last event.
-    Exited(ExitReport),
-}
 
 /// A running child, owned by the dispatcher. Dropping it kills the child's whole group.
 #[derive(Debug)]
@@ -37,15 +22,13 @@ pub(crate) struct ChildUnit {
     _owner: Child,
 }
 
-/// Start generation `generation` of the server `command`.
-///
-/// The child gets `DEBUSSY_MCP_GENERATION` in its environment. Its events go to `events`.
+/// Start generation `generation` of the server `command`; returns the child and its
+/// events. The child gets `DEBUSSY_MCP_GENERATION` in its environment.
 pub(crate) fn spawn(
     command: &[String],
     generation: u64,
     limits: &Limits,
-    events: mpsc::UnboundedSender<(u64, ChildEvent)>,
-) -> Result<ChildUnit, ProcessError> {
+) -> Result<(ChildUnit, Option<Events>), ProcessError> {
     let (program, args) = command.split_first().ok_or_else(|| ProcessError::Spawn {
         program: String::new(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "no server command"),
@@ -76,41 +59,17 @@ pub(crate) fn spawn(
             }
         });
     }
-    if let Some(mut child_events) = child.take_events() {
-        tokio::spawn(async move {
-            while let Some(event) = child_events.recv().await {
-                let event = match event {
-                    ProcessEvent::Line {
-                        stream: Stream::Stdout,
-                        line,
-                    } => ChildEvent::Stdout(line),
-                    ProcessEvent::Line {
-                        stream: Stream::Stderr,
-                        line,
-                    } => {
-                        eprintln!("{}", String::from_utf8_lossy(&line));
-                        continue;
-                    }
-                    ProcessEvent::LineTooLong { limit, .. } => ChildEvent::TooLong(limit),
-                    ProcessEvent::Leaked(leak) => ChildEvent::Leaked(leak.to_string()),
-                    ProcessEvent::Exited(report) => {
-                        let _ = events.send((generation, ChildEvent::Exited(report)));
-                        break;
-                    }
-                };
-                if events.send((generation, event)).is_err() {
-                    break;
-                }
-            }
-        });
-    }
-    Ok(ChildUnit {
-        generation,
-        pid,
-        stdin: stdin_tx,
-        control,
-        _owner: child,
-    })
+    let events = child.take_events();
+    Ok((
+        ChildUnit {
+            generation,
+            pid,
+            stdin: stdin_tx,
+            control,
+            _owner: child,
+        },
+        events,
+    ))
 }
 
 impl ChildUnit {
@@ -131,7 +90,7 @@ impl ChildUnit {
     }
 
     /// Start the stop ladder (close stdin, SIGTERM, SIGKILL) without waiting; the exit
-    /// arrives as [`ChildEvent::Exited`]. Idempotent.
+    /// arrives as the child's last event. Idempotent.
     pub(crate) fn stop(&self) {
         self.control.request_stop();
     }

@@ -27,10 +27,16 @@ pub(crate) enum Frame {
 }
 
 /// Reads lines from a byte stream, never holding more than the maximum line length.
+///
+/// Cancel-safe: [`LineReader::next`] may be dropped at any await (it runs in the
+/// dispatcher's `select!`); bytes already taken from the stream stay in the reader and
+/// the next call carries on with the same line.
 pub(crate) struct LineReader<R> {
     inner: BufReader<R>,
     line: Vec<u8>,
     max: usize,
+    /// Set while dropping an over-long line: how many bytes it has had so far.
+    discarded: Option<usize>,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -40,6 +46,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             inner: BufReader::with_capacity(64 * 1024, inner),
             line: Vec::new(),
             max,
+            discarded: None,
         }
     }
 
@@ -57,28 +64,32 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     async fn next_raw(&mut self) -> io::Result<Frame> {
-        let mut discarded: Option<usize> = None;
         loop {
+            // Between the await and `consume` nothing awaits: what is copied out of the
+            // buffer is consumed in the same step, so cancelling loses nothing.
             let available = self.inner.fill_buf().await?;
             if available.is_empty() {
-                return Ok(match discarded {
+                return Ok(match self.discarded.take() {
                     Some(len) => Frame::Oversized(len),
-                    None => Frame::Eof,
+                    None => {
+                        self.line.clear();
+                        Frame::Eof
+                    }
                 });
             }
             let newline = memchr(available);
             let take = newline.map_or(available.len(), |i| i + 1);
-            if let Some(len) = discarded.as_mut() {
+            if let Some(len) = self.discarded.as_mut() {
                 *len += take;
             } else if self.line.len() + take > self.max.saturating_add(1) {
-                discarded = Some(self.line.len() + take);
+                self.discarded = Some(self.line.len() + take);
                 self.line.clear();
             } else {
                 self.line.extend_from_slice(&available[..take]);
             }
             self.inner.consume(take);
             if newline.is_some() {
-                if let Some(len) = discarded {
+                if let Some(len) = self.discarded.take() {
                     return Ok(Frame::Oversized(len));
                 }
                 let mut line = std::mem::take(&mut self.line);

@@ -24,13 +24,11 @@ impl Proxy {
         let generation = self.generation;
         let now = Instant::now();
         self.policy.child_started(now);
-        let unit = match child::spawn(
-            &self.opts.command,
-            generation,
-            &self.opts.limits,
-            self.child_tx.clone(),
-        ) {
-            Ok(unit) => unit,
+        let unit = match child::spawn(&self.opts.command, generation, &self.opts.limits) {
+            Ok((unit, events)) => {
+                self.new_events = events.map(|events| (generation, events));
+                unit
+            }
             Err(err) => {
                 say(&format!(
                     "cannot start the server (generation {generation}): {err}"
@@ -317,6 +315,8 @@ impl Proxy {
             StopWhy::Shutdown => "was shut down",
         };
         self.fail_inflight(generation, text);
+        // Issue 6: the audit lines are durable before the child is stopped.
+        self.sync_audit();
         if let Some(slot) = &mut self.slot {
             slot.phase = Phase::Stopping(why);
             slot.unit.stop();

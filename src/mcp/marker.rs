@@ -3,7 +3,9 @@
 //!
 //! Written atomically: a temporary file in the same directory, created with mode 0600,
 //! fsynced, then renamed over the marker, so a reader sees the old marker or the new one,
-//! never half of one (issue 6, "Audit trail and marker").
+//! never half of one (issue 6, "Audit trail and marker"). The directory is not fsynced:
+//! after a machine crash the rename may be lost, leaving the previous marker, which the
+//! audit log (synced before the child is stopped) still records.
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
@@ -64,10 +66,10 @@ impl RestartMarker {
             let mut bytes = serde_json::to_vec_pretty(self)?;
             bytes.push(b'\n');
             file.write_all(&bytes)?;
-            file.sync_all()?;
-            std::fs::rename(&temp, &path)?;
-            // Make the rename itself durable.
-            std::fs::File::open(dir)?.sync_all()
+            // The content is on disk before the rename makes it the marker, so the marker
+            // is never seen empty or half written, even after a crash.
+            file.sync_data()?;
+            std::fs::rename(&temp, &path)
         })();
         if result.is_err() {
             let _ = std::fs::remove_file(&temp);

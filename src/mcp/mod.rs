@@ -79,8 +79,8 @@ pub use marker::RestartMarker;
 pub use options::{Limits, SuperviseOptions, default_name};
 pub use proxy::SuperviseOutcome;
 
-use framing::{Frame, LineReader};
-use proxy::{ClientInput, Control, Idle, Proxy};
+use framing::LineReader;
+use proxy::{Control, Idle, Proxy};
 
 /// Errors that keep the supervisor from starting. Once it runs, nothing is fatal: errors
 /// become log lines and audit events.
@@ -190,8 +190,6 @@ where
     ));
 
     let (control_tx, control_rx) = mpsc::unbounded_channel();
-    let (child_tx, child_rx) = mpsc::unbounded_channel();
-    let (client_tx, client_rx) = mpsc::channel(256);
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
 
     let _watcher = if opts.watch.is_empty() {
@@ -203,8 +201,7 @@ where
         )
     };
 
-    let max_line = opts.limits.max_line_length;
-    let reader = tokio::spawn(read_client(input, max_line, client_tx));
+    let client = LineReader::new(input, opts.limits.max_line_length);
     let gone = control_tx.clone();
     let writer = tokio::spawn(async move {
         if let Err(err) = framing::write_lines(output, out_rx).await {
@@ -220,7 +217,7 @@ where
         handshake: handshake::Handshake::default(),
         audit: Some(audit),
         to_client: out_tx,
-        child_tx,
+        new_events: None,
         control_tx: control_tx.clone(),
         next_id: 0,
         next_server_id: 0,
@@ -249,12 +246,11 @@ where
             AuditEvent::SupervisorExiting,
             json!({"reason": "the server could not be started"}),
         );
-        reader.abort();
+        proxy.sync_audit();
         return Err(McpError::Start(err));
     }
     on_start(Shutdown(control_tx));
-    let outcome = proxy.run(client_rx, child_rx, control_rx).await;
-    reader.abort();
+    let outcome = proxy.run(client, control_rx).await;
     // Everything queued for the client goes out before the supervisor returns.
     if tokio::time::timeout(Duration::from_secs(5), writer)
         .await
@@ -263,27 +259,6 @@ where
         say("the client did not read the last messages within 5 s");
     }
     Ok(outcome)
-}
-
-async fn read_client<R: AsyncRead + Unpin>(
-    input: R,
-    max_line: usize,
-    client_tx: mpsc::Sender<ClientInput>,
-) {
-    let mut reader = LineReader::new(input, max_line);
-    loop {
-        let input = match reader.next().await {
-            Ok(frame) => ClientInput::Frame(frame),
-            Err(err) => ClientInput::Error(err.to_string()),
-        };
-        let end = matches!(
-            input,
-            ClientInput::Frame(Frame::Eof) | ClientInput::Error(_)
-        );
-        if client_tx.send(input).await.is_err() || end {
-            return;
-        }
-    }
 }
 
 /// Log one line for humans on stderr: `[<ISO-8601 UTC>] [SUPERVISOR] message`. Never

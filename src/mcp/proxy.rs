@@ -13,13 +13,15 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::audit::{AuditEvent, AuditLog};
-use super::child::{ChildEvent, ChildUnit};
+use super::child::ChildUnit;
+use super::framing::LineReader;
 use super::handshake::Handshake;
 use super::inflight::{Buffer, ClientRequest, Entry, Held, InFlight, Origin, ServerRequest};
 use super::message::{self, Kind, Message, Parsed, RequestId};
 use super::options::SuperviseOptions;
 use super::tools::{self, InjectedCall, StartRecord};
 use super::{framing::Frame, say};
+use crate::process::{Events, ProcessEvent, Stream};
 
 /// Something the dispatcher reacts to, other than client input and child events.
 #[derive(Debug)]
@@ -37,15 +39,6 @@ pub(crate) enum Control {
     },
     /// Writing to the client failed: the client is gone.
     ClientGone(String),
-}
-
-/// Input from the client.
-#[derive(Debug)]
-pub(crate) enum ClientInput {
-    /// One framed line, or the end of the stream.
-    Frame(Frame),
-    /// Reading failed.
-    Error(String),
 }
 
 /// Why a child is being stopped.
@@ -171,7 +164,8 @@ pub(crate) struct Proxy {
     pub(crate) handshake: Handshake,
     pub(crate) audit: Option<AuditLog>,
     pub(crate) to_client: mpsc::UnboundedSender<Vec<u8>>,
-    pub(crate) child_tx: mpsc::UnboundedSender<(u64, ChildEvent)>,
+    /// Events of a child just started, for the loop to read from.
+    pub(crate) new_events: Option<(u64, Events)>,
     pub(crate) control_tx: mpsc::UnboundedSender<Control>,
     pub(crate) next_id: u64,
     pub(crate) next_server_id: u64,
@@ -207,19 +201,23 @@ fn is_retryable(method: &str) -> bool {
 
 impl Proxy {
     /// Run until the supervisor should exit.
-    pub(crate) async fn run(
+    pub(crate) async fn run<R: tokio::io::AsyncRead + Unpin>(
         mut self,
-        mut client_rx: mpsc::Receiver<ClientInput>,
-        mut child_rx: mpsc::UnboundedReceiver<(u64, ChildEvent)>,
+        mut client: LineReader<R>,
         mut control_rx: mpsc::UnboundedReceiver<Control>,
     ) -> SuperviseOutcome {
         let mut client_open = true;
+        let mut child_events: Option<(u64, Events)> = None;
         loop {
+            if let Some(events) = self.new_events.take() {
+                child_events = Some(events);
+            }
             if let Some(outcome) = self.done.take() {
                 self.record(
                     AuditEvent::SupervisorExiting,
                     json!({"reason": outcome.describe(), "exit_code": 0}),
                 );
+                self.sync_audit();
                 say(&format!("exiting: {}", outcome.describe()));
                 return outcome;
             }
@@ -227,19 +225,26 @@ impl Proxy {
             tokio::select! {
                 biased;
                 Some(control) = control_rx.recv() => self.on_control(control),
-                Some((generation, event)) = child_rx.recv() => self.on_child(generation, event),
-                input = client_rx.recv(), if client_open => match input {
-                    Some(ClientInput::Frame(Frame::Line(line))) => self.on_client_line(line),
-                    Some(ClientInput::Frame(Frame::Oversized(len))) => say(&format!(
+                (generation, event) = next_event(&mut child_events) => match event {
+                    Some(ProcessEvent::Exited(report)) => {
+                        child_events = None;
+                        self.on_child_exit(generation, &report);
+                    }
+                    Some(event) => self.on_child(generation, event),
+                    None => child_events = None,
+                },
+                frame = client.next(), if client_open => match frame {
+                    Ok(Frame::Line(line)) => self.on_client_line(line),
+                    Ok(Frame::Oversized(len)) => say(&format!(
                         "dropped a message from the client of {len} bytes: longer than the {} byte limit",
                         self.opts.limits.max_line_length
                     )),
-                    Some(ClientInput::Error(err)) => {
-                        say(&format!("reading from the client failed: {err}"));
+                    Ok(Frame::Eof) => {
                         client_open = false;
                         self.begin_shutdown(SuperviseOutcome::ClientClosed);
                     }
-                    Some(ClientInput::Frame(Frame::Eof)) | None => {
+                    Err(err) => {
+                        say(&format!("reading from the client failed: {err}"));
                         client_open = false;
                         self.begin_shutdown(SuperviseOutcome::ClientClosed);
                     }
@@ -315,6 +320,18 @@ impl Proxy {
             None => (Some(self.generation).filter(|g| *g > 0), None),
         };
         self.record_for(event, generation, pid, details);
+    }
+
+    /// Make every audit line written so far durable (a barrier before stopping a child).
+    pub(crate) fn sync_audit(&mut self) {
+        if let Some(audit) = &mut self.audit
+            && let Err(err) = audit.sync()
+        {
+            say(&format!(
+                "cannot sync the audit log {}: {err}",
+                audit.path().display()
+            ));
+        }
     }
 
     pub(crate) fn record_for(
@@ -601,16 +618,28 @@ impl Proxy {
 
     // ----- child → client -----
 
-    fn on_child(&mut self, generation: u64, event: ChildEvent) {
+    fn on_child(&mut self, generation: u64, event: ProcessEvent) {
         match event {
-            ChildEvent::Stdout(line) => self.on_child_line(generation, line),
-            ChildEvent::TooLong(limit) => say(&format!(
+            ProcessEvent::Line {
+                stream: Stream::Stdout,
+                line,
+            } => self.on_child_line(generation, line),
+            ProcessEvent::Line {
+                stream: Stream::Stderr,
+                line,
+            } => {
+                // Only if stderr were piped; it is inherited, but pass it on all the same.
+                let mut line = line;
+                line.push(b'\n');
+                let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &line);
+            }
+            ProcessEvent::LineTooLong { limit, .. } => say(&format!(
                 "the server (generation {generation}) wrote a line longer than {limit} bytes on stdout; dropped"
             )),
-            ChildEvent::Leaked(what) => say(&format!(
-                "the server (generation {generation}) left processes behind: {what}"
+            ProcessEvent::Leaked(leak) => say(&format!(
+                "the server (generation {generation}) left processes behind: {leak}"
             )),
-            ChildEvent::Exited(report) => self.on_child_exit(generation, &report),
+            ProcessEvent::Exited(report) => self.on_child_exit(generation, &report),
         }
     }
 
@@ -880,6 +909,14 @@ impl Proxy {
                 self.request_restart(&reason, Source::Tool, Some(Waiter { raw_id }));
             }
         }
+    }
+}
+
+/// The next event of the current child; never resolves when there is none.
+async fn next_event(events: &mut Option<(u64, Events)>) -> (u64, Option<ProcessEvent>) {
+    match events {
+        Some((generation, events)) => (*generation, events.recv().await),
+        None => std::future::pending().await,
     }
 }
 

@@ -31,10 +31,12 @@ fn a_change_builds_and_restarts_and_a_failed_build_keeps_the_server() {
     let fifo = work.path().join("build.fifo");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
     let broken = work.path().join("broken");
+    // The outcome is decided before the build reports on the FIFO, so the test may
+    // change `broken` as soon as it has read the report.
     let build = format!(
-        "echo building >&2; echo built > '{}'; test ! -f '{}'",
-        fifo.display(),
-        broken.display()
+        "echo building >&2; if [ -f '{broken}' ]; then echo failed > '{fifo}'; exit 1; fi; echo built > '{fifo}'",
+        fifo = fifo.display(),
+        broken = broken.display()
     );
     let src_arg = src.display().to_string();
     let mut s = Supervisor::start_with(
@@ -58,7 +60,10 @@ fn a_change_builds_and_restarts_and_a_failed_build_keeps_the_server() {
     std::fs::write(&broken, "").expect("write");
     let built = fifo_line(&fifo);
     std::fs::write(src.join("server.txt"), "v3").expect("write");
-    assert_eq!(built.recv_timeout(WAIT).expect("build ran").trim(), "built");
+    assert_eq!(
+        built.recv_timeout(WAIT).expect("build ran").trim(),
+        "failed"
+    );
     // Saving by rename (as many editors do) counts as a change too.
     std::fs::remove_file(&broken).expect("remove");
     let built = fifo_line(&fifo);
