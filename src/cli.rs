@@ -326,6 +326,10 @@ pub struct ConfigArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: ConfigFormat,
+
+    /// The `run` overrides, to preview the configuration a run with them would use.
+    #[command(flatten)]
+    pub overrides: RunOverrides,
 }
 
 /// `debussy completions`.

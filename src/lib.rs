@@ -6,14 +6,19 @@
 //! [`process`], [`restart`] → [`config`], [`plan`].
 
 pub mod agent;
+pub mod checkpoint;
 pub mod cli;
 pub mod commands;
+pub mod compliance;
 pub mod config;
 pub mod context;
 pub mod exit;
+pub mod git;
 pub mod logging;
 pub mod mcp;
 pub mod plan;
 pub mod process;
 pub mod restart;
+pub mod run_env;
 pub mod session;
+pub mod state;

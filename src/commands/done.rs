@@ -1,11 +1,37 @@
-//! `debussy done`.
+//! `debussy done`: the agent reports that a phase is finished, blocked or failed.
 
-use crate::cli::{DoneArgs, GlobalArgs};
-use crate::exit::{CommandResult, Failure};
+use crate::cli::{DoneArgs, DoneStatus, GlobalArgs};
+use crate::exit::{CommandResult, Exit, Failure};
+use crate::state::CompletionStatus;
 
 pub(super) fn run(global: &GlobalArgs, args: DoneArgs) -> CommandResult {
-    let _ = (global, args);
-    Err(Failure::usage(miette::miette!(
-        "`debussy done` is not available in this build"
-    )))
+    let (env, store) = super::agent_report::run_store(global, "done")?;
+    let phase = args
+        .phase
+        .or(args.phase_pos)
+        .filter(|p| !p.trim().is_empty())
+        .or_else(|| (!env.phase_id.is_empty()).then(|| env.phase_id.clone()))
+        .ok_or_else(|| {
+            Failure::usage(miette::miette!(
+                help = "pass the phase id: `debussy done --phase 2`",
+                "no phase given and none known from the environment"
+            ))
+        })?;
+    let status = match args
+        .status
+        .or(args.status_pos)
+        .unwrap_or(DoneStatus::Completed)
+    {
+        DoneStatus::Completed => CompletionStatus::Completed,
+        DoneStatus::Blocked => CompletionStatus::Blocked,
+        DoneStatus::Failed => CompletionStatus::Failed,
+    };
+    store
+        .record_completion(&env.run_id, &phase, status, args.reason.as_deref())
+        .map_err(Failure::failed)?;
+    match &args.reason {
+        Some(reason) => println!("recorded: phase {phase} {status} ({reason})"),
+        None => println!("recorded: phase {phase} {status}"),
+    }
+    Ok(Exit::Success)
 }

@@ -1,11 +1,44 @@
-//! `debussy history`.
+//! `debussy history`: past runs, newest first.
 
-use crate::cli::{GlobalArgs, HistoryArgs};
-use crate::exit::{CommandResult, Failure};
+use crate::cli::{GlobalArgs, HistoryArgs, ReportFormat};
+use crate::exit::{CommandResult, Exit, Failure};
+use crate::state::Store;
+
+use super::report::{duration_between, table};
 
 pub(super) fn run(global: &GlobalArgs, args: &HistoryArgs) -> CommandResult {
-    let _ = (global, args);
-    Err(Failure::usage(miette::miette!(
-        "`debussy history` is not available in this build"
-    )))
+    let root = super::load_config(global, None)?.project_root;
+    let runs = match Store::open_existing(&root).map_err(Failure::failed)? {
+        Some(store) => store.runs(None, args.limit).map_err(Failure::failed)?,
+        None => Vec::new(),
+    };
+    match args.format {
+        ReportFormat::Json => super::report::print_json(&runs)?,
+        ReportFormat::Text if runs.is_empty() => {
+            println!("no runs recorded in {} yet", root.display())
+        }
+        ReportFormat::Text => {
+            let rows: Vec<Vec<String>> = runs
+                .iter()
+                .map(|run| {
+                    vec![
+                        run.id[..run.id.len().min(8)].to_owned(),
+                        run.started_at.clone(),
+                        run.status.to_string(),
+                        duration_between(&run.started_at, run.ended_at.as_deref()),
+                        run.plan_title.clone(),
+                        run.current_phase.clone().unwrap_or_else(|| "-".into()),
+                    ]
+                })
+                .collect();
+            print!(
+                "{}",
+                table(
+                    &["RUN", "STARTED", "STATUS", "TIME", "PLAN", "PHASE"],
+                    &rows
+                )
+            );
+        }
+    }
+    Ok(Exit::Success)
 }

@@ -1,11 +1,360 @@
-//! `debussy init`.
+//! `debussy init [DIR] [--force]`: set a project up for debussy.
+//!
+//! Writes the commented default configuration (`.debussy/config.yaml`, the text of
+//! `config/default.yaml`), the bundled example plan (`examples/demo/`, as
+//! `plans/example/`) and the Claude Code slash commands that let an agent report to
+//! debussy (`.claude/commands/debussy-{done,progress,status}.md`). Every file is compiled
+//! into the binary. Existing files are never overwritten without `--force`: if any
+//! exists, nothing is written and each one is named.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{GlobalArgs, InitArgs};
-use crate::exit::{CommandResult, Failure};
+use crate::exit::{CommandResult, Exit, Failure};
 
-pub(super) fn run(global: &GlobalArgs, args: &InitArgs) -> CommandResult {
-    let _ = (global, args);
-    Err(Failure::usage(miette::miette!(
-        "`debussy init` is not available in this build"
-    )))
+/// A file `init` writes: its path under the project directory and its contents.
+struct Template {
+    path: &'static str,
+    contents: &'static str,
+}
+
+const TEMPLATES: &[Template] = &[
+    Template {
+        path: ".debussy/config.yaml",
+        contents: crate::config::DEFAULT_FILE,
+    },
+    Template {
+        path: "plans/example/MASTER_PLAN.md",
+        contents: include_str!("../../examples/demo/MASTER_PLAN.md"),
+    },
+    Template {
+        path: "plans/example/phase-1.md",
+        contents: include_str!("../../examples/demo/phase-1.md"),
+    },
+    Template {
+        path: "plans/example/phase-2.md",
+        contents: include_str!("../../examples/demo/phase-2.md"),
+    },
+    Template {
+        path: ".claude/commands/debussy-done.md",
+        contents: include_str!("../../config/claude/commands/debussy-done.md"),
+    },
+    Template {
+        path: ".claude/commands/debussy-progress.md",
+        contents: include_str!("../../config/claude/commands/debussy-progress.md"),
+    },
+    Template {
+        path: ".claude/commands/debussy-status.md",
+        contents: include_str!("../../config/claude/commands/debussy-status.md"),
+    },
+];
+
+/// Why `init` wrote nothing, or stopped.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+enum InitError {
+    #[error("refusing to overwrite {} existing file{}:{}", .files.len(), plural(.files.len()), list(.files))]
+    #[diagnostic(
+        code(debussy::init::exists),
+        help(
+            "nothing was written; move the files aside, or run again with --force to overwrite them"
+        )
+    )]
+    Exists { files: Vec<PathBuf> },
+
+    #[error("{} is not a directory", .dir.display())]
+    #[diagnostic(
+        code(debussy::init::not_a_directory),
+        help("give init a project directory")
+    )]
+    NotADirectory { dir: PathBuf },
+
+    #[error("failed to write {}", .path.display())]
+    #[diagnostic(code(debussy::init::write))]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// One file per line, so a long list stays readable.
+fn list(files: &[PathBuf]) -> String {
+    files
+        .iter()
+        .map(|f| format!("\n  {}", f.display()))
+        .collect()
+}
+
+pub(super) fn run(_global: &GlobalArgs, args: &InitArgs) -> CommandResult {
+    let cwd = std::env::current_dir().map_err(|err| {
+        Failure::usage(miette::miette!("cannot read the current directory: {err}"))
+    })?;
+    let dir = match &args.dir {
+        Some(dir) => cwd.join(dir),
+        None => cwd.clone(),
+    };
+    let written = match write_templates(&dir, args.force) {
+        Ok(written) => written,
+        Err(err @ (InitError::Exists { .. } | InitError::NotADirectory { .. })) => {
+            return Err(Failure::usage(err));
+        }
+        Err(err) => return Err(Failure::failed(err)),
+    };
+    let mut out = format!("initialized debussy in {}\n", dir.display());
+    for (path, overwritten) in &written {
+        let verb = if *overwritten { "overwrote" } else { "wrote" };
+        out.push_str(&format!("  {verb} {path}\n"));
+    }
+    let cd = if dir == cwd {
+        String::new()
+    } else {
+        format!("cd {} && ", args.dir.as_deref().unwrap_or(&dir).display())
+    };
+    out.push_str(&format!(
+        "next: {cd}debussy audit plans/example/MASTER_PLAN.md\n      \
+         {cd}debussy run plans/example/MASTER_PLAN.md --dry-run\n"
+    ));
+    std::io::stdout()
+        .lock()
+        .write_all(out.as_bytes())
+        .map_err(|source| {
+            Failure::failed(InitError::Write {
+                path: PathBuf::from("standard output"),
+                source,
+            })
+        })?;
+    Ok(Exit::Success)
+}
+
+/// Write every template under `dir`; returns each relative path and whether it replaced
+/// an existing file. Without `force`, writes nothing if any target exists.
+fn write_templates(dir: &Path, force: bool) -> Result<Vec<(&'static str, bool)>, InitError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(InitError::NotADirectory {
+            dir: dir.to_path_buf(),
+        });
+    }
+    let existing: Vec<PathBuf> = TEMPLATES
+        .iter()
+        .map(|t| PathBuf::from(t.path))
+        .filter(|relative| dir.join(relative).symlink_metadata().is_ok())
+        .collect();
+    if !existing.is_empty() && !force {
+        return Err(InitError::Exists { files: existing });
+    }
+    let mut written = Vec::new();
+    for template in TEMPLATES {
+        let path = dir.join(template.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| InitError::Write {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        std::fs::write(&path, template.contents).map_err(|source| InitError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        written.push((
+            template.path,
+            existing.contains(&PathBuf::from(template.path)),
+        ));
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    /// Split a shell command line into words, honouring quotes and expanding `$NAME`
+    /// from `vars` (enough for the command lines in our templates).
+    fn shell_words(line: &str, vars: &[(&str, &str)]) -> Vec<String> {
+        let mut words = Vec::new();
+        let mut word = String::new();
+        let mut in_word = false;
+        let mut quote: Option<char> = None;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (quote, c) {
+                (None, ' ' | '\t') => {
+                    if in_word {
+                        words.push(std::mem::take(&mut word));
+                        in_word = false;
+                    }
+                }
+                (None, '"' | '\'') => {
+                    quote = Some(c);
+                    in_word = true;
+                }
+                (Some(q), c) if c == q => quote = None,
+                (None | Some('"'), '$') => {
+                    let mut name = String::new();
+                    while let Some(&next) = chars.peek() {
+                        if next.is_ascii_alphanumeric() || next == '_' {
+                            name.push(next);
+                            chars.next();
+                        } else {
+                            break;
+                        }
+                    }
+                    let value = vars
+                        .iter()
+                        .find(|(var, _)| *var == name)
+                        .map(|(_, value)| *value)
+                        .unwrap_or_else(|| panic!("unexpected variable ${name} in `{line}`"));
+                    word.push_str(value);
+                    in_word = true;
+                }
+                (_, c) => {
+                    word.push(c);
+                    in_word = true;
+                }
+            }
+        }
+        assert!(quote.is_none(), "unclosed quote in `{line}`");
+        if in_word {
+            words.push(word);
+        }
+        words
+    }
+
+    /// The `debussy …` lines inside the fenced shell blocks of a markdown file.
+    fn command_lines(markdown: &str) -> Vec<&str> {
+        let mut in_block = false;
+        let mut lines = Vec::new();
+        for line in markdown.lines() {
+            if line.starts_with("```") {
+                in_block = !in_block && (line == "```bash" || line == "```sh");
+                continue;
+            }
+            if in_block && (line == "debussy" || line.starts_with("debussy ")) {
+                lines.push(line);
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn slash_command_lines_parse_with_the_real_cli() {
+        let mut total = 0;
+        for template in TEMPLATES.iter().filter(|t| t.path.starts_with(".claude/")) {
+            let name = template
+                .path
+                .rsplit('/')
+                .next()
+                .and_then(|f| f.strip_prefix("debussy-"))
+                .and_then(|f| f.strip_suffix(".md"))
+                .expect("named debussy-<subcommand>.md");
+            let lines = command_lines(template.contents);
+            assert!(!lines.is_empty(), "{} has no command lines", template.path);
+            for line in lines {
+                let argv = shell_words(line, &[("DEBUSSY_PHASE_ID", "2.1")]);
+                let cli = Cli::try_parse_from(&argv).unwrap_or_else(|err| {
+                    panic!("{}: `{line}` does not parse: {err}", template.path)
+                });
+                let matches = match (name, &cli.command) {
+                    ("done", Command::Done(done)) => {
+                        done.phase.as_deref() == Some("2.1") && done.status.is_some()
+                    }
+                    ("progress", Command::Progress(progress)) => {
+                        progress.phase == "2.1" && !progress.step.is_empty()
+                    }
+                    ("status", Command::Status(_)) => true,
+                    _ => false,
+                };
+                assert!(
+                    matches,
+                    "{}: `{line}` is not a full `debussy {name}`",
+                    template.path
+                );
+                total += 1;
+            }
+            let allowed = format!("allowed-tools: Bash(debussy {name}:*)");
+            assert!(
+                template.contents.contains(&allowed),
+                "{} lacks `{allowed}`",
+                template.path
+            );
+        }
+        assert_eq!(total, 6, "done ×3, progress ×1, status ×2");
+        // The check has teeth: a line the CLI does not accept fails to parse.
+        let wrong = shell_words("debussy done --phase 1 --status finished", &[]);
+        assert!(Cli::try_parse_from(wrong).is_err());
+    }
+
+    #[test]
+    fn the_phase_variable_is_one_the_orchestrator_sets() {
+        assert!(crate::config::RESERVED_ENV_VARS.contains(&"DEBUSSY_PHASE_ID"));
+    }
+
+    #[test]
+    fn shell_words_handle_quotes_and_variables() {
+        assert_eq!(
+            shell_words(
+                r#"debussy done --reason "a b" --phase "$X" 'c d'"#,
+                &[("X", "7")]
+            ),
+            ["debussy", "done", "--reason", "a b", "--phase", "7", "c d"]
+        );
+    }
+
+    #[test]
+    fn writes_every_template_into_an_empty_directory() {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let dir = temp.path().join("new-project");
+        let written = write_templates(&dir, false).expect("writes");
+        assert_eq!(written.len(), TEMPLATES.len());
+        assert!(written.iter().all(|(_, overwritten)| !overwritten));
+        for template in TEMPLATES {
+            let on_disk = std::fs::read_to_string(dir.join(template.path)).expect("written");
+            assert_eq!(on_disk, template.contents, "{}", template.path);
+        }
+    }
+
+    #[test]
+    fn refuses_to_overwrite_and_writes_nothing() {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let dir = temp.path();
+        std::fs::create_dir_all(dir.join("plans/example")).expect("mkdir");
+        std::fs::write(dir.join("plans/example/phase-2.md"), "mine").expect("write");
+        let err = write_templates(dir, false).expect_err("refuses");
+        let InitError::Exists { files } = &err else {
+            panic!("unexpected error {err:?}");
+        };
+        assert_eq!(files, &[PathBuf::from("plans/example/phase-2.md")]);
+        assert_eq!(
+            err.to_string(),
+            "refusing to overwrite 1 existing file:\n  plans/example/phase-2.md"
+        );
+        assert!(!dir.join(".debussy").exists(), "nothing was written");
+        let written = write_templates(dir, true).expect("forced");
+        let overwritten: Vec<&str> = written
+            .iter()
+            .filter(|(_, o)| *o)
+            .map(|(p, _)| *p)
+            .collect();
+        assert_eq!(overwritten, ["plans/example/phase-2.md"]);
+        let phase = std::fs::read_to_string(dir.join("plans/example/phase-2.md")).expect("read");
+        assert!(phase.starts_with("# Greeting Demo Phase 2: Say goodbye"));
+    }
+
+    #[test]
+    fn a_file_is_not_a_project_directory() {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let file = temp.path().join("file");
+        std::fs::write(&file, "x").expect("write");
+        assert!(matches!(
+            write_templates(&file, true),
+            Err(InitError::NotADirectory { .. })
+        ));
+    }
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand. Commands parse nothing themselves: they take the clap types,
-//! call into the library layers, print results and map outcomes to [`Exit`] codes.
+//! call into the library layers, print results and map outcomes to [`Exit`](crate::exit::Exit) codes.
 
+mod agent_report;
 mod audit;
 mod completions;
 mod config;
@@ -9,7 +10,9 @@ mod history;
 mod init;
 mod mcp;
 mod progress;
+mod render;
 mod replay;
+mod report;
 mod run;
 mod sim_agent;
 mod status;
@@ -42,9 +45,18 @@ pub(crate) fn load_config(
     global: &crate::cli::GlobalArgs,
     overrides: Option<&crate::cli::RunOverrides>,
 ) -> Result<crate::config::Loaded, crate::exit::Failure> {
-    let _ = (global.config.as_ref(), overrides);
+    let options = load_options(global, overrides)?;
+    crate::config::load(&options).map_err(crate::exit::Failure::usage)
+}
+
+/// The inputs of [`load_config`], taken from the running process.
+fn load_options<'a>(
+    global: &crate::cli::GlobalArgs,
+    overrides: Option<&'a crate::cli::RunOverrides>,
+) -> Result<crate::config::LoadOptions<'a>, crate::exit::Failure> {
     let cwd = std::env::current_dir().map_err(|err| {
         crate::exit::Failure::usage(miette::miette!("cannot read the current directory: {err}"))
     })?;
-    Ok(crate::config::Loaded::defaults(&cwd))
+    crate::config::LoadOptions::from_process(cwd, global.config.clone(), overrides)
+        .map_err(crate::exit::Failure::usage)
 }

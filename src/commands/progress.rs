@@ -1,11 +1,24 @@
-//! `debussy progress`.
+//! `debussy progress`: the agent logs a finished step, which the checkpoint of a later
+//! restart lists as done.
 
 use crate::cli::{GlobalArgs, ProgressArgs};
-use crate::exit::{CommandResult, Failure};
+use crate::exit::{CommandResult, Exit, Failure};
 
 pub(super) fn run(global: &GlobalArgs, args: ProgressArgs) -> CommandResult {
-    let _ = (global, args);
-    Err(Failure::usage(miette::miette!(
-        "`debussy progress` is not available in this build"
-    )))
+    let (env, store) = super::agent_report::run_store(global, "progress")?;
+    let step = args.step.join(" ");
+    if step.trim().is_empty() {
+        return Err(Failure::usage(miette::miette!(
+            "the progress step is empty"
+        )));
+    }
+    store
+        .record_progress(&env.run_id, &args.phase, step.trim())
+        .map_err(Failure::failed)?;
+    println!(
+        "recorded progress for phase {}: {}",
+        args.phase,
+        step.trim()
+    );
+    Ok(Exit::Success)
 }

@@ -99,30 +99,35 @@ impl SuperviseOptions {
             Duration::try_from_secs_f64(value)
                 .map_err(|_| format!("mcp.{key} must be a number of seconds ≥ 0, not {value}"))
         };
+        let size = |value: u64| usize::try_from(value).unwrap_or(usize::MAX).max(1);
+        let count = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
         self.limits = Limits {
             readiness_timeout: secs("readiness_timeout", config.readiness_timeout)?,
             drain_grace: secs("drain_grace", config.drain_grace)?,
             buffer_deadline: secs("request_deadline", config.request_deadline)?,
-            buffer_max_messages: config.buffer_max_messages,
-            buffer_max_bytes: config.buffer_max_bytes,
-            max_line_length: config.max_line_bytes.max(1),
+            buffer_max_messages: size(config.buffer_max_messages),
+            buffer_max_bytes: size(config.buffer_max_bytes),
+            max_line_length: size(config.max_line_bytes),
             stop_close_grace: secs("stop_close_grace", config.stop_close_grace)?,
             stop_term_grace: secs("stop_term_grace", config.stop_term_grace)?,
         };
-        let mut tiers = Vec::with_capacity(config.crash_backoff.len());
-        for tier in &config.crash_backoff {
-            tiers.push(BackoffTier {
-                up_to: tier.up_to,
-                delay: secs("crash_backoff[].delay", tier.delay)?,
-            });
-        }
+        let backoff = &config.crash_backoff;
         self.restart = RestartConfig {
             restart_interval: secs("restart_interval", config.restart_interval)?,
             backoff: Backoff::new(
-                tiers,
-                secs("crash_backoff_after", config.crash_backoff_after)?,
+                [
+                    BackoffTier {
+                        up_to: count(backoff.first_count),
+                        delay: secs("crash_backoff.first", backoff.first)?,
+                    },
+                    BackoffTier {
+                        up_to: count(backoff.second_until),
+                        delay: secs("crash_backoff.second", backoff.second)?,
+                    },
+                ],
+                secs("crash_backoff.after", backoff.after)?,
             ),
-            max_crashes: config.max_crashes,
+            max_crashes: count(config.max_crashes),
             crash_window: secs("crash_window", config.crash_window)?,
             stable_after: secs("stable_after", config.stable_after)?,
         };

@@ -136,6 +136,10 @@ impl ChildControl {
     }
 
     /// Wait until the child is reaped, and return how it ended. Cancel-safe.
+    ///
+    /// This returns as soon as the child is reaped, independently of its events: the
+    /// last output lines and [`ProcessEvent::Exited`] may still be on their way (after
+    /// the leak check). Read events until `Exited` to see all the output.
     pub async fn wait(&self) -> ExitReport {
         let mut state = self.state.clone();
         let exited = state.wait_for(ProcessState::is_exited).await;

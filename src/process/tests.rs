@@ -622,3 +622,15 @@ fn runtime_shutdown_kills_children_it_was_running() {
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+#[tokio::test]
+async fn inherited_stderr_produces_no_events() {
+    let mut child = sh("echo 'inherited stderr line from a test child' >&2; echo out")
+        .inherit_stderr()
+        .spawn()
+        .expect("spawn");
+    let events = all_events(&mut child).await;
+    assert_eq!(lines_of(&events, Stream::Stdout), ["out"]);
+    assert!(lines_of(&events, Stream::Stderr).is_empty());
+    assert!(exit_of(&events).is_success());
+}

@@ -319,3 +319,48 @@ fn server_requests_reach_the_client_under_the_supervisors_ids() {
     assert_ne!(pid, pid2);
     assert_eq!(generation, 2);
 }
+
+#[test]
+fn the_mcp_configuration_section_tunes_the_supervisor() {
+    let server = crate::support::test_server().display().to_string();
+    let command = [server, "--no-initialize".to_owned()];
+    let mut s = Supervisor::start_env(
+        &[
+            ("DEBUSSY_MCP__READINESS_TIMEOUT", "0.3"),
+            ("DEBUSSY_MCP__MAX_CRASHES", "1"),
+            ("DEBUSSY_MCP__STOP_CLOSE_GRACE", "0.2"),
+        ],
+        &[],
+        &command,
+    );
+    let started = Instant::now();
+    let reply = s.call(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("degraded"), "{reply}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let readiness = s
+        .audit()
+        .into_iter()
+        .find(|e| e["event_type"] == "readiness_timeout")
+        .expect("readiness_timeout");
+    assert_eq!(readiness["timeout_ms"], 300);
+}
+
+#[test]
+fn a_bad_mcp_setting_is_a_usage_error() {
+    let mut s = Supervisor::start_env(
+        &[("DEBUSSY_MCP__DRAIN_GRACE", "-1")],
+        &[],
+        &[crate::support::test_server().display().to_string()],
+    );
+    let status = s.wait_exit(crate::support::WAIT).expect("exits");
+    assert_eq!(status.code(), Some(2), "{}", s.stderr());
+    assert!(s.stderr().contains("mcp.drain_grace"), "{}", s.stderr());
+}

@@ -79,6 +79,11 @@ impl Supervisor {
 
     /// Supervise any command.
     pub fn start_command(flags: &[&str], command: &[String]) -> Self {
+        Self::start_env(&[], flags, command)
+    }
+
+    /// Supervise any command, with extra environment variables for the supervisor.
+    pub fn start_env(env: &[(&str, &str)], flags: &[&str], command: &[String]) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let state_dir = dir.path().join("state");
         let mut child = Command::new(debussy())
@@ -89,6 +94,7 @@ impl Supervisor {
             .arg("--")
             .args(command)
             .env_remove("DEBUSSY_LOG")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,12 +1,45 @@
 //! Layered YAML configuration: defaults < user file < project file < environment < flags.
 //!
-//! This module owns the configuration's shape, its defaults and how the layers merge.
-//! It reads files and the environment it is given; it never touches plans or processes.
+//! This module owns the configuration's shape ([`Config`] and its sections), its defaults,
+//! how the layers are found, checked and merged, and where each value came from. It reads
+//! the files and environment it is given; it never touches plans or processes.
+//!
+//! - [`load()`] finds the layers (user file, project file or `--config`, `DEBUSSY_*`
+//!   variables, typed `run` flags), checks each one and merges them at the YAML-value
+//!   level, recording the [`Source`] of every leaf.
+//! - Bad configuration is a [`ConfigError`] that points at the file, line, column and key
+//!   (or the variable or flag) with a hint; it is never a warning.
+//! - `config/default.yaml` at the crate root is the commented default file that
+//!   `debussy init` writes; tests keep it equal to [`Config::default`], and
+//!   `docs/config.md` documents every key.
+
+mod check;
+mod duplicate;
+mod env;
+mod error;
+mod file;
+mod flags;
+mod load;
+mod locate;
+mod merge;
+mod provenance;
+mod render;
+mod schema;
+mod validate;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+
+pub use error::{ConfigError, Invalid, Origin, Problem};
+pub use load::{Discovery, LoadOptions, discover, load};
+pub use provenance::{Loaded, Source};
+pub use render::{to_annotated_yaml, to_json};
+pub use schema::RESERVED_ENV_VARS;
+
+/// The commented default configuration file, as `debussy init` writes it.
+pub const DEFAULT_FILE: &str = include_str!("../../config/default.yaml");
 
 /// The effective configuration of one debussy invocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,12 +72,16 @@ pub struct Config {
     /// Seconds before one gate command is stopped as failed.
     pub gate_timeout: u64,
     /// The agent that runs sessions.
+    #[serde(deserialize_with = "section")]
     pub agent: AgentConfig,
     /// Default command for each gate name, used when a gate names no command itself.
+    #[serde(deserialize_with = "gates_section")]
     pub gates: BTreeMap<String, String>,
     /// Where run notifications are sent.
+    #[serde(deserialize_with = "section")]
     pub notifications: NotificationsConfig,
     /// Limits and restart policy of `debussy mcp supervise`.
+    #[serde(deserialize_with = "section")]
     pub mcp: McpConfig,
 }
 
@@ -60,37 +97,42 @@ pub struct McpConfig {
     /// Seconds a request may wait for a ready server before it is answered with an error.
     pub request_deadline: f64,
     /// Messages that may wait for a ready server.
-    pub buffer_max_messages: usize,
+    pub buffer_max_messages: u64,
     /// Bytes that may wait for a ready server.
-    pub buffer_max_bytes: usize,
+    pub buffer_max_bytes: u64,
     /// Longest accepted JSON-RPC message, in bytes.
-    pub max_line_bytes: usize,
+    pub max_line_bytes: u64,
     /// Seconds between closing a server's stdin and SIGTERM.
     pub stop_close_grace: f64,
     /// Seconds between SIGTERM and SIGKILL.
     pub stop_term_grace: f64,
     /// Exit-42 restarts happen at most once per this many seconds.
     pub restart_interval: f64,
-    /// Delay after each crash of a streak: `{up_to: N, delay: SECS}` tiers.
-    pub crash_backoff: Vec<McpBackoffTier>,
-    /// Delay in seconds after crashes past the last tier.
-    pub crash_backoff_after: f64,
+    /// Delay before restarting a crashed server, by crash number in a streak.
+    #[serde(deserialize_with = "section")]
+    pub crash_backoff: McpBackoffConfig,
     /// This many crashes within `crash_window` seconds make the supervisor degraded (0: never).
-    pub max_crashes: u32,
+    pub max_crashes: u64,
     /// The window for `max_crashes`, in seconds.
     pub crash_window: f64,
     /// A server that ran this many seconds before crashing starts a new backoff streak.
     pub stable_after: f64,
 }
 
-/// One tier of the MCP crash backoff.
+/// The `mcp.crash_backoff` section: three tiers of delay after a crash.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpBackoffTier {
-    /// The last crash number (in a streak) this tier covers.
-    pub up_to: u32,
-    /// Seconds to wait before restarting.
-    pub delay: f64,
+#[serde(deny_unknown_fields, default)]
+pub struct McpBackoffConfig {
+    /// Seconds to wait after each of the first `first_count` crashes in a row.
+    pub first: f64,
+    /// How many crashes in a row wait `first`.
+    pub first_count: u64,
+    /// Seconds to wait after the following crashes, up to crash number `second_until`.
+    pub second: f64,
+    /// The last crash number (in a row) that waits `second`.
+    pub second_until: u64,
+    /// Seconds to wait after later crashes.
+    pub after: f64,
 }
 
 impl Default for McpConfig {
@@ -105,20 +147,23 @@ impl Default for McpConfig {
             stop_close_grace: 2.0,
             stop_term_grace: 3.0,
             restart_interval: 1.0,
-            crash_backoff: vec![
-                McpBackoffTier {
-                    up_to: 3,
-                    delay: 1.0,
-                },
-                McpBackoffTier {
-                    up_to: 10,
-                    delay: 5.0,
-                },
-            ],
-            crash_backoff_after: 10.0,
+            crash_backoff: McpBackoffConfig::default(),
             max_crashes: 5,
             crash_window: 60.0,
             stable_after: 60.0,
+        }
+    }
+}
+
+impl Default for McpBackoffConfig {
+    /// 1 s for the first 3 crashes in a row, 5 s up to the 10th, 10 s after (issue 6).
+    fn default() -> Self {
+        McpBackoffConfig {
+            first: 1.0,
+            first_count: 3,
+            second: 5.0,
+            second_until: 10,
+            after: 10.0,
         }
     }
 }
@@ -158,6 +203,7 @@ pub struct AgentConfig {
     /// Extra arguments appended to the backend's own.
     pub args: Vec<String>,
     /// Extra environment variables for the agent process.
+    #[serde(deserialize_with = "section")]
     pub env: BTreeMap<String, String>,
     /// Context window in tokens, overriding what the agent reports and the model-name guess.
     pub model_context_window: Option<u64>,
@@ -178,6 +224,7 @@ pub struct NotificationsConfig {
     /// Where to send them.
     pub provider: NotificationProvider,
     /// Settings for the ntfy provider.
+    #[serde(deserialize_with = "section")]
     pub ntfy: NtfyConfig,
 }
 
@@ -275,55 +322,119 @@ fn default_gates() -> BTreeMap<String, String> {
         ("ruff-format", "ruff format --check ."),
         ("pyright", "pyright"),
         ("mypy", "mypy ."),
+        ("bandit", "bandit -r ."),
+        ("black", "black --check ."),
         ("npm-test", "npm test"),
         ("npm-lint", "npm run lint"),
         ("npm-build", "npm run build"),
+        ("npm-audit", "npm audit"),
         ("pnpm-test", "pnpm test"),
         ("pnpm-lint", "pnpm lint"),
         ("pnpm-build", "pnpm build"),
+        ("pnpm-audit", "pnpm audit"),
         ("tsc", "npx tsc --noEmit"),
         ("eslint", "npx eslint ."),
+        ("prettier", "npx prettier --check ."),
+        ("go-test", "go test ./..."),
+        ("go-vet", "go vet ./..."),
+        ("golangci-lint", "golangci-lint run"),
     ]
     .into_iter()
     .map(|(name, command)| (name.to_owned(), command.to_owned()))
     .collect()
 }
 
-/// Where a configuration value came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
-pub enum Source {
-    /// The built-in default.
-    Default,
-    /// The user file (`$XDG_CONFIG_HOME/debussy/config.yaml`).
-    UserFile(PathBuf),
-    /// The project file (`.debussy/config.yaml`) or the file given with `--config`.
-    ProjectFile(PathBuf),
-    /// A `DEBUSSY_*` environment variable.
-    Env(String),
-    /// A command-line flag.
-    Flag(String),
+/// Deserialize a section or map whose YAML value may be `null` (a key with everything
+/// under it commented out) as its default, so `agent:` alone is not a type error.
+fn section<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
-/// A loaded configuration, with the origin of every leaf value.
-#[derive(Debug, Clone)]
-pub struct Loaded {
-    /// The merged configuration.
-    pub config: Config,
-    /// For each dotted key path (`agent.kind`), the layer that set it.
-    pub sources: BTreeMap<String, Source>,
-    /// The project root: the directory holding `.debussy/`, else the starting directory.
-    pub project_root: PathBuf,
+/// Like [`section`], for `gates`: `null` means the default gate commands.
+fn gates_section<'de, D>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(Option::deserialize(deserializer)?.unwrap_or_else(default_gates))
 }
 
-impl Loaded {
-    /// The configuration with only built-in defaults, rooted at `project_root`.
-    #[must_use]
-    pub fn defaults(project_root: &Path) -> Self {
-        Loaded {
-            config: Config::default(),
-            sources: BTreeMap::new(),
-            project_root: project_root.to_path_buf(),
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    const DOCS: &str = include_str!("../../docs/config.md");
+
+    /// Every leaf path of the serialized default, with open maps (`gates`, `agent.env`)
+    /// counted once, so a new key added to the types shows up here.
+    fn default_key_paths() -> Vec<String> {
+        let value = serde_norway::to_value(Config::default()).expect("serializes");
+        let mut paths: Vec<String> = merge::leaves(&value)
+            .into_iter()
+            .map(|(path, _)| match schema::governing(&path) {
+                Some(key) if key.kind == schema::Kind::Map => key.path.to_owned(),
+                _ => path,
+            })
+            .collect();
+        paths.dedup();
+        paths
+    }
+
+    #[test]
+    fn default_file_is_the_default_config() {
+        let layer = file::parse(Path::new("config/default.yaml"), DEFAULT_FILE)
+            .expect("config/default.yaml passes every check");
+        let parsed: Config = serde_norway::from_value(layer).expect("typed");
+        assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn default_file_spells_out_every_key_with_a_comment() {
+        let raw: serde_norway::Value = serde_norway::from_str(DEFAULT_FILE).expect("yaml");
+        let written: Vec<String> = merge::leaves(&raw).into_iter().map(|(p, _)| p).collect();
+        for path in default_key_paths() {
+            let present = written
+                .iter()
+                .any(|w| *w == path || w.starts_with(&format!("{path}.")));
+            assert!(present, "config/default.yaml does not set `{path}`");
+        }
+        let lines: Vec<&str> = DEFAULT_FILE.lines().collect();
+        for (index, line) in lines.iter().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let commented = index > 0 && lines[index - 1].trim_start().starts_with('#');
+            assert!(
+                commented,
+                "line {} has no comment above it: {line}",
+                index + 1
+            );
+        }
+    }
+
+    #[test]
+    fn docs_describe_every_key_and_its_variable() {
+        for path in default_key_paths() {
+            assert!(
+                DOCS.contains(&format!("`{path}`")),
+                "docs/config.md does not mention `{path}`"
+            );
+            let var = schema::env_var(&path);
+            let var = if schema::leaf(&path).is_some_and(|k| k.kind == schema::Kind::Map) {
+                format!("{var}__")
+            } else {
+                var
+            };
+            assert!(DOCS.contains(&var), "docs/config.md does not mention {var}");
+        }
+        for var in RESERVED_ENV_VARS {
+            assert!(DOCS.contains(var), "docs/config.md does not mention {var}");
         }
     }
 }

@@ -1,63 +1,10 @@
-//! Pure restart policy: what an exit means and when to start the child again.
-//!
-//! Two users. The MCP supervisor asks [`RestartPolicy`] after every server exit: exit 0
-//! is a clean shutdown, exit 42 a requested restart (throttled), anything else a crash
-//! (restart with backoff, until too many crashes in a window leave it degraded). The
-//! orchestrator asks [`RestartBudget`] before each context restart of an agent session
-//! (`max_restarts` per attempt).
-//!
-//! No I/O and no clock: every method takes the current [`Instant`] from the caller, so
-//! tests drive time by hand (issue 6, "crash and backoff timing with an injected clock").
+//! The MCP supervisor's restart policy: throttled requested restarts, crash backoff,
+//! and the crash-intensity limit that leaves the supervisor degraded.
 
 use std::collections::VecDeque;
-use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::process::ExitStatus;
-
-/// The exit code with which an MCP server asks to be restarted.
-pub const RESTART_EXIT_CODE: i32 = 42;
-
-/// What an MCP server's exit means (DESIGN.md, "Types carry meaning").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChildExit {
-    /// Exit code 0: the server shut down on purpose; the supervisor exits too.
-    Clean,
-    /// Exit code 42: the server asks to be started again.
-    RestartRequested,
-    /// Any other code, or a signal: the server crashed.
-    Crashed(ExitStatus),
-}
-
-impl ChildExit {
-    /// Classify an exit status.
-    #[must_use]
-    pub fn classify(status: ExitStatus) -> Self {
-        match status {
-            ExitStatus::Code(0) => ChildExit::Clean,
-            ExitStatus::Code(RESTART_EXIT_CODE) => ChildExit::RestartRequested,
-            other => ChildExit::Crashed(other),
-        }
-    }
-}
-
-impl From<ExitStatus> for ChildExit {
-    fn from(status: ExitStatus) -> Self {
-        ChildExit::classify(status)
-    }
-}
-
-impl fmt::Display for ChildExit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ChildExit::Clean => f.write_str("clean shutdown (exit code 0)"),
-            ChildExit::RestartRequested => {
-                write!(f, "restart requested (exit code {RESTART_EXIT_CODE})")
-            }
-            ChildExit::Crashed(status) => write!(f, "crashed ({status})"),
-        }
-    }
-}
+use super::exit::ChildExit;
 
 /// What to do after an exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,134 +219,15 @@ impl Default for RestartPolicy {
     }
 }
 
-/// The session outcome code for "max restarts exceeded" (issue 3's outcome codes).
-pub const MAX_RESTARTS_EXCEEDED: i32 = -3;
-
-/// Context restarts allowed for one phase attempt (`max_restarts`; 0 disables them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RestartBudget {
-    max: u32,
-    used: u32,
-}
-
-/// The answer to "may I restart again?".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BudgetDecision {
-    /// Yes: this is restart number `number` (1-based) of this attempt.
-    Restart {
-        /// Which restart this is.
-        number: u32,
-    },
-    /// No: all `max` restarts were used (or restarts are disabled with 0).
-    Exhausted {
-        /// The configured maximum.
-        max: u32,
-    },
-}
-
-impl BudgetDecision {
-    /// True when the restart may go ahead.
-    #[must_use]
-    pub fn is_allowed(self) -> bool {
-        matches!(self, BudgetDecision::Restart { .. })
-    }
-
-    /// The session outcome code for an exhausted budget, [`MAX_RESTARTS_EXCEEDED`].
-    #[must_use]
-    pub fn code(self) -> Option<i32> {
-        match self {
-            BudgetDecision::Restart { .. } => None,
-            BudgetDecision::Exhausted { .. } => Some(MAX_RESTARTS_EXCEEDED),
-        }
-    }
-}
-
-impl fmt::Display for BudgetDecision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BudgetDecision::Restart { number } => write!(f, "restart {number}"),
-            BudgetDecision::Exhausted { max: 0 } => {
-                f.write_str("max restarts exceeded (restarts are disabled: max_restarts is 0)")
-            }
-            BudgetDecision::Exhausted { max } => {
-                write!(f, "max restarts exceeded (all {max} used)")
-            }
-        }
-    }
-}
-
-impl RestartBudget {
-    /// A fresh budget of `max_restarts` (0 disables restarts).
-    #[must_use]
-    pub fn new(max_restarts: u32) -> Self {
-        RestartBudget {
-            max: max_restarts,
-            used: 0,
-        }
-    }
-
-    /// Ask to restart once more; an allowed restart is counted.
-    pub fn try_restart(&mut self) -> BudgetDecision {
-        if self.used < self.max {
-            self.used += 1;
-            BudgetDecision::Restart { number: self.used }
-        } else {
-            BudgetDecision::Exhausted { max: self.max }
-        }
-    }
-
-    /// Restarts used so far.
-    #[must_use]
-    pub fn used(&self) -> u32 {
-        self.used
-    }
-
-    /// Restarts still allowed.
-    #[must_use]
-    pub fn remaining(&self) -> u32 {
-        self.max - self.used
-    }
-
-    /// The configured maximum.
-    #[must_use]
-    pub fn max(&self) -> u32 {
-        self.max
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::process::ExitStatus;
 
     const S: Duration = Duration::from_secs(1);
 
     fn crash() -> ChildExit {
         ChildExit::Crashed(ExitStatus::Code(1))
-    }
-
-    #[test]
-    fn classifies_exits() {
-        assert_eq!(ChildExit::classify(ExitStatus::Code(0)), ChildExit::Clean);
-        assert_eq!(
-            ChildExit::classify(ExitStatus::Code(42)),
-            ChildExit::RestartRequested
-        );
-        assert_eq!(
-            ChildExit::from(ExitStatus::Code(1)),
-            ChildExit::Crashed(ExitStatus::Code(1))
-        );
-        assert_eq!(
-            ChildExit::from(ExitStatus::Signal(9)),
-            ChildExit::Crashed(ExitStatus::Signal(9))
-        );
-        assert_eq!(
-            ChildExit::from(ExitStatus::Unknown),
-            ChildExit::Crashed(ExitStatus::Unknown)
-        );
-        assert_eq!(
-            ChildExit::Crashed(ExitStatus::Signal(9)).to_string(),
-            "crashed (signal 9 (SIGKILL))"
-        );
     }
 
     #[test]
@@ -600,32 +428,5 @@ mod tests {
             policy.child_exited(crash(), t0 + ms(150)),
             RestartDecision::Degraded
         );
-    }
-
-    #[test]
-    fn budget_counts_restarts_and_reports_exhaustion() {
-        let mut budget = RestartBudget::new(2);
-        assert_eq!(budget.remaining(), 2);
-        assert_eq!(budget.try_restart(), BudgetDecision::Restart { number: 1 });
-        assert_eq!(budget.try_restart(), BudgetDecision::Restart { number: 2 });
-        let exhausted = budget.try_restart();
-        assert_eq!(exhausted, BudgetDecision::Exhausted { max: 2 });
-        assert!(!exhausted.is_allowed());
-        assert_eq!(exhausted.code(), Some(-3));
-        assert_eq!(exhausted.to_string(), "max restarts exceeded (all 2 used)");
-        assert_eq!(budget.used(), 2);
-        assert_eq!(budget.remaining(), 0);
-        assert_eq!(budget.try_restart(), BudgetDecision::Exhausted { max: 2 });
-    }
-
-    #[test]
-    fn zero_budget_disables_restarts() {
-        let mut budget = RestartBudget::new(0);
-        let decision = budget.try_restart();
-        assert_eq!(decision, BudgetDecision::Exhausted { max: 0 });
-        assert_eq!(decision.code(), Some(MAX_RESTARTS_EXCEEDED));
-        assert!(decision.to_string().contains("disabled"));
-        assert_eq!(budget.max(), 0);
-        assert_eq!(BudgetDecision::Restart { number: 1 }.code(), None);
     }
 }

@@ -1,1 +1,0 @@
-//! Agent backends: how to launch an agent and how to read what it prints.

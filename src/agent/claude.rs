@@ -1,0 +1,244 @@
+//! The Claude Code backend: `claude -p --output-format stream-json --verbose --model M`.
+//!
+//! The prompt goes on stdin (no argv length limit); configured `agent.args` follow ours, so
+//! a project can add `--permission-mode acceptEdits`, `--allowedTools …` or
+//! `--mcp-config …`. Output is parsed by [`super::stream_json`]. This module locates the
+//! program on `PATH` and nothing else: it never spawns anything.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use super::{AgentBackend, AgentCommand, AgentError, AgentEvent, UsageReporting, stream_json};
+use crate::config::AgentConfig;
+
+/// The program run when `agent.command` is not set.
+pub const DEFAULT_PROGRAM: &str = "claude";
+
+/// How to install Claude Code, for error messages.
+pub const INSTALL_HINT: &str = "install Claude Code with `npm install -g @anthropic-ai/claude-code`, or set `agent.command` to the path of the `claude` program";
+
+/// Claude Code in headless `stream-json` mode.
+#[derive(Debug, Clone)]
+pub struct ClaudeBackend {
+    program: String,
+    args: Vec<String>,
+    env: std::collections::BTreeMap<String, String>,
+}
+
+impl ClaudeBackend {
+    /// A backend running `agent.command` (default `claude` on `PATH`) with `agent.args` and
+    /// `agent.env`.
+    #[must_use]
+    pub fn new(config: &AgentConfig) -> Self {
+        ClaudeBackend {
+            program: config
+                .command
+                .clone()
+                .unwrap_or_else(|| DEFAULT_PROGRAM.to_owned()),
+            args: config.args.clone(),
+            env: config.env.clone(),
+        }
+    }
+}
+
+impl AgentBackend for ClaudeBackend {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
+        let path_var = std::env::var_os("PATH");
+        let program = resolve_program(&self.program, path_var.as_deref(), INSTALL_HINT)?;
+        let mut args: Vec<String> = [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            model,
+        ]
+        .iter()
+        .map(|arg| (*arg).to_owned())
+        .collect();
+        args.extend(self.args.iter().cloned());
+        Ok(AgentCommand {
+            program,
+            args,
+            env: self.env.clone(),
+            stdin: Some(prompt.to_owned()),
+        })
+    }
+
+    fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent> {
+        stream_json::parse_line(line).into_iter().collect()
+    }
+
+    fn usage_reporting(&self) -> UsageReporting {
+        UsageReporting::PerMessage
+    }
+}
+
+/// Find `program`: a name without a `/` is looked up in `path_var` (the value of `PATH`); a
+/// path is checked as given. The result must be an executable file.
+///
+/// # Errors
+/// [`AgentError::ProgramNotFound`] naming what was looked for, where, and `help`.
+pub fn resolve_program(
+    program: &str,
+    path_var: Option<&OsStr>,
+    help: &str,
+) -> Result<PathBuf, AgentError> {
+    let not_found = |searched: String| AgentError::ProgramNotFound {
+        program: program.to_owned(),
+        searched,
+        help: help.to_owned(),
+    };
+    if program.is_empty() {
+        return Err(not_found("`agent.command` is empty".to_owned()));
+    }
+    if program.contains(std::path::MAIN_SEPARATOR) {
+        let path = PathBuf::from(program);
+        return if is_executable(&path) {
+            Ok(path)
+        } else if path.exists() {
+            Err(not_found(format!(
+                "{} exists but is not an executable file",
+                path.display()
+            )))
+        } else {
+            Err(not_found(format!("no file at {}", path.display())))
+        };
+    }
+    let Some(path_var) = path_var.filter(|value| !value.is_empty()) else {
+        return Err(not_found("PATH is not set".to_owned()));
+    };
+    std::env::split_paths(path_var)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+        .ok_or_else(|| not_found(format!("searched PATH={}", path_var.to_string_lossy())))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn executable(dir: &Path, name: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    #[test]
+    fn finds_the_program_on_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let empty = tempfile::tempdir().expect("tempdir");
+        let expected = executable(dir.path(), "claude");
+        let path_var = std::env::join_paths([empty.path(), dir.path()]).expect("join");
+        let found = resolve_program("claude", Some(&path_var), INSTALL_HINT).expect("found");
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn skips_files_that_are_not_executable() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("claude"), "data").expect("write");
+        let err = resolve_program("claude", Some(dir.path().as_os_str()), INSTALL_HINT)
+            .expect_err("not executable");
+        assert!(matches!(err, AgentError::ProgramNotFound { .. }));
+    }
+
+    #[test]
+    fn missing_program_names_the_path_searched_and_how_to_install() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let err = resolve_program("claude", Some(dir.path().as_os_str()), INSTALL_HINT)
+            .expect_err("missing");
+        let message = err.to_string();
+        assert!(message.contains("`claude` not found"), "{message}");
+        assert!(
+            message.contains(&format!("PATH={}", dir.path().display())),
+            "{message}"
+        );
+        let help = miette::Diagnostic::help(&err).expect("help").to_string();
+        assert!(
+            help.contains("npm install -g @anthropic-ai/claude-code"),
+            "{help}"
+        );
+        assert!(help.contains("agent.command"), "{help}");
+    }
+
+    #[test]
+    fn missing_path_variable_is_reported() {
+        let err = resolve_program("claude", None, INSTALL_HINT).expect_err("no PATH");
+        assert!(err.to_string().contains("PATH is not set"), "{err}");
+    }
+
+    #[test]
+    fn explicit_paths_are_checked_as_given() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let program = executable(dir.path(), "my-claude");
+        let as_text = program.to_string_lossy().into_owned();
+        assert_eq!(
+            resolve_program(&as_text, None, INSTALL_HINT).expect("found"),
+            program
+        );
+        let missing = dir.path().join("nope");
+        let err =
+            resolve_program(&missing.to_string_lossy(), None, INSTALL_HINT).expect_err("missing");
+        assert!(err.to_string().contains("no file at"), "{err}");
+    }
+
+    #[test]
+    fn command_puts_the_prompt_on_stdin_and_appends_configured_args() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let program = executable(dir.path(), "claude");
+        let config = AgentConfig {
+            command: Some(program.to_string_lossy().into_owned()),
+            args: vec!["--permission-mode".into(), "acceptEdits".into()],
+            env: [("DISABLE_AUTOUPDATER".to_owned(), "1".to_owned())].into(),
+            ..AgentConfig::default()
+        };
+        let command = ClaudeBackend::new(&config)
+            .command("do the thing", "sonnet")
+            .expect("command");
+        assert_eq!(command.program, program);
+        assert_eq!(
+            command.args,
+            [
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--model",
+                "sonnet",
+                "--permission-mode",
+                "acceptEdits"
+            ]
+        );
+        assert_eq!(command.stdin.as_deref(), Some("do the thing"));
+        assert_eq!(
+            command.env.get("DISABLE_AUTOUPDATER").map(String::as_str),
+            Some("1")
+        );
+    }
+
+    #[test]
+    fn missing_configured_command_is_a_clear_error() {
+        let config = AgentConfig {
+            command: Some("/nonexistent/claude".into()),
+            ..AgentConfig::default()
+        };
+        let err = ClaudeBackend::new(&config)
+            .command("p", "opus")
+            .expect_err("missing");
+        assert!(err.to_string().contains("/nonexistent/claude"), "{err}");
+    }
+}

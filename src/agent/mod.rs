@@ -1,0 +1,208 @@
+//! Agent backends: how to launch a headless coding agent and how to read what it prints.
+//!
+//! A backend is plain data plus two pure functions ([`AgentBackend`]): it describes the
+//! command to run for a prompt ([`AgentCommand`], spawned by the `process` layer, which
+//! this module never touches) and turns each line the agent prints into typed
+//! [`AgentEvent`]s. It also says what usage information the agent reports
+//! ([`UsageReporting`]), which tells the context meter whether to trust the agent's numbers
+//! or estimate.
+//!
+//! Backends: [`claude::ClaudeBackend`] (Claude Code in `stream-json` mode) and
+//! [`sim::SimBackend`] (the built-in simulated agent, which prints the same format).
+
+pub mod claude;
+mod event;
+pub mod sim;
+pub mod stream_json;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use event::{
+    AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, HookEvent, McpServerStatus,
+    ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit, SessionResult,
+    StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse, UnknownLine, Usage,
+    UserBlock, UserMessage,
+};
+
+use crate::config::{AgentConfig, AgentKind};
+
+/// A process to start for one agent session, as plain data for the `process` layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCommand {
+    /// The program: an absolute path when it was found on `PATH`.
+    pub program: PathBuf,
+    /// Arguments, not including the program.
+    pub args: Vec<String>,
+    /// Environment variables to set on top of the inherited environment.
+    pub env: BTreeMap<String, String>,
+    /// Text to write to the child's stdin before closing it; `None` leaves stdin empty.
+    pub stdin: Option<String>,
+}
+
+impl fmt::Display for AgentCommand {
+    /// The command line, shell-quoted, for logs (stdin and environment not shown).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&shell_quote(&self.program.to_string_lossy()))?;
+        for arg in &self.args {
+            write!(f, " {}", shell_quote(arg))?;
+        }
+        Ok(())
+    }
+}
+
+/// What usage information an agent reports, which decides how its context is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageReporting {
+    /// Every assistant message carries the API's token usage (Claude Code).
+    PerMessage,
+    /// No usage at all: the meter estimates everything it sees with the tokenizer.
+    Nothing,
+}
+
+/// An agent backend: command construction and output parsing, no I/O beyond locating the
+/// program.
+pub trait AgentBackend: Send + Sync {
+    /// Short name for logs and messages (`claude`, `sim`).
+    fn name(&self) -> &'static str;
+
+    /// The command that runs one session on `prompt` with `model`.
+    ///
+    /// # Errors
+    /// When the agent program cannot be found, or the backend's inputs (a scenario file)
+    /// are unusable; the error says what was looked for and how to fix it.
+    fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError>;
+
+    /// Turn one output line into the events it carries (zero or more). Never fails: lines
+    /// the backend does not understand become [`AgentEvent::Unknown`] or
+    /// [`AgentEvent::Text`].
+    fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent>;
+
+    /// What usage information this agent reports.
+    fn usage_reporting(&self) -> UsageReporting;
+}
+
+/// Where a run is, for backends that need paths (the sim agent's default scenario).
+#[derive(Debug, Clone, Copy)]
+pub struct BackendContext<'a> {
+    /// The project root (relative configured paths are resolved against it).
+    pub project_root: &'a Path,
+    /// The master plan being run, if any.
+    pub plan_path: Option<&'a Path>,
+}
+
+/// Build the backend the configuration asks for. Nothing is checked yet: problems (a
+/// missing program, a bad scenario) are reported by [`AgentBackend::command`].
+///
+/// # Errors
+/// None today; the `Result` leaves room for backends whose setup can fail.
+pub fn backend(
+    config: &AgentConfig,
+    context: BackendContext<'_>,
+) -> Result<Box<dyn AgentBackend>, AgentError> {
+    Ok(match config.kind {
+        AgentKind::Claude => Box::new(claude::ClaudeBackend::new(config)),
+        AgentKind::Sim => {
+            let scenario = sim::scenario_path(config, context.project_root, context.plan_path);
+            Box::new(sim::SimBackend::new(config, scenario))
+        }
+    })
+}
+
+/// Why an agent could not be prepared.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum AgentError {
+    /// The agent program is not on `PATH` (or not at the configured path).
+    #[error("agent program `{program}` not found ({searched})")]
+    #[diagnostic(code(debussy::agent::not_found), help("{help}"))]
+    ProgramNotFound {
+        /// What was looked for.
+        program: String,
+        /// Where it was looked for, in words (`searched PATH=/usr/bin:/bin`).
+        searched: String,
+        /// How to fix it.
+        help: String,
+    },
+    /// The running debussy executable could not be located (needed by the sim agent).
+    #[error("locate the debussy executable for the simulated agent")]
+    #[diagnostic(
+        code(debussy::agent::current_exe),
+        help("set `agent.command` to the path of the debussy binary")
+    )]
+    CurrentExe(#[source] std::io::Error),
+    /// The sim agent has no scenario to play.
+    #[error("sim scenario file {} not found", path.display())]
+    #[diagnostic(
+        code(debussy::agent::no_scenario),
+        help(
+            "write a scenario (see docs/sim-agent.md) at that path, or set `agent.scenario` in the configuration"
+        )
+    )]
+    ScenarioMissing {
+        /// The path that was tried.
+        path: PathBuf,
+    },
+    /// The sim agent's scenario is invalid.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Scenario(#[from] sim::ScenarioError),
+}
+
+/// Quote a word for a POSIX shell when it needs it.
+pub(crate) fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_quote_leaves_plain_words_and_quotes_the_rest() {
+        assert_eq!(shell_quote("stream-json"), "stream-json");
+        assert_eq!(shell_quote("/usr/bin/claude"), "/usr/bin/claude");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn command_displays_as_a_shell_line() {
+        let command = AgentCommand {
+            program: PathBuf::from("/bin/claude"),
+            args: vec!["-p".into(), "--model".into(), "opus 4".into()],
+            env: BTreeMap::new(),
+            stdin: Some("prompt".into()),
+        };
+        assert_eq!(command.to_string(), "/bin/claude -p --model 'opus 4'");
+    }
+
+    #[test]
+    fn backend_follows_the_configured_kind() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let plan = dir.path().join("MASTER_PLAN.md");
+        std::fs::write(dir.path().join("sim-scenario.yaml"), "scripts: []\n").expect("write");
+        let context = BackendContext {
+            project_root: dir.path(),
+            plan_path: Some(&plan),
+        };
+        let claude = backend(&AgentConfig::default(), context).expect("claude");
+        assert_eq!(claude.name(), "claude");
+        assert_eq!(claude.usage_reporting(), UsageReporting::PerMessage);
+        let sim_config = AgentConfig {
+            kind: AgentKind::Sim,
+            ..AgentConfig::default()
+        };
+        let sim = backend(&sim_config, context).expect("sim");
+        assert_eq!(sim.name(), "sim");
+    }
+}

@@ -1,0 +1,202 @@
+//! The simulated agent: a built-in stand-in for Claude Code, for demos, offline use and
+//! fast tests.
+//!
+//! [`SimBackend`] runs the debussy executable itself (or `agent.command`) as
+//! `debussy __sim-agent SCENARIO --model M`, with the prompt on stdin. That process
+//! ([`player`]) plays a script from a YAML scenario ([`scenario`], documented in
+//! `docs/sim-agent.md`): it really writes files and runs commands, and prints Claude Code's
+//! `stream-json` format, so the rest of debussy cannot tell it from the real agent.
+//!
+//! The scenario is `agent.scenario` when configured (relative to the project root), else
+//! `sim-scenario.yaml` beside the master plan ([`scenario_path`]).
+
+mod effects;
+mod lines;
+pub mod player;
+pub mod scenario;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use scenario::{Scenario, ScenarioError};
+
+use super::{AgentBackend, AgentCommand, AgentError, AgentEvent, UsageReporting, stream_json};
+use crate::config::AgentConfig;
+
+/// File name of the scenario looked for beside the master plan.
+pub const DEFAULT_SCENARIO_FILE: &str = "sim-scenario.yaml";
+
+/// The hidden subcommand that plays a scenario.
+pub const SUBCOMMAND: &str = "__sim-agent";
+
+/// Where the sim agent's scenario is: `agent.scenario` (relative to `project_root`), else
+/// `sim-scenario.yaml` beside `plan_path`, else in `project_root`.
+#[must_use]
+pub fn scenario_path(
+    config: &AgentConfig,
+    project_root: &Path,
+    plan_path: Option<&Path>,
+) -> PathBuf {
+    if let Some(configured) = &config.scenario {
+        return project_root.join(configured);
+    }
+    let dir = plan_path
+        .and_then(Path::parent)
+        .map_or_else(|| project_root.to_path_buf(), |dir| project_root.join(dir));
+    dir.join(DEFAULT_SCENARIO_FILE)
+}
+
+/// The simulated agent backend.
+#[derive(Debug, Clone)]
+pub struct SimBackend {
+    program: Option<String>,
+    env: BTreeMap<String, String>,
+    scenario: PathBuf,
+}
+
+impl SimBackend {
+    /// A backend playing `scenario`, run by `agent.command` if set, else by the current
+    /// executable. `agent.args` are not used: the player takes no options.
+    #[must_use]
+    pub fn new(config: &AgentConfig, scenario: PathBuf) -> Self {
+        SimBackend {
+            program: config.command.clone(),
+            env: config.env.clone(),
+            scenario,
+        }
+    }
+
+    /// The scenario file this backend plays.
+    #[must_use]
+    pub fn scenario(&self) -> &Path {
+        &self.scenario
+    }
+
+    fn program(&self) -> Result<PathBuf, AgentError> {
+        match &self.program {
+            Some(program) => {
+                let path_var = std::env::var_os("PATH");
+                super::claude::resolve_program(
+                    program,
+                    path_var.as_deref(),
+                    "set `agent.command` to the path of the debussy binary, or unset it to use the running one",
+                )
+            }
+            None => std::env::current_exe().map_err(AgentError::CurrentExe),
+        }
+    }
+}
+
+impl AgentBackend for SimBackend {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
+        if !self.scenario.is_file() {
+            return Err(AgentError::ScenarioMissing {
+                path: self.scenario.clone(),
+            });
+        }
+        // Check the scenario now, so a bad file is reported before anything is spawned.
+        Scenario::load(&self.scenario)?;
+        Ok(AgentCommand {
+            program: self.program()?,
+            args: vec![
+                SUBCOMMAND.to_owned(),
+                self.scenario.to_string_lossy().into_owned(),
+                "--model".to_owned(),
+                model.to_owned(),
+            ],
+            env: self.env.clone(),
+            stdin: Some(prompt.to_owned()),
+        })
+    }
+
+    fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent> {
+        stream_json::parse_line(line).into_iter().collect()
+    }
+
+    fn usage_reporting(&self) -> UsageReporting {
+        UsageReporting::PerMessage
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenario_defaults_to_the_plan_directory() {
+        let config = AgentConfig::default();
+        let root = Path::new("/project");
+        assert_eq!(
+            scenario_path(&config, root, Some(Path::new("plans/x/MASTER_PLAN.md"))),
+            PathBuf::from("/project/plans/x/sim-scenario.yaml")
+        );
+        assert_eq!(
+            scenario_path(&config, root, Some(Path::new("/abs/MASTER_PLAN.md"))),
+            PathBuf::from("/abs/sim-scenario.yaml")
+        );
+        assert_eq!(
+            scenario_path(&config, root, None),
+            PathBuf::from("/project/sim-scenario.yaml")
+        );
+    }
+
+    #[test]
+    fn configured_scenario_wins_and_is_relative_to_the_project() {
+        let config = AgentConfig {
+            scenario: Some(PathBuf::from("demo/sim.yaml")),
+            ..AgentConfig::default()
+        };
+        assert_eq!(
+            scenario_path(
+                &config,
+                Path::new("/p"),
+                Some(Path::new("plan/MASTER_PLAN.md"))
+            ),
+            PathBuf::from("/p/demo/sim.yaml")
+        );
+    }
+
+    #[test]
+    fn command_reinvokes_debussy_with_the_prompt_on_stdin() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let scenario = dir.path().join("s.yaml");
+        std::fs::write(&scenario, "scripts:\n  - turns:\n      - say: hi\n").expect("write");
+        let backend = SimBackend::new(&AgentConfig::default(), scenario.clone());
+        let command = backend.command("the prompt", "sim-model").expect("command");
+        assert_eq!(
+            command.program,
+            std::env::current_exe().expect("current exe")
+        );
+        assert_eq!(
+            command.args,
+            [
+                SUBCOMMAND,
+                &scenario.to_string_lossy(),
+                "--model",
+                "sim-model"
+            ]
+        );
+        assert_eq!(command.stdin.as_deref(), Some("the prompt"));
+    }
+
+    #[test]
+    fn missing_and_invalid_scenarios_fail_before_spawning() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("nope.yaml");
+        let err = SimBackend::new(&AgentConfig::default(), missing)
+            .command("p", "m")
+            .expect_err("missing");
+        assert!(matches!(err, AgentError::ScenarioMissing { .. }), "{err}");
+
+        let bad = dir.path().join("bad.yaml");
+        std::fs::write(&bad, "scripts:\n  - turns: 3\n").expect("write");
+        let err = SimBackend::new(&AgentConfig::default(), bad)
+            .command("p", "m")
+            .expect_err("invalid");
+        assert!(err.to_string().contains("bad.yaml:2:"), "{err}");
+    }
+}

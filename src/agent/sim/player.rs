@@ -1,0 +1,596 @@
+//! The sim agent's player: plays one script as Claude Code would, really performing the
+//! file writes and shell commands, and prints `stream-json` lines as it goes.
+//!
+//! Order of output: `system`/`init`, then per turn the assistant lines (one per content
+//! block, sharing a message id and usage) followed by one `user` line per tool result,
+//! then `result`. A `crash` turn ends the process without a result. Runs inside the
+//! `__sim-agent` process; [`crate::commands`] turns the returned [`PlayEnd`] into an exit.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::effects;
+use super::lines::{Block, LineWriter, Lines, OwnedTextBlock, ResultContent, ResultLine};
+use super::scenario::{
+    Action, BashSpec, CompactSpec, CrashSpec, DoneSpec, MessageTurn, Scenario, Script, Selector,
+    TaskSpec, Todo, Turn, UsageSpec,
+};
+use crate::agent::event::Usage;
+use crate::agent::shell_quote;
+
+/// Everything the player knows about its surroundings, gathered once at start.
+#[derive(Debug, Clone)]
+pub struct PlayerEnv {
+    /// Which session this is (from `DEBUSSY_*`).
+    pub selector: Selector,
+    /// The scenario file (for messages) — its directory is `${SCENARIO_DIR}`.
+    pub scenario_path: PathBuf,
+    /// The working directory, against which relative paths are resolved.
+    pub cwd: PathBuf,
+    /// The debussy executable, run for `done` actions.
+    pub exe: PathBuf,
+    /// Model name from `--model`.
+    pub model: String,
+    /// The prompt read from stdin.
+    pub prompt: String,
+    /// Environment variables available to `${NAME}` expansion.
+    pub vars: BTreeMap<String, String>,
+}
+
+impl PlayerEnv {
+    /// Gather the environment of the current process.
+    ///
+    /// # Errors
+    /// When the working directory or executable cannot be determined, or a `DEBUSSY_*`
+    /// number is malformed.
+    pub fn from_process(
+        scenario_path: &Path,
+        model: String,
+        prompt: String,
+    ) -> Result<PlayerEnv, PlayError> {
+        let cwd = std::env::current_dir().map_err(|err| PlayError::Setup(err.to_string()))?;
+        let exe = std::env::current_exe().map_err(|err| PlayError::Setup(err.to_string()))?;
+        let vars: BTreeMap<String, String> = std::env::vars().collect();
+        let number = |name: &str, default: u32| -> Result<u32, PlayError> {
+            match vars.get(name) {
+                None => Ok(default),
+                Some(value) => value.trim().parse().map_err(|_| {
+                    PlayError::Setup(format!("{name}={value:?} is not a whole number"))
+                }),
+            }
+        };
+        let selector = Selector {
+            phase: vars
+                .get("DEBUSSY_PHASE_ID")
+                .filter(|phase| !phase.is_empty())
+                .cloned(),
+            attempt: number("DEBUSSY_ATTEMPT", 1)?,
+            restart: number("DEBUSSY_RESTART", 0)?,
+        };
+        Ok(PlayerEnv {
+            selector,
+            scenario_path: std::fs::canonicalize(scenario_path)
+                .or_else(|_| std::path::absolute(scenario_path))
+                .unwrap_or_else(|_| scenario_path.to_path_buf()),
+            cwd,
+            exe,
+            model,
+            prompt,
+            vars,
+        })
+    }
+
+    fn scenario_dir(&self) -> PathBuf {
+        self.scenario_path
+            .parent()
+            .map_or_else(|| self.cwd.clone(), Path::to_path_buf)
+    }
+}
+
+/// How the player process should end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlayEnd {
+    /// Exit with this code.
+    Exit(i32),
+    /// Kill itself with this signal (exit with the code if the signal does not kill).
+    Signal(nix::sys::signal::Signal, i32),
+}
+
+/// Why a script could not be played. Reported on stderr and as an error `result` line.
+#[derive(Debug, thiserror::Error)]
+pub enum PlayError {
+    /// The process environment is unusable.
+    #[error("{0}")]
+    Setup(String),
+    /// No script matches this session.
+    #[error(
+        "no script in {path} matches this session ({selector}); add one with matching `phase`/`attempt`/`restart`, or one without selectors as a default"
+    )]
+    NoScript {
+        /// The scenario file.
+        path: String,
+        /// The session.
+        selector: Selector,
+    },
+    /// The prompt lacks an expected substring.
+    #[error("the prompt does not contain {0:?} (expect_prompt)")]
+    PromptMismatch(String),
+    /// `${NAME}` names nothing.
+    #[error(
+        "unknown variable ${{{0}}}: it is neither built in (SCENARIO_DIR, CWD, PHASE, ATTEMPT, RESTART) nor set in the environment"
+    )]
+    UnknownVariable(String),
+    /// A `done` action without a phase id.
+    #[error("`done` needs a phase id: set DEBUSSY_PHASE_ID or write `done: {{phase: …}}`")]
+    NoPhase,
+    /// Printing to stdout failed (the reader went away).
+    #[error("write to stdout")]
+    Output(#[from] std::io::Error),
+}
+
+/// Play the script the scenario has for this session, printing to `out`.
+///
+/// Errors in the scenario's use (no matching script, unmet `expect_prompt`, unknown
+/// variables) end the session with an error `result` line and exit code 1, as a failing
+/// agent would; only a broken stdout is returned as `Err`.
+///
+/// # Errors
+/// [`PlayError::Output`] when stdout cannot be written.
+pub async fn play<W: Write>(
+    scenario: &Scenario,
+    env: &PlayerEnv,
+    out: W,
+) -> Result<PlayEnd, PlayError> {
+    let model = scenario.model.clone().unwrap_or_else(|| env.model.clone());
+    let mut player = Player {
+        scenario,
+        env,
+        out: LineWriter::new(out),
+        lines: Lines {
+            session_id: uuid::Uuid::new_v4().to_string(),
+            model,
+        },
+        started: Instant::now(),
+        next_id: 0,
+        thread: Thread::new(12_000),
+        totals: Usage::default(),
+        cost_usd: 0.0,
+        num_turns: 0,
+        last_text: None,
+    };
+    player
+        .out
+        .emit(&player.lines.init(&env.cwd.to_string_lossy()))?;
+    match player.play_script().await {
+        Ok(end) => Ok(end),
+        Err(PlayError::Output(err)) => Err(PlayError::Output(err)),
+        Err(err) => {
+            let message = err.to_string();
+            eprintln!("debussy sim agent: {message}");
+            player.finish(
+                "error_during_execution",
+                true,
+                &message,
+                std::slice::from_ref(&message),
+            )?;
+            Ok(PlayEnd::Exit(1))
+        }
+    }
+}
+
+/// Context bookkeeping of one conversation thread (the main one or a subagent's).
+struct Thread {
+    /// Context tokens the last message reported.
+    context: u64,
+    /// Bytes said or returned since, which the next message's context includes.
+    added_bytes: u64,
+}
+
+impl Thread {
+    fn new(context: u64) -> Self {
+        Thread {
+            context,
+            added_bytes: 0,
+        }
+    }
+}
+
+enum Flow {
+    Continue,
+    End(PlayEnd),
+}
+
+struct Player<'a, W: Write> {
+    scenario: &'a Scenario,
+    env: &'a PlayerEnv,
+    out: LineWriter<W>,
+    lines: Lines,
+    started: Instant,
+    next_id: u64,
+    /// The conversation whose turns are playing: the main one, or a subagent's.
+    thread: Thread,
+    totals: Usage,
+    cost_usd: f64,
+    num_turns: u32,
+    last_text: Option<String>,
+}
+
+impl<W: Write> Player<'_, W> {
+    async fn play_script(&mut self) -> Result<PlayEnd, PlayError> {
+        let script: &Script =
+            self.scenario
+                .select(&self.env.selector)
+                .ok_or_else(|| PlayError::NoScript {
+                    path: self.env.scenario_path.display().to_string(),
+                    selector: self.env.selector.clone(),
+                })?;
+        if let Some(missing) = script
+            .expect_prompt
+            .iter()
+            .find(|needle| !self.env.prompt.contains(needle.as_str()))
+        {
+            return Err(PlayError::PromptMismatch(missing.clone()));
+        }
+        self.thread.added_bytes = self.env.prompt.len() as u64;
+        for turn in &script.turns {
+            if let Flow::End(end) = self.play_turn(turn, None).await? {
+                return Ok(end);
+            }
+        }
+        let text = match &script.result.text {
+            Some(text) => self.expand(text)?,
+            None => self.last_text.clone().unwrap_or_else(|| "Done".to_owned()),
+        };
+        self.finish(&script.result.subtype, script.result.is_error(), &text, &[])?;
+        Ok(PlayEnd::Exit(script.exit_code))
+    }
+
+    fn finish(
+        &mut self,
+        subtype: &str,
+        is_error: bool,
+        text: &str,
+        errors: &[String],
+    ) -> Result<(), PlayError> {
+        let duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.out.emit(&self.lines.result(&ResultLine {
+            subtype,
+            is_error,
+            text,
+            duration_ms,
+            num_turns: self.num_turns,
+            cost_usd: self.cost_usd,
+            totals: self.totals,
+            window: self.scenario.window,
+            errors,
+        }))?;
+        Ok(())
+    }
+
+    async fn play_turn(&mut self, turn: &Turn, parent: Option<&str>) -> Result<Flow, PlayError> {
+        match turn {
+            Turn::Sleep { sleep_ms } => {
+                tokio::time::sleep(Duration::from_millis(*sleep_ms)).await;
+                Ok(Flow::Continue)
+            }
+            Turn::Compact(spec) => {
+                self.compact(spec)?;
+                Ok(Flow::Continue)
+            }
+            Turn::Crash(spec) => self.crash(spec).map(Flow::End),
+            Turn::Message(message) => self.message(message, parent).await,
+        }
+    }
+
+    fn compact(&mut self, spec: &CompactSpec) -> Result<(), PlayError> {
+        let pre_tokens = spec.pre_tokens.unwrap_or(self.thread.context);
+        self.out
+            .emit(&self.lines.compact_boundary(&spec.trigger, pre_tokens))?;
+        // What survives compaction is a summary: the context starts small again.
+        self.thread = Thread::new(pre_tokens / 10);
+        Ok(())
+    }
+
+    fn crash(&mut self, spec: &CrashSpec) -> Result<PlayEnd, PlayError> {
+        if spec.partial_line {
+            let cut = format!(
+                r#"{{"type":"assistant","message":{{"model":"{}","id":"msg_sim_cut","#,
+                self.lines.model
+            );
+            self.out.raw(cut.as_bytes())?;
+        }
+        if let Some(message) = &spec.stderr {
+            eprintln!("{message}");
+        }
+        Ok(match spec.signal {
+            Some(signal) => PlayEnd::Signal(signal, spec.exit_code),
+            None => PlayEnd::Exit(spec.exit_code),
+        })
+    }
+
+    async fn message(
+        &mut self,
+        turn: &MessageTurn,
+        parent: Option<&str>,
+    ) -> Result<Flow, PlayError> {
+        if turn.sleep_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(turn.sleep_ms)).await;
+        }
+        let message_id = self.id("msg_sim");
+        let mut blocks = Vec::new();
+        if let Some(think) = &turn.think {
+            blocks.push(Block::Thinking {
+                thinking: self.expand(think)?,
+                signature: "",
+            });
+        }
+        if let Some(say) = &turn.say {
+            let text = self.expand(say)?;
+            if parent.is_none() {
+                self.last_text = Some(text.clone());
+            }
+            blocks.push(Block::Text { text });
+        }
+        let mut calls = Vec::new();
+        for action in &turn.tools {
+            let call = self.prepare(action)?;
+            blocks.push(Block::ToolUse {
+                id: call.id.clone(),
+                name: call.name,
+                input: call.input.clone(),
+            });
+            calls.push(call);
+        }
+        let output_bytes: usize = blocks.iter().map(Block::size).sum();
+        let usage = self.usage(turn.usage, parent, output_bytes as u64);
+        for block in &blocks {
+            self.out
+                .emit(&self.lines.assistant(&message_id, parent, block, &usage))?;
+        }
+        for (action, call) in turn.tools.iter().zip(calls) {
+            let (content, is_error) = match action {
+                Action::Task(task) => {
+                    match self.task(task, &call.id).await? {
+                        Flow::Continue => {}
+                        end @ Flow::End(_) => return Ok(end),
+                    }
+                    let text = self.expand(&task.result)?;
+                    (
+                        ResultContent::Blocks(vec![OwnedTextBlock::new(text)]),
+                        false,
+                    )
+                }
+                _ => {
+                    let (text, is_error) = self.perform(&call).await;
+                    (ResultContent::Text(text), is_error)
+                }
+            };
+            self.thread.added_bytes += content.size() as u64;
+            self.out
+                .emit(&self.lines.tool_result(parent, &call.id, &content, is_error))?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    async fn task(&mut self, task: &TaskSpec, tool_use_id: &str) -> Result<Flow, PlayError> {
+        let prompt = self.expand(&task.prompt)?;
+        self.out
+            .emit(&self.lines.user_text(Some(tool_use_id), &prompt))?;
+        let mut sub = Thread::new(8_000);
+        sub.added_bytes = prompt.len() as u64;
+        // While the subagent runs, its thread takes the place of the main one (usage is
+        // per conversation); the main thread is put back afterwards.
+        let saved = std::mem::replace(&mut self.thread, sub);
+        let mut flow = Flow::Continue;
+        for turn in &task.turns {
+            flow = Box::pin(self.play_turn(turn, Some(tool_use_id))).await?;
+            if matches!(flow, Flow::End(_)) {
+                break;
+            }
+        }
+        self.thread = saved;
+        Ok(flow)
+    }
+
+    /// The usage the next message of a thread reports, and the bookkeeping it implies.
+    fn usage(&mut self, spec: UsageSpec, parent: Option<&str>, output_bytes: u64) -> Usage {
+        let window = self.scenario.window;
+        let thread = &mut self.thread;
+        let previous = thread.context;
+        let output_tokens = 20 + output_bytes / 4;
+        let usage = match spec {
+            UsageSpec::Exact(usage) => usage,
+            spec => {
+                let context = match spec {
+                    UsageSpec::Context(context) => context,
+                    #[expect(
+                        clippy::cast_possible_truncation,
+                        clippy::cast_sign_loss,
+                        clippy::cast_precision_loss,
+                        reason = "a percent of a window in tokens is far inside u64 and f64 range"
+                    )]
+                    UsageSpec::Percent(percent) => (window as f64 * percent / 100.0).round() as u64,
+                    _ => previous + 200 + thread.added_bytes / 4,
+                };
+                let cache_read = previous.min(context);
+                let input = (context - cache_read).min(3);
+                Usage {
+                    input_tokens: input,
+                    cache_read_input_tokens: cache_read,
+                    cache_creation_input_tokens: context - cache_read - input,
+                    output_tokens,
+                }
+            }
+        };
+        thread.context = usage.context_tokens();
+        thread.added_bytes = output_bytes;
+        self.num_turns += u32::from(parent.is_none());
+        self.totals.input_tokens += usage.input_tokens;
+        self.totals.cache_read_input_tokens += usage.cache_read_input_tokens;
+        self.totals.cache_creation_input_tokens += usage.cache_creation_input_tokens;
+        self.totals.output_tokens += usage.output_tokens;
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "token counts are far below 2^52"
+        )]
+        let cost = (usage.input_tokens as f64 * 3.0
+            + usage.cache_read_input_tokens as f64 * 0.3
+            + usage.cache_creation_input_tokens as f64 * 3.75
+            + usage.output_tokens as f64 * 15.0)
+            / 1_000_000.0;
+        // Rounded to a hundred-millionth of a dollar, so totals print without float noise.
+        self.cost_usd = ((self.cost_usd + cost) * 1e8).round() / 1e8;
+        usage
+    }
+
+    fn id(&mut self, prefix: &str) -> String {
+        self.next_id += 1;
+        let session = self.lines.session_id.get(..8).unwrap_or_default();
+        format!("{prefix}_{session}_{:03}", self.next_id)
+    }
+
+    /// Expand `${NAME}` (and `$$` to `$`) in scenario text.
+    fn expand(&self, text: &str) -> Result<String, PlayError> {
+        effects::expand(text, |name| self.var(name)).map_err(PlayError::UnknownVariable)
+    }
+
+    fn var(&self, name: &str) -> Option<String> {
+        let env = self.env;
+        match name {
+            "SCENARIO_DIR" => Some(env.scenario_dir().to_string_lossy().into_owned()),
+            "CWD" => Some(env.cwd.to_string_lossy().into_owned()),
+            "PHASE" => env.selector.phase.clone(),
+            "ATTEMPT" => Some(env.selector.attempt.to_string()),
+            "RESTART" => Some(env.selector.restart.to_string()),
+            _ => env.vars.get(name).cloned(),
+        }
+    }
+
+    fn resolve(&self, path: &str) -> PathBuf {
+        self.env.cwd.join(path)
+    }
+
+    /// Turn an action into the tool call the model would make.
+    fn prepare(&mut self, action: &Action) -> Result<Call, PlayError> {
+        let id = self.id("toolu_sim");
+        let (name, input, work) = match action {
+            Action::Write { path, content } => {
+                let path = self.resolve(&self.expand(path)?);
+                let content = self.expand(content)?;
+                let input = json!({"file_path": path, "content": content});
+                ("Write", input, Work::Write { path, content })
+            }
+            Action::Read(spec) => {
+                let path = self.resolve(&self.expand(spec.path())?);
+                ("Read", json!({"file_path": path}), Work::Read { path })
+            }
+            Action::Bash(spec) => {
+                let mut input = json!({"command": spec.command()});
+                if let (Some(description), Some(object)) =
+                    (spec.description(), input.as_object_mut())
+                {
+                    object.insert("description".to_owned(), json!(description));
+                }
+                ("Bash", input, Work::Shell(spec.clone()))
+            }
+            Action::Todos(todos) => ("TodoWrite", self.todo_input(todos)?, Work::Todos),
+            Action::Task(task) => {
+                let input = json!({
+                    "description": self.expand(&task.description)?,
+                    "prompt": self.expand(&task.prompt)?,
+                    "subagent_type": task.subagent_type,
+                });
+                ("Task", input, Work::Task)
+            }
+            Action::Done(done) => {
+                let command = self.done_command(done)?;
+                let input = json!({
+                    "command": command,
+                    "description": "Report the phase's status to debussy",
+                });
+                (
+                    "Bash",
+                    input,
+                    Work::Shell(BashSpec::Full {
+                        command,
+                        description: None,
+                        timeout_ms: None,
+                    }),
+                )
+            }
+        };
+        Ok(Call {
+            id,
+            name,
+            input,
+            work,
+        })
+    }
+
+    fn todo_input(&self, todos: &[Todo]) -> Result<Value, PlayError> {
+        let mut list = Vec::with_capacity(todos.len());
+        for todo in todos {
+            let content = self.expand(&todo.content)?;
+            let active = match &todo.active_form {
+                Some(active) => self.expand(active)?,
+                None => content.clone(),
+            };
+            list.push(json!({
+                "content": content,
+                "status": todo.status.as_str(),
+                "activeForm": active,
+            }));
+        }
+        Ok(json!({"todos": list}))
+    }
+
+    fn done_command(&self, done: &DoneSpec) -> Result<String, PlayError> {
+        let phase = match done.phase() {
+            Some(phase) => phase.to_owned(),
+            None => self.env.selector.phase.clone().ok_or(PlayError::NoPhase)?,
+        };
+        let mut command = format!(
+            "{} done --phase {} --status {}",
+            shell_quote(&self.env.exe.to_string_lossy()),
+            shell_quote(&phase),
+            done.status().as_str()
+        );
+        if let Some(reason) = done.reason() {
+            command.push_str(" --reason ");
+            command.push_str(&shell_quote(&self.expand(reason)?));
+        }
+        Ok(command)
+    }
+
+    /// Really do what a call says; the text and error flag of its tool result.
+    async fn perform(&self, call: &Call) -> (String, bool) {
+        match &call.work {
+            Work::Write { path, content } => effects::write_file(path, content),
+            Work::Read { path } => effects::read_file(path),
+            Work::Shell(spec) => {
+                effects::shell(spec, &self.env.cwd, &self.env.scenario_dir()).await
+            }
+            Work::Todos => (effects::TODO_ACK.to_owned(), false),
+            Work::Task => (String::new(), false),
+        }
+    }
+}
+
+struct Call {
+    id: String,
+    name: &'static str,
+    input: Value,
+    work: Work,
+}
+
+enum Work {
+    Write { path: PathBuf, content: String },
+    Read { path: PathBuf },
+    Shell(BashSpec),
+    Todos,
+    Task,
+}

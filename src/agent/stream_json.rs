@@ -1,0 +1,588 @@
+//! Parser for Claude Code's `--output-format stream-json` lines.
+//!
+//! One line is one JSON object; [`parse_line`] turns it into at most one [`AgentEvent`]. The
+//! parse is a single `serde_json::from_slice` pass into one flat struct that names only the
+//! fields we use: everything else (notably `tool_use_result`, which repeats a tool result's
+//! whole content, and image data) is skipped without being built into a `Value` tree, which
+//! keeps big transcripts fast to read. Unknown types, subtypes and fields never fail: they
+//! become [`AgentEvent::Unknown`]; a line that is not JSON becomes [`AgentEvent::Text`].
+//!
+//! The sim agent prints this same format, so both backends share this parser.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::event::{
+    AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, HookEvent, McpServerStatus,
+    ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit, SessionResult,
+    StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse, UnknownLine, Usage,
+    UserBlock, UserMessage,
+};
+
+/// Parse one output line (without or with its line ending) into zero or one events.
+///
+/// Blank lines give no event. This never fails: see the module docs for what becomes
+/// `Unknown` and `Text`.
+#[must_use]
+pub fn parse_line(line: &[u8]) -> Option<AgentEvent> {
+    let line = trim_ascii_end(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    match serde_json::from_slice::<RawLine>(line) {
+        Ok(raw) => Some(raw.into_event(line)),
+        Err(err) if err.is_data() => Some(unknown(line, None, None)),
+        Err(_) => Some(AgentEvent::Text(TextLine {
+            line: String::from_utf8_lossy(line).into_owned(),
+        })),
+    }
+}
+
+/// Reads a string, and anything else (a number, an object) as absent: a field whose shape
+/// changes in a future agent version must not turn a whole known line into `Unknown`.
+fn lenient_string<'de, D: de::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    struct LenientVisitor;
+    impl<'de> Visitor<'de> for LenientVisitor {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(v.to_owned()))
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(v))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    deserializer.deserialize_any(LenientVisitor)
+}
+
+// Scalars and lists read through a `Value` (cheap at this size) and kept only when they
+// have the expected shape, for the same reason as `lenient_string`.
+
+fn lenient_value<'de, D: de::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<serde_json::Value, D::Error> {
+    serde_json::Value::deserialize(deserializer)
+}
+
+fn lenient_u64<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    Ok(lenient_value(deserializer)?.as_u64())
+}
+
+fn lenient_i64<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+    Ok(lenient_value(deserializer)?.as_i64())
+}
+
+fn lenient_f64<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+    Ok(lenient_value(deserializer)?.as_f64())
+}
+
+fn lenient_bool<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
+    Ok(lenient_value(deserializer)?.as_bool())
+}
+
+/// A list of strings; other items are skipped.
+fn lenient_strings<'de, D: de::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    Ok(match lenient_value(deserializer)? {
+        serde_json::Value::Array(items) => Some(
+            items
+                .into_iter()
+                .filter_map(|item| match item {
+                    serde_json::Value::String(text) => Some(text),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    })
+}
+
+/// MCP servers as `{name, status}` objects (or bare names); other items are skipped.
+fn lenient_servers<'de, D: de::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<McpServerStatus>>, D::Error> {
+    Ok(match lenient_value(deserializer)? {
+        serde_json::Value::Array(items) => Some(
+            items
+                .into_iter()
+                .filter_map(|item| match item {
+                    serde_json::Value::String(name) => Some(McpServerStatus {
+                        name,
+                        status: String::new(),
+                    }),
+                    object @ serde_json::Value::Object(_) => serde_json::from_value(object).ok(),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    })
+}
+
+fn trim_ascii_end(mut line: &[u8]) -> &[u8] {
+    while let [rest @ .., last] = line {
+        if last.is_ascii_whitespace() {
+            line = rest;
+        } else {
+            break;
+        }
+    }
+    line
+}
+
+fn unknown(line: &[u8], line_type: Option<String>, subtype: Option<String>) -> AgentEvent {
+    AgentEvent::Unknown(UnknownLine {
+        line_type,
+        subtype,
+        raw: String::from_utf8_lossy(line).into_owned(),
+    })
+}
+
+/// Every field of every line type we read, all optional. Fields of other types are absent.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawLine {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    subtype: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    session_id: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    parent_tool_use_id: Option<String>,
+    /// An object on `assistant`/`user` lines, a string on `permission_denied`.
+    message: Option<MessageField>,
+
+    // system/init
+    #[serde(deserialize_with = "lenient_string")]
+    model: Option<String>,
+    #[serde(deserialize_with = "lenient_strings")]
+    tools: Option<Vec<String>>,
+    #[serde(deserialize_with = "lenient_servers")]
+    mcp_servers: Option<Vec<McpServerStatus>>,
+    #[serde(deserialize_with = "lenient_string")]
+    cwd: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    claude_code_version: Option<String>,
+    #[serde(rename = "permissionMode")]
+    #[serde(deserialize_with = "lenient_string")]
+    permission_mode: Option<String>,
+
+    // system/hook_*
+    #[serde(deserialize_with = "lenient_string")]
+    hook_id: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    hook_name: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    hook_event: Option<String>,
+    #[serde(deserialize_with = "lenient_i64")]
+    exit_code: Option<i64>,
+    #[serde(deserialize_with = "lenient_string")]
+    outcome: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    stdout: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    stderr: Option<String>,
+
+    // system/compact_boundary
+    compact_metadata: Option<RawCompactMetadata>,
+
+    // system/status
+    #[serde(deserialize_with = "lenient_string")]
+    status: Option<String>,
+
+    // system/permission_denied
+    #[serde(deserialize_with = "lenient_string")]
+    tool_name: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    tool_use_id: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    decision_reason: Option<String>,
+
+    // result
+    #[serde(deserialize_with = "lenient_bool")]
+    is_error: Option<bool>,
+    #[serde(deserialize_with = "lenient_string")]
+    result: Option<String>,
+    #[serde(deserialize_with = "lenient_f64")]
+    total_cost_usd: Option<f64>,
+    #[serde(deserialize_with = "lenient_u64")]
+    num_turns: Option<u64>,
+    #[serde(deserialize_with = "lenient_u64")]
+    duration_ms: Option<u64>,
+    usage: Option<Usage>,
+    #[serde(rename = "modelUsage")]
+    model_usage: Option<BTreeMap<String, ModelUsage>>,
+    #[serde(deserialize_with = "lenient_strings")]
+    errors: Option<Vec<String>>,
+
+    // stream_event, rate_limit_event
+    event: Option<serde_json::Value>,
+    rate_limit_info: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawCompactMetadata {
+    #[serde(deserialize_with = "lenient_string")]
+    trigger: Option<String>,
+    #[serde(deserialize_with = "lenient_u64")]
+    pre_tokens: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawMessage {
+    #[serde(deserialize_with = "lenient_string")]
+    id: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    model: Option<String>,
+    usage: Option<Usage>,
+    #[serde(deserialize_with = "lenient_string")]
+    stop_reason: Option<String>,
+    content: Option<RawContent>,
+}
+
+/// `message` is an object on conversation lines and a string on `permission_denied`.
+enum MessageField {
+    Text(String),
+    Message(RawMessage),
+}
+
+impl<'de> Deserialize<'de> for MessageField {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MessageVisitor;
+        impl<'de> Visitor<'de> for MessageVisitor {
+            type Value = MessageField;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a message object or string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(MessageField::Text(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(MessageField::Text(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                RawMessage::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(MessageField::Message)
+            }
+        }
+        deserializer.deserialize_any(MessageVisitor)
+    }
+}
+
+/// Message content: a string (a plain prompt) or a list of blocks.
+enum RawContent {
+    Text(String),
+    Blocks(Vec<RawBlock>),
+}
+
+impl<'de> Deserialize<'de> for RawContent {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentVisitor;
+        impl<'de> Visitor<'de> for ContentVisitor {
+            type Value = RawContent;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(RawContent::Text(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(RawContent::Text(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Vec::<RawBlock>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(RawContent::Blocks)
+            }
+        }
+        deserializer.deserialize_any(ContentVisitor)
+    }
+}
+
+/// Any content block: assistant blocks (text, thinking, tool_use) and user blocks
+/// (tool_result, text, image) flattened into one shape.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawBlock {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    text: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    thinking: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    id: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    name: Option<String>,
+    input: Option<serde_json::Value>,
+    #[serde(deserialize_with = "lenient_string")]
+    tool_use_id: Option<String>,
+    content: Option<RawResultContent>,
+    #[serde(deserialize_with = "lenient_bool")]
+    is_error: Option<bool>,
+    source: Option<RawImageSource>,
+}
+
+/// A tool result's content: a string or a list of blocks.
+enum RawResultContent {
+    Text(String),
+    Blocks(Vec<RawResultBlock>),
+}
+
+impl<'de> Deserialize<'de> for RawResultContent {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ResultContentVisitor;
+        impl<'de> Visitor<'de> for ResultContentVisitor {
+            type Value = RawResultContent;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(RawResultContent::Text(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(RawResultContent::Text(v))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(RawResultContent::Text(String::new()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Vec::<RawResultBlock>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(RawResultContent::Blocks)
+            }
+        }
+        deserializer.deserialize_any(ResultContentVisitor)
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawResultBlock {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    text: Option<String>,
+    source: Option<RawImageSource>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawImageSource {
+    #[serde(deserialize_with = "lenient_string")]
+    media_type: Option<String>,
+    #[serde(rename = "data")]
+    _data: IgnoredAny,
+}
+
+impl RawLine {
+    fn into_event(self, line: &[u8]) -> AgentEvent {
+        match self.kind.as_deref() {
+            Some("system") => self.into_system_event(line),
+            Some("assistant") => self.into_assistant(line),
+            Some("user") => self.into_user(line),
+            Some("result") => self.into_result(),
+            Some("stream_event") => AgentEvent::Stream(StreamEvent {
+                parent_tool_use_id: self.parent_tool_use_id,
+                event: self.event.unwrap_or(serde_json::Value::Null),
+            }),
+            Some("rate_limit_event") => {
+                let info = self.rate_limit_info.unwrap_or(serde_json::Value::Null);
+                let field = |key: &str| info.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+                AgentEvent::RateLimit(RateLimitEvent {
+                    status: field("status"),
+                    rate_limit_type: field("rateLimitType"),
+                    resets_at: info.get("resetsAt").and_then(serde_json::Value::as_i64),
+                    info,
+                })
+            }
+            _ => unknown(line, self.kind, self.subtype),
+        }
+    }
+
+    fn into_system_event(self, line: &[u8]) -> AgentEvent {
+        match self.subtype.as_deref() {
+            Some("init") => AgentEvent::Init(SessionInit {
+                session_id: self.session_id,
+                model: self.model,
+                tools: self.tools.unwrap_or_default(),
+                mcp_servers: self.mcp_servers.unwrap_or_default(),
+                cwd: self.cwd,
+                version: self.claude_code_version,
+                permission_mode: self.permission_mode,
+            }),
+            Some(subtype @ ("hook_started" | "hook_progress" | "hook_response")) => {
+                AgentEvent::Hook(HookEvent {
+                    subtype: subtype.to_owned(),
+                    hook_id: self.hook_id,
+                    hook_name: self.hook_name,
+                    hook_event: self.hook_event,
+                    exit_code: self.exit_code,
+                    outcome: self.outcome,
+                    stdout: self.stdout,
+                    stderr: self.stderr,
+                })
+            }
+            Some("compact_boundary") => {
+                let meta = self.compact_metadata.unwrap_or_default();
+                AgentEvent::CompactBoundary(CompactBoundary {
+                    trigger: meta.trigger,
+                    pre_tokens: meta.pre_tokens,
+                })
+            }
+            Some("status") => AgentEvent::Status(StatusEvent {
+                status: self.status,
+            }),
+            Some("permission_denied") => AgentEvent::PermissionDenied(PermissionDenied {
+                tool_name: self.tool_name,
+                tool_use_id: self.tool_use_id,
+                reason: self.decision_reason,
+                message: match self.message {
+                    Some(MessageField::Text(text)) => Some(text),
+                    _ => None,
+                },
+            }),
+            _ => unknown(line, self.kind, self.subtype),
+        }
+    }
+
+    fn into_assistant(self, line: &[u8]) -> AgentEvent {
+        let Some(MessageField::Message(message)) = self.message else {
+            return unknown(line, self.kind, self.subtype);
+        };
+        let content = match message.content {
+            Some(RawContent::Blocks(blocks)) => blocks.into_iter().map(assistant_block).collect(),
+            Some(RawContent::Text(text)) => vec![AssistantBlock::Text { text }],
+            None => Vec::new(),
+        };
+        AgentEvent::Assistant(AssistantMessage {
+            message_id: message.id,
+            model: message.model,
+            parent_tool_use_id: self.parent_tool_use_id,
+            usage: message.usage,
+            stop_reason: message.stop_reason,
+            content,
+        })
+    }
+
+    fn into_user(self, line: &[u8]) -> AgentEvent {
+        let Some(MessageField::Message(message)) = self.message else {
+            return unknown(line, self.kind, self.subtype);
+        };
+        let content = match message.content {
+            Some(RawContent::Blocks(blocks)) => blocks.into_iter().map(user_block).collect(),
+            Some(RawContent::Text(text)) => vec![UserBlock::Text { text }],
+            None => Vec::new(),
+        };
+        AgentEvent::User(UserMessage {
+            parent_tool_use_id: self.parent_tool_use_id,
+            content,
+        })
+    }
+
+    fn into_result(self) -> AgentEvent {
+        AgentEvent::Result(SessionResult {
+            subtype: self.subtype.unwrap_or_default(),
+            is_error: self.is_error.unwrap_or(false),
+            result: self.result,
+            total_cost_usd: self.total_cost_usd,
+            num_turns: self.num_turns,
+            duration_ms: self.duration_ms,
+            usage: self.usage,
+            model_usage: self.model_usage.unwrap_or_default(),
+            session_id: self.session_id,
+            errors: self.errors.unwrap_or_default(),
+        })
+    }
+}
+
+fn assistant_block(block: RawBlock) -> AssistantBlock {
+    match block.kind.as_deref() {
+        Some("text") => AssistantBlock::Text {
+            text: block.text.unwrap_or_default(),
+        },
+        Some("thinking") => AssistantBlock::Thinking {
+            thinking: block.thinking.unwrap_or_default(),
+        },
+        Some("tool_use") => AssistantBlock::ToolUse(ToolUse {
+            id: block.id.unwrap_or_default(),
+            name: block.name.unwrap_or_default(),
+            input: block.input.unwrap_or(serde_json::Value::Null),
+        }),
+        _ => AssistantBlock::Other {
+            block_type: block.kind.unwrap_or_default(),
+        },
+    }
+}
+
+fn user_block(block: RawBlock) -> UserBlock {
+    match block.kind.as_deref() {
+        Some("tool_result") => UserBlock::ToolResult(ToolResult {
+            tool_use_id: block.tool_use_id.unwrap_or_default(),
+            content: match block.content {
+                Some(RawResultContent::Text(text)) => ToolResultContent::Text(text),
+                Some(RawResultContent::Blocks(blocks)) => {
+                    ToolResultContent::Blocks(blocks.into_iter().map(result_block).collect())
+                }
+                None => ToolResultContent::Text(String::new()),
+            },
+            is_error: block.is_error.unwrap_or(false),
+        }),
+        Some("text") => UserBlock::Text {
+            text: block.text.unwrap_or_default(),
+        },
+        _ => UserBlock::Other {
+            block_type: block.kind.unwrap_or_default(),
+        },
+    }
+}
+
+fn result_block(block: RawResultBlock) -> ResultBlock {
+    match block.kind.as_deref() {
+        Some("text") => ResultBlock::Text {
+            text: block.text.unwrap_or_default(),
+        },
+        Some("image") => ResultBlock::Image {
+            media_type: block.source.and_then(|source| source.media_type),
+        },
+        _ => ResultBlock::Other {
+            block_type: block.kind.unwrap_or_default(),
+        },
+    }
+}
+
+#[cfg(test)]
+#[path = "stream_json_tests.rs"]
+mod tests;

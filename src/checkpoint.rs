@@ -1,0 +1,278 @@
+//! The checkpoint context: what a restarted session is told about the work an earlier
+//! session of the same phase already did.
+//!
+//! Pure and deterministic: the orchestrator gathers the facts (progress log, the agent's
+//! latest todo list, git changes, the last assistant message) and this module only
+//! renders them. The rendered text goes first in the new session's prompt, then a line
+//! `---`, then the phase's original prompt ([`prompt_with_checkpoint`]).
+
+use std::fmt::Write as _;
+
+use crate::git::{FileChange, diffstat};
+
+/// The most changed files listed before the rest are summarised.
+const MAX_FILES: usize = 100;
+/// The most characters kept of the previous session's last message.
+const MAX_LAST_MESSAGE: usize = 2_000;
+
+/// A todo item's state, as the agent's todo tool reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on when the session stopped.
+    InProgress,
+    /// Finished.
+    Completed,
+}
+
+/// One item of the agent's todo list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Todo {
+    /// What the item says.
+    pub content: String,
+    /// Its state.
+    pub status: TodoStatus,
+}
+
+/// Everything known about the work so far, gathered by the orchestrator.
+#[derive(Debug, Clone, Default)]
+pub struct CheckpointFacts {
+    /// The phase id.
+    pub phase_id: String,
+    /// The phase title.
+    pub phase_title: String,
+    /// The restart about to happen (1 for the first restart).
+    pub restart_number: u32,
+    /// The most restarts allowed in this attempt.
+    pub max_restarts: u32,
+    /// Why the previous session was stopped, in words (`context at 85.2% of 200,000 tokens`).
+    pub stop_reason: String,
+    /// The checkpoint commit, if one was made.
+    pub commit: Option<String>,
+    /// Progress steps the agent logged with `debussy progress`, oldest first.
+    pub progress: Vec<String>,
+    /// The agent's latest todo list.
+    pub todos: Vec<Todo>,
+    /// Files changed since the phase started, untracked ones included.
+    pub changes: Vec<FileChange>,
+    /// The previous session's last assistant text.
+    pub last_message: Option<String>,
+}
+
+/// Render the checkpoint context.
+#[must_use]
+pub fn render(facts: &CheckpointFacts) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Checkpoint: phase {} ({}), restart {} of {}",
+        facts.phase_id, facts.phase_title, facts.restart_number, facts.max_restarts
+    );
+    out.push('\n');
+    let _ = write!(
+        out,
+        "You are continuing phase {} in a fresh session. The previous session was stopped \
+         before its context window filled ({}).",
+        facts.phase_id, facts.stop_reason
+    );
+    match &facts.commit {
+        Some(commit) => {
+            let _ = write!(out, " Its work is committed to git as {}.", short(commit));
+        }
+        None => out.push_str(" Its work is in the working tree."),
+    }
+    out.push_str(
+        " Everything below is already done or in progress: continue it, do not redo it.\n",
+    );
+
+    out.push_str("\n## Progress reported so far\n");
+    if facts.progress.is_empty() {
+        out.push_str("(none reported)\n");
+    }
+    for step in &facts.progress {
+        let _ = writeln!(out, "- {}", one_line(step));
+    }
+
+    if !facts.todos.is_empty() {
+        out.push_str("\n## Todo list, as last updated\n");
+        for todo in &facts.todos {
+            let mark = match todo.status {
+                TodoStatus::Completed => "[x]",
+                TodoStatus::InProgress => "[~]",
+                TodoStatus::Pending => "[ ]",
+            };
+            let note = if todo.status == TodoStatus::InProgress {
+                " (in progress when stopped)"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "- {mark} {}{note}", one_line(&todo.content));
+        }
+    }
+
+    out.push_str("\n## Files changed since the phase started\n");
+    if facts.changes.is_empty() {
+        out.push_str("(no changes)\n");
+    } else {
+        let shown = &facts.changes[..facts.changes.len().min(MAX_FILES)];
+        out.push_str("```\n");
+        out.push_str(&diffstat(shown));
+        if facts.changes.len() > MAX_FILES {
+            let _ = write!(
+                out,
+                "\n(and {} more files)",
+                facts.changes.len() - MAX_FILES
+            );
+        }
+        out.push_str("\n```\n");
+    }
+
+    if let Some(message) = facts
+        .last_message
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
+        out.push_str("\n## Last message of the previous session\n");
+        for line in truncate(message, MAX_LAST_MESSAGE).lines() {
+            let _ = writeln!(out, "> {line}");
+        }
+    }
+
+    out.push_str("\n## How to continue\n");
+    out.push_str(
+        "- Read the files listed above before changing them; they hold the work so far.\n",
+    );
+    out.push_str("- Pick up at the first unfinished item; do not start the phase over.\n");
+    let _ = writeln!(
+        out,
+        "- Log each finished step with `debussy progress --phase {} \"<step>\"`.",
+        facts.phase_id
+    );
+    let _ = writeln!(
+        out,
+        "- When the phase is done, run `debussy done --phase {} --status completed`.",
+        facts.phase_id
+    );
+    out
+}
+
+/// The prompt of a restarted session: the checkpoint, a line `---`, the original prompt.
+#[must_use]
+pub fn prompt_with_checkpoint(checkpoint: &str, original_prompt: &str) -> String {
+    format!("{}\n\n---\n\n{original_prompt}", checkpoint.trim_end())
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Keep the last `max` characters: the end of a message says where the work stopped.
+fn truncate(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let tail: String = text.chars().skip(count - max).collect();
+    format!("…{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::ChangeKind;
+
+    fn facts() -> CheckpointFacts {
+        CheckpointFacts {
+            phase_id: "2".into(),
+            phase_title: "Build the API".into(),
+            restart_number: 1,
+            max_restarts: 3,
+            stop_reason: "context at 85.2% of 200,000 tokens".into(),
+            commit: Some("0123456789abcdef0123".into()),
+            progress: vec!["created the router".into(), "added  the\n handlers".into()],
+            todos: vec![
+                Todo {
+                    content: "Router".into(),
+                    status: TodoStatus::Completed,
+                },
+                Todo {
+                    content: "Handlers".into(),
+                    status: TodoStatus::InProgress,
+                },
+                Todo {
+                    content: "Tests".into(),
+                    status: TodoStatus::Pending,
+                },
+            ],
+            changes: vec![
+                FileChange {
+                    path: "src/api.rs".into(),
+                    kind: ChangeKind::Added,
+                    insertions: 40,
+                    deletions: 0,
+                },
+                FileChange {
+                    path: "src/main.rs".into(),
+                    kind: ChangeKind::Modified,
+                    insertions: 3,
+                    deletions: 1,
+                },
+            ],
+            last_message: Some("Now writing the handlers for /tasks.".into()),
+        }
+    }
+
+    #[test]
+    fn renders_everything_known() {
+        insta::assert_snapshot!(render(&facts()));
+    }
+
+    #[test]
+    fn renders_a_bare_checkpoint() {
+        let bare = CheckpointFacts {
+            phase_id: "1".into(),
+            phase_title: "Setup".into(),
+            restart_number: 2,
+            max_restarts: 2,
+            stop_reason: "compact boundary".into(),
+            ..CheckpointFacts::default()
+        };
+        insta::assert_snapshot!(render(&bare));
+    }
+
+    #[test]
+    fn is_deterministic() {
+        assert_eq!(render(&facts()), render(&facts()));
+    }
+
+    #[test]
+    fn long_file_lists_and_messages_are_bounded() {
+        let mut many = facts();
+        many.changes = (0..250)
+            .map(|i| FileChange {
+                path: format!("f{i}.txt"),
+                kind: ChangeKind::Added,
+                insertions: 1,
+                deletions: 0,
+            })
+            .collect();
+        many.last_message = Some(format!("{}THE END", "x".repeat(10_000)));
+        let text = render(&many);
+        assert!(text.contains("(and 150 more files)"));
+        assert!(!text.contains("f200.txt"));
+        assert!(text.contains("THE END"), "the end of the message is kept");
+        assert!(text.len() < 12_000);
+    }
+
+    #[test]
+    fn restarted_prompt_is_checkpoint_then_rule_then_original() {
+        let prompt = prompt_with_checkpoint("# Checkpoint\n\n", "Do phase 2.");
+        assert_eq!(prompt, "# Checkpoint\n\n---\n\nDo phase 2.");
+    }
+}

@@ -1,0 +1,39 @@
+//! Shared by `debussy done` and `debussy progress`: find the run an agent belongs to and
+//! open its project's state store.
+
+use crate::cli::GlobalArgs;
+use crate::exit::Failure;
+use crate::run_env::{self, RunEnv};
+use crate::state::Store;
+
+/// The run this process was started by, and its project's store.
+pub(super) fn run_store(global: &GlobalArgs, command: &str) -> Result<(RunEnv, Store), Failure> {
+    let Some(mut env) = RunEnv::from_process() else {
+        return Err(Failure::usage(miette::miette!(
+            help = "run it from the agent session that `debussy run` started; that session's \
+                    environment carries the run id",
+            "`debussy {command}` reports to a running plan, but {} is not set",
+            run_env::RUN_ID
+        )));
+    };
+    if env.project_root.as_os_str().is_empty() {
+        env.project_root = super::load_config(global, None)?.project_root;
+    }
+    let store = Store::open_existing(&env.project_root)
+        .map_err(Failure::failed)?
+        .ok_or_else(|| {
+            Failure::usage(miette::miette!(
+                "no debussy state in {} (expected .debussy/state.db)",
+                env.project_root.display()
+            ))
+        })?;
+    let known = store.run(&env.run_id).map_err(Failure::failed)?;
+    if known.is_none() {
+        return Err(Failure::usage(miette::miette!(
+            "run {} is not recorded in {}",
+            env.run_id,
+            store.path().display()
+        )));
+    }
+    Ok((env, store))
+}

@@ -1,0 +1,408 @@
+//! `debussy run PLAN --dry-run`: parse and audit the plan, then print the effective
+//! configuration (every value with where it came from) and the execution order as a
+//! table. Runs nothing. Exit 1 when the audit finds errors (unless `--skip-audit`) or no
+//! order exists (a dependency cycle); 2 for usage errors.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::Path;
+
+use serde_norway::Value;
+
+use crate::cli::{GlobalArgs, ReportFormat, RunArgs};
+use crate::commands::audit::{heading, render_report, shown};
+use crate::commands::render::{Palette, Table, print};
+use crate::config::{Loaded, Source};
+use crate::exit::{CommandResult, Exit, Failure};
+use crate::plan::{
+    self, AgentCatalog, DependencyTarget, GateOrigin, Phase, PhaseId, Plan, execution_order,
+};
+
+pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
+    let loaded = crate::commands::load_config(global, Some(&args.overrides))?;
+    let inspection = plan::inspect(&args.plan, &loaded.config.gates, &loaded.project_root);
+    let palette = Palette::new(crate::logging::use_color(
+        global.color,
+        std::io::stdout().is_terminal(),
+    ));
+    let master = inspection
+        .plan
+        .as_ref()
+        .map_or(args.plan.as_path(), |p| p.master.as_path());
+    let mut out = heading("Dry run of", &inspection, master, palette);
+    out.push_str(&palette.bold("Effective configuration"));
+    out.push('\n');
+    out.push_str(&config_table(&loaded, args).render("  ", palette));
+    out.push('\n');
+    out.push_str(&palette.bold("Audit"));
+    out.push('\n');
+    out.push_str(&render_report(&inspection.report, false, palette));
+    out.push('\n');
+
+    let errors = inspection.report.summary.errors;
+    let Some(plan) = &inspection.plan else {
+        print(&out)?;
+        return Ok(Exit::Failure);
+    };
+    let order = match execution_order(plan) {
+        Ok(order) => order,
+        Err(cycles) => {
+            let cycles: Vec<String> = cycles.iter().map(ToString::to_string).collect();
+            out.push_str(&format!(
+                "{} the phases depend on each other in a cycle ({}), so no phase can start.\n",
+                palette.red("No execution order:"),
+                cycles.join("; ")
+            ));
+            print(&out)?;
+            return Ok(Exit::Failure);
+        }
+    };
+    let start = match &args.phase {
+        None => None,
+        Some(text) => Some(start_phase(plan, text)?),
+    };
+    if !order.is_empty() {
+        out.push_str(&format!(
+            "{} {}\n",
+            palette.bold("Execution order"),
+            palette.dim(&format!("(paths relative to {})", shown_dir(plan.dir())))
+        ));
+        out.push_str(
+            &order_table(plan, &order, start.as_ref(), &loaded, &inspection.agents)
+                .render("  ", palette),
+        );
+        out.push('\n');
+    }
+    let exit = if errors > 0 && !args.skip_audit {
+        out.push_str(&format!(
+            "{} the audit found {}; `debussy run` would stop before the first phase.\n",
+            palette.red("Not runnable:"),
+            if errors == 1 {
+                "1 error".to_owned()
+            } else {
+                format!("{errors} errors")
+            }
+        ));
+        Exit::Failure
+    } else {
+        if errors > 0 {
+            out.push_str(&format!(
+                "{} audit errors are ignored (--skip-audit).\n",
+                palette.yellow("Warning:")
+            ));
+        }
+        out.push_str("Dry run: nothing was run.\n");
+        Exit::Success
+    };
+    print(&out)?;
+    Ok(exit)
+}
+
+/// The phase `--phase` names, or a usage error listing the plan's phases.
+fn start_phase(plan: &Plan, text: &str) -> Result<PhaseId, Failure> {
+    PhaseId::parse(text)
+        .filter(|id| plan.phase(id).is_some())
+        .ok_or_else(|| {
+            let ids: Vec<String> = plan.phases.iter().map(|p| p.id.to_string()).collect();
+            Failure::usage(miette::miette!(
+                help = format!("the plan's phases are: {}", ids.join(", ")),
+                "--phase {text}: no such phase in {}",
+                shown(&plan.master)
+            ))
+        })
+}
+
+fn shown_dir(dir: &Path) -> String {
+    if dir.as_os_str().is_empty() {
+        ".".to_owned()
+    } else {
+        shown(dir)
+    }
+}
+
+/// Every configuration value a run uses (the `gates` map is shown per gate in the
+/// execution order), then the run options, each with where it came from.
+pub(crate) fn config_table(loaded: &Loaded, args: &RunArgs) -> Table {
+    let mut table = Table::new(&["Key", "Value", "Source"]);
+    for (key, value) in effective_config(loaded) {
+        let source = source_of(&loaded.sources, &key);
+        table.row(vec![vec![key], vec![value], vec![source]]);
+    }
+    let flag = |set: bool| {
+        if set {
+            "flag".to_owned()
+        } else {
+            "default".to_owned()
+        }
+    };
+    let options = [
+        ("run.resume", args.resume.to_string(), flag(args.resume)),
+        ("run.restart", args.restart.to_string(), flag(args.restart)),
+        (
+            "run.phase",
+            args.phase.clone().unwrap_or_else(|| "first".to_owned()),
+            flag(args.phase.is_some()),
+        ),
+        (
+            "run.skip_audit",
+            args.skip_audit.to_string(),
+            flag(args.skip_audit),
+        ),
+        (
+            "run.allow_dirty",
+            args.allow_dirty.to_string(),
+            flag(args.allow_dirty),
+        ),
+        (
+            "run.output_format",
+            match args.output_format.unwrap_or_default() {
+                ReportFormat::Text => "text",
+                ReportFormat::Json => "json",
+            }
+            .to_owned(),
+            flag(args.output_format.is_some()),
+        ),
+    ];
+    for (key, value, source) in options {
+        table.row(vec![vec![key.to_owned()], vec![value], vec![source]]);
+    }
+    table
+}
+
+/// The configuration as dotted keys and display values, in the order of the
+/// configuration's own fields; the `gates` map is left out.
+pub(crate) fn effective_config(loaded: &Loaded) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    match serde_norway::to_value(&loaded.config) {
+        Ok(value) => flatten("", &value, &mut out),
+        Err(err) => out.push(("config".to_owned(), format!("cannot be shown: {err}"))),
+    }
+    out.retain(|(key, _)| key != "gates" && !key.starts_with("gates."));
+    out
+}
+
+fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Mapping(map) if !map.is_empty() => {
+            for (key, value) in map {
+                let key = scalar(key);
+                let path = if prefix.is_empty() {
+                    key
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                flatten(&path, value, out);
+            }
+        }
+        other => out.push((prefix.to_owned(), scalar(other))),
+    }
+}
+
+fn scalar(value: &Value) -> String {
+    match value {
+        Value::Null => "none".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if s.is_empty() => "\"\"".to_owned(),
+        Value::String(s) => s.clone(),
+        Value::Sequence(items) => format!(
+            "[{}]",
+            items.iter().map(scalar).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Mapping(map) if map.is_empty() => "{}".to_owned(),
+        Value::Mapping(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", scalar(k), scalar(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Tagged(tagged) => scalar(&tagged.value),
+    }
+}
+
+/// Where `key` came from: its own entry in `sources`, else its nearest parent's, else the
+/// built-in default.
+fn source_of(sources: &BTreeMap<String, Source>, key: &str) -> String {
+    let mut at = key;
+    loop {
+        if let Some(source) = sources.get(at) {
+            return match source {
+                Source::Default => "default".to_owned(),
+                Source::UserFile(path) => format!("user file {}", path.display()),
+                Source::ProjectFile(path) => format!("project file {}", path.display()),
+                Source::Env(var) => format!("env {var}"),
+                Source::Flag(flag) => format!("flag {flag}"),
+            };
+        }
+        match at.rfind('.') {
+            Some(dot) => at = &at[..dot],
+            None => return "default".to_owned(),
+        }
+    }
+}
+
+/// One row per phase in execution order.
+fn order_table(
+    plan: &Plan,
+    order: &[&Phase],
+    start: Option<&PhaseId>,
+    loaded: &Loaded,
+    agents: &AgentCatalog,
+) -> Table {
+    let mut table = Table::new(&[
+        "#",
+        "ID",
+        "Title",
+        "Status",
+        "Depends on",
+        "Gates",
+        "Agents",
+        "Notes",
+    ]);
+    let start_at = start.and_then(|id| order.iter().position(|p| &p.id == id));
+    let relative = |path: &Path| match path.strip_prefix(plan.dir()) {
+        Ok(rest) if !plan.dir().as_os_str().is_empty() => shown(rest),
+        _ => shown(path),
+    };
+    let mut step = 0;
+    for (index, phase) in order.iter().enumerate() {
+        let skipped = start_at.is_some_and(|s| index < s);
+        let number = if skipped {
+            "skip".to_owned()
+        } else {
+            step += 1;
+            step.to_string()
+        };
+        let depends: Vec<String> = phase
+            .depends_on
+            .iter()
+            .map(|d| match &d.target {
+                DependencyTarget::Id(id) => id.to_string(),
+                DependencyTarget::File(path) => relative(path),
+            })
+            .collect();
+        let gates: Vec<String> = phase
+            .gates
+            .iter()
+            .map(|gate| match gate.resolve(&loaded.config.gates) {
+                Some(resolved) => {
+                    let origin = match resolved.origin {
+                        GateOrigin::Plan => "",
+                        GateOrigin::Config => " (config)",
+                    };
+                    if resolved.origin == GateOrigin::Plan && resolved.command == gate.name {
+                        format!("{}{origin}", resolved.command)
+                    } else {
+                        format!("{}: {}{origin}", gate.name, resolved.command)
+                    }
+                }
+                None => format!("{}: NO COMMAND", gate.name),
+            })
+            .collect();
+        let required: Vec<String> = phase
+            .required_agents
+            .iter()
+            .map(|agent| match agents.find(&agent.name) {
+                Some(_) => agent.name.clone(),
+                None => format!("{} (missing)", agent.name),
+            })
+            .collect();
+        let mut notes: Vec<String> = phase
+            .notes_in
+            .iter()
+            .map(|n| format!("in: {}", relative(&n.path)))
+            .collect();
+        notes.extend(
+            phase
+                .notes_out
+                .iter()
+                .map(|n| format!("out: {}", relative(&n.path))),
+        );
+        let file_note = match &phase.file {
+            plan::PhaseFile::Loaded(_) => None,
+            plan::PhaseFile::NotFound(_) => Some("(file missing)"),
+            plan::PhaseFile::Unreadable { .. } => Some("(file unreadable)"),
+            plan::PhaseFile::NoLink => Some("(no file linked)"),
+        };
+        let mut title = vec![phase.title.clone()];
+        title.extend(file_note.map(str::to_owned));
+        let or_dash = |lines: Vec<String>| {
+            if lines.is_empty() {
+                vec!["-".to_owned()]
+            } else {
+                lines
+            }
+        };
+        table.row(vec![
+            vec![number],
+            vec![phase.id.to_string()],
+            title,
+            vec![phase.status.label().to_owned()],
+            or_dash(
+                vec![depends.join(", ")]
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+            ),
+            or_dash(gates),
+            or_dash(required),
+            or_dash(notes),
+        ]);
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn loaded() -> Loaded {
+        Loaded::defaults(Path::new("/project"))
+    }
+
+    #[test]
+    fn effective_config_lists_leaves_in_field_order_without_gates() {
+        let keys: Vec<String> = effective_config(&loaded())
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(keys.first().map(String::as_str), Some("model"));
+        assert!(keys.contains(&"agent.kind".to_owned()));
+        assert!(keys.contains(&"notifications.ntfy.server".to_owned()));
+        assert!(!keys.iter().any(|k| k.starts_with("gates")));
+        let values: BTreeMap<String, String> = effective_config(&loaded()).into_iter().collect();
+        assert_eq!(values["model"], Config::default().model);
+        assert_eq!(values["context_threshold"], "80.0");
+        assert_eq!(values["agent.command"], "none");
+        assert_eq!(values["agent.args"], "[]");
+        assert_eq!(values["agent.env"], "{}");
+    }
+
+    #[test]
+    fn sources_fall_back_to_parents_then_default() {
+        let sources: BTreeMap<String, Source> = [
+            ("model".to_owned(), Source::Flag("--model".to_owned())),
+            (
+                "agent.env".to_owned(),
+                Source::Env("DEBUSSY_AGENT_ENV".to_owned()),
+            ),
+            (
+                "timeout".to_owned(),
+                Source::ProjectFile("/p/.debussy/config.yaml".into()),
+            ),
+        ]
+        .into();
+        assert_eq!(source_of(&sources, "model"), "flag --model");
+        assert_eq!(
+            source_of(&sources, "agent.env.FOO"),
+            "env DEBUSSY_AGENT_ENV"
+        );
+        assert_eq!(
+            source_of(&sources, "timeout"),
+            "project file /p/.debussy/config.yaml"
+        );
+        assert_eq!(source_of(&sources, "agent.kind"), "default");
+    }
+}

@@ -1,0 +1,468 @@
+//! Range and consistency checks on a typed [`Config`]. Pure.
+//!
+//! [`check_fields`] looks at one key at a time, so it can run on each layer alone (the
+//! defaults always pass, so whatever fails was set by that layer). [`check_combined`]
+//! looks at keys together and runs once, on the merged result.
+
+use super::{Config, NotificationProvider};
+
+/// One failed check.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Violation {
+    /// The dotted key path.
+    pub path: String,
+    /// What the value must be, e.g. "must be greater than 0".
+    pub rule: String,
+    /// The value found, as shown to the user.
+    pub found: String,
+    /// How to fix it.
+    pub help: String,
+}
+
+fn violation(path: impl Into<String>, rule: &str, found: impl ToString, help: &str) -> Violation {
+    Violation {
+        path: path.into(),
+        rule: rule.to_owned(),
+        found: found.to_string(),
+        help: help.to_owned(),
+    }
+}
+
+/// The placeholders `commit_message_template` may use.
+pub(crate) const TEMPLATE_PLACEHOLDERS: &[&str] = &["phase_id", "phase_name", "status"];
+
+/// Check each key's value on its own.
+pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
+    let mut out = Vec::new();
+    if config.model.trim().is_empty() {
+        out.push(violation(
+            "model",
+            "must not be empty",
+            "\"\"",
+            "set `model` to a model name such as `opus` or `sonnet`",
+        ));
+    }
+    if config.timeout == 0 {
+        out.push(violation(
+            "timeout",
+            "must be greater than 0",
+            0,
+            "set `timeout` to the seconds one agent session may run, e.g. 1800",
+        ));
+    }
+    let threshold = config.context_threshold;
+    if !(threshold.is_finite() && threshold > 0.0 && threshold <= 100.0) {
+        out.push(violation(
+            "context_threshold",
+            "must be greater than 0 and at most 100",
+            threshold,
+            "set `context_threshold` to a percent of the context window, e.g. 80; 100 disables context restarts",
+        ));
+    }
+    if config.tool_call_threshold == 0 {
+        out.push(violation(
+            "tool_call_threshold",
+            "must be at least 1",
+            0,
+            "set `tool_call_threshold` to the tool calls after which a session restarts, e.g. 100",
+        ));
+    }
+    if config.gate_timeout == 0 {
+        out.push(violation(
+            "gate_timeout",
+            "must be greater than 0",
+            0,
+            "set `gate_timeout` to the seconds one gate command may run, e.g. 600",
+        ));
+    }
+    check_template(&config.commit_message_template, &mut out);
+    check_agent(config, &mut out);
+    for (name, command) in &config.gates {
+        if name.trim().is_empty() {
+            out.push(violation(
+                "gates",
+                "gate names must not be empty",
+                "\"\"",
+                "name each gate, e.g. `pytest: pytest -q`",
+            ));
+        }
+        if command.trim().is_empty() {
+            out.push(violation(
+                format!("gates.{name}"),
+                "must be a command, not empty",
+                "\"\"",
+                "give the gate a shell command, e.g. `cargo test --all`",
+            ));
+        }
+    }
+    check_mcp(config, &mut out);
+    let ntfy = &config.notifications.ntfy;
+    if !(ntfy.server.starts_with("http://") || ntfy.server.starts_with("https://")) {
+        out.push(violation(
+            "notifications.ntfy.server",
+            "must be an http:// or https:// URL",
+            format!("{:?}", ntfy.server),
+            "set `notifications.ntfy.server` to the server's base URL, e.g. https://ntfy.sh",
+        ));
+    }
+    if ntfy.topic.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        out.push(violation(
+            "notifications.ntfy.topic",
+            "must not be empty",
+            "\"\"",
+            "set `notifications.ntfy.topic` to a topic name, or null for none",
+        ));
+    }
+    out
+}
+
+/// The `mcp` section: durations are finite and not negative, sizes and the timeouts that
+/// would make the supervisor useless are above 0, and the backoff tiers are in order.
+fn check_mcp(config: &Config, out: &mut Vec<Violation>) {
+    let mcp = &config.mcp;
+    let seconds = [
+        ("mcp.readiness_timeout", mcp.readiness_timeout, true),
+        ("mcp.drain_grace", mcp.drain_grace, false),
+        ("mcp.request_deadline", mcp.request_deadline, true),
+        ("mcp.stop_close_grace", mcp.stop_close_grace, false),
+        ("mcp.stop_term_grace", mcp.stop_term_grace, false),
+        ("mcp.restart_interval", mcp.restart_interval, false),
+        ("mcp.crash_backoff.first", mcp.crash_backoff.first, false),
+        ("mcp.crash_backoff.second", mcp.crash_backoff.second, false),
+        ("mcp.crash_backoff.after", mcp.crash_backoff.after, false),
+        ("mcp.crash_window", mcp.crash_window, false),
+        ("mcp.stable_after", mcp.stable_after, false),
+    ];
+    for (path, value, positive) in seconds {
+        let ok =
+            value.is_finite() && value < 1e9 && if positive { value > 0.0 } else { value >= 0.0 };
+        if !ok {
+            let rule = if positive {
+                "must be a number of seconds greater than 0"
+            } else {
+                "must be a number of seconds, 0 or more"
+            };
+            out.push(violation(
+                path,
+                rule,
+                value,
+                &format!("set `{path}` to seconds, e.g. its default in config/default.yaml"),
+            ));
+        }
+    }
+    for (path, value) in [
+        ("mcp.buffer_max_messages", mcp.buffer_max_messages),
+        ("mcp.buffer_max_bytes", mcp.buffer_max_bytes),
+        ("mcp.max_line_bytes", mcp.max_line_bytes),
+    ] {
+        if value == 0 {
+            out.push(violation(
+                path,
+                "must be greater than 0",
+                0,
+                &format!("set `{path}` to a size, e.g. its default in config/default.yaml"),
+            ));
+        }
+    }
+    if mcp.crash_backoff.second_until < mcp.crash_backoff.first_count {
+        out.push(violation(
+            "mcp.crash_backoff.second_until",
+            "must be at least `mcp.crash_backoff.first_count`",
+            mcp.crash_backoff.second_until,
+            "the second tier covers the crashes after the first tier, up to this number",
+        ));
+    }
+}
+
+fn check_template(template: &str, out: &mut Vec<Violation>) {
+    const HELP: &str =
+        "use only {phase_id}, {phase_name} and {status} in `commit_message_template`";
+    if template.trim().is_empty() {
+        out.push(violation(
+            "commit_message_template",
+            "must not be empty",
+            "\"\"",
+            HELP,
+        ));
+        return;
+    }
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push(violation(
+                "commit_message_template",
+                "has a `{` without a closing `}`",
+                format!("{template:?}"),
+                HELP,
+            ));
+            return;
+        };
+        let name = &after[..close];
+        if !TEMPLATE_PLACEHOLDERS.contains(&name) {
+            let help = match super::schema::closest(name, TEMPLATE_PLACEHOLDERS.iter().copied()) {
+                Some(best) => format!("did you mean {{{best}}}? {HELP}"),
+                None => HELP.to_owned(),
+            };
+            out.push(Violation {
+                path: "commit_message_template".to_owned(),
+                rule: format!("uses the unknown placeholder {{{name}}}"),
+                found: format!("{template:?}"),
+                help,
+            });
+            return;
+        }
+        rest = &after[close + 1..];
+    }
+}
+
+fn check_agent(config: &Config, out: &mut Vec<Violation>) {
+    let agent = &config.agent;
+    if agent
+        .command
+        .as_deref()
+        .is_some_and(|c| c.trim().is_empty())
+    {
+        out.push(violation(
+            "agent.command",
+            "must not be empty",
+            "\"\"",
+            "set `agent.command` to a program, or null for the backend's default",
+        ));
+    }
+    if agent.model_context_window == Some(0) {
+        out.push(violation(
+            "agent.model_context_window",
+            "must be greater than 0",
+            0,
+            "set `agent.model_context_window` to the window in tokens, e.g. 200000, or null to use what the agent reports",
+        ));
+    }
+    if !(agent.stop_grace.is_finite() && agent.stop_grace >= 0.0) {
+        out.push(violation(
+            "agent.stop_grace",
+            "must be 0 or more",
+            agent.stop_grace,
+            "set `agent.stop_grace` to the seconds between stop signals, e.g. 2",
+        ));
+    }
+    if !(agent.token_estimate_factor.is_finite() && agent.token_estimate_factor > 0.0) {
+        out.push(violation(
+            "agent.token_estimate_factor",
+            "must be greater than 0",
+            agent.token_estimate_factor,
+            "set `agent.token_estimate_factor` to a multiplier such as 1.0",
+        ));
+    }
+    if agent
+        .scenario
+        .as_ref()
+        .is_some_and(|p| p.as_os_str().is_empty())
+    {
+        out.push(violation(
+            "agent.scenario",
+            "must not be empty",
+            "\"\"",
+            "set `agent.scenario` to a scenario file, or null for sim-scenario.yaml beside the plan",
+        ));
+    }
+    for name in agent.env.keys() {
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            out.push(violation(
+                format!("agent.env.{name}"),
+                "must be a variable name without `=`",
+                format!("{name:?}"),
+                "name each variable in `agent.env` like a shell variable, e.g. ANTHROPIC_BASE_URL",
+            ));
+        }
+    }
+}
+
+/// Check keys that only make sense together; run on the merged configuration.
+pub(crate) fn check_combined(config: &Config) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let notifications = &config.notifications;
+    if notifications.enabled
+        && notifications.provider == NotificationProvider::Ntfy
+        && notifications.ntfy.topic.is_none()
+    {
+        out.push(violation(
+            "notifications.provider",
+            "is ntfy but `notifications.ntfy.topic` is not set",
+            "ntfy",
+            "set `notifications.ntfy.topic` to the topic to publish to",
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(config: &Config) -> Vec<String> {
+        check_fields(config).into_iter().map(|v| v.path).collect()
+    }
+
+    #[test]
+    fn defaults_pass() {
+        assert!(check_fields(&Config::default()).is_empty());
+        assert!(check_combined(&Config::default()).is_empty());
+    }
+
+    #[test]
+    fn context_threshold_is_a_percent_above_zero() {
+        for bad in [0.0, -1.0, 100.5, f64::NAN, f64::INFINITY] {
+            let config = Config {
+                context_threshold: bad,
+                ..Config::default()
+            };
+            assert_eq!(paths(&config), ["context_threshold"], "{bad}");
+        }
+        for good in [0.1, 50.0, 100.0] {
+            let config = Config {
+                context_threshold: good,
+                ..Config::default()
+            };
+            assert!(paths(&config).is_empty(), "{good}");
+        }
+    }
+
+    #[test]
+    fn zero_durations_and_counts_fail() {
+        let config = Config {
+            timeout: 0,
+            gate_timeout: 0,
+            tool_call_threshold: 0,
+            ..Config::default()
+        };
+        assert_eq!(
+            paths(&config),
+            ["timeout", "tool_call_threshold", "gate_timeout"]
+        );
+        let config = Config {
+            max_retries: 0,
+            max_restarts: 0,
+            restart_delay: 0,
+            ..Config::default()
+        };
+        assert!(
+            paths(&config).is_empty(),
+            "zero retries, restarts and delay are allowed"
+        );
+    }
+
+    #[test]
+    fn mcp_durations_sizes_and_backoff_tiers_have_ranges() {
+        let mut config = Config::default();
+        config.mcp.readiness_timeout = 0.0;
+        config.mcp.drain_grace = -1.0;
+        config.mcp.crash_window = f64::NAN;
+        config.mcp.buffer_max_bytes = 0;
+        config.mcp.crash_backoff.second_until = 2;
+        assert_eq!(
+            paths(&config),
+            [
+                "mcp.readiness_timeout",
+                "mcp.drain_grace",
+                "mcp.crash_window",
+                "mcp.buffer_max_bytes",
+                "mcp.crash_backoff.second_until"
+            ]
+        );
+        let mut config = Config::default();
+        config.mcp.drain_grace = 0.0;
+        config.mcp.max_crashes = 0;
+        assert!(paths(&config).is_empty());
+    }
+
+    #[test]
+    fn agent_numbers_have_ranges() {
+        let mut config = Config::default();
+        config.agent.stop_grace = -0.5;
+        config.agent.token_estimate_factor = 0.0;
+        config.agent.model_context_window = Some(0);
+        assert_eq!(
+            paths(&config),
+            [
+                "agent.model_context_window",
+                "agent.stop_grace",
+                "agent.token_estimate_factor"
+            ]
+        );
+        config = Config::default();
+        config.agent.stop_grace = 0.0;
+        assert!(paths(&config).is_empty());
+    }
+
+    #[test]
+    fn empty_strings_fail_where_they_mean_nothing() {
+        let mut config = Config {
+            model: " ".into(),
+            ..Config::default()
+        };
+        config.agent.command = Some(String::new());
+        config.agent.scenario = Some("".into());
+        config.gates.insert("pytest".into(), "  ".into());
+        config.notifications.ntfy.topic = Some(String::new());
+        config.notifications.ntfy.server = "ntfy.sh".into();
+        config.agent.env.insert("A=B".into(), "x".into());
+        assert_eq!(
+            paths(&config),
+            [
+                "model",
+                "agent.command",
+                "agent.scenario",
+                "agent.env.A=B",
+                "gates.pytest",
+                "notifications.ntfy.server",
+                "notifications.ntfy.topic"
+            ]
+        );
+    }
+
+    #[test]
+    fn template_placeholders_are_checked() {
+        let bad = Config {
+            commit_message_template: "phase {phase_idd} done".into(),
+            ..Config::default()
+        };
+        let found = check_fields(&bad);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].rule, "uses the unknown placeholder {phase_idd}");
+        assert!(found[0].help.starts_with("did you mean {phase_id}?"));
+        let open = Config {
+            commit_message_template: "phase {phase_id".into(),
+            ..Config::default()
+        };
+        assert_eq!(
+            check_fields(&open)[0].rule,
+            "has a `{` without a closing `}`"
+        );
+        let empty = Config {
+            commit_message_template: String::new(),
+            ..Config::default()
+        };
+        assert_eq!(paths(&empty), ["commit_message_template"]);
+        let plain = Config {
+            commit_message_template: "checkpoint".into(),
+            ..Config::default()
+        };
+        assert!(paths(&plain).is_empty());
+    }
+
+    #[test]
+    fn ntfy_needs_a_topic_when_enabled() {
+        let mut config = Config::default();
+        config.notifications.enabled = true;
+        config.notifications.provider = NotificationProvider::Ntfy;
+        let found = check_combined(&config);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].path, "notifications.provider");
+        config.notifications.ntfy.topic = Some("builds".into());
+        assert!(check_combined(&config).is_empty());
+        config.notifications.ntfy.topic = None;
+        config.notifications.enabled = false;
+        assert!(check_combined(&config).is_empty());
+    }
+}

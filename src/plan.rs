@@ -1,1 +1,0 @@
-//! Markdown plans: the master plan, its phase files, and the audit.

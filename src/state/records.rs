@@ -1,0 +1,260 @@
+//! Plain records stored in and read from the state database.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+/// How a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// In progress (or its process died without recording an end).
+    Running,
+    /// Every phase completed.
+    Completed,
+    /// A phase failed or was blocked.
+    Failed,
+    /// Interrupted; `debussy run --resume` continues it.
+    Paused,
+}
+
+/// How one phase execution (an attempt) stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionStatus {
+    /// The agent is working.
+    Running,
+    /// Gates are running.
+    Validating,
+    /// Done and validated.
+    Completed,
+    /// The attempt failed.
+    Failed,
+    /// Waiting on a human (the agent reported `blocked`, or a dependency did not complete).
+    Blocked,
+    /// Interrupted by the user.
+    Paused,
+    /// Skipped by the user.
+    Skipped,
+}
+
+/// How the agent said a phase ended (`debussy done`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompletionStatus {
+    /// Finished.
+    Completed,
+    /// Needs a human.
+    Blocked,
+    /// Gave up.
+    Failed,
+}
+
+macro_rules! text_enum {
+    ($ty:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        impl $ty {
+            /// The stored (and displayed) spelling.
+            #[must_use]
+            pub fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $text),+ }
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl FromStr for $ty {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($text => Ok($ty::$variant),)+
+                    other => Err(format!("unknown {} `{other}`", stringify!($ty))),
+                }
+            }
+        }
+    };
+}
+
+text_enum!(RunStatus { Running => "running", Completed => "completed", Failed => "failed", Paused => "paused" });
+text_enum!(ExecutionStatus {
+    Running => "running",
+    Validating => "validating",
+    Completed => "completed",
+    Failed => "failed",
+    Blocked => "blocked",
+    Paused => "paused",
+    Skipped => "skipped",
+});
+text_enum!(CompletionStatus { Completed => "completed", Blocked => "blocked", Failed => "failed" });
+
+/// A run as stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRecord {
+    /// Run id (a UUID).
+    pub id: String,
+    /// The master plan, as an absolute path.
+    pub plan_path: String,
+    /// The plan's title.
+    pub plan_title: String,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// The phase being worked on, or where it stopped.
+    pub current_phase: Option<String>,
+    /// Why it failed or paused.
+    pub error: Option<String>,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// RFC 3339 end time.
+    pub ended_at: Option<String>,
+}
+
+/// One attempt at a phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExecutionRecord {
+    /// Row id.
+    pub id: i64,
+    /// The run it belongs to.
+    pub run_id: String,
+    /// The phase.
+    pub phase_id: String,
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// Whether this attempt was a remediation of a failed one.
+    pub remediation: bool,
+    /// Where it stands.
+    pub status: ExecutionStatus,
+    /// Context restarts taken.
+    pub restarts: u32,
+    /// The final session outcome code (0, −1 timeout, −2 context limit, −3 max restarts, or the exit code).
+    pub outcome_code: Option<i64>,
+    /// Context tokens of the last session.
+    pub tokens: u64,
+    /// Cost of all its sessions, in US dollars.
+    pub cost_usd: f64,
+    /// The commit that recorded its work.
+    pub commit_id: Option<String>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// RFC 3339 end time.
+    pub ended_at: Option<String>,
+}
+
+/// How an execution ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutionEnd {
+    /// Final status.
+    pub status: ExecutionStatus,
+    /// Context restarts taken.
+    pub restarts: u32,
+    /// Final outcome code.
+    pub outcome_code: Option<i64>,
+    /// Context tokens of the last session.
+    pub tokens: u64,
+    /// Total cost.
+    pub cost_usd: f64,
+    /// The commit that recorded the work.
+    pub commit_id: Option<String>,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// One agent session within an execution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionRecord {
+    /// 0-based index within the execution (= restart number).
+    pub session_index: u32,
+    /// The agent's own session id.
+    pub agent_session_id: Option<String>,
+    /// The model the agent reported.
+    pub model: Option<String>,
+    /// Outcome name (`completed`, `context_limit`, `timeout`, `failed`, `spawn_error`).
+    pub outcome: String,
+    /// Outcome code.
+    pub outcome_code: i64,
+    /// Context tokens when it ended.
+    pub context_tokens: u64,
+    /// Context window used for the percentage.
+    pub context_window: u64,
+    /// Context percent when it ended.
+    pub context_percent: f64,
+    /// Main-thread tool calls.
+    pub tool_calls: u32,
+    /// Cost reported by the agent.
+    pub cost_usd: f64,
+    /// The saved NDJSON transcript.
+    pub log_path: Option<String>,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// RFC 3339 end time.
+    pub ended_at: String,
+}
+
+/// A context restart.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RestartRecord {
+    /// 1-based restart number within the execution.
+    pub restart_number: u32,
+    /// Why (`context 85.2% >= 80%`, `tool calls`, `compact boundary`, `manual`).
+    pub reason: String,
+    /// Context percent at the stop.
+    pub context_percent: Option<f64>,
+    /// The checkpoint commit.
+    pub commit_id: Option<String>,
+    /// RFC 3339 time.
+    pub at: String,
+}
+
+/// A gate's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateRecord {
+    /// Gate name.
+    pub name: String,
+    /// The command run.
+    pub command: String,
+    /// Whether it passed.
+    pub passed: bool,
+    /// Its exit code (none when killed or timed out).
+    pub exit_code: Option<i32>,
+    /// Whether it ran past the gate timeout.
+    pub timed_out: bool,
+    /// Captured stdout and stderr (tail).
+    pub output: String,
+    /// How long it ran.
+    pub duration_ms: u64,
+    /// RFC 3339 time.
+    pub at: String,
+}
+
+/// What the agent reported with `debussy done`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompletionSignal {
+    /// The phase.
+    pub phase_id: String,
+    /// How it ended.
+    pub status: CompletionStatus,
+    /// Why.
+    pub reason: Option<String>,
+    /// RFC 3339 time.
+    pub at: String,
+}
+
+/// A `debussy progress` entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProgressEntry {
+    /// The phase.
+    pub phase_id: String,
+    /// What was done.
+    pub step: String,
+    /// RFC 3339 time.
+    pub at: String,
+}
+
+/// The current time as RFC 3339 text, as stored.
+#[must_use]
+pub fn now() -> String {
+    jiff::Timestamp::now().to_string()
+}

@@ -1,0 +1,106 @@
+//! The versioned schema of `.debussy/state.db`.
+//!
+//! Each entry of [`MIGRATIONS`] moves the database from version `i` to `i + 1`
+//! (`PRAGMA user_version`). Entries are append-only: a released migration never changes.
+
+/// Schema migrations, oldest first.
+pub(super) const MIGRATIONS: &[&str] = &[
+    // 1: the initial schema.
+    "
+    CREATE TABLE runs (
+        id            TEXT PRIMARY KEY,
+        plan_path     TEXT NOT NULL,
+        plan_title    TEXT NOT NULL,
+        status        TEXT NOT NULL,
+        current_phase TEXT,
+        error         TEXT,
+        started_at    TEXT NOT NULL,
+        ended_at      TEXT
+    );
+    CREATE INDEX runs_by_plan ON runs (plan_path, started_at);
+
+    CREATE TABLE phase_executions (
+        id           INTEGER PRIMARY KEY,
+        run_id       TEXT NOT NULL REFERENCES runs (id),
+        phase_id     TEXT NOT NULL,
+        attempt      INTEGER NOT NULL,
+        remediation  INTEGER NOT NULL DEFAULT 0,
+        status       TEXT NOT NULL,
+        restarts     INTEGER NOT NULL DEFAULT 0,
+        outcome_code INTEGER,
+        tokens       INTEGER NOT NULL DEFAULT 0,
+        cost_usd     REAL NOT NULL DEFAULT 0,
+        commit_id    TEXT,
+        error        TEXT,
+        started_at   TEXT NOT NULL,
+        ended_at     TEXT
+    );
+    CREATE INDEX executions_by_run ON phase_executions (run_id, id);
+
+    CREATE TABLE sessions (
+        id               INTEGER PRIMARY KEY,
+        execution_id     INTEGER NOT NULL REFERENCES phase_executions (id),
+        session_index    INTEGER NOT NULL,
+        agent_session_id TEXT,
+        model            TEXT,
+        outcome          TEXT NOT NULL,
+        outcome_code     INTEGER NOT NULL,
+        context_tokens   INTEGER NOT NULL,
+        context_window   INTEGER NOT NULL,
+        context_percent  REAL NOT NULL,
+        tool_calls       INTEGER NOT NULL,
+        cost_usd         REAL NOT NULL,
+        log_path         TEXT,
+        started_at       TEXT NOT NULL,
+        ended_at         TEXT NOT NULL
+    );
+
+    CREATE TABLE restart_events (
+        id              INTEGER PRIMARY KEY,
+        execution_id    INTEGER NOT NULL REFERENCES phase_executions (id),
+        restart_number  INTEGER NOT NULL,
+        reason          TEXT NOT NULL,
+        context_percent REAL,
+        commit_id       TEXT,
+        at              TEXT NOT NULL
+    );
+
+    CREATE TABLE gate_results (
+        id           INTEGER PRIMARY KEY,
+        execution_id INTEGER NOT NULL REFERENCES phase_executions (id),
+        name         TEXT NOT NULL,
+        command      TEXT NOT NULL,
+        passed       INTEGER NOT NULL,
+        exit_code    INTEGER,
+        timed_out    INTEGER NOT NULL DEFAULT 0,
+        output       TEXT NOT NULL,
+        duration_ms  INTEGER NOT NULL,
+        at           TEXT NOT NULL
+    );
+
+    CREATE TABLE completion_signals (
+        id       INTEGER PRIMARY KEY,
+        run_id   TEXT NOT NULL,
+        phase_id TEXT NOT NULL,
+        status   TEXT NOT NULL,
+        reason   TEXT,
+        at       TEXT NOT NULL
+    );
+    CREATE INDEX completions_by_phase ON completion_signals (run_id, phase_id, id);
+
+    CREATE TABLE progress_log (
+        id       INTEGER PRIMARY KEY,
+        run_id   TEXT NOT NULL,
+        phase_id TEXT NOT NULL,
+        step     TEXT NOT NULL,
+        at       TEXT NOT NULL
+    );
+    CREATE INDEX progress_by_phase ON progress_log (run_id, phase_id, id);
+
+    CREATE TABLE model_windows (
+        model          TEXT PRIMARY KEY,
+        context_window INTEGER NOT NULL,
+        learned_at     TEXT NOT NULL
+    );
+    ",
+];

@@ -1,0 +1,243 @@
+use std::sync::Arc;
+
+use super::*;
+
+fn store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path()).expect("open");
+    (dir, store)
+}
+
+fn end(status: ExecutionStatus) -> ExecutionEnd {
+    ExecutionEnd {
+        status,
+        restarts: 2,
+        outcome_code: Some(0),
+        tokens: 1234,
+        cost_usd: 0.5,
+        commit_id: Some("abc".into()),
+        error: None,
+    }
+}
+
+#[test]
+fn creates_the_database_in_wal_mode_and_reopens_it() {
+    let (dir, store) = store();
+    assert!(dir.path().join(STATE_DB).exists());
+    let mode: String = store
+        .conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .expect("pragma");
+    assert_eq!(mode, "wal");
+    drop(store);
+    let again = Store::open(dir.path()).expect("reopen");
+    let version: usize = again
+        .conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .expect("pragma");
+    assert_eq!(version, schema::MIGRATIONS.len());
+}
+
+#[test]
+fn refuses_a_database_from_a_newer_version() {
+    let (dir, store) = store();
+    store
+        .conn
+        .pragma_update(None, "user_version", 99)
+        .expect("pragma");
+    drop(store);
+    let err = Store::open(dir.path()).expect_err("too new");
+    assert!(matches!(err, StateError::TooNew { found: 99, .. }), "{err}");
+    assert!(err.to_string().contains("upgrade debussy"));
+}
+
+#[test]
+fn open_existing_does_not_create() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    assert!(Store::open_existing(dir.path()).expect("open").is_none());
+    assert!(!dir.path().join(".debussy").exists());
+}
+
+#[test]
+fn runs_round_trip_and_resolve_by_prefix() {
+    let (_dir, store) = store();
+    let first = store.create_run("/p/MASTER.md", "Plan").expect("run");
+    let second = store.create_run("/q/MASTER.md", "Other").expect("run");
+    store
+        .update_run(&first, RunStatus::Paused, Some("2"), Some("interrupted"))
+        .expect("update");
+
+    let run = store.run(&first[..8]).expect("read").expect("found");
+    assert_eq!(run.status, RunStatus::Paused);
+    assert_eq!(run.current_phase.as_deref(), Some("2"));
+    assert!(run.ended_at.is_some());
+    assert!(store.run("zzz").expect("read").is_none());
+
+    let all = store.runs(None, 10).expect("list");
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0].id, second, "newest first");
+    assert_eq!(store.runs(Some("/p/MASTER.md"), 10).expect("list").len(), 1);
+    assert_eq!(store.runs(None, 1).expect("list").len(), 1);
+}
+
+#[test]
+fn executions_sessions_restarts_and_gates_link_to_their_execution() {
+    let (_dir, store) = store();
+    let run = store.create_run("/p/M.md", "Plan").expect("run");
+    let first = store.start_execution(&run, "1", 1, false).expect("exec");
+    let second = store.start_execution(&run, "1", 2, true).expect("exec");
+    store
+        .set_execution_status(first, ExecutionStatus::Validating)
+        .expect("status");
+    store
+        .finish_execution(first, &end(ExecutionStatus::Failed))
+        .expect("finish");
+    store
+        .record_gate(
+            first,
+            &GateRecord {
+                name: "tests".into(),
+                command: "cargo test".into(),
+                passed: false,
+                exit_code: Some(101),
+                timed_out: false,
+                output: "1 failed".into(),
+                duration_ms: 12,
+                at: now(),
+            },
+        )
+        .expect("gate");
+    store
+        .record_restart(
+            second,
+            &RestartRecord {
+                restart_number: 1,
+                reason: "context 85.0% >= 80%".into(),
+                context_percent: Some(85.0),
+                commit_id: Some("def".into()),
+                at: now(),
+            },
+        )
+        .expect("restart");
+    let session = SessionRecord {
+        session_index: 0,
+        agent_session_id: Some("s-1".into()),
+        model: Some("opus".into()),
+        outcome: "context_limit".into(),
+        outcome_code: -2,
+        context_tokens: 170_000,
+        context_window: 200_000,
+        context_percent: 85.0,
+        tool_calls: 7,
+        cost_usd: 0.25,
+        log_path: Some(".debussy/runs/x/1/attempt-2-session-1.jsonl".into()),
+        started_at: now(),
+        ended_at: now(),
+    };
+    store.record_session(second, &session).expect("session");
+
+    let executions = store.executions(&run).expect("list");
+    assert_eq!(executions.len(), 2);
+    assert_eq!(executions[0].status, ExecutionStatus::Failed);
+    assert_eq!(executions[0].commit_id.as_deref(), Some("abc"));
+    assert!(executions[1].remediation);
+    assert_eq!(store.gates(first).expect("gates").len(), 1);
+    assert!(store.gates(second).expect("gates").is_empty());
+    assert_eq!(
+        store.restarts(second).expect("restarts")[0]
+            .commit_id
+            .as_deref(),
+        Some("def")
+    );
+    assert_eq!(store.sessions(second).expect("sessions"), [session]);
+}
+
+#[test]
+fn completed_phases_come_from_any_run_of_the_same_plan() {
+    let (_dir, store) = store();
+    let a = store.create_run("/p/M.md", "Plan").expect("run");
+    let b = store.create_run("/other/M.md", "Other").expect("run");
+    let done = store.start_execution(&a, "1", 1, false).expect("exec");
+    store
+        .finish_execution(done, &end(ExecutionStatus::Completed))
+        .expect("finish");
+    let failed = store.start_execution(&a, "2", 1, false).expect("exec");
+    store
+        .finish_execution(failed, &end(ExecutionStatus::Failed))
+        .expect("finish");
+    let elsewhere = store.start_execution(&b, "3", 1, false).expect("exec");
+    store
+        .finish_execution(elsewhere, &end(ExecutionStatus::Completed))
+        .expect("finish");
+    let phases = store.completed_phases("/p/M.md").expect("phases");
+    assert_eq!(phases.into_iter().collect::<Vec<_>>(), ["1"]);
+}
+
+#[test]
+fn completion_signals_and_progress_are_scoped_to_their_run() {
+    let (_dir, store) = store();
+    store
+        .record_completion("run-a", "1", CompletionStatus::Blocked, Some("needs a key"))
+        .expect("done");
+    store
+        .record_completion("run-a", "1", CompletionStatus::Completed, None)
+        .expect("done");
+    store
+        .record_completion("run-b", "1", CompletionStatus::Failed, None)
+        .expect("done");
+    let latest = store.completion("run-a", "1").expect("read").expect("some");
+    assert_eq!(latest.status, CompletionStatus::Completed);
+    assert!(store.completion("run-a", "2").expect("read").is_none());
+
+    store
+        .record_progress("run-a", "1", "wrote the parser")
+        .expect("progress");
+    store
+        .record_progress("run-a", "1", "added tests")
+        .expect("progress");
+    store
+        .record_progress("run-b", "1", "elsewhere")
+        .expect("progress");
+    let steps: Vec<_> = store
+        .progress("run-a", "1")
+        .expect("read")
+        .into_iter()
+        .map(|p| p.step)
+        .collect();
+    assert_eq!(steps, ["wrote the parser", "added tests"]);
+}
+
+#[test]
+fn learned_context_windows_are_updated_in_place() {
+    let (_dir, store) = store();
+    assert_eq!(store.context_window("opus").expect("read"), None);
+    store.learn_context_window("opus", 200_000).expect("learn");
+    store
+        .learn_context_window("opus", 1_000_000)
+        .expect("learn");
+    assert_eq!(store.context_window("opus").expect("read"), Some(1_000_000));
+}
+
+#[test]
+fn two_connections_writing_at_once_lose_nothing() {
+    let dir = Arc::new(tempfile::tempdir().expect("tempdir"));
+    Store::open(dir.path()).expect("create");
+    let writers: Vec<_> = (0..4)
+        .map(|writer| {
+            let dir = Arc::clone(&dir);
+            std::thread::spawn(move || {
+                let store = Store::open(dir.path()).expect("open");
+                for step in 0..50 {
+                    store
+                        .record_progress("run", "1", &format!("{writer}-{step}"))
+                        .expect("write");
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().expect("writer thread");
+    }
+    let store = Store::open(dir.path()).expect("open");
+    assert_eq!(store.progress("run", "1").expect("read").len(), 200);
+}

@@ -1,0 +1,487 @@
+//! `debussy audit` and `debussy run --dry-run` over the vendored plan fixtures.
+//!
+//! Every test copies the fixtures into its own temp directory and runs the real binary
+//! there, with `HOME` and `XDG_CONFIG_HOME` pointing into the temp directory, so no
+//! user or project configuration and no user agent files leak in. Output paths are
+//! then relative to the temp directory; the temp directory itself is redacted.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// A temp directory holding a copy of `tests/fixtures/plans`.
+struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plans");
+        copy_dir(&fixtures, dir.path());
+        std::fs::create_dir_all(dir.path().join("home")).expect("home");
+        Sandbox { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path().join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    fn debussy(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_debussy"));
+        command
+            .current_dir(self.path())
+            .env("HOME", self.path().join("home"))
+            .env("XDG_CONFIG_HOME", self.path().join("home/.config"))
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("NO_COLOR")
+            .env_remove("DEBUSSY_LOG")
+            .args(args)
+            .timeout(std::time::Duration::from_secs(30));
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("DEBUSSY_") {
+                command.env_remove(key);
+            }
+        }
+        command
+    }
+
+    /// Run and return (exit code, stdout with the temp dir redacted, stderr).
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let output = self.debussy(args).output().expect("runs");
+        let redact = |bytes: &[u8]| {
+            String::from_utf8_lossy(bytes).replace(&self.path().display().to_string(), "[TMP]")
+        };
+        (
+            output.status.code().expect("exit code"),
+            redact(&output.stdout),
+            redact(&output.stderr),
+        )
+    }
+
+    /// `debussy audit PLAN --format json`, parsed.
+    fn audit_json(&self, plan: &str, extra: &[&str]) -> (i32, Value) {
+        let mut args = vec!["audit", plan, "--format", "json"];
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr) = self.run(&args);
+        let json = serde_json::from_str(&stdout)
+            .unwrap_or_else(|err| panic!("not JSON ({err}): {stdout}\nstderr: {stderr}"));
+        (code, json)
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read fixtures") {
+        let entry = entry.expect("entry");
+        let target: PathBuf = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+fn codes(json: &Value) -> Vec<String> {
+    json["issues"]
+        .as_array()
+        .expect("issues")
+        .iter()
+        .map(|issue| issue["code"].as_str().expect("code").to_owned())
+        .collect()
+}
+
+#[test]
+fn valid_plan_passes_with_two_phases_and_five_gates() {
+    let sandbox = Sandbox::new();
+    let (code, json) = sandbox.audit_json("audit/valid_plan/MASTER_PLAN.md", &[]);
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(json["passed"], true);
+    let summary = &json["summary"];
+    assert_eq!(summary["master_plan"], "Valid Test Plan");
+    assert_eq!(summary["phases_found"], 2);
+    assert_eq!(summary["phases_valid"], 2);
+    assert_eq!(summary["gates_total"], 5);
+    assert_eq!(summary["errors"], 0);
+    assert_eq!(summary["warnings"], 0);
+    assert_eq!(json["issues"], Value::Array(Vec::new()));
+
+    let (code, text, _) = sandbox.run(&["audit", "audit/valid_plan/MASTER_PLAN.md"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("audit_valid_plan", text);
+}
+
+#[test]
+fn valid_plan_needs_its_agent_files() {
+    // The fixture ships `.claude/agents/{doc-sync-manager,task-validator}.md` in the plan
+    // directory; without them the agents the plan requires do not exist.
+    let sandbox = Sandbox::new();
+    std::fs::remove_dir_all(sandbox.path().join("audit/valid_plan/.claude")).expect("rm");
+    let (code, json) = sandbox.audit_json("audit/valid_plan", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&json), ["MISSING_AGENT", "MISSING_AGENT"]);
+    let messages: Vec<&str> = json["issues"]
+        .as_array()
+        .expect("issues")
+        .iter()
+        .map(|i| i["message"].as_str().expect("message"))
+        .collect();
+    assert!(messages[0].contains("`doc-sync-manager`"), "{messages:?}");
+    assert!(messages[1].contains("`task-validator`"), "{messages:?}");
+    assert_eq!(
+        json["issues"][0]["location"],
+        "audit/valid_plan/phase-1.md:7"
+    );
+
+    // An agent file in the project root (the working directory here) counts too, and
+    // so does one in the user's ~/.claude/agents.
+    sandbox.write(".claude/agents/doc-sync-manager.md", "# agent\n");
+    sandbox.write(
+        "home/.claude/agents/task-validator.md",
+        "---\nname: task-validator\n---\n",
+    );
+    let (code, json) = sandbox.audit_json("audit/valid_plan", &[]);
+    assert_eq!(code, 0, "{json:#}");
+}
+
+#[test]
+fn missing_gates_fails() {
+    let sandbox = Sandbox::new();
+    let (code, json) = sandbox.audit_json("audit/missing_gates/MASTER_PLAN.md", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(json["passed"], false);
+    assert_eq!(codes(&json), ["MISSING_GATES"]);
+    assert_eq!(
+        json["issues"][0]["location"],
+        "audit/missing_gates/phase-1.md:1"
+    );
+    let (code, text, _) = sandbox.run(&["audit", "audit/missing_gates/MASTER_PLAN.md"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("audit_missing_gates", text);
+}
+
+#[test]
+fn missing_phase_fails() {
+    let sandbox = Sandbox::new();
+    let (code, json) = sandbox.audit_json("audit/missing_phase/MASTER_PLAN.md", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&json), ["PHASE_NOT_FOUND"]);
+    assert_eq!(
+        json["issues"][0]["location"],
+        "audit/missing_phase/MASTER_PLAN.md:10"
+    );
+    assert_eq!(json["summary"]["phases_found"], 2);
+    assert_eq!(json["summary"]["phases_valid"], 1);
+}
+
+#[test]
+fn circular_deps_fails_naming_the_cycle() {
+    let sandbox = Sandbox::new();
+    let (code, json) = sandbox.audit_json("audit/circular_deps/MASTER_PLAN.md", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&json), ["CIRCULAR_DEPENDENCY"]);
+    assert_eq!(
+        json["issues"][0]["message"],
+        "circular dependency: 1 -> 3 -> 2 -> 1"
+    );
+    let (_, text, _) = sandbox.run(&["audit", "audit/circular_deps/MASTER_PLAN.md"]);
+    insta::assert_snapshot!("audit_circular_deps", text);
+}
+
+#[test]
+fn freeform_plans_have_no_phases() {
+    let sandbox = Sandbox::new();
+    for plan in [
+        "sample_plans/plan1_tasktracker_basic/master_plan.md",
+        "sample_plans/plan2_tasktracker_agile/plan_overview.md",
+        "sample_plans/plan3_tasktracker_modular/project_plan.md",
+        "sample_plans/plan3_tasktracker_modular/combined_plan.md",
+    ] {
+        let (code, json) = sandbox.audit_json(plan, &[]);
+        assert_eq!(code, 1, "{plan}");
+        assert_eq!(codes(&json), ["NO_PHASES"], "{plan}");
+        let message = json["issues"][0]["message"].as_str().expect("message");
+        assert!(message.contains("has no phases table"), "{plan}: {message}");
+        let suggestion = json["issues"][0]["suggestion"]
+            .as_str()
+            .expect("suggestion");
+        assert!(suggestion.contains("[Setup](phase-1.md)"), "{suggestion}");
+    }
+    let (_, text, _) = sandbox.run(&[
+        "audit",
+        "sample_plans/plan1_tasktracker_basic/master_plan.md",
+    ]);
+    insta::assert_snapshot!("audit_freeform", text);
+}
+
+#[test]
+fn converted_plans_all_parse() {
+    let sandbox = Sandbox::new();
+    // (plan, phases, gates, passes, the only error code when it does not pass)
+    let expected = [
+        ("plan1_converted", 3, 12, true),
+        ("plan1_test", 3, 12, true),
+        ("plan2_converted", 3, 20, false),
+        ("plan3_converted", 5, 24, false),
+        ("plan3_sonnet", 5, 23, false),
+        ("plan3_test", 4, 18, true),
+    ];
+    for (plan, phases, gates, passes) in expected {
+        let path = format!("sample_plans_converted/{plan}");
+        let (code, json) = sandbox.audit_json(&path, &[]);
+        let summary = &json["summary"];
+        assert_eq!(summary["phases_found"], phases, "{plan}");
+        assert_eq!(summary["gates_total"], gates, "{plan}");
+        assert_eq!(json["passed"], passes, "{plan}: {json:#}");
+        assert_eq!(code, if passes { 0 } else { 1 }, "{plan}");
+        // Everything parses: the only complaints are gates that name no command
+        // (`security`, `performance`, `deployment`… with no command in the plan or the
+        // default gates map).
+        for code in codes(&json) {
+            assert_eq!(code, "UNKNOWN_GATE", "{plan}: {json:#}");
+        }
+    }
+}
+
+#[test]
+fn sample_master_links_phase_files_that_are_not_there() {
+    let sandbox = Sandbox::new();
+    let (code, json) = sandbox.audit_json("sample_master.md", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(json["summary"]["master_plan"], "Test Feature");
+    assert_eq!(codes(&json), ["PHASE_NOT_FOUND"; 3]);
+}
+
+#[test]
+fn hello_world_reports_its_gate_without_command_and_its_agents() {
+    let sandbox = Sandbox::new();
+    let (code, json) = sandbox.audit_json("sample_plans/hello_world_test", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(json["summary"]["gates_total"], 6);
+    assert_eq!(
+        codes(&json),
+        [
+            "UNKNOWN_GATE",
+            "MISSING_AGENT",
+            "MISSING_AGENT",
+            "MISSING_AGENT"
+        ]
+    );
+    assert!(
+        json["issues"][0]["message"]
+            .as_str()
+            .expect("message")
+            .contains("`i18n`")
+    );
+}
+
+#[test]
+fn strict_fails_on_warnings() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "warn/MASTER_PLAN.md",
+        "# Warn\n\n| Phase | Title |\n|---|---|\n| 1 | [One](one.md) |\n",
+    );
+    sandbox.write(
+        "warn/one.md",
+        "# Phase 1: One\n\n**Depends On:** Phase 0\n\n## Gates\n- tests: `true` passes\n",
+    );
+    let (code, json) = sandbox.audit_json("warn/MASTER_PLAN.md", &[]);
+    assert_eq!(code, 0);
+    assert_eq!(json["passed"], true);
+    assert_eq!(codes(&json), ["NO_NOTES_OUTPUT", "MISSING_DEPENDENCY"]);
+    assert_eq!(json["issues"][1]["severity"], "warning");
+    let (code, json) = sandbox.audit_json("warn/MASTER_PLAN.md", &["--strict"]);
+    assert_eq!(code, 1);
+    assert_eq!(json["passed"], false);
+    let (code, text, _) = sandbox.run(&["audit", "warn/MASTER_PLAN.md", "--strict"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("audit_strict_warnings", text);
+}
+
+#[test]
+fn missing_master_and_usage_errors() {
+    let sandbox = Sandbox::new();
+    let (code, json) = sandbox.audit_json("nope/MASTER_PLAN.md", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&json), ["MASTER_NOT_FOUND"]);
+    assert_eq!(json["issues"][0]["location"], "nope/MASTER_PLAN.md");
+    let (code, _, stderr) = sandbox.run(&["audit"]);
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = sandbox.run(&["audit", "x.md", "--format", "xml"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn colour_follows_the_color_flag() {
+    let sandbox = Sandbox::new();
+    let (_, plain, _) = sandbox.run(&["audit", "audit/missing_gates"]);
+    assert!(
+        !plain.contains('\x1b'),
+        "not a terminal: no colour by default"
+    );
+    let (_, colored, _) = sandbox.run(&["--color", "always", "audit", "audit/missing_gates"]);
+    assert!(
+        colored.contains("\x1b[1;31merror[MISSING_GATES]\x1b[0m"),
+        "{colored}"
+    );
+    let (_, never, _) = sandbox.run(&["--color", "never", "audit", "audit/missing_gates"]);
+    assert_eq!(never, plain);
+}
+
+#[test]
+fn dry_run_prints_config_and_execution_order() {
+    let sandbox = Sandbox::new();
+    let (code, text, stderr) =
+        sandbox.run(&["run", "audit/valid_plan/MASTER_PLAN.md", "--dry-run"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.starts_with(
+        "Dry run of Valid Test Plan (audit/valid_plan/MASTER_PLAN.md)\n\nEffective configuration\n"
+    ));
+    // Every configuration value, with its source (all defaults in this sandbox).
+    for line in [
+        "  model                        opus",
+        "  context_threshold            80.0",
+        "  agent.kind                   claude",
+        "  run.skip_audit               false",
+    ] {
+        let found = text
+            .lines()
+            .find(|l| l.starts_with(line))
+            .unwrap_or_else(|| panic!("no `{line}` in {text}"));
+        assert!(found.ends_with("default"), "{found}");
+    }
+    assert!(
+        !text.contains("gates."),
+        "the gates map is shown per gate, not as config lines"
+    );
+    // The audit and the order are stable: snapshot them.
+    let from_audit = &text[text.find("\nAudit\n").expect("audit section")..];
+    insta::assert_snapshot!("dry_run_valid_plan", from_audit);
+}
+
+#[test]
+fn dry_run_of_converted_plan_orders_by_dependencies() {
+    let sandbox = Sandbox::new();
+    let (code, text, stderr) = sandbox.run(&[
+        "run",
+        "sample_plans_converted/plan3_test",
+        "--dry-run",
+        "--phase",
+        "2",
+        "--resume",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.contains("run.resume                   true"), "{text}");
+    assert!(text.contains("run.phase                    2"), "{text}");
+    let order = text.split("Execution order").nth(1).expect("order table");
+    insta::assert_snapshot!("dry_run_plan3_test_order", order);
+}
+
+#[test]
+fn dry_run_fails_on_audit_errors_unless_skipped() {
+    let sandbox = Sandbox::new();
+    let (code, text, _) = sandbox.run(&["run", "audit/missing_gates", "--dry-run"]);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("Not runnable: the audit found 1 error"),
+        "{text}"
+    );
+    assert!(text.contains("Execution order"), "the order is still shown");
+    let (code, text, _) = sandbox.run(&["run", "audit/missing_gates", "--dry-run", "--skip-audit"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("audit errors are ignored (--skip-audit)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn dry_run_of_a_cycle_has_no_order() {
+    let sandbox = Sandbox::new();
+    let (code, text, _) = sandbox.run(&["run", "audit/circular_deps", "--dry-run", "--skip-audit"]);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains(
+            "No execution order: the phases depend on each other in a cycle (1 -> 3 -> 2 -> 1)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("Execution order"), "{text}");
+}
+
+#[test]
+fn dry_run_usage_errors() {
+    let sandbox = Sandbox::new();
+    let (code, _, stderr) = sandbox.run(&["run", "audit/valid_plan", "--dry-run", "--phase", "7"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--phase 7: no such phase"), "{stderr}");
+    assert!(stderr.contains("1, 2"), "{stderr}");
+    let (code, text, _) = sandbox.run(&["run", "nope.md", "--dry-run"]);
+    assert_eq!(code, 1);
+    assert!(text.contains("MASTER_NOT_FOUND"), "{text}");
+}
+
+/// The example in `docs/plan-format.md` is a plan that passes, as the document says.
+#[test]
+fn the_documented_example_plan_passes() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/plan-format.md"))
+            .expect("docs/plan-format.md");
+    let sandbox = Sandbox::new();
+    for file in ["MASTER_PLAN.md", "phase-1.md", "phase-2.md"] {
+        let marker = format!("`plans/greeting/{file}`:\n\n```markdown\n");
+        let start = doc
+            .find(&marker)
+            .unwrap_or_else(|| panic!("no {file} example"))
+            + marker.len();
+        let end = start + doc[start..].find("\n```\n").expect("end of example");
+        sandbox.write(&format!("plans/greeting/{file}"), &doc[start..=end]);
+    }
+    let (code, json) = sandbox.audit_json("plans/greeting", &["--strict"]);
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(json["summary"]["phases_found"], 2);
+    assert_eq!(json["summary"]["gates_total"], 4);
+    let (code, text, _) = sandbox.run(&["run", "plans/greeting", "--dry-run"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("clippy: cargo clippy --all-targets -- -D warnings (config)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn unreadable_files_are_parse_errors() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "bad/MASTER_PLAN.md",
+        "# Bad\n\n| Phase | Title |\n|---|---|\n| 1 | [One](one.md) |\n| 2 | [Two](two) |\n",
+    );
+    std::fs::write(sandbox.path().join("bad/one.md"), [0x23, 0x20, 0xff, 0xfe]).expect("write");
+    std::fs::create_dir(sandbox.path().join("bad/two")).expect("mkdir");
+    let (code, json) = sandbox.audit_json("bad", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&json), ["PHASE_PARSE_ERROR", "PHASE_PARSE_ERROR"]);
+    assert_eq!(json["issues"][0]["location"], "bad/one.md");
+    assert!(
+        json["issues"][0]["message"]
+            .as_str()
+            .expect("message")
+            .contains("UTF-8"),
+        "{json:#}"
+    );
+
+    std::fs::write(sandbox.path().join("bad/MASTER_PLAN.md"), [0xff, 0xfe]).expect("write");
+    let (code, json) = sandbox.audit_json("bad", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(codes(&json), ["MASTER_PARSE_ERROR"]);
+    assert_eq!(json["summary"]["master_plan"], "bad/MASTER_PLAN.md");
+}

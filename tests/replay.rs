@@ -1,0 +1,189 @@
+//! `debussy replay` on the recorded transcripts, through the real binary.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::str::contains;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/transcripts")
+        .join(name)
+}
+
+/// `debussy replay` run from an empty directory, so no project configuration applies.
+fn replay(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_debussy"));
+    command
+        .current_dir(dir)
+        .env_remove("DEBUSSY_LOG")
+        .arg("replay")
+        .timeout(std::time::Duration::from_secs(60));
+    command
+}
+
+fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let output = replay(dir)
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .expect("run");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("json report")
+}
+
+#[test]
+fn task_subagent_transcript_ends_at_26_555_tokens() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = fixture("claude-task-subagent.jsonl");
+    replay(dir.path())
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(contains("end: 26,555 / 200,000 tokens (13.3%, exact)"))
+        .stdout(contains("71 subagent lines ignored"))
+        .stdout(contains("no stop would have fired"));
+
+    let report = json(dir.path(), &[file.to_str().expect("utf-8 path")]);
+    assert_eq!(report["final"]["tokens"], 26_555);
+    assert_eq!(report["final"]["window"]["tokens"], 200_000);
+    assert_eq!(report["final"]["window"]["source"], "reported");
+    assert_eq!(report["final"]["exactness"], "exact");
+    assert_eq!(report["threshold_percent"], 80.0);
+    assert!(report["stop"].is_null());
+    let turns = report["turns"].as_array().expect("turns");
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0]["tokens"], 24_424);
+    assert_eq!(turns[0]["line"], 3);
+    assert_eq!(turns[1]["tokens"], 26_555);
+    assert_eq!(turns[1]["line"], 77);
+}
+
+#[test]
+fn custom_agent_transcript_ends_at_24_910_tokens() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = fixture("claude-custom-agent.jsonl");
+    replay(dir.path())
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(contains("end: 24,910 / 200,000 tokens"));
+    let report = json(dir.path(), &[file.to_str().expect("utf-8 path")]);
+    assert_eq!(report["final"]["tokens"], 24_910);
+    assert_eq!(report["final"]["turns"], 3);
+    assert_eq!(report["final"]["tool_calls"], 2);
+    let tokens: Vec<u64> = report["turns"]
+        .as_array()
+        .expect("turns")
+        .iter()
+        .map(|row| row["tokens"].as_u64().expect("tokens"))
+        .collect();
+    assert_eq!(tokens, [24_495, 24_694, 24_910]);
+}
+
+#[test]
+fn a_lower_threshold_shows_where_the_stop_would_fire() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = fixture("claude-task-subagent.jsonl");
+    replay(dir.path())
+        .arg(&file)
+        .args(["--context-threshold", "10"])
+        .assert()
+        .success()
+        .stdout(contains(
+            "-> stop would fire at line 3: context at 24,424 of 200,000 tokens reached the 10% threshold (20,000)",
+        ));
+    let report = json(
+        dir.path(),
+        &[
+            file.to_str().expect("utf-8 path"),
+            "--context-threshold",
+            "12.5",
+        ],
+    );
+    // 24,424 is 12.2 %: the first turn passes. The Task result on line 76 is estimated
+    // (o200k tokens) on top of it and crosses 25,000 before the next usage (26,555 on
+    // line 77) confirms it: the stop fires one line early, as it should.
+    assert_eq!(report["stop"]["line"], 76);
+    assert_eq!(report["stop"]["turn"], 1);
+    assert_eq!(report["stop"]["reason"]["reason"], "context_threshold");
+    assert_eq!(report["stop"]["reason"]["limit"], 25_000);
+    let estimated = report["stop"]["reason"]["tokens"].as_u64().expect("tokens");
+    assert!((25_000..=26_555 + 500).contains(&estimated), "{estimated}");
+}
+
+#[test]
+fn window_flag_overrides_the_reported_window() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = fixture("claude-custom-agent.jsonl");
+    let report = json(
+        dir.path(),
+        &[file.to_str().expect("utf-8 path"), "--window", "25000"],
+    );
+    assert_eq!(report["final"]["window"]["tokens"], 25_000);
+    assert_eq!(report["final"]["window"]["source"], "configured");
+    // 80 % of 25,000 = 20,000: the first message (24,495) already crosses it.
+    assert_eq!(report["stop"]["line"], 3);
+}
+
+#[test]
+fn odd_lines_are_counted_not_fatal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("odd.jsonl");
+    let fixture_text =
+        std::fs::read_to_string(fixture("claude-custom-agent.jsonl")).expect("fixture");
+    std::fs::write(
+        &file,
+        format!("Warning: something on stdout\n{{\"type\":\"brand_new\"}}\n\n{fixture_text}"),
+    )
+    .expect("write");
+    replay(dir.path())
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(contains("1 unknown line and 1 non-JSON line"))
+        .stdout(contains("end: 24,910 / 200,000 tokens"));
+}
+
+#[test]
+fn bad_input_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    replay(dir.path())
+        .arg("missing.jsonl")
+        .assert()
+        .code(2)
+        .stderr(contains("cannot open transcript missing.jsonl"));
+    let file = fixture("claude-custom-agent.jsonl");
+    replay(dir.path())
+        .arg(&file)
+        .args(["--context-threshold", "0"])
+        .assert()
+        .code(2)
+        .stderr(contains("--context-threshold 0 is out of range"));
+    replay(dir.path())
+        .arg(&file)
+        .args(["--window", "0"])
+        .assert()
+        .code(2)
+        .stderr(contains("--window must be a positive"));
+}
+
+#[test]
+fn text_report_reads_well() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        fixture("claude-task-subagent.jsonl"),
+        dir.path().join("session.jsonl"),
+    )
+    .expect("copy");
+    let output = replay(dir.path())
+        .args(["session.jsonl", "--context-threshold", "12.5"])
+        .output()
+        .expect("run");
+    assert!(output.status.success());
+    insta::assert_snapshot!(String::from_utf8(output.stdout).expect("utf-8"));
+}

@@ -1,0 +1,651 @@
+//! The simulated agent as a real process: `debussy __sim-agent` in a temp dir, its
+//! stream-json read back by debussy's own parser and context meter.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use debussy::agent::sim::SimBackend;
+use debussy::agent::{
+    AgentBackend, AgentEvent, AssistantBlock, UsageReporting, UserBlock, stream_json,
+};
+use debussy::config::AgentConfig;
+use debussy::context::{ContextMeter, Exactness, MeterSettings, StopReason, WindowInputs};
+
+const BIN: &str = env!("CARGO_BIN_EXE_debussy");
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What one run of the player produced.
+struct Run {
+    events: Vec<AgentEvent>,
+    status: std::process::ExitStatus,
+    stderr: String,
+    stdout: String,
+}
+
+impl Run {
+    fn result(&self) -> &debussy::agent::SessionResult {
+        match self.events.last() {
+            Some(AgentEvent::Result(result)) => result,
+            other => panic!(
+                "last event is not a result: {other:?}\nstderr: {}",
+                self.stderr
+            ),
+        }
+    }
+
+    fn tool_results(&self) -> Vec<(&str, String, bool, Option<&str>)> {
+        self.events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::User(user) => Some(user),
+                _ => None,
+            })
+            .flat_map(|user| {
+                user.content.iter().filter_map(move |block| match block {
+                    UserBlock::ToolResult(result) => Some((
+                        result.tool_use_id.as_str(),
+                        result.content.texts().collect::<Vec<_>>().join(""),
+                        result.is_error,
+                        user.parent_tool_use_id.as_deref(),
+                    )),
+                    _ => None,
+                })
+            })
+            .collect()
+    }
+
+    fn tool_uses(&self) -> Vec<(&str, &str, &serde_json::Value, Option<&str>)> {
+        self.events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::Assistant(message) => Some(message),
+                _ => None,
+            })
+            .flat_map(|message| {
+                message.content.iter().filter_map(move |block| match block {
+                    AssistantBlock::ToolUse(call) => Some((
+                        call.id.as_str(),
+                        call.name.as_str(),
+                        &call.input,
+                        message.parent_tool_use_id.as_deref(),
+                    )),
+                    _ => None,
+                })
+            })
+            .collect()
+    }
+
+    fn meter(&self, threshold: f64) -> (ContextMeter, Vec<StopReason>) {
+        let mut meter = ContextMeter::new(
+            MeterSettings {
+                threshold_percent: threshold,
+                tool_call_threshold: 100,
+                token_estimate_factor: 1.0,
+                usage_reporting: UsageReporting::PerMessage,
+            },
+            WindowInputs::default(),
+        );
+        let stops = self
+            .events
+            .iter()
+            .filter_map(|event| meter.observe(event))
+            .collect();
+        (meter, stops)
+    }
+}
+
+/// Run the player on `scenario` in `cwd` with `DEBUSSY_*` variables from `env`.
+fn play(cwd: &Path, scenario: &Path, env: &[(&str, &str)], prompt: &str) -> Run {
+    let mut command = Command::new(BIN);
+    command
+        .args(["__sim-agent"])
+        .arg(scenario)
+        .args(["--model", "sim-test"])
+        .current_dir(cwd)
+        .env_remove("DEBUSSY_PHASE_ID")
+        .env_remove("DEBUSSY_ATTEMPT")
+        .env_remove("DEBUSSY_RESTART")
+        .env_remove("DEBUSSY_RUN_ID")
+        .env_remove("DEBUSSY_PROJECT_ROOT")
+        .envs(env.iter().copied());
+    run_with_stdin(command, prompt)
+}
+
+fn run_with_stdin(mut command: Command, prompt: &str) -> Run {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("spawn debussy");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(prompt.as_bytes()).expect("write prompt");
+    drop(stdin);
+    let (tx, rx) = mpsc::channel();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = match rx.recv_timeout(TIMEOUT) {
+        Ok(output) => output.expect("wait"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("the sim agent did not finish within {TIMEOUT:?}");
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    Run {
+        events: output
+            .stdout
+            .split(|b| *b == b'\n')
+            .filter_map(stream_json::parse_line)
+            .collect(),
+        status: output.status,
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stdout,
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write scenario");
+    path
+}
+
+const WORKFLOW: &str = r###"
+window: 100000
+scripts:
+  - phase: "3"
+    expect_prompt: ["Do phase three"]
+    turns:
+      - say: Planning.
+        think: Two files, then a check.
+        percent: 20
+        tools:
+          - todos:
+              - {content: Write files, status: in_progress}
+              - {content: Check them}
+      - say: Writing.
+        percent: 30
+        tools:
+          - write: {path: out/a.txt, content: "alpha ${PHASE}/${ATTEMPT}/${RESTART}\n"}
+          - write: {path: "${SCENARIO_DIR}/notes.md", content: "## Summary\n"}
+          - bash: "cat out/a.txt; echo err >&2"
+          - bash: "exit 3"
+          - read: out/a.txt
+          - read: missing.txt
+      - say: Delegating.
+        percent: 35
+        tools:
+          - task:
+              description: Count files
+              prompt: Count the files in out/
+              turns:
+                - say: Counting.
+                  percent: 90
+                  tools: [{bash: "ls out | wc -l"}]
+              result: One file.
+      - say: Reporting.
+        percent: 40
+        tools:
+          - done: completed
+      - say: All done.
+        context: 41000
+"###;
+
+#[test]
+fn plays_a_scenario_end_to_end_with_real_effects() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).expect("mkdir");
+    let scenario = write(dir.path(), "scenario.yaml", WORKFLOW);
+    let run = play(
+        &work,
+        &scenario,
+        &[
+            ("DEBUSSY_PHASE_ID", "3"),
+            ("DEBUSSY_ATTEMPT", "2"),
+            ("DEBUSSY_RESTART", "1"),
+        ],
+        "Do phase three, please.",
+    );
+    assert!(run.status.success(), "{}\n{}", run.status, run.stderr);
+
+    // Real effects, relative to the working directory and to the scenario's directory.
+    assert_eq!(
+        std::fs::read_to_string(work.join("out/a.txt")).expect("a.txt"),
+        "alpha 3/2/1\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.md")).expect("notes"),
+        "## Summary\n"
+    );
+
+    // The stream: init first, result last, every line parsed as a known event.
+    let AgentEvent::Init(init) = &run.events[0] else {
+        panic!("first event is not init: {:?}", run.events[0])
+    };
+    assert_eq!(init.model.as_deref(), Some("sim-test"));
+    assert!(init.tools.iter().any(|tool| tool == "Task"));
+    assert!(
+        run.events
+            .iter()
+            .all(|event| !matches!(event, AgentEvent::Unknown(_) | AgentEvent::Text(_))),
+        "{}",
+        run.stdout
+    );
+    let result = run.result();
+    assert!(result.is_success());
+    assert_eq!(result.result.as_deref(), Some("All done."));
+    assert_eq!(result.num_turns, Some(5));
+    assert_eq!(result.model_usage["sim-test"].context_window, Some(100_000));
+    assert_eq!(result.session_id, init.session_id);
+
+    // Tool calls and their results, in order, with the subagent's marked by its parent.
+    let uses = run.tool_uses();
+    let names: Vec<&str> = uses.iter().map(|(_, name, _, _)| *name).collect();
+    assert_eq!(
+        names,
+        [
+            "TodoWrite",
+            "Write",
+            "Write",
+            "Bash",
+            "Bash",
+            "Read",
+            "Read",
+            "Task",
+            "Bash",
+            "Bash"
+        ]
+    );
+    let task_id = uses[7].0;
+    assert_eq!(
+        uses[8].3,
+        Some(task_id),
+        "the subagent's call carries its parent"
+    );
+    assert_eq!(
+        uses[1].2["file_path"],
+        work.join("out/a.txt").to_string_lossy().as_ref()
+    );
+    let done = uses[9].2["command"].as_str().expect("command");
+    assert!(
+        done.contains(" done --phase 3 --status completed"),
+        "{done}"
+    );
+    assert!(
+        done.starts_with(&format!("'{BIN}'")) || done.starts_with(BIN),
+        "{done}"
+    );
+
+    let results = run.tool_results();
+    assert_eq!(results.len(), 10);
+    assert_eq!(results[3].1, "alpha 3/2/1\nerr");
+    assert!(!results[3].2);
+    assert_eq!(results[4].1, "Exit code 3\n");
+    assert!(results[4].2);
+    assert_eq!(results[5].1, "     1\talpha 3/2/1");
+    assert_eq!(
+        (results[6].1.as_str(), results[6].2),
+        ("File does not exist.", true)
+    );
+    assert_eq!(
+        results[7].3,
+        Some(task_id),
+        "the subagent's result carries its parent"
+    );
+    assert_eq!(results[7].1, "1");
+    assert_eq!(
+        (results[8].0, results[8].1.as_str(), results[8].3),
+        (task_id, "One file.", None)
+    );
+    // `debussy done` ran for real; whatever it answered is reported, not fatal.
+    assert_eq!(results[9].0, uses[9].0);
+
+    // The meter sees the main thread only: 41,000 at the end; the subagent's 90 % of the
+    // window never counts, so no stop fires at 80 %.
+    let (meter, stops) = run.meter(80.0);
+    assert!(stops.is_empty(), "{stops:?}");
+    let snapshot = meter.snapshot();
+    assert_eq!(snapshot.tokens, 41_000);
+    assert_eq!(snapshot.exactness, Exactness::Exact);
+    assert_eq!(snapshot.window.tokens, 100_000);
+    assert_eq!(snapshot.turns, 5);
+    assert_eq!(snapshot.tool_calls, 9);
+}
+
+#[test]
+fn the_demo_scenario_restarts_phase_one_and_finishes_phase_two() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan_dir = dir.path().join("examples/demo");
+    std::fs::create_dir_all(&plan_dir).expect("mkdir");
+    let scenario = plan_dir.join("sim-scenario.yaml");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/sim-scenario.yaml"),
+        &scenario,
+    )
+    .expect("copy the demo scenario");
+    let root = dir.path();
+
+    // Phase 1, first session: 40 %, 65 %, 88 %; the 80 % threshold fires on the third turn.
+    let first = play(
+        root,
+        &scenario,
+        &[("DEBUSSY_PHASE_ID", "1"), ("DEBUSSY_RESTART", "0")],
+        "Phase 1",
+    );
+    assert!(first.status.success(), "{}", first.stderr);
+    let (_, stops) = first.meter(80.0);
+    assert_eq!(stops.len(), 1);
+    assert!(
+        matches!(
+            stops[0],
+            StopReason::ContextThreshold {
+                tokens: 176_000,
+                window: 200_000,
+                ..
+            }
+        ),
+        "{stops:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("demo/greeting.txt")).expect("greeting"),
+        "hello\n"
+    );
+
+    // Phase 1 after the restart: notes beside the plan, then `debussy done`.
+    // Nothing stopped this first session, so it went on to write the notes; remove them to
+    // see the restarted session write them.
+    std::fs::remove_file(plan_dir.join("notes/phase-1.md"))
+        .expect("notes of the unstopped session");
+    let second = play(
+        root,
+        &scenario,
+        &[("DEBUSSY_PHASE_ID", "1"), ("DEBUSSY_RESTART", "1")],
+        "Phase 1 again",
+    );
+    assert!(second.status.success(), "{}", second.stderr);
+    assert!(second.meter(80.0).1.is_empty());
+    let notes = std::fs::read_to_string(plan_dir.join("notes/phase-1.md")).expect("notes");
+    for heading in ["## Summary", "## Key Decisions", "## Files Modified"] {
+        assert!(notes.contains(heading), "{heading} missing from\n{notes}");
+    }
+    assert!(second.tool_uses().iter().any(|(_, name, input, _)| {
+        *name == "Bash"
+            && input["command"]
+                .as_str()
+                .is_some_and(|c| c.contains("done --phase 1 --status completed"))
+    }));
+
+    // Phase 2 in one session; its subagent reaches 92 % without stopping anything.
+    let third = play(root, &scenario, &[("DEBUSSY_PHASE_ID", "2")], "Phase 2");
+    assert!(third.status.success(), "{}", third.stderr);
+    assert!(third.meter(80.0).1.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(root.join("demo/farewell.txt")).expect("farewell"),
+        "goodbye\n"
+    );
+    let read_notes = &third.tool_results()[0];
+    assert!(
+        read_notes.1.contains("## Summary"),
+        "phase 2 read phase 1's notes: {}",
+        read_notes.1
+    );
+    let notes = std::fs::read_to_string(plan_dir.join("notes/phase-2.md")).expect("notes");
+    assert!(notes.contains("## Key Decisions") && notes.contains("## Files Modified"));
+    assert!(
+        third
+            .events
+            .iter()
+            .any(|event| event.parent_tool_use_id().is_some())
+    );
+
+    // The gates the demo plan uses pass.
+    for gate in [
+        "test -s demo/greeting.txt",
+        "grep -q goodbye demo/farewell.txt",
+    ] {
+        let status = Command::new("sh")
+            .args(["-c", gate])
+            .current_dir(root)
+            .status()
+            .expect("sh");
+        assert!(status.success(), "{gate}");
+    }
+}
+
+#[test]
+fn a_crash_kills_the_process_mid_line_without_a_result() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(
+        dir.path(),
+        "s.yaml",
+        "scripts:\n  - turns:\n      - say: about to fail\n      - crash: {signal: SIGKILL, stderr: segfault here, partial_line: true}\n      - say: never\n",
+    );
+    let run = play(dir.path(), &scenario, &[], "p");
+    assert_eq!(run.status.signal(), Some(9), "{}", run.status);
+    assert!(run.stderr.contains("segfault here"), "{}", run.stderr);
+    assert!(
+        matches!(run.events.last(), Some(AgentEvent::Text(_))),
+        "{:?}",
+        run.events.last()
+    );
+    assert!(
+        !run.events
+            .iter()
+            .any(|event| matches!(event, AgentEvent::Result(_)))
+    );
+    assert!(!run.stdout.contains("never"));
+
+    let scenario = write(
+        dir.path(),
+        "exit.yaml",
+        "scripts:\n  - turns:\n      - crash: {exit_code: 7}\n",
+    );
+    let run = play(dir.path(), &scenario, &[], "p");
+    assert_eq!(run.status.code(), Some(7));
+}
+
+#[test]
+fn results_and_exit_codes_follow_the_script() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(
+        dir.path(),
+        "s.yaml",
+        "scripts:\n  - turns: [{say: tried}]\n    result: {subtype: error_max_turns, text: gave up}\n    exit_code: 4\n",
+    );
+    let run = play(dir.path(), &scenario, &[], "p");
+    assert_eq!(run.status.code(), Some(4));
+    let result = run.result();
+    assert_eq!(result.subtype, "error_max_turns");
+    assert!(result.is_error && !result.is_success());
+    assert_eq!(result.result.as_deref(), Some("gave up"));
+}
+
+#[test]
+fn a_compact_turn_emits_a_boundary_the_meter_stops_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(
+        dir.path(),
+        "s.yaml",
+        "scripts:\n  - turns:\n      - {say: full, percent: 70}\n      - compact: {pre_tokens: 150000}\n      - {say: lighter}\n",
+    );
+    let run = play(dir.path(), &scenario, &[], "p");
+    assert!(run.status.success(), "{}", run.stderr);
+    let (_, stops) = run.meter(100.0);
+    assert_eq!(
+        stops,
+        [StopReason::Compacted {
+            trigger: Some("auto".into()),
+            pre_tokens: Some(150_000)
+        }]
+    );
+}
+
+#[test]
+fn scenario_misuse_ends_the_session_with_an_error_result() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(
+        dir.path(),
+        "s.yaml",
+        "scripts:\n  - phase: 1\n    expect_prompt: [checkpoint]\n    turns: [{say: hi}]\n  - phase: 2\n    turns: [{say: \"${NO_SUCH_VARIABLE_HERE}\"}]\n  - phase: 3\n    turns: [{tools: [{done: completed}]}]\n",
+    );
+    let cases: [(&[(&str, &str)], &str); 4] = [
+        (&[("DEBUSSY_PHASE_ID", "9")], "no script in"),
+        (
+            &[("DEBUSSY_PHASE_ID", "1")],
+            "does not contain \"checkpoint\"",
+        ),
+        (&[("DEBUSSY_PHASE_ID", "2")], "${NO_SUCH_VARIABLE_HERE}"),
+        (&[("DEBUSSY_ATTEMPT", "x")], "DEBUSSY_ATTEMPT"),
+    ];
+    for (env, expected) in cases {
+        let run = play(dir.path(), &scenario, env, "a prompt");
+        assert!(!run.status.success(), "{env:?}");
+        assert!(run.stderr.contains(expected), "{env:?}: {}", run.stderr);
+        if let Some(AgentEvent::Result(result)) = run.events.last() {
+            assert!(result.is_error);
+            assert_eq!(result.subtype, "error_during_execution");
+            assert!(
+                result.errors.iter().any(|e| e.contains(expected)),
+                "{:?}",
+                result.errors
+            );
+        } else {
+            // Only a malformed DEBUSSY_* variable stops the player before it starts.
+            assert_eq!(run.status.code(), Some(2), "{env:?}");
+        }
+    }
+    // `done` without a phase id anywhere.
+    let scenario = write(
+        dir.path(),
+        "nophase.yaml",
+        "scripts:\n  - turns: [{tools: [{done: completed}]}]\n",
+    );
+    let run = play(dir.path(), &scenario, &[], "p");
+    assert_eq!(run.status.code(), Some(1));
+    assert!(run.stderr.contains("needs a phase id"), "{}", run.stderr);
+}
+
+#[test]
+fn an_invalid_scenario_is_a_usage_error_with_its_location() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(
+        dir.path(),
+        "bad.yaml",
+        "scripts:\n  - turns:\n      - say: hi\n        tolls: []\n",
+    );
+    let run = play(dir.path(), &scenario, &[], "p");
+    assert_eq!(run.status.code(), Some(2));
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(run.stderr.contains("bad.yaml:4:"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("unknown field `tolls`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn lines_are_flushed_as_the_agent_goes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(
+        dir.path(),
+        "s.yaml",
+        "scripts:\n  - turns:\n      - say: first\n      - {say: second, sleep_ms: 60000}\n",
+    );
+    let mut child = Command::new(BIN)
+        .arg("__sim-agent")
+        .arg(&scenario)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let started = Instant::now();
+    let init = rx.recv_timeout(TIMEOUT).expect("init line");
+    let first = rx.recv_timeout(TIMEOUT).expect("first message");
+    let elapsed = started.elapsed();
+    child.kill().expect("kill");
+    child.wait().expect("reap");
+    assert!(init.contains(r#""subtype":"init""#), "{init}");
+    assert!(first.contains("first"), "{first}");
+    assert!(
+        elapsed < Duration::from_secs(30),
+        "lines arrived only after {elapsed:?}"
+    );
+}
+
+#[test]
+fn a_slow_command_times_out_into_an_error_result() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(
+        dir.path(),
+        "s.yaml",
+        "scripts:\n  - turns:\n      - tools: [{bash: {command: \"exec sleep 30\", timeout_ms: 200}}]\n",
+    );
+    let started = Instant::now();
+    let run = play(dir.path(), &scenario, &[], "p");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(run.status.success(), "{}", run.stderr);
+    let results = run.tool_results();
+    assert_eq!(
+        (results[0].1.as_str(), results[0].2),
+        ("Command timed out after 200ms", true)
+    );
+}
+
+#[test]
+fn the_sim_backend_command_runs_the_player() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = write(
+        dir.path(),
+        "sim-scenario.yaml",
+        "scripts:\n  - expect_prompt: [\"from the backend\"]\n    turns: [{say: hello, context: 1234}]\n",
+    );
+    let config = AgentConfig {
+        command: Some(BIN.to_owned()),
+        env: [("DEBUSSY_PHASE_ID".to_owned(), "1".to_owned())].into(),
+        ..AgentConfig::default()
+    };
+    let backend = SimBackend::new(&config, scenario);
+    let spec = backend
+        .command("a prompt from the backend", "sim-model")
+        .expect("command");
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .envs(&spec.env)
+        .current_dir(dir.path());
+    let run = run_with_stdin(command, spec.stdin.as_deref().unwrap_or_default());
+    assert!(run.status.success(), "{}", run.stderr);
+    let events: Vec<AgentEvent> = run
+        .stdout
+        .lines()
+        .flat_map(|line| backend.parse_line(line.as_bytes()))
+        .collect();
+    assert!(
+        matches!(&events[0], AgentEvent::Init(init) if init.model.as_deref() == Some("sim-model"))
+    );
+    let usage = events.iter().find_map(|event| match event {
+        AgentEvent::Assistant(message) => message.usage,
+        _ => None,
+    });
+    assert_eq!(usage.map(|u| u.context_tokens()), Some(1234));
+    assert!(matches!(events.last(), Some(AgentEvent::Result(r)) if r.is_success()));
+}

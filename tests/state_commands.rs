@@ -1,0 +1,238 @@
+//! `debussy done`, `progress`, `status` and `history` against a real state database.
+
+use assert_cmd::Command;
+use debussy::run_env;
+use debussy::state::{ExecutionEnd, ExecutionStatus, RunStatus, Store};
+use predicates::str::contains;
+
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join(".debussy")).expect("mkdir");
+        Project { dir }
+    }
+
+    fn debussy(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_debussy"));
+        cmd.current_dir(self.dir.path())
+            .env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
+            .env_remove(run_env::RUN_ID)
+            .env_remove(run_env::PHASE_ID)
+            .env_remove(run_env::PROJECT_ROOT);
+        cmd
+    }
+
+    fn agent(&self, run_id: &str) -> Command {
+        let mut cmd = self.debussy();
+        cmd.env(run_env::RUN_ID, run_id)
+            .env(run_env::PROJECT_ROOT, self.dir.path());
+        cmd
+    }
+
+    fn store(&self) -> Store {
+        Store::open(self.dir.path()).expect("store")
+    }
+}
+
+#[test]
+fn done_records_a_completion_for_the_run_in_the_environment() {
+    let project = Project::new();
+    let run = project
+        .store()
+        .create_run("/plan/MASTER_PLAN.md", "Plan")
+        .expect("run");
+    let other = project
+        .store()
+        .create_run("/plan/MASTER_PLAN.md", "Plan")
+        .expect("run");
+
+    project
+        .agent(&run)
+        .args([
+            "done",
+            "--phase",
+            "2",
+            "--status",
+            "blocked",
+            "--reason",
+            "needs a key",
+        ])
+        .assert()
+        .success()
+        .stdout(contains("phase 2 blocked"));
+    project
+        .agent(&other)
+        .args(["done", "1", "failed"])
+        .assert()
+        .success();
+
+    let store = project.store();
+    let signal = store
+        .completion(&run, "2")
+        .expect("read")
+        .expect("recorded");
+    assert_eq!(signal.status.as_str(), "blocked");
+    assert_eq!(signal.reason.as_deref(), Some("needs a key"));
+    assert!(
+        store.completion(&run, "1").expect("read").is_none(),
+        "runs never mix"
+    );
+    assert_eq!(
+        store
+            .completion(&other, "1")
+            .expect("read")
+            .expect("recorded")
+            .status
+            .as_str(),
+        "failed"
+    );
+}
+
+#[test]
+fn done_defaults_to_completed_and_the_phase_from_the_environment() {
+    let project = Project::new();
+    let run = project.store().create_run("/p.md", "Plan").expect("run");
+    project
+        .agent(&run)
+        .env(run_env::PHASE_ID, "3")
+        .arg("done")
+        .assert()
+        .success();
+    let signal = project
+        .store()
+        .completion(&run, "3")
+        .expect("read")
+        .expect("recorded");
+    assert_eq!(signal.status.as_str(), "completed");
+}
+
+#[test]
+fn done_outside_a_run_says_why_and_exits_2() {
+    let project = Project::new();
+    project
+        .debussy()
+        .args(["done", "--phase", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("DEBUSSY_RUN_ID is not set"));
+    project
+        .agent("no-such-run")
+        .args(["done", "--phase", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("no debussy state"));
+    project.store();
+    project
+        .agent("no-such-run")
+        .args(["done", "--phase", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("is not recorded"));
+}
+
+#[test]
+fn progress_appends_steps() {
+    let project = Project::new();
+    let run = project.store().create_run("/p.md", "Plan").expect("run");
+    project
+        .agent(&run)
+        .args(["progress", "--phase", "1", "wrote", "the", "parser"])
+        .assert()
+        .success();
+    project
+        .agent(&run)
+        .args(["progress", "--phase", "1", "added tests"])
+        .assert()
+        .success();
+    let steps: Vec<String> = project
+        .store()
+        .progress(&run, "1")
+        .expect("read")
+        .into_iter()
+        .map(|p| p.step)
+        .collect();
+    assert_eq!(steps, ["wrote the parser", "added tests"]);
+}
+
+#[test]
+fn status_and_history_report_recorded_runs() {
+    let project = Project::new();
+    project
+        .debussy()
+        .arg("history")
+        .assert()
+        .success()
+        .stdout(contains("no runs recorded"));
+    project
+        .debussy()
+        .arg("status")
+        .assert()
+        .code(1)
+        .stderr(contains("no runs recorded"));
+
+    let store = project.store();
+    let run = store
+        .create_run("/p/MASTER_PLAN.md", "Greeting Demo")
+        .expect("run");
+    let execution = store.start_execution(&run, "1", 1, false).expect("exec");
+    store
+        .finish_execution(
+            execution,
+            &ExecutionEnd {
+                status: ExecutionStatus::Completed,
+                restarts: 1,
+                outcome_code: Some(0),
+                tokens: 24_910,
+                cost_usd: 0.12,
+                commit_id: None,
+                error: None,
+            },
+        )
+        .expect("finish");
+    store
+        .update_run(&run, RunStatus::Completed, Some("1"), None)
+        .expect("update");
+
+    project
+        .debussy()
+        .arg("status")
+        .assert()
+        .success()
+        .stdout(contains("Greeting Demo"))
+        .stdout(contains("completed"))
+        .stdout(contains("24910"));
+    let json = project
+        .debussy()
+        .args(["status", "--run", &run[..8], "--format", "json"])
+        .assert()
+        .success();
+    let value: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).expect("json");
+    assert_eq!(value["run"]["id"], run.as_str());
+    assert_eq!(value["executions"][0]["restarts"], 1);
+    assert_eq!(value["executions"][0]["status"], "completed");
+
+    project
+        .debussy()
+        .args(["status", "--run", "nope"])
+        .assert()
+        .code(2)
+        .stderr(contains("no run matches"));
+    project
+        .debussy()
+        .arg("history")
+        .assert()
+        .success()
+        .stdout(contains(&run[..8]));
+    let json = project
+        .debussy()
+        .args(["history", "--format", "json"])
+        .assert()
+        .success();
+    let value: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).expect("json");
+    assert_eq!(value.as_array().map(Vec::len), Some(1));
+}
