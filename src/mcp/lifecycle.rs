@@ -558,37 +558,6 @@ impl Proxy {
             .unwrap_or(SuperviseOutcome::ServerExited);
         self.done = Some(outcome);
     }
-
-    /// The `server_status` answer.
-    pub(crate) fn status(&self) -> Value {
-        let current = self.slot.as_ref();
-        let mode = if self.shutdown.is_some() {
-            "stopping"
-        } else if matches!(self.idle, Idle::Degraded(_)) {
-            "degraded"
-        } else if self.restart.is_none() && self.can_forward() {
-            "running"
-        } else {
-            "restarting"
-        };
-        json!({
-            "name": self.opts.name,
-            "mode": mode,
-            "generation": current.map(|s| s.unit.generation()),
-            "pid": current.map(|s| s.unit.pid()),
-            "uptime_seconds": current.map(|s| s.spawned.elapsed().as_secs_f64()),
-            "restart_count": self.restarts,
-            "crash_count": self.crashes,
-            "last_exit": self.last_exit,
-            "degraded_reason": match &self.idle { Idle::Degraded(r) => Some(r.clone()), _ => None },
-            "watched_paths": self.opts.watch.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "command": self.opts.command,
-            "supervisor_uptime_seconds": self.started.elapsed().as_secs_f64(),
-            "requests_in_flight": self.inflight.len(),
-            "requests_buffered": self.buffer.len(),
-            "state_dir": self.opts.state_dir.display().to_string(),
-        })
-    }
 }
 
 fn stop_why(why: StopWhy) -> &'static str {

@@ -8,17 +8,19 @@
 //!
 //! # Theory of operation
 //!
-//! One **dispatcher** task ([`proxy`], [`lifecycle`]) owns all the state the client can
-//! observe: the current child and its phase, the requests in flight to it, the buffer of
-//! requests waiting for a ready child, the remembered handshake, the restart policy. It
-//! `select!`s over four sources, in this priority:
+//! One **dispatcher** task (`proxy`, with `from_client`, `from_server` and `lifecycle`)
+//! owns all the state the client can observe: the current child and its phase, the
+//! requests in flight to it, the buffer of requests waiting for a ready child, the
+//! remembered handshake, the restart policy. It `select!`s over four sources, in this
+//! priority:
 //!
 //! 1. **control** (unbounded channel): SIGINT/SIGTERM, debounced file changes from the
-//!    watcher thread ([`watch`]), the `--build` result, a failed write to the client;
-//! 2. **child events** (unbounded channel): every child's forwarder task sends its stdout
-//!    lines and its exit, tagged with the child's generation ([`child`]);
-//! 3. **client input** (bounded channel, so a flooding client is held back): the reader
-//!    task frames the supervisor's stdin into lines ([`framing`]);
+//!    watcher thread (`watch`), the `--build` result, a failed write to the client;
+//! 2. **the current child's events**: its stdout lines and, last, its exit, read
+//!    directly from [`crate::process::Events`] (one child at a time: the next one is
+//!    started only after the previous one exited);
+//! 3. **the client's lines**, framed from the supervisor's stdin (`framing`) right in
+//!    the loop; while the dispatcher is busy, the client is simply not read;
 //! 4. **one timer**, set to the nearest deadline: a buffered request's 30 s, a new
 //!    child's readiness timeout, the drain grace of a planned restart, a crash backoff.
 //!
@@ -26,11 +28,13 @@
 //! unbounded channel (flushed once per burst), lines for a child to that child's stdin
 //! writer task, and stopping a child only starts its stop ladder — the exit comes back as
 //! an event. So a child that stops reading, or a client that stops reading, can never
-//! stall routing for the other side, and nothing waits without a deadline.
+//! stall routing for the other side, and nothing waits without a deadline. The audit
+//! log is the one synchronous write: a line per event, fsynced in the background and,
+//! before a child is stopped, at once.
 //!
 //! **Ids.** Every request the proxy sends a child carries an id from the proxy's own
-//! counter; the client's id is kept in the in-flight table ([`inflight`]) and spliced back
-//! into the reply's bytes ([`message`]). The proxy's own requests (the replayed
+//! counter; the client's id is kept in the in-flight table (`inflight`) and spliced back
+//! into the reply's bytes (`message`). The proxy's own requests (the replayed
 //! `initialize`, replayed session state) use the same counter, so they can never collide
 //! with a client id, and a reply only matches if it comes from the generation its request
 //! went to: late replies from an old child are dropped. The child's requests to the client
@@ -42,7 +46,7 @@
 //! When any child exits, its remaining requests are answered at once: `ping`, `*/list`
 //! and `initialize` go back to the front of the buffer for the next child, anything else
 //! gets a `-32603` error (it may have had side effects). The next child is started after
-//! the exit; it gets the client's `initialize` replayed under a proxy id ([`handshake`]),
+//! the exit; it gets the client's `initialize` replayed under a proxy id (`handshake`),
 //! and once it answers, `notifications/initialized` and the session state, then the
 //! buffer in order, then `list_changed` notifications to the client. An exit nobody asked
 //! for goes through the restart policy: 0 ends the supervisor, 42 restarts (throttled),
@@ -54,6 +58,8 @@
 pub mod audit;
 mod child;
 pub(crate) mod framing;
+mod from_client;
+mod from_server;
 pub(crate) mod handshake;
 pub(crate) mod inflight;
 mod lifecycle;
