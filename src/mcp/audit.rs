@@ -59,6 +59,8 @@ pub enum AuditEvent {
 pub struct AuditLog {
     file: File,
     path: PathBuf,
+    /// Asks the background syncer to fsync; `None` if it could not be started.
+    syncer: Option<std::sync::mpsc::Sender<()>>,
 }
 
 impl AuditLog {
@@ -74,7 +76,8 @@ impl AuditLog {
             .append(true)
             .mode(0o600)
             .open(&path)?;
-        Ok(AuditLog { file, path })
+        let syncer = spawn_syncer(&file);
+        Ok(AuditLog { file, path, syncer })
     }
 
     /// Where the log is.
@@ -127,22 +130,32 @@ impl AuditLog {
         self.file.sync_data()
     }
 
-    /// Sync in the background when running in a Tokio runtime (the line is already with
-    /// the OS, so only a machine crash in the next milliseconds could lose it), at once
-    /// otherwise. Keeps fsync off the proxy's path except at the barriers.
+    /// Ask the background syncer to fsync (the line is already with the OS, so only a
+    /// machine crash in the next milliseconds could lose it); sync here if there is no
+    /// syncer. Keeps fsync off the proxy's path except at the barriers.
     fn sync_soon(&mut self) {
-        let background = tokio::runtime::Handle::try_current()
-            .ok()
-            .zip(self.file.try_clone().ok());
-        match background {
-            Some((runtime, file)) => {
-                runtime.spawn_blocking(move || file.sync_data());
-            }
-            None => {
-                let _ = self.file.sync_data();
-            }
+        let queued = self.syncer.as_ref().is_some_and(|tx| tx.send(()).is_ok());
+        if !queued {
+            let _ = self.file.sync_data();
         }
     }
+}
+
+/// One thread that fsyncs the audit file whenever asked, folding requests that pile up
+/// while it syncs into one. It ends when the log is dropped.
+fn spawn_syncer(file: &File) -> Option<std::sync::mpsc::Sender<()>> {
+    let file = file.try_clone().ok()?;
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("audit-sync".to_owned())
+        .spawn(move || {
+            while rx.recv().is_ok() {
+                while rx.try_recv().is_ok() {}
+                let _ = file.sync_data();
+            }
+        })
+        .ok()?;
+    Some(tx)
 }
 
 #[cfg(test)]
