@@ -18,6 +18,8 @@
 //!   SIGKILL ends it.
 //! - `--exit-at-start CODE`: exit with CODE at once (a server that cannot start).
 //! - `--counter-file PATH`: count starts in PATH; `whoami` reports the count.
+//! - `--prompts-from-generation N`: also declare the prompts capability from supervisor
+//!   generation N on (a server whose capabilities change across a restart).
 //!
 //! The generation comes from `DEBUSSY_MCP_GENERATION`, which the supervisor sets.
 
@@ -34,6 +36,7 @@ use serde::Deserialize;
 #[derive(Debug, Clone)]
 struct TestServer {
     starts: u64,
+    prompts: bool,
     #[expect(dead_code, reason = "the tool_handler macro reads the router field")]
     tool_router: ToolRouter<Self>,
 }
@@ -123,7 +126,15 @@ impl TestServer {
 #[tool_handler]
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = if self.prompts {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
     }
 }
 
@@ -133,6 +144,7 @@ struct Flags {
     ignore_sigterm: bool,
     exit_at_start: Option<i32>,
     counter_file: Option<PathBuf>,
+    prompts_from_generation: Option<u64>,
 }
 
 fn parse_flags() -> Result<Flags, String> {
@@ -142,6 +154,7 @@ fn parse_flags() -> Result<Flags, String> {
         ignore_sigterm: false,
         exit_at_start: None,
         counter_file: None,
+        prompts_from_generation: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -152,6 +165,16 @@ fn parse_flags() -> Result<Flags, String> {
             "--exit-at-start" => {
                 let code = args.next().ok_or("--exit-at-start needs a code")?;
                 flags.exit_at_start = Some(code.parse().map_err(|e| format!("{code}: {e}"))?);
+            }
+            "--prompts-from-generation" => {
+                let generation = args
+                    .next()
+                    .ok_or("--prompts-from-generation needs a number")?;
+                flags.prompts_from_generation = Some(
+                    generation
+                        .parse()
+                        .map_err(|e| format!("{generation}: {e}"))?,
+                );
             }
             "--counter-file" => {
                 flags.counter_file = Some(args.next().ok_or("--counter-file needs a path")?.into());
@@ -208,8 +231,14 @@ async fn main() {
         let mut sink = Vec::new();
         let _ = tokio::io::AsyncReadExt::read_to_end(&mut tokio::io::stdin(), &mut sink).await;
     } else {
+        let generation = std::env::var("DEBUSSY_MCP_GENERATION")
+            .ok()
+            .and_then(|g| g.parse::<u64>().ok());
         let server = TestServer {
             starts,
+            prompts: flags
+                .prompts_from_generation
+                .is_some_and(|from| generation.is_some_and(|g| g >= from)),
             tool_router: TestServer::tool_router(),
         };
         match server.serve(rmcp::transport::stdio()).await {

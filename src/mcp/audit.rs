@@ -27,7 +27,7 @@ pub enum AuditEvent {
     ServerStarted,
     /// A child answered `initialize` (how long it took).
     ServerReady,
-    /// A restart was asked for (`reason`, `source`: tool, exit42, watch, signal, crash).
+    /// A restart was asked for (`reason`, `source`: tool, exit42, watch, signal).
     RestartRequested,
     /// The restart marker file was written.
     MarkerWritten,

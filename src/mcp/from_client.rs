@@ -321,6 +321,8 @@ impl Proxy {
             "supervisor_uptime_seconds": self.started.elapsed().as_secs_f64(),
             "requests_in_flight": self.inflight.len(),
             "requests_buffered": self.buffer.len(),
+            "build_running": self.build_running,
+            "change_pending": self.change_pending,
             "state_dir": self.opts.state_dir.display().to_string(),
         })
     }

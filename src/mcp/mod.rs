@@ -112,7 +112,8 @@ pub enum McpError {
     Runtime(#[source] std::io::Error),
 }
 
-/// A handle to stop a running supervisor, as SIGINT/SIGTERM do.
+/// A handle to stop a running supervisor, as SIGINT/SIGTERM do, or to restart its
+/// server, as SIGHUP does.
 #[derive(Debug, Clone)]
 pub struct Shutdown(mpsc::UnboundedSender<Control>);
 
@@ -122,10 +123,16 @@ impl Shutdown {
     pub fn request(&self, signal: &'static str) {
         let _ = self.0.send(Control::Shutdown(signal));
     }
+
+    /// Ask the supervisor to restart its server, as SIGHUP does (`signal` names the cause
+    /// in the audit log and logs).
+    pub fn restart(&self, signal: &'static str) {
+        let _ = self.0.send(Control::Restart(signal));
+    }
 }
 
 /// Run the supervisor with the process's own stdin and stdout as the client side,
-/// stopping on SIGINT or SIGTERM.
+/// stopping on SIGINT or SIGTERM and restarting the server on SIGHUP.
 ///
 /// # Errors
 /// The state directory cannot be created, a watch path cannot be watched, or the server
@@ -139,19 +146,20 @@ pub async fn supervise_stdio(opts: SuperviseOptions) -> Result<SuperviseOutcome,
 
 async fn forward_signals(shutdown: Shutdown) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
+    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
     ) else {
-        say("cannot listen for SIGINT/SIGTERM; stop the supervisor by closing its stdin");
+        say("cannot listen for SIGINT/SIGTERM/SIGHUP; stop the supervisor by closing its stdin");
         return;
     };
     loop {
-        let name = tokio::select! {
-            _ = interrupt.recv() => "SIGINT",
-            _ = terminate.recv() => "SIGTERM",
-        };
-        shutdown.request(name);
+        tokio::select! {
+            _ = interrupt.recv() => shutdown.request("SIGINT"),
+            _ = terminate.recv() => shutdown.request("SIGTERM"),
+            _ = hangup.recv() => shutdown.restart("SIGHUP"),
+        }
     }
 }
 

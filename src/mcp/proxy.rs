@@ -27,6 +27,8 @@ use crate::process::{Events, ProcessEvent};
 pub(crate) enum Control {
     /// SIGINT or SIGTERM: stop the child gracefully and exit 0. A second one kills.
     Shutdown(&'static str),
+    /// SIGHUP: restart the server (as `restart_server` does, without a caller waiting).
+    Restart(&'static str),
     /// Watched files changed.
     FilesChanged(Vec<String>),
     /// The `--build` command finished.
@@ -105,6 +107,8 @@ pub(crate) enum Source {
     Exit42,
     /// A watched file changed.
     Watch,
+    /// A signal to the supervisor (SIGHUP).
+    Signal,
 }
 
 impl Source {
@@ -113,6 +117,7 @@ impl Source {
             Source::Tool => "tool",
             Source::Exit42 => "exit42",
             Source::Watch => "watch",
+            Source::Signal => "signal",
         }
     }
 }
@@ -275,6 +280,9 @@ impl Proxy {
                     say(&format!("{signal} received: stopping the server"));
                     self.begin_shutdown(SuperviseOutcome::Signalled(signal));
                 }
+            }
+            Control::Restart(signal) => {
+                self.request_restart(&format!("{signal} received"), Source::Signal, None);
             }
             Control::FilesChanged(paths) => self.on_files_changed(&paths),
             Control::BuildDone { ok, detail } => self.on_build_done(ok, &detail),

@@ -285,3 +285,24 @@ fn a_hundred_restarts_under_a_continuous_stream_lose_nothing() {
     eprintln!("{RESTARTS} restarts with {sent} requests in {elapsed:?}");
     assert!(s.close().success());
 }
+
+#[test]
+fn sighup_restarts_and_capability_drift_is_recorded() {
+    let mut s = Supervisor::start(&["--prompts-from-generation", "2"]);
+    let init = s.initialize();
+    assert!(init["capabilities"].get("prompts").is_none(), "{init}");
+    let (pid1, _) = s.whoami();
+    s.signal(Signal::SIGHUP);
+    s.notification("notifications/tools/list_changed");
+    let (pid2, generation) = s.whoami();
+    assert_ne!(pid1, pid2);
+    assert_eq!(generation, 2);
+    let audit = s.audit();
+    let requested = events_of(&audit, "restart_requested");
+    assert_eq!(requested[0]["source"], "signal", "{}", requested[0]);
+    let drift = events_of(&audit, "capability_drift");
+    assert_eq!(drift.len(), 1, "{audit:?}");
+    assert_eq!(drift[0]["field"], "capabilities");
+    assert!(drift[0]["before"].get("prompts").is_none(), "{}", drift[0]);
+    assert!(drift[0]["after"].get("prompts").is_some(), "{}", drift[0]);
+}

@@ -86,3 +86,64 @@ fn a_change_builds_and_restarts_and_a_failed_build_keeps_the_server() {
     let status = s.tool_json("server_status", json!({}));
     assert_eq!(status["watched_paths"][0], src_arg);
 }
+
+/// Changes that arrive while a build or restart is under way schedule exactly one more
+/// round, however many there are.
+#[test]
+fn changes_during_a_build_schedule_exactly_one_more_round() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let src = work.path().join("src");
+    std::fs::create_dir_all(&src).expect("mkdir");
+    let started = work.path().join("started.fifo");
+    let gate = work.path().join("gate.fifo");
+    for fifo in [&started, &gate] {
+        nix::unistd::mkfifo(fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    }
+    // Each build says it started, then waits until the test opens the gate.
+    let build = format!(
+        "echo started > '{started}'; read line < '{gate}'",
+        started = started.display(),
+        gate = gate.display()
+    );
+    let src_arg = src.display().to_string();
+    let mut s = Supervisor::start_with(
+        &["--watch", &src_arg, "--build", &build, "--debounce", "100"],
+        &[],
+    );
+    s.initialize();
+    // Opening a FIFO for writing waits for its reader: do it on a thread, bounded.
+    let open_gate = |gate: &Path| {
+        let (tx, rx) = mpsc::channel();
+        let gate = gate.to_owned();
+        std::thread::spawn(move || {
+            let _ = tx.send(std::fs::write(&gate, "go\n"));
+        });
+        rx.recv_timeout(WAIT)
+            .expect("the build reads the gate in time")
+            .expect("open the gate");
+    };
+
+    let first = fifo_line(&started);
+    std::fs::write(src.join("a.txt"), "a").expect("write");
+    assert_eq!(
+        first.recv_timeout(WAIT).expect("first build").trim(),
+        "started"
+    );
+    // Two more changes while the first build runs (one burst: one debounced event).
+    std::fs::write(src.join("b.txt"), "b").expect("write");
+    std::fs::write(src.join("c.txt"), "c").expect("write");
+    let second = fifo_line(&started);
+    open_gate(&gate);
+    s.notification("notifications/tools/list_changed");
+    assert_eq!(
+        second.recv_timeout(WAIT).expect("second build").trim(),
+        "started"
+    );
+    open_gate(&gate);
+    s.notification("notifications/tools/list_changed");
+    let status = s.tool_json("server_status", json!({}));
+    assert_eq!(status["restart_count"], 2, "{status}");
+    assert_eq!(status["generation"], 3, "{status}");
+    assert_eq!(status["build_running"], false, "{status}");
+    assert_eq!(status["change_pending"], false, "{status}");
+}
