@@ -306,3 +306,34 @@ fn sighup_restarts_and_capability_drift_is_recorded() {
     assert!(drift[0]["before"].get("prompts").is_none(), "{}", drift[0]);
     assert!(drift[0]["after"].get("prompts").is_some(), "{}", drift[0]);
 }
+
+/// Wrappers (`npx`, `uv run`, `npm run`) start the real server as a child of their own:
+/// stopping the server stops its whole process group, so nothing is left behind.
+#[test]
+fn a_wrapped_server_leaves_no_orphans() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pids = dir.path().join("helpers");
+    let script = format!(
+        "sleep 300 & echo $! >> '{}'; '{}'",
+        pids.display(),
+        crate::support::test_server().display()
+    );
+    let mut s = Supervisor::start_command(&[], &["sh".to_owned(), "-c".to_owned(), script]);
+    s.initialize();
+    let restarted = s.tool_json("restart_server", json!({"reason": "wrapped"}));
+    assert_eq!(restarted["restarted"], true, "{restarted}");
+    s.whoami();
+    assert!(s.close().success());
+    let helpers: Vec<u32> = std::fs::read_to_string(&pids)
+        .expect("helper pids")
+        .lines()
+        .map(|l| l.trim().parse().expect("pid"))
+        .collect();
+    assert_eq!(helpers.len(), 2, "{helpers:?}");
+    for pid in helpers {
+        assert!(
+            !alive(pid),
+            "helper {pid} of a stopped server is still running"
+        );
+    }
+}

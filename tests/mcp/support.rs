@@ -330,10 +330,18 @@ pub fn signal_pid(pid: u32, signal: nix::sys::signal::Signal) {
     let _ = nix::sys::signal::kill(pid, signal);
 }
 
-/// Whether a process with this pid exists (zombies included).
+/// Whether a process with this pid is running. A zombie (dead, not yet reaped by the
+/// init process it was handed to) does not count.
 pub fn alive(pid: u32) -> bool {
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid fits"));
-    nix::sys::signal::kill(pid, None).is_ok()
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or("");
+    !matches!(state, "Z" | "X" | "")
 }
 
 /// The audit log in `state_dir`, parsed.
