@@ -43,6 +43,8 @@ pub struct Finding {
     pub problem: String,
     /// What the agent should do.
     pub fix: String,
+    /// The gate this finding is about, if it is about one.
+    pub gate: Option<String>,
 }
 
 /// A gate's result as compliance sees it.
@@ -132,6 +134,7 @@ fn findings(facts: &Facts) -> Vec<Finding> {
                 "make `{}` pass, then run it yourself to confirm",
                 gate.command
             ),
+            gate: Some(gate.name.clone()),
         });
     }
     if let Some(path) = &facts.notes_path {
@@ -144,6 +147,7 @@ fn findings(facts: &Facts) -> Vec<Finding> {
                     path.display(),
                     REQUIRED_NOTES_SECTIONS.join(", ")
                 ),
+                gate: None,
             }),
             Some(text) => {
                 let missing: Vec<&str> = REQUIRED_NOTES_SECTIONS
@@ -160,6 +164,7 @@ fn findings(facts: &Facts) -> Vec<Finding> {
                             missing.join(", ")
                         ),
                         fix: format!("add {} to {}", missing.join(", "), path.display()),
+                        gate: None,
                     });
                 }
             }
@@ -171,6 +176,7 @@ fn findings(facts: &Facts) -> Vec<Finding> {
                 severity: Severity::High,
                 problem: format!("the required agent `{agent}` was never invoked"),
                 fix: format!("invoke the `{agent}` agent (Task tool, subagent_type `{agent}`) and act on its result"),
+                gate: None,
             });
         }
     }

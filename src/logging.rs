@@ -1,11 +1,25 @@
-//! Tracing setup: human logs on stderr, filtered by `-v`/`-q` or `DEBUSSY_LOG`.
+//! Tracing setup: human logs on stderr, filtered by `-v`/`-q` or `DEBUSSY_LOG`, and, once a
+//! run knows its project, structured JSON logs in `.debussy/logs/orchestrator.log`.
 //!
 //! Logs never go to stdout, which belongs to command output (and, under
-//! `debussy mcp supervise`, to the MCP client).
+//! `debussy mcp supervise`, to the MCP client). The HUD turns the stderr layer off while
+//! it owns the screen, so log lines never write into it.
 
-use tracing_subscriber::EnvFilter;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::prelude::*;
+use tracing_subscriber::{EnvFilter, Layer};
 
 use crate::cli::{ColorChoice, GlobalArgs};
+
+static STDERR_ENABLED: AtomicBool = AtomicBool::new(true);
+static RUN_LOG: OnceLock<Mutex<Option<File>>> = OnceLock::new();
 
 /// Install the global subscriber. `DEBUSSY_LOG` (an `EnvFilter` directive such as
 /// `debussy=trace`) wins over `-v`/`-q`.
@@ -23,12 +37,19 @@ pub fn init(args: &GlobalArgs) {
         args.color,
         std::io::IsTerminal::is_terminal(&std::io::stderr()),
     );
-    // A second init (tests calling into the library) is harmless; ignore it.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(|| StderrWriter)
         .with_ansi(ansi)
         .with_target(false)
+        .with_filter(filter);
+    let file = tracing_subscriber::fmt::layer()
+        .json()
+        .with_writer(RunLogWriter)
+        .with_filter(LevelFilter::DEBUG);
+    // A second init (tests calling into the library) is harmless; ignore it.
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(file)
         .try_init();
 }
 
@@ -39,5 +60,73 @@ pub fn use_color(choice: ColorChoice, is_terminal: bool) -> bool {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => is_terminal && std::env::var_os("NO_COLOR").is_none(),
+    }
+}
+
+/// Turn stderr logging off (while a full-screen UI owns the terminal) or back on.
+pub fn set_stderr_enabled(enabled: bool) {
+    STDERR_ENABLED.store(enabled, Ordering::Relaxed);
+}
+
+/// Also write logs, as JSON lines at debug level, to `path` (appending).
+///
+/// # Errors
+/// When the file or its directory cannot be created.
+pub fn log_to_file(path: &Path) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    let slot = RUN_LOG.get_or_init(|| Mutex::new(None));
+    if let Ok(mut guard) = slot.lock() {
+        *guard = Some(file);
+    }
+    Ok(())
+}
+
+struct StderrWriter;
+
+impl Write for StderrWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if STDERR_ENABLED.load(Ordering::Relaxed) {
+            io::stderr().write(buf)
+        } else {
+            Ok(buf.len())
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stderr().flush()
+    }
+}
+
+struct RunLogWriter;
+
+struct RunLogHandle;
+
+impl<'a> MakeWriter<'a> for RunLogWriter {
+    type Writer = RunLogHandle;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        RunLogHandle
+    }
+}
+
+impl Write for RunLogHandle {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(slot) = RUN_LOG.get()
+            && let Ok(mut guard) = slot.lock()
+            && let Some(file) = guard.as_mut()
+        {
+            file.write_all(buf)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }

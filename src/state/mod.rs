@@ -592,22 +592,24 @@ impl Store {
         let row = self
             .conn
             .query_row(
-                "SELECT phase_id, status, reason, at FROM completion_signals
+                "SELECT id, phase_id, status, reason, at FROM completion_signals
                  WHERE run_id = ?1 AND phase_id = ?2 ORDER BY id DESC LIMIT 1",
                 params![run_id, phase_id],
                 |row| {
                     Ok((
                         row.get(0)?,
-                        row.get::<_, String>(1)?,
-                        row.get(2)?,
+                        row.get(1)?,
+                        row.get::<_, String>(2)?,
                         row.get(3)?,
+                        row.get(4)?,
                     ))
                 },
             )
             .optional()
             .map_err(self.sql("read a completion signal"))?;
-        row.map(|(phase_id, status, reason, at)| {
+        row.map(|(id, phase_id, status, reason, at)| {
             Ok(CompletionSignal {
+                id,
                 phase_id,
                 status: self.parse(&status)?,
                 reason,

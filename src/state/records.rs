@@ -232,6 +232,8 @@ pub struct GateRecord {
 /// What the agent reported with `debussy done`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompletionSignal {
+    /// Row id: increases with every signal, so a caller can tell a new one from an old.
+    pub id: i64,
     /// The phase.
     pub phase_id: String,
     /// How it ended.

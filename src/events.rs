@@ -1,0 +1,325 @@
+//! What a run tells the outside world: [`Event`]s the orchestrator publishes on a channel
+//! and sinks (the HUD, the plain console, the JSON log) consume.
+//!
+//! Events flow one way: sinks never call back into the run. Requests the other way
+//! (pause, restart now, skip, quit) travel on their own channel as [`RunRequest`]s.
+//! Every event serializes to one JSON object tagged by `event` (see `docs/events.md`).
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::context::Snapshot;
+use crate::session::Activity;
+
+/// The sending half of the event channel.
+pub type EventSender = mpsc::UnboundedSender<Event>;
+/// The receiving half of the event channel.
+pub type EventReceiver = mpsc::UnboundedReceiver<Event>;
+
+/// A new event channel.
+#[must_use]
+pub fn channel() -> (EventSender, EventReceiver) {
+    mpsc::unbounded_channel()
+}
+
+/// Something that happened in a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The run began (or resumed).
+    RunStarted {
+        /// Run id.
+        run_id: String,
+        /// The plan's title.
+        plan_title: String,
+        /// The master plan.
+        plan_path: String,
+        /// Every phase in execution order, with where it stands.
+        phases: Vec<PhaseInfo>,
+        /// Agent backend (`claude`, `sim`).
+        agent: String,
+        /// Model name.
+        model: String,
+        /// Context threshold in percent.
+        context_threshold: f64,
+        /// Context restarts allowed per attempt.
+        max_restarts: u32,
+        /// Whether an earlier paused run is being continued.
+        resumed: bool,
+    },
+    /// A phase will not run in this run.
+    PhaseSkipped {
+        /// The phase.
+        phase_id: String,
+        /// Why (`already completed`, `before --phase 3`, `skipped by user`).
+        reason: String,
+    },
+    /// An attempt at a phase began.
+    PhaseStarted {
+        /// The phase.
+        phase_id: String,
+        /// Its title.
+        title: String,
+        /// 1-based position in the execution order.
+        index: usize,
+        /// Phases in the execution order.
+        total: usize,
+        /// 1-based attempt.
+        attempt: u32,
+        /// Attempts allowed (`max_retries + 1`).
+        max_attempts: u32,
+        /// What kind of attempt.
+        kind: AttemptKind,
+    },
+    /// An agent session started.
+    SessionStarted {
+        /// The phase.
+        phase_id: String,
+        /// The attempt.
+        attempt: u32,
+        /// 0-based restart index within the attempt.
+        restart: u32,
+        /// Restarts allowed in this attempt (0 when restarts are off).
+        max_restarts: u32,
+        /// The agent's pid.
+        pid: u32,
+        /// The session's NDJSON log.
+        log_path: String,
+    },
+    /// A line for the activity log.
+    Activity {
+        /// The phase.
+        phase_id: String,
+        /// What the agent did.
+        activity: Activity,
+    },
+    /// The context gauge moved.
+    Context {
+        /// The phase.
+        phase_id: String,
+        /// The meter's figures.
+        snapshot: Snapshot,
+    },
+    /// A line the agent wrote on stderr.
+    AgentStderr {
+        /// The phase.
+        phase_id: String,
+        /// The line.
+        line: String,
+    },
+    /// A session ended.
+    SessionEnded {
+        /// The phase.
+        phase_id: String,
+        /// The attempt.
+        attempt: u32,
+        /// 0-based restart index.
+        restart: u32,
+        /// Outcome name (`completed`, `context_limit`, `timeout`, `failed`, …).
+        outcome: String,
+        /// Outcome code (0, −1, −2, exit code, …).
+        code: i32,
+        /// How it ended, in words.
+        detail: String,
+        /// The meter's final figures.
+        snapshot: Snapshot,
+    },
+    /// The session was stopped before its context filled and a fresh one follows.
+    Restart {
+        /// The phase.
+        phase_id: String,
+        /// The attempt.
+        attempt: u32,
+        /// 1-based restart number.
+        restart: u32,
+        /// Restarts allowed.
+        max_restarts: u32,
+        /// Why (`context 85.0% >= 80%`, `manual`).
+        reason: String,
+        /// Context percent at the stop.
+        context_percent: f64,
+        /// The checkpoint commit, if one was made.
+        commit: Option<String>,
+        /// Seconds until the next session.
+        delay_secs: u64,
+    },
+    /// A gate is about to run.
+    GateStarted {
+        /// The phase.
+        phase_id: String,
+        /// Gate name.
+        name: String,
+        /// Its command.
+        command: String,
+    },
+    /// A gate finished.
+    GateFinished {
+        /// The phase.
+        phase_id: String,
+        /// Gate name.
+        name: String,
+        /// Its command.
+        command: String,
+        /// Whether it passed.
+        passed: bool,
+        /// `passed`, `failed (exit 1)`, `timed out after 600s`.
+        verdict: String,
+        /// How long it ran.
+        duration_ms: u64,
+    },
+    /// The compliance check judged an attempt.
+    Compliance {
+        /// The phase.
+        phase_id: String,
+        /// The attempt.
+        attempt: u32,
+        /// `pass`, `accept_with_warnings`, `targeted_fix` or `full_retry`.
+        verdict: String,
+        /// The findings, each as `[severity] problem`.
+        findings: Vec<String>,
+    },
+    /// Work was committed.
+    Committed {
+        /// The phase.
+        phase_id: String,
+        /// The commit id.
+        commit: String,
+        /// Its message.
+        message: String,
+        /// Files in the commit.
+        files_changed: usize,
+    },
+    /// An attempt ended without completing the phase.
+    AttemptFailed {
+        /// The phase.
+        phase_id: String,
+        /// The attempt.
+        attempt: u32,
+        /// Why.
+        reason: String,
+    },
+    /// A phase reached its final state in this run.
+    PhaseFinished {
+        /// The phase.
+        phase_id: String,
+        /// `completed`, `failed`, `blocked`, `skipped` or `paused`.
+        status: String,
+        /// Attempts made.
+        attempts: u32,
+        /// Context restarts over all attempts.
+        restarts: u32,
+        /// Why it did not complete.
+        error: Option<String>,
+    },
+    /// The run is paused between sessions, waiting for the user to resume.
+    Paused {
+        /// Where: the phase that continues on resume.
+        phase_id: String,
+    },
+    /// The run continues after a pause.
+    Resumed {
+        /// The phase.
+        phase_id: String,
+    },
+    /// Something the user should know that does not stop the run.
+    Warning {
+        /// What.
+        message: String,
+    },
+    /// The run ended. Always the last event.
+    RunFinished {
+        /// The summary shown in every output mode.
+        summary: RunSummary,
+    },
+}
+
+/// What kind of attempt a phase attempt is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptKind {
+    /// The first attempt.
+    First,
+    /// A redo after a failed attempt.
+    Retry,
+    /// A targeted fix of the previous attempt's findings (no context restarts).
+    Remediation,
+}
+
+/// A phase as listed at the start of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PhaseInfo {
+    /// Id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// `pending`, or why it will not run (`completed`, `skipped`).
+    pub status: String,
+}
+
+/// The end-of-run summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct RunSummary {
+    /// Run id.
+    pub run_id: String,
+    /// `completed`, `failed` or `paused`.
+    pub status: String,
+    /// Each phase, in execution order.
+    pub phases: Vec<PhaseSummary>,
+    /// Context restarts over the run.
+    pub restarts: u32,
+    /// Sessions over the run.
+    pub sessions: u32,
+    /// Context tokens summed over sessions' final readings.
+    pub tokens: u64,
+    /// Cost in US dollars.
+    pub cost_usd: f64,
+    /// Wall time in seconds.
+    pub duration_secs: f64,
+    /// Commits made, oldest first.
+    pub commits: Vec<String>,
+    /// Why the run did not complete.
+    pub error: Option<String>,
+}
+
+/// One phase's line in the summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct PhaseSummary {
+    /// Id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Final status in this run.
+    pub status: String,
+    /// Attempts made.
+    pub attempts: u32,
+    /// Context restarts.
+    pub restarts: u32,
+    /// Sessions.
+    pub sessions: u32,
+    /// Context tokens summed over sessions' final readings.
+    pub tokens: u64,
+    /// Cost.
+    pub cost_usd: f64,
+    /// Wall time in seconds.
+    pub duration_secs: f64,
+}
+
+/// What the user (HUD keys, signals) asks of a running run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunRequest {
+    /// Stop the current session gracefully and pause the run (Ctrl-C, `q`).
+    Interrupt,
+    /// Kill the current session now (second Ctrl-C).
+    Kill,
+    /// Stop the current session for a manual checkpoint restart (`r`).
+    RestartNow,
+    /// Pause after the current session ends, or resume a paused run (`p`).
+    TogglePause,
+    /// Stop the current phase and move on to the next (`s`).
+    SkipPhase,
+}
+
+/// The sending half of the request channel.
+pub type RequestSender = mpsc::UnboundedSender<RunRequest>;
+/// The receiving half of the request channel.
+pub type RequestReceiver = mpsc::UnboundedReceiver<RunRequest>;

@@ -1,0 +1,472 @@
+//! One attempt at a phase: a restart loop of agent sessions. When the context meter stops
+//! a session, the work is committed as a checkpoint and a fresh session continues with
+//! the checkpoint context in front of the original prompt, until the agent finishes or
+//! the restart budget runs out.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::checkpoint::{self, CheckpointFacts};
+use crate::context::MeterSettings;
+use crate::context::WindowInputs;
+use crate::events::{Event, RunRequest};
+use crate::plan::Phase;
+use crate::restart::{BudgetDecision, RestartBudget};
+use crate::run_env::RunEnv;
+use crate::session::{
+    self, SessionControl, SessionEvent, SessionOutcome, SessionReport, SessionSpec,
+};
+use crate::state::{CompletionStatus, RestartRecord, SessionRecord, now};
+
+use super::phase::Runner;
+use super::vcs;
+
+/// Outcome code of an attempt whose restart budget ran out.
+pub const MAX_RESTARTS_EXCEEDED: i32 = crate::restart::MAX_RESTARTS_EXCEEDED;
+
+/// How an attempt's sessions ended.
+pub(crate) enum AttemptEnd {
+    /// The agent finished (and did not report blocked or failed): validate.
+    Done,
+    /// The agent reported the phase blocked.
+    Blocked(String),
+    /// The attempt failed (timeout, crash, error result, agent-reported failure, budget).
+    Failed(String),
+    /// The user interrupted the run.
+    Interrupted,
+    /// The user skipped the phase.
+    Skipped,
+    /// The agent cannot run at all (missing program); retrying will not help.
+    Fatal(String),
+}
+
+/// What an attempt's sessions added up to.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct AttemptTally {
+    pub(crate) sessions: u32,
+    pub(crate) restarts: u32,
+    pub(crate) tokens: u64,
+    pub(crate) cost_usd: f64,
+    pub(crate) last_code: Option<i32>,
+    pub(crate) invoked_agents: BTreeSet<String>,
+}
+
+impl AttemptTally {
+    pub(crate) fn absorb(&mut self, other: &AttemptTally) {
+        self.sessions += other.sessions;
+        self.restarts += other.restarts;
+        self.tokens += other.tokens;
+        self.cost_usd += other.cost_usd;
+        self.last_code = other.last_code.or(self.last_code);
+        self.invoked_agents
+            .extend(other.invoked_agents.iter().cloned());
+    }
+
+    fn add_session(&mut self, report: &SessionReport) {
+        self.sessions += 1;
+        self.tokens += report.snapshot.tokens;
+        self.cost_usd += report.snapshot.cost_usd.unwrap_or(0.0);
+        self.last_code = Some(report.outcome.code());
+        self.invoked_agents
+            .extend(report.invoked_agents.iter().cloned());
+    }
+}
+
+impl Runner<'_> {
+    /// Run sessions until the agent finishes the attempt or it fails.
+    pub(crate) async fn run_attempt(
+        &mut self,
+        phase: &Phase,
+        attempt: u32,
+        execution: i64,
+        prompt: &str,
+        restarts_allowed: bool,
+        base: Option<git2::Oid>,
+    ) -> (AttemptEnd, AttemptTally) {
+        let id = phase.id.as_str().to_owned();
+        let max_restarts = if restarts_allowed {
+            self.config.max_restarts
+        } else {
+            0
+        };
+        let mut budget = RestartBudget::new(max_restarts);
+        let mut tally = AttemptTally::default();
+        let mut session_prompt = prompt.to_owned();
+        let mut restart = 0;
+        loop {
+            if self.flags.pause_requested && !self.wait_while_paused(&id).await {
+                return (self.stop_reason(), tally);
+            }
+            let signal_before = self.latest_signal_id(&id);
+            let report = self
+                .run_session(
+                    phase,
+                    attempt,
+                    restart,
+                    max_restarts,
+                    &session_prompt,
+                    restarts_allowed,
+                )
+                .await;
+            tally.add_session(&report);
+            self.record_session(execution, restart, &report);
+            if self.flags.skip_requested {
+                return (AttemptEnd::Skipped, tally);
+            }
+            match &report.outcome {
+                SessionOutcome::Interrupted => return (AttemptEnd::Interrupted, tally),
+                SessionOutcome::SpawnError(failure) => {
+                    return (AttemptEnd::Fatal(failure.to_string()), tally);
+                }
+                SessionOutcome::Timeout => {
+                    return (
+                        AttemptEnd::Failed(format!(
+                            "the session timed out after {}s",
+                            self.config.timeout
+                        )),
+                        tally,
+                    );
+                }
+                SessionOutcome::Failed { exit } => {
+                    return (
+                        AttemptEnd::Failed(format!("the agent exited with {exit}")),
+                        tally,
+                    );
+                }
+                SessionOutcome::Completed { .. } if !report.outcome.is_success() => {
+                    return (
+                        AttemptEnd::Failed(format!(
+                            "the agent's session ended with an error: {}",
+                            report.outcome
+                        )),
+                        tally,
+                    );
+                }
+                SessionOutcome::Completed { .. } => {
+                    return (self.completion_verdict(&id, signal_before), tally);
+                }
+                SessionOutcome::ContextLimit { reason, snapshot } => {
+                    let number = match budget.try_restart() {
+                        BudgetDecision::Restart { number } => number,
+                        BudgetDecision::Exhausted { max } => {
+                            tally.last_code = Some(MAX_RESTARTS_EXCEEDED);
+                            return (
+                                AttemptEnd::Failed(format!(
+                                    "max restarts exceeded: the context filled again after {max} restart{}",
+                                    if max == 1 { "" } else { "s" }
+                                )),
+                                tally,
+                            );
+                        }
+                    };
+                    tally.restarts += 1;
+                    let reason = reason.to_string();
+                    let status = format!(
+                        "checkpoint (restart {number}/{max_restarts}, context {:.1}%)",
+                        snapshot.percent
+                    );
+                    let commit = if self.config.auto_commit {
+                        let message = vcs::commit_message(
+                            &self.config.commit_message_template,
+                            &id,
+                            &phase.title,
+                            &status,
+                        );
+                        self.commit_with(phase, message).await
+                    } else {
+                        None
+                    };
+                    let record = RestartRecord {
+                        restart_number: number,
+                        reason: reason.clone(),
+                        context_percent: Some(snapshot.percent),
+                        commit_id: commit.clone(),
+                        at: now(),
+                    };
+                    if let Err(err) = self.store.record_restart(execution, &record) {
+                        self.warn(format!("could not record the restart: {err}"));
+                    }
+                    let facts = CheckpointFacts {
+                        phase_id: id.clone(),
+                        phase_title: phase.title.clone(),
+                        restart_number: number,
+                        max_restarts,
+                        stop_reason: reason.clone(),
+                        commit: commit.clone(),
+                        progress: self
+                            .store
+                            .progress(&self.run_id, &id)
+                            .map(|entries| entries.into_iter().map(|e| e.step).collect())
+                            .unwrap_or_default(),
+                        todos: report.todos.clone(),
+                        changes: vcs::changes_since(self.root.clone(), base).await,
+                        last_message: report.last_message.clone(),
+                    };
+                    let delay = self.config.restart_delay;
+                    self.emit(Event::Restart {
+                        phase_id: id.clone(),
+                        attempt,
+                        restart: number,
+                        max_restarts,
+                        reason,
+                        context_percent: snapshot.percent,
+                        commit,
+                        delay_secs: delay,
+                    });
+                    if !self.wait(Duration::from_secs(delay)).await {
+                        return (self.stop_reason(), tally);
+                    }
+                    session_prompt =
+                        checkpoint::prompt_with_checkpoint(&checkpoint::render(&facts), prompt);
+                    restart = number;
+                }
+            }
+        }
+    }
+
+    /// Interrupt or skip, whichever stopped the current step.
+    fn stop_reason(&self) -> AttemptEnd {
+        if self.flags.skip_requested {
+            AttemptEnd::Skipped
+        } else {
+            AttemptEnd::Interrupted
+        }
+    }
+
+    /// What the agent said with `debussy done` during the session, if anything new.
+    fn completion_verdict(&self, phase_id: &str, before: Option<i64>) -> AttemptEnd {
+        let signal = match self.store.completion(&self.run_id, phase_id) {
+            Ok(signal) => signal.filter(|s| Some(s.id) != before),
+            Err(err) => {
+                self.warn(format!("could not read the completion signal: {err}"));
+                None
+            }
+        };
+        match signal {
+            Some(signal) if signal.status == CompletionStatus::Blocked => AttemptEnd::Blocked(
+                signal
+                    .reason
+                    .unwrap_or_else(|| "the agent reported the phase blocked".into()),
+            ),
+            Some(signal) if signal.status == CompletionStatus::Failed => {
+                AttemptEnd::Failed(signal.reason.map_or_else(
+                    || "the agent reported failure".into(),
+                    |r| format!("the agent reported failure: {r}"),
+                ))
+            }
+            _ => AttemptEnd::Done,
+        }
+    }
+
+    fn latest_signal_id(&self, phase_id: &str) -> Option<i64> {
+        self.store
+            .completion(&self.run_id, phase_id)
+            .ok()
+            .flatten()
+            .map(|s| s.id)
+    }
+
+    /// Wait `delay`, serving requests. False when interrupted or skipped meanwhile.
+    async fn wait(&mut self, delay: Duration) -> bool {
+        let sleep = tokio::time::sleep(delay);
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                () = &mut sleep => return true,
+                Some(request) = self.requests.recv() => {
+                    if self.handle_idle_request(request) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hold the run until the user resumes it. False when interrupted or skipped instead.
+    async fn wait_while_paused(&mut self, phase_id: &str) -> bool {
+        self.emit(Event::Paused {
+            phase_id: phase_id.to_owned(),
+        });
+        while self.flags.pause_requested {
+            match self.requests.recv().await {
+                Some(request) => {
+                    if self.handle_idle_request(request) {
+                        return false;
+                    }
+                }
+                // Nobody can resume us any more: carry on.
+                None => self.flags.pause_requested = false,
+            }
+        }
+        self.emit(Event::Resumed {
+            phase_id: phase_id.to_owned(),
+        });
+        true
+    }
+
+    /// Run one session, forwarding its events and serving requests while it runs.
+    async fn run_session(
+        &mut self,
+        phase: &Phase,
+        attempt: u32,
+        restart: u32,
+        max_restarts: u32,
+        prompt: &str,
+        restarts_allowed: bool,
+    ) -> SessionReport {
+        let id = phase.id.as_str().to_owned();
+        let log_path = self
+            .root
+            .join(".debussy/runs")
+            .join(&self.run_id)
+            .join(&id)
+            .join(format!("attempt-{attempt}-session-{}.jsonl", restart + 1));
+        let run_env = RunEnv {
+            run_id: self.run_id.clone(),
+            phase_id: id.clone(),
+            attempt,
+            restart,
+            project_root: self.root.clone(),
+        };
+        let mut meter = MeterSettings::from_config(&self.config, self.backend.usage_reporting());
+        if !restarts_allowed {
+            meter = meter.observe_only();
+        }
+        let remembered: BTreeMap<String, u64> = match self.store.context_window(&self.config.model)
+        {
+            Ok(Some(window)) => [(self.config.model.clone(), window)].into(),
+            _ => BTreeMap::new(),
+        };
+        let mut env: Vec<(String, String)> = self
+            .config
+            .agent
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        env.extend(run_env.vars().into_iter().map(|(k, v)| (k.to_owned(), v)));
+        let spec = SessionSpec {
+            backend: self.backend.clone(),
+            model: self.config.model.clone(),
+            prompt: prompt.to_owned(),
+            cwd: self.root.clone(),
+            env,
+            inherit_env: true,
+            timeout: Some(Duration::from_secs(self.config.timeout)),
+            meter,
+            window: WindowInputs {
+                configured: self.config.agent.model_context_window,
+                remembered,
+                model: Some(self.config.model.clone()),
+            },
+            stop_grace: Duration::try_from_secs_f64(self.config.agent.stop_grace)
+                .unwrap_or(Duration::from_secs(2)),
+            log_path,
+        };
+        let control = SessionControl::new();
+        let (sender, mut receiver) = mpsc::unbounded_channel();
+        let running = session::run(spec, sender, control.clone());
+        tokio::pin!(running);
+        let report = loop {
+            tokio::select! {
+                report = &mut running => break report,
+                Some(event) = receiver.recv() => self.forward(&id, attempt, restart, max_restarts, event),
+                Some(request) = self.requests.recv() => self.handle_session_request(request, &control, restarts_allowed),
+            }
+        };
+        while let Ok(event) = receiver.try_recv() {
+            self.forward(&id, attempt, restart, max_restarts, event);
+        }
+        self.emit(Event::SessionEnded {
+            phase_id: id,
+            attempt,
+            restart,
+            outcome: report.outcome.name().to_owned(),
+            code: report.outcome.code(),
+            detail: report.outcome.to_string(),
+            snapshot: report.snapshot.clone(),
+        });
+        if let Some(window) = &report.reported_window
+            && let Err(err) = self
+                .store
+                .learn_context_window(&window.model, window.tokens)
+        {
+            self.warn(format!("could not remember the context window: {err}"));
+        }
+        report
+    }
+
+    fn handle_session_request(
+        &mut self,
+        request: RunRequest,
+        control: &SessionControl,
+        restarts_allowed: bool,
+    ) {
+        match request {
+            RunRequest::Interrupt => {
+                self.flags.interrupted = true;
+                control.interrupt();
+            }
+            RunRequest::Kill => {
+                self.flags.interrupted = true;
+                control.kill();
+            }
+            RunRequest::SkipPhase => {
+                self.flags.skip_requested = true;
+                control.interrupt();
+            }
+            RunRequest::TogglePause => self.flags.pause_requested = !self.flags.pause_requested,
+            RunRequest::RestartNow if restarts_allowed => control.restart(),
+            RunRequest::RestartNow => self.warn("restarts are off for this attempt".into()),
+        }
+    }
+
+    fn forward(
+        &self,
+        phase_id: &str,
+        attempt: u32,
+        restart: u32,
+        max_restarts: u32,
+        event: SessionEvent,
+    ) {
+        let phase_id = phase_id.to_owned();
+        match event {
+            SessionEvent::Started { pid, log_path, .. } => self.emit(Event::SessionStarted {
+                phase_id,
+                attempt,
+                restart,
+                max_restarts,
+                pid,
+                log_path: log_path.display().to_string(),
+            }),
+            SessionEvent::Activity(activity) => self.emit(Event::Activity { phase_id, activity }),
+            SessionEvent::Context(snapshot) => self.emit(Event::Context { phase_id, snapshot }),
+            SessionEvent::Stderr(line) => self.emit(Event::AgentStderr { phase_id, line }),
+            SessionEvent::Warning(warning) => self.warn(format!("phase {phase_id}: {warning}")),
+            SessionEvent::Agent(_) | SessionEvent::Stopping { .. } => {}
+        }
+    }
+
+    fn record_session(&self, execution: i64, restart: u32, report: &SessionReport) {
+        let record = SessionRecord {
+            session_index: restart,
+            agent_session_id: report.agent_session_id.clone(),
+            model: report.model.clone(),
+            outcome: report.outcome.name().to_owned(),
+            outcome_code: i64::from(report.outcome.code()),
+            context_tokens: report.snapshot.tokens,
+            context_window: report.snapshot.window.tokens,
+            context_percent: report.snapshot.percent,
+            tool_calls: report.snapshot.tool_calls,
+            cost_usd: report.snapshot.cost_usd.unwrap_or(0.0),
+            log_path: Some(report.log_path.display().to_string()),
+            started_at: report.started_at.to_string(),
+            ended_at: report.ended_at.to_string(),
+        };
+        if let Err(err) = self.store.record_session(execution, &record) {
+            self.warn(format!("could not record the session: {err}"));
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! The run loop: plan → phases in dependency order → attempts → sessions, with gates,
+//! compliance, checkpoint restarts, commits and state.
+//!
+//! # Theory of operation
+//!
+//! [`run`] is one task that owns everything a run changes: the state store, the git
+//! commits and the current session's control handle. It executes phases one at a time
+//! in topological order ([`selection`]). Each phase gets `max_retries + 1` attempts
+//! ([`phase`]); each attempt is a restart loop of agent sessions ([`attempt`]): when the
+//! context meter stops a session, the work is committed as a checkpoint and a fresh
+//! session starts with the checkpoint context ([`crate::checkpoint`]) in front of the
+//! original prompt. After an attempt, gates run and compliance judges the result.
+//!
+//! While a session runs, the task `select!`s over the session's future, its events
+//! (forwarded as [`Event`]s to whatever sinks listen) and [`RunRequest`]s from the user
+//! (Ctrl-C, HUD keys). Sinks never call back; requests never touch state directly.
+//! The run stops at the first phase that fails or is blocked, and phases depending on it
+//! are reported blocked; an interrupt pauses the run so `--resume` continues it.
+
+pub mod attempt;
+pub mod phase;
+pub mod prompts;
+pub mod selection;
+pub mod vcs;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::agent::AgentBackend;
+use crate::config::Loaded;
+use crate::events::{Event, EventSender, PhaseInfo, PhaseSummary, RequestReceiver, RunSummary};
+use crate::plan::{Phase, Plan, execution_order};
+use crate::state::{RunStatus, StateError, Store};
+
+use self::selection::{History, Standing};
+
+/// How the user asked the run to treat history and the working tree.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// `--resume`: continue the latest unfinished run of this plan, skipping phases any
+    /// earlier run completed.
+    pub resume: bool,
+    /// `--restart`: run every phase, ignoring the plan's statuses and earlier runs.
+    pub ignore_history: bool,
+    /// `--phase ID`: start at this phase.
+    pub start_phase: Option<String>,
+    /// `--allow-dirty`: run on a working tree with uncommitted tracked changes.
+    pub allow_dirty: bool,
+}
+
+/// Everything a run needs.
+pub struct RunSetup {
+    /// The effective configuration and project root.
+    pub loaded: Loaded,
+    /// The parsed (and audited) plan.
+    pub plan: Plan,
+    /// The agent backend sessions use.
+    pub backend: Arc<dyn AgentBackend>,
+    /// History and working-tree options.
+    pub options: RunOptions,
+    /// Where events go.
+    pub events: EventSender,
+    /// Where user requests come from.
+    pub requests: RequestReceiver,
+}
+
+/// Why a run could not start (once started, failures end up in the summary instead).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum RunError {
+    /// The git pre-flight refused.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Preflight(#[from] vcs::PreflightError),
+    /// The state store failed.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    State(#[from] StateError),
+    /// The plan's dependencies form a cycle.
+    #[error("the plan's dependencies form a cycle: {0}")]
+    #[diagnostic(help("run `debussy audit` on the plan for details"))]
+    Cycle(String),
+    /// `--phase` names no phase.
+    #[error("{0}")]
+    UnknownPhase(String),
+    /// `.debussy/` could not be prepared.
+    #[error("failed to prepare {path}")]
+    Prepare {
+        /// The path.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl RunError {
+    /// Whether the error is the user's input (exit 2) rather than the work failing.
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        matches!(self, RunError::UnknownPhase(_) | RunError::Preflight(_))
+    }
+}
+
+/// Execute the plan. Returns the summary (also sent as the last event).
+///
+/// # Errors
+/// When the run cannot start: pre-flight refusal, state store failure, a dependency cycle,
+/// an unknown `--phase`.
+pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
+    let RunSetup {
+        loaded,
+        plan,
+        backend,
+        options,
+        events,
+        requests,
+    } = setup;
+    let config = loaded.config;
+    let root = loaded.project_root;
+    if config.auto_commit {
+        vcs::preflight(root.clone(), options.allow_dirty).await?;
+    }
+    vcs::ignore_run_data(&root).map_err(|source| RunError::Prepare {
+        path: root.join(".debussy").display().to_string(),
+        source,
+    })?;
+
+    let order = execution_order(&plan).map_err(|cycles| {
+        RunError::Cycle(
+            cycles
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    })?;
+    let store = Store::open(&root)?;
+    let plan_key = plan_key(&plan);
+    let history = History {
+        ignore: options.ignore_history,
+        resume: options.resume,
+        completed_before: if options.resume {
+            store.completed_phases(&plan_key)?
+        } else {
+            Default::default()
+        },
+        start_at: options.start_phase.clone(),
+    };
+    let mut standings = selection::select(&order, &history).map_err(RunError::UnknownPhase)?;
+
+    let resumable = if options.resume {
+        store
+            .runs(Some(&plan_key), 1)?
+            .into_iter()
+            .find(|run| run.status != RunStatus::Completed)
+    } else {
+        None
+    };
+    let (run_id, resumed) = match resumable {
+        Some(run) => {
+            store.update_run(&run.id, RunStatus::Running, None, None)?;
+            (run.id, true)
+        }
+        None => (store.create_run(&plan_key, &plan.title)?, false),
+    };
+
+    let phases_info: Vec<PhaseInfo> = order
+        .iter()
+        .map(|phase| PhaseInfo {
+            id: phase.id.as_str().to_owned(),
+            title: phase.title.clone(),
+            status: standings[phase.id.as_str()].label().to_owned(),
+        })
+        .collect();
+    let _ = events.send(Event::RunStarted {
+        run_id: run_id.clone(),
+        plan_title: plan.title.clone(),
+        plan_path: plan.master.display().to_string(),
+        phases: phases_info,
+        agent: backend.name().to_owned(),
+        model: config.model.clone(),
+        context_threshold: config.context_threshold,
+        max_restarts: config.max_restarts,
+        resumed,
+    });
+
+    let mut runner = phase::Runner {
+        config,
+        root,
+        plan: &plan,
+        backend,
+        store,
+        run_id: run_id.clone(),
+        events,
+        requests,
+        flags: phase::Flags::default(),
+        summary: RunSummary {
+            run_id: run_id.clone(),
+            ..RunSummary::default()
+        },
+    };
+    let started = Instant::now();
+    let mut run_error: Option<String> = None;
+    let mut paused_at: Option<String> = None;
+    let total = order.len();
+    for (index, phase) in order.iter().enumerate() {
+        let id = phase.id.as_str().to_owned();
+        if let Standing::Skipped(reason) = &standings[&id] {
+            runner.emit(Event::PhaseSkipped {
+                phase_id: id.clone(),
+                reason: reason.clone(),
+            });
+            runner
+                .summary
+                .phases
+                .push(skipped_summary(phase, "skipped"));
+            continue;
+        }
+        let unmet = selection::unmet_dependencies(phase, &standings);
+        if !unmet.is_empty() {
+            let error = format!("blocked: {}", unmet.join("; "));
+            runner.emit(Event::PhaseFinished {
+                phase_id: id.clone(),
+                status: "blocked".into(),
+                attempts: 0,
+                restarts: 0,
+                error: Some(error.clone()),
+            });
+            standings.insert(id.clone(), Standing::Blocked);
+            runner
+                .summary
+                .phases
+                .push(skipped_summary(phase, "blocked"));
+            run_error = Some(format!("phase {id} {error}"));
+            break;
+        }
+        let result = runner.run_phase(phase, index + 1, total).await;
+        runner.summary.phases.push(result.summary.clone());
+        standings.insert(id.clone(), result.standing.clone());
+        match result.standing {
+            Standing::Completed | Standing::Skipped(_) | Standing::Pending => {}
+            Standing::Paused => {
+                paused_at = Some(id);
+                break;
+            }
+            Standing::Failed | Standing::Blocked => {
+                run_error = Some(format!(
+                    "phase {id} {}: {}",
+                    result.standing.label(),
+                    result
+                        .error
+                        .unwrap_or_else(|| "see the attempts above".into())
+                ));
+                break;
+            }
+        }
+    }
+
+    let blocked_later = selection::dependents_of_unfinished(&order, &standings);
+    let done: Vec<String> = runner.summary.phases.iter().map(|p| p.id.clone()).collect();
+    for phase in order
+        .iter()
+        .filter(|p| !done.iter().any(|id| id == p.id.as_str()))
+    {
+        let status = if blocked_later.contains(phase.id.as_str()) {
+            "blocked"
+        } else {
+            "not run"
+        };
+        runner.summary.phases.push(skipped_summary(phase, status));
+    }
+
+    let status = if paused_at.is_some() {
+        RunStatus::Paused
+    } else if run_error.is_some() {
+        RunStatus::Failed
+    } else {
+        RunStatus::Completed
+    };
+    let current = paused_at
+        .clone()
+        .or_else(|| runner.summary.phases.last().map(|p| p.id.clone()));
+    if let Err(err) =
+        runner
+            .store
+            .update_run(&run_id, status, current.as_deref(), run_error.as_deref())
+    {
+        runner.warn(format!("could not record the run's end: {err}"));
+    }
+    runner.summary.status = status.as_str().to_owned();
+    runner.summary.error = run_error;
+    runner.summary.duration_secs = started.elapsed().as_secs_f64();
+    let summary = runner.summary.clone();
+    runner.emit(Event::RunFinished {
+        summary: summary.clone(),
+    });
+    Ok(summary)
+}
+
+/// How runs of a plan are recognised across invocations: its absolute master path.
+fn plan_key(plan: &Plan) -> String {
+    std::path::absolute(&plan.master)
+        .unwrap_or_else(|_| PathBuf::from(&plan.master))
+        .display()
+        .to_string()
+}
+
+fn skipped_summary(phase: &Phase, status: &str) -> PhaseSummary {
+    PhaseSummary {
+        id: phase.id.as_str().to_owned(),
+        title: phase.title.clone(),
+        status: status.to_owned(),
+        ..PhaseSummary::default()
+    }
+}

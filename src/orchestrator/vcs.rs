@@ -1,0 +1,236 @@
+//! The orchestrator's use of git: the pre-flight checks and the commits, run on blocking
+//! threads so libgit2 never stalls the event loop.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::git::{CommitOutcome, FileChange, GitError, HeadState, Identity, Repo};
+
+/// How long a commit waits for another process's `index.lock`.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+/// The most dirty files named when refusing a dirty tree.
+const MAX_DIRTY_LISTED: usize = 10;
+
+/// Why a run cannot start with auto-commit on.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum PreflightError {
+    /// Git itself failed.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Git(#[from] GitError),
+    /// The working tree has uncommitted changes to tracked files.
+    #[error("the working tree has uncommitted changes:\n{files}")]
+    #[diagnostic(help(
+        "commit or stash them first so debussy's commits hold only the agent's work, or pass --allow-dirty (or --no-auto-commit)"
+    ))]
+    Dirty {
+        /// The files, one per line.
+        files: String,
+    },
+    /// `HEAD` is detached; commits would not be on any branch.
+    #[error("HEAD is detached at {commit}; debussy's commits would not be on any branch")]
+    #[diagnostic(help(
+        "check out a branch first: `git switch -c debussy-run` (or pass --no-auto-commit)"
+    ))]
+    Detached {
+        /// The commit HEAD points at.
+        commit: String,
+    },
+}
+
+/// Check that auto-commits are safe: a repository, a branch (unborn is fine), and no
+/// uncommitted tracked changes unless `allow_dirty`. Returns the branch name.
+///
+/// # Errors
+/// As [`PreflightError`].
+pub async fn preflight(root: PathBuf, allow_dirty: bool) -> Result<String, PreflightError> {
+    blocking(move || {
+        let repo = Repo::discover(&root)?;
+        let branch = match repo.head()? {
+            HeadState::Detached { commit } => {
+                return Err(PreflightError::Detached {
+                    commit: commit.to_string(),
+                });
+            }
+            HeadState::Unborn { branch } | HeadState::Branch { name: branch, .. } => branch,
+        };
+        if !allow_dirty {
+            let dirty = repo.dirty_tracked_files()?;
+            if !dirty.is_empty() {
+                let mut files: Vec<String> = dirty
+                    .iter()
+                    .take(MAX_DIRTY_LISTED)
+                    .map(|f| format!("  {f}"))
+                    .collect();
+                if dirty.len() > MAX_DIRTY_LISTED {
+                    files.push(format!("  … and {} more", dirty.len() - MAX_DIRTY_LISTED));
+                }
+                return Err(PreflightError::Dirty {
+                    files: files.join("\n"),
+                });
+            }
+        }
+        Ok(branch)
+    })
+    .await
+}
+
+/// The commit `HEAD` points at (`None` on an unborn branch or outside a repository).
+pub async fn head(root: PathBuf) -> Option<git2::Oid> {
+    blocking(move || Repo::discover(&root).ok()?.head_commit().ok().flatten()).await
+}
+
+/// Files changed since `base`, untracked included (empty outside a repository).
+pub async fn changes_since(root: PathBuf, base: Option<git2::Oid>) -> Vec<FileChange> {
+    blocking(move || {
+        Repo::discover(&root)
+            .and_then(|repo| repo.changes_since(base))
+            .unwrap_or_else(|err| {
+                tracing::warn!("could not list changed files: {err}");
+                Vec::new()
+            })
+    })
+    .await
+}
+
+/// A commit that was made.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    /// Its id.
+    pub id: String,
+    /// Files in it.
+    pub files_changed: usize,
+}
+
+/// Commit everything (`git add -A`) with `message`; `None` when nothing changed.
+///
+/// # Errors
+/// When git fails (a held index lock, a broken repository).
+pub async fn commit_all(root: PathBuf, message: String) -> Result<Option<Commit>, GitError> {
+    blocking(move || {
+        let repo = Repo::discover(&root)?;
+        match repo.commit_all(&message, LOCK_WAIT)? {
+            CommitOutcome::NothingToCommit => Ok(None),
+            CommitOutcome::Committed { id, files_changed, identity, removed_stale_lock } => {
+                if identity == Identity::Fallback {
+                    tracing::warn!(
+                        "git has no user.name/user.email here; committed as debussy <debussy@localhost>"
+                    );
+                }
+                if removed_stale_lock {
+                    tracing::warn!("removed a stale .git/index.lock left by the stopped agent");
+                }
+                Ok(Some(Commit { id: id.to_string(), files_changed }))
+            }
+        }
+    })
+    .await
+}
+
+/// Fill the commit message template.
+#[must_use]
+pub fn commit_message(template: &str, phase_id: &str, phase_name: &str, status: &str) -> String {
+    template
+        .replace("{phase_id}", phase_id)
+        .replace("{phase_name}", phase_name)
+        .replace("{status}", status)
+}
+
+/// `.debussy/.gitignore`: run data is never committed, `config.yaml` can be.
+pub const RUN_DATA_IGNORE: &str = "# Run data written by debussy; config.yaml is meant to be committed.\nstate.db*\nruns/\nlogs/\nmcp/\n";
+
+/// Make sure `.debussy/`'s run data (state, logs, session transcripts) is never
+/// committed by `git add -A`, while `.debussy/config.yaml` still can be.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn ignore_run_data(root: &Path) -> std::io::Result<()> {
+    let dir = root.join(".debussy");
+    std::fs::create_dir_all(&dir)?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(ignore, RUN_DATA_IGNORE)?;
+    }
+    Ok(())
+}
+
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(value) => value,
+        Err(err) => std::panic::resume_unwind(err.into_panic()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_messages_fill_every_placeholder() {
+        assert_eq!(
+            commit_message(
+                "debussy: phase {phase_id} - {phase_name} {status}",
+                "2",
+                "API",
+                "completed"
+            ),
+            "debussy: phase 2 - API completed"
+        );
+    }
+
+    #[tokio::test]
+    async fn run_data_is_ignored_but_config_is_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = git2::Repository::init(dir.path()).expect("init");
+        ignore_run_data(dir.path()).expect("ignore");
+        std::fs::write(dir.path().join(".debussy/config.yaml"), "model: opus\n").expect("write");
+        std::fs::write(dir.path().join(".debussy/state.db"), "").expect("write");
+        std::fs::create_dir_all(dir.path().join(".debussy/runs/r")).expect("mkdir");
+        assert!(
+            repo.is_path_ignored(Path::new(".debussy/state.db"))
+                .expect("check")
+        );
+        assert!(
+            repo.is_path_ignored(Path::new(".debussy/runs/r/x.jsonl"))
+                .expect("check")
+        );
+        assert!(
+            !repo
+                .is_path_ignored(Path::new(".debussy/config.yaml"))
+                .expect("check")
+        );
+    }
+
+    #[tokio::test]
+    async fn preflight_refuses_dirty_and_detached_trees() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let raw = git2::Repository::init(dir.path()).expect("init");
+        let mut config = raw.config().expect("config");
+        config.set_str("user.name", "T").expect("name");
+        config
+            .set_str("user.email", "t@example.com")
+            .expect("email");
+        let root = dir.path().to_path_buf();
+
+        assert!(
+            preflight(root.clone(), false).await.is_ok(),
+            "an unborn branch is fine"
+        );
+        std::fs::write(root.join("a.txt"), "1").expect("write");
+        commit_all(root.clone(), "base".into())
+            .await
+            .expect("commit");
+        std::fs::write(root.join("a.txt"), "2").expect("write");
+        let err = preflight(root.clone(), false).await.expect_err("dirty");
+        assert!(err.to_string().contains("a.txt"), "{err}");
+        assert!(preflight(root.clone(), true).await.is_ok());
+
+        commit_all(root.clone(), "more".into())
+            .await
+            .expect("commit");
+        let head = raw.head().expect("head").target().expect("oid");
+        raw.set_head_detached(head).expect("detach");
+        let err = preflight(root, false).await.expect_err("detached");
+        assert!(matches!(err, PreflightError::Detached { .. }));
+    }
+}

@@ -1,1 +1,0 @@
-//! One agent session: a process, an agent backend and a context meter, ending in a SessionOutcome.

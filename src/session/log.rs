@@ -1,0 +1,153 @@
+//! The session log: every raw line the agent prints on stdout, saved as it arrives, at
+//! `.debussy/runs/<run>/<phase>/attempt-<n>-session-<k>.jsonl` (the caller picks the
+//! path).
+//!
+//! Each line goes to the file in one `write` as soon as it is read, unbuffered, so the
+//! log is complete up to the last line even if debussy itself dies. (A write to a
+//! regular file lands in the page cache; it does not block the runtime the way network
+//! or pipe I/O can.) When the session ends at a context limit the file is rewritten to
+//! start with the line [`CONTEXT_LIMIT_MARKER`]: the marker and the original bytes go to
+//! a temporary file beside it, which then replaces the log in one `rename`, so the log is
+//! at every moment either the plain NDJSON or the marker followed by all of it.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The first line of the log of a session stopped for a context restart.
+pub const CONTEXT_LIMIT_MARKER: &str = "CONTEXT_LIMIT_RESTART";
+
+/// An open session log.
+#[derive(Debug)]
+pub(crate) struct SessionLog {
+    path: PathBuf,
+    file: File,
+    scratch: Vec<u8>,
+}
+
+impl SessionLog {
+    /// Create the log (and its directories), replacing any file already at `path`.
+    pub(crate) fn create(path: &Path) -> io::Result<Self> {
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            fs::create_dir_all(dir)?;
+        }
+        let file = File::create(path)?;
+        Ok(SessionLog {
+            path: path.to_path_buf(),
+            file,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Append one line (a newline is added), in one write.
+    pub(crate) fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        self.scratch.clear();
+        self.scratch.reserve(line.len() + 1);
+        self.scratch.extend_from_slice(line);
+        self.scratch.push(b'\n');
+        self.file.write_all(&self.scratch)
+    }
+
+    /// Close the log, first making it start with [`CONTEXT_LIMIT_MARKER`] when `marker`
+    /// is set. Blocking: call it on a blocking thread for large logs.
+    pub(crate) fn finish(self, marker: bool) -> io::Result<()> {
+        let SessionLog { path, file, .. } = self;
+        file.sync_data()?;
+        drop(file);
+        if marker {
+            prepend_marker(&path)?;
+        }
+        Ok(())
+    }
+}
+
+/// Rewrite `path` to start with the marker line, atomically.
+fn prepend_marker(path: &Path) -> io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".marking");
+    let temp = path.with_file_name(name);
+    let result = (|| {
+        let mut out = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&temp)?;
+        out.write_all(CONTEXT_LIMIT_MARKER.as_bytes())?;
+        out.write_all(b"\n")?;
+        io::copy(&mut File::open(path)?, &mut out)?;
+        out.sync_data()?;
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_written_as_they_come_and_dirs_are_created() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("runs/r1/1/attempt-1-session-1.jsonl");
+        let mut log = SessionLog::create(&path).expect("create");
+        log.write_line(br#"{"type":"system"}"#).expect("write");
+        // Visible before the log is closed.
+        assert_eq!(
+            fs::read_to_string(&path).expect("read"),
+            "{\"type\":\"system\"}\n"
+        );
+        log.write_line(b"not json \xff").expect("write");
+        log.finish(false).expect("finish");
+        assert_eq!(
+            fs::read(&path).expect("read"),
+            b"{\"type\":\"system\"}\nnot json \xff\n"
+        );
+    }
+
+    #[test]
+    fn a_context_limit_log_starts_with_the_marker_and_keeps_every_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("s.jsonl");
+        let mut log = SessionLog::create(&path).expect("create");
+        let lines: Vec<String> = (0..2_000)
+            .map(|n| format!(r#"{{"n":{n},"pad":"{}"}}"#, "x".repeat(n % 300)))
+            .collect();
+        for line in &lines {
+            log.write_line(line.as_bytes()).expect("write");
+        }
+        log.finish(true).expect("finish");
+        let text = fs::read_to_string(&path).expect("read");
+        let mut read = text.lines();
+        assert_eq!(read.next(), Some(CONTEXT_LIMIT_MARKER));
+        assert_eq!(read.collect::<Vec<_>>(), lines);
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .expect("list")
+            .map(|entry| entry.expect("entry").file_name())
+            .collect();
+        assert_eq!(leftovers, ["s.jsonl"]);
+    }
+
+    #[test]
+    fn an_existing_log_is_replaced() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("s.jsonl");
+        fs::write(&path, "old\n").expect("write");
+        let log = SessionLog::create(&path).expect("create");
+        log.finish(true).expect("finish");
+        assert_eq!(
+            fs::read_to_string(&path).expect("read"),
+            format!("{CONTEXT_LIMIT_MARKER}\n")
+        );
+    }
+
+    #[test]
+    fn an_unwritable_place_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let blocker = dir.path().join("file");
+        fs::write(&blocker, "").expect("write");
+        assert!(SessionLog::create(&blocker.join("s.jsonl")).is_err());
+    }
+}

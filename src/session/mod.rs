@@ -1,0 +1,82 @@
+//! One agent session: a process, an agent backend and a context meter, ending in a
+//! [`SessionOutcome`].
+//!
+//! This module owns running one headless agent from prompt to exit: starting it through
+//! the [`process`](crate::process) layer, saving its raw output, parsing it with the
+//! [`agent`](crate::agent) backend, following its context with the
+//! [`context`](crate::context) meter, stopping it when the meter (or the user, or the
+//! clock) says so, and reporting what happened. It does not decide what to do next
+//! (restart, retry, commit: the orchestrator), and it does not read configuration files
+//! or the state store: the caller passes values in a [`SessionSpec`] and reads them back
+//! from the [`SessionReport`].
+//!
+//! # Theory of operation
+//!
+//! [`run`] is one async function driving one task's worth of state — no shared mutable
+//! state, no background tasks of its own. It builds the command with
+//! [`AgentBackend::command`](crate::agent::AgentBackend::command) (the prompt goes on
+//! stdin), creates the log, spawns the child with the agent stop ladder
+//! (SIGCONT → SIGINT → SIGTERM → SIGKILL, `stop_grace` apart), then `select!`s over:
+//!
+//! - the child's output ([`crate::process::Events`]). Each stdout line is, in order,
+//!   written to the log, parsed into [`AgentEvent`](crate::agent::AgentEvent)s, given
+//!   to the tracker (todos, files, subagents, last text) and to the meter — and when the
+//!   meter returns a stop reason, `request_stop` is called right there, before anything
+//!   is sent to observers, so a slow observer never delays a stop. Then the events go
+//!   out ([`SessionEvent::Agent`], [`SessionEvent::Activity`]) and, if the figures
+//!   changed, a [`SessionEvent::Context`] snapshot. stderr lines, over-long lines and
+//!   leaks become events too. The loop ends after the process layer's last event
+//!   (`Exited`), so every line the agent printed has been seen;
+//! - requests from the [`SessionControl`] (manual restart, interrupt, kill);
+//! - the session timeout;
+//! - after a `result` line, a linger timer that stops an agent which does not exit.
+//!
+//! Stops: the first cause wins (context, manual, timeout); an interrupt replaces any
+//! earlier cause; a second interrupt kills at once. A session whose agent printed a
+//! successful `result` before any stop was decided is `Completed`, whatever follows.
+//!
+//! The log ([`CONTEXT_LIMIT_MARKER`]) is written line by line as output arrives; at the
+//! end of a context-limit session it is rewritten, atomically, to start with the
+//! marker line.
+//!
+//! Events go on an unbounded channel: the session never waits for its observers.
+//! Dropping the future returned by [`run`] kills the agent's process group at once.
+
+mod control;
+mod event;
+mod log;
+mod outcome;
+mod report;
+mod run;
+mod spec;
+mod tracker;
+
+pub use control::SessionControl;
+pub use event::{
+    Activity, ActivityKind, SessionEvent, SessionWarning, StopCause, Subagent, Thread,
+};
+pub use log::CONTEXT_LIMIT_MARKER;
+pub use outcome::{
+    CODE_CONTEXT_LIMIT, CODE_INTERRUPTED, CODE_SPAWN_ERROR, CODE_SUCCESS, CODE_TIMEOUT,
+    LimitReason, SessionOutcome, SpawnFailure,
+};
+pub use report::{ReportedWindow, SessionReport, StopSummary};
+pub use run::run;
+pub use spec::SessionSpec;
+
+/// Errors of the session layer: preparing a session from the configuration.
+///
+/// Running a session never fails: how it ended is its [`SessionOutcome`].
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum SessionError {
+    /// `agent.stop_grace` is not a usable number of seconds.
+    #[error("use `agent.stop_grace` = {value}: it is not a number of seconds")]
+    #[diagnostic(
+        code(debussy::session::stop_grace),
+        help("set `agent.stop_grace` to a number of seconds, 0 or more (default 2)")
+    )]
+    StopGrace {
+        /// The configured value.
+        value: f64,
+    },
+}

@@ -1,0 +1,318 @@
+//! How a session ended, as the orchestrator acts on it: [`SessionOutcome`] and its
+//! documented numeric [`code`](SessionOutcome::code).
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::context::{Snapshot, StopReason};
+use crate::process::ExitStatus;
+
+/// The outcome code of a session that completed successfully.
+pub const CODE_SUCCESS: i32 = 0;
+/// The outcome code of a session that ran out of time.
+pub const CODE_TIMEOUT: i32 = -1;
+/// The outcome code of a session stopped for a context restart (by the meter or by hand).
+pub const CODE_CONTEXT_LIMIT: i32 = -2;
+/// The outcome code of a session whose agent could not be started. (−3 is taken: it is
+/// the outcome of an attempt whose restart budget ran out, `restart::MAX_RESTARTS_EXCEEDED`.)
+pub const CODE_SPAWN_ERROR: i32 = -5;
+/// The outcome code of a session stopped because the user interrupted the run.
+pub const CODE_INTERRUPTED: i32 = -4;
+
+/// How one agent session ended.
+///
+/// Codes ([`SessionOutcome::code`]) are debussy's own and recorded in the state store:
+///
+/// | outcome | code |
+/// | --- | --- |
+/// | `Completed`, subtype `success` and not `is_error` | 0 |
+/// | `Completed`, anything else | 1 |
+/// | `Timeout` | −1 |
+/// | `ContextLimit` | −2 |
+/// | `SpawnError` | −5 |
+/// | `Interrupted` | −4 |
+/// | `Failed` | the exit code; 128 + N for signal N; 1 if the agent exited 0 |
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum SessionOutcome {
+    /// The agent printed its final `result` line and ended by itself.
+    ///
+    /// Success means subtype `success` **and** not `is_error`: Claude Code reports a
+    /// failed API call as subtype `success` with `is_error: true` (and exit code 1).
+    Completed {
+        /// The result's subtype (`success`, `error_max_turns`, `error_during_execution`…).
+        subtype: String,
+        /// Whether the agent flagged the session as failed.
+        is_error: bool,
+        /// The final text the agent reported.
+        result: Option<String>,
+        /// The agent's session id.
+        session_id: Option<String>,
+    },
+    /// The session was stopped so that a fresh one can continue from a checkpoint: the
+    /// context meter decided so, or the user asked for a restart.
+    ContextLimit {
+        /// Why it was stopped.
+        reason: LimitReason,
+        /// The meter's state when the stop was decided.
+        snapshot: Snapshot,
+    },
+    /// The session ran longer than its timeout and was stopped.
+    Timeout,
+    /// The agent ended without a final `result` line (it crashed or was killed by
+    /// something other than debussy).
+    Failed {
+        /// How the agent process ended.
+        #[serde(serialize_with = "serialize_exit")]
+        exit: ExitStatus,
+    },
+    /// The agent could not be started; nothing ran.
+    SpawnError(SpawnFailure),
+    /// The user interrupted the run (Ctrl-C) and the session was stopped.
+    Interrupted,
+}
+
+impl SessionOutcome {
+    /// The documented numeric code (see the table on [`SessionOutcome`]).
+    #[must_use]
+    pub fn code(&self) -> i32 {
+        match self {
+            SessionOutcome::Completed { .. } if self.is_success() => CODE_SUCCESS,
+            SessionOutcome::Completed { .. } => 1,
+            SessionOutcome::ContextLimit { .. } => CODE_CONTEXT_LIMIT,
+            SessionOutcome::Timeout => CODE_TIMEOUT,
+            SessionOutcome::Failed { exit } => match *exit {
+                ExitStatus::Code(code) if code != 0 => code,
+                ExitStatus::Signal(signal) => 128 + signal,
+                ExitStatus::Code(_) | ExitStatus::Unknown => 1,
+            },
+            SessionOutcome::SpawnError(_) => CODE_SPAWN_ERROR,
+            SessionOutcome::Interrupted => CODE_INTERRUPTED,
+        }
+    }
+
+    /// True only for a completed session whose result is `success` without `is_error`.
+    #[must_use]
+    pub fn is_success(&self) -> bool {
+        matches!(self, SessionOutcome::Completed { subtype, is_error, .. }
+            if subtype == "success" && !is_error)
+    }
+
+    /// True when the orchestrator should continue in a fresh session from a checkpoint.
+    #[must_use]
+    pub fn is_context_limit(&self) -> bool {
+        matches!(self, SessionOutcome::ContextLimit { .. })
+    }
+
+    /// A short stable name for logs and the state store (`completed`, `context_limit`,
+    /// `timeout`, `failed`, `spawn_error`, `interrupted`).
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            SessionOutcome::Completed { .. } => "completed",
+            SessionOutcome::ContextLimit { .. } => "context_limit",
+            SessionOutcome::Timeout => "timeout",
+            SessionOutcome::Failed { .. } => "failed",
+            SessionOutcome::SpawnError(_) => "spawn_error",
+            SessionOutcome::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl fmt::Display for SessionOutcome {
+    /// One line for people: `completed (success)`, `context limit: context at …`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionOutcome::Completed {
+                subtype, is_error, ..
+            } => {
+                write!(f, "completed ({subtype}")?;
+                if *is_error {
+                    f.write_str(", reported as an error")?;
+                }
+                f.write_str(")")
+            }
+            SessionOutcome::ContextLimit { reason, .. } => write!(f, "context limit: {reason}"),
+            SessionOutcome::Timeout => f.write_str("timed out"),
+            SessionOutcome::Failed { exit } => write!(f, "agent failed: {exit}"),
+            SessionOutcome::SpawnError(failure) => write!(f, "agent not started: {failure}"),
+            SessionOutcome::Interrupted => f.write_str("interrupted"),
+        }
+    }
+}
+
+/// `{"code": 3}`, `{"signal": 9, "name": "SIGKILL"}` or `{"unknown": true}`.
+fn serialize_exit<S: serde::Serializer>(
+    exit: &ExitStatus,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(None)?;
+    match *exit {
+        ExitStatus::Code(code) => map.serialize_entry("code", &code)?,
+        ExitStatus::Signal(signal) => {
+            map.serialize_entry("signal", &signal)?;
+            if let Some(name) = exit.signal_name() {
+                map.serialize_entry("name", name)?;
+            }
+        }
+        ExitStatus::Unknown => map.serialize_entry("unknown", &true)?,
+    }
+    map.end()
+}
+
+/// Why a session was stopped for a context restart.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LimitReason {
+    /// The context meter decided: threshold, tool calls, or the agent compacted.
+    Meter(StopReason),
+    /// The user asked for a restart (the HUD's `r`).
+    Manual,
+}
+
+impl fmt::Display for LimitReason {
+    /// The meter's reason in words, or `manual`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LimitReason::Meter(reason) => reason.fmt(f),
+            LimitReason::Manual => f.write_str("manual"),
+        }
+    }
+}
+
+/// Why an agent could not be started, in words for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SpawnFailure {
+    /// What failed, with its causes (`agent program `claude` not found (searched PATH=…)`).
+    pub message: String,
+    /// How to fix it, when known.
+    pub help: Option<String>,
+}
+
+impl SpawnFailure {
+    /// A failure from an error, its source chain joined with `: `.
+    pub(crate) fn from_error(
+        err: &(dyn std::error::Error + 'static),
+        help: Option<String>,
+    ) -> Self {
+        let mut message = err.to_string();
+        let mut source = err.source();
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !message.contains(&text) {
+                message.push_str(": ");
+                message.push_str(&text);
+            }
+            source = cause.source();
+        }
+        SpawnFailure { message, help }
+    }
+}
+
+impl fmt::Display for SpawnFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(help) = &self.help {
+            write!(f, " (help: {help})")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{Exactness, Window, WindowSource};
+
+    fn completed(subtype: &str, is_error: bool) -> SessionOutcome {
+        SessionOutcome::Completed {
+            subtype: subtype.to_owned(),
+            is_error,
+            result: None,
+            session_id: None,
+        }
+    }
+
+    fn snapshot() -> Snapshot {
+        Snapshot {
+            tokens: 170_000,
+            reported_tokens: 170_000,
+            estimated_tokens: 0,
+            exactness: Exactness::Exact,
+            window: Window {
+                tokens: 200_000,
+                source: WindowSource::Default,
+            },
+            percent: 85.0,
+            tool_calls: 3,
+            turns: 3,
+            cost_usd: None,
+            model: None,
+            stop: None,
+        }
+    }
+
+    #[test]
+    fn codes_follow_the_documented_table() {
+        assert_eq!(completed("success", false).code(), 0);
+        assert_eq!(completed("success", true).code(), 1);
+        assert_eq!(completed("error_max_turns", false).code(), 1);
+        let limit = SessionOutcome::ContextLimit {
+            reason: LimitReason::Manual,
+            snapshot: snapshot(),
+        };
+        assert_eq!(limit.code(), -2);
+        assert!(limit.is_context_limit());
+        assert_eq!(SessionOutcome::Timeout.code(), -1);
+        let failed = |exit| SessionOutcome::Failed { exit }.code();
+        assert_eq!(failed(ExitStatus::Code(3)), 3);
+        assert_eq!(failed(ExitStatus::Code(0)), 1);
+        assert_eq!(failed(ExitStatus::Signal(9)), 137);
+        assert_eq!(failed(ExitStatus::Unknown), 1);
+        let spawn = SessionOutcome::SpawnError(SpawnFailure {
+            message: "x".into(),
+            help: None,
+        });
+        assert_eq!(spawn.code(), -5);
+        assert_eq!(SessionOutcome::Interrupted.code(), -4);
+    }
+
+    #[test]
+    fn only_a_clean_success_is_success() {
+        assert!(completed("success", false).is_success());
+        assert!(!completed("success", true).is_success());
+        assert!(!SessionOutcome::Timeout.is_success());
+    }
+
+    #[test]
+    fn names_and_display() {
+        assert_eq!(completed("success", false).name(), "completed");
+        assert_eq!(
+            completed("success", true).to_string(),
+            "completed (success, reported as an error)"
+        );
+        let limit = SessionOutcome::ContextLimit {
+            reason: LimitReason::Manual,
+            snapshot: snapshot(),
+        };
+        assert_eq!(limit.name(), "context_limit");
+        assert_eq!(limit.to_string(), "context limit: manual");
+        assert_eq!(
+            SessionOutcome::Failed {
+                exit: ExitStatus::Signal(9)
+            }
+            .to_string(),
+            "agent failed: signal 9 (SIGKILL)"
+        );
+    }
+
+    #[test]
+    fn spawn_failures_keep_their_causes_once() {
+        let err = std::io::Error::other("disk on fire");
+        let failure = SpawnFailure::from_error(&err, Some("call someone".into()));
+        assert_eq!(failure.message, "disk on fire");
+        assert_eq!(failure.to_string(), "disk on fire (help: call someone)");
+    }
+}

@@ -1,0 +1,570 @@
+//! The session driver: start the agent, read its output line by line into the log, the
+//! parser, the tracker and the meter, act on stop decisions and requests, and turn the
+//! end into a [`SessionReport`].
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::control::{Requests, SessionControl};
+use super::event::{SessionEvent, SessionWarning, StopCause};
+use super::log::SessionLog;
+use super::outcome::{LimitReason, SessionOutcome, SpawnFailure};
+use super::report::{ReportedWindow, SessionReport, StopSummary};
+use super::spec::SessionSpec;
+use super::tracker::Tracker;
+use crate::agent::AgentEvent;
+use crate::context::{ContextMeter, Snapshot, StopReason};
+use crate::process::{
+    ChildControl, ExitReport, ExitStatus, ProcessCommand, ProcessError, ProcessEvent, StopLadder,
+    Stream,
+};
+
+/// How long an agent that printed its final `result` may take to exit before it is
+/// stopped (Claude Code exits within milliseconds; one waiting on a leftover child
+/// process would otherwise hold the run until the session timeout).
+const RESULT_LINGER: Duration = Duration::from_secs(10);
+
+/// stderr lines kept for the report.
+const STDERR_TAIL_LINES: usize = 20;
+
+/// Longest stderr line kept for the report, in bytes.
+const STDERR_TAIL_LINE_BYTES: usize = 4096;
+
+/// Run one agent session to its end. See the [module docs](super) for the whole
+/// picture.
+///
+/// Never fails: an agent that cannot be started ends as
+/// [`SessionOutcome::SpawnError`]. Never hangs past the timeout plus the stop ladder:
+/// every way out of the session reaps the agent. Events are sent on `events` as they
+/// happen; a closed receiver is fine (the events are dropped, the session goes on).
+/// `control` carries stop requests from the caller (manual restart, interrupt).
+///
+/// Cancelling the returned future (dropping it) kills the agent's process group at once.
+pub async fn run(
+    spec: SessionSpec,
+    events: mpsc::UnboundedSender<SessionEvent>,
+    control: SessionControl,
+) -> SessionReport {
+    Driver::new(&spec, events).run(&control).await
+}
+
+/// A stop the session decided on.
+#[derive(Debug)]
+struct Stopping {
+    cause: StopCause,
+    /// When the stop was decided: the arrival of the line that crossed the threshold,
+    /// or the request.
+    decided_at: Instant,
+    /// When the process layer was asked to stop.
+    requested_at: Instant,
+    /// The meter when it was decided.
+    snapshot: Snapshot,
+}
+
+struct Driver<'a> {
+    spec: &'a SessionSpec,
+    events: mpsc::UnboundedSender<SessionEvent>,
+    meter: ContextMeter,
+    tracker: Tracker,
+    started_at: jiff::Timestamp,
+    started: Instant,
+    last_snapshot: Option<Snapshot>,
+    stop: Option<Stopping>,
+    /// A successful `result` arrived before any stop was decided: the session
+    /// completed, whatever happens after.
+    finished: bool,
+    interrupted: bool,
+    killed: bool,
+    restart_seen: bool,
+    result_at: Option<Instant>,
+    exit: Option<ExitReport>,
+    exited_at: Option<Instant>,
+    stderr_tail: VecDeque<String>,
+    warnings: Vec<SessionWarning>,
+    log: Option<SessionLog>,
+    log_failed: bool,
+    pid: Option<u32>,
+    command: Option<String>,
+}
+
+impl<'a> Driver<'a> {
+    fn new(spec: &'a SessionSpec, events: mpsc::UnboundedSender<SessionEvent>) -> Self {
+        Driver {
+            spec,
+            events,
+            meter: ContextMeter::new(spec.meter.clone(), spec.window.clone()),
+            tracker: Tracker::new(&spec.cwd),
+            started_at: jiff::Timestamp::now(),
+            started: Instant::now(),
+            last_snapshot: None,
+            stop: None,
+            finished: false,
+            interrupted: false,
+            killed: false,
+            restart_seen: false,
+            result_at: None,
+            exit: None,
+            exited_at: None,
+            stderr_tail: VecDeque::new(),
+            warnings: Vec::new(),
+            log: None,
+            log_failed: false,
+            pid: None,
+            command: None,
+        }
+    }
+
+    async fn run(mut self, control: &SessionControl) -> SessionReport {
+        let spec = self.spec;
+        match SessionLog::create(&spec.log_path) {
+            Ok(log) => self.log = Some(log),
+            Err(err) => {
+                return self
+                    .not_started(SpawnFailure {
+                        message: format!(
+                            "create the session log {}: {err}",
+                            spec.log_path.display()
+                        ),
+                        help: Some("check that the directory is writable".to_owned()),
+                    })
+                    .await;
+            }
+        }
+        let command = match spec.backend.command(&spec.prompt, &spec.model) {
+            Ok(command) => command,
+            Err(err) => {
+                let help = miette::Diagnostic::help(&err).map(|help| help.to_string());
+                return self.not_started(SpawnFailure::from_error(&err, help)).await;
+            }
+        };
+        self.command = Some(command.to_string());
+        let mut process = ProcessCommand::new(&command.program)
+            .args(&command.args)
+            .current_dir(&spec.cwd)
+            .stop_ladder(StopLadder::agent(spec.stop_grace));
+        if !spec.inherit_env {
+            process = process.env_clear();
+        }
+        process = process.envs(&command.env).envs(spec.env.iter().cloned());
+        if let Some(stdin) = command.stdin {
+            process = process.stdin_payload(stdin);
+        }
+        let mut child = match process.spawn() {
+            Ok(child) => child,
+            Err(err) => {
+                let help = spawn_help(&err);
+                return self.not_started(SpawnFailure::from_error(&err, help)).await;
+            }
+        };
+        let ctl = child.control();
+        self.pid = Some(child.pid());
+        tracing::debug!(pid = child.pid(), command = ?self.command, "agent session started");
+        self.send(SessionEvent::Started {
+            pid: child.pid(),
+            command: self.command.clone().unwrap_or_default(),
+            log_path: spec.log_path.clone(),
+        });
+        if let Some(reason) = self.meter.observe_prompt(&spec.prompt) {
+            self.meter_stop(reason, Instant::now(), &ctl);
+        }
+        self.send_snapshot();
+
+        if let Some(mut output) = child.take_events() {
+            self.drive(&mut output, &ctl, control).await;
+        } else {
+            // Not reachable (the events were just created), but never leave a child.
+            self.exit = Some(ctl.kill().await);
+        }
+        drop(child);
+        self.finish().await
+    }
+
+    /// The event loop: output, requests, the timeout and the linger timer, until the
+    /// process layer's last event.
+    async fn drive(
+        &mut self,
+        output: &mut crate::process::Events,
+        ctl: &ChildControl,
+        control: &SessionControl,
+    ) {
+        let mut requests = control.subscribe();
+        let mut requests_open = true;
+        let timeout = self.spec.timeout;
+        let timeout_at = timeout.map(|after| self.started + after);
+        let mut timeout_fired = false;
+        let mut linger_fired = false;
+        loop {
+            let linger_at = self.result_at.map(|at| at + RESULT_LINGER);
+            tokio::select! {
+                biased;
+                changed = requests.changed(), if requests_open => {
+                    if changed.is_ok() {
+                        let now = *requests.borrow_and_update();
+                        self.apply(now, ctl);
+                    } else {
+                        requests_open = false;
+                    }
+                }
+                () = sleep_until(timeout_at), if !timeout_fired => {
+                    timeout_fired = true;
+                    let after = timeout.unwrap_or_default();
+                    self.begin_stop(StopCause::Timeout { after }, Instant::now(), ctl);
+                }
+                () = sleep_until(linger_at), if !linger_fired => {
+                    linger_fired = true;
+                    if ctl.is_running() {
+                        self.warn(SessionWarning::Lingered { after: RESULT_LINGER });
+                        ctl.request_stop();
+                    }
+                }
+                event = output.recv() => match event {
+                    Some(event) => self.on_process_event(event, ctl),
+                    None => break,
+                },
+            }
+        }
+    }
+
+    fn on_process_event(&mut self, event: ProcessEvent, ctl: &ChildControl) {
+        match event {
+            ProcessEvent::Line {
+                stream: Stream::Stdout,
+                line,
+            } => self.on_line(&line, ctl),
+            ProcessEvent::Line {
+                stream: Stream::Stderr,
+                line,
+            } => {
+                let text = String::from_utf8_lossy(&line).into_owned();
+                if self.stderr_tail.len() == STDERR_TAIL_LINES {
+                    self.stderr_tail.pop_front();
+                }
+                self.stderr_tail
+                    .push_back(truncate(&text, STDERR_TAIL_LINE_BYTES).to_owned());
+                self.send(SessionEvent::Stderr(text));
+            }
+            ProcessEvent::LineTooLong { stream, limit } => {
+                self.warn(SessionWarning::LineTooLong { stream, limit });
+            }
+            ProcessEvent::Leaked(leak) => self.warn(SessionWarning::Leaked(leak)),
+            ProcessEvent::Exited(report) => {
+                tracing::debug!(status = %report.status, "agent session exited");
+                self.exit = Some(report);
+                self.exited_at = Some(Instant::now());
+            }
+        }
+    }
+
+    /// One stdout line: log it, parse it, track it, meter it — and stop at once if it
+    /// crossed a threshold — then tell the observers.
+    fn on_line(&mut self, line: &[u8], ctl: &ChildControl) {
+        let arrived = Instant::now();
+        self.log_line(line);
+        for event in self.spec.backend.parse_line(line) {
+            let activity = self.tracker.observe(&event);
+            let reason = self.meter.observe(&event);
+            if let AgentEvent::Result(result) = &event {
+                self.result_at.get_or_insert(arrived);
+                if result.is_success() && self.stop.is_none() {
+                    self.finished = true;
+                }
+            }
+            if let Some(reason) = reason {
+                self.meter_stop(reason, arrived, ctl);
+            }
+            self.send(SessionEvent::Agent(event));
+            for line in activity {
+                self.send(SessionEvent::Activity(line));
+            }
+        }
+        self.send_snapshot();
+    }
+
+    fn log_line(&mut self, line: &[u8]) {
+        let Some(log) = &mut self.log else { return };
+        if self.log_failed {
+            return;
+        }
+        if let Err(err) = log.write_line(line) {
+            self.log_failed = true;
+            let warning = SessionWarning::Log {
+                path: self.spec.log_path.clone(),
+                message: format!("write failed, later lines are not saved: {err}"),
+            };
+            self.warn(warning);
+        }
+    }
+
+    fn meter_stop(&mut self, reason: StopReason, decided_at: Instant, ctl: &ChildControl) {
+        tracing::debug!(%reason, "context meter decided to stop the session");
+        self.begin_stop(StopCause::Context(reason), decided_at, ctl);
+    }
+
+    /// Start stopping the agent for `cause`, unless a stop is already under way (the
+    /// first cause stays) or the agent already completed (then it is only made to exit).
+    fn begin_stop(&mut self, cause: StopCause, decided_at: Instant, ctl: &ChildControl) {
+        if self.finished {
+            ctl.request_stop();
+            return;
+        }
+        if self.stop.is_some() {
+            return;
+        }
+        ctl.request_stop();
+        let requested_at = Instant::now();
+        self.stop = Some(Stopping {
+            cause: cause.clone(),
+            decided_at,
+            requested_at,
+            snapshot: self.meter.snapshot(),
+        });
+        self.send(SessionEvent::Stopping {
+            cause,
+            immediate: false,
+        });
+    }
+
+    /// Act on what the caller asked for so far.
+    fn apply(&mut self, requests: Requests, ctl: &ChildControl) {
+        let now = Instant::now();
+        if requests.interrupts > 0 && !self.interrupted {
+            self.interrupted = true;
+            let kill = requests.kill();
+            if kill {
+                self.killed = true;
+                ctl.request_kill();
+            } else {
+                ctl.request_stop();
+            }
+            if !self.finished {
+                match &mut self.stop {
+                    Some(stop) => stop.cause = StopCause::Interrupt,
+                    None => {
+                        self.stop = Some(Stopping {
+                            cause: StopCause::Interrupt,
+                            decided_at: now,
+                            requested_at: now,
+                            snapshot: self.meter.snapshot(),
+                        });
+                    }
+                }
+                self.send(SessionEvent::Stopping {
+                    cause: StopCause::Interrupt,
+                    immediate: kill,
+                });
+            }
+        } else if requests.kill() && !self.killed {
+            self.killed = true;
+            ctl.request_kill();
+            if !self.finished {
+                self.send(SessionEvent::Stopping {
+                    cause: StopCause::Interrupt,
+                    immediate: true,
+                });
+            }
+        }
+        if requests.restart && !self.restart_seen {
+            self.restart_seen = true;
+            self.begin_stop(StopCause::Manual, now, ctl);
+        }
+    }
+
+    fn send(&self, event: SessionEvent) {
+        // A closed receiver means nobody watches; the session goes on regardless.
+        let _ = self.events.send(event);
+    }
+
+    fn send_snapshot(&mut self) {
+        let snapshot = self.meter.snapshot();
+        if self.last_snapshot.as_ref() != Some(&snapshot) {
+            self.last_snapshot = Some(snapshot.clone());
+            self.send(SessionEvent::Context(snapshot));
+        }
+    }
+
+    fn warn(&mut self, warning: SessionWarning) {
+        tracing::warn!("{warning}");
+        self.warnings.push(warning.clone());
+        self.send(SessionEvent::Warning(warning));
+    }
+
+    /// The agent never started: close the log and report why.
+    async fn not_started(mut self, failure: SpawnFailure) -> SessionReport {
+        tracing::debug!(%failure, "agent session not started");
+        self.close_log(false).await;
+        self.report(SessionOutcome::SpawnError(failure))
+    }
+
+    /// The agent was reaped and its output read: close the log (with the marker for a
+    /// context limit) and report.
+    async fn finish(mut self) -> SessionReport {
+        let outcome = self.outcome();
+        self.close_log(outcome.is_context_limit()).await;
+        self.report(outcome)
+    }
+
+    async fn close_log(&mut self, marker: bool) {
+        let Some(log) = self.log.take() else { return };
+        let closed = tokio::task::spawn_blocking(move || log.finish(marker)).await;
+        let message = match closed {
+            Ok(Ok(())) => return,
+            Ok(Err(err)) => err.to_string(),
+            Err(err) => err.to_string(),
+        };
+        let what = if marker {
+            "mark it as a context-limit log"
+        } else {
+            "close it"
+        };
+        self.warn(SessionWarning::Log {
+            path: self.spec.log_path.clone(),
+            message: format!("failed to {what}: {message}"),
+        });
+    }
+
+    /// The outcome, by precedence: completed on its own before any stop; interrupted;
+    /// the stop the session decided; the agent's result; the exit status.
+    fn outcome(&self) -> SessionOutcome {
+        let result = self.tracker.result();
+        let completed = |result: &crate::agent::SessionResult| SessionOutcome::Completed {
+            subtype: result.subtype.clone(),
+            is_error: result.is_error,
+            result: result.result.clone(),
+            session_id: result
+                .session_id
+                .clone()
+                .or_else(|| self.tracker.session_id().map(str::to_owned)),
+        };
+        if self.finished
+            && let Some(result) = result
+        {
+            return completed(result);
+        }
+        if let Some(stop) = &self.stop {
+            return match &stop.cause {
+                StopCause::Interrupt => SessionOutcome::Interrupted,
+                StopCause::Timeout { .. } => SessionOutcome::Timeout,
+                StopCause::Manual => SessionOutcome::ContextLimit {
+                    reason: LimitReason::Manual,
+                    snapshot: stop.snapshot.clone(),
+                },
+                StopCause::Context(reason) => SessionOutcome::ContextLimit {
+                    reason: LimitReason::Meter(reason.clone()),
+                    snapshot: stop.snapshot.clone(),
+                },
+            };
+        }
+        if let Some(result) = result {
+            return completed(result);
+        }
+        SessionOutcome::Failed {
+            exit: self
+                .exit
+                .as_ref()
+                .map_or(ExitStatus::Unknown, |exit| exit.status),
+        }
+    }
+
+    fn stop_summary(&self) -> Option<StopSummary> {
+        let stop = self.stop.as_ref()?;
+        let exit_stop = self.exit.as_ref().and_then(|exit| exit.stop.as_ref());
+        let latency = match (exit_stop, self.exited_at) {
+            (Some(report), _) => {
+                stop.requested_at.saturating_duration_since(stop.decided_at) + report.took
+            }
+            (None, Some(exited_at)) => exited_at.saturating_duration_since(stop.decided_at),
+            (None, None) => Duration::ZERO,
+        };
+        Some(StopSummary {
+            cause: stop.cause.clone(),
+            latency,
+            actions: exit_stop
+                .map(|report| report.actions.clone())
+                .unwrap_or_default(),
+            escalated: exit_stop.is_some_and(|report| report.escalated),
+        })
+    }
+
+    fn report(self, outcome: SessionOutcome) -> SessionReport {
+        let stop = self.stop_summary();
+        let reported_window = self
+            .meter
+            .reported_window()
+            .map(|(model, tokens)| ReportedWindow {
+                model: model.to_owned(),
+                tokens,
+            });
+        SessionReport {
+            outcome,
+            snapshot: self.meter.snapshot(),
+            agent_session_id: self.tracker.session_id().map(str::to_owned),
+            model: self.tracker.model().map(str::to_owned),
+            reported_window,
+            todos: self.tracker.todos(),
+            last_message: self.tracker.last_text().map(str::to_owned),
+            invoked_agents: self.tracker.invoked_agents().clone(),
+            files_written: self.tracker.files_written().clone(),
+            result: self.tracker.result().cloned(),
+            exit: self.exit,
+            stop,
+            pid: self.pid,
+            command: self.command,
+            stderr_tail: self.stderr_tail.into(),
+            warnings: self.warnings,
+            started_at: self.started_at,
+            ended_at: jiff::Timestamp::now(),
+            duration: self.started.elapsed(),
+            log_path: self.spec.log_path.clone(),
+        }
+    }
+}
+
+/// Sleep until `deadline`, or forever without one.
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// How to fix a failure to start the agent program.
+fn spawn_help(err: &ProcessError) -> Option<String> {
+    match err {
+        ProcessError::ProgramNotFound { .. }
+        | ProcessError::NotExecutable { .. }
+        | ProcessError::InterpreterNotFound { .. } => {
+            Some("check `agent.command` in the configuration".to_owned())
+        }
+        ProcessError::MissingCwd { .. } => {
+            Some("run debussy from the project, or create the directory".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// At most `max` bytes of `text`, cut at a character boundary.
+fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncates_at_character_boundaries() {
+        assert_eq!(truncate("héllo", 2), "h");
+        assert_eq!(truncate("héllo", 3), "hé");
+        assert_eq!(truncate("abc", 10), "abc");
+    }
+}

@@ -1,0 +1,200 @@
+//! [`SessionSpec`]: everything one session needs to run, as plain values. The caller
+//! (the orchestrator) computes paths and reads remembered windows from the state store;
+//! this layer never touches configuration files or the database.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::agent::AgentBackend;
+use crate::config::Config;
+use crate::context::{MeterSettings, WindowInputs};
+
+use super::SessionError;
+
+/// What to run and how to watch it.
+#[derive(Clone)]
+pub struct SessionSpec {
+    /// The agent backend: builds the command line and parses the output.
+    pub backend: Arc<dyn AgentBackend>,
+    /// The model name passed to the agent (`--model`).
+    pub model: String,
+    /// The prompt, written to the agent's stdin (then closed).
+    pub prompt: String,
+    /// The agent's working directory (the project root).
+    pub cwd: PathBuf,
+    /// Extra environment for the agent, applied last (the run's
+    /// [`RunEnv::vars`](crate::run_env::RunEnv::vars), test settings). The backend's own
+    /// variables (`agent.env`) come before these.
+    pub env: Vec<(String, String)>,
+    /// Start from debussy's environment (`true`, the default) or from an empty one, in
+    /// which case `env` must provide everything, `PATH` included.
+    pub inherit_env: bool,
+    /// Stop the session as timed out after this long; `None` for no limit.
+    pub timeout: Option<Duration>,
+    /// The context meter's thresholds.
+    pub meter: MeterSettings,
+    /// How the context window is resolved: the configured override, the windows
+    /// remembered for models in earlier sessions, the configured model name.
+    pub window: WindowInputs,
+    /// Time between the steps of the stop ladder (SIGINT, SIGTERM, then SIGKILL).
+    pub stop_grace: Duration,
+    /// Where the raw NDJSON goes
+    /// (`.debussy/runs/<run>/<phase>/attempt-<n>-session-<k>.jsonl`); directories are
+    /// created, an existing file is replaced.
+    pub log_path: PathBuf,
+}
+
+impl SessionSpec {
+    /// A spec from the configuration: `model`, `timeout` (0 means none),
+    /// `context_threshold`, `tool_call_threshold`, `agent.token_estimate_factor`,
+    /// `agent.model_context_window`, `agent.stop_grace`. The meter trusts usage as the
+    /// backend reports it. No remembered windows and no extra environment: set
+    /// [`window.remembered`](WindowInputs::remembered) and [`env`](Self::env) after.
+    ///
+    /// # Errors
+    /// [`SessionError::StopGrace`] when `agent.stop_grace` is negative, not finite, or
+    /// too large to be a duration.
+    pub fn from_config(
+        config: &Config,
+        backend: Arc<dyn AgentBackend>,
+        prompt: impl Into<String>,
+        cwd: impl Into<PathBuf>,
+        log_path: impl Into<PathBuf>,
+    ) -> Result<Self, SessionError> {
+        let grace = config.agent.stop_grace;
+        let stop_grace = Duration::try_from_secs_f64(grace)
+            .map_err(|_| SessionError::StopGrace { value: grace })?;
+        let meter = MeterSettings::from_config(config, backend.usage_reporting());
+        Ok(SessionSpec {
+            backend,
+            model: config.model.clone(),
+            prompt: prompt.into(),
+            cwd: cwd.into(),
+            env: Vec::new(),
+            inherit_env: true,
+            timeout: (config.timeout > 0).then(|| Duration::from_secs(config.timeout)),
+            meter,
+            window: WindowInputs {
+                configured: config.agent.model_context_window,
+                remembered: std::collections::BTreeMap::new(),
+                model: Some(config.model.clone()),
+            },
+            stop_grace,
+            log_path: log_path.into(),
+        })
+    }
+
+    /// Remember that `model` reported a window of `tokens` in an earlier session (what
+    /// [`crate::state::Store::context_window`] returned).
+    #[must_use]
+    pub fn with_remembered_window(mut self, model: impl Into<String>, tokens: u64) -> Self {
+        self.window.remembered.insert(model.into(), tokens);
+        self
+    }
+
+    /// Add environment variables (applied after the backend's own).
+    #[must_use]
+    pub fn with_env<I, K, V>(mut self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.env.extend(
+            vars.into_iter()
+                .map(|(key, value)| (key.into(), value.into())),
+        );
+        self
+    }
+}
+
+impl fmt::Debug for SessionSpec {
+    /// The backend by name and the prompt by size: it may be a whole plan.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionSpec")
+            .field("backend", &self.backend.name())
+            .field("model", &self.model)
+            .field("prompt_bytes", &self.prompt.len())
+            .field("cwd", &self.cwd)
+            .field("env", &self.env)
+            .field("inherit_env", &self.inherit_env)
+            .field("timeout", &self.timeout)
+            .field("meter", &self.meter)
+            .field("window", &self.window)
+            .field("stop_grace", &self.stop_grace)
+            .field("log_path", &self.log_path)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::UsageReporting;
+    use crate::agent::claude::ClaudeBackend;
+    use crate::config::AgentConfig;
+
+    fn backend() -> Arc<dyn AgentBackend> {
+        Arc::new(ClaudeBackend::new(&AgentConfig::default()))
+    }
+
+    #[test]
+    fn takes_its_settings_from_the_configuration() {
+        let config = Config {
+            model: "sonnet".into(),
+            timeout: 90,
+            context_threshold: 70.0,
+            agent: AgentConfig {
+                stop_grace: 0.25,
+                model_context_window: Some(500_000),
+                ..AgentConfig::default()
+            },
+            ..Config::default()
+        };
+        let spec = SessionSpec::from_config(&config, backend(), "do it", "/p", "/p/log.jsonl")
+            .expect("spec")
+            .with_remembered_window("sonnet", 300_000)
+            .with_env([("DEBUSSY_RUN_ID", "r1")]);
+        assert_eq!(spec.model, "sonnet");
+        assert_eq!(spec.timeout, Some(Duration::from_secs(90)));
+        assert_eq!(spec.stop_grace, Duration::from_millis(250));
+        assert!((spec.meter.threshold_percent - 70.0).abs() < f64::EPSILON);
+        assert_eq!(spec.meter.usage_reporting, UsageReporting::PerMessage);
+        assert_eq!(spec.window.configured, Some(500_000));
+        assert_eq!(spec.window.remembered.get("sonnet"), Some(&300_000));
+        assert_eq!(spec.env, [("DEBUSSY_RUN_ID".to_owned(), "r1".to_owned())]);
+        let debug = format!("{spec:?}");
+        assert!(
+            debug.contains("\"claude\"") && debug.contains("prompt_bytes: 5"),
+            "{debug}"
+        );
+    }
+
+    #[test]
+    fn zero_timeout_means_none() {
+        let config = Config {
+            timeout: 0,
+            ..Config::default()
+        };
+        let spec = SessionSpec::from_config(&config, backend(), "", "/p", "/l").expect("spec");
+        assert_eq!(spec.timeout, None);
+    }
+
+    #[test]
+    fn a_bad_stop_grace_is_an_error_naming_the_key() {
+        for grace in [-1.0, f64::NAN, f64::INFINITY] {
+            let config = Config {
+                agent: AgentConfig {
+                    stop_grace: grace,
+                    ..AgentConfig::default()
+                },
+                ..Config::default()
+            };
+            let err =
+                SessionSpec::from_config(&config, backend(), "", "/p", "/l").expect_err("invalid");
+            assert!(err.to_string().contains("agent.stop_grace"), "{err}");
+        }
+    }
+}

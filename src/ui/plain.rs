@@ -1,0 +1,291 @@
+//! Plain, timestamped lines for terminals without the HUD, pipes and log files: phase
+//! starts and ends, restarts with context percentages, gates, commits, and the summary.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::events::{AttemptKind, Event};
+use crate::ui::{Sink, summary, write_flush};
+
+/// How much of a session's activity to print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Milestones only: phases, sessions, restarts, gates, commits, warnings.
+    Milestones,
+    /// Also every activity line (assistant text, tool calls) and agent stderr.
+    Activity,
+}
+
+/// Prints events as lines to a writer (stdout) and, optionally, to a per-run log file
+/// under `log_dir` (`run-<id>.log`), opened when the run starts.
+pub struct PlainSink {
+    out: Option<Box<dyn Write + Send>>,
+    log_dir: Option<PathBuf>,
+    file: Option<File>,
+    detail: Detail,
+    /// Last context decile printed, so the gauge is reported every 10 %, not every token.
+    last_decile: Option<u64>,
+}
+
+impl PlainSink {
+    /// A sink printing to `out` (if any) and to a log file in `log_dir` (if any).
+    #[must_use]
+    pub fn new(
+        out: Option<Box<dyn Write + Send>>,
+        log_dir: Option<PathBuf>,
+        detail: Detail,
+    ) -> Self {
+        PlainSink {
+            out,
+            log_dir,
+            file: None,
+            detail,
+            last_decile: None,
+        }
+    }
+
+    fn line(&mut self, text: &str) -> std::io::Result<()> {
+        let stamp = jiff::Zoned::now().strftime("%H:%M:%S").to_string();
+        let mut text = text
+            .lines()
+            .map(|l| format!("[{stamp}] {l}\n"))
+            .collect::<String>();
+        if text.is_empty() {
+            text = format!("[{stamp}]\n");
+        }
+        if let Some(file) = &mut self.file {
+            // The log file is best effort; the terminal is what the user watches.
+            let _ = file.write_all(text.as_bytes());
+        }
+        match &mut self.out {
+            Some(out) => write_flush(out.as_mut(), &text),
+            None => Ok(()),
+        }
+    }
+
+    fn raw(&mut self, text: &str) -> std::io::Result<()> {
+        if let Some(file) = &mut self.file {
+            let _ = file.write_all(text.as_bytes());
+        }
+        match &mut self.out {
+            Some(out) => write_flush(out.as_mut(), text),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Sink for PlainSink {
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one arm per event kind reads best as one match"
+    )]
+    fn event(&mut self, event: &Event) -> std::io::Result<()> {
+        match event {
+            Event::RunStarted {
+                run_id,
+                plan_title,
+                phases,
+                agent,
+                model,
+                context_threshold,
+                max_restarts,
+                resumed,
+                ..
+            } => {
+                if let Some(dir) = &self.log_dir {
+                    let _ = std::fs::create_dir_all(dir);
+                    self.file = File::create(dir.join(format!("run-{run_id}.log"))).ok();
+                }
+                let verb = if *resumed { "resumed" } else { "started" };
+                self.line(&format!(
+                    "run {} {verb}: {plan_title} ({} phase{}; agent {agent}, model {model}; restart at {context_threshold}% context, up to {max_restarts} restart{} per attempt)",
+                    short(run_id),
+                    phases.len(),
+                    if phases.len() == 1 { "" } else { "s" },
+                    if *max_restarts == 1 { "" } else { "s" },
+                ))
+            }
+            Event::PhaseSkipped { phase_id, reason } => {
+                self.line(&format!("phase {phase_id} skipped: {reason}"))
+            }
+            Event::PhaseStarted {
+                phase_id,
+                title,
+                index,
+                total,
+                attempt,
+                max_attempts,
+                kind,
+            } => {
+                self.last_decile = None;
+                let what = match kind {
+                    AttemptKind::First => "started",
+                    AttemptKind::Retry => "retrying",
+                    AttemptKind::Remediation => "fixing the findings",
+                };
+                self.line(&format!(
+                    "phase {phase_id} ({index}/{total}) \"{title}\" {what}, attempt {attempt}/{max_attempts}"
+                ))
+            }
+            Event::SessionStarted {
+                phase_id,
+                restart,
+                max_restarts,
+                pid,
+                log_path,
+                ..
+            } => {
+                self.last_decile = None;
+                let which = if *restart == 0 {
+                    "session started".to_owned()
+                } else {
+                    format!("session after restart {restart}/{max_restarts} started")
+                };
+                self.line(&format!(
+                    "phase {phase_id}: {which} (pid {pid}), transcript {log_path}"
+                ))
+            }
+            Event::Activity { phase_id, activity } => {
+                if self.detail == Detail::Activity {
+                    self.line(&format!("phase {phase_id}: {activity}"))
+                } else {
+                    Ok(())
+                }
+            }
+            Event::AgentStderr { phase_id, line } => {
+                if self.detail == Detail::Activity {
+                    self.line(&format!("phase {phase_id}: agent stderr: {line}"))
+                } else {
+                    Ok(())
+                }
+            }
+            Event::Context { phase_id, snapshot } => {
+                if snapshot.tokens == 0 {
+                    return Ok(());
+                }
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "a percentage"
+                )]
+                let decile = (snapshot.percent.max(0.0) / 10.0) as u64;
+                if self.last_decile.is_some_and(|last| last >= decile) {
+                    return Ok(());
+                }
+                self.last_decile = Some(decile);
+                self.line(&format!(
+                    "phase {phase_id}: context {:.1}% ({} / {} tokens{}), {} tool call{}",
+                    snapshot.percent,
+                    summary::thousands(snapshot.tokens),
+                    summary::thousands(snapshot.window.tokens),
+                    if snapshot.exactness == crate::context::Exactness::Exact {
+                        ""
+                    } else {
+                        ", estimated"
+                    },
+                    snapshot.tool_calls,
+                    if snapshot.tool_calls == 1 { "" } else { "s" },
+                ))
+            }
+            Event::SessionEnded {
+                phase_id,
+                detail,
+                code,
+                snapshot,
+                ..
+            } => self.line(&format!(
+                "phase {phase_id}: session ended: {detail} (code {code}) at {:.1}% context",
+                snapshot.percent
+            )),
+            Event::Restart {
+                phase_id,
+                restart,
+                max_restarts,
+                reason,
+                commit,
+                delay_secs,
+                ..
+            } => {
+                let saved = commit.as_ref().map_or_else(
+                    || "work left in the working tree".to_owned(),
+                    |c| format!("checkpoint committed {}", short(c)),
+                );
+                self.line(&format!(
+                    "phase {phase_id}: context restart {restart}/{max_restarts}: {reason}; {saved}; next session in {delay_secs}s"
+                ))
+            }
+            Event::GateStarted { .. } => Ok(()),
+            Event::GateFinished {
+                phase_id,
+                name,
+                command,
+                verdict,
+                duration_ms,
+                ..
+            } => self.line(&format!(
+                "phase {phase_id}: gate {name} {verdict} in {:.1}s: {command}",
+                f64::from(u32::try_from(*duration_ms).unwrap_or(u32::MAX)) / 1000.0
+            )),
+            Event::Compliance {
+                phase_id,
+                verdict,
+                findings,
+                ..
+            } => {
+                let mut text = format!("phase {phase_id}: checks: {}", verdict.replace('_', " "));
+                for finding in findings {
+                    text.push_str(&format!("\n  {finding}"));
+                }
+                self.line(&text)
+            }
+            Event::Committed {
+                phase_id,
+                commit,
+                message,
+                files_changed,
+            } => self.line(&format!(
+                "phase {phase_id}: committed {} ({files_changed} file{}): {message}",
+                short(commit),
+                if *files_changed == 1 { "" } else { "s" }
+            )),
+            Event::AttemptFailed {
+                phase_id,
+                attempt,
+                reason,
+            } => self.line(&format!(
+                "phase {phase_id}: attempt {attempt} failed: {reason}"
+            )),
+            Event::PhaseFinished {
+                phase_id,
+                status,
+                attempts,
+                restarts,
+                error,
+            } => {
+                let mut text = format!(
+                    "phase {phase_id} {status} ({attempts} attempt{}, {restarts} restart{})",
+                    if *attempts == 1 { "" } else { "s" },
+                    if *restarts == 1 { "" } else { "s" }
+                );
+                if let Some(error) = error {
+                    text.push_str(&format!(": {error}"));
+                }
+                self.line(&text)
+            }
+            Event::Paused { phase_id } => self.line(&format!(
+                "paused before the next session of phase {phase_id}"
+            )),
+            Event::Resumed { phase_id } => self.line(&format!("resumed phase {phase_id}")),
+            Event::Warning { message } => self.line(&format!("warning: {message}")),
+            Event::RunFinished { summary } => {
+                let text = format!("\n{}", summary::render(summary));
+                self.raw(&text)
+            }
+        }
+    }
+}
+
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}

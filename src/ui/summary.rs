@@ -1,0 +1,144 @@
+//! The end-of-run summary: phases, attempts, restarts, tokens, cost, duration, commits.
+
+use std::fmt::Write as _;
+
+use crate::events::RunSummary;
+use crate::ui::text::{Palette, Table};
+
+/// Render the summary as an aligned text table followed by totals.
+#[must_use]
+pub fn render(summary: &RunSummary) -> String {
+    let mut table = Table::new(&[
+        "PHASE", "TITLE", "STATUS", "ATTEMPTS", "RESTARTS", "TOKENS", "COST", "TIME",
+    ]);
+    for p in &summary.phases {
+        table.row(
+            [
+                p.id.clone(),
+                p.title.clone(),
+                p.status.clone(),
+                p.attempts.to_string(),
+                p.restarts.to_string(),
+                thousands(p.tokens),
+                format!("${:.2}", p.cost_usd),
+                duration(p.duration_secs),
+            ]
+            .into_iter()
+            .map(|cell| vec![cell])
+            .collect(),
+        );
+    }
+    let mut out = table.render("", Palette::new(false));
+    let _ = writeln!(
+        out,
+        "\nRun {} {} in {}: {} session{}, {} restart{}, {} tokens, ${:.2}, {} commit{}",
+        short(&summary.run_id),
+        summary.status,
+        duration(summary.duration_secs),
+        summary.sessions,
+        plural(summary.sessions),
+        summary.restarts,
+        plural(summary.restarts),
+        thousands(summary.tokens),
+        summary.cost_usd,
+        summary.commits.len(),
+        plural(u32::try_from(summary.commits.len()).unwrap_or(u32::MAX)),
+    );
+    if !summary.commits.is_empty() {
+        let commits: Vec<&str> = summary.commits.iter().map(|c| short(c)).collect();
+        let _ = writeln!(out, "Commits: {}", commits.join(" "));
+    }
+    if let Some(error) = &summary.error {
+        let _ = writeln!(out, "Stopped: {error}");
+    }
+    if summary.status == "paused" {
+        let _ = writeln!(out, "Continue with: debussy run --resume PLAN");
+    }
+    out
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// `1,234,567`.
+#[must_use]
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `12s`, `3m05s`, `1h02m`.
+#[must_use]
+pub fn duration(secs: f64) -> String {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "durations are small and positive"
+    )]
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        s if s >= 3600 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        s if s >= 60 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{s}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::PhaseSummary;
+
+    #[test]
+    fn renders_phases_and_totals() {
+        let summary = RunSummary {
+            run_id: "0123456789".into(),
+            status: "completed".into(),
+            phases: vec![
+                PhaseSummary {
+                    id: "1".into(),
+                    title: "Write the greeting".into(),
+                    status: "completed".into(),
+                    attempts: 1,
+                    restarts: 1,
+                    sessions: 2,
+                    tokens: 197_000,
+                    cost_usd: 0.5,
+                    duration_secs: 4.2,
+                },
+                PhaseSummary {
+                    id: "2".into(),
+                    title: "Say goodbye".into(),
+                    status: "not run".into(),
+                    ..PhaseSummary::default()
+                },
+            ],
+            restarts: 1,
+            sessions: 2,
+            tokens: 197_000,
+            cost_usd: 0.5,
+            duration_secs: 65.0,
+            commits: vec!["abcdef0123456".into()],
+            error: None,
+        };
+        insta::assert_snapshot!(render(&summary));
+    }
+
+    #[test]
+    fn numbers_read_naturally() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(duration(3725.0), "1h02m");
+    }
+}

@@ -1,0 +1,242 @@
+//! Shared by the session tests: running a session with a bound, collecting its events,
+//! checking that no agent process survives, and a project playing a sim scenario.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use debussy::agent::AgentBackend;
+use debussy::agent::sim::SimBackend;
+use debussy::config::{AgentConfig, Config};
+use debussy::run_env::RunEnv;
+use debussy::session::{
+    self, ActivityKind, CONTEXT_LIMIT_MARKER, SessionControl, SessionEvent, SessionReport,
+    SessionSpec, StopCause, Thread,
+};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// The most any one session in these tests may take before the test fails.
+pub(crate) const BOUND: Duration = Duration::from_secs(60);
+
+/// Stop latency a well-behaved agent must beat (issue 3: "well under a second").
+pub(crate) const STOP_LATENCY_LIMIT: Duration = Duration::from_secs(1);
+
+// ---------------------------------------------------------------------------------
+/// A session's report and every event it sent.
+pub(crate) struct Finished {
+    pub(crate) report: SessionReport,
+    pub(crate) events: Vec<SessionEvent>,
+}
+
+impl Finished {
+    pub(crate) fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.report.log_path).expect("read the session log")
+    }
+
+    /// The log's lines as JSON, after checking the marker line is present or absent.
+    pub(crate) fn log_json(&self, marker: bool) -> Vec<Value> {
+        let text = self.log_text();
+        let mut lines = text.lines();
+        if marker {
+            assert_eq!(lines.next(), Some(CONTEXT_LIMIT_MARKER), "{text}");
+        }
+        lines
+            .enumerate()
+            .map(|(n, line)| {
+                assert_ne!(line, CONTEXT_LIMIT_MARKER, "marker on line {}", n + 1);
+                serde_json::from_str(line)
+                    .unwrap_or_else(|err| panic!("log line {} is not JSON ({err}): {line}", n + 1))
+            })
+            .collect()
+    }
+
+    pub(crate) fn activity(&self) -> Vec<(Thread, ActivityKind)> {
+        self.events
+            .iter()
+            .filter_map(|event| match event {
+                SessionEvent::Activity(line) => Some((line.thread.clone(), line.kind.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub(crate) fn stopping(&self) -> Vec<StopCause> {
+        self.events
+            .iter()
+            .filter_map(|event| match event {
+                SessionEvent::Stopping { cause, .. } => Some(cause.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Run a session to its end, collecting its events, bounded by [`BOUND`].
+pub(crate) async fn run(spec: SessionSpec, control: SessionControl) -> Finished {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let report = tokio::time::timeout(BOUND, session::run(spec, tx, control))
+        .await
+        .expect("the session ended within the bound");
+    let mut events = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        events.push(event);
+    }
+    assert_agent_gone(&report);
+    Finished { report, events }
+}
+
+/// Run a session, calling `on_event` with each event as it arrives (to send requests
+/// at the right moment).
+pub(crate) async fn run_with(
+    spec: SessionSpec,
+    control: SessionControl,
+    mut on_event: impl FnMut(&SessionEvent, &SessionControl),
+) -> Finished {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let session = tokio::spawn(session::run(spec, tx, control.clone()));
+    let mut events = Vec::new();
+    let collect = async {
+        while let Some(event) = rx.recv().await {
+            on_event(&event, &control);
+            events.push(event);
+        }
+    };
+    tokio::time::timeout(BOUND, collect)
+        .await
+        .expect("the session ended within the bound");
+    let report = session.await.expect("the session task");
+    assert_agent_gone(&report);
+    Finished { report, events }
+}
+
+/// No live (non-zombie) process is left in the agent's process group.
+///
+/// Leftovers the process layer found were sent SIGKILL before it reported the exit, but
+/// a killed process takes a moment to die: poll briefly before calling it a survivor.
+pub(crate) fn assert_agent_gone(report: &SessionReport) {
+    if let Some(pid) = report.pid {
+        let left = settled(|| group_members(pid));
+        assert!(
+            left.is_empty(),
+            "processes of group {pid} survived: {left:?}"
+        );
+    }
+}
+
+/// `list()` once it is empty, or after two seconds of polling, whichever comes first.
+pub(crate) fn settled(list: impl Fn() -> Vec<u32>) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut left = list();
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        left = list();
+    }
+    left
+}
+
+/// Live processes whose process group is `pgid`, from `/proc`.
+pub(crate) fn group_members(pgid: u32) -> Vec<u32> {
+    live_processes()
+        .into_iter()
+        .filter(|(_, group, _)| *group == pgid)
+        .map(|(pid, _, _)| pid)
+        .collect()
+}
+
+/// Live processes whose working directory is inside `dir`.
+pub(crate) fn processes_in(dir: &Path) -> Vec<u32> {
+    live_processes()
+        .into_iter()
+        .filter(|(_, _, cwd)| cwd.as_deref().is_some_and(|cwd| cwd.starts_with(dir)))
+        .map(|(pid, _, _)| pid)
+        .collect()
+}
+
+/// (pid, process group, working directory) of every process that is not a zombie.
+pub(crate) fn live_processes() -> Vec<(u32, u32, Option<PathBuf>)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // The command name is in parentheses and may contain anything.
+            let after = &stat[stat.rfind(')')? + 1..];
+            let mut fields = after.split_whitespace();
+            let state = fields.next()?;
+            let _ppid = fields.next()?;
+            let group: u32 = fields.next()?.parse().ok()?;
+            if state == "Z" || state == "X" {
+                return None;
+            }
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+            Some((pid, group, cwd))
+        })
+        .collect()
+}
+
+pub(crate) fn run_env(root: &Path) -> RunEnv {
+    RunEnv {
+        run_id: "run-1".into(),
+        phase_id: "1".into(),
+        attempt: 1,
+        restart: 0,
+        project_root: root.to_path_buf(),
+    }
+}
+
+pub(crate) fn log_path(root: &Path) -> PathBuf {
+    root.join(".debussy/runs/run-1/1/attempt-1-session-1.jsonl")
+}
+
+/// A project directory with a sim scenario, and a spec to play it.
+pub(crate) struct SimProject {
+    dir: tempfile::TempDir,
+}
+
+impl SimProject {
+    pub(crate) fn new(scenario: &str) -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("debussy-session-")
+            .tempdir()
+            .expect("temp dir");
+        std::fs::write(dir.path().join("sim-scenario.yaml"), scenario).expect("write scenario");
+        SimProject { dir }
+    }
+
+    pub(crate) fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub(crate) fn backend_with(&self, command: &str) -> Arc<dyn AgentBackend> {
+        let config = AgentConfig {
+            command: Some(command.to_owned()),
+            ..AgentConfig::default()
+        };
+        Arc::new(SimBackend::new(
+            &config,
+            self.root().join("sim-scenario.yaml"),
+        ))
+    }
+
+    pub(crate) fn spec(&self) -> SessionSpec {
+        let config = Config {
+            model: "sim-model".into(),
+            context_threshold: 80.0,
+            timeout: 60,
+            ..Config::default()
+        };
+        SessionSpec::from_config(
+            &config,
+            self.backend_with(env!("CARGO_BIN_EXE_debussy")),
+            "Phase 1: greet the world.",
+            self.root(),
+            log_path(self.root()),
+        )
+        .expect("spec")
+        .with_env(run_env(self.root()).vars())
+    }
+}

@@ -1,0 +1,199 @@
+//! A scripted shell agent, for behaviour the sim agent cannot show: ignoring SIGINT,
+//! over-long lines, leftover processes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use debussy::agent::{AgentBackend, AgentCommand, AgentError, AgentEvent, UsageReporting};
+use debussy::process::{Signal, StopAction};
+use debussy::session::{
+    SessionControl, SessionEvent, SessionOutcome, SessionSpec, SessionWarning, StopCause,
+};
+use serde_json::{Value, json};
+
+use super::common::{SimProject, run, run_with};
+
+/// An agent that is a shell script printing stream-json lines.
+struct ScriptBackend {
+    script: String,
+}
+
+impl AgentBackend for ScriptBackend {
+    fn name(&self) -> &'static str {
+        "script"
+    }
+
+    fn command(&self, prompt: &str, _model: &str) -> Result<AgentCommand, AgentError> {
+        Ok(AgentCommand {
+            program: PathBuf::from("/bin/sh"),
+            args: vec!["-c".into(), self.script.clone()],
+            env: std::collections::BTreeMap::new(),
+            stdin: Some(prompt.to_owned()),
+        })
+    }
+
+    fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent> {
+        debussy::agent::stream_json::parse_line(line)
+            .into_iter()
+            .collect()
+    }
+
+    fn usage_reporting(&self) -> UsageReporting {
+        UsageReporting::PerMessage
+    }
+}
+
+/// `printf '%s\n' 'LINE'` for each line (none may contain a single quote).
+fn print_lines(lines: &[Value]) -> String {
+    lines
+        .iter()
+        .map(|line| format!("printf '%s\\n' '{line}'"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn script_spec(project: &SimProject, script: String) -> SessionSpec {
+    let mut spec = project.spec();
+    spec.backend = Arc::new(ScriptBackend { script });
+    spec
+}
+
+fn init_line() -> Value {
+    json!({"type": "system", "subtype": "init", "session_id": "s-1", "model": "m"})
+}
+
+fn assistant_line(id: &str, context: u64, text: &str) -> Value {
+    json!({"type": "assistant", "parent_tool_use_id": null, "message": {
+        "id": id, "model": "m", "content": [{"type": "text", "text": text}],
+        "usage": {"input_tokens": 0, "cache_read_input_tokens": context, "output_tokens": 1}}})
+}
+
+#[tokio::test]
+async fn an_interrupt_during_a_context_stop_wins_and_a_second_one_kills() {
+    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    // The agent ignores SIGINT, so the context stop waits out its grace: the interrupts
+    // arrive while it is still running, whatever the machine's speed.
+    let script = format!(
+        "trap '' INT; {}; exec sleep 30",
+        print_lines(&[init_line(), assistant_line("m1", 170_000, "Crossing.")])
+    );
+    let mut spec = script_spec(&project, script);
+    spec.stop_grace = Duration::from_secs(20);
+    let started = Instant::now();
+    let finished = run_with(spec, SessionControl::new(), |event, control| {
+        if let SessionEvent::Stopping { cause, immediate } = event {
+            match cause {
+                StopCause::Context(_) => control.interrupt(),
+                StopCause::Interrupt if !immediate => control.interrupt(),
+                _ => {}
+            }
+        }
+    })
+    .await;
+    let report = &finished.report;
+    assert_eq!(report.outcome, SessionOutcome::Interrupted);
+    let stop = report.stop.as_ref().expect("a stop");
+    assert_eq!(stop.cause, StopCause::Interrupt);
+    assert_eq!(
+        stop.actions,
+        [
+            StopAction::Signal(Signal::SIGINT),
+            StopAction::Signal(Signal::SIGKILL)
+        ]
+    );
+    assert!(stop.escalated);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the kill did not wait out the grace"
+    );
+    let stopping: Vec<_> = finished
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            SessionEvent::Stopping { cause, immediate } => Some((cause.clone(), *immediate)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(
+            stopping.as_slice(),
+            [
+                (StopCause::Context(_), false),
+                (StopCause::Interrupt, false),
+                (StopCause::Interrupt, true),
+            ]
+        ),
+        "{stopping:?}"
+    );
+    // Not a context limit after all: no marker.
+    finished.log_json(false);
+}
+
+#[tokio::test]
+async fn an_agent_ignoring_sigint_is_ended_by_sigterm() {
+    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let script = format!(
+        "trap '' INT; {}; exec sleep 30",
+        print_lines(&[init_line(), assistant_line("m1", 170_000, "Crossing.")])
+    );
+    let mut spec = script_spec(&project, script);
+    spec.stop_grace = Duration::from_millis(300);
+    let finished = run(spec, SessionControl::new()).await;
+    let report = &finished.report;
+    assert_eq!(report.code(), -2, "{:?}", report.outcome);
+    let stop = report.stop.as_ref().expect("a stop");
+    assert_eq!(
+        stop.actions,
+        [
+            StopAction::Signal(Signal::SIGINT),
+            StopAction::Signal(Signal::SIGTERM)
+        ]
+    );
+    assert!(
+        stop.latency >= Duration::from_millis(300),
+        "{:?}",
+        stop.latency
+    );
+    finished.log_json(true);
+}
+
+#[tokio::test]
+async fn over_long_lines_and_leftover_processes_are_warnings() {
+    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let result = json!({"type": "result", "subtype": "success", "is_error": false,
+                        "result": "Done.", "session_id": "s-1"});
+    // A 17 MiB line (past the 16 MiB cap), then a background process left running.
+    let script = format!(
+        "{}; head -c 17825792 /dev/zero | tr '\\0' x; echo; \
+         sleep 30 >/dev/null 2>&1 & {}",
+        print_lines(&[init_line(), assistant_line("m1", 1_000, "Done.")]),
+        print_lines(&[result])
+    );
+    let finished = run(script_spec(&project, script), SessionControl::new()).await;
+    let report = &finished.report;
+    assert!(report.outcome.is_success(), "{:?}", report.outcome);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|warning| matches!(warning, SessionWarning::LineTooLong { .. })),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        report.warnings.iter().any(|warning| matches!(warning,
+            SessionWarning::Leaked(leak) if !leak.group_pids.is_empty())),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        finished
+            .events
+            .iter()
+            .any(|event| matches!(event, SessionEvent::Warning(_)))
+    );
+    // The skipped line is not in the log; the others are.
+    let lines = finished.log_json(false);
+    assert_eq!(lines.len(), 3);
+}
