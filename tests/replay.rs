@@ -187,3 +187,25 @@ fn text_report_reads_well() {
     assert!(output.status.success());
     insta::assert_snapshot!(String::from_utf8(output.stdout).expect("utf-8"));
 }
+
+#[test]
+fn the_context_limit_marker_of_a_saved_session_is_not_a_line_of_output() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let original = fixture("claude-custom-agent.jsonl");
+    let marked = dir.path().join("attempt-1-session-1.jsonl");
+    let text = std::fs::read_to_string(&original).expect("fixture");
+    std::fs::write(&marked, format!("CONTEXT_LIMIT_RESTART\n{text}")).expect("write");
+    let plain = json(dir.path(), &[original.to_str().expect("utf-8")]);
+    let with_marker = json(dir.path(), &[marked.to_str().expect("utf-8")]);
+    assert_eq!(
+        with_marker["text_lines"], plain["text_lines"],
+        "the marker is not agent text"
+    );
+    assert_eq!(with_marker["final"]["tokens"], 24_910);
+    let line = |report: &serde_json::Value| report["turns"][0]["line"].as_u64().expect("line");
+    assert_eq!(
+        line(&with_marker),
+        line(&plain) + 1,
+        "line numbers match the file"
+    );
+}

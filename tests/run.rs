@@ -70,7 +70,7 @@ impl Project {
         let tree = repo
             .find_tree(index.write_tree().expect("tree"))
             .expect("find tree");
-        let sig = repo.signature().expect("signature");
+        let sig = git2::Signature::now("Test", "test@example.com").expect("signature");
         let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
@@ -474,4 +474,78 @@ fn gone(pid: u64) -> bool {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn the_plan_init_writes_runs_with_the_simulated_agent() {
+    let project = Project::new();
+    let init = project.command(&["init"]).output().expect("init");
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    for file in [
+        "plans/example/sim-scenario.yaml",
+        ".debussy/.gitignore",
+        ".debussy/config.yaml",
+    ] {
+        assert!(
+            project.root().join(file).exists(),
+            "init did not write {file}"
+        );
+    }
+    project.commit_all("debussy init");
+    let output = project
+        .command(&[
+            "run",
+            "plans/example",
+            "--agent",
+            "sim",
+            "--restart-delay",
+            "0",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .expect("run");
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json"))
+        .collect();
+    assert_eq!(output.status.code(), Some(0), "{events:#?}");
+    assert_eq!(
+        events_named(&events, "restart").len(),
+        1,
+        "the example shows a context restart"
+    );
+    assert_eq!(summary(&events)["status"], "completed");
+    assert!(
+        project.root().join("demo/greeting.txt").exists()
+            && project.root().join("demo/farewell.txt").exists()
+    );
+}
+
+#[test]
+fn without_a_git_identity_commits_are_made_as_debussy() {
+    let project = Project::new();
+    let repo = git2::Repository::open(project.root()).expect("open");
+    let mut config = repo.config().expect("config");
+    config.remove("user.name").expect("unset name");
+    config.remove("user.email").expect("unset email");
+    drop(config);
+    let scenario = format!(
+        "scripts:\n  - turns:\n{}{}{}",
+        write_turn(10, "x.txt", "x"),
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "test -f x.txt")], &scenario);
+    // The plan commit above came from the test's own signature; the run's come from debussy.
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let repo = git2::Repository::open(project.root()).expect("open");
+    let head = repo.head().expect("head").peel_to_commit().expect("commit");
+    assert_eq!(head.author().name().ok(), Some("debussy"));
+    assert_eq!(head.author().email().ok(), Some("debussy@localhost"));
 }

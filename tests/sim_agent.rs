@@ -86,6 +86,7 @@ impl Run {
                 tool_call_threshold: 100,
                 token_estimate_factor: 1.0,
                 usage_reporting: UsageReporting::PerMessage,
+                stop_on_compact: true,
             },
             WindowInputs::default(),
         );

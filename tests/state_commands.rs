@@ -236,3 +236,35 @@ fn status_and_history_report_recorded_runs() {
     let value: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).expect("json");
     assert_eq!(value.as_array().map(Vec::len), Some(1));
 }
+
+#[test]
+fn concurrent_debussy_processes_lose_no_writes() {
+    let project = Project::new();
+    let run = project.store().create_run("/p.md", "Plan").expect("run");
+    let writers: Vec<std::process::Child> = (0..6)
+        .map(|writer| {
+            let script = (0..10)
+                .map(|step| {
+                    format!(
+                        "\"$DEBUSSY\" progress --phase 1 step-{writer}-{step} >/dev/null || exit 1"
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .current_dir(project.dir.path())
+                .env("DEBUSSY", env!("CARGO_BIN_EXE_debussy"))
+                .env("HOME", project.dir.path())
+                .env(run_env::RUN_ID, &run)
+                .env(run_env::PROJECT_ROOT, project.dir.path())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for mut writer in writers {
+        assert!(writer.wait().expect("wait").success(), "a writer failed");
+    }
+    assert_eq!(project.store().progress(&run, "1").expect("read").len(), 60);
+}

@@ -37,6 +37,14 @@ const TEMPLATES: &[Template] = &[
         contents: include_str!("../../examples/demo/phase-2.md"),
     },
     Template {
+        path: "plans/example/sim-scenario.yaml",
+        contents: include_str!("../../examples/demo/sim-scenario.yaml"),
+    },
+    Template {
+        path: ".debussy/.gitignore",
+        contents: crate::orchestrator::vcs::RUN_DATA_IGNORE,
+    },
+    Template {
         path: ".claude/commands/debussy-done.md",
         contents: include_str!("../../config/claude/commands/debussy-done.md"),
     },

@@ -8,6 +8,8 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
+
+use crate::session::CONTEXT_LIMIT_MARKER;
 use std::path::Path;
 
 use serde::Serialize;
@@ -127,6 +129,11 @@ fn replay(
             break;
         }
         report.lines += 1;
+        // The marker debussy puts first in the log of a session it stopped for its
+        // context: not agent output. It still counts, so line numbers match the file.
+        if report.lines == 1 && buf.trim_ascii_end() == CONTEXT_LIMIT_MARKER.as_bytes() {
+            continue;
+        }
         let Some(event) = stream_json::parse_line(&buf) else {
             continue;
         };

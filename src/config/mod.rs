@@ -80,6 +80,92 @@ pub struct Config {
     /// Where run notifications are sent.
     #[serde(deserialize_with = "section")]
     pub notifications: NotificationsConfig,
+    /// Limits and restart policy of `debussy mcp supervise`.
+    #[serde(deserialize_with = "section")]
+    pub mcp: McpConfig,
+}
+
+/// The `mcp` section: timing, size limits and restart policy of `debussy mcp supervise`.
+/// Durations are in seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// Seconds a new server has to answer the replayed `initialize`.
+    pub readiness_timeout: f64,
+    /// Seconds requests in flight may take to finish before a planned restart stops the server.
+    pub drain_grace: f64,
+    /// Seconds a request may wait for a ready server before it is answered with an error.
+    pub request_deadline: f64,
+    /// Messages that may wait for a ready server.
+    pub buffer_max_messages: u64,
+    /// Bytes that may wait for a ready server.
+    pub buffer_max_bytes: u64,
+    /// Longest accepted JSON-RPC message, in bytes.
+    pub max_line_bytes: u64,
+    /// Seconds between closing a server's stdin and SIGTERM.
+    pub stop_close_grace: f64,
+    /// Seconds between SIGTERM and SIGKILL.
+    pub stop_term_grace: f64,
+    /// Exit-42 restarts happen at most once per this many seconds.
+    pub restart_interval: f64,
+    /// Delay before restarting a crashed server, by crash number in a streak.
+    #[serde(deserialize_with = "section")]
+    pub crash_backoff: McpBackoffConfig,
+    /// This many crashes within `crash_window` seconds make the supervisor degraded (0: never).
+    pub max_crashes: u64,
+    /// The window for `max_crashes`, in seconds.
+    pub crash_window: f64,
+    /// A server that ran this many seconds before crashing starts a new backoff streak.
+    pub stable_after: f64,
+}
+
+/// The `mcp.crash_backoff` section: three tiers of delay after a crash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpBackoffConfig {
+    /// Seconds to wait after each of the first `first_count` crashes in a row.
+    pub first: f64,
+    /// How many crashes in a row wait `first`.
+    pub first_count: u64,
+    /// Seconds to wait after the following crashes, up to crash number `second_until`.
+    pub second: f64,
+    /// The last crash number (in a row) that waits `second`.
+    pub second_until: u64,
+    /// Seconds to wait after later crashes.
+    pub after: f64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            readiness_timeout: 10.0,
+            drain_grace: 10.0,
+            request_deadline: 30.0,
+            buffer_max_messages: 1000,
+            buffer_max_bytes: 64 * 1024 * 1024,
+            max_line_bytes: 16 * 1024 * 1024,
+            stop_close_grace: 2.0,
+            stop_term_grace: 3.0,
+            restart_interval: 1.0,
+            crash_backoff: McpBackoffConfig::default(),
+            max_crashes: 5,
+            crash_window: 60.0,
+            stable_after: 60.0,
+        }
+    }
+}
+
+impl Default for McpBackoffConfig {
+    /// 1 s for the first 3 crashes in a row, 5 s up to the 10th, 10 s after (issue 6).
+    fn default() -> Self {
+        McpBackoffConfig {
+            first: 1.0,
+            first_count: 3,
+            second: 5.0,
+            second_until: 10,
+            after: 10.0,
+        }
+    }
 }
 
 /// Where run output goes.
@@ -184,6 +270,7 @@ impl Default for Config {
             agent: AgentConfig::default(),
             gates: default_gates(),
             notifications: NotificationsConfig::default(),
+            mcp: McpConfig::default(),
         }
     }
 }

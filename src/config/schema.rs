@@ -107,10 +107,34 @@ pub(crate) const KEYS: &[Key] = &[
     ),
     key("notifications.ntfy.server", Kind::Str),
     key("notifications.ntfy.topic", Kind::OptStr),
+    key("mcp.readiness_timeout", Kind::Float),
+    key("mcp.drain_grace", Kind::Float),
+    key("mcp.request_deadline", Kind::Float),
+    key("mcp.buffer_max_messages", Kind::UInt),
+    key("mcp.buffer_max_bytes", Kind::UInt),
+    key("mcp.max_line_bytes", Kind::UInt),
+    key("mcp.stop_close_grace", Kind::Float),
+    key("mcp.stop_term_grace", Kind::Float),
+    key("mcp.restart_interval", Kind::Float),
+    key("mcp.crash_backoff.first", Kind::Float),
+    key("mcp.crash_backoff.first_count", Kind::UInt),
+    key("mcp.crash_backoff.second", Kind::Float),
+    key("mcp.crash_backoff.second_until", Kind::UInt),
+    key("mcp.crash_backoff.after", Kind::Float),
+    key("mcp.max_crashes", Kind::UInt),
+    key("mcp.crash_window", Kind::Float),
+    key("mcp.stable_after", Kind::Float),
 ];
 
 /// Sections: mappings with a fixed set of keys (the top level is the section `""`).
-pub(crate) const SECTIONS: &[&str] = &["", "agent", "notifications", "notifications.ntfy"];
+pub(crate) const SECTIONS: &[&str] = &[
+    "",
+    "agent",
+    "notifications",
+    "notifications.ntfy",
+    "mcp",
+    "mcp.crash_backoff",
+];
 
 /// The leaf at a dotted path, if there is one.
 pub(crate) fn leaf(path: &str) -> Option<&'static Key> {

@@ -95,6 +95,7 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
             ));
         }
     }
+    check_mcp(config, &mut out);
     let ntfy = &config.notifications.ntfy;
     if !(ntfy.server.starts_with("http://") || ntfy.server.starts_with("https://")) {
         out.push(violation(
@@ -113,6 +114,64 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
         ));
     }
     out
+}
+
+/// The `mcp` section: durations are finite and not negative, sizes and the timeouts that
+/// would make the supervisor useless are above 0, and the backoff tiers are in order.
+fn check_mcp(config: &Config, out: &mut Vec<Violation>) {
+    let mcp = &config.mcp;
+    let seconds = [
+        ("mcp.readiness_timeout", mcp.readiness_timeout, true),
+        ("mcp.drain_grace", mcp.drain_grace, false),
+        ("mcp.request_deadline", mcp.request_deadline, true),
+        ("mcp.stop_close_grace", mcp.stop_close_grace, false),
+        ("mcp.stop_term_grace", mcp.stop_term_grace, false),
+        ("mcp.restart_interval", mcp.restart_interval, false),
+        ("mcp.crash_backoff.first", mcp.crash_backoff.first, false),
+        ("mcp.crash_backoff.second", mcp.crash_backoff.second, false),
+        ("mcp.crash_backoff.after", mcp.crash_backoff.after, false),
+        ("mcp.crash_window", mcp.crash_window, false),
+        ("mcp.stable_after", mcp.stable_after, false),
+    ];
+    for (path, value, positive) in seconds {
+        let ok =
+            value.is_finite() && value < 1e9 && if positive { value > 0.0 } else { value >= 0.0 };
+        if !ok {
+            let rule = if positive {
+                "must be a number of seconds greater than 0"
+            } else {
+                "must be a number of seconds, 0 or more"
+            };
+            out.push(violation(
+                path,
+                rule,
+                value,
+                &format!("set `{path}` to seconds, e.g. its default in config/default.yaml"),
+            ));
+        }
+    }
+    for (path, value) in [
+        ("mcp.buffer_max_messages", mcp.buffer_max_messages),
+        ("mcp.buffer_max_bytes", mcp.buffer_max_bytes),
+        ("mcp.max_line_bytes", mcp.max_line_bytes),
+    ] {
+        if value == 0 {
+            out.push(violation(
+                path,
+                "must be greater than 0",
+                0,
+                &format!("set `{path}` to a size, e.g. its default in config/default.yaml"),
+            ));
+        }
+    }
+    if mcp.crash_backoff.second_until < mcp.crash_backoff.first_count {
+        out.push(violation(
+            "mcp.crash_backoff.second_until",
+            "must be at least `mcp.crash_backoff.first_count`",
+            mcp.crash_backoff.second_until,
+            "the second tier covers the crashes after the first tier, up to this number",
+        ));
+    }
 }
 
 fn check_template(template: &str, out: &mut Vec<Violation>) {
@@ -291,6 +350,30 @@ mod tests {
             paths(&config).is_empty(),
             "zero retries, restarts and delay are allowed"
         );
+    }
+
+    #[test]
+    fn mcp_durations_sizes_and_backoff_tiers_have_ranges() {
+        let mut config = Config::default();
+        config.mcp.readiness_timeout = 0.0;
+        config.mcp.drain_grace = -1.0;
+        config.mcp.crash_window = f64::NAN;
+        config.mcp.buffer_max_bytes = 0;
+        config.mcp.crash_backoff.second_until = 2;
+        assert_eq!(
+            paths(&config),
+            [
+                "mcp.readiness_timeout",
+                "mcp.drain_grace",
+                "mcp.crash_window",
+                "mcp.buffer_max_bytes",
+                "mcp.crash_backoff.second_until"
+            ]
+        );
+        let mut config = Config::default();
+        config.mcp.drain_grace = 0.0;
+        config.mcp.max_crashes = 0;
+        assert!(paths(&config).is_empty());
     }
 
     #[test]

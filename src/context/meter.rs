@@ -34,6 +34,9 @@ pub struct MeterSettings {
     pub token_estimate_factor: f64,
     /// Whether the agent reports usage, or everything must be estimated.
     pub usage_reporting: UsageReporting,
+    /// Stop when the agent compacts its own context. Off when restarts are off, so an
+    /// agent that cannot be restarted may compact and carry on.
+    pub stop_on_compact: bool,
 }
 
 impl MeterSettings {
@@ -46,6 +49,19 @@ impl MeterSettings {
             tool_call_threshold: config.tool_call_threshold,
             token_estimate_factor: config.agent.token_estimate_factor,
             usage_reporting,
+            stop_on_compact: true,
+        }
+    }
+
+    /// The same settings with every stop turned off: the meter only measures. For
+    /// sessions that must not be restarted (remediation attempts, restarts disabled).
+    #[must_use]
+    pub fn observe_only(self) -> Self {
+        MeterSettings {
+            threshold_percent: 100.0,
+            tool_call_threshold: 0,
+            stop_on_compact: false,
+            ..self
         }
     }
 }
@@ -256,7 +272,7 @@ impl ContextMeter {
                     }
                 }
             }
-            AgentEvent::CompactBoundary(compact) => {
+            AgentEvent::CompactBoundary(compact) if self.settings.stop_on_compact => {
                 return self.fire(StopReason::Compacted {
                     trigger: compact.trigger.clone(),
                     pre_tokens: compact.pre_tokens,

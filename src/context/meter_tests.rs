@@ -18,6 +18,7 @@ fn settings(threshold_percent: f64, tool_call_threshold: u32) -> MeterSettings {
         tool_call_threshold,
         token_estimate_factor: 1.0,
         usage_reporting: UsageReporting::PerMessage,
+        stop_on_compact: true,
     }
 }
 
@@ -407,6 +408,21 @@ fn compact_boundary_stops_at_once_even_with_checks_disabled() {
             pre_tokens: Some(155_000)
         })
     );
+}
+
+#[test]
+fn an_observe_only_meter_never_stops() {
+    let mut meter = ContextMeter::new(settings(80.0, 3).observe_only(), WindowInputs::default());
+    for turn in 0..5 {
+        let stop = meter.observe(&assistant(&format!("m{turn}"), None, Some(190_000), 2));
+        assert_eq!(stop, None, "turn {turn}");
+    }
+    let compact = AgentEvent::CompactBoundary(CompactBoundary {
+        trigger: Some("auto".into()),
+        pre_tokens: Some(190_000),
+    });
+    assert_eq!(meter.observe(&compact), None);
+    assert!(meter.snapshot().percent > 90.0, "it still measures");
 }
 
 #[test]

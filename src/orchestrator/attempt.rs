@@ -332,8 +332,7 @@ impl Runner<'_> {
         };
         let mut meter = MeterSettings::from_config(&self.config, self.backend.usage_reporting());
         if !restarts_allowed {
-            meter.threshold_percent = 100.0;
-            meter.tool_call_threshold = u32::MAX;
+            meter = meter.observe_only();
         }
         let remembered: BTreeMap<String, u64> = match self.store.context_window(&self.config.model)
         {

@@ -136,6 +136,9 @@ pub fn commit_message(template: &str, phase_id: &str, phase_name: &str, status: 
         .replace("{status}", status)
 }
 
+/// `.debussy/.gitignore`: run data is never committed, `config.yaml` can be.
+pub const RUN_DATA_IGNORE: &str = "# Run data written by debussy; config.yaml is meant to be committed.\nstate.db*\nruns/\nlogs/\nmcp/\n";
+
 /// Make sure `.debussy/`'s run data (state, logs, session transcripts) is never
 /// committed by `git add -A`, while `.debussy/config.yaml` still can be.
 ///
@@ -146,10 +149,7 @@ pub fn ignore_run_data(root: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
-        std::fs::write(
-            ignore,
-            "# Run data written by debussy; config.yaml is meant to be committed.\nstate.db*\nruns/\nlogs/\nmcp/\n",
-        )?;
+        std::fs::write(ignore, RUN_DATA_IGNORE)?;
     }
     Ok(())
 }

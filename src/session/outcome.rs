@@ -14,8 +14,9 @@ pub const CODE_SUCCESS: i32 = 0;
 pub const CODE_TIMEOUT: i32 = -1;
 /// The outcome code of a session stopped for a context restart (by the meter or by hand).
 pub const CODE_CONTEXT_LIMIT: i32 = -2;
-/// The outcome code of a session whose agent could not be started.
-pub const CODE_SPAWN_ERROR: i32 = -3;
+/// The outcome code of a session whose agent could not be started. (−3 is taken: it is
+/// the outcome of an attempt whose restart budget ran out, `restart::MAX_RESTARTS_EXCEEDED`.)
+pub const CODE_SPAWN_ERROR: i32 = -5;
 /// The outcome code of a session stopped because the user interrupted the run.
 pub const CODE_INTERRUPTED: i32 = -4;
 
@@ -29,7 +30,7 @@ pub const CODE_INTERRUPTED: i32 = -4;
 /// | `Completed`, anything else | 1 |
 /// | `Timeout` | −1 |
 /// | `ContextLimit` | −2 |
-/// | `SpawnError` | −3 |
+/// | `SpawnError` | −5 |
 /// | `Interrupted` | −4 |
 /// | `Failed` | the exit code; 128 + N for signal N; 1 if the agent exited 0 |
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -274,7 +275,7 @@ mod tests {
             message: "x".into(),
             help: None,
         });
-        assert_eq!(spawn.code(), -3);
+        assert_eq!(spawn.code(), -5);
         assert_eq!(SessionOutcome::Interrupted.code(), -4);
     }
 

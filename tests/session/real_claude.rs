@@ -434,7 +434,7 @@ async fn claude_a_missing_binary_is_a_spawn_error_saying_how_to_install_it() {
     let SessionOutcome::SpawnError(failure) = &report.outcome else {
         panic!("not a spawn error: {:?}", report.outcome)
     };
-    assert_eq!(report.code(), -3);
+    assert_eq!(report.code(), -5);
     assert!(
         failure.message.contains(&missing.display().to_string()),
         "{failure}"

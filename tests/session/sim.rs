@@ -375,7 +375,7 @@ async fn sim_a_missing_agent_program_is_a_spawn_error() {
     let SessionOutcome::SpawnError(failure) = &report.outcome else {
         panic!("not a spawn error: {:?}", report.outcome)
     };
-    assert_eq!(report.code(), -3);
+    assert_eq!(report.code(), -5);
     assert!(
         failure.message.contains(&missing.display().to_string()),
         "{failure}"

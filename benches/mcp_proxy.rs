@@ -1,0 +1,383 @@
+//! What `debussy mcp supervise` costs, measured against the same server without it.
+//!
+//! A raw newline-JSON-RPC client drives a minimal fast server (this binary re-run with
+//! `MCP_BENCH_SERVER=1`: it answers at once, so the proxy's share is not hidden behind an
+//! SDK's millisecond per call), directly and through the supervisor, in alternating
+//! rounds within one run:
+//!
+//! - added latency per sequential request (mean, p50, p99 of proxied minus direct);
+//! - pipelined throughput (requests per second, 64 in flight);
+//! - `restart_server` time minus the server's own startup-to-ready time;
+//! - the supervisor's resident memory when idle;
+//! - lost requests: a pipelined stream runs through 20 restarts and every request must
+//!   come back exactly once.
+//!
+//! Run with `cargo bench --bench mcp_proxy`.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const ROUNDS: usize = 6;
+const SEQUENTIAL_PER_ROUND: usize = 3000;
+const PIPELINED: usize = 20_000;
+const WINDOW: usize = 64;
+const RESTARTS: usize = 30;
+
+fn main() {
+    if std::env::var_os("MCP_BENCH_SERVER").is_some() {
+        serve();
+        return;
+    }
+    // A test runner listing tests (`cargo nextest`: `--list --format terse`) finds none
+    // here: this is a measurement, run with `cargo bench`.
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    // `cargo bench` passes `--bench`; anything else (e.g. `cargo test --benches`) only
+    // checks that it runs, on a small scale.
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let scale = if quick { 20 } else { 1 };
+    let state = tempfile::tempdir().expect("tempdir");
+
+    let mut direct_samples = Vec::new();
+    let mut proxied_samples = Vec::new();
+    let mut direct_rate = Vec::new();
+    let mut proxied_rate = Vec::new();
+    for round in 0..ROUNDS {
+        for proxied in [round % 2 == 1, round % 2 == 0] {
+            let mut session = Session::start(proxied, state.path());
+            session.initialize();
+            let samples = session.sequential(SEQUENTIAL_PER_ROUND / scale);
+            let rate = session.pipelined(PIPELINED / scale);
+            if proxied {
+                proxied_samples.extend(samples);
+                proxied_rate.push(rate);
+            } else {
+                direct_samples.extend(samples);
+                direct_rate.push(rate);
+            }
+            session.close();
+        }
+    }
+    let direct = Stats::of(&mut direct_samples);
+    let proxied = Stats::of(&mut proxied_samples);
+    println!(
+        "sequential requests ({} per path, alternating rounds):",
+        direct_samples.len()
+    );
+    println!(
+        "  direct   mean {:>7.1} µs  p50 {:>7.1} µs  p99 {:>7.1} µs",
+        direct.mean, direct.p50, direct.p99
+    );
+    println!(
+        "  proxied  mean {:>7.1} µs  p50 {:>7.1} µs  p99 {:>7.1} µs",
+        proxied.mean, proxied.p50, proxied.p99
+    );
+    println!(
+        "  added    mean {:>+7.1} µs  p50 {:>+7.1} µs  p99 {:>+7.1} µs   (targets: p50 < 20 µs, p99 < 150 µs)",
+        proxied.mean - direct.mean,
+        proxied.p50 - direct.p50,
+        proxied.p99 - direct.p99
+    );
+    println!(
+        "pipelined throughput ({WINDOW} in flight): direct {:.0} req/s, proxied {:.0} req/s",
+        median(&mut direct_rate),
+        median(&mut proxied_rate)
+    );
+
+    // The server's own startup: spawn to initialize answered, directly.
+    let mut startups = Vec::new();
+    for _ in 0..RESTARTS / scale.min(RESTARTS) {
+        let started = Instant::now();
+        let mut session = Session::start(false, state.path());
+        session.initialize();
+        startups.push(started.elapsed().as_secs_f64() * 1e3);
+        session.close();
+    }
+    let startup = median(&mut startups);
+
+    let mut session = Session::start(true, state.path());
+    session.initialize();
+    let mut restarts = Vec::new();
+    for _ in 0..RESTARTS / scale.min(RESTARTS) {
+        let started = Instant::now();
+        let reply = session.call(
+            "tools/call",
+            json!({"name": "restart_server", "arguments": {"reason": "bench"}}),
+        );
+        assert!(reply["result"]["isError"] != true, "{reply}");
+        restarts.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    let restart = median(&mut restarts);
+    println!(
+        "restart_server: {restart:.1} ms; server startup alone: {startup:.1} ms; overhead {:.1} ms   (target < 50 ms)",
+        restart - startup
+    );
+
+    // Idle memory: let the supervisor settle, then read its resident set.
+    let _ = session.call("ping", json!({}));
+    std::thread::sleep(Duration::from_millis(500));
+    let rss = rss_kib(session.child.id());
+    println!(
+        "supervisor idle RSS: {:.1} MiB   (target < 10 MiB)",
+        rss as f64 / 1024.0
+    );
+
+    // Nothing lost: a pipelined stream through restarts.
+    let (sent, answered) = session.stream_through_restarts(PIPELINED / scale, 20 / scale.min(20));
+    println!(
+        "lost requests across {} restarts: {} of {sent}",
+        20 / scale.min(20),
+        sent - answered
+    );
+    assert_eq!(sent, answered, "requests were lost");
+    session.close();
+}
+
+struct Stats {
+    mean: f64,
+    p50: f64,
+    p99: f64,
+}
+
+impl Stats {
+    fn of(samples: &mut [f64]) -> Stats {
+        samples.sort_by(f64::total_cmp);
+        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+        Stats {
+            mean: samples.iter().sum::<f64>() / samples.len() as f64,
+            p50: at(0.50),
+            p99: at(0.99),
+        }
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+struct Session {
+    child: Child,
+    input: BufWriter<ChildStdin>,
+    output: BufReader<ChildStdout>,
+    next_id: u64,
+    line: String,
+}
+
+impl Session {
+    fn start(proxied: bool, state: &std::path::Path) -> Session {
+        let me = std::env::current_exe().expect("current exe");
+        let mut command = if proxied {
+            let mut c = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_debussy")));
+            c.args(["-q", "mcp", "supervise", "--state-dir"])
+                .arg(state)
+                .arg("--")
+                .arg(&me);
+            c
+        } else {
+            Command::new(&me)
+        };
+        let mut child = command
+            .env("MCP_BENCH_SERVER", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let input = BufWriter::new(child.stdin.take().expect("stdin"));
+        let output = BufReader::new(child.stdout.take().expect("stdout"));
+        Session {
+            child,
+            input,
+            output,
+            next_id: 0,
+            line: String::new(),
+        }
+    }
+
+    fn send(&mut self, id: u64, method: &str, params: &Value) {
+        serde_json::to_writer(
+            &mut self.input,
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
+        .expect("write");
+        self.input.write_all(b"\n").expect("write");
+    }
+
+    fn read(&mut self) -> Value {
+        loop {
+            self.line.clear();
+            let n = self.output.read_line(&mut self.line).expect("read");
+            assert!(n > 0, "the server closed its output");
+            let value: Value = serde_json::from_str(&self.line).expect("json");
+            if value.get("id").is_some() {
+                return value;
+            }
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(id, method, &params);
+        self.input.flush().expect("flush");
+        let reply = self.read();
+        assert_eq!(reply["id"], id);
+        reply
+    }
+
+    fn initialize(&mut self) {
+        self.call("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}));
+        self.input
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .expect("write");
+        self.input.flush().expect("flush");
+    }
+
+    /// Per-request round trips in microseconds.
+    fn sequential(&mut self, count: usize) -> Vec<f64> {
+        let params = json!({"name": "echo", "arguments": {"text": "hello"}});
+        for _ in 0..100 {
+            self.call("tools/call", params.clone());
+        }
+        (0..count)
+            .map(|_| {
+                let started = Instant::now();
+                self.call("tools/call", params.clone());
+                started.elapsed().as_secs_f64() * 1e6
+            })
+            .collect()
+    }
+
+    /// Requests per second with `WINDOW` in flight.
+    fn pipelined(&mut self, count: usize) -> f64 {
+        let params = json!({"name": "echo", "arguments": {"text": "hello"}});
+        let started = Instant::now();
+        let mut sent = 0;
+        let mut received = 0;
+        while received < count {
+            while sent < count && sent - received < WINDOW {
+                self.next_id += 1;
+                self.send(self.next_id, "tools/call", &params);
+                sent += 1;
+            }
+            self.input.flush().expect("flush");
+            self.read();
+            received += 1;
+        }
+        count as f64 / started.elapsed().as_secs_f64()
+    }
+
+    /// Send `count` pipelined requests while restarting `restarts` times; returns
+    /// (sent, answered exactly once).
+    fn stream_through_restarts(&mut self, count: usize, restarts: usize) -> (usize, usize) {
+        let params = json!({"name": "echo", "arguments": {"text": "hello"}});
+        let every = count / (restarts + 1);
+        let mut outstanding = HashSet::new();
+        let mut answered = 0;
+        let mut sent = 0;
+        let mut restart_ids = HashSet::new();
+        while sent < count || !outstanding.is_empty() || !restart_ids.is_empty() {
+            while sent < count && outstanding.len() < WINDOW {
+                self.next_id += 1;
+                self.send(self.next_id, "tools/call", &params);
+                outstanding.insert(self.next_id);
+                sent += 1;
+                if every > 0 && sent % every == 0 && restart_ids.is_empty() && sent < count {
+                    self.next_id += 1;
+                    self.send(
+                        self.next_id,
+                        "tools/call",
+                        &json!({"name": "restart_server", "arguments": {"reason": "bench"}}),
+                    );
+                    restart_ids.insert(self.next_id);
+                }
+            }
+            self.input.flush().expect("flush");
+            let reply = self.read();
+            let id = reply["id"].as_u64().expect("id");
+            if restart_ids.remove(&id) {
+                continue;
+            }
+            assert!(
+                outstanding.remove(&id),
+                "answer to {id} twice or never asked"
+            );
+            if reply.get("result").is_some() {
+                answered += 1;
+            }
+        }
+        (sent, answered)
+    }
+
+    fn close(mut self) {
+        drop(self.input);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The minimal fast server: answers every request at once.
+fn serve() {
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut line = String::new();
+    let mut input = BufReader::new(std::io::stdin().lock());
+    loop {
+        line.clear();
+        match input.read_line(&mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let Some(id) = message.get("id") else {
+            continue;
+        };
+        let result = match message["method"].as_str() {
+            Some("initialize") => json!({
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "bench", "version": "1"}
+            }),
+            Some("tools/list") => {
+                json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+            }
+            Some("tools/call") => {
+                json!({"content": [{"type": "text", "text": message["params"]["arguments"]["text"]}]})
+            }
+            _ => json!({}),
+        };
+        let _ = serde_json::to_writer(
+            &mut out,
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        );
+        let _ = out.write_all(b"\n");
+        // Flush when no more input is already buffered: one write per burst.
+        if input.buffer().is_empty() {
+            let _ = out.flush();
+        }
+    }
+}

@@ -1,1 +1,0 @@
-//! The MCP supervisor: a JSON-RPC proxy that keeps a stdio MCP client connected across server restarts.

@@ -1,0 +1,219 @@
+//! Newline-delimited framing on bytes, with a maximum line length.
+//!
+//! MCP's stdio transport sends one JSON-RPC message per line. Framing works on bytes, not
+//! text, so a UTF-8 character split across two reads is never corrupted: a line is only
+//! decoded (by `serde_json`, from bytes) once it is whole. A line longer than the limit is
+//! dropped and reported instead of growing the buffer without bound (the same defence as
+//! rmcp's `transport/async_rw.rs`). This module owns reading and writing lines; what a line
+//! means is [`super::message`]'s business.
+
+use std::io;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+
+/// Default cap on one message: 16 MiB, as rmcp's stdio transport.
+pub(crate) const DEFAULT_MAX_LINE_LENGTH: usize = 16 * 1024 * 1024;
+
+/// One framing step.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Frame {
+    /// A whole line, without its `\n` (and without a `\r` before it).
+    Line(Vec<u8>),
+    /// A line longer than the limit was dropped; the value is how many bytes it had.
+    Oversized(usize),
+    /// The stream ended. Bytes after the last newline are not a message and are dropped.
+    Eof,
+}
+
+/// Reads lines from a byte stream, never holding more than the maximum line length.
+///
+/// Cancel-safe: [`LineReader::next`] may be dropped at any await (it runs in the
+/// dispatcher's `select!`); bytes already taken from the stream stay in the reader and
+/// the next call carries on with the same line.
+pub(crate) struct LineReader<R> {
+    inner: BufReader<R>,
+    line: Vec<u8>,
+    max: usize,
+    /// Set while dropping an over-long line: how many bytes it has had so far.
+    discarded: Option<usize>,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// A reader of lines of at most `max` bytes.
+    pub(crate) fn new(inner: R, max: usize) -> Self {
+        LineReader {
+            inner: BufReader::with_capacity(64 * 1024, inner),
+            line: Vec::new(),
+            max,
+            discarded: None,
+        }
+    }
+
+    /// The next frame. Blank lines are skipped.
+    ///
+    /// # Errors
+    /// Read errors of the underlying stream.
+    pub(crate) async fn next(&mut self) -> io::Result<Frame> {
+        loop {
+            match self.next_raw().await? {
+                Frame::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
+                other => return Ok(other),
+            }
+        }
+    }
+
+    async fn next_raw(&mut self) -> io::Result<Frame> {
+        loop {
+            // Between the await and `consume` nothing awaits: what is copied out of the
+            // buffer is consumed in the same step, so cancelling loses nothing.
+            let available = self.inner.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(match self.discarded.take() {
+                    Some(len) => Frame::Oversized(len),
+                    None => {
+                        self.line.clear();
+                        Frame::Eof
+                    }
+                });
+            }
+            let newline = memchr(available);
+            let take = newline.map_or(available.len(), |i| i + 1);
+            if let Some(len) = self.discarded.as_mut() {
+                *len += take;
+            } else if self.line.len() + take > self.max.saturating_add(1) {
+                self.discarded = Some(self.line.len() + take);
+                self.line.clear();
+            } else {
+                self.line.extend_from_slice(&available[..take]);
+            }
+            self.inner.consume(take);
+            if newline.is_some() {
+                if let Some(len) = self.discarded.take() {
+                    return Ok(Frame::Oversized(len));
+                }
+                let mut line = std::mem::take(&mut self.line);
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(Frame::Line(line));
+            }
+        }
+    }
+}
+
+fn memchr(haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == b'\n')
+}
+
+/// Write lines from `lines` to `out`, each followed by `\n`, flushing whenever the queue
+/// runs dry (one flush per burst, not per line). Ends when the channel closes or a write
+/// fails; the error is returned so the owner can report it.
+pub(crate) async fn write_lines<W: AsyncWrite + Unpin>(
+    out: W,
+    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
+) -> io::Result<()> {
+    let mut out = BufWriter::with_capacity(64 * 1024, out);
+    while let Some(line) = lines.recv().await {
+        out.write_all(&line).await?;
+        out.write_all(b"\n").await?;
+        while let Ok(line) = lines.try_recv() {
+            out.write_all(&line).await?;
+            out.write_all(b"\n").await?;
+        }
+        out.flush().await?;
+    }
+    out.flush().await?;
+    out.into_inner().shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+
+    async fn frames(input: Vec<Vec<u8>>, max: usize) -> Vec<Frame> {
+        let (mut tx, rx) = tokio::io::duplex(7);
+        let writer = tokio::spawn(async move {
+            for chunk in input {
+                tx.write_all(&chunk).await.expect("write");
+            }
+        });
+        let mut reader = LineReader::new(rx, max);
+        let mut out = Vec::new();
+        loop {
+            let frame = reader.next().await.expect("read");
+            let end = frame == Frame::Eof;
+            out.push(frame);
+            if end {
+                break;
+            }
+        }
+        writer.await.expect("writer");
+        out
+    }
+
+    #[tokio::test]
+    async fn utf8_split_across_reads_is_intact() {
+        let text = "{\"t\":\"日本語 ✓\"}\n".as_bytes().to_vec();
+        // Cut inside the multi-byte characters, one byte at a time.
+        let chunks = text.iter().map(|b| vec![*b]).collect();
+        let got = frames(chunks, 1024).await;
+        assert_eq!(
+            got,
+            vec![Frame::Line(text[..text.len() - 1].to_vec()), Frame::Eof]
+        );
+    }
+
+    #[tokio::test]
+    async fn crlf_blank_lines_and_trailing_bytes() {
+        let got = frames(vec![b"a\r\n\n  \nb\nno-newline".to_vec()], 1024).await;
+        assert_eq!(
+            got,
+            vec![
+                Frame::Line(b"a".to_vec()),
+                Frame::Line(b"b".to_vec()),
+                Frame::Eof
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn oversized_lines_are_dropped_and_reading_goes_on() {
+        let mut long = vec![b'x'; 100];
+        long.push(b'\n');
+        let mut input = b"ok\n".to_vec();
+        input.extend_from_slice(&long);
+        input.extend_from_slice(b"after\n");
+        let got = frames(vec![input], 10).await;
+        assert_eq!(
+            got,
+            vec![
+                Frame::Line(b"ok".to_vec()),
+                Frame::Oversized(101),
+                Frame::Line(b"after".to_vec()),
+                Frame::Eof
+            ]
+        );
+        // A line of exactly the limit is accepted.
+        let got = frames(vec![b"0123456789\n".to_vec()], 10).await;
+        assert_eq!(got[0], Frame::Line(b"0123456789".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn writer_appends_newlines_and_flushes() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (out, mut read_end) = tokio::io::duplex(1024);
+        tx.send(b"one".to_vec()).expect("send");
+        tx.send(b"two".to_vec()).expect("send");
+        drop(tx);
+        write_lines(out, rx).await.expect("write");
+        let mut got = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut read_end, &mut got)
+            .await
+            .expect("read");
+        assert_eq!(got, b"one\ntwo\n");
+    }
+}

@@ -1,0 +1,190 @@
+//! What one `debussy mcp supervise` run is told: the server command, the state directory,
+//! file watching, and the timing and size limits of the proxy (with the defaults issue 6
+//! gives). Built by the command from its flags and the `mcp` configuration section.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::McpConfig;
+use crate::restart::{Backoff, BackoffTier, RestartConfig};
+
+/// Everything the supervisor needs to run.
+#[derive(Debug, Clone)]
+pub struct SuperviseOptions {
+    /// Name used in logs and the default state directory.
+    pub name: String,
+    /// The server program and its arguments.
+    pub command: Vec<String>,
+    /// Where the audit log and the restart marker are written.
+    pub state_dir: PathBuf,
+    /// Add `restart_server`, `verify_server_restarted` and `server_status`.
+    pub inject_tools: bool,
+    /// Paths whose changes restart the server.
+    pub watch: Vec<PathBuf>,
+    /// Shell command run after a change, before the restart.
+    pub build: Option<String>,
+    /// Quiet time before a burst of changes counts as one.
+    pub debounce: Duration,
+    /// Timing and size limits.
+    pub limits: Limits,
+    /// When to restart a child that exited, and when to give up.
+    pub restart: RestartConfig,
+}
+
+/// The proxy's timing and size limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// How long a new child has to answer the replayed `initialize` (default 10 s).
+    pub readiness_timeout: Duration,
+    /// How long requests in flight may take to finish before a planned restart stops
+    /// their child (default 10 s).
+    pub drain_grace: Duration,
+    /// How long a request may wait for a ready child before it is answered with an
+    /// error (default 30 s, under the usual 60 s client timeout).
+    pub buffer_deadline: Duration,
+    /// How many messages may wait for a ready child (default 1000).
+    pub buffer_max_messages: usize,
+    /// How many bytes may wait for a ready child (default 64 MiB).
+    pub buffer_max_bytes: usize,
+    /// Longest accepted message, on either side (default 16 MiB).
+    pub max_line_length: usize,
+    /// Stop ladder: time between closing a child's stdin and SIGTERM (default 2 s).
+    pub stop_close_grace: Duration,
+    /// Stop ladder: time between SIGTERM and SIGKILL (default 3 s).
+    pub stop_term_grace: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            readiness_timeout: Duration::from_secs(10),
+            drain_grace: Duration::from_secs(10),
+            buffer_deadline: Duration::from_secs(30),
+            buffer_max_messages: 1000,
+            buffer_max_bytes: 64 * 1024 * 1024,
+            max_line_length: super::framing::DEFAULT_MAX_LINE_LENGTH,
+            stop_close_grace: Duration::from_secs(2),
+            stop_term_grace: Duration::from_secs(3),
+        }
+    }
+}
+
+impl SuperviseOptions {
+    /// Options for `command` with every default: state under `.debussy/mcp/<name>/` of the
+    /// current directory, tools injected, nothing watched.
+    #[must_use]
+    pub fn new(name: impl Into<String>, command: Vec<String>) -> Self {
+        let name = name.into();
+        SuperviseOptions {
+            state_dir: PathBuf::from(".debussy/mcp").join(&name),
+            name,
+            command,
+            inject_tools: true,
+            watch: Vec::new(),
+            build: None,
+            debounce: Duration::from_millis(300),
+            limits: Limits::default(),
+            restart: RestartConfig::default(),
+        }
+    }
+}
+
+impl SuperviseOptions {
+    /// Take limits and the restart policy from the `mcp` configuration section.
+    ///
+    /// # Errors
+    /// A duration that is negative, not a number or too large, named by its key.
+    pub fn apply_config(&mut self, config: &McpConfig) -> Result<(), String> {
+        let secs = |key: &str, value: f64| {
+            Duration::try_from_secs_f64(value)
+                .map_err(|_| format!("mcp.{key} must be a number of seconds ≥ 0, not {value}"))
+        };
+        let size = |value: u64| usize::try_from(value).unwrap_or(usize::MAX).max(1);
+        let count = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
+        self.limits = Limits {
+            readiness_timeout: secs("readiness_timeout", config.readiness_timeout)?,
+            drain_grace: secs("drain_grace", config.drain_grace)?,
+            buffer_deadline: secs("request_deadline", config.request_deadline)?,
+            buffer_max_messages: size(config.buffer_max_messages),
+            buffer_max_bytes: size(config.buffer_max_bytes),
+            max_line_length: size(config.max_line_bytes),
+            stop_close_grace: secs("stop_close_grace", config.stop_close_grace)?,
+            stop_term_grace: secs("stop_term_grace", config.stop_term_grace)?,
+        };
+        let backoff = &config.crash_backoff;
+        self.restart = RestartConfig {
+            restart_interval: secs("restart_interval", config.restart_interval)?,
+            backoff: Backoff::new(
+                [
+                    BackoffTier {
+                        up_to: count(backoff.first_count),
+                        delay: secs("crash_backoff.first", backoff.first)?,
+                    },
+                    BackoffTier {
+                        up_to: count(backoff.second_until),
+                        delay: secs("crash_backoff.second", backoff.second)?,
+                    },
+                ],
+                secs("crash_backoff.after", backoff.after)?,
+            ),
+            max_crashes: count(config.max_crashes),
+            crash_window: secs("crash_window", config.crash_window)?,
+            stable_after: secs("stable_after", config.stable_after)?,
+        };
+        Ok(())
+    }
+}
+
+/// The name a server gets when none is given: its program's file name without the
+/// extension, with anything but letters, digits, `-`, `_` and `.` replaced by `_`.
+#[must_use]
+pub fn default_name(command: &[String]) -> String {
+    let program = command.first().map_or("server", String::as_str);
+    let stem = std::path::Path::new(program)
+        .file_stem()
+        .map_or_else(|| program.to_owned(), |s| s.to_string_lossy().into_owned());
+    let cleaned: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if cleaned.is_empty() || cleaned.starts_with('.') {
+        format!("server{cleaned}")
+    } else {
+        cleaned
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_config_gives_the_default_limits_and_policy() {
+        let mut opts = SuperviseOptions::new("x", vec!["x".into()]);
+        opts.apply_config(&McpConfig::default()).expect("valid");
+        assert_eq!(opts.limits, Limits::default());
+        assert_eq!(opts.restart, RestartConfig::default());
+        let bad = McpConfig {
+            drain_grace: -1.0,
+            ..McpConfig::default()
+        };
+        let err = opts.apply_config(&bad).expect_err("negative");
+        assert!(err.contains("mcp.drain_grace"), "{err}");
+    }
+
+    #[test]
+    fn default_names_come_from_the_program() {
+        let name =
+            |c: &[&str]| default_name(&c.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        assert_eq!(name(&["/usr/bin/node", "server.js"]), "node");
+        assert_eq!(name(&["./my server.py"]), "my_server");
+        assert_eq!(name(&[]), "server");
+        assert_eq!(name(&[".."]), "server..");
+    }
+}

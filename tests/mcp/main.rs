@@ -1,0 +1,9 @@
+//! End-to-end tests of `debussy mcp supervise` with real servers and clients.
+
+mod proxy;
+mod python;
+mod restarts;
+mod rmcp_client;
+mod support;
+mod tuned;
+mod watch;

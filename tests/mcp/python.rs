@@ -1,0 +1,82 @@
+//! The Python `mcp` SDK (installed by `scripts/test-tools` into `.tools/venv`): its client
+//! through the supervisor to its own server and to the rmcp server, across a restart.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{debussy, root, test_server};
+
+/// The venv's Python, or `None` (with the reason printed) when it is not installed.
+/// Under `CI=true` a missing SDK fails the test instead.
+fn python() -> Option<PathBuf> {
+    let python = root().join(".tools/venv/bin/python");
+    let ready = python.exists()
+        && Command::new(&python)
+            .args(["-c", "import mcp"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if ready {
+        return Some(python);
+    }
+    let reason = format!(
+        "the Python mcp SDK is not installed at {} (run scripts/test-tools)",
+        python.display()
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{reason}");
+    eprintln!("skipped: {reason}");
+    None
+}
+
+fn run_client(python: &PathBuf, server: &[String]) -> Value {
+    let state = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(python)
+        .arg(root().join("tests/mcp/python/client.py"))
+        .arg(debussy())
+        .arg(state.path())
+        .args(server)
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the Python client failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.trim()).expect("client output is JSON");
+    assert_eq!(seen["tools_list_changed"], true, "{seen}");
+    let tools = seen["tools"].as_array().expect("tools");
+    assert!(tools.contains(&Value::from("restart_server")), "{seen}");
+    assert_eq!(seen["restarted"]["restarted"], true, "{seen}");
+    assert_ne!(seen["before"]["pid"], seen["after"]["pid"], "{seen}");
+    assert_eq!(
+        seen["after"]["pid"], seen["restarted"]["new"]["pid"],
+        "{seen}"
+    );
+    assert_eq!(seen["echo"], "héllo ✓");
+    assert_eq!(seen["heard_list_changed"], true, "{seen}");
+    seen
+}
+
+#[test]
+fn python_client_and_python_server_survive_a_restart() {
+    let Some(python) = python() else { return };
+    let server = vec![
+        python.display().to_string(),
+        root()
+            .join("tests/mcp/python/server.py")
+            .display()
+            .to_string(),
+    ];
+    let seen = run_client(&python, &server);
+    assert_eq!(seen["after"]["generation"], "2", "{seen}");
+}
+
+#[test]
+fn python_client_and_rmcp_server_survive_a_restart() {
+    let Some(python) = python() else { return };
+    let seen = run_client(&python, &[test_server().display().to_string()]);
+    assert_eq!(seen["after"]["generation"], 2, "{seen}");
+}

@@ -1,0 +1,151 @@
+//! The supervisor as a library, with short limits: readiness timeouts, degraded mode and
+//! request deadlines without waiting for the production defaults. Real server processes;
+//! the client side is an in-memory pipe.
+
+use std::time::Duration;
+
+use debussy::mcp::{Limits, SuperviseOptions, SuperviseOutcome, supervise};
+use debussy::restart::{Backoff, RestartConfig};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+
+use crate::support::{WAIT, event_types, read_audit, test_server};
+
+struct Client {
+    write: DuplexStream,
+    lines: Lines<BufReader<DuplexStream>>,
+}
+
+impl Client {
+    async fn send(&mut self, message: Value) {
+        let mut line = serde_json::to_vec(&message).expect("json");
+        line.push(b'\n');
+        self.write.write_all(&line).await.expect("write");
+    }
+
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(WAIT, self.lines.next_line())
+            .await
+            .expect("a message in time")
+            .expect("read")
+            .expect("not closed");
+        serde_json::from_str(&line).expect("json")
+    }
+}
+
+fn options(dir: &std::path::Path, server_args: &[&str]) -> SuperviseOptions {
+    let mut command = vec![test_server().display().to_string()];
+    command.extend(server_args.iter().map(|s| (*s).to_owned()));
+    let mut opts = SuperviseOptions::new("tuned", command);
+    opts.state_dir = dir.join("state");
+    opts.limits = Limits {
+        readiness_timeout: Duration::from_millis(300),
+        buffer_deadline: Duration::from_millis(200),
+        stop_close_grace: Duration::from_millis(500),
+        stop_term_grace: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    opts.restart = RestartConfig {
+        backoff: Backoff::new([], Duration::from_millis(100)),
+        max_crashes: 2,
+        ..RestartConfig::default()
+    };
+    opts
+}
+
+fn start(
+    opts: SuperviseOptions,
+) -> (
+    Client,
+    tokio::task::JoinHandle<Result<SuperviseOutcome, debussy::mcp::McpError>>,
+) {
+    let (client_write, supervisor_read) = tokio::io::duplex(1 << 16);
+    let (supervisor_write, client_read) = tokio::io::duplex(1 << 16);
+    let task = tokio::spawn(supervise(opts, supervisor_read, supervisor_write, |_| {}));
+    let client = Client {
+        write: client_write,
+        lines: BufReader::new(client_read).lines(),
+    };
+    (client, task)
+}
+
+fn initialize(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_initialize_ends_degraded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut opts = options(dir.path(), &["--no-initialize"]);
+    opts.limits.buffer_deadline = Duration::from_secs(10);
+    let (mut client, task) = start(opts);
+    client.send(initialize(1)).await;
+    // Two readiness timeouts (the initialize is retried on the second server), then the
+    // crash limit: the held initialize is answered with the reason.
+    let reply = client.next().await;
+    assert_eq!(reply["id"], 1);
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("degraded"), "{reply}");
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "server_status", "arguments": {}}}))
+        .await;
+    let status = client.next().await;
+    let text = status["result"]["content"][0]["text"]
+        .as_str()
+        .expect("text");
+    let status: Value = serde_json::from_str(text).expect("json");
+    assert_eq!(status["mode"], "degraded", "{status}");
+    drop(client);
+    let outcome = tokio::time::timeout(WAIT, task)
+        .await
+        .expect("ends")
+        .expect("task");
+    assert_eq!(outcome.expect("ran"), SuperviseOutcome::ClientClosed);
+    let events = event_types(&read_audit(&dir.path().join("state")));
+    assert_eq!(
+        events.iter().filter(|e| *e == "readiness_timeout").count(),
+        2,
+        "{events:?}"
+    );
+    assert_eq!(
+        events.iter().filter(|e| *e == "degraded").count(),
+        1,
+        "{events:?}"
+    );
+}
+
+#[tokio::test]
+async fn requests_held_past_the_deadline_are_answered_with_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut opts = options(dir.path(), &["--no-initialize"]);
+    opts.limits.readiness_timeout = Duration::from_secs(30);
+    let (mut client, task) = start(opts);
+    client.send(initialize(1)).await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": "held", "method": "tools/list"}))
+        .await;
+    // A cancelled held request gets no answer at all.
+    client
+        .send(json!({"jsonrpc": "2.0", "id": "cancelled", "method": "tools/list"}))
+        .await;
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": "cancelled", "reason": "changed my mind"}}),
+        )
+        .await;
+    let reply = client.next().await;
+    assert_eq!(reply["id"], "held", "{reply}");
+    assert_eq!(reply["error"]["code"], -32603);
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not ready within 200 ms"), "{message}");
+    drop(client);
+    let outcome = tokio::time::timeout(WAIT, task)
+        .await
+        .expect("ends")
+        .expect("task");
+    assert_eq!(outcome.expect("ran"), SuperviseOutcome::ClientClosed);
+}
