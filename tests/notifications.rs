@@ -71,7 +71,8 @@ fn serve(status: StatusCode) -> (String, Arc<Mutex<Vec<Post>>>, tokio::runtime::
     (format!("http://{address}"), posts, runtime)
 }
 
-/// A git repository whose one phase restarts once for context, then finishes.
+/// A git repository whose one phase restarts once for context (the first session only
+/// fills the context, so the stop cannot race any work), then finishes.
 fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
@@ -99,7 +100,7 @@ fn project() -> tempfile::TempDir {
     );
     write(
         "plan/sim-scenario.yaml",
-        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n      - say: Writing a.txt.\n        percent: 85\n        tools:\n          - write:\n              path: a.txt\n              content: a\n      - sleep_ms: 10000\n  - phase: 1\n    restart: 1\n    turns:\n      - say: notes\n        percent: 10\n        tools:\n          - write:\n              path: ${SCENARIO_DIR}/notes/phase-1.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\na.txt\\n\"\n      - say: done\n        tools:\n          - done: completed\n",
+        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n      - say: Reading everything.\n        percent: 85\n      - sleep_ms: 10000\n  - phase: 1\n    restart: 1\n    turns:\n      - say: Writing a.txt.\n        percent: 10\n        tools:\n          - write:\n              path: a.txt\n              content: a\n      - say: notes\n        tools:\n          - write:\n              path: ${SCENARIO_DIR}/notes/phase-1.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\na.txt\\n\"\n      - say: done\n        tools:\n          - done: completed\n",
     );
     let mut index = repo.index().expect("index");
     index
@@ -183,6 +184,11 @@ fn a_run_posts_its_milestones_to_ntfy() {
         posts[1][4].starts_with("Notify Test: phase 1 \"Fill the context\" restarted"),
         "{}",
         posts[1][4]
+    );
+    assert!(
+        posts[2][4].ends_with("completed after 1 attempt and 1 restart"),
+        "{}",
+        posts[2][4]
     );
     assert_eq!(posts[3][3], "tada");
 }
