@@ -18,7 +18,7 @@
 //!
 //! Loop: take events → update state → draw, where drawing takes `&App` and happens at
 //! most once per [`FRAME`] however fast events arrive. The terminal is set up by a
-//! [`terminal::TerminalGuard`] only once the first event shows the run really started,
+//! `terminal::TerminalGuard` only once the first event shows the run really started,
 //! and restored when the guard drops: the run finished, the user quit, drawing failed
 //! (the run then goes on with plain lines), or a panic (the guard's panic hook). After
 //! the terminal is restored the run's summary is printed, so it stays on screen.
