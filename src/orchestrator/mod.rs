@@ -12,7 +12,7 @@
 //! original prompt. After an attempt, gates run and compliance judges the result.
 //!
 //! While a session runs, the task `select!`s over the session's future, its events
-//! (forwarded as [`Event`]s to whatever sinks listen) and [`RunRequest`]s from the user
+//! (forwarded as [`Event`]s to whatever sinks listen) and [`RunRequest`](crate::events::RunRequest)s from the user
 //! (Ctrl-C, HUD keys). Sinks never call back; requests never touch state directly.
 //! The run stops at the first phase that fails or is blocked, and phases depending on it
 //! are reported blocked; an interrupt pauses the run so `--resume` continues it.

@@ -1,4 +1,4 @@
-//! Sinks for run [`Event`](crate::events::Event)s: the plain console, the JSON event
+//! Sinks for run [`Event`]s: the plain console, the JSON event
 //! stream, and the end-of-run summary table every mode prints. Sinks only consume
 //! events; they never call back into the run.
 
