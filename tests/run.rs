@@ -7,8 +7,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod support;
+
 use debussy::run_env;
 use serde_json::Value;
+use support::project::{self, commit_all, events_named, process_gone, run_json, wait_exit};
 
 /// A git repository with a plan in `plan/` and a sandboxed environment.
 struct Project {
@@ -61,20 +64,7 @@ impl Project {
     }
 
     fn commit_all(&self, message: &str) {
-        let repo = git2::Repository::open(self.root()).expect("open");
-        let mut index = repo.index().expect("index");
-        index
-            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-            .expect("add");
-        index.write().expect("write index");
-        let tree = repo
-            .find_tree(index.write_tree().expect("tree"))
-            .expect("find tree");
-        let sig = git2::Signature::now("Test", "test@example.com").expect("signature");
-        let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-        repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
-            .expect("commit");
+        commit_all(self.root(), message);
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -106,28 +96,7 @@ impl Project {
             "0",
         ];
         args.extend_from_slice(extra);
-        let mut child = self
-            .command(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let stdout = child.stdout.take().expect("stdout");
-        let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-                .collect::<Vec<String>>()
-        });
-        let status = wait_with_timeout(&mut child, Duration::from_secs(120));
-        let lines = reader.join().expect("reader");
-        let events = lines
-            .iter()
-            .map(|line| {
-                serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
-            })
-            .collect();
-        (status, events)
+        run_json(self.command(&args), Duration::from_secs(120))
     }
 
     fn status_json(&self) -> Value {
@@ -144,38 +113,8 @@ impl Project {
     }
 
     fn commit_messages(&self) -> Vec<String> {
-        let repo = git2::Repository::open(self.root()).expect("open");
-        let mut walk = repo.revwalk().expect("revwalk");
-        walk.push_head().expect("head");
-        walk.map(|oid| {
-            repo.find_commit(oid.expect("oid"))
-                .expect("commit")
-                .summary()
-                .ok()
-                .flatten()
-                .unwrap_or("")
-                .to_owned()
-        })
-        .collect()
+        project::commit_messages(self.root())
     }
-}
-
-fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> i32 {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            return status.code().unwrap_or(-1);
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("debussy run did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn events_named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["event"] == name).collect()
 }
 
 fn summary(events: &[Value]) -> &Value {
@@ -438,9 +377,9 @@ fn ctrl_c_pauses_the_run_leaves_no_process_and_resume_completes() {
     )
     .expect("SIGINT");
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let code = wait_with_timeout(&mut child, Duration::from_secs(30));
+    let code = wait_exit(&mut child, Duration::from_secs(30));
     assert_eq!(code, 130, "{rest:#?}");
-    assert!(gone(agent_pid), "the agent process survived Ctrl-C");
+    assert!(process_gone(agent_pid), "the agent process survived Ctrl-C");
     assert_eq!(project.status_json()["run"]["status"], "paused");
 
     let (code, events) = project.run(&["--resume"]);
@@ -453,25 +392,6 @@ fn wait_for(mut condition: impl FnMut() -> bool, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !condition() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether a process is gone (or a zombie awaiting its reaper).
-fn gone(pid: u64) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat
-            .rsplit(')')
-            .next()
-            .and_then(|rest| rest.split_whitespace().next());
-        if matches!(state, None | Some("Z" | "X")) {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -8,11 +8,12 @@ mod support;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::claude::{self, ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Sandbox};
 use support::model_server::{ModelServer, RecordedRequest, Scenario, Turn, Usage};
+use support::project::{self, events_named as named, group_gone, run_json, wait_exit as wait};
 
 /// Usage reporting `percent` of a 200,000-token window as context in use.
 fn usage(percent: u64) -> Usage {
@@ -88,18 +89,7 @@ impl Project {
                 args.join(", ")
             ),
         );
-        let repo = git2::Repository::open(self.root()).expect("open");
-        let mut index = repo.index().expect("index");
-        index
-            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-            .expect("add");
-        index.write().expect("write");
-        let tree = repo
-            .find_tree(index.write_tree().expect("tree"))
-            .expect("tree");
-        let sig = git2::Signature::now("Test", "test@example.com").expect("signature");
-        repo.commit(Some("HEAD"), &sig, &sig, "plan", &tree, &[])
-            .expect("commit");
+        project::commit_all(self.root(), "plan");
     }
 
     fn command(&self, server: &ModelServer, args: &[&str]) -> Command {
@@ -117,37 +107,7 @@ impl Project {
     fn run(&self, server: &ModelServer, extra: &[&str]) -> (i32, Vec<Value>) {
         let mut args = vec!["run", "plan/MASTER_PLAN.md", "--output-format", "json"];
         args.extend_from_slice(extra);
-        let mut child = self
-            .command(server, &args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let stdout = child.stdout.take().expect("stdout");
-        let stderr = child.stderr.take().expect("stderr");
-        let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-                .collect::<Vec<_>>()
-        });
-        let errors = std::thread::spawn(move || {
-            BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-                .collect::<Vec<_>>()
-        });
-        let code = wait(&mut child, Duration::from_secs(180));
-        let lines = reader.join().expect("stdout reader");
-        let errors = errors.join().expect("stderr reader");
-        let events = lines
-            .iter()
-            .map(|l| {
-                serde_json::from_str(l)
-                    .unwrap_or_else(|e| panic!("not JSON ({e}): {l}\nstderr: {errors:#?}"))
-            })
-            .collect();
-        (code, events)
+        run_json(self.command(server, &args), Duration::from_secs(180))
     }
 
     fn status(&self, server: &ModelServer) -> Value {
@@ -159,33 +119,7 @@ impl Project {
     }
 
     fn commit_messages(&self) -> Vec<String> {
-        let repo = git2::Repository::open(self.root()).expect("open");
-        let mut walk = repo.revwalk().expect("walk");
-        walk.push_head().expect("head");
-        walk.map(|id| {
-            repo.find_commit(id.expect("id"))
-                .expect("commit")
-                .summary()
-                .ok()
-                .flatten()
-                .unwrap_or("")
-                .to_owned()
-        })
-        .collect()
-    }
-}
-
-fn wait(child: &mut std::process::Child, limit: Duration) -> i32 {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            return status.code().unwrap_or(-1);
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("debussy run did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+        project::commit_messages(self.root())
     }
 }
 
@@ -200,10 +134,6 @@ fn sessions(server: &ModelServer) -> Vec<Vec<RecordedRequest>> {
         }
     }
     sessions.into_iter().map(|(_, requests)| requests).collect()
-}
-
-fn named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["event"] == name).collect()
 }
 
 #[test]
@@ -430,34 +360,4 @@ fn ctrl_c_pauses_without_orphans_and_resume_completes() {
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(events[0]["resumed"], true);
     assert_eq!(project.status(&server)["run"]["status"], "completed");
-}
-
-/// Whether every process of group `pgid` is gone (zombies awaiting their reaper count as
-/// gone), waiting up to five seconds for the kernel to finish.
-fn group_gone(pgid: u64) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let alive = std::fs::read_dir("/proc")
-            .expect("/proc")
-            .flatten()
-            .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
-            .any(|stat| {
-                let fields: Vec<&str> = stat
-                    .rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .split_whitespace()
-                    .collect();
-                // After the command name: state, ppid, pgrp.
-                fields.first().is_some_and(|state| *state != "Z")
-                    && fields.get(2) == Some(&pgid.to_string().as_str())
-            });
-        if !alive {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

@@ -149,18 +149,7 @@ pub enum AgentError {
     Scenario(#[from] sim::ScenarioError),
 }
 
-/// Quote a word for a POSIX shell when it needs it.
-pub(crate) fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
+pub(crate) use crate::process::shell_quote;
 
 #[cfg(test)]
 mod tests {

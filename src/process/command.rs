@@ -226,7 +226,7 @@ impl ProcessCommand {
     pub fn display(&self) -> String {
         std::iter::once(&self.program)
             .chain(&self.args)
-            .map(|word| quote(&word.to_string_lossy()))
+            .map(|word| shell_quote(&word.to_string_lossy()))
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -464,12 +464,13 @@ fn interpreter(path: &Path) -> Option<String> {
 
 use std::io::Read as _;
 
-/// Quote a word for display if a shell would need it.
-fn quote(word: &str) -> String {
+/// Quote a word for a POSIX shell when it needs it (for display, and for command lines
+/// that really go through `sh -c`).
+pub(crate) fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
     if plain {
         word.to_owned()
     } else {

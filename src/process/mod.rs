@@ -60,6 +60,7 @@ mod stop;
 mod supervise;
 
 pub use child::{Child, ChildControl, Events, ProcessState};
+pub(crate) use command::shell_quote;
 pub use command::{ProcessCommand, StdinMode};
 pub use event::{ExitReport, Leak, ProcessEvent, StopReport, Stream};
 pub use exit::{ExitStatus, signal_name};

@@ -16,3 +16,4 @@
 pub mod artifacts;
 pub mod claude;
 pub mod model_server;
+pub mod project;

@@ -1,0 +1,154 @@
+//! Temporary git projects and bounded process helpers for the `debussy run` tests.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// `git init` in `dir` with a local identity, so the developer's config never matters.
+pub fn init_repo(dir: &Path) {
+    let repo = git2::Repository::init(dir).expect("git init");
+    let mut config = repo.config().expect("config");
+    config.set_str("user.name", "Test").expect("name");
+    config
+        .set_str("user.email", "test@example.com")
+        .expect("email");
+}
+
+/// Stage everything and commit it with a fixed test signature.
+pub fn commit_all(dir: &Path, message: &str) {
+    let repo = git2::Repository::open(dir).expect("open");
+    let mut index = repo.index().expect("index");
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .expect("add");
+    index.write().expect("write index");
+    let tree = repo
+        .find_tree(index.write_tree().expect("tree"))
+        .expect("find tree");
+    let sig = git2::Signature::now("Test", "test@example.com").expect("signature");
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+        .expect("commit");
+}
+
+/// Commit summaries, newest first.
+pub fn commit_messages(dir: &Path) -> Vec<String> {
+    let repo = git2::Repository::open(dir).expect("open");
+    let mut walk = repo.revwalk().expect("revwalk");
+    walk.push_head().expect("head");
+    walk.map(|oid| {
+        let commit = repo.find_commit(oid.expect("oid")).expect("commit");
+        commit.summary().ok().flatten().unwrap_or("").to_owned()
+    })
+    .collect()
+}
+
+/// Wait for `child` to exit, killing it and failing the test after `limit`.
+pub fn wait_exit(child: &mut Child, limit: Duration) -> i32 {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status.code().unwrap_or(-1);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("the process did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Run a command printing JSON lines, bounded by `limit`: its exit code and events.
+pub fn run_json(mut command: Command, limit: Duration) -> (i32, Vec<Value>) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let stderr = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<_>>()
+    });
+    let err = std::thread::spawn(move || {
+        BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<_>>()
+    });
+    let code = wait_exit(&mut child, limit);
+    let lines = out.join().expect("stdout reader");
+    let errors = err.join().expect("stderr reader");
+    let events = lines
+        .iter()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("not JSON ({e}): {l}\nstderr: {errors:#?}"))
+        })
+        .collect();
+    (code, events)
+}
+
+/// The events named `name`.
+pub fn events_named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["event"] == name).collect()
+}
+
+/// Whether no live process (zombies awaiting their reaper count as gone) matches
+/// `alive`, waiting up to five seconds for the kernel to finish killing.
+fn none_alive_within(alive: impl Fn(u32, &[&str]) -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let any = std::fs::read_dir("/proc")
+            .expect("/proc")
+            .flatten()
+            .any(|entry| {
+                let Some(pid) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.parse::<u32>().ok())
+                else {
+                    return false;
+                };
+                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                    return false;
+                };
+                // After the command name: state, ppid, pgrp, …
+                let fields: Vec<&str> = stat
+                    .rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect();
+                fields
+                    .first()
+                    .is_some_and(|state| *state != "Z" && *state != "X")
+                    && alive(pid, &fields)
+            });
+        if !any {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether process `pid` is gone.
+pub fn process_gone(pid: u64) -> bool {
+    none_alive_within(|candidate, _| u64::from(candidate) == pid)
+}
+
+/// Whether every process of group `pgid` is gone.
+pub fn group_gone(pgid: u64) -> bool {
+    let group = pgid.to_string();
+    none_alive_within(|_, fields| fields.get(2) == Some(&group.as_str()))
+}
