@@ -11,8 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod support;
+
 use debussy::run_env;
 use serde_json::Value;
+use support::project::{commit_all, init_repo};
 
 /// Longest wait for anything to appear on the screen.
 const SCREEN_WAIT: Duration = Duration::from_secs(30);
@@ -25,12 +28,7 @@ struct Project {
 impl Project {
     fn new(scenario: &str) -> Project {
         let dir = tempfile::tempdir().expect("tempdir");
-        let repo = git2::Repository::init(dir.path()).expect("git init");
-        let mut config = repo.config().expect("config");
-        config.set_str("user.name", "Test").expect("name");
-        config
-            .set_str("user.email", "test@example.com")
-            .expect("email");
+        init_repo(dir.path());
         let project = Project { dir };
         project.write(
             "plan/MASTER_PLAN.md",
@@ -44,7 +42,7 @@ impl Project {
              ## Gates\n- check: `test -f a.txt` passes\n\n## Tasks\n- [ ] 1.1: Write a.txt\n",
         );
         project.write("plan/sim-scenario.yaml", scenario);
-        project.commit_all();
+        commit_all(project.root(), "plan");
         project
     }
 
@@ -56,21 +54,6 @@ impl Project {
         let path = self.root().join(relative);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         std::fs::write(path, text).expect("write");
-    }
-
-    fn commit_all(&self) {
-        let repo = git2::Repository::open(self.root()).expect("open");
-        let mut index = repo.index().expect("index");
-        index
-            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-            .expect("add");
-        index.write().expect("write index");
-        let tree = repo
-            .find_tree(index.write_tree().expect("tree"))
-            .expect("find tree");
-        let sig = repo.signature().expect("signature");
-        repo.commit(Some("HEAD"), &sig, &sig, "plan", &tree, &[])
-            .expect("commit");
     }
 
     /// The sandboxed environment every debussy process here gets.

@@ -7,13 +7,16 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
+mod support;
+
 use debussy::run_env;
+use support::project::{commit_all, init_repo, wait_exit};
 
 /// One post: topic, title, priority, tags, body.
 type Post = [String; 5];
@@ -76,12 +79,7 @@ fn serve(status: StatusCode) -> (String, Arc<Mutex<Vec<Post>>>, tokio::runtime::
 fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
-    let repo = git2::Repository::init(root).expect("git init");
-    let mut config = repo.config().expect("config");
-    config.set_str("user.name", "Test").expect("name");
-    config
-        .set_str("user.email", "test@example.com")
-        .expect("email");
+    init_repo(root);
     let write = |relative: &str, text: &str| {
         let path = root.join(relative);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -102,17 +100,7 @@ fn project() -> tempfile::TempDir {
         "plan/sim-scenario.yaml",
         "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n      - say: Reading everything.\n        percent: 85\n      - sleep_ms: 10000\n  - phase: 1\n    restart: 1\n    turns:\n      - say: Writing a.txt.\n        percent: 10\n        tools:\n          - write:\n              path: a.txt\n              content: a\n      - say: notes\n        tools:\n          - write:\n              path: ${SCENARIO_DIR}/notes/phase-1.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\na.txt\\n\"\n      - say: done\n        tools:\n          - done: completed\n",
     );
-    let mut index = repo.index().expect("index");
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .expect("add");
-    index.write().expect("write index");
-    let tree = repo
-        .find_tree(index.write_tree().expect("tree"))
-        .expect("find tree");
-    let sig = repo.signature().expect("signature");
-    repo.commit(Some("HEAD"), &sig, &sig, "plan", &tree, &[])
-        .expect("commit");
+    commit_all(root, "plan");
     dir
 }
 
@@ -145,18 +133,7 @@ fn run(root: &Path, server: &str) -> i32 {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            return status.code().unwrap_or(-1);
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("debussy run did not finish within 60s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_exit(&mut child, Duration::from_secs(60))
 }
 
 #[test]
