@@ -261,6 +261,8 @@ pub struct PhaseInfo {
 pub struct RunSummary {
     /// Run id.
     pub run_id: String,
+    /// The master plan, as given on the command line.
+    pub plan_path: String,
     /// `completed`, `failed` or `paused`.
     pub status: String,
     /// Each phase, in execution order.

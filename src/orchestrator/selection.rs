@@ -114,8 +114,8 @@ pub fn unmet_dependencies(phase: &Phase, standings: &BTreeMap<String, Standing>)
         .collect()
 }
 
-/// Phases in `order` after a failure that depend on a failed, blocked or paused phase,
-/// directly or through other phases.
+/// Phases in `order` that depend on a failed or blocked phase, directly or through other
+/// phases. (Dependents of a paused phase are merely not run yet.)
 #[must_use]
 pub fn dependents_of_unfinished(
     order: &[&Phase],
@@ -123,7 +123,7 @@ pub fn dependents_of_unfinished(
 ) -> BTreeSet<String> {
     let mut blocked: BTreeSet<String> = standings
         .iter()
-        .filter(|(_, s)| matches!(s, Standing::Failed | Standing::Blocked | Standing::Paused))
+        .filter(|(_, s)| matches!(s, Standing::Failed | Standing::Blocked))
         .map(|(id, _)| id.clone())
         .collect();
     let mut dependents = BTreeSet::new();

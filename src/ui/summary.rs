@@ -52,7 +52,11 @@ pub fn render(summary: &RunSummary) -> String {
         let _ = writeln!(out, "Stopped: {error}");
     }
     if summary.status == "paused" {
-        let _ = writeln!(out, "Continue with: debussy run --resume PLAN");
+        let _ = writeln!(
+            out,
+            "Continue with: debussy run --resume {}",
+            summary.plan_path
+        );
     }
     out
 }
@@ -104,6 +108,7 @@ mod tests {
     fn renders_phases_and_totals() {
         let summary = RunSummary {
             run_id: "0123456789".into(),
+            plan_path: "plans/demo/MASTER_PLAN.md".into(),
             status: "completed".into(),
             phases: vec![
                 PhaseSummary {
@@ -133,6 +138,19 @@ mod tests {
             error: None,
         };
         insta::assert_snapshot!(render(&summary));
+    }
+
+    #[test]
+    fn a_paused_run_says_how_to_continue_it() {
+        let summary = RunSummary {
+            plan_path: "plans/demo/MASTER_PLAN.md".into(),
+            status: "paused".into(),
+            ..RunSummary::default()
+        };
+        assert!(
+            render(&summary)
+                .contains("Continue with: debussy run --resume plans/demo/MASTER_PLAN.md")
+        );
     }
 
     #[test]

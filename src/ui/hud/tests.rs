@@ -482,6 +482,7 @@ fn completed() {
             Event::RunFinished {
                 summary: RunSummary {
                     run_id: "3f2a9c41-0b7e-4d7e-9a51-6c1d2e3f4a5b".into(),
+                    plan_path: "plans/greeting/MASTER_PLAN.md".into(),
                     status: "completed".into(),
                     phases: vec![
                         phase("1", "Data model", "skipped", 0, 0.0),
