@@ -8,6 +8,8 @@
 //!
 //! Run with `cargo bench --bench process_stop` (add `-- --quick` for fewer rounds).
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use debussy::process::{Child, ProcessCommand, ProcessEvent, Stream};
@@ -31,15 +33,15 @@ fn main() {
         let sleep = "echo ready; exec sleep 100";
         let handler =
             r#"exec perl -e '$SIG{INT} = sub { exit 0 }; $| = 1; print "ready\n"; sleep 100'"#;
-        report(
+        common::report(
             "stop → reaped (exec sleep, SIGINT)",
             &stop_times(sleep, rounds).await,
         );
-        report(
+        common::report(
             "stop → reaped (perl SIGINT handler → exit 0)",
             &stop_times(handler, rounds).await,
         );
-        report(
+        common::report(
             "spawn → first line (sh echo)",
             &first_line_times(rounds).await,
         );
@@ -131,31 +133,5 @@ async fn throughput(megabytes: usize) {
     println!(
         "output throughput ({megabytes} MiB, 100-byte lines): {mb_s:.0} MB/s, {:.2} M lines/s",
         lines_s / 1e6
-    );
-}
-
-fn report(name: &str, times: &[Duration]) {
-    let mut sorted = times.to_vec();
-    sorted.sort();
-    let pick = |q: f64| {
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss,
-            reason = "an index into a short list"
-        )]
-        let at = ((sorted.len() - 1) as f64 * q).round() as usize;
-        sorted[at]
-    };
-    let total: Duration = sorted.iter().sum();
-    let mean = total / u32::try_from(sorted.len()).unwrap_or(u32::MAX);
-    println!(
-        "{name}: n={} min={:?} p50={:?} mean={:?} p99={:?} max={:?}",
-        sorted.len(),
-        sorted[0],
-        pick(0.5),
-        mean,
-        pick(0.99),
-        sorted[sorted.len() - 1]
     );
 }

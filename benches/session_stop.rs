@@ -13,9 +13,11 @@
 //!
 //! Run with `cargo bench --bench session_stop` (add `-- --quick` for fewer rounds).
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use debussy::agent::sim::SimBackend;
 use debussy::config::{AgentConfig, Config};
@@ -107,9 +109,9 @@ fn main() {
             assert_eq!(report.code(), 0, "{}", report.outcome);
             whole.push(started.elapsed());
         }
-        report("threshold line → reaped (sim)", &threshold);
-        report("manual restart → reaped (sim)", &manual);
-        report("whole 3-turn session (sim)", &whole);
+        common::report("threshold line → reaped (sim)", &threshold);
+        common::report("manual restart → reaped (sim)", &manual);
+        common::report("whole 3-turn session (sim)", &whole);
     });
 }
 
@@ -133,30 +135,4 @@ fn spec(dir: &Path, scenario: &str, round: usize) -> SessionSpec {
         dir.join(format!("logs/session-{round}.jsonl")),
     )
     .expect("spec")
-}
-
-fn report(name: &str, times: &[Duration]) {
-    let mut sorted = times.to_vec();
-    sorted.sort();
-    let pick = |q: f64| {
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss,
-            reason = "an index into a short list"
-        )]
-        let at = ((sorted.len() - 1) as f64 * q).round() as usize;
-        sorted[at]
-    };
-    let total: Duration = sorted.iter().sum();
-    let mean = total / u32::try_from(sorted.len()).unwrap_or(u32::MAX);
-    println!(
-        "{name}: n={} min={:?} p50={:?} mean={:?} p99={:?} max={:?}",
-        sorted.len(),
-        sorted[0],
-        pick(0.5),
-        mean,
-        pick(0.99),
-        sorted[sorted.len() - 1]
-    );
 }
