@@ -11,7 +11,9 @@ mod support;
 
 use debussy::run_env;
 use serde_json::Value;
-use support::project::{self, commit_all, events_named, process_gone, run_json, wait_exit};
+use support::project::{
+    self, commit_all, events_named, group_gone, process_gone, run_json, wait_exit,
+};
 
 /// A git repository with a plan in `plan/` and a sandboxed environment.
 struct Project {
@@ -468,4 +470,362 @@ fn without_a_git_identity_commits_are_made_as_debussy() {
     let head = repo.head().expect("head").peel_to_commit().expect("commit");
     assert_eq!(head.author().name().ok(), Some("debussy"));
     assert_eq!(head.author().email().ok(), Some("debussy@localhost"));
+}
+
+/// A scenario whose phase 1 first sleeps (until killed) after touching `started`, and on
+/// later sessions writes its notes and reports done.
+fn sleeping_scenario() -> String {
+    format!(
+        "scripts:\n  - phase: 1\n    turns:\n      - say: working\n        percent: 10\n        tools:\n          - write:\n              path: work.txt\n              content: \"agent edit\"\n          - bash: \"if [ ! -f started ]; then touch started; sleep 60; fi\"\n{}{}",
+        notes_turn("1"),
+        DONE_TURN
+    )
+}
+
+/// A project whose phase 1 sleeps on its first session (see [`sleeping_scenario`]), with
+/// a tracked `work.txt` the agent edits.
+fn sleeping_project() -> Project {
+    let project = Project::new();
+    project.write("work.txt", "original\n");
+    project.write(".gitignore", "started\n");
+    project.plan(&[("1", "N/A", "test -f started")], &sleeping_scenario());
+    project
+}
+
+/// A `debussy run` in the background printing JSON events.
+struct LiveRun {
+    child: std::process::Child,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    run_id: String,
+    agent_pid: u64,
+}
+
+impl LiveRun {
+    /// Start `debussy run … --output-format json` plus `extra` and wait until the agent
+    /// has touched `started`.
+    fn start(project: &Project, extra: &[&str]) -> LiveRun {
+        let mut args = vec![
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--restart-delay",
+            "0",
+            "--output-format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let mut child = project
+            .command(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut run_id = None;
+        let mut agent_pid = None;
+        for line in lines.by_ref().map_while(Result::ok) {
+            let event: Value = serde_json::from_str(&line).expect("json");
+            if event["event"] == "run_started" {
+                run_id = event["run_id"].as_str().map(str::to_owned);
+            }
+            if event["event"] == "session_started" {
+                agent_pid = event["pid"].as_u64();
+                break;
+            }
+        }
+        wait_for(
+            || project.root().join("started").exists(),
+            "the agent's sleep to start",
+        );
+        LiveRun {
+            child,
+            lines,
+            run_id: run_id.expect("run_started"),
+            agent_pid: agent_pid.expect("session_started"),
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn signal(&self, signal: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(self.pid()).expect("pid")),
+            signal,
+        )
+        .expect("signal");
+    }
+
+    /// SIGINT, then the remaining events and the exit code.
+    fn interrupt(mut self) -> (i32, Vec<Value>) {
+        self.signal(nix::sys::signal::Signal::SIGINT);
+        let rest: Vec<Value> = self
+            .lines
+            .map_while(Result::ok)
+            .map(|line| serde_json::from_str(&line).expect("json"))
+            .collect();
+        let code = wait_exit(&mut self.child, Duration::from_secs(30));
+        (code, rest)
+    }
+}
+
+#[test]
+fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
+    let project = sleeping_project();
+    let live = LiveRun::start(&project, &[]);
+
+    for extra in [&[][..], &["--resume"][..]] {
+        let mut args = vec!["run", "plan/MASTER_PLAN.md", "--agent", "sim"];
+        args.extend_from_slice(extra);
+        let output = project.command(&args).output().expect("second run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{extra:?}: {stderr}");
+        // The diagnostic is wrapped to the terminal's width anywhere, even inside the id.
+        let squashed: String = stderr
+            .chars()
+            .filter(|c| !c.is_whitespace() && *c != '│')
+            .collect();
+        assert!(
+            squashed.contains(&live.run_id)
+                && squashed.contains(&format!("pid{}", live.pid()))
+                && squashed.contains(&format!("kill-INT{}", live.pid())),
+            "{extra:?}: {stderr}"
+        );
+    }
+    let dry = project
+        .command(&["run", "plan/MASTER_PLAN.md", "--dry-run"])
+        .output()
+        .expect("dry run");
+    assert!(
+        dry.status.success(),
+        "a dry run needs no lock: {}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    let status = project.status_json();
+    assert_eq!(status["run"]["id"], live.run_id.as_str());
+    assert_eq!(status["run"]["status"], "running");
+
+    let agent_pid = live.agent_pid;
+    let (code, _) = live.interrupt();
+    assert_eq!(code, 130);
+    assert!(process_gone(agent_pid));
+    // Once the first run ended, the lock is free again.
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+}
+
+#[test]
+fn sigkill_leaves_an_interrupted_run_that_resume_continues_after_killing_its_agent() {
+    let project = sleeping_project();
+    let mut live = LiveRun::start(&project, &[]);
+    let run_id = live.run_id.clone();
+    let agent_pid = live.agent_pid;
+    live.signal(nix::sys::signal::Signal::SIGKILL);
+    assert_eq!(wait_exit(&mut live.child, Duration::from_secs(30)), -1);
+
+    let status = project.status_json();
+    assert_eq!(status["run"]["id"], run_id.as_str());
+    assert_eq!(status["run"]["status"], "interrupted", "{status:#}");
+    let history = project.command(&["history"]).output().expect("history");
+    assert!(
+        String::from_utf8_lossy(&history.stdout).contains("interrupted"),
+        "{}",
+        String::from_utf8_lossy(&history.stdout)
+    );
+
+    let agent_lived = !process_gone(agent_pid);
+    let (code, events) = project.run(&["--resume", "--allow-dirty"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(events[0]["run_id"], run_id.as_str());
+    assert_eq!(events[0]["resumed"], true);
+    assert!(
+        group_gone(agent_pid),
+        "the old agent's group survived the resume"
+    );
+    if agent_lived {
+        assert!(
+            events_named(&events, "warning").iter().any(|w| w["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("killed") && m.contains(&agent_pid.to_string()))),
+            "the resume says it killed the old agent: {events:#?}"
+        );
+    }
+    assert_eq!(project.status_json()["run"]["status"], "completed");
+}
+
+#[test]
+fn transcripts_of_a_resumed_run_never_overwrite_earlier_ones() {
+    let project = sleeping_project();
+    let live = LiveRun::start(&project, &[]);
+    let (code, _) = live.interrupt();
+    assert_eq!(code, 130);
+    let first = project.status_json()["executions"][0]["sessions"][0]["log_path"]
+        .as_str()
+        .expect("first log")
+        .to_owned();
+    let first_text = std::fs::read_to_string(project.root().join(&first)).expect("first log");
+
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let status = project.status_json();
+    let paths: Vec<String> = status["executions"]
+        .as_array()
+        .expect("executions")
+        .iter()
+        .flat_map(|e| e["sessions"].as_array().cloned().unwrap_or_default())
+        .map(|s| s["log_path"].as_str().expect("log path").to_owned())
+        .collect();
+    assert_eq!(paths.len(), 2, "{status:#}");
+    assert_ne!(paths[0], paths[1], "two sessions, one transcript path");
+    assert_eq!(
+        std::fs::read_to_string(project.root().join(&paths[0])).expect("first log"),
+        first_text,
+        "the first session's transcript was overwritten"
+    );
+    let second = std::fs::read_to_string(project.root().join(&paths[1])).expect("second log");
+    assert!(
+        second.contains("notes"),
+        "the second path holds the second session: {second}"
+    );
+    let started: Vec<&str> = events_named(&events, "session_started")
+        .iter()
+        .filter_map(|e| e["log_path"].as_str())
+        .collect();
+    assert!(
+        started.iter().all(|p| p.ends_with(&paths[1])),
+        "{started:?} vs {paths:?}"
+    );
+}
+
+#[test]
+fn pause_commits_the_work_and_the_resumed_session_gets_the_checkpoint() {
+    let project = sleeping_project();
+    let live = LiveRun::start(&project, &[]);
+    let (code, rest) = live.interrupt();
+    assert_eq!(code, 130);
+    let paused = &rest.last().expect("summary")["summary"];
+    assert_eq!(paused["status"], "paused");
+    assert_eq!(paused["plan_path"], "plan/MASTER_PLAN.md");
+    let messages = project.commit_messages();
+    assert!(
+        messages[0].contains("phase 1") && messages[0].contains("paused"),
+        "{messages:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("work"),
+        "agent edit"
+    );
+
+    // The resumed session must be told where the paused one stopped.
+    let resumed = format!(
+        "scripts:\n  - phase: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"paused\", \"work.txt\"]\n    turns:\n{}{}",
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.write("plan/sim-scenario.yaml", &resumed);
+    project.commit_all("resume scenario");
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(summary(&events)["plan_path"], "plan/MASTER_PLAN.md");
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("work"),
+        "agent edit"
+    );
+}
+
+#[test]
+fn resume_reuses_the_flags_the_run_was_started_with() {
+    let project = Project::new();
+    let failing = "scripts:\n  - phase: 1\n    turns:\n      - say: no\n        tools:\n          - done: failed\n";
+    project.plan(&[("1", "N/A", "true")], failing);
+    let (code, _) = project.run(&["--max-retries", "0", "--model", "sim-model-x"]);
+    assert_eq!(code, 1);
+
+    let passing = format!(
+        "scripts:\n  - phase: 1\n    turns:\n{}{}",
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.write("plan/sim-scenario.yaml", &passing);
+    project.commit_all("fixed scenario");
+    // No --agent: the run must go on with the simulated agent it started with.
+    let mut command = project.command(&[
+        "run",
+        "plan/MASTER_PLAN.md",
+        "--resume",
+        "--output-format",
+        "json",
+    ]);
+    command.env("PATH", "/usr/bin:/bin");
+    let output = command.output().expect("resume");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(output.status.code(), Some(0), "{stderr}\n{events:#?}");
+    assert_eq!(events[0]["agent"], "sim");
+    assert_eq!(events[0]["model"], "sim-model-x");
+    assert!(
+        stderr.contains("--agent sim") && stderr.contains("--model sim-model-x"),
+        "the reused flags are named: {stderr}"
+    );
+}
+
+#[test]
+fn a_run_failing_in_phase_1_records_phase_1() {
+    let project = Project::new();
+    let failing = "scripts:\n  - phase: 1\n    turns:\n      - say: no\n        tools:\n          - done: failed\n";
+    project.plan(
+        &[
+            ("1", "N/A", "true"),
+            ("2", "Phase 1", "true"),
+            ("3", "N/A", "true"),
+        ],
+        failing,
+    );
+    let (code, events) = project.run(&["--max-retries", "0"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let status = project.status_json();
+    assert_eq!(status["run"]["current_phase"], "1", "{status:#}");
+    let history = project.command(&["history"]).output().expect("history");
+    let text = String::from_utf8_lossy(&history.stdout);
+    assert!(
+        !text.contains("phase 3") && !text.contains("phase 2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn run_data_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n  - phase: 1\n    turns:\n{}{}",
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    let dir = project.root().join(".debussy");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let mode = |path: &Path| {
+        std::fs::metadata(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(&dir), 0o700, ".debussy");
+    assert_eq!(mode(&dir.join("state.db")), 0o600, "state.db");
+    for extra in ["state.db-wal", "state.db-shm"] {
+        let path = dir.join(extra);
+        if path.exists() {
+            assert_eq!(mode(&path), 0o600, "{extra}");
+        }
+    }
 }

@@ -3,6 +3,7 @@
 use assert_cmd::Command;
 use debussy::run_env;
 use debussy::state::{ExecutionEnd, ExecutionStatus, RunStatus, Store};
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
 struct Project {
@@ -267,4 +268,49 @@ fn concurrent_debussy_processes_lose_no_writes() {
         assert!(writer.wait().expect("wait").success(), "a writer failed");
     }
     assert_eq!(project.store().progress(&run, "1").expect("read").len(), 60);
+}
+
+#[test]
+fn done_and_progress_for_a_phase_not_in_the_run_name_the_runs_phases_and_exit_2() {
+    let project = Project::new();
+    let store = project.store();
+    let run = store
+        .create_run("/plan/MASTER_PLAN.md", "Plan")
+        .expect("run");
+    store
+        .set_run_phases(&run, &["1".to_owned(), "2".to_owned()])
+        .expect("phases");
+
+    project
+        .agent(&run)
+        .args(["done", "--phase", "99"])
+        .assert()
+        .code(2)
+        .stderr(contains("phase 99").and(contains("1, 2")));
+    project
+        .agent(&run)
+        .args(["progress", "--phase", "99", "did", "things"])
+        .assert()
+        .code(2)
+        .stderr(contains("phase 99").and(contains("1, 2")));
+    assert!(
+        project
+            .store()
+            .completion(&run, "99")
+            .expect("read")
+            .is_none(),
+        "nothing is recorded for a phase the run does not have"
+    );
+
+    // "Phase 2" and "2" name the same phase.
+    project
+        .agent(&run)
+        .args(["done", "--phase", "Phase 2"])
+        .assert()
+        .success();
+    project
+        .agent(&run)
+        .args(["progress", "--phase", "1", "ok"])
+        .assert()
+        .success();
 }

@@ -37,3 +37,28 @@ pub(super) fn run_store(global: &GlobalArgs, command: &str) -> Result<(RunEnv, S
     }
     Ok((env, store))
 }
+
+/// Refuse a phase the run does not have (runs recorded before phases were kept accept
+/// any). Returns the phase id as the run spells it (`Phase 2` → `2`).
+pub(super) fn check_phase(store: &Store, run_id: &str, phase: &str) -> Result<String, Failure> {
+    let run = store
+        .run(run_id)
+        .map_err(Failure::failed)?
+        .ok_or_else(|| Failure::usage(miette::miette!("run {run_id} is not recorded")))?;
+    if run.phase_ids.is_empty() {
+        return Ok(phase.to_owned());
+    }
+    let wanted = crate::plan::PhaseId::parse(phase).map(|id| id.as_str().to_owned());
+    match run
+        .phase_ids
+        .iter()
+        .find(|id| Some(id.as_str()) == wanted.as_deref() || id.as_str() == phase)
+    {
+        Some(id) => Ok(id.clone()),
+        None => Err(Failure::usage(miette::miette!(
+            help = format!("pass one of the run's phases: {}", run.phase_ids.join(", ")),
+            "phase {phase} is not a phase of run {run_id} (its phases: {})",
+            run.phase_ids.join(", ")
+        ))),
+    }
+}

@@ -17,6 +17,7 @@ pub(super) fn run(global: &GlobalArgs, args: DoneArgs) -> CommandResult {
                 "no phase given and none known from the environment"
             ))
         })?;
+    let phase = super::agent_report::check_phase(&store, &env.run_id, &phase)?;
     let status = match args
         .status
         .or(args.status_pos)

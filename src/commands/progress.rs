@@ -12,13 +12,10 @@ pub(super) fn run(global: &GlobalArgs, args: ProgressArgs) -> CommandResult {
             "the progress step is empty"
         )));
     }
+    let phase = super::agent_report::check_phase(&store, &env.run_id, &args.phase)?;
     store
-        .record_progress(&env.run_id, &args.phase, step.trim())
+        .record_progress(&env.run_id, &phase, step.trim())
         .map_err(Failure::failed)?;
-    println!(
-        "recorded progress for phase {}: {}",
-        args.phase,
-        step.trim()
-    );
+    println!("recorded progress for phase {}: {}", phase, step.trim());
     Ok(Exit::Success)
 }

@@ -4,6 +4,7 @@
 //! or was blocked, 2 usage or config, 130 interrupted).
 
 mod dry_run;
+mod overrides;
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -30,7 +31,11 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     if args.dry_run {
         return dry_run::run(global, &args);
     }
-    let loaded = super::load_config(global, Some(&args.overrides))?;
+    let mut overrides = args.overrides.clone();
+    let mut loaded = super::load_config(global, Some(&overrides))?;
+    if args.resume && reuse_recorded_flags(&args, &loaded.project_root, &mut overrides)? {
+        loaded = super::load_config(global, Some(&overrides))?;
+    }
     let root = loaded.project_root.clone();
     let inspection = plan::inspect(&args.plan, &loaded.config.gates, &root);
     let Some(plan) = inspection.plan else {
@@ -121,6 +126,7 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
             ignore_history: args.restart,
             start_phase: args.phase.clone(),
             allow_dirty: args.allow_dirty,
+            overrides: overrides::to_words(&overrides),
         },
         events: event_sender,
         requests,
@@ -142,6 +148,35 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         Err(err) if err.is_usage() => Err(Failure::usage(err)),
         Err(err) => Err(Failure::failed(err)),
     }
+}
+
+/// On `--resume`, take the flags the resumed run was started with for every flag not
+/// typed now, saying which were reused. True when any was.
+fn reuse_recorded_flags(
+    args: &RunArgs,
+    root: &std::path::Path,
+    now: &mut crate::cli::RunOverrides,
+) -> Result<bool, Failure> {
+    // A plan that does not load is reported by the inspection that follows.
+    let Ok(plan) = plan::load(&args.plan) else {
+        return Ok(false);
+    };
+    let Some(store) = crate::state::Store::open_existing(root).map_err(Failure::failed)? else {
+        return Ok(false);
+    };
+    let Some(run) = orchestrator::resumable_run(&store, &plan).map_err(Failure::failed)? else {
+        return Ok(false);
+    };
+    let reused = overrides::reuse(now, &run.overrides).map_err(Failure::usage)?;
+    if reused.is_empty() {
+        return Ok(false);
+    }
+    eprintln!(
+        "debussy: resuming run {} with the flags it was started with: {}",
+        run.id,
+        reused.join(" ")
+    );
+    Ok(true)
 }
 
 /// Where a run's events are shown.

@@ -4,6 +4,7 @@
 //! the restart budget runs out.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -20,7 +21,7 @@ use crate::session::{
 };
 use crate::state::{CompletionStatus, RestartRecord, SessionRecord, now};
 
-use super::phase::Runner;
+use super::phase::{ResumePoint, Runner};
 use super::vcs;
 
 /// Outcome code of an attempt whose restart budget ran out.
@@ -94,6 +95,10 @@ impl Runner<'_> {
         let mut budget = RestartBudget::new(max_restarts);
         let mut tally = AttemptTally::default();
         let mut session_prompt = prompt.to_owned();
+        if let Some(point) = self.resume_point.take_if(|point| point.phase == id) {
+            let checkpoint = self.resume_checkpoint(phase, &point, max_restarts).await;
+            session_prompt = checkpoint::prompt_with_checkpoint(&checkpoint, prompt);
+        }
         let mut restart = 0;
         loop {
             if self.flags.pause_requested && !self.wait_while_paused(&id).await {
@@ -226,6 +231,55 @@ impl Runner<'_> {
         }
     }
 
+    /// The checkpoint context for the first session of a resumed paused phase.
+    async fn resume_checkpoint(
+        &self,
+        phase: &Phase,
+        point: &ResumePoint,
+        max_restarts: u32,
+    ) -> String {
+        let base = point
+            .pause
+            .base
+            .as_deref()
+            .and_then(|oid| git2::Oid::from_str(oid).ok());
+        let facts = CheckpointFacts {
+            phase_id: point.phase.clone(),
+            phase_title: phase.title.clone(),
+            restart_number: 0,
+            max_restarts,
+            stop_reason: "the run was paused by the user and is now resumed".into(),
+            commit: point.pause.commit.clone(),
+            progress: self
+                .store
+                .progress(&self.run_id, &point.phase)
+                .map(|entries| entries.into_iter().map(|e| e.step).collect())
+                .unwrap_or_default(),
+            todos: Vec::new(),
+            changes: vcs::changes_since(self.root.clone(), base).await,
+            last_message: None,
+        };
+        checkpoint::render(&facts)
+    }
+
+    /// A transcript path no earlier session of this run used: sessions of a resumed run
+    /// start their numbering again, so the number continues past existing files.
+    fn fresh_log_path(&self, phase_id: &str, attempt: u32, restart: u32) -> PathBuf {
+        let dir = self
+            .root
+            .join(".debussy/runs")
+            .join(&self.run_id)
+            .join(phase_id);
+        let mut number = restart + 1;
+        loop {
+            let path = dir.join(format!("attempt-{attempt}-session-{number}.jsonl"));
+            if !path.exists() {
+                return path;
+            }
+            number += 1;
+        }
+    }
+
     /// Interrupt or skip, whichever stopped the current step.
     fn stop_reason(&self) -> AttemptEnd {
         if self.flags.skip_requested {
@@ -317,12 +371,7 @@ impl Runner<'_> {
         restarts_allowed: bool,
     ) -> SessionReport {
         let id = phase.id.as_str().to_owned();
-        let log_path = self
-            .root
-            .join(".debussy/runs")
-            .join(&self.run_id)
-            .join(&id)
-            .join(format!("attempt-{attempt}-session-{}.jsonl", restart + 1));
+        let log_path = self.fresh_log_path(&id, attempt, restart);
         let run_env = RunEnv {
             run_id: self.run_id.clone(),
             phase_id: id.clone(),
@@ -372,12 +421,20 @@ impl Runner<'_> {
         let report = loop {
             tokio::select! {
                 report = &mut running => break report,
-                Some(event) = receiver.recv() => self.forward(&id, attempt, restart, max_restarts, event),
+                Some(event) = receiver.recv() => {
+                    self.note_agent_group(&event);
+                    self.forward(&id, attempt, restart, max_restarts, event);
+                }
                 Some(request) = self.requests.recv() => self.handle_session_request(request, &control, restarts_allowed),
             }
         };
         while let Ok(event) = receiver.try_recv() {
             self.forward(&id, attempt, restart, max_restarts, event);
+        }
+        if self.agent_group.take().is_some()
+            && let Err(err) = self.store.set_agent_group(&self.run_id, None)
+        {
+            self.warn(format!("could not record the agent's end: {err}"));
         }
         self.emit(Event::SessionEnded {
             phase_id: id,
@@ -396,6 +453,18 @@ impl Runner<'_> {
             self.warn(format!("could not remember the context window: {err}"));
         }
         report
+    }
+
+    /// Record a started agent's process group (it leads its own group, so pgid = pid), so
+    /// that a resume after this process dies can find and kill it.
+    fn note_agent_group(&mut self, event: &SessionEvent) {
+        if let SessionEvent::Started { pid, .. } = event {
+            let pgid = i32::try_from(*pid).ok();
+            self.agent_group = pgid;
+            if let Err(err) = self.store.set_agent_group(&self.run_id, pgid) {
+                self.warn(format!("could not record the agent's process group: {err}"));
+            }
+        }
     }
 
     fn handle_session_request(
@@ -462,6 +531,7 @@ impl Runner<'_> {
             tool_calls: report.snapshot.tool_calls,
             cost_usd: report.snapshot.cost_usd.unwrap_or(0.0),
             log_path: Some(report.log_path.display().to_string()),
+            agent_pgid: report.pid.and_then(|pid| i32::try_from(pid).ok()),
             started_at: report.started_at.to_string(),
             ended_at: report.ended_at.to_string(),
         };

@@ -18,6 +18,8 @@
 //! are reported blocked; an interrupt pauses the run so `--resume` continues it.
 
 pub mod attempt;
+pub mod lock;
+mod orphans;
 pub mod phase;
 pub mod prompts;
 pub mod selection;
@@ -31,7 +33,7 @@ use crate::agent::AgentBackend;
 use crate::config::Loaded;
 use crate::events::{Event, EventSender, PhaseInfo, PhaseSummary, RequestReceiver, RunSummary};
 use crate::plan::{Phase, Plan, execution_order};
-use crate::state::{RunStatus, StateError, Store};
+use crate::state::{RunRecord, RunStatus, StateError, Store};
 
 use self::selection::{History, Standing};
 
@@ -47,6 +49,9 @@ pub struct RunOptions {
     pub start_phase: Option<String>,
     /// `--allow-dirty`: run on a working tree with uncommitted tracked changes.
     pub allow_dirty: bool,
+    /// The configuration flags in effect (typed now or reused from the resumed run), as
+    /// command-line words; recorded with the run so a later `--resume` reuses them.
+    pub overrides: Vec<String>,
 }
 
 /// Everything a run needs.
@@ -72,6 +77,10 @@ pub enum RunError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Preflight(#[from] vcs::PreflightError),
+    /// Another run of this project is live.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Locked(#[from] lock::LockError),
     /// The state store failed.
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -98,7 +107,12 @@ impl RunError {
     /// Whether the error is the user's input (exit 2) rather than the work failing.
     #[must_use]
     pub fn is_usage(&self) -> bool {
-        matches!(self, RunError::UnknownPhase(_) | RunError::Preflight(_))
+        matches!(
+            self,
+            RunError::UnknownPhase(_)
+                | RunError::Preflight(_)
+                | RunError::Locked(lock::LockError::Held { .. })
+        )
     }
 }
 
@@ -118,8 +132,30 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     } = setup;
     let config = loaded.config;
     let root = loaded.project_root;
+    // Taken first: a second run must be told about the live one, not that the live one's
+    // edits make the tree dirty.
+    let mut run_lock = lock::RunLock::acquire(&root)?;
+    let store = Store::open(&root)?;
+    let plan_key = plan_key(&plan);
+    let resumable = if options.resume {
+        resumable_run(&store, &plan)?
+    } else {
+        None
+    };
     if config.auto_commit {
-        vcs::preflight(root.clone(), options.allow_dirty).await?;
+        let paused_files = resumable
+            .as_ref()
+            .and_then(|run| run.pause.as_ref())
+            .map(|pause| pause.files.clone())
+            .unwrap_or_default();
+        match vcs::preflight(root.clone(), options.allow_dirty).await {
+            Ok(_) => {}
+            // The paused run's own uncommitted edits are its work, not the user's.
+            Err(vcs::PreflightError::Dirty { .. })
+                if !paused_files.is_empty()
+                    && only_paused_files_dirty(root.clone(), paused_files).await => {}
+            Err(err) => return Err(err.into()),
+        }
     }
     vcs::ignore_run_data(&root).map_err(|source| RunError::Prepare {
         path: root.join(".debussy").display().to_string(),
@@ -135,8 +171,6 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
                 .join("; "),
         )
     })?;
-    let store = Store::open(&root)?;
-    let plan_key = plan_key(&plan);
     let history = History {
         ignore: options.ignore_history,
         resume: options.resume,
@@ -148,22 +182,35 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         start_at: options.start_phase.clone(),
     };
     let mut standings = selection::select(&order, &history).map_err(RunError::UnknownPhase)?;
+    store.settle_interrupted()?;
 
-    let resumable = if options.resume {
-        store
-            .runs(Some(&plan_key), 1)?
-            .into_iter()
-            .find(|run| run.status != RunStatus::Completed)
-    } else {
-        None
-    };
+    let mut leftover_warning = None;
+    let mut resume_point = None;
     let (run_id, resumed) = match resumable {
         Some(run) => {
+            if let Some(pgid) = run.agent_pgid {
+                leftover_warning = leftover_agent_warning(pgid);
+                store.set_agent_group(&run.id, None)?;
+            }
+            if let (Some(pause), Some(phase)) = (run.pause.clone(), run.current_phase.clone()) {
+                resume_point = Some(phase::ResumePoint { phase, pause });
+                store.set_pause(&run.id, None)?;
+            }
             store.update_run(&run.id, RunStatus::Running, None, None)?;
             (run.id, true)
         }
         None => (store.create_run(&plan_key, &plan.title)?, false),
     };
+    store.set_run_owner(&run_id, crate::state::Owner::current())?;
+    let phase_ids: Vec<String> = order.iter().map(|p| p.id.as_str().to_owned()).collect();
+    store.set_run_phases(&run_id, &phase_ids)?;
+    store.set_run_overrides(&run_id, &options.overrides)?;
+    if let Err(err) = run_lock.record(&run_id) {
+        tracing::warn!(
+            "could not name the run in {}: {err}",
+            run_lock.path().display()
+        );
+    }
 
     let phases_info: Vec<PhaseInfo> = order
         .iter()
@@ -184,6 +231,10 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         max_restarts: config.max_restarts,
         resumed,
     });
+    if let Some(message) = leftover_warning {
+        tracing::warn!("{message}");
+        let _ = events.send(Event::Warning { message });
+    }
 
     let mut runner = phase::Runner {
         config,
@@ -197,12 +248,17 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         flags: phase::Flags::default(),
         summary: RunSummary {
             run_id: run_id.clone(),
+            plan_path: plan.master.display().to_string(),
             ..RunSummary::default()
         },
+        resume_point,
+        agent_group: None,
     };
     let started = Instant::now();
     let mut run_error: Option<String> = None;
     let mut paused_at: Option<String> = None;
+    // The phase the run stopped in (or, completed, its last), as recorded and reported.
+    let mut stopped_at: Option<String> = None;
     let total = order.len();
     for (index, phase) in order.iter().enumerate() {
         let id = phase.id.as_str().to_owned();
@@ -211,6 +267,18 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
                 phase_id: id.clone(),
                 reason: reason.clone(),
             });
+            runner
+                .summary
+                .phases
+                .push(skipped_summary(phase, "skipped"));
+            continue;
+        }
+        if let Some(reason) = selection::dropped_dependency(phase, &standings) {
+            runner.emit(Event::PhaseSkipped {
+                phase_id: id.clone(),
+                reason: reason.clone(),
+            });
+            standings.insert(id.clone(), Standing::Dropped(reason));
             runner
                 .summary
                 .phases
@@ -233,13 +301,18 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
                 .phases
                 .push(skipped_summary(phase, "blocked"));
             run_error = Some(format!("phase {id} {error}"));
+            stopped_at = Some(id);
             break;
         }
+        stopped_at = Some(id.clone());
         let result = runner.run_phase(phase, index + 1, total).await;
         runner.summary.phases.push(result.summary.clone());
         standings.insert(id.clone(), result.standing.clone());
         match result.standing {
-            Standing::Completed | Standing::Skipped(_) | Standing::Pending => {}
+            Standing::Completed
+            | Standing::Skipped(_)
+            | Standing::Dropped(_)
+            | Standing::Pending => {}
             Standing::Paused => {
                 paused_at = Some(id);
                 break;
@@ -278,9 +351,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     } else {
         RunStatus::Completed
     };
-    let current = paused_at
-        .clone()
-        .or_else(|| runner.summary.phases.last().map(|p| p.id.clone()));
+    let current = paused_at.clone().or(stopped_at);
     if let Err(err) =
         runner
             .store
@@ -288,6 +359,10 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     {
         runner.warn(format!("could not record the run's end: {err}"));
     }
+    if let Err(err) = runner.store.set_run_owner(&run_id, None) {
+        runner.warn(format!("could not record the run's end: {err}"));
+    }
+    drop(run_lock);
     runner.summary.status = status.as_str().to_owned();
     runner.summary.error = run_error;
     runner.summary.duration_secs = started.elapsed().as_secs_f64();
@@ -296,6 +371,41 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         summary: summary.clone(),
     });
     Ok(summary)
+}
+
+/// The run `--resume` continues: the latest run of `plan`, unless it completed.
+///
+/// # Errors
+/// On state store failure.
+pub fn resumable_run(store: &Store, plan: &Plan) -> Result<Option<RunRecord>, StateError> {
+    Ok(store
+        .runs(Some(&plan_key(plan)), 1)?
+        .into_iter()
+        .find(|run| run.status != RunStatus::Completed))
+}
+
+/// Whether every uncommitted tracked change is one of the paused run's own files.
+async fn only_paused_files_dirty(root: PathBuf, paused: Vec<String>) -> bool {
+    tokio::task::spawn_blocking(move || {
+        crate::git::Repo::discover(&root)
+            .and_then(|repo| repo.dirty_tracked_files())
+            .is_ok_and(|dirty| dirty.iter().all(|file| paused.contains(file)))
+    })
+    .await
+    .unwrap_or(false)
+}
+
+/// Kill what is left of an interrupted run's agent, saying so.
+fn leftover_agent_warning(pgid: i32) -> Option<String> {
+    match orphans::kill_leftover_group(pgid) {
+        orphans::Leftover::Gone => None,
+        orphans::Leftover::Killed => Some(format!(
+            "the interrupted run's agent (process group {pgid}) was still running; killed it before resuming"
+        )),
+        orphans::Leftover::Unkillable(errno) => Some(format!(
+            "the interrupted run's agent (process group {pgid}) is still running and could not be killed ({errno}); stop it yourself: kill -KILL -{pgid}"
+        )),
+    }
 }
 
 /// How runs of a plan are recognised across invocations: its absolute master path.

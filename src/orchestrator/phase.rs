@@ -13,7 +13,7 @@ use crate::events::{
 };
 use crate::gates::{self, GateRun, GateSpec};
 use crate::plan::{Phase, Plan};
-use crate::state::{ExecutionEnd, ExecutionStatus, GateRecord, Store, now};
+use crate::state::{ExecutionEnd, ExecutionStatus, GateRecord, PauseRecord, Store, now};
 
 use super::attempt::{AttemptEnd, AttemptTally};
 use super::prompts::{self, PromptGate};
@@ -43,6 +43,17 @@ pub(crate) struct Runner<'plan> {
     pub(crate) requests: RequestReceiver,
     pub(crate) flags: Flags,
     pub(crate) summary: RunSummary,
+    /// Where the paused run being resumed stopped; its phase's first session gets it.
+    pub(crate) resume_point: Option<ResumePoint>,
+    /// The process group of the agent session running now.
+    pub(crate) agent_group: Option<i32>,
+}
+
+/// The phase a paused run stopped in and what its pause recorded.
+#[derive(Debug, Clone)]
+pub(crate) struct ResumePoint {
+    pub(crate) phase: String,
+    pub(crate) pause: PauseRecord,
 }
 
 /// How a phase ended in this run.
@@ -190,7 +201,7 @@ impl Runner<'_> {
                 AttemptEnd::Skipped => (
                     ExecutionStatus::Skipped,
                     None,
-                    Some(Standing::Skipped("skipped by user".into())),
+                    Some(Standing::Dropped("skipped by user".into())),
                 ),
                 AttemptEnd::Fatal(message) => (
                     ExecutionStatus::Failed,
@@ -225,7 +236,7 @@ impl Runner<'_> {
                     Validation::Skipped => (
                         ExecutionStatus::Skipped,
                         None,
-                        Some(Standing::Skipped("skipped by user".into())),
+                        Some(Standing::Dropped("skipped by user".into())),
                     ),
                     Validation::Judged {
                         verdict,
@@ -272,6 +283,7 @@ impl Runner<'_> {
 
             let commit = match standing {
                 Some(Standing::Completed) => self.commit(phase, "completed").await,
+                Some(Standing::Paused) => self.keep_paused_work(phase, base).await,
                 Some(Standing::Failed | Standing::Blocked) if self.config.commit_on_failure => {
                     self.commit(phase, status.as_str()).await
                 }
@@ -493,6 +505,33 @@ impl Runner<'_> {
             verdict,
             gates: outcomes,
         }
+    }
+
+    /// On a pause, keep the agent's work for `--resume`: commit it as a checkpoint when
+    /// auto-commit is on, else (or when nothing could be committed) record the files it
+    /// changed, which the resume then accepts as a dirty tree. Returns the commit id.
+    async fn keep_paused_work(&mut self, phase: &Phase, base: Option<git2::Oid>) -> Option<String> {
+        let commit = self.commit(phase, "paused (checkpoint)").await;
+        let files = if commit.is_some() {
+            Vec::new()
+        } else {
+            vcs::changes_since(self.root.clone(), base)
+                .await
+                .into_iter()
+                .map(|change| change.path)
+                .collect()
+        };
+        let pause = PauseRecord {
+            base: base.map(|oid| oid.to_string()),
+            commit: commit.clone(),
+            files,
+        };
+        if let Err(err) = self.store.set_pause(&self.run_id, Some(&pause)) {
+            self.warn(format!(
+                "could not record where the pause left the work: {err}"
+            ));
+        }
+        commit
     }
 
     /// Commit the phase's work with the configured message; returns the commit id.

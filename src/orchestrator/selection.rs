@@ -20,6 +20,9 @@ pub enum Standing {
     Blocked,
     /// Interrupted in this run.
     Paused,
+    /// Skipped by the user in this run (the HUD's `s`), or depending on such a phase. Its
+    /// work was not done, so phases that depend on it are skipped too.
+    Dropped(String),
 }
 
 impl Standing {
@@ -39,6 +42,7 @@ impl Standing {
             Standing::Failed => "failed",
             Standing::Blocked => "blocked",
             Standing::Paused => "paused",
+            Standing::Dropped(_) => "skipped",
         }
     }
 }
@@ -112,6 +116,18 @@ pub fn unmet_dependencies(phase: &Phase, standings: &BTreeMap<String, Standing>)
             Some(standing) => Some(format!("phase {dep} is {}", standing.label())),
         })
         .collect()
+}
+
+/// Why `phase` is dropped with a dependency the user skipped (directly, or through a
+/// phase dropped for that reason); `None` when no dependency was dropped.
+#[must_use]
+pub fn dropped_dependency(phase: &Phase, standings: &BTreeMap<String, Standing>) -> Option<String> {
+    let dropped: Vec<String> = phase
+        .dependency_ids()
+        .filter(|dep| matches!(standings.get(dep.as_str()), Some(Standing::Dropped(_))))
+        .map(|dep| format!("phase {dep}"))
+        .collect();
+    (!dropped.is_empty()).then(|| format!("depends on {}, which was skipped", dropped.join(", ")))
 }
 
 /// Phases in `order` that depend on a failed or blocked phase, directly or through other
@@ -243,6 +259,24 @@ mod tests {
         standings.insert("1".into(), Standing::Failed);
         let unmet = unmet_dependencies(order[1], &standings);
         assert_eq!(unmet, ["phase 1 is failed", "phase 7 is not in the plan"]);
+    }
+
+    #[test]
+    fn dependents_of_a_user_skipped_phase_are_dropped_and_others_are_not() {
+        let (_dir, plan) = plan(&[
+            ("1", "Pending", "N/A"),
+            ("2", "Pending", "Phase 1"),
+            ("3", "Pending", "N/A"),
+        ]);
+        let order = execution_order(&plan).expect("order");
+        let mut standings = select(&order, &History::default()).expect("select");
+        standings.insert("1".into(), Standing::Dropped("skipped by user".into()));
+        let phase = |id: &str| *order.iter().find(|p| p.id.as_str() == id).expect("phase");
+        let why = dropped_dependency(phase("2"), &standings).expect("2 depends on 1");
+        assert!(why.contains("phase 1") && why.contains("skipped"), "{why}");
+        assert!(!Standing::Dropped(why).satisfies_dependents());
+        assert_eq!(dropped_dependency(phase("3"), &standings), None);
+        assert!(Standing::Skipped("marked completed in the plan".into()).satisfies_dependents());
     }
 
     #[test]

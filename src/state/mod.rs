@@ -7,22 +7,30 @@
 //! blocking; async callers use `spawn_blocking`. This module stores facts; it never
 //! decides what a run does next.
 
+mod owner;
 mod records;
 mod schema;
 
 use std::collections::BTreeSet;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+pub use owner::Owner;
 pub use records::{
     CompletionSignal, CompletionStatus, ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord,
-    ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionRecord, now,
+    PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionRecord, now,
 };
 
 /// The database file, relative to the project root.
 pub const STATE_DB: &str = ".debussy/state.db";
+
+/// Mode of `.debussy/`: run data (prompts, transcripts, state) is the user's alone.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+/// Mode of the database and its `-wal`/`-shm` files.
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
 
 /// How long a write waits for another process's transaction before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -108,11 +116,19 @@ impl Store {
     /// As [`Store::open`].
     pub fn open_at(path: &Path) -> Result<Store, StateError> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| StateError::CreateDir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(PRIVATE_DIR_MODE)
+                .create(dir)
+                .map_err(|source| StateError::CreateDir {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
         }
+        make_private(path).map_err(|source| StateError::CreateDir {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let err = |action| {
             let path = path.to_path_buf();
             move |source| StateError::Sqlite {
@@ -263,18 +279,163 @@ impl Store {
             .map_err(self.sql("list runs"))?
     }
 
+    /// A run as stored, except that a run still `running` whose owner process is gone
+    /// (or whose pid now belongs to another process) reads as `interrupted`.
     fn run_row(&self, row: &Row<'_>) -> Result<RunRecord, StateError> {
         let get = |e: rusqlite::Error| self.corrupt(e.to_string());
+        let lines = |text: Option<String>| -> Vec<String> {
+            text.map(|t| t.lines().map(str::to_owned).collect())
+                .unwrap_or_default()
+        };
+        let owner_pid: Option<u32> = row.get("owner_pid").map_err(get)?;
+        let owner_start: Option<i64> = row.get("owner_start").map_err(get)?;
+        let owner_start = owner_start.and_then(|s| u64::try_from(s).ok());
+        let mut status: RunStatus = self.parse(&row.get::<_, String>("status").map_err(get)?)?;
+        if status == RunStatus::Running
+            && let (Some(pid), Some(start)) = (owner_pid, owner_start)
+            && !(Owner { pid, start }).is_alive()
+        {
+            status = RunStatus::Interrupted;
+        }
+        let overrides = match row.get::<_, Option<String>>("overrides").map_err(get)? {
+            Some(text) => serde_json::from_str(&text)
+                .map_err(|e| self.corrupt(format!("the run's recorded flags: {e}")))?,
+            None => Vec::new(),
+        };
+        let pause_base: Option<String> = row.get("pause_base").map_err(get)?;
+        let pause_commit: Option<String> = row.get("pause_commit").map_err(get)?;
+        let pause_files = lines(row.get("pause_files").map_err(get)?);
+        let pause = (status == RunStatus::Paused
+            && (pause_base.is_some() || pause_commit.is_some() || !pause_files.is_empty()))
+        .then_some(PauseRecord {
+            base: pause_base,
+            commit: pause_commit,
+            files: pause_files,
+        });
         Ok(RunRecord {
             id: row.get("id").map_err(get)?,
             plan_path: row.get("plan_path").map_err(get)?,
             plan_title: row.get("plan_title").map_err(get)?,
-            status: self.parse(&row.get::<_, String>("status").map_err(get)?)?,
+            status,
             current_phase: row.get("current_phase").map_err(get)?,
             error: row.get("error").map_err(get)?,
             started_at: row.get("started_at").map_err(get)?,
             ended_at: row.get("ended_at").map_err(get)?,
+            owner_pid,
+            owner_start,
+            agent_pgid: row.get("agent_pgid").map_err(get)?,
+            phase_ids: lines(row.get("phase_ids").map_err(get)?),
+            overrides,
+            pause,
         })
+    }
+
+    /// Record as `interrupted` every run still marked `running` whose owner process is
+    /// gone; returns their ids.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn settle_interrupted(&self) -> Result<Vec<String>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT * FROM runs WHERE status = 'running' AND owner_pid IS NOT NULL")
+            .map_err(self.sql("find interrupted runs"))?;
+        let runs: Vec<RunRecord> = stmt
+            .query_map([], |row| Ok(self.run_row(row)))
+            .map_err(self.sql("find interrupted runs"))?
+            .collect::<Result<Result<_, _>, _>>()
+            .map_err(self.sql("find interrupted runs"))??;
+        let mut settled = Vec::new();
+        for run in runs
+            .into_iter()
+            .filter(|r| r.status == RunStatus::Interrupted)
+        {
+            self.update_run(
+                &run.id,
+                RunStatus::Interrupted,
+                None,
+                Some("the debussy process running it died"),
+            )?;
+            settled.push(run.id);
+        }
+        Ok(settled)
+    }
+
+    /// Record `owner` as the process running the run (taking it over on `--resume`).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_run_owner(&self, run_id: &str, owner: Option<Owner>) -> Result<(), StateError> {
+        let start = owner.and_then(|o| i64::try_from(o.start).ok());
+        self.conn
+            .execute(
+                "UPDATE runs SET owner_pid = ?2, owner_start = ?3 WHERE id = ?1",
+                params![run_id, owner.map(|o| o.pid), start],
+            )
+            .map_err(self.sql("record the run's owner"))?;
+        Ok(())
+    }
+
+    /// Record the process group of the agent session now running (`None` between sessions).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_agent_group(&self, run_id: &str, pgid: Option<i32>) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET agent_pgid = ?2 WHERE id = ?1",
+                params![run_id, pgid],
+            )
+            .map_err(self.sql("record the agent's process group"))?;
+        Ok(())
+    }
+
+    /// Record the plan's phase ids for the run, so reports for other phases are refused.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_run_phases(&self, run_id: &str, phase_ids: &[String]) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET phase_ids = ?2 WHERE id = ?1",
+                params![run_id, phase_ids.join("\n")],
+            )
+            .map_err(self.sql("record the run's phases"))?;
+        Ok(())
+    }
+
+    /// Record the configuration flags the run was started with, so `--resume` reuses them.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_run_overrides(&self, run_id: &str, flags: &[String]) -> Result<(), StateError> {
+        let text = serde_json::to_string(flags).map_err(|e| self.corrupt(e.to_string()))?;
+        self.conn
+            .execute(
+                "UPDATE runs SET overrides = ?2 WHERE id = ?1",
+                params![run_id, text],
+            )
+            .map_err(self.sql("record the run's flags"))?;
+        Ok(())
+    }
+
+    /// Record (or with `None`, forget) where a pause left the work.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_pause(&self, run_id: &str, pause: Option<&PauseRecord>) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET pause_base = ?2, pause_commit = ?3, pause_files = ?4 WHERE id = ?1",
+                params![
+                    run_id,
+                    pause.and_then(|p| p.base.clone()),
+                    pause.and_then(|p| p.commit.clone()),
+                    pause.map(|p| p.files.join("\n")).filter(|f| !f.is_empty()),
+                ],
+            )
+            .map_err(self.sql("record the pause"))?;
+        Ok(())
     }
 
     fn corrupt(&self, detail: String) -> StateError {
@@ -417,8 +578,8 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO sessions (execution_id, session_index, agent_session_id, model, outcome, outcome_code,
-                 context_tokens, context_window, context_percent, tool_calls, cost_usd, log_path, started_at, ended_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                 context_tokens, context_window, context_percent, tool_calls, cost_usd, log_path, started_at, ended_at, agent_pgid)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 params![
                     execution_id,
                     s.session_index,
@@ -433,7 +594,8 @@ impl Store {
                     s.cost_usd,
                     s.log_path,
                     s.started_at,
-                    s.ended_at
+                    s.ended_at,
+                    s.agent_pgid
                 ],
             )
             .map_err(self.sql("record a session"))?;
@@ -462,6 +624,7 @@ impl Store {
                 tool_calls: row.get("tool_calls")?,
                 cost_usd: row.get("cost_usd")?,
                 log_path: row.get("log_path")?,
+                agent_pgid: row.get("agent_pgid")?,
                 started_at: row.get("started_at")?,
                 ended_at: row.get("ended_at")?,
             })
@@ -688,6 +851,31 @@ impl Store {
             .optional()
             .map_err(self.sql("read a context window"))
     }
+}
+
+/// Create the database file readable by its owner only, and narrow the mode of an
+/// existing one and of its `-wal`/`-shm` files (SQLite gives those the database's mode).
+fn make_private(db: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if !db.exists() {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(PRIVATE_FILE_MODE)
+            .open(db)?;
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        let file = PathBuf::from(name);
+        if let Ok(meta) = std::fs::metadata(&file)
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -17,6 +17,9 @@ pub enum RunStatus {
     Failed,
     /// Interrupted; `debussy run --resume` continues it.
     Paused,
+    /// Its process died without recording an end (killed, crashed, power lost);
+    /// `debussy run --resume` continues it.
+    Interrupted,
 }
 
 /// How one phase execution (an attempt) stands.
@@ -77,7 +80,13 @@ macro_rules! text_enum {
     };
 }
 
-text_enum!(RunStatus { Running => "running", Completed => "completed", Failed => "failed", Paused => "paused" });
+text_enum!(RunStatus {
+    Running => "running",
+    Completed => "completed",
+    Failed => "failed",
+    Paused => "paused",
+    Interrupted => "interrupted",
+});
 text_enum!(ExecutionStatus {
     Running => "running",
     Validating => "validating",
@@ -108,6 +117,30 @@ pub struct RunRecord {
     pub started_at: String,
     /// RFC 3339 end time.
     pub ended_at: Option<String>,
+    /// The `debussy run` process that owns it (while running).
+    pub owner_pid: Option<u32>,
+    /// The owner's start time, to tell it from a later process given the same pid.
+    pub owner_start: Option<u64>,
+    /// The process group of the agent session running now (or when the owner died).
+    pub agent_pgid: Option<i32>,
+    /// The plan's phase ids, in execution order (empty for runs recorded before this was kept).
+    pub phase_ids: Vec<String>,
+    /// The configuration flags the run was started with, as typed (`--agent`, `sim`, …).
+    pub overrides: Vec<String>,
+    /// Where a pause left the work, when the run is paused.
+    pub pause: Option<PauseRecord>,
+}
+
+/// What a pause recorded so that `--resume` continues the work.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct PauseRecord {
+    /// The commit `HEAD` was at when the paused phase started.
+    pub base: Option<String>,
+    /// The checkpoint commit made at the pause (auto-commit on).
+    pub commit: Option<String>,
+    /// Files the paused work changed and left uncommitted; the resume accepts exactly these
+    /// as a dirty tree.
+    pub files: Vec<String>,
 }
 
 /// One attempt at a phase.
@@ -187,6 +220,8 @@ pub struct SessionRecord {
     pub cost_usd: f64,
     /// The saved NDJSON transcript.
     pub log_path: Option<String>,
+    /// The agent's process group.
+    pub agent_pgid: Option<i32>,
     /// RFC 3339 start time.
     pub started_at: String,
     /// RFC 3339 end time.

@@ -103,4 +103,17 @@ pub(super) const MIGRATIONS: &[&str] = &[
         learned_at     TEXT NOT NULL
     );
     ",
+    // 2: who owns a run (to tell a live run from an interrupted one), its agent's process
+    // group, its phases, the flags it was started with, and where a pause left the work.
+    "
+    ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+    ALTER TABLE runs ADD COLUMN owner_start INTEGER;
+    ALTER TABLE runs ADD COLUMN agent_pgid INTEGER;
+    ALTER TABLE runs ADD COLUMN phase_ids TEXT;
+    ALTER TABLE runs ADD COLUMN overrides TEXT;
+    ALTER TABLE runs ADD COLUMN pause_base TEXT;
+    ALTER TABLE runs ADD COLUMN pause_commit TEXT;
+    ALTER TABLE runs ADD COLUMN pause_files TEXT;
+    ALTER TABLE sessions ADD COLUMN agent_pgid INTEGER;
+    ",
 ];

@@ -131,6 +131,7 @@ fn executions_sessions_restarts_and_gates_link_to_their_execution() {
         tool_calls: 7,
         cost_usd: 0.25,
         log_path: Some(".debussy/runs/x/1/attempt-2-session-1.jsonl".into()),
+        agent_pgid: Some(4242),
         started_at: now(),
         ended_at: now(),
     };

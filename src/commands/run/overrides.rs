@@ -1,0 +1,178 @@
+//! The configuration flags of `debussy run` as command-line words, so a run can record
+//! how it was started and `--resume` can start it the same way again.
+//!
+//! Recorded words are parsed back with the same clap definitions as the command line, so
+//! what is recorded is exactly what the user could have typed.
+
+use clap::Parser;
+
+use crate::cli::RunOverrides;
+
+/// The words of every flag set in `overrides` (`["--agent", "sim", "--max-retries", "0"]`).
+#[must_use]
+pub(crate) fn to_words(overrides: &RunOverrides) -> Vec<String> {
+    let o = overrides;
+    let mut words = Vec::new();
+    let mut value = |flag: &str, value: Option<String>| {
+        if let Some(value) = value {
+            words.push(flag.to_owned());
+            words.push(value);
+        }
+    };
+    value("--model", o.model.clone());
+    value("--timeout", o.timeout.map(|v| v.to_string()));
+    value("--max-retries", o.max_retries.map(|v| v.to_string()));
+    value(
+        "--context-threshold",
+        o.context_threshold.map(|v| v.to_string()),
+    );
+    value(
+        "--tool-call-threshold",
+        o.tool_call_threshold.map(|v| v.to_string()),
+    );
+    value("--max-restarts", o.max_restarts.map(|v| v.to_string()));
+    value("--restart-delay", o.restart_delay.map(|v| v.to_string()));
+    value("--agent", o.agent.clone());
+    value("--agent-command", o.agent_command.clone());
+    for (set, flag) in [
+        (o.auto_commit, "--auto-commit"),
+        (o.no_auto_commit, "--no-auto-commit"),
+        (o.commit_on_failure, "--commit-on-failure"),
+        (o.interactive, "--interactive"),
+        (o.no_interactive, "--no-interactive"),
+    ] {
+        if set {
+            words.push(flag.to_owned());
+        }
+    }
+    words
+}
+
+/// Only the overrides, parsed as `debussy run` parses them.
+#[derive(Debug, Parser)]
+#[command(name = "debussy-run", no_binary_name = true)]
+struct Recorded {
+    #[command(flatten)]
+    overrides: RunOverrides,
+}
+
+/// Why recorded flags could not be reused.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[error("failed to read the flags the resumed run was started with ({words}): {message}")]
+#[diagnostic(help("pass the flags again on the command line, or start afresh with --restart"))]
+pub(crate) struct RecordedFlagsError {
+    words: String,
+    message: String,
+}
+
+/// Fill each flag not typed now from `recorded`; returns the words of the flags reused.
+///
+/// # Errors
+/// When the recorded words do not parse (recorded by an incompatible debussy).
+pub(crate) fn reuse(
+    now: &mut RunOverrides,
+    recorded: &[String],
+) -> Result<Vec<String>, RecordedFlagsError> {
+    let old = Recorded::try_parse_from(recorded)
+        .map_err(|err| RecordedFlagsError {
+            words: recorded.join(" "),
+            message: err.kind().to_string(),
+        })?
+        .overrides;
+    let before = now.clone();
+    fill(&mut now.model, old.model);
+    fill(&mut now.timeout, old.timeout);
+    fill(&mut now.max_retries, old.max_retries);
+    fill(&mut now.context_threshold, old.context_threshold);
+    fill(&mut now.tool_call_threshold, old.tool_call_threshold);
+    fill(&mut now.max_restarts, old.max_restarts);
+    fill(&mut now.restart_delay, old.restart_delay);
+    fill(&mut now.agent, old.agent);
+    fill(&mut now.agent_command, old.agent_command);
+    if !now.auto_commit && !now.no_auto_commit {
+        now.auto_commit = old.auto_commit;
+        now.no_auto_commit = old.no_auto_commit;
+    }
+    now.commit_on_failure |= old.commit_on_failure;
+    if !now.interactive && !now.no_interactive {
+        now.interactive = old.interactive;
+        now.no_interactive = old.no_interactive;
+    }
+    let typed = to_words(&before);
+    let all = to_words(now);
+    Ok(reused_words(&typed, &all))
+}
+
+fn fill<T>(now: &mut Option<T>, old: Option<T>) {
+    if now.is_none() {
+        *now = old;
+    }
+}
+
+/// The flags (with their values) in `all` that are not in `typed`.
+fn reused_words(typed: &[String], all: &[String]) -> Vec<String> {
+    let groups = |words: &[String]| -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for word in words {
+            match out.last_mut() {
+                Some(last) if !word.starts_with("--") => {
+                    last.push(' ');
+                    last.push_str(word);
+                }
+                _ => out.push(word.clone()),
+            }
+        }
+        out
+    };
+    let typed = groups(typed);
+    groups(all)
+        .into_iter()
+        .filter(|flag| !typed.contains(flag))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(words: &[&str]) -> RunOverrides {
+        Recorded::try_parse_from(words).expect("parse").overrides
+    }
+
+    #[test]
+    fn words_parse_back_to_the_same_flags() {
+        let typed = parse(&[
+            "--agent",
+            "sim",
+            "--max-retries",
+            "0",
+            "--context-threshold",
+            "72.5",
+            "--no-auto-commit",
+            "--no-interactive",
+        ]);
+        let words = to_words(&typed);
+        let again = parse(&words.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(to_words(&again), words);
+    }
+
+    #[test]
+    fn flags_typed_now_win_and_the_rest_are_reused_and_named() {
+        let mut now = parse(&["--model", "other", "--auto-commit"]);
+        let recorded: Vec<String> = ["--agent", "sim", "--model", "m1", "--no-auto-commit"]
+            .map(str::to_owned)
+            .to_vec();
+        let reused = reuse(&mut now, &recorded).expect("reuse");
+        assert_eq!(now.agent.as_deref(), Some("sim"));
+        assert_eq!(now.model.as_deref(), Some("other"));
+        assert!(now.auto_commit && !now.no_auto_commit);
+        assert_eq!(reused, ["--agent sim"]);
+    }
+
+    #[test]
+    fn unreadable_recorded_flags_are_an_error_naming_them() {
+        let mut now = RunOverrides::default();
+        let err = reuse(&mut now, &["--bogus".to_owned()]).expect_err("bogus");
+        assert!(err.to_string().contains("--bogus"), "{err}");
+    }
+}

@@ -1,0 +1,171 @@
+//! One run per project: an advisory lock on `.debussy/runs/run.lock`, held for a run's
+//! whole life, that names the run holding it. (It lives under `runs/` because every
+//! project's `.debussy/.gitignore` already keeps that directory out of commits.)
+//!
+//! The lock is `flock(2)` on an open file, so the kernel drops it when the process dies
+//! however it dies (a SIGKILL leaves no stale lock to clean up). The file is opened
+//! close-on-exec, so agent processes never inherit (and never prolong) it. Its text is
+//! `pid run-id`, read by a refused run to say who holds it.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::state::{PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
+
+/// The lock file, relative to the project root.
+pub const LOCK_FILE: &str = ".debussy/runs/run.lock";
+
+/// Why the run lock could not be taken.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum LockError {
+    /// Another `debussy run` of this project is live.
+    #[error(
+        "failed to start: another run of this project is live: run {run_id} (pid {pid}) holds {}",
+        .path.display()
+    )]
+    #[diagnostic(help(
+        "wait for it to finish, or stop it: Ctrl-C in its terminal or `kill -INT {pid}` pauses it (continue later with --resume)"
+    ))]
+    Held {
+        /// The lock file.
+        path: PathBuf,
+        /// The live run's process.
+        pid: String,
+        /// The live run's id (`unknown` while it is still starting).
+        run_id: String,
+    },
+    /// The lock file or `.debussy/` could not be prepared.
+    #[error("failed to prepare the run lock {}", .path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The held lock; dropping it (or the process dying) releases it.
+#[derive(Debug)]
+pub struct RunLock {
+    file: File,
+    path: PathBuf,
+}
+
+/// Create `.debussy/` readable by its owner only, narrowing the mode of an existing one.
+///
+/// # Errors
+/// When the directory cannot be created or its mode set.
+pub fn prepare_run_dir(root: &Path) -> std::io::Result<PathBuf> {
+    let dir = root.join(".debussy");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(PRIVATE_DIR_MODE)
+        .create(&dir)?;
+    let mode = std::fs::metadata(&dir)?.permissions().mode() & 0o777;
+    if mode != PRIVATE_DIR_MODE {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE))?;
+    }
+    Ok(dir)
+}
+
+impl RunLock {
+    /// Take the project's run lock without waiting.
+    ///
+    /// # Errors
+    /// [`LockError::Held`] when another live process holds it; [`LockError::Io`] when the
+    /// file cannot be opened.
+    pub fn acquire(root: &Path) -> Result<RunLock, LockError> {
+        let path = root.join(LOCK_FILE);
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        prepare_run_dir(root).map_err(io)?;
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(PRIVATE_DIR_MODE)
+                .create(dir)
+                .map_err(io)?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(PRIVATE_FILE_MODE)
+            .open(&path)
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut text = String::new();
+                let _ = file.read_to_string(&mut text);
+                let mut words = text.split_whitespace();
+                let pid = words.next().unwrap_or("unknown").to_owned();
+                let run_id = words.next().unwrap_or("unknown").to_owned();
+                return Err(LockError::Held { path, pid, run_id });
+            }
+            Err(TryLockError::Error(source)) => return Err(io(source)),
+        }
+        let mut lock = RunLock {
+            file,
+            path: path.clone(),
+        };
+        lock.record("starting").map_err(io)?;
+        Ok(lock)
+    }
+
+    /// Name the run holding the lock (written next to this process's pid).
+    ///
+    /// # Errors
+    /// When the lock file cannot be written.
+    pub fn record(&mut self, run_id: &str) -> std::io::Result<()> {
+        self.file.set_len(0)?;
+        self.file.seek(SeekFrom::Start(0))?;
+        writeln!(self.file, "{} {run_id}", std::process::id())?;
+        self.file.flush()
+    }
+
+    /// The lock file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_is_refused_naming_the_holder_and_freed_on_drop() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut first = RunLock::acquire(dir.path()).expect("first");
+        first.record("run-1").expect("record");
+        match RunLock::acquire(dir.path()) {
+            Err(LockError::Held { pid, run_id, .. }) => {
+                assert_eq!(pid, std::process::id().to_string());
+                assert_eq!(run_id, "run-1");
+            }
+            other => panic!("expected Held, got {other:?}"),
+        }
+        drop(first);
+        RunLock::acquire(dir.path()).expect("free after drop");
+    }
+
+    #[test]
+    fn the_run_directory_is_made_private() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let run_dir = dir.path().join(".debussy");
+        std::fs::create_dir(&run_dir).expect("mkdir");
+        std::fs::set_permissions(&run_dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let lock = RunLock::acquire(dir.path()).expect("lock");
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode(&run_dir), 0o700);
+        assert_eq!(mode(lock.path()), 0o600);
+    }
+}
