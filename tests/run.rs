@@ -829,3 +829,128 @@ fn run_data_is_readable_by_its_owner_only() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skipping_a_phase_skips_the_phases_that_depend_on_it() {
+    use debussy::events::{Event, RunRequest};
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n  - phase: 2\n    turns:\n      - sleep_ms: 60000\n  - turns:\n{}{}",
+        notes_turn("${PHASE}"),
+        DONE_TURN
+    );
+    project.plan(
+        &[
+            ("1", "N/A", "true"),
+            ("2", "Phase 1", "true"),
+            ("3", "Phase 2", "true"),
+            ("4", "Phase 1", "true"),
+        ],
+        &scenario,
+    );
+    let overrides = debussy::cli::RunOverrides {
+        agent: Some("sim".into()),
+        agent_command: Some(env!("CARGO_BIN_EXE_debussy").into()),
+        restart_delay: Some(0),
+        ..Default::default()
+    };
+    let loaded = debussy::config::load(&debussy::config::LoadOptions {
+        cwd: project.root().to_path_buf(),
+        config_home: None,
+        config_file: None,
+        env: Default::default(),
+        overrides: Some(&overrides),
+    })
+    .expect("config");
+    let plan = debussy::plan::load(&project.root().join("plan/MASTER_PLAN.md")).expect("plan");
+    let backend = debussy::agent::backend(
+        &loaded.config.agent,
+        debussy::agent::BackendContext {
+            project_root: project.root(),
+            plan_path: Some(&plan.master),
+        },
+    )
+    .expect("backend");
+    let (events, mut received) = debussy::events::channel();
+    let (requests, request_receiver) = tokio::sync::mpsc::unbounded_channel();
+    let run = debussy::orchestrator::run(debussy::orchestrator::RunSetup {
+        loaded,
+        plan,
+        backend: std::sync::Arc::from(backend),
+        options: debussy::orchestrator::RunOptions::default(),
+        events,
+        requests: request_receiver,
+    });
+    let watch = async {
+        let mut skipped = Vec::new();
+        let mut sessions = Vec::new();
+        // Ends when the run drops its sender.
+        while let Some(event) = received.recv().await {
+            match event {
+                // The HUD's `s` while phase 2's agent works.
+                Event::SessionStarted { phase_id, .. } => {
+                    if phase_id == "2" {
+                        requests.send(RunRequest::SkipPhase).expect("request");
+                    }
+                    sessions.push(phase_id);
+                }
+                Event::PhaseSkipped { phase_id, reason } => skipped.push((phase_id, reason)),
+                _ => {}
+            }
+        }
+        (skipped, sessions)
+    };
+    let (summary, (skipped, sessions)) =
+        tokio::time::timeout(Duration::from_secs(90), async { tokio::join!(run, watch) })
+            .await
+            .expect("the run ends");
+    let summary = summary.expect("run");
+    assert_eq!(sessions, ["1", "2", "4"], "phase 3 must not run");
+    assert!(
+        skipped
+            .iter()
+            .any(|(id, reason)| id == "3" && reason.contains("phase 2")),
+        "{skipped:?}"
+    );
+    let statuses: Vec<(&str, &str)> = summary
+        .phases
+        .iter()
+        .map(|p| (p.id.as_str(), p.status.as_str()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("1", "completed"),
+            ("2", "skipped"),
+            ("3", "skipped"),
+            ("4", "completed")
+        ]
+    );
+}
+
+#[test]
+fn a_pause_without_a_commit_lets_the_resume_accept_exactly_the_paused_files() {
+    let project = sleeping_project();
+    let live = LiveRun::start(&project, &["--no-auto-commit"]);
+    let (code, _) = live.interrupt();
+    assert_eq!(code, 130);
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("work"),
+        "agent edit",
+        "the paused work stays in the tree"
+    );
+
+    // Someone else's edit is still refused, naming it.
+    project.write(".gitignore", "started\nother\n");
+    let (code, events) = project.run(&["--resume", "--auto-commit"]);
+    assert_eq!(code, 2, "{events:#?}");
+    project.write(".gitignore", "started\n");
+
+    let (code, events) = project.run(&["--resume", "--auto-commit"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let messages = project.commit_messages();
+    assert!(
+        messages[0].contains("phase 1") && messages[0].contains("completed"),
+        "{messages:?}"
+    );
+}
