@@ -740,7 +740,20 @@ fn resume_reuses_the_flags_the_run_was_started_with() {
     let project = Project::new();
     let failing = "scripts:\n  - phase: 1\n    turns:\n      - say: no\n        tools:\n          - done: failed\n";
     project.plan(&[("1", "N/A", "true")], failing);
-    let (code, _) = project.run(&["--max-retries", "0", "--model", "sim-model-x"]);
+    let mut first = project.command(&[
+        "run",
+        "plan/MASTER_PLAN.md",
+        "--agent",
+        "sim",
+        "--output-format",
+        "json",
+        "--max-retries",
+        "0",
+        "--model",
+        "sim-model-x",
+    ]);
+    first.env("DEBUSSY_MAX_RESTARTS", "2");
+    let (code, _) = run_json(first, Duration::from_secs(120));
     assert_eq!(code, 1);
 
     let passing = format!(
@@ -768,8 +781,11 @@ fn resume_reuses_the_flags_the_run_was_started_with() {
     assert_eq!(output.status.code(), Some(0), "{stderr}\n{events:#?}");
     assert_eq!(events[0]["agent"], "sim");
     assert_eq!(events[0]["model"], "sim-model-x");
+    assert_eq!(events[0]["max_restarts"], 2);
     assert!(
-        stderr.contains("--agent sim") && stderr.contains("--model sim-model-x"),
+        stderr.contains("--agent sim")
+            && stderr.contains("--model sim-model-x")
+            && stderr.contains("DEBUSSY_MAX_RESTARTS=2"),
         "the reused flags are named: {stderr}"
     );
 }

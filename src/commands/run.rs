@@ -6,16 +6,18 @@
 mod dry_run;
 mod overrides;
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
 use crate::agent::{self, BackendContext};
-use crate::cli::{GlobalArgs, ReportFormat, RunArgs};
+use crate::cli::{GlobalArgs, ReportFormat, RunArgs, RunOverrides};
 use crate::config::OutputMode;
 use crate::events::{self, RequestSender, RunRequest};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::orchestrator::{self, RunOptions, RunSetup};
 use crate::plan;
+use crate::state::StartedWith;
 use crate::ui::{
     self, Sink,
     hud::{self, Ending},
@@ -32,9 +34,10 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         return dry_run::run(global, &args);
     }
     let mut overrides = args.overrides.clone();
-    let mut loaded = super::load_config(global, Some(&overrides))?;
-    if args.resume && reuse_recorded_flags(&args, &loaded.project_root, &mut overrides)? {
-        loaded = super::load_config(global, Some(&overrides))?;
+    let mut env = load_options(global, &overrides)?.env;
+    let mut loaded = load_config(global, &overrides, &env)?;
+    if args.resume && reuse_started_with(&args, &loaded.project_root, &mut overrides, &mut env)? {
+        loaded = load_config(global, &overrides, &env)?;
     }
     let root = loaded.project_root.clone();
     let inspection = plan::inspect(&args.plan, &loaded.config.gates, &root);
@@ -126,7 +129,10 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
             ignore_history: args.restart,
             start_phase: args.phase.clone(),
             allow_dirty: args.allow_dirty,
-            overrides: overrides::to_words(&overrides),
+            started_with: StartedWith {
+                flags: overrides::to_words(&overrides),
+                env: overrides::recordable_env(&env),
+            },
         },
         events: event_sender,
         requests,
@@ -150,12 +156,36 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     }
 }
 
-/// On `--resume`, take the flags the resumed run was started with for every flag not
-/// typed now, saying which were reused. True when any was.
-fn reuse_recorded_flags(
+/// The configuration inputs of this process, with `overrides` as the flags.
+fn load_options<'a>(
+    global: &GlobalArgs,
+    overrides: &'a RunOverrides,
+) -> Result<crate::config::LoadOptions<'a>, Failure> {
+    let cwd = std::env::current_dir().map_err(|err| {
+        Failure::usage(miette::miette!("cannot read the current directory: {err}"))
+    })?;
+    crate::config::LoadOptions::from_process(cwd, global.config.clone(), Some(overrides))
+        .map_err(Failure::usage)
+}
+
+/// The configuration from files, `env` (the `DEBUSSY_*` variables) and `overrides`.
+fn load_config(
+    global: &GlobalArgs,
+    overrides: &RunOverrides,
+    env: &BTreeMap<String, String>,
+) -> Result<crate::config::Loaded, Failure> {
+    let mut options = load_options(global, overrides)?;
+    options.env.clone_from(env);
+    crate::config::load(&options).map_err(Failure::usage)
+}
+
+/// On `--resume`, take the flags and `DEBUSSY_*` variables the resumed run was started
+/// with for every one not given now, saying which were reused. True when any was.
+fn reuse_started_with(
     args: &RunArgs,
     root: &std::path::Path,
-    now: &mut crate::cli::RunOverrides,
+    flags: &mut RunOverrides,
+    env: &mut BTreeMap<String, String>,
 ) -> Result<bool, Failure> {
     // A plan that does not load is reported by the inspection that follows.
     let Ok(plan) = plan::load(&args.plan) else {
@@ -167,12 +197,13 @@ fn reuse_recorded_flags(
     let Some(run) = orchestrator::resumable_run(&store, &plan).map_err(Failure::failed)? else {
         return Ok(false);
     };
-    let reused = overrides::reuse(now, &run.overrides).map_err(Failure::usage)?;
+    let mut reused = overrides::reuse(flags, &run.started_with.flags).map_err(Failure::usage)?;
+    reused.extend(overrides::reuse_env(env, &run.started_with.env));
     if reused.is_empty() {
         return Ok(false);
     }
     eprintln!(
-        "debussy: resuming run {} with the flags it was started with: {}",
+        "debussy: resuming run {} with the settings it was started with: {}",
         run.id,
         reused.join(" ")
     );

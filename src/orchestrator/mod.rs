@@ -49,9 +49,9 @@ pub struct RunOptions {
     pub start_phase: Option<String>,
     /// `--allow-dirty`: run on a working tree with uncommitted tracked changes.
     pub allow_dirty: bool,
-    /// The configuration flags in effect (typed now or reused from the resumed run), as
-    /// command-line words; recorded with the run so a later `--resume` reuses them.
-    pub overrides: Vec<String>,
+    /// The configuration flags and variables in effect (given now or reused from the
+    /// resumed run); recorded with the run so a later `--resume` reuses them.
+    pub started_with: crate::state::StartedWith,
 }
 
 /// Everything a run needs.
@@ -204,7 +204,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     store.set_run_owner(&run_id, crate::state::Owner::current())?;
     let phase_ids: Vec<String> = order.iter().map(|p| p.id.as_str().to_owned()).collect();
     store.set_run_phases(&run_id, &phase_ids)?;
-    store.set_run_overrides(&run_id, &options.overrides)?;
+    store.set_run_started_with(&run_id, &options.started_with)?;
     if let Err(err) = run_lock.record(&run_id) {
         tracing::warn!(
             "could not name the run in {}: {err}",

@@ -21,7 +21,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 pub use owner::Owner;
 pub use records::{
     CompletionSignal, CompletionStatus, ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord,
-    PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionRecord, now,
+    PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionRecord, StartedWith,
+    now,
 };
 
 /// The database file, relative to the project root.
@@ -297,10 +298,10 @@ impl Store {
         {
             status = RunStatus::Interrupted;
         }
-        let overrides = match row.get::<_, Option<String>>("overrides").map_err(get)? {
+        let started_with = match row.get::<_, Option<String>>("overrides").map_err(get)? {
             Some(text) => serde_json::from_str(&text)
                 .map_err(|e| self.corrupt(format!("the run's recorded flags: {e}")))?,
-            None => Vec::new(),
+            None => StartedWith::default(),
         };
         let pause_base: Option<String> = row.get("pause_base").map_err(get)?;
         let pause_commit: Option<String> = row.get("pause_commit").map_err(get)?;
@@ -325,7 +326,7 @@ impl Store {
             owner_start,
             agent_pgid: row.get("agent_pgid").map_err(get)?,
             phase_ids: lines(row.get("phase_ids").map_err(get)?),
-            overrides,
+            started_with,
             pause,
         })
     }
@@ -404,12 +405,17 @@ impl Store {
         Ok(())
     }
 
-    /// Record the configuration flags the run was started with, so `--resume` reuses them.
+    /// Record the configuration flags and variables the run was started with, so
+    /// `--resume` reuses them.
     ///
     /// # Errors
     /// On SQLite failure.
-    pub fn set_run_overrides(&self, run_id: &str, flags: &[String]) -> Result<(), StateError> {
-        let text = serde_json::to_string(flags).map_err(|e| self.corrupt(e.to_string()))?;
+    pub fn set_run_started_with(
+        &self,
+        run_id: &str,
+        started_with: &StartedWith,
+    ) -> Result<(), StateError> {
+        let text = serde_json::to_string(started_with).map_err(|e| self.corrupt(e.to_string()))?;
         self.conn
             .execute(
                 "UPDATE runs SET overrides = ?2 WHERE id = ?1",

@@ -3,7 +3,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 /// How a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -125,10 +127,19 @@ pub struct RunRecord {
     pub agent_pgid: Option<i32>,
     /// The plan's phase ids, in execution order (empty for runs recorded before this was kept).
     pub phase_ids: Vec<String>,
-    /// The configuration flags the run was started with, as typed (`--agent`, `sim`, …).
-    pub overrides: Vec<String>,
+    /// The configuration flags and variables the run was started with.
+    pub started_with: StartedWith,
     /// Where a pause left the work, when the run is paused.
     pub pause: Option<PauseRecord>,
+}
+
+/// How a run was configured on its command line, so `--resume` can do the same.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StartedWith {
+    /// The configuration flags, as command-line words (`--agent`, `sim`, …).
+    pub flags: Vec<String>,
+    /// The `DEBUSSY_*` configuration variables (never ones that look like secrets).
+    pub env: BTreeMap<String, String>,
 }
 
 /// What a pause recorded so that `--resume` continues the work.

@@ -4,6 +4,8 @@
 //! Recorded words are parsed back with the same clap definitions as the command line, so
 //! what is recorded is exactly what the user could have typed.
 
+use std::collections::BTreeMap;
+
 use clap::Parser;
 
 use crate::cli::RunOverrides;
@@ -103,6 +105,36 @@ pub(crate) fn reuse(
     Ok(reused_words(&typed, &all))
 }
 
+/// Words in a variable name that mark a secret, which is never written to the state.
+const SECRET_WORDS: &[&str] = &["TOKEN", "SECRET", "PASSWORD", "KEY", "AUTH", "CREDENTIAL"];
+
+/// The `DEBUSSY_*` variables worth recording: all but those that look like secrets.
+#[must_use]
+pub(crate) fn recordable_env(env: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    env.iter()
+        .filter(|(name, _)| {
+            let upper = name.to_ascii_uppercase();
+            !SECRET_WORDS.iter().any(|word| upper.contains(word))
+        })
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect()
+}
+
+/// Set each recorded variable not set now; returns `NAME=VALUE` for each reused.
+pub(crate) fn reuse_env(
+    now: &mut BTreeMap<String, String>,
+    recorded: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let mut reused = Vec::new();
+    for (name, value) in recorded {
+        if !now.contains_key(name) {
+            now.insert(name.clone(), value.clone());
+            reused.push(format!("{name}={value}"));
+        }
+    }
+    reused
+}
+
 fn fill<T>(now: &mut Option<T>, old: Option<T>) {
     if now.is_none() {
         *now = old;
@@ -167,6 +199,29 @@ mod tests {
         assert_eq!(now.model.as_deref(), Some("other"));
         assert!(now.auto_commit && !now.no_auto_commit);
         assert_eq!(reused, ["--agent sim"]);
+    }
+
+    #[test]
+    fn variables_are_reused_unless_set_now_and_secrets_are_never_recorded() {
+        let started: BTreeMap<String, String> = [
+            ("DEBUSSY_MODEL", "m1"),
+            ("DEBUSSY_TIMEOUT", "60"),
+            ("DEBUSSY_NOTIFICATIONS__NTFY__TOKEN", "tk_secret"),
+            ("DEBUSSY_AGENT__ENV__ANTHROPIC_API_KEY", "sk-secret"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .into();
+        let recorded = recordable_env(&started);
+        assert_eq!(
+            recorded.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["DEBUSSY_MODEL", "DEBUSSY_TIMEOUT"]
+        );
+        let mut now: BTreeMap<String, String> =
+            [("DEBUSSY_TIMEOUT".to_owned(), "90".to_owned())].into();
+        let reused = reuse_env(&mut now, &recorded);
+        assert_eq!(reused, ["DEBUSSY_MODEL=m1"]);
+        assert_eq!(now["DEBUSSY_TIMEOUT"], "90");
+        assert_eq!(now["DEBUSSY_MODEL"], "m1");
     }
 
     #[test]
