@@ -137,6 +137,18 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let mut run_lock = lock::RunLock::acquire(&root)?;
     let store = Store::open(&root)?;
     let plan_key = plan_key(&plan);
+    // An agent whose debussy died may still be editing the tree: stop it before anything
+    // looks at the tree, whether or not this run resumes that one.
+    let mut leftover_warnings = Vec::new();
+    for run in store.settle_interrupted()? {
+        if let Some(pgid) = run.agent_pgid {
+            leftover_warnings.extend(leftover_agent_warning(&run.id, pgid));
+            store.set_agent_group(&run.id, None)?;
+        }
+    }
+    for message in &leftover_warnings {
+        tracing::warn!("{message}");
+    }
     let resumable = if options.resume {
         resumable_run(&store, &plan)?
     } else {
@@ -182,16 +194,10 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         start_at: options.start_phase.clone(),
     };
     let mut standings = selection::select(&order, &history).map_err(RunError::UnknownPhase)?;
-    store.settle_interrupted()?;
 
-    let mut leftover_warning = None;
     let mut resume_point = None;
     let (run_id, resumed) = match resumable {
         Some(run) => {
-            if let Some(pgid) = run.agent_pgid {
-                leftover_warning = leftover_agent_warning(pgid);
-                store.set_agent_group(&run.id, None)?;
-            }
             if let (Some(pause), Some(phase)) = (run.pause.clone(), run.current_phase.clone()) {
                 resume_point = Some(phase::ResumePoint { phase, pause });
                 store.set_pause(&run.id, None)?;
@@ -231,8 +237,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         max_restarts: config.max_restarts,
         resumed,
     });
-    if let Some(message) = leftover_warning {
-        tracing::warn!("{message}");
+    for message in leftover_warnings {
         let _ = events.send(Event::Warning { message });
     }
 
@@ -396,14 +401,14 @@ async fn only_paused_files_dirty(root: PathBuf, paused: Vec<String>) -> bool {
 }
 
 /// Kill what is left of an interrupted run's agent, saying so.
-fn leftover_agent_warning(pgid: i32) -> Option<String> {
+fn leftover_agent_warning(run_id: &str, pgid: i32) -> Option<String> {
     match orphans::kill_leftover_group(pgid) {
         orphans::Leftover::Gone => None,
         orphans::Leftover::Killed => Some(format!(
-            "the interrupted run's agent (process group {pgid}) was still running; killed it before resuming"
+            "the agent of interrupted run {run_id} (process group {pgid}) was still running; killed it before starting"
         )),
         orphans::Leftover::Unkillable(errno) => Some(format!(
-            "the interrupted run's agent (process group {pgid}) is still running and could not be killed ({errno}); stop it yourself: kill -KILL -{pgid}"
+            "the agent of interrupted run {run_id} (process group {pgid}) is still running and could not be killed ({errno}); stop it yourself: kill -KILL -{pgid}"
         )),
     }
 }

@@ -332,11 +332,11 @@ impl Store {
     }
 
     /// Record as `interrupted` every run still marked `running` whose owner process is
-    /// gone; returns their ids.
+    /// gone; returns them (with the agent group each left behind, if any).
     ///
     /// # Errors
     /// On SQLite failure.
-    pub fn settle_interrupted(&self) -> Result<Vec<String>, StateError> {
+    pub fn settle_interrupted(&self) -> Result<Vec<RunRecord>, StateError> {
         let mut stmt = self
             .conn
             .prepare("SELECT * FROM runs WHERE status = 'running' AND owner_pid IS NOT NULL")
@@ -357,7 +357,7 @@ impl Store {
                 None,
                 Some("the debussy process running it died"),
             )?;
-            settled.push(run.id);
+            settled.push(run);
         }
         Ok(settled)
     }
