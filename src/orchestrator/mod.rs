@@ -16,6 +16,11 @@
 //! (Ctrl-C, HUD keys). Sinks never call back; requests never touch state directly.
 //! The run stops at the first phase that fails or is blocked, and phases depending on it
 //! are reported blocked; an interrupt pauses the run so `--resume` continues it.
+//!
+//! A run holds the project's run lock ([`lock`]) for its whole life and records its owner
+//! process, so a run whose process died reads as interrupted; the next start kills the
+//! agent it left behind. A pause commits (or records) the work, and the resumed phase's
+//! first session gets a checkpoint of it. See `docs/reliability.md`.
 
 pub mod attempt;
 pub mod lock;
@@ -119,8 +124,8 @@ impl RunError {
 /// Execute the plan. Returns the summary (also sent as the last event).
 ///
 /// # Errors
-/// When the run cannot start: pre-flight refusal, state store failure, a dependency cycle,
-/// an unknown `--phase`.
+/// When the run cannot start: another run of the project is live, pre-flight refusal,
+/// state store failure, a dependency cycle, an unknown `--phase`.
 pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let RunSetup {
         loaded,
