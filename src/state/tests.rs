@@ -242,3 +242,113 @@ fn two_connections_writing_at_once_lose_nothing() {
     let store = Store::open(dir.path()).expect("open");
     assert_eq!(store.progress("run", "1").expect("read").len(), 200);
 }
+
+#[test]
+fn a_version_1_database_is_migrated_keeping_its_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(STATE_DB);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let conn = Connection::open(&path).expect("open");
+    conn.execute_batch(schema::MIGRATIONS[0]).expect("v1");
+    conn.pragma_update(None, "user_version", 1)
+        .expect("version");
+    conn.execute(
+        "INSERT INTO runs (id, plan_path, plan_title, status, started_at) VALUES ('old', '/p', 'P', 'running', 'then')",
+        [],
+    )
+    .expect("insert");
+    drop(conn);
+    let store = Store::open(dir.path()).expect("migrate");
+    let run = store.run("old").expect("read").expect("kept");
+    // No owner was recorded, so nothing says it died: it stays as it was.
+    assert_eq!(run.status, RunStatus::Running);
+    assert!(run.phase_ids.is_empty() && run.started_with == StartedWith::default());
+}
+
+#[test]
+fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
+    let (_dir, store) = store();
+    let live = store.create_run("/p", "P").expect("run");
+    store.set_run_owner(&live, Owner::current()).expect("owner");
+    let dead = store.create_run("/p", "P").expect("run");
+    let mut child = std::process::Command::new("true").spawn().expect("spawn");
+    let pid = child.id();
+    let start = owner::start_time(pid).unwrap_or(1);
+    child.wait().expect("wait");
+    store
+        .set_run_owner(&dead, Some(Owner { pid, start }))
+        .expect("owner");
+    store.set_agent_group(&dead, Some(4242)).expect("group");
+
+    assert_eq!(
+        store.run(&live).expect("read").expect("run").status,
+        RunStatus::Running
+    );
+    assert_eq!(
+        store.run(&dead).expect("read").expect("run").status,
+        RunStatus::Interrupted
+    );
+    let settled = store.settle_interrupted().expect("settle");
+    assert_eq!(settled.len(), 1);
+    assert_eq!(settled[0].id, dead);
+    assert_eq!(settled[0].agent_pgid, Some(4242));
+    let record = store.run(&dead).expect("read").expect("run");
+    assert_eq!(record.status, RunStatus::Interrupted);
+    assert!(record.ended_at.is_some());
+    assert!(store.settle_interrupted().expect("again").is_empty());
+}
+
+#[test]
+fn phases_flags_and_pauses_round_trip() {
+    let (_dir, store) = store();
+    let run = store.create_run("/p", "P").expect("run");
+    store
+        .set_run_phases(&run, &["1".into(), "2a".into()])
+        .expect("phases");
+    let started_with = StartedWith {
+        flags: vec!["--agent".into(), "sim".into()],
+        env: [("DEBUSSY_MODEL".to_owned(), "m".to_owned())].into(),
+    };
+    store
+        .set_run_started_with(&run, &started_with)
+        .expect("flags");
+    let pause = PauseRecord {
+        base: Some("abc".into()),
+        commit: None,
+        files: vec!["a.txt".into(), "dir/b.txt".into()],
+    };
+    store.set_pause(&run, Some(&pause)).expect("pause");
+    store
+        .update_run(&run, RunStatus::Paused, Some("2a"), None)
+        .expect("pause run");
+    let record = store.run(&run).expect("read").expect("run");
+    assert_eq!(record.phase_ids, ["1", "2a"]);
+    assert_eq!(record.started_with, started_with);
+    assert_eq!(record.pause, Some(pause));
+    store.set_pause(&run, None).expect("forget");
+    assert_eq!(store.run(&run).expect("read").expect("run").pause, None);
+}
+
+#[test]
+fn the_database_and_its_directory_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, store) = store();
+    store.create_run("/p", "P").expect("write something");
+    let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode(&dir.path().join(".debussy")), PRIVATE_DIR_MODE);
+    for name in ["state.db", "state.db-wal", "state.db-shm"] {
+        let path = dir.path().join(".debussy").join(name);
+        if path.exists() {
+            assert_eq!(mode(&path), PRIVATE_FILE_MODE, "{name}");
+        }
+    }
+    drop(store);
+    let db = dir.path().join(STATE_DB);
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let _again = Store::open(dir.path()).expect("reopen");
+    assert_eq!(
+        mode(&db),
+        PRIVATE_FILE_MODE,
+        "an existing database is narrowed"
+    );
+}
