@@ -636,22 +636,31 @@ fn sigkill_leaves_an_interrupted_run_that_resume_continues_after_killing_its_age
     );
 
     let agent_lived = !process_gone(agent_pid);
+    // The killed agent's edit is in the tree: the resume says whose it most likely is.
+    let refused = project
+        .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim", "--resume"])
+        .output()
+        .expect("resume");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("interrupted run") && stderr.contains("work.txt"),
+        "{stderr}"
+    );
+    assert!(
+        group_gone(agent_pid),
+        "the next start stops the dead run's agent, even when it then refuses"
+    );
+    if agent_lived {
+        assert!(
+            stderr.contains("killed") && stderr.contains(&format!("process group {agent_pid}")),
+            "the start says it killed the old agent: {stderr}"
+        );
+    }
     let (code, events) = project.run(&["--resume", "--allow-dirty"]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(events[0]["run_id"], run_id.as_str());
     assert_eq!(events[0]["resumed"], true);
-    assert!(
-        group_gone(agent_pid),
-        "the old agent's group survived the resume"
-    );
-    if agent_lived {
-        assert!(
-            events_named(&events, "warning").iter().any(|w| w["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("killed") && m.contains(&agent_pid.to_string()))),
-            "the resume says it killed the old agent: {events:#?}"
-        );
-    }
     assert_eq!(project.status_json()["run"]["status"], "completed");
 }
 

@@ -90,6 +90,16 @@ pub enum RunError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     State(#[from] StateError),
+    /// The run to resume was interrupted and left uncommitted edits, most likely its
+    /// agent's; debussy cannot tell them from the user's.
+    #[error("the interrupted run left uncommitted changes in the working tree:\n{files}")]
+    #[diagnostic(help(
+        "they are most likely the killed agent's work: pass --allow-dirty to keep them in the resumed run (they are committed with its next checkpoint), or discard them with `git restore .` first"
+    ))]
+    InterruptedDirty {
+        /// The files, one per line.
+        files: String,
+    },
     /// The plan's dependencies form a cycle.
     #[error("the plan's dependencies form a cycle: {0}")]
     #[diagnostic(help("run `debussy audit` on the plan for details"))]
@@ -116,6 +126,7 @@ impl RunError {
             self,
             RunError::UnknownPhase(_)
                 | RunError::Preflight(_)
+                | RunError::InterruptedDirty { .. }
                 | RunError::Locked(lock::LockError::Held { .. })
         )
     }
@@ -171,6 +182,13 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             Err(vcs::PreflightError::Dirty { .. })
                 if !paused_files.is_empty()
                     && only_paused_files_dirty(root.clone(), paused_files).await => {}
+            Err(vcs::PreflightError::Dirty { files })
+                if resumable
+                    .as_ref()
+                    .is_some_and(|run| run.status == RunStatus::Interrupted) =>
+            {
+                return Err(RunError::InterruptedDirty { files });
+            }
             Err(err) => return Err(err.into()),
         }
     }
