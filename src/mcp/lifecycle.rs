@@ -22,6 +22,9 @@ impl Proxy {
         self.idle = Idle::No;
         self.generation += 1;
         let generation = self.generation;
+        if generation > 1 {
+            self.restarts += 1;
+        }
         let now = Instant::now();
         self.policy.child_started(now);
         let unit = match child::spawn(&self.opts.command, generation, &self.opts.limits) {
@@ -172,7 +175,6 @@ impl Proxy {
         let Some(slot) = &self.slot else { return };
         let (generation, pid) = (slot.unit.generation(), slot.unit.pid());
         if let Some(restart) = self.restart.take() {
-            self.restarts += 1;
             let took = restart.requested.elapsed();
             let result = json!({
                 "restarted": true,
@@ -408,7 +410,10 @@ impl Proxy {
                 self.shutdown = Some(SuperviseOutcome::ServerExited);
                 self.finish();
             }
-            ChildExit::RestartRequested => {
+            // Exit 42 asks for a restart only from a server that became ready: before
+            // that it is a failed start, which must meet the backoff and the crash limit
+            // (otherwise a server that exits 42 at once restarts forever).
+            ChildExit::RestartRequested if ready => {
                 let decision = self.policy.child_exited(exit, Instant::now());
                 let reason = "the server exited with code 42 (restart requested)";
                 say(reason);
@@ -422,8 +427,9 @@ impl Proxy {
                 self.apply(decision, reason, false);
             }
             _ => {
-                self.fail_restart_waiters(&format!("the new server {}", describe(status)));
-                self.after_crash(status, &describe(status));
+                let what = describe(status, ready);
+                self.fail_restart_waiters(&format!("the new server {what}"));
+                self.after_crash(status, &what);
             }
         }
     }
@@ -568,9 +574,12 @@ fn stop_why(why: StopWhy) -> &'static str {
     }
 }
 
-fn describe(status: ExitStatus) -> String {
+fn describe(status: ExitStatus, ready: bool) -> String {
     match status {
         ExitStatus::Unknown => "could not be started".to_owned(),
+        other if !ready && ChildExit::classify(other) == ChildExit::RestartRequested => {
+            format!("failed to start ({other} before it answered initialize)")
+        }
         other => format!("crashed ({other})"),
     }
 }

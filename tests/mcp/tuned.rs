@@ -149,3 +149,50 @@ async fn requests_held_past_the_deadline_are_answered_with_an_error() {
         .expect("task");
     assert_eq!(outcome.expect("ran"), SuperviseOutcome::ClientClosed);
 }
+
+/// Ask the supervisor for `server_status` and return it parsed.
+async fn status(client: &mut Client, id: u64) -> Value {
+    client
+        .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "server_status", "arguments": {}}}))
+        .await;
+    let reply = client.next().await;
+    assert_eq!(reply["id"], id, "{reply}");
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no status text: {reply}"));
+    serde_json::from_str(text).expect("status json")
+}
+
+/// Exit 42 asks for a restart only from a server that became ready: one that exits 42
+/// before answering `initialize` failed to start, goes through the crash backoff and
+/// the crash limit like any other, and is counted.
+#[tokio::test]
+async fn exit_42_before_readiness_is_a_failed_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut opts = options(dir.path(), &["--exit-at-start", "42"]);
+    opts.limits.buffer_deadline = Duration::from_secs(10);
+    let (mut client, task) = start(opts);
+    client.send(initialize(1)).await;
+    let reply = client.next().await;
+    assert_eq!(reply["id"], 1, "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("degraded"), "{reply}");
+    assert!(message.contains("code 42"), "{reply}");
+    let status = status(&mut client, 2).await;
+    assert_eq!(status["mode"], "degraded", "{status}");
+    assert_eq!(status["crash_count"], 2, "{status}");
+    assert_eq!(status["restart_count"], 1, "{status}");
+    drop(client);
+    let outcome = tokio::time::timeout(WAIT, task)
+        .await
+        .expect("ends")
+        .expect("task");
+    assert_eq!(outcome.expect("ran"), SuperviseOutcome::ClientClosed);
+    let events = event_types(&read_audit(&dir.path().join("state")));
+    let count = |name: &str| events.iter().filter(|e| *e == name).count();
+    assert_eq!(count("server_started"), 2, "{events:?}");
+    assert_eq!(count("crash_backoff"), 1, "{events:?}");
+    assert_eq!(count("degraded"), 1, "{events:?}");
+    assert_eq!(count("restart_requested"), 0, "{events:?}");
+}
