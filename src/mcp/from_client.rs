@@ -112,7 +112,10 @@ impl Proxy {
     /// Hold a client message until a child is ready; a full buffer answers requests with
     /// an error at once.
     pub(crate) fn hold(&mut self, message: Message, is_request: bool) {
-        let deadline = is_request.then(|| Instant::now() + self.opts.limits.buffer_deadline);
+        let first_initialize =
+            message.method() == Some("initialize") && !self.handshake.has_baseline();
+        let deadline = (is_request && !first_initialize)
+            .then(|| Instant::now() + self.opts.limits.buffer_deadline);
         if let Err(held) = self.buffer.push(Held { message, deadline }) {
             if is_request {
                 let raw = held.message.raw_id().unwrap_or(b"null").to_vec();
@@ -144,10 +147,15 @@ impl Proxy {
             return self.hold(message, true);
         };
         let generation = slot.unit.generation();
-        if method == "initialize" && !self.handshake.has_baseline() {
-            // The client's own first handshake: its answer makes this child ready.
+        let first_initialize = method == "initialize" && !self.handshake.has_baseline();
+        if first_initialize {
+            // The client's own first handshake: its answer makes this child ready. No
+            // server has started yet, so this may be a cold `npx`/`uv run`: the longer
+            // first-start wait applies.
+            let timeout = self.opts.limits.first_readiness_timeout;
             slot.phase = Phase::Initializing {
-                deadline: Instant::now() + self.opts.limits.readiness_timeout,
+                deadline: Instant::now() + timeout,
+                timeout,
                 replayed: false,
             };
         }
@@ -155,7 +163,11 @@ impl Proxy {
         let proxy_id = self.next_id;
         let bytes = message.with_raw_id(proxy_id.to_string().as_bytes());
         let raw_id = message.raw_id().unwrap_or(b"null").to_vec();
-        let retry = is_retryable(method).then_some((message, deadline));
+        // The client's first `initialize` waits for the first server that answers it (or
+        // for degraded mode), never for the request deadline: the client cannot go on
+        // without it, and failing it would end the session.
+        let retry =
+            is_retryable(method).then_some((message, (!first_initialize).then_some(deadline)));
         self.inflight.insert(
             proxy_id,
             Entry {

@@ -243,10 +243,7 @@ impl Proxy {
             }
             if let Some((message, deadline)) = request.retry {
                 tracing::debug!(proxy_id, method = %request.method, "retrying on the next server");
-                retry.push(Held {
-                    message,
-                    deadline: Some(deadline),
-                });
+                retry.push(Held { message, deadline });
                 continue;
             }
             let text = format!(

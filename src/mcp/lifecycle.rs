@@ -60,6 +60,7 @@ impl Proxy {
         let phase = if replay {
             Phase::Initializing {
                 deadline: now + self.opts.limits.readiness_timeout,
+                timeout: self.opts.limits.readiness_timeout,
                 replayed: true,
             }
         } else {
@@ -512,15 +513,17 @@ impl Proxy {
         }
         if let Some(slot) = &self.slot {
             match slot.phase {
-                Phase::Initializing { deadline, .. } if deadline <= now => {
+                Phase::Initializing {
+                    deadline, timeout, ..
+                } if deadline <= now => {
                     let generation = slot.unit.generation();
                     say(&format!(
                         "the server (generation {generation}) did not answer initialize within {} ms",
-                        self.opts.limits.readiness_timeout.as_millis()
+                        timeout.as_millis()
                     ));
                     self.record(
                         AuditEvent::ReadinessTimeout,
-                        json!({"timeout_ms": millis(self.opts.limits.readiness_timeout)}),
+                        json!({"timeout_ms": millis(timeout)}),
                     );
                     self.begin_stop(StopWhy::ReadinessTimeout);
                 }

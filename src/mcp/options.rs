@@ -34,8 +34,12 @@ pub struct SuperviseOptions {
 /// The proxy's timing and size limits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
-    /// How long a new child has to answer the replayed `initialize` (default 10 s).
+    /// How long a restarted child has to answer the replayed `initialize` (default 10 s).
     pub readiness_timeout: Duration,
+    /// How long a child has to answer the client's own first `initialize`, before any
+    /// child ever did (default 60 s: `npx` and `uv run` may download on a cold cache, and
+    /// killing them there only starts the download again).
+    pub first_readiness_timeout: Duration,
     /// How long requests in flight may take to finish before a planned restart stops
     /// their child (default 10 s).
     pub drain_grace: Duration,
@@ -58,6 +62,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             readiness_timeout: Duration::from_secs(10),
+            first_readiness_timeout: Duration::from_secs(60),
             drain_grace: Duration::from_secs(10),
             buffer_deadline: Duration::from_secs(30),
             buffer_max_messages: 1000,
@@ -103,6 +108,10 @@ impl SuperviseOptions {
         let count = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
         self.limits = Limits {
             readiness_timeout: secs("readiness_timeout", config.readiness_timeout)?,
+            first_readiness_timeout: secs(
+                "first_readiness_timeout",
+                config.first_readiness_timeout,
+            )?,
             drain_grace: secs("drain_grace", config.drain_grace)?,
             buffer_deadline: secs("request_deadline", config.request_deadline)?,
             buffer_max_messages: size(config.buffer_max_messages),

@@ -64,6 +64,8 @@ pub(crate) enum Phase {
     Initializing {
         /// When the child counts as never ready.
         deadline: Instant,
+        /// The readiness timeout that set `deadline` (for logs and the audit).
+        timeout: Duration,
         /// Whether the proxy replayed it (the answer is not forwarded).
         replayed: bool,
     },
