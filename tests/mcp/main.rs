@@ -4,6 +4,7 @@ mod proxy;
 mod python;
 mod restarts;
 mod rmcp_client;
+mod state_dir;
 mod support;
 mod tuned;
 mod watch;
