@@ -336,6 +336,7 @@ impl Proxy {
             "build_running": self.build_running,
             "change_pending": self.change_pending,
             "state_dir": self.opts.state_dir.display().to_string(),
+            "last_stderr": self.stderr_tail.lines(),
         })
     }
 }

@@ -24,13 +24,15 @@ impl Proxy {
                 stream: Stream::Stderr,
                 line,
             } => {
-                // Only if stderr were piped; it is inherited, but pass it on all the same.
+                if generation == self.generation {
+                    self.stderr_tail.push(&line);
+                }
                 let mut line = line;
                 line.push(b'\n');
                 let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &line);
             }
-            ProcessEvent::LineTooLong { limit, .. } => say(&format!(
-                "the server (generation {generation}) wrote a line longer than {limit} bytes on stdout; dropped"
+            ProcessEvent::LineTooLong { stream, limit } => say(&format!(
+                "the server (generation {generation}) wrote a line longer than {limit} bytes on {stream}; dropped"
             )),
             ProcessEvent::Leaked(leak) => say(&format!(
                 "the server (generation {generation}) left processes behind: {leak}"

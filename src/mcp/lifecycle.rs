@@ -25,6 +25,11 @@ impl Proxy {
         if generation > 1 {
             self.restarts += 1;
         }
+        self.stderr_tail = super::stderr_tail::StderrTail::default();
+        let for_change = self
+            .restart
+            .as_ref()
+            .is_some_and(|restart| restart.source == Source::Watch);
         let now = Instant::now();
         self.policy.child_started(now);
         let unit = match child::spawn(&self.opts.command, generation, &self.opts.limits) {
@@ -71,6 +76,7 @@ impl Proxy {
             phase,
             spawned: now,
             ready_after: None,
+            for_change,
         });
         self.record(
             AuditEvent::ServerStarted,
@@ -340,6 +346,7 @@ impl Proxy {
             _ => None,
         };
         let ready = slot.ready_after.is_some();
+        let broken_by_change = slot.for_change && !ready;
         drop(slot);
         let status = report.status;
         let mut details = json!({
@@ -347,6 +354,9 @@ impl Proxy {
             "signal": status.signal_name().map_or_else(|| status.signal().map(|s| s.to_string()), |n| Some(n.to_owned())),
             "requested": asked.is_some(),
         });
+        if asked.is_none() && !self.stderr_tail.is_empty() {
+            details["stderr_tail"] = json!(self.stderr_tail.lines());
+        }
         if let Some(stop) = &report.stop {
             details["stop_took_ms"] = json!(millis(stop.took));
             details["stop_actions"] = json!(
@@ -386,15 +396,41 @@ impl Proxy {
                 self.start_or_fail(&reason);
             }
             Some(StopWhy::ReadinessTimeout) => {
-                self.fail_restart_waiters("the new server did not become ready in time");
-                self.after_crash(status, "did not answer initialize in time");
+                let what = "did not answer initialize in time";
+                self.fail_restart_waiters(&format!(
+                    "the new server {what}{}",
+                    self.stderr_tail.excerpt(EXCERPT_LINES)
+                ));
+                if broken_by_change {
+                    return self.wait_for_change(what);
+                }
+                self.after_crash(status, what);
             }
             Some(StopWhy::Shutdown) => self.finish(),
-            None => self.after_unasked_exit(status, ready),
+            None => self.after_unasked_exit(status, ready, broken_by_change),
         }
     }
 
-    fn after_unasked_exit(&mut self, status: ExitStatus, ready: bool) {
+    /// The server started for a file change failed before it was ready: the change
+    /// broke it, and restarting the same files again would only fail again. Count the
+    /// crash and wait (degraded) for the next change or a `restart_server` call.
+    fn wait_for_change(&mut self, what: &str) {
+        self.crashes += 1;
+        let reason = format!(
+            "the server {what} after the watched files changed; waiting for the next change (or call restart_server){}",
+            self.stderr_tail.excerpt(EXCERPT_LINES)
+        );
+        say(&reason);
+        self.record(
+            AuditEvent::Degraded,
+            json!({"reason": reason, "stderr_tail": self.stderr_tail.lines()}),
+        );
+        self.idle = Idle::Degraded(reason.clone());
+        self.fail_buffered(&format!("the MCP server is down (degraded: {reason})"));
+        self.after_settled();
+    }
+
+    fn after_unasked_exit(&mut self, status: ExitStatus, ready: bool, broken_by_change: bool) {
         if let Some(restart) = &self.restart {
             // It went while draining for a planned restart: carry on with the restart.
             let reason = restart.reason.clone();
@@ -429,7 +465,13 @@ impl Proxy {
             }
             _ => {
                 let what = describe(status, ready);
-                self.fail_restart_waiters(&format!("the new server {what}"));
+                self.fail_restart_waiters(&format!(
+                    "the new server {what}{}",
+                    self.stderr_tail.excerpt(EXCERPT_LINES)
+                ));
+                if broken_by_change {
+                    return self.wait_for_change(&what);
+                }
                 self.after_crash(status, &what);
             }
         }
@@ -469,13 +511,18 @@ impl Proxy {
     }
 
     fn enter_degraded(&mut self, reason: &str) {
+        let reason = format!("{reason}{}", self.stderr_tail.excerpt(EXCERPT_LINES));
+        let reason = reason.as_str();
         let text = format!(
             "{reason}; {} crashes within {} s: not restarting on its own (degraded). Call restart_server to try again.",
             self.policy.crashes_in_window(Instant::now()),
             self.policy.config().crash_window.as_secs()
         );
         say(&text);
-        self.record(AuditEvent::Degraded, json!({"reason": reason}));
+        self.record(
+            AuditEvent::Degraded,
+            json!({"reason": reason, "stderr_tail": self.stderr_tail.lines()}),
+        );
         self.idle = Idle::Degraded(reason.to_owned());
         self.fail_buffered(&format!(
             "the MCP server is down (degraded: {reason}); call the restart_server tool to try again"
@@ -568,6 +615,9 @@ impl Proxy {
         self.done = Some(outcome);
     }
 }
+
+/// Lines of the server's stderr quoted in error messages (the audit log keeps them all).
+const EXCERPT_LINES: usize = 5;
 
 fn stop_why(why: StopWhy) -> &'static str {
     match why {

@@ -68,6 +68,7 @@ pub(crate) mod message;
 pub mod options;
 mod proxy;
 mod state_dir;
+mod stderr_tail;
 mod stdio;
 pub(crate) mod tools;
 mod watch;
@@ -259,6 +260,7 @@ where
         pending_reason: None,
         child_tools: None,
         listing: HashSet::new(),
+        stderr_tail: stderr_tail::StderrTail::default(),
         started: Instant::now(),
         shutdown: None,
         done: None,

@@ -87,6 +87,9 @@ pub(crate) struct Slot {
     pub(crate) phase: Phase,
     pub(crate) spawned: Instant,
     pub(crate) ready_after: Option<Duration>,
+    /// Started because watched files changed: if it fails before it is ready, the
+    /// change broke it, and the supervisor waits for the next change.
+    pub(crate) for_change: bool,
 }
 
 /// What the supervisor is doing when it has no child.
@@ -193,6 +196,8 @@ pub(crate) struct Proxy {
     pub(crate) policy: crate::restart::RestartPolicy,
     pub(crate) child_tools: Option<HashSet<String>>,
     pub(crate) listing: HashSet<String>,
+    /// The end of the latest child's stderr (kept after it exits, to explain why).
+    pub(crate) stderr_tail: super::stderr_tail::StderrTail,
     pub(crate) started: Instant,
     pub(crate) shutdown: Option<SuperviseOutcome>,
     pub(crate) done: Option<SuperviseOutcome>,

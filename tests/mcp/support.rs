@@ -312,6 +312,19 @@ impl Supervisor {
         self.stderr.lock().expect("lock").clone()
     }
 
+    /// Wait until the supervisor's stderr contains `needle` (polled; bounded by WAIT).
+    pub fn wait_stderr(&self, needle: &str) {
+        let deadline = Instant::now() + WAIT;
+        while !self.stderr().contains(needle) {
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?} on stderr within {WAIT:?}:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The audit log's events, parsed.
     pub fn audit(&self) -> Vec<Value> {
         read_audit(&self.state_dir)
