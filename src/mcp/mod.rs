@@ -66,6 +66,7 @@ mod lifecycle;
 pub mod marker;
 pub(crate) mod message;
 pub mod options;
+mod oversized;
 mod proxy;
 mod state_dir;
 mod stderr_tail;

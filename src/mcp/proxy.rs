@@ -239,10 +239,9 @@ impl Proxy {
                 },
                 frame = client.next(), if client_open => match frame {
                     Ok(Frame::Line(line)) => self.on_client_line(line),
-                    Ok(Frame::Oversized(len)) => say(&format!(
-                        "dropped a message from the client of {len} bytes: longer than the {} byte limit",
-                        self.opts.limits.max_line_length
-                    )),
+                    Ok(Frame::Oversized(dropped)) => {
+                        self.on_client_oversized(dropped.len, &dropped.head, &dropped.tail);
+                    }
                     Ok(Frame::Eof) => {
                         client_open = false;
                         self.begin_shutdown(SuperviseOutcome::ClientClosed);
