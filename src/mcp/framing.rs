@@ -33,7 +33,7 @@ pub(crate) enum Frame {
 /// What is kept of a dropped over-long line.
 #[derive(Debug, PartialEq, Eq, Default)]
 pub(crate) struct Dropped {
-    /// How many bytes it had, newline included.
+    /// How many bytes it had, without its line terminator.
     pub(crate) len: usize,
     /// Its first bytes, at most [`EXCERPT_BYTES`].
     pub(crate) head: Vec<u8>,
@@ -66,6 +66,7 @@ impl Dropped {
             content -= 1;
         }
         self.head.truncate(content);
+        self.len = content;
         Frame::Oversized(self)
     }
 }
@@ -240,7 +241,7 @@ mod tests {
             vec![
                 Frame::Line(b"ok".to_vec()),
                 Frame::Oversized(Dropped {
-                    len: 101,
+                    len: 100,
                     head: vec![b'x'; 100],
                     tail: vec![b'x'; 100],
                 }),
