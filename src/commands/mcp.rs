@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::cli::{GlobalArgs, SuperviseArgs};
 use crate::exit::{CommandResult, Exit, Failure};
-use crate::mcp::{McpError, SuperviseOptions, default_name};
+use crate::mcp::{McpError, StateDirError, SuperviseOptions, default_name};
 
 pub(super) async fn supervise(global: &GlobalArgs, args: SuperviseArgs) -> CommandResult {
     let loaded = super::load_config(global, None)?;
@@ -21,9 +21,19 @@ pub(super) async fn supervise(global: &GlobalArgs, args: SuperviseArgs) -> Comma
         )));
     }
     let mut opts = SuperviseOptions::new(name.clone(), args.command);
-    opts.state_dir = args
-        .state_dir
-        .unwrap_or_else(|| loaded.project_root.join(".debussy").join("mcp").join(&name));
+    opts.state_dir = match args.state_dir {
+        Some(dir) => dir,
+        None => {
+            let mcp_dir = loaded.project_root.join(".debussy").join("mcp");
+            if let Err(err) = crate::mcp::ignore_in_git(&mcp_dir) {
+                crate::mcp::say(&format!(
+                    "cannot write {}/.gitignore: {err}",
+                    mcp_dir.display()
+                ));
+            }
+            mcp_dir.join(&name)
+        }
+    };
     opts.inject_tools = !args.no_inject_tools;
     opts.watch = args.watch;
     opts.build = args.build;
@@ -61,9 +71,16 @@ pub(super) async fn supervise(global: &GlobalArgs, args: SuperviseArgs) -> Comma
         .map_err(|err| Failure::failed(miette::miette!("the supervisor thread failed: {err}")))?;
     match joined {
         Ok(Ok(())) => Ok(Exit::Success),
-        Ok(Err(err @ (McpError::StateDir { .. } | McpError::Watch(_)))) => {
-            Err(Failure::usage(miette::miette!("failed to {}", chain(&err))))
+        Ok(Err(err @ McpError::StateDirTaken(StateDirError::InUse { .. }))) => {
+            Err(Failure::usage(miette::miette!(
+                help = "give each supervisor a state directory of its own: pass `--name NAME` (or `--state-dir DIR`)",
+                "failed to {}",
+                chain(&err)
+            )))
         }
+        Ok(Err(
+            err @ (McpError::StateDir { .. } | McpError::StateDirTaken(_) | McpError::Watch(_)),
+        )) => Err(Failure::usage(miette::miette!("failed to {}", chain(&err)))),
         Ok(Err(err)) => Err(Failure::failed(miette::miette!(
             "failed to {}",
             chain(&err)

@@ -92,6 +92,8 @@ pub struct Config {
 pub struct McpConfig {
     /// Seconds a new server has to answer the replayed `initialize`.
     pub readiness_timeout: f64,
+    /// Seconds the first server has to answer the client's own `initialize`.
+    pub first_readiness_timeout: f64,
     /// Seconds requests in flight may take to finish before a planned restart stops the server.
     pub drain_grace: f64,
     /// Seconds a request may wait for a ready server before it is answered with an error.
@@ -139,6 +141,7 @@ impl Default for McpConfig {
     fn default() -> Self {
         McpConfig {
             readiness_timeout: 10.0,
+            first_readiness_timeout: 60.0,
             drain_grace: 10.0,
             request_deadline: 30.0,
             buffer_max_messages: 1000,

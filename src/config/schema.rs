@@ -108,6 +108,7 @@ pub(crate) const KEYS: &[Key] = &[
     key("notifications.ntfy.server", Kind::Str),
     key("notifications.ntfy.topic", Kind::OptStr),
     key("mcp.readiness_timeout", Kind::Float),
+    key("mcp.first_readiness_timeout", Kind::Float),
     key("mcp.drain_grace", Kind::Float),
     key("mcp.request_deadline", Kind::Float),
     key("mcp.buffer_max_messages", Kind::UInt),

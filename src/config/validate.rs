@@ -122,6 +122,11 @@ fn check_mcp(config: &Config, out: &mut Vec<Violation>) {
     let mcp = &config.mcp;
     let seconds = [
         ("mcp.readiness_timeout", mcp.readiness_timeout, true),
+        (
+            "mcp.first_readiness_timeout",
+            mcp.first_readiness_timeout,
+            true,
+        ),
         ("mcp.drain_grace", mcp.drain_grace, false),
         ("mcp.request_deadline", mcp.request_deadline, true),
         ("mcp.stop_close_grace", mcp.stop_close_grace, false),

@@ -3,8 +3,9 @@
 //! directly in its loop.
 //!
 //! The process itself (its group, pipes, stop ladder, reaping) belongs to
-//! [`crate::process`]; this module only adapts it. The child's stderr is inherited: server
-//! logs reach the supervisor's stderr (and so the client's log) untouched.
+//! [`crate::process`]; this module only adapts it. The child's stderr is read as events:
+//! the dispatcher passes each line through to the supervisor's stderr (and so to the
+//! client's log) and keeps the last ones to explain a crash.
 
 use tokio::sync::mpsc;
 
@@ -37,7 +38,6 @@ pub(crate) fn spawn(
         .args(args)
         .env("DEBUSSY_MCP_GENERATION", generation.to_string())
         .stdin_piped()
-        .inherit_stderr()
         .max_line_bytes(limits.max_line_length)
         .stop_ladder(StopLadder::mcp(
             limits.stop_close_grace,

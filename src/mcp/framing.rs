@@ -4,7 +4,8 @@
 //! text, so a UTF-8 character split across two reads is never corrupted: a line is only
 //! decoded (by `serde_json`, from bytes) once it is whole. A line longer than the limit is
 //! dropped and reported instead of growing the buffer without bound (the same defence as
-//! rmcp's `transport/async_rw.rs`). This module owns reading and writing lines; what a line
+//! rmcp's `transport/async_rw.rs`), with its first and last [`EXCERPT_BYTES`] kept so that
+//! the proxy can still answer it (see `oversized`). This module owns reading and writing lines; what a line
 //! means is [`super::message`]'s business.
 
 use std::io;
@@ -15,15 +16,59 @@ use tokio::sync::mpsc;
 /// Default cap on one message: 16 MiB, as rmcp's stdio transport.
 pub(crate) const DEFAULT_MAX_LINE_LENGTH: usize = 16 * 1024 * 1024;
 
+/// Bytes kept of each end of an over-long line.
+pub(crate) const EXCERPT_BYTES: usize = crate::process::LINE_EXCERPT_BYTES;
+
 /// One framing step.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Frame {
     /// A whole line, without its `\n` (and without a `\r` before it).
     Line(Vec<u8>),
-    /// A line longer than the limit was dropped; the value is how many bytes it had.
-    Oversized(usize),
+    /// A line longer than the limit was dropped.
+    Oversized(Dropped),
     /// The stream ended. Bytes after the last newline are not a message and are dropped.
     Eof,
+}
+
+/// What is kept of a dropped over-long line.
+#[derive(Debug, PartialEq, Eq, Default)]
+pub(crate) struct Dropped {
+    /// How many bytes it had, without its line terminator.
+    pub(crate) len: usize,
+    /// Its first bytes, at most [`EXCERPT_BYTES`].
+    pub(crate) head: Vec<u8>,
+    /// Its last bytes before the newline, at most [`EXCERPT_BYTES`].
+    pub(crate) tail: Vec<u8>,
+}
+
+impl Dropped {
+    fn extend(&mut self, data: &[u8]) {
+        self.len += data.len();
+        if self.head.len() < EXCERPT_BYTES {
+            let room = EXCERPT_BYTES - self.head.len();
+            self.head.extend_from_slice(&data[..data.len().min(room)]);
+        }
+        if data.len() >= EXCERPT_BYTES {
+            self.tail.clear();
+            self.tail
+                .extend_from_slice(&data[data.len() - EXCERPT_BYTES..]);
+        } else {
+            self.tail.extend_from_slice(data);
+            let over = self.tail.len().saturating_sub(EXCERPT_BYTES);
+            self.tail.drain(..over);
+        }
+    }
+
+    fn end(mut self) -> Frame {
+        let mut content = self.len;
+        while matches!(self.tail.last(), Some(b'\n' | b'\r')) {
+            self.tail.pop();
+            content -= 1;
+        }
+        self.head.truncate(content);
+        self.len = content;
+        Frame::Oversized(self)
+    }
 }
 
 /// Reads lines from a byte stream, never holding more than the maximum line length.
@@ -35,8 +80,8 @@ pub(crate) struct LineReader<R> {
     inner: BufReader<R>,
     line: Vec<u8>,
     max: usize,
-    /// Set while dropping an over-long line: how many bytes it has had so far.
-    discarded: Option<usize>,
+    /// Set while dropping an over-long line: what is kept of it so far.
+    discarded: Option<Dropped>,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -70,7 +115,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             let available = self.inner.fill_buf().await?;
             if available.is_empty() {
                 return Ok(match self.discarded.take() {
-                    Some(len) => Frame::Oversized(len),
+                    Some(dropped) => dropped.end(),
                     None => {
                         self.line.clear();
                         Frame::Eof
@@ -79,18 +124,21 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
             let newline = memchr(available);
             let take = newline.map_or(available.len(), |i| i + 1);
-            if let Some(len) = self.discarded.as_mut() {
-                *len += take;
+            if let Some(dropped) = self.discarded.as_mut() {
+                dropped.extend(&available[..take]);
             } else if self.line.len() + take > self.max.saturating_add(1) {
-                self.discarded = Some(self.line.len() + take);
+                let mut dropped = Dropped::default();
+                dropped.extend(&self.line);
+                dropped.extend(&available[..take]);
+                self.discarded = Some(dropped);
                 self.line.clear();
             } else {
                 self.line.extend_from_slice(&available[..take]);
             }
             self.inner.consume(take);
             if newline.is_some() {
-                if let Some(len) = self.discarded.take() {
-                    return Ok(Frame::Oversized(len));
+                if let Some(dropped) = self.discarded.take() {
+                    return Ok(dropped.end());
                 }
                 let mut line = std::mem::take(&mut self.line);
                 line.pop();
@@ -192,7 +240,11 @@ mod tests {
             got,
             vec![
                 Frame::Line(b"ok".to_vec()),
-                Frame::Oversized(101),
+                Frame::Oversized(Dropped {
+                    len: 100,
+                    head: vec![b'x'; 100],
+                    tail: vec![b'x'; 100],
+                }),
                 Frame::Line(b"after".to_vec()),
                 Frame::Eof
             ]

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::handshake::Handshake;
 use super::inflight::{ClientRequest, Entry, Held, Origin};
 use super::message::{self, Kind, Message, Parsed, RequestId};
+use super::oversized;
 use super::proxy::{Idle, Phase, Proxy, Source, Waiter};
 use super::say;
 use super::tools::{self, InjectedCall};
@@ -40,6 +41,56 @@ impl Proxy {
                 );
             }
         }
+    }
+
+    /// A message from the client over the size limit was dropped: answer it, so that
+    /// nothing waits for it. An id the supervisor gave one of the server's requests
+    /// makes it the client's answer to that request (the server gets the error);
+    /// any other id makes it a request (the client gets the error).
+    pub(crate) fn on_client_oversized(&mut self, len: usize, head: &[u8], tail: &[u8]) {
+        let limit = self.opts.limits.max_line_length;
+        let Some(raw_id) = oversized::find_id(head, tail) else {
+            say(&format!(
+                "dropped a message from the client of {len} bytes, over the {limit}-byte limit (mcp.max_line_bytes); it has no id to answer"
+            ));
+            return;
+        };
+        let id = std::str::from_utf8(&raw_id)
+            .ok()
+            .and_then(RequestId::from_raw);
+        let answered = id
+            .as_ref()
+            .and_then(RequestId::as_u64)
+            .and_then(|server_id| self.server_requests.remove(&server_id));
+        if let Some(request) = answered {
+            say(&format!(
+                "the client's answer to a request of the server is {len} bytes, over the {limit}-byte limit (mcp.max_line_bytes): the server gets an error instead"
+            ));
+            let current = self.slot.as_ref().is_some_and(|slot| {
+                slot.unit.generation() == request.generation
+                    && !matches!(slot.phase, Phase::Stopping(_))
+            });
+            if current {
+                self.send_to_current(message::error_response(
+                    Some(&request.raw_id),
+                    message::INTERNAL_ERROR,
+                    &format!(
+                        "the client's answer is {len} bytes, over the {limit}-byte message limit of the MCP supervisor (mcp.max_line_bytes); it was dropped"
+                    ),
+                ));
+            }
+            return;
+        }
+        say(&format!(
+            "a request from the client is {len} bytes, over the {limit}-byte limit (mcp.max_line_bytes): answered with an error"
+        ));
+        self.reply_error(
+            Some(&raw_id),
+            message::INVALID_REQUEST,
+            &format!(
+                "the request is {len} bytes, over the {limit}-byte message limit of the MCP supervisor (mcp.max_line_bytes); it was not sent to the server"
+            ),
+        );
     }
 
     fn on_client_message(&mut self, message: Message) {
@@ -112,7 +163,10 @@ impl Proxy {
     /// Hold a client message until a child is ready; a full buffer answers requests with
     /// an error at once.
     pub(crate) fn hold(&mut self, message: Message, is_request: bool) {
-        let deadline = is_request.then(|| Instant::now() + self.opts.limits.buffer_deadline);
+        let first_initialize =
+            message.method() == Some("initialize") && !self.handshake.has_baseline();
+        let deadline = (is_request && !first_initialize)
+            .then(|| Instant::now() + self.opts.limits.buffer_deadline);
         if let Err(held) = self.buffer.push(Held { message, deadline }) {
             if is_request {
                 let raw = held.message.raw_id().unwrap_or(b"null").to_vec();
@@ -144,10 +198,15 @@ impl Proxy {
             return self.hold(message, true);
         };
         let generation = slot.unit.generation();
-        if method == "initialize" && !self.handshake.has_baseline() {
-            // The client's own first handshake: its answer makes this child ready.
+        let first_initialize = method == "initialize" && !self.handshake.has_baseline();
+        if first_initialize {
+            // The client's own first handshake: its answer makes this child ready. No
+            // server has started yet, so this may be a cold `npx`/`uv run`: the longer
+            // first-start wait applies.
+            let timeout = self.opts.limits.first_readiness_timeout;
             slot.phase = Phase::Initializing {
-                deadline: Instant::now() + self.opts.limits.readiness_timeout,
+                deadline: Instant::now() + timeout,
+                timeout,
                 replayed: false,
             };
         }
@@ -155,7 +214,11 @@ impl Proxy {
         let proxy_id = self.next_id;
         let bytes = message.with_raw_id(proxy_id.to_string().as_bytes());
         let raw_id = message.raw_id().unwrap_or(b"null").to_vec();
-        let retry = is_retryable(method).then_some((message, deadline));
+        // The client's first `initialize` waits for the first server that answers it (or
+        // for degraded mode), never for the request deadline: the client cannot go on
+        // without it, and failing it would end the session.
+        let retry =
+            is_retryable(method).then_some((message, (!first_initialize).then_some(deadline)));
         self.inflight.insert(
             proxy_id,
             Entry {
@@ -324,6 +387,7 @@ impl Proxy {
             "build_running": self.build_running,
             "change_pending": self.change_pending,
             "state_dir": self.opts.state_dir.display().to_string(),
+            "last_stderr": self.stderr_tail.lines(),
         })
     }
 }

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::audit::AuditEvent;
 use super::inflight::{ClientRequest, Held, Origin, ServerRequest};
 use super::message::{self, Kind, Message, Parsed, RequestId};
+use super::oversized;
 use super::proxy::{Phase, Proxy};
 use super::say;
 use super::tools;
@@ -24,14 +25,37 @@ impl Proxy {
                 stream: Stream::Stderr,
                 line,
             } => {
-                // Only if stderr were piped; it is inherited, but pass it on all the same.
+                if generation == self.generation {
+                    self.stderr_tail.push(&line);
+                }
                 let mut line = line;
                 line.push(b'\n');
                 let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &line);
             }
-            ProcessEvent::LineTooLong { limit, .. } => say(&format!(
-                "the server (generation {generation}) wrote a line longer than {limit} bytes on stdout; dropped"
-            )),
+            ProcessEvent::LineTooLong {
+                stream: Stream::Stdout,
+                len,
+                head,
+                tail,
+                ..
+            } => self.on_child_oversized(generation, len, &head, &tail),
+            ProcessEvent::LineTooLong {
+                stream: Stream::Stderr,
+                limit,
+                len,
+                head,
+                ..
+            } => {
+                let mut line = head;
+                line.extend_from_slice(
+                    format!("… ({len} bytes, over the {limit}-byte limit)").as_bytes(),
+                );
+                if generation == self.generation {
+                    self.stderr_tail.push(&line);
+                }
+                line.push(b'\n');
+                let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), &line);
+            }
             ProcessEvent::Leaked(leak) => say(&format!(
                 "the server (generation {generation}) left processes behind: {leak}"
             )),
@@ -105,6 +129,55 @@ impl Proxy {
                 }
             }
         }
+    }
+
+    /// A message from the child over the size limit was dropped: answer it, so that
+    /// nothing waits for it. An id the proxy gave a request makes it that request's
+    /// answer (the client gets an error under its own id); any other id makes it a
+    /// request of the child's (the child gets the error).
+    fn on_child_oversized(&mut self, generation: u64, len: usize, head: &[u8], tail: &[u8]) {
+        let limit = self.opts.limits.max_line_length;
+        let current = self.slot.as_ref().is_some_and(|slot| {
+            slot.unit.generation() == generation && !matches!(slot.phase, Phase::Stopping(_))
+        });
+        let Some(raw_id) = oversized::find_id(head, tail).filter(|_| current) else {
+            say(&format!(
+                "the server (generation {generation}) wrote a message of {len} bytes on stdout, over the {limit}-byte limit (mcp.max_line_bytes); dropped"
+            ));
+            return;
+        };
+        let proxy_id = std::str::from_utf8(&raw_id)
+            .ok()
+            .and_then(RequestId::from_raw)
+            .and_then(|id| id.as_u64());
+        let entry = proxy_id.and_then(|id| self.inflight.take(id, generation));
+        let Some(entry) = entry else {
+            say(&format!(
+                "a request from the server (generation {generation}) is {len} bytes, over the {limit}-byte limit (mcp.max_line_bytes): answered with an error"
+            ));
+            return self.send_to_current(message::error_response(
+                Some(&raw_id),
+                message::INVALID_REQUEST,
+                &format!(
+                    "the request is {len} bytes, over the {limit}-byte message limit of the MCP supervisor (mcp.max_line_bytes); it was not sent to the client"
+                ),
+            ));
+        };
+        say(&format!(
+            "the server's (generation {generation}) answer is {len} bytes, over the {limit}-byte limit (mcp.max_line_bytes): the client gets an error instead"
+        ));
+        match entry.origin {
+            Origin::Client(request) if !request.cancelled => self.reply_error(
+                Some(&request.raw_id),
+                message::INTERNAL_ERROR,
+                &format!(
+                    "the MCP server's answer is {len} bytes, over the {limit}-byte message limit of the supervisor (mcp.max_line_bytes); it was dropped"
+                ),
+            ),
+            Origin::Client(_) | Origin::Replay => {}
+            Origin::ReplayedInitialize => self.begin_stop(super::proxy::StopWhy::ReadinessTimeout),
+        }
+        self.check_drained();
     }
 
     fn on_child_cancel(&mut self, generation: u64, message: &Message) {
@@ -243,10 +316,7 @@ impl Proxy {
             }
             if let Some((message, deadline)) = request.retry {
                 tracing::debug!(proxy_id, method = %request.method, "retrying on the next server");
-                retry.push(Held {
-                    message,
-                    deadline: Some(deadline),
-                });
+                retry.push(Held { message, deadline });
                 continue;
             }
             let text = format!(

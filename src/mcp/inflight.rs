@@ -139,8 +139,9 @@ pub(crate) struct ClientRequest {
     /// The method.
     pub(crate) method: String,
     /// Kept for requests that are retried on the next child (`ping`, `*/list`,
-    /// `initialize`) with the deadline they had when first buffered.
-    pub(crate) retry: Option<(Message, Instant)>,
+    /// `initialize`) with the deadline they had when first buffered (none for the
+    /// client's first `initialize`, which waits for a server to answer it).
+    pub(crate) retry: Option<(Message, Option<Instant>)>,
     /// The client cancelled it: whatever happens, it gets no answer from the proxy.
     pub(crate) cancelled: bool,
 }

@@ -22,6 +22,14 @@ impl Proxy {
         self.idle = Idle::No;
         self.generation += 1;
         let generation = self.generation;
+        if generation > 1 {
+            self.restarts += 1;
+        }
+        self.stderr_tail = super::stderr_tail::StderrTail::default();
+        let for_change = self
+            .restart
+            .as_ref()
+            .is_some_and(|restart| restart.source == Source::Watch);
         let now = Instant::now();
         self.policy.child_started(now);
         let unit = match child::spawn(&self.opts.command, generation, &self.opts.limits) {
@@ -57,6 +65,7 @@ impl Proxy {
         let phase = if replay {
             Phase::Initializing {
                 deadline: now + self.opts.limits.readiness_timeout,
+                timeout: self.opts.limits.readiness_timeout,
                 replayed: true,
             }
         } else {
@@ -67,6 +76,7 @@ impl Proxy {
             phase,
             spawned: now,
             ready_after: None,
+            for_change,
         });
         self.record(
             AuditEvent::ServerStarted,
@@ -172,7 +182,6 @@ impl Proxy {
         let Some(slot) = &self.slot else { return };
         let (generation, pid) = (slot.unit.generation(), slot.unit.pid());
         if let Some(restart) = self.restart.take() {
-            self.restarts += 1;
             let took = restart.requested.elapsed();
             let result = json!({
                 "restarted": true,
@@ -337,6 +346,7 @@ impl Proxy {
             _ => None,
         };
         let ready = slot.ready_after.is_some();
+        let broken_by_change = slot.for_change && !ready;
         drop(slot);
         let status = report.status;
         let mut details = json!({
@@ -344,6 +354,9 @@ impl Proxy {
             "signal": status.signal_name().map_or_else(|| status.signal().map(|s| s.to_string()), |n| Some(n.to_owned())),
             "requested": asked.is_some(),
         });
+        if asked.is_none() && !self.stderr_tail.is_empty() {
+            details["stderr_tail"] = json!(self.stderr_tail.lines());
+        }
         if let Some(stop) = &report.stop {
             details["stop_took_ms"] = json!(millis(stop.took));
             details["stop_actions"] = json!(
@@ -383,15 +396,41 @@ impl Proxy {
                 self.start_or_fail(&reason);
             }
             Some(StopWhy::ReadinessTimeout) => {
-                self.fail_restart_waiters("the new server did not become ready in time");
-                self.after_crash(status, "did not answer initialize in time");
+                let what = "did not answer initialize in time";
+                self.fail_restart_waiters(&format!(
+                    "the new server {what}{}",
+                    self.stderr_tail.excerpt(EXCERPT_LINES)
+                ));
+                if broken_by_change {
+                    return self.wait_for_change(what);
+                }
+                self.after_crash(status, what);
             }
             Some(StopWhy::Shutdown) => self.finish(),
-            None => self.after_unasked_exit(status, ready),
+            None => self.after_unasked_exit(status, ready, broken_by_change),
         }
     }
 
-    fn after_unasked_exit(&mut self, status: ExitStatus, ready: bool) {
+    /// The server started for a file change failed before it was ready: the change
+    /// broke it, and restarting the same files again would only fail again. Count the
+    /// crash and wait (degraded) for the next change or a `restart_server` call.
+    fn wait_for_change(&mut self, what: &str) {
+        self.crashes += 1;
+        let reason = format!(
+            "the server {what} after the watched files changed; waiting for the next change (or call restart_server){}",
+            self.stderr_tail.excerpt(EXCERPT_LINES)
+        );
+        say(&reason);
+        self.record(
+            AuditEvent::Degraded,
+            json!({"reason": reason, "stderr_tail": self.stderr_tail.lines()}),
+        );
+        self.idle = Idle::Degraded(reason.clone());
+        self.fail_buffered(&format!("the MCP server is down (degraded: {reason})"));
+        self.after_settled();
+    }
+
+    fn after_unasked_exit(&mut self, status: ExitStatus, ready: bool, broken_by_change: bool) {
         if let Some(restart) = &self.restart {
             // It went while draining for a planned restart: carry on with the restart.
             let reason = restart.reason.clone();
@@ -408,7 +447,10 @@ impl Proxy {
                 self.shutdown = Some(SuperviseOutcome::ServerExited);
                 self.finish();
             }
-            ChildExit::RestartRequested => {
+            // Exit 42 asks for a restart only from a server that became ready: before
+            // that it is a failed start, which must meet the backoff and the crash limit
+            // (otherwise a server that exits 42 at once restarts forever).
+            ChildExit::RestartRequested if ready => {
                 let decision = self.policy.child_exited(exit, Instant::now());
                 let reason = "the server exited with code 42 (restart requested)";
                 say(reason);
@@ -422,8 +464,15 @@ impl Proxy {
                 self.apply(decision, reason, false);
             }
             _ => {
-                self.fail_restart_waiters(&format!("the new server {}", describe(status)));
-                self.after_crash(status, &describe(status));
+                let what = describe(status, ready);
+                self.fail_restart_waiters(&format!(
+                    "the new server {what}{}",
+                    self.stderr_tail.excerpt(EXCERPT_LINES)
+                ));
+                if broken_by_change {
+                    return self.wait_for_change(&what);
+                }
+                self.after_crash(status, &what);
             }
         }
     }
@@ -462,13 +511,18 @@ impl Proxy {
     }
 
     fn enter_degraded(&mut self, reason: &str) {
+        let reason = format!("{reason}{}", self.stderr_tail.excerpt(EXCERPT_LINES));
+        let reason = reason.as_str();
         let text = format!(
             "{reason}; {} crashes within {} s: not restarting on its own (degraded). Call restart_server to try again.",
             self.policy.crashes_in_window(Instant::now()),
             self.policy.config().crash_window.as_secs()
         );
         say(&text);
-        self.record(AuditEvent::Degraded, json!({"reason": reason}));
+        self.record(
+            AuditEvent::Degraded,
+            json!({"reason": reason, "stderr_tail": self.stderr_tail.lines()}),
+        );
         self.idle = Idle::Degraded(reason.to_owned());
         self.fail_buffered(&format!(
             "the MCP server is down (degraded: {reason}); call the restart_server tool to try again"
@@ -506,15 +560,17 @@ impl Proxy {
         }
         if let Some(slot) = &self.slot {
             match slot.phase {
-                Phase::Initializing { deadline, .. } if deadline <= now => {
+                Phase::Initializing {
+                    deadline, timeout, ..
+                } if deadline <= now => {
                     let generation = slot.unit.generation();
                     say(&format!(
                         "the server (generation {generation}) did not answer initialize within {} ms",
-                        self.opts.limits.readiness_timeout.as_millis()
+                        timeout.as_millis()
                     ));
                     self.record(
                         AuditEvent::ReadinessTimeout,
-                        json!({"timeout_ms": millis(self.opts.limits.readiness_timeout)}),
+                        json!({"timeout_ms": millis(timeout)}),
                     );
                     self.begin_stop(StopWhy::ReadinessTimeout);
                 }
@@ -560,6 +616,9 @@ impl Proxy {
     }
 }
 
+/// Lines of the server's stderr quoted in error messages (the audit log keeps them all).
+const EXCERPT_LINES: usize = 5;
+
 fn stop_why(why: StopWhy) -> &'static str {
     match why {
         StopWhy::Restart => "restart",
@@ -568,9 +627,12 @@ fn stop_why(why: StopWhy) -> &'static str {
     }
 }
 
-fn describe(status: ExitStatus) -> String {
+fn describe(status: ExitStatus, ready: bool) -> String {
     match status {
         ExitStatus::Unknown => "could not be started".to_owned(),
+        other if !ready && ChildExit::classify(other) == ChildExit::RestartRequested => {
+            format!("failed to start ({other} before it answered initialize)")
+        }
         other => format!("crashed ({other})"),
     }
 }

@@ -66,7 +66,10 @@ mod lifecycle;
 pub mod marker;
 pub(crate) mod message;
 pub mod options;
+mod oversized;
 mod proxy;
+mod state_dir;
+mod stderr_tail;
 mod stdio;
 pub(crate) mod tools;
 mod watch;
@@ -84,6 +87,8 @@ pub use audit::{AuditEvent, AuditLog};
 pub use marker::RestartMarker;
 pub use options::{Limits, SuperviseOptions, default_name};
 pub use proxy::SuperviseOutcome;
+pub use state_dir::StateDirError;
+pub(crate) use state_dir::ignore_in_git;
 
 use framing::LineReader;
 use proxy::{Control, Idle, Proxy};
@@ -101,6 +106,9 @@ pub enum McpError {
         #[source]
         source: std::io::Error,
     },
+    /// The state directory is held by another live supervisor, or cannot be locked.
+    #[error(transparent)]
+    StateDirTaken(#[from] StateDirError),
     /// The server command could not be started the first time.
     #[error("start the MCP server")]
     Start(#[source] crate::process::ProcessError),
@@ -168,8 +176,8 @@ async fn forward_signals(shutdown: Shutdown) {
 /// requested through the [`Shutdown`] handle given to `on_start`.
 ///
 /// # Errors
-/// The state directory cannot be created, a watch path cannot be watched, or the server
-/// cannot be started the first time.
+/// The state directory cannot be created or another supervisor holds it, a watch path
+/// cannot be watched, or the server cannot be started the first time.
 pub async fn supervise<R, W>(
     opts: SuperviseOptions,
     input: R,
@@ -180,6 +188,8 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
+    // Held until the supervisor returns; the kernel releases it if the process dies.
+    let _lock = state_dir::lock(&opts.state_dir)?;
     let mut audit = AuditLog::open(&opts.state_dir).map_err(|source| McpError::StateDir {
         path: opts.state_dir.clone(),
         source,
@@ -251,6 +261,7 @@ where
         pending_reason: None,
         child_tools: None,
         listing: HashSet::new(),
+        stderr_tail: stderr_tail::StderrTail::default(),
         started: Instant::now(),
         shutdown: None,
         done: None,

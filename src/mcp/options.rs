@@ -34,8 +34,12 @@ pub struct SuperviseOptions {
 /// The proxy's timing and size limits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
-    /// How long a new child has to answer the replayed `initialize` (default 10 s).
+    /// How long a restarted child has to answer the replayed `initialize` (default 10 s).
     pub readiness_timeout: Duration,
+    /// How long a child has to answer the client's own first `initialize`, before any
+    /// child ever did (default 60 s: `npx` and `uv run` may download on a cold cache, and
+    /// killing them there only starts the download again).
+    pub first_readiness_timeout: Duration,
     /// How long requests in flight may take to finish before a planned restart stops
     /// their child (default 10 s).
     pub drain_grace: Duration,
@@ -58,6 +62,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             readiness_timeout: Duration::from_secs(10),
+            first_readiness_timeout: Duration::from_secs(60),
             drain_grace: Duration::from_secs(10),
             buffer_deadline: Duration::from_secs(30),
             buffer_max_messages: 1000,
@@ -103,6 +108,10 @@ impl SuperviseOptions {
         let count = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
         self.limits = Limits {
             readiness_timeout: secs("readiness_timeout", config.readiness_timeout)?,
+            first_readiness_timeout: secs(
+                "first_readiness_timeout",
+                config.first_readiness_timeout,
+            )?,
             drain_grace: secs("drain_grace", config.drain_grace)?,
             buffer_deadline: secs("request_deadline", config.request_deadline)?,
             buffer_max_messages: size(config.buffer_max_messages),
@@ -135,16 +144,45 @@ impl SuperviseOptions {
     }
 }
 
-/// The name a server gets when none is given: its program's file name without the
-/// extension, with anything but letters, digits, `-`, `_` and `.` replaced by `_`.
+/// Longest readable part of a default name, in bytes (before the hash).
+const NAME_WORDS_MAX: usize = 40;
+
+/// The name a server gets when none is given, from its whole command: the file names
+/// (without extension) of the words that are not flags, joined with `-` and shortened,
+/// then 8 hex digits of a hash of the whole command. `python3 a/server.py` and
+/// `python3 b/server.py` thus get names of their own (and state directories of their
+/// own), and the same command always gets the same name. Anything but letters, digits,
+/// `-`, `_` and `.` becomes `_`.
 #[must_use]
 pub fn default_name(command: &[String]) -> String {
-    let program = command.first().map_or("server", String::as_str);
-    let stem = std::path::Path::new(program)
-        .file_stem()
-        .map_or_else(|| program.to_owned(), |s| s.to_string_lossy().into_owned());
-    let cleaned: String = stem
-        .chars()
+    let words: Vec<String> = command
+        .iter()
+        .filter(|word| !word.starts_with('-'))
+        .map(|word| {
+            let path = std::path::Path::new(word);
+            let stem = path
+                .file_stem()
+                .map_or_else(|| word.clone(), |s| s.to_string_lossy().into_owned());
+            clean(&stem)
+        })
+        .filter(|word| !word.is_empty() && !word.chars().all(|c| c == '.'))
+        .collect();
+    let mut readable = words.join("-");
+    if readable.len() > NAME_WORDS_MAX {
+        // `clean` leaves ASCII only, so any byte is a character boundary.
+        readable.truncate(NAME_WORDS_MAX);
+    }
+    let readable = readable.trim_end_matches(['-', '_', '.']);
+    let readable = if readable.is_empty() || readable.starts_with('.') {
+        format!("server{readable}")
+    } else {
+        readable.to_owned()
+    };
+    format!("{readable}-{:08x}", fnv1a(command))
+}
+
+fn clean(word: &str) -> String {
+    word.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
                 c
@@ -152,12 +190,26 @@ pub fn default_name(command: &[String]) -> String {
                 '_'
             }
         })
-        .collect();
-    if cleaned.is_empty() || cleaned.starts_with('.') {
-        format!("server{cleaned}")
-    } else {
-        cleaned
+        .collect()
+}
+
+/// FNV-1a over the words, each followed by a NUL, folded to 32 bits: stable across
+/// Rust releases and platforms (unlike `DefaultHasher`), so a name never changes.
+fn fnv1a(command: &[String]) -> u32 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in command
+        .iter()
+        .flat_map(|word| word.bytes().chain(std::iter::once(0)))
+    {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "folding 64 bits to 32 on purpose"
+    )]
+    let folded = (hash ^ (hash >> 32)) as u32;
+    folded
 }
 
 #[cfg(test)]
@@ -179,12 +231,26 @@ mod tests {
     }
 
     #[test]
-    fn default_names_come_from_the_program() {
+    fn default_names_come_from_the_whole_command() {
         let name =
             |c: &[&str]| default_name(&c.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
-        assert_eq!(name(&["/usr/bin/node", "server.js"]), "node");
-        assert_eq!(name(&["./my server.py"]), "my_server");
-        assert_eq!(name(&[]), "server");
-        assert_eq!(name(&[".."]), "server..");
+        let (a, b) = (
+            name(&["python3", "a/server.py"]),
+            name(&["python3", "b/server.py"]),
+        );
+        assert!(a.starts_with("python3-server-"), "{a}");
+        assert!(b.starts_with("python3-server-"), "{b}");
+        assert_ne!(a, b);
+        assert_eq!(a, name(&["python3", "a/server.py"]), "stable");
+        assert_eq!(a.len(), "python3-server-".len() + 8);
+        assert!(name(&["/usr/bin/node", "dist/index.js"]).starts_with("node-index-"));
+        assert!(name(&["./my server.py", "--port", "3"]).starts_with("my_server-3-"));
+        assert!(name(&[]).starts_with("server-"));
+        assert!(name(&[".."]).starts_with("server-"));
+        let long = name(&["uv", "run", "--with", "mcp", &"x".repeat(200)]);
+        assert!(long.len() <= NAME_WORDS_MAX + 9, "{long}");
+        for odd in [name(&["/", "."]), name(&["sh", "-c", "cd / && exec ./s"])] {
+            assert!(!odd.contains('/') && !odd.starts_with('.'), "{odd}");
+        }
     }
 }

@@ -64,6 +64,8 @@ pub(crate) enum Phase {
     Initializing {
         /// When the child counts as never ready.
         deadline: Instant,
+        /// The readiness timeout that set `deadline` (for logs and the audit).
+        timeout: Duration,
         /// Whether the proxy replayed it (the answer is not forwarded).
         replayed: bool,
     },
@@ -85,6 +87,9 @@ pub(crate) struct Slot {
     pub(crate) phase: Phase,
     pub(crate) spawned: Instant,
     pub(crate) ready_after: Option<Duration>,
+    /// Started because watched files changed: if it fails before it is ready, the
+    /// change broke it, and the supervisor waits for the next change.
+    pub(crate) for_change: bool,
 }
 
 /// What the supervisor is doing when it has no child.
@@ -191,6 +196,8 @@ pub(crate) struct Proxy {
     pub(crate) policy: crate::restart::RestartPolicy,
     pub(crate) child_tools: Option<HashSet<String>>,
     pub(crate) listing: HashSet<String>,
+    /// The end of the latest child's stderr (kept after it exits, to explain why).
+    pub(crate) stderr_tail: super::stderr_tail::StderrTail,
     pub(crate) started: Instant,
     pub(crate) shutdown: Option<SuperviseOutcome>,
     pub(crate) done: Option<SuperviseOutcome>,
@@ -232,10 +239,9 @@ impl Proxy {
                 },
                 frame = client.next(), if client_open => match frame {
                     Ok(Frame::Line(line)) => self.on_client_line(line),
-                    Ok(Frame::Oversized(len)) => say(&format!(
-                        "dropped a message from the client of {len} bytes: longer than the {} byte limit",
-                        self.opts.limits.max_line_length
-                    )),
+                    Ok(Frame::Oversized(dropped)) => {
+                        self.on_client_oversized(dropped.len, &dropped.head, &dropped.tail);
+                    }
                     Ok(Frame::Eof) => {
                         client_open = false;
                         self.begin_shutdown(SuperviseOutcome::ClientClosed);

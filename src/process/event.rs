@@ -41,14 +41,21 @@ pub enum ProcessEvent {
         /// The line's bytes.
         line: Vec<u8>,
     },
-    /// A line grew past the configured maximum; its bytes are being discarded up to and
-    /// including the next newline. Reported once per over-long line, as soon as it
-    /// crosses the limit.
+    /// A line grew past the configured maximum; its bytes were discarded up to and
+    /// including its newline. Reported once per over-long line, when it ends (at its
+    /// newline or the end of the stream), with its first and last bytes so that the
+    /// owner can tell what it was (the MCP proxy reads a JSON-RPC id from them).
     LineTooLong {
         /// The pipe it came from.
         stream: Stream,
         /// The limit it exceeded, in bytes.
         limit: usize,
+        /// How long the line was, in bytes (without its terminator).
+        len: usize,
+        /// Its first bytes, at most [`LINE_EXCERPT_BYTES`](super::LINE_EXCERPT_BYTES).
+        head: Vec<u8>,
+        /// Its last bytes, at most [`LINE_EXCERPT_BYTES`](super::LINE_EXCERPT_BYTES).
+        tail: Vec<u8>,
     },
     /// After the child exited, something it started was still alive or still held its
     /// output pipes open. Whatever remained in the child's process group was killed.

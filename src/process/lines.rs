@@ -3,8 +3,9 @@
 //!
 //! Framing works on raw bytes and splits only at `\n`, so a UTF-8 character cut in two
 //! by a read boundary is reassembled untouched. Memory per stream is bounded by the
-//! line cap plus one read buffer: an over-long line is reported once and its bytes are
-//! dropped until the next newline.
+//! line cap plus one read buffer: an over-long line's bytes are dropped until the next
+//! newline, keeping only its length and its first and last [`LINE_EXCERPT_BYTES`],
+//! and it is reported once, when it ends.
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
@@ -19,6 +20,9 @@ pub(crate) type EventBatch = Vec<ProcessEvent>;
 /// Default cap on one line: 16 MiB.
 pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
 
+/// Bytes kept of each end of an over-long line (see [`ProcessEvent::LineTooLong`]).
+pub const LINE_EXCERPT_BYTES: usize = 4096;
+
 /// Bytes asked of the pipe per read.
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -27,8 +31,61 @@ const READ_CHUNK: usize = 64 * 1024;
 pub(crate) enum Frame {
     /// A complete line without its terminator.
     Line(Vec<u8>),
-    /// A line crossed the cap; the rest of it will be discarded.
-    TooLong,
+    /// A line over the cap ended; only its length and both ends were kept.
+    TooLong(Excerpt),
+}
+
+/// What is kept of an over-long line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Excerpt {
+    /// Its length in bytes, without the terminator.
+    pub(crate) len: usize,
+    /// Its first bytes, at most [`LINE_EXCERPT_BYTES`].
+    pub(crate) head: Vec<u8>,
+    /// Its last bytes, at most [`LINE_EXCERPT_BYTES`].
+    pub(crate) tail: Vec<u8>,
+}
+
+impl Excerpt {
+    /// Start keeping a line whose first bytes are `first` then `then`.
+    fn start(first: &[u8], then: &[u8]) -> Self {
+        let mut excerpt = Excerpt {
+            len: 0,
+            head: Vec::new(),
+            tail: Vec::new(),
+        };
+        excerpt.extend(first);
+        excerpt.extend(then);
+        excerpt
+    }
+
+    /// More bytes of the line: count them and keep the last ones.
+    fn extend(&mut self, data: &[u8]) {
+        self.len += data.len();
+        if self.head.len() < LINE_EXCERPT_BYTES {
+            let room = LINE_EXCERPT_BYTES - self.head.len();
+            self.head.extend_from_slice(&data[..data.len().min(room)]);
+        }
+        if data.len() >= LINE_EXCERPT_BYTES {
+            self.tail.clear();
+            self.tail
+                .extend_from_slice(&data[data.len() - LINE_EXCERPT_BYTES..]);
+        } else {
+            self.tail.extend_from_slice(data);
+            let over = self.tail.len().saturating_sub(LINE_EXCERPT_BYTES);
+            self.tail.drain(..over);
+        }
+    }
+
+    /// The line ended: drop a `\r` terminator from the count and the tail.
+    fn end(mut self) -> Frame {
+        if self.tail.last() == Some(&b'\r') {
+            self.tail.pop();
+            self.len -= 1;
+            self.head.truncate(self.len);
+        }
+        Frame::TooLong(self)
+    }
 }
 
 /// Splits a byte stream into lines of at most `max` bytes (terminator excluded).
@@ -39,7 +96,8 @@ pub(crate) enum Frame {
 pub(crate) struct LineFramer {
     max: usize,
     partial: Vec<u8>,
-    discarding: bool,
+    /// Set while dropping an over-long line: what is kept of it.
+    discarding: Option<Excerpt>,
 }
 
 impl LineFramer {
@@ -48,7 +106,7 @@ impl LineFramer {
         LineFramer {
             max,
             partial: Vec::new(),
-            discarding: false,
+            discarding: None,
         }
     }
 
@@ -59,8 +117,9 @@ impl LineFramer {
                 Some(at) => {
                     let head = &data[..at];
                     data = &data[at + 1..];
-                    if self.discarding {
-                        self.discarding = false;
+                    if let Some(mut excerpt) = self.discarding.take() {
+                        excerpt.extend(head);
+                        out.push(excerpt.end());
                         continue;
                     }
                     let line = if self.partial.is_empty() {
@@ -73,12 +132,15 @@ impl LineFramer {
                     out.push(self.complete(line));
                 }
                 None => {
-                    if !self.discarding {
-                        if self.partial.len() + data.len() > self.max + usize::from(ends_cr(data)) {
-                            self.start_discarding(out);
-                        } else {
-                            self.partial.extend_from_slice(data);
-                        }
+                    if let Some(excerpt) = &mut self.discarding {
+                        excerpt.extend(data);
+                    } else if self.partial.len() + data.len()
+                        > self.max + usize::from(ends_cr(data))
+                    {
+                        let partial = std::mem::take(&mut self.partial);
+                        self.discarding = Some(Excerpt::start(&partial, data));
+                    } else {
+                        self.partial.extend_from_slice(data);
                     }
                     return;
                 }
@@ -88,7 +150,9 @@ impl LineFramer {
 
     /// End of stream: the final line if it had no newline (and was not over-long).
     pub(crate) fn finish(&mut self) -> Option<Frame> {
-        self.discarding = false;
+        if let Some(excerpt) = self.discarding.take() {
+            return Some(excerpt.end());
+        }
         if self.partial.is_empty() {
             return None;
         }
@@ -102,16 +166,10 @@ impl LineFramer {
             line.pop();
         }
         if line.len() > self.max {
-            Frame::TooLong
+            Frame::TooLong(Excerpt::start(&line, &[]))
         } else {
             Frame::Line(line)
         }
-    }
-
-    fn start_discarding(&mut self, out: &mut Vec<Frame>) {
-        self.partial = Vec::new();
-        self.discarding = true;
-        out.push(Frame::TooLong);
     }
 }
 
@@ -216,7 +274,13 @@ where
 fn to_event(stream: Stream, limit: usize, frame: Frame) -> ProcessEvent {
     match frame {
         Frame::Line(line) => ProcessEvent::Line { stream, line },
-        Frame::TooLong => ProcessEvent::LineTooLong { stream, limit },
+        Frame::TooLong(Excerpt { len, head, tail }) => ProcessEvent::LineTooLong {
+            stream,
+            limit,
+            len,
+            head,
+            tail,
+        },
     }
 }
 
@@ -236,6 +300,14 @@ mod tests {
 
     fn line(bytes: &[u8]) -> Frame {
         Frame::Line(bytes.to_vec())
+    }
+
+    fn too_long(text: &[u8]) -> Frame {
+        Frame::TooLong(Excerpt {
+            len: text.len(),
+            head: text.to_vec(),
+            tail: text.to_vec(),
+        })
     }
 
     #[test]
@@ -292,21 +364,24 @@ mod tests {
         assert_eq!(frame_all(4, &[b"abcd\r\n"]), vec![line(b"abcd")]);
         assert_eq!(
             frame_all(4, &[b"abcde\nok\n"]),
-            vec![Frame::TooLong, line(b"ok")]
+            vec![too_long(b"abcde"), line(b"ok")]
         );
     }
 
     #[test]
     fn over_long_line_across_chunks_is_reported_once_and_skipped() {
-        let frames = frame_all(4, &[b"ab", b"cd", b"ef", b"ghij", b"kl\nnext\n", b"tail"]);
-        assert_eq!(frames, vec![Frame::TooLong, line(b"next"), line(b"tail")]);
+        let frames = frame_all(4, &[b"ab", b"cd", b"ef", b"ghij", b"kl\r\nnext\n", b"tail"]);
+        assert_eq!(
+            frames,
+            vec![too_long(b"abcdefghijkl"), line(b"next"), line(b"tail")]
+        );
     }
 
     #[test]
     fn over_long_final_line_without_newline() {
         assert_eq!(
             frame_all(4, &[b"ok\n", b"toolong"]),
-            vec![line(b"ok"), Frame::TooLong]
+            vec![line(b"ok"), too_long(b"toolong")]
         );
     }
 
@@ -315,13 +390,25 @@ mod tests {
         let mut framer = LineFramer::new(8);
         let mut out = Vec::new();
         let chunk = vec![b'x'; 4096];
+        framer.push(b"{\"id\":1,", &mut out);
         for _ in 0..1000 {
             framer.push(&chunk, &mut out);
             assert!(framer.partial.capacity() <= 8 + 4096);
+            let kept = framer.discarding.as_ref().expect("discarding");
+            assert!(kept.head.len() <= LINE_EXCERPT_BYTES);
+            assert!(kept.tail.len() <= LINE_EXCERPT_BYTES);
         }
-        assert_eq!(out, vec![Frame::TooLong]);
-        framer.push(b"\nfine\n", &mut out);
-        assert_eq!(out, vec![Frame::TooLong, line(b"fine")]);
+        assert!(out.is_empty());
+        framer.push(b"xyz\"}\nfine\n", &mut out);
+        let Some(Frame::TooLong(excerpt)) = out.first() else {
+            panic!("{out:?}")
+        };
+        assert_eq!(excerpt.len, 8 + 4096 * 1000 + 5);
+        assert!(excerpt.head.starts_with(b"{\"id\":1,xxx"));
+        assert_eq!(excerpt.head.len(), LINE_EXCERPT_BYTES);
+        assert!(excerpt.tail.ends_with(b"xxxxyz\"}"));
+        assert_eq!(excerpt.tail.len(), LINE_EXCERPT_BYTES);
+        assert_eq!(out[1], line(b"fine"));
     }
 
     #[tokio::test]

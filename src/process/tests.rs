@@ -157,7 +157,8 @@ async fn over_long_lines_are_reported_and_skipped() {
                 e,
                 ProcessEvent::LineTooLong {
                     stream: Stream::Stdout,
-                    limit: 1000
+                    limit: 1000,
+                    ..
                 }
             )
         })

@@ -246,7 +246,7 @@ impl<'a> Driver<'a> {
                     .push_back(truncate(&text, STDERR_TAIL_LINE_BYTES).to_owned());
                 self.send(SessionEvent::Stderr(text));
             }
-            ProcessEvent::LineTooLong { stream, limit } => {
+            ProcessEvent::LineTooLong { stream, limit, .. } => {
                 self.warn(SessionWarning::LineTooLong { stream, limit });
             }
             ProcessEvent::Leaked(leak) => self.warn(SessionWarning::Leaked(leak)),

@@ -1,9 +1,11 @@
 //! End-to-end tests of `debussy mcp supervise` with real servers and clients.
 
+mod oversized;
 mod proxy;
 mod python;
 mod restarts;
 mod rmcp_client;
+mod state_dir;
 mod support;
 mod tuned;
 mod watch;

@@ -326,7 +326,7 @@ fn the_mcp_configuration_section_tunes_the_supervisor() {
     let command = [server, "--no-initialize".to_owned()];
     let mut s = Supervisor::start_env(
         &[
-            ("DEBUSSY_MCP__READINESS_TIMEOUT", "0.3"),
+            ("DEBUSSY_MCP__FIRST_READINESS_TIMEOUT", "0.3"),
             ("DEBUSSY_MCP__MAX_CRASHES", "1"),
             ("DEBUSSY_MCP__STOP_CLOSE_GRACE", "0.2"),
         ],

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::support::{debussy, root, test_server};
+use crate::support::{Supervisor, debussy, events_of, root, test_server};
 
 /// The venv's Python, or `None` (with the reason printed) when it is not installed.
 /// Under `CI=true` a missing SDK fails the test instead.
@@ -79,4 +79,39 @@ fn python_client_and_rmcp_server_survive_a_restart() {
     let Some(python) = python() else { return };
     let seen = run_client(&python, &[test_server().display().to_string()]);
     assert_eq!(seen["after"]["generation"], 2, "{seen}");
+}
+
+/// The "first real run": a Python server under `--watch`, an edit with a syntax error.
+/// The supervisor does not crash-loop; the client's next call fails with Python's own
+/// `SyntaxError` in the message; fixing the file brings the server back.
+#[test]
+fn a_python_syntax_error_under_watch_is_shown_to_the_client() {
+    let Some(python) = python() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let src = work.path().join("src");
+    std::fs::create_dir_all(&src).expect("mkdir");
+    let good =
+        std::fs::read_to_string(root().join("tests/mcp/python/server.py")).expect("server.py");
+    let server = src.join("server.py");
+    std::fs::write(&server, &good).expect("write");
+    let src_arg = src.display().to_string();
+    let mut s = Supervisor::start_command(
+        &["--watch", &src_arg, "--debounce", "100"],
+        &[python.display().to_string(), server.display().to_string()],
+    );
+    s.initialize();
+    assert_eq!(s.tool_text("echo", json!({"text": "v1"})), "v1");
+
+    let broken = good.replace("def echo(text: str) -> str:", "def echo(text: str) -> str");
+    std::fs::write(&server, broken).expect("write");
+    s.wait_stderr("waiting for the next change");
+    let reply = s.call_tool("echo", json!({"text": "v2"}));
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("SyntaxError"), "{reply}");
+    let audit = s.audit();
+    assert_eq!(events_of(&audit, "server_started").len(), 2, "{audit:?}");
+
+    std::fs::write(&server, &good).expect("write");
+    s.notification("notifications/tools/list_changed");
+    assert_eq!(s.tool_text("echo", json!({"text": "v3"})), "v3");
 }

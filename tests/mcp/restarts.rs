@@ -144,9 +144,12 @@ fn crash_loops_go_degraded_and_restart_server_recovers() {
         .unwrap_or_default()
         .to_owned();
     assert!(message.contains("degraded"), "{reply}");
+    // The server's own words on stderr say why.
+    assert!(message.contains("cannot start"), "{reply}");
     let status = s.tool_json("server_status", json!({}));
     assert_eq!(status["mode"], "degraded", "{status}");
     assert_eq!(status["crash_count"], 5);
+    assert_eq!(status["last_stderr"], json!(["cannot start"]), "{status}");
     let reply = s.call("tools/list", json!({}));
     let names: Vec<_> = reply["result"]["tools"]
         .as_array()

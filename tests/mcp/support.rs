@@ -58,10 +58,12 @@ pub struct Supervisor {
     stderr: Arc<Mutex<String>>,
     stash: Vec<Value>,
     next_id: u64,
-    /// The state directory (audit log, marker).
+    /// The state directory (audit log, marker); for a supervisor started with
+    /// [`Supervisor::start_in`], the parent of the default ones (`.debussy/mcp`).
     pub state_dir: PathBuf,
-    /// The supervisor's working directory, removed when it is dropped.
-    _dir: tempfile::TempDir,
+    /// The supervisor's working directory, removed when it is dropped (unless the
+    /// test owns it).
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Supervisor {
@@ -86,10 +88,31 @@ impl Supervisor {
     pub fn start_env(env: &[(&str, &str)], flags: &[&str], command: &[String]) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let state_dir = dir.path().join("state");
+        let mut args = vec!["--state-dir".to_owned(), state_dir.display().to_string()];
+        args.extend(flags.iter().map(|f| (*f).to_owned()));
+        let cwd = dir.path().to_owned();
+        Self::spawn(&cwd, Some(dir), state_dir, env, &args, command)
+    }
+
+    /// Supervise any command from the working directory `cwd` (owned by the test),
+    /// with no `--state-dir` unless `flags` give one.
+    pub fn start_in(cwd: &Path, flags: &[&str], command: &[String]) -> Self {
+        let flags: Vec<String> = flags.iter().map(|f| (*f).to_owned()).collect();
+        let state_dir = cwd.join(".debussy/mcp");
+        Self::spawn(cwd, None, state_dir, &[], &flags, command)
+    }
+
+    fn spawn(
+        cwd: &Path,
+        dir: Option<tempfile::TempDir>,
+        state_dir: PathBuf,
+        env: &[(&str, &str)],
+        flags: &[String],
+        command: &[String],
+    ) -> Self {
         let mut child = Command::new(debussy())
-            .current_dir(dir.path())
-            .args(["mcp", "supervise", "--state-dir"])
-            .arg(&state_dir)
+            .current_dir(cwd)
+            .args(["mcp", "supervise"])
             .args(flags)
             .arg("--")
             .args(command)
@@ -147,6 +170,11 @@ impl Supervisor {
             state_dir,
             _dir: dir,
         }
+    }
+
+    /// The supervisor's pid.
+    pub fn pid(&self) -> u32 {
+        self.pid
     }
 
     /// Write one message.
@@ -282,6 +310,19 @@ impl Supervisor {
     /// Everything the supervisor logged on stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().expect("lock").clone()
+    }
+
+    /// Wait until the supervisor's stderr contains `needle` (polled; bounded by WAIT).
+    pub fn wait_stderr(&self, needle: &str) {
+        let deadline = Instant::now() + WAIT;
+        while !self.stderr().contains(needle) {
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?} on stderr within {WAIT:?}:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// The audit log's events, parsed.

@@ -147,3 +147,65 @@ fn changes_during_a_build_schedule_exactly_one_more_round() {
     assert_eq!(status["build_running"], false, "{status}");
     assert_eq!(status["change_pending"], false, "{status}");
 }
+
+/// A broken edit under `--watch`: the server crashes at start. The supervisor does not
+/// loop: it waits for the next change, and the client, `server_status` and the audit
+/// log all see the end of the server's stderr (the SyntaxError), which still passes
+/// through to the supervisor's stderr. The fix brings the server back.
+#[test]
+fn a_crash_after_a_change_waits_for_the_next_change_and_shows_stderr() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let src = work.path().join("src");
+    std::fs::create_dir_all(&src).expect("mkdir");
+    let code = src.join("server.txt");
+    std::fs::write(&code, "ok").expect("write");
+    let script = format!(
+        "if grep -q broken '{code}'; then echo 'Traceback (most recent call last):' >&2; \
+         echo '  File \"server.py\", line 3' >&2; \
+         echo 'SyntaxError: invalid syntax' >&2; exit 1; fi; exec '{server}'",
+        code = code.display(),
+        server = crate::support::test_server().display()
+    );
+    let src_arg = src.display().to_string();
+    let mut s = Supervisor::start_command(
+        &["--watch", &src_arg, "--debounce", "100"],
+        &["sh".to_owned(), "-c".to_owned(), script],
+    );
+    s.initialize();
+    std::fs::write(&code, "broken").expect("write");
+    s.wait_stderr("waiting for the next change");
+    let reply = s.call_tool("echo", json!({"text": "still there?"}));
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("SyntaxError: invalid syntax"), "{reply}");
+    assert!(message.contains("next change"), "{reply}");
+    let status = s.tool_json("server_status", json!({}));
+    assert_eq!(status["mode"], "degraded", "{status}");
+    assert_eq!(status["crash_count"], 1, "{status}");
+    let tail = status["last_stderr"].as_array().expect("last_stderr");
+    assert_eq!(
+        tail.last(),
+        Some(&json!("SyntaxError: invalid syntax")),
+        "{status}"
+    );
+    let audit = s.audit();
+    assert_eq!(events_of(&audit, "server_started").len(), 2, "{audit:?}");
+    let degraded = events_of(&audit, "degraded");
+    assert_eq!(degraded.len(), 1, "{audit:?}");
+    assert!(
+        degraded[0]["stderr_tail"]
+            .as_array()
+            .is_some_and(|t| t.contains(&json!("SyntaxError: invalid syntax"))),
+        "{}",
+        degraded[0]
+    );
+    assert!(
+        s.stderr().contains("SyntaxError: invalid syntax"),
+        "{}",
+        s.stderr()
+    );
+
+    std::fs::write(&code, "fixed").expect("write");
+    s.notification("notifications/tools/list_changed");
+    assert_eq!(s.tool_text("echo", json!({"text": "back"})), "back");
+    assert_eq!(s.whoami().1, 3);
+}
