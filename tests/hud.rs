@@ -207,11 +207,12 @@ impl Drop for Tmux {
     }
 }
 
-/// `sh` line that runs debussy, then reports its exit code and the terminal's modes and
-/// stays open so the screen can be read.
+/// `sh` line that runs debussy, then reports its exit code and the terminal's modes,
+/// prints `shell-done` once everything is on screen, and stays open so the screen can be
+/// read.
 fn shell_line(args: &str) -> String {
     format!(
-        "{} {args}; echo \"exit=$?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; exec sleep 120",
+        "{} {args}; echo \"exit=$?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; echo 'shell-done'; exec sleep 120",
         env!("CARGO_BIN_EXE_debussy")
     )
 }
@@ -277,7 +278,7 @@ fn the_gauge_moves_a_restart_shows_and_quit_pauses_the_run_and_restores_the_term
         s.contains("Stop the agent and pause the run?")
     });
     tmux.keys("y");
-    let after = tmux.wait_for("the shell again", |s| s.contains("exit="));
+    let after = tmux.wait_for("the shell again", |s| s.contains("shell-done"));
 
     assert!(
         after.contains("exit=130"),
@@ -320,7 +321,7 @@ fn no_interactive_prints_plain_lines_in_a_terminal() {
         &project,
         &shell_line("run plan/MASTER_PLAN.md --agent sim --no-interactive"),
     );
-    let screen = tmux.wait_for("the end of the run", |s| s.contains("exit="));
+    let screen = tmux.wait_for("the end of the run", |s| s.contains("shell-done"));
     assert!(screen.contains("exit=0"), "{screen}");
     assert!(
         screen.contains("] run ") && screen.contains(" started: HUD Test"),
