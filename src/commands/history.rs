@@ -15,7 +15,7 @@ pub(super) fn run(global: &GlobalArgs, args: &HistoryArgs) -> CommandResult {
     match args.format {
         ReportFormat::Json => super::report::print_json(&runs)?,
         ReportFormat::Text if runs.is_empty() => {
-            println!("no runs recorded in {} yet", root.display())
+            super::render::print(&format!("no runs recorded in {} yet\n", root.display()))?;
         }
         ReportFormat::Text => {
             let rows: Vec<Vec<String>> = runs
@@ -31,13 +31,10 @@ pub(super) fn run(global: &GlobalArgs, args: &HistoryArgs) -> CommandResult {
                     ]
                 })
                 .collect();
-            print!(
-                "{}",
-                table(
-                    &["RUN", "STARTED", "STATUS", "TIME", "PLAN", "PHASE"],
-                    &rows
-                )
-            );
+            super::render::print(&table(
+                &["RUN", "STARTED", "STATUS", "TIME", "PLAN", "PHASE"],
+                &rows,
+            ))?;
         }
     }
     Ok(Exit::Success)

@@ -41,12 +41,11 @@ pub(super) fn duration_between(start: &str, end: Option<&str>) -> String {
     }
 }
 
-/// Pretty JSON on stdout.
+/// Pretty JSON on stdout (a closed pipe is a quiet exit).
 pub(super) fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|err| Failure::failed(miette::miette!("failed to encode JSON: {err}")))?;
-    println!("{text}");
-    Ok(())
+    super::render::print(&format!("{text}\n"))
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub(super) fn run(global: &GlobalArgs, args: &StatusArgs) -> CommandResult {
     let report = collect(&store, run).map_err(Failure::failed)?;
     match args.format {
         ReportFormat::Json => super::report::print_json(&report)?,
-        ReportFormat::Text => print!("{}", render(&report)),
+        ReportFormat::Text => super::render::print(&render(&report))?,
     }
     Ok(Exit::Success)
 }
