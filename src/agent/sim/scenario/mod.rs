@@ -16,8 +16,8 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer};
 
 pub use action::{
-    Action, BashSpec, DEFAULT_BASH_TIMEOUT_MS, DoneSpec, DoneStatus, PathSpec, TaskSpec, Todo,
-    TodoStatus,
+    Action, BashSpec, DEFAULT_BASH_TIMEOUT_MS, DoneSpec, DoneStatus, PathSpec, ProgressSpec,
+    TaskSpec, Todo, TodoStatus,
 };
 pub use turn::{CompactSpec, CrashSpec, MessageTurn, Turn, UsageSpec};
 
