@@ -186,7 +186,7 @@ pub struct RunOverrides {
     pub no_interactive: bool,
 
     /// Which agent backend runs sessions (`agent.kind`).
-    #[arg(long, value_name = "KIND")]
+    #[arg(long, value_name = "KIND", value_parser = AgentKindName)]
     pub agent: Option<String>,
 
     /// Program that runs the agent (`agent.command`).
@@ -447,5 +447,47 @@ mod tests {
         };
         assert_eq!(s.command, ["node", "server.js", "--port"]);
         assert_eq!(s.watch, [PathBuf::from("src")]);
+    }
+}
+
+/// The names `--agent` takes, offered by help and shell completion.
+pub(crate) const AGENT_KINDS: [&str; 2] = ["claude", "sim"];
+
+/// `--agent`: any text, checked by the configuration loader (whose error names the flag
+/// and the nearest kind), with [`AGENT_KINDS`] as the values completion offers.
+#[derive(Debug, Clone, Copy)]
+struct AgentKindName;
+
+impl clap::builder::TypedValueParser for AgentKindName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(command, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            AGENT_KINDS.iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod agent_kind_tests {
+    use super::*;
+
+    #[test]
+    fn every_offered_agent_kind_is_one_the_configuration_takes() {
+        for name in AGENT_KINDS {
+            let parsed: Result<crate::config::AgentKind, _> = serde_norway::from_str(name);
+            assert!(parsed.is_ok(), "{name}");
+        }
     }
 }

@@ -108,10 +108,14 @@ fn completions_hide_the_internal_command_and_offer_agent_kinds() {
         assert!(script.contains("audit"), "{shell}: {script}");
     }
     let fish = completions("fish");
-    let agent = fish
-        .lines()
-        .find(|l| l.contains("__fish_debussy_using_subcommand run") && l.contains("-l agent "))
+    let start = fish
+        .find("__fish_debussy_using_subcommand run\" -l agent ")
         .expect("fish completes run --agent");
+    // One `complete` command, whose value list may span lines.
+    let agent = fish[start..]
+        .split("\ncomplete ")
+        .next()
+        .expect("the --agent entry");
     assert!(
         agent.contains("claude") && agent.contains("sim"),
         "--agent offers the kinds: {agent}"
