@@ -7,6 +7,7 @@
 //! file, line and column it comes from. Pure data: reading the file is the only I/O here.
 
 mod action;
+mod check;
 mod turn;
 
 use std::fmt;
