@@ -76,6 +76,8 @@ pub enum Command {
     Config(ConfigArgs),
     /// Print shell completions.
     Completions(CompletionsArgs),
+    /// Check that the project is ready to run: config, agent, scenario, git, plan.
+    Doctor(DoctorArgs),
     /// MCP server tools.
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -328,6 +330,21 @@ pub struct ConfigArgs {
     pub format: ConfigFormat,
 
     /// The `run` overrides, to preview the configuration a run with them would use.
+    #[command(flatten)]
+    pub overrides: RunOverrides,
+}
+
+/// `debussy doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Also audit this master plan (and find the sim scenario beside it).
+    pub plan: Option<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+
+    /// The `run` overrides, to check what a run with them would use.
     #[command(flatten)]
     pub overrides: RunOverrides,
 }

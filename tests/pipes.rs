@@ -7,6 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use debussy::run_env;
+
+mod support;
 use debussy::state::Store;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -34,7 +36,7 @@ impl Project {
     }
 
     /// Run `debussy ARGS` with stdout a pipe nobody reads: (exit code, stderr).
-    fn into_closed_pipe(&self, args: &[&str]) -> (i32, String) {
+    fn write_to_closed_pipe(&self, args: &[&str]) -> (i32, String) {
         let (reader, writer) = std::io::pipe().expect("pipe");
         drop(reader);
         let mut child = Command::new(env!("CARGO_BIN_EXE_debussy"))
@@ -59,18 +61,12 @@ impl Project {
     }
 }
 
-#[allow(
-    dead_code,
-    reason = "each test binary uses a different part of support"
-)]
-mod support;
-
 fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
 fn assert_quiet(project: &Project, args: &[&str]) {
-    let (code, stderr) = project.into_closed_pipe(args);
+    let (code, stderr) = project.write_to_closed_pipe(args);
     assert_eq!(
         code,
         0,
@@ -106,6 +102,10 @@ fn audit_config_and_replay_survive_a_closed_pipe() {
     }
     for format in ["yaml", "json"] {
         assert_quiet(&project, &["config", "--format", format]);
+    }
+    for format in ["text", "json"] {
+        assert_quiet(&project, &["doctor", "--agent", "sim", "--format", format]);
+        assert_quiet(&project, &["run", plan, "--dry-run", "--agent", "sim"]);
     }
 }
 

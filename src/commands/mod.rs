@@ -5,6 +5,7 @@ mod agent_report;
 mod audit;
 mod completions;
 mod config;
+mod doctor;
 mod done;
 mod history;
 mod init;
@@ -34,6 +35,7 @@ pub async fn dispatch(cli: Cli) -> CommandResult {
         Command::Replay(args) => replay::run(global, &args),
         Command::Config(args) => config::run(global, &args),
         Command::Completions(args) => completions::run(&args),
+        Command::Doctor(args) => doctor::run(global, &args).await,
         Command::Mcp(McpCommand::Supervise(args)) => mcp::supervise(global, args).await,
         Command::SimAgent(args) => sim_agent::run(args).await,
     }

@@ -47,10 +47,7 @@ impl Scenario {
             };
             blanked[index] = true;
             let (first, last) = items[index];
-            let indent: String = lines[first - 1]
-                .chars()
-                .take_while(|c| *c == ' ')
-                .collect();
+            let indent: String = lines[first - 1].chars().take_while(|c| *c == ' ').collect();
             lines[first - 1] = format!("{indent}{PLACEHOLDER}");
             for line in &mut lines[first..last] {
                 line.clear();
@@ -60,12 +57,7 @@ impl Scenario {
 }
 
 /// `error` (found in partly blanked text) with the original text as its source code.
-fn relocated(
-    error: ScenarioError,
-    text: &str,
-    path: &Path,
-    line: usize,
-) -> ScenarioError {
+fn relocated(error: ScenarioError, text: &str, path: &Path, line: usize) -> ScenarioError {
     let ScenarioError::Parse {
         column, message, ..
     } = error
@@ -182,15 +174,17 @@ scripts:
             .collect();
         assert_eq!(lines, [8, 12, 14], "{errors:?}");
         let text = errors[1].to_string();
-        assert!(text.starts_with("invalid sim scenario s.yaml:12:"), "{text}");
+        assert!(
+            text.starts_with("invalid sim scenario s.yaml:12:"),
+            "{text}"
+        );
         assert!(text.contains("exit_kode"), "{text}");
     }
 
     #[test]
     fn a_problem_outside_the_scripts_ends_the_search() {
-        let errors =
-            Scenario::check("windw: 5\nscripts:\n  - sya: x\n", Path::new("s.yaml"))
-                .expect_err("broken");
+        let errors = Scenario::check("windw: 5\nscripts:\n  - sya: x\n", Path::new("s.yaml"))
+            .expect_err("broken");
         assert_eq!(errors.len(), 1, "{errors:?}");
         let fine = "scripts:\n  - turns: []\n";
         assert!(Scenario::check(fine, Path::new("s.yaml")).is_ok());
