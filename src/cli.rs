@@ -78,6 +78,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Check that the project is ready to run: config, agent, scenario, git, plan.
     Doctor(DoctorArgs),
+    /// Show what happened in one attempt at a phase: prompt, checkpoint, transcript, gates, commits.
+    Show(ShowArgs),
     /// MCP server tools.
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -332,6 +334,24 @@ pub struct ConfigArgs {
     /// The `run` overrides, to preview the configuration a run with them would use.
     #[command(flatten)]
     pub overrides: RunOverrides,
+}
+
+/// `debussy show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run: an id or a unique prefix of one, or `latest` (the default).
+    pub run: Option<String>,
+
+    /// The phase id (default: the last phase the run worked on).
+    pub phase: Option<String>,
+
+    /// The attempt number (default: the phase's last attempt).
+    #[arg(long, value_name = "N")]
+    pub attempt: Option<u32>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
 }
 
 /// `debussy doctor`.

@@ -24,9 +24,15 @@ impl Project {
         std::fs::create_dir(dir.path().join(".debussy")).expect("mkdir");
         let store = Store::open(dir.path()).expect("store");
         for _ in 0..3 {
-            store
+            let run = store
                 .create_run("/plan/MASTER_PLAN.md", "Plan")
                 .expect("run");
+            let execution = store
+                .start_execution(&run, "1", 1, false)
+                .expect("execution");
+            store
+                .record_prompt(execution, 0, &"a long prompt\n".repeat(5000), None)
+                .expect("prompt");
         }
         Project { dir }
     }
@@ -85,6 +91,7 @@ fn reports_survive_a_closed_pipe() {
     let project = Project::new();
     for format in ["text", "json"] {
         assert_quiet(&project, &["status", "--format", format]);
+        assert_quiet(&project, &["show", "--format", format]);
         assert_quiet(&project, &["history", "--format", format]);
     }
 }

@@ -94,12 +94,22 @@ impl Runner<'_> {
         let mut budget = RestartBudget::new(max_restarts);
         let mut tally = AttemptTally::default();
         let mut session_prompt = prompt.to_owned();
+        let mut checkpoint_text: Option<String> = None;
         let mut restart = 0;
         loop {
             if self.flags.pause_requested && !self.wait_while_paused(&id).await {
                 return (self.stop_reason(), tally);
             }
             let signal_before = self.latest_signal_id(&id);
+            // For `debussy show`: the transcript does not hold the prompt.
+            if let Err(err) = self.store.record_prompt(
+                execution,
+                restart,
+                &session_prompt,
+                checkpoint_text.as_deref(),
+            ) {
+                tracing::warn!("cannot record the session prompt: {err}");
+            }
             let report = self
                 .run_session(
                     phase,
@@ -218,8 +228,9 @@ impl Runner<'_> {
                     if !self.wait(Duration::from_secs(delay)).await {
                         return (self.stop_reason(), tally);
                     }
-                    session_prompt =
-                        checkpoint::prompt_with_checkpoint(&checkpoint::render(&facts), prompt);
+                    let rendered = checkpoint::render(&facts);
+                    session_prompt = checkpoint::prompt_with_checkpoint(&rendered, prompt);
+                    checkpoint_text = Some(rendered);
                     restart = number;
                 }
             }

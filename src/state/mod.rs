@@ -7,6 +7,7 @@
 //! blocking; async callers use `spawn_blocking`. This module stores facts; it never
 //! decides what a run does next.
 
+mod prompts;
 mod records;
 mod schema;
 
@@ -15,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
+
+pub use prompts::PromptRecord;
 
 pub use records::{
     CompletionSignal, CompletionStatus, ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord,

@@ -103,4 +103,14 @@ pub(super) const MIGRATIONS: &[&str] = &[
         learned_at     TEXT NOT NULL
     );
     ",
+    // What each session was told (`debussy show`): additive, a table of its own.
+    "
+    CREATE TABLE session_prompts (
+        execution_id  INTEGER NOT NULL REFERENCES phase_executions (id),
+        session_index INTEGER NOT NULL,
+        prompt        TEXT NOT NULL,
+        checkpoint    TEXT,
+        PRIMARY KEY (execution_id, session_index)
+    );
+    ",
 ];
