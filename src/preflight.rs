@@ -306,7 +306,7 @@ fn writable_check(root: &Path) -> Check {
         Check::fail(
             "writable",
             format!("cannot write:\n{}", problems.join("\n")),
-            "give your user write access to these directories (check owner, mode and read-only mounts)",
+            "make each a directory your user can write (look for a file in the way, the owner and mode, a read-only mount)",
         )
     }
 }

@@ -249,3 +249,20 @@ fn doctor_reports_the_real_claude_version() {
         "the version is shown: {stdout}"
     );
 }
+
+#[test]
+fn a_state_directory_that_cannot_be_written_is_refused() {
+    let project = Project::new(SCENARIO);
+    // A file where `.debussy/` belongs: nothing can be recorded (permissions would not
+    // stop the root user these tests may run as).
+    std::fs::write(project.root().join(".debussy"), "").expect("write");
+    let output = project.run(&["--agent", "sim"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("✗ writable: cannot write:"), "{stderr}");
+    assert!(stderr.contains(".debussy"), "{stderr}");
+    assert!(stderr.contains("a file in the way"), "{stderr}");
+    let doctor = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    assert!(text(&doctor.stdout).contains("✗ writable"));
+}
