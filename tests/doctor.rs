@@ -150,6 +150,8 @@ fn untracked_files_are_named_once_before_the_run() {
     std::fs::create_dir_all(project.root().join(".claude")).expect("mkdir");
     std::fs::write(project.root().join(".claude/settings.json"), "{}").expect("write");
     std::fs::write(project.root().join("scratch.txt"), "mine").expect("write");
+    std::fs::create_dir_all(project.root().join(".debussy")).expect("mkdir");
+    std::fs::write(project.root().join(".debussy/config.yaml"), "model: sim\n").expect("write");
     let output = project.run(&["--agent", "sim"]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -162,6 +164,8 @@ fn untracked_files_are_named_once_before_the_run() {
     );
     assert!(stderr.contains("  .claude/"), "{stderr}");
     assert!(stderr.contains("  scratch.txt"), "{stderr}");
+    assert!(stderr.contains("  .debussy/config.yaml"), "{stderr}");
+    assert!(!stderr.contains("state.db"), "run data is not listed: {stderr}");
     assert_eq!(project.recorded_runs(), 1);
 }
 
@@ -265,4 +269,23 @@ fn a_state_directory_that_cannot_be_written_is_refused() {
     let doctor = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
     assert_eq!(doctor.status.code(), Some(1));
     assert!(text(&doctor.stdout).contains("✗ writable"));
+}
+
+#[test]
+fn an_uncommitted_plan_is_pointed_out() {
+    let project = Project::new(SCENARIO);
+    let extra = project.root().join("plans/next");
+    std::fs::create_dir_all(&extra).expect("mkdir");
+    for (name, text) in [
+        ("MASTER_PLAN.md", PLAN),
+        ("phase-1.md", PHASE),
+        ("sim-scenario.yaml", SCENARIO),
+    ] {
+        std::fs::write(extra.join(name), text).expect("write");
+    }
+    let output = project.debussy(&["doctor", "plans/next/MASTER_PLAN.md", "--agent", "sim"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "a warning is not a failure: {stdout}");
+    assert!(stdout.contains("! untracked:"), "{stdout}");
+    assert!(stdout.contains("  plans/  (the plan)"), "{stdout}");
 }
