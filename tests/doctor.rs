@@ -165,7 +165,10 @@ fn untracked_files_are_named_once_before_the_run() {
     assert!(stderr.contains("  .claude/"), "{stderr}");
     assert!(stderr.contains("  scratch.txt"), "{stderr}");
     assert!(stderr.contains("  .debussy/config.yaml"), "{stderr}");
-    assert!(!stderr.contains("state.db"), "run data is not listed: {stderr}");
+    assert!(
+        !stderr.contains("state.db"),
+        "run data is not listed: {stderr}"
+    );
     assert_eq!(project.recorded_runs(), 1);
 }
 
@@ -285,7 +288,11 @@ fn an_uncommitted_plan_is_pointed_out() {
     }
     let output = project.debussy(&["doctor", "plans/next/MASTER_PLAN.md", "--agent", "sim"]);
     let stdout = text(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "a warning is not a failure: {stdout}");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "a warning is not a failure: {stdout}"
+    );
     assert!(stdout.contains("! untracked:"), "{stdout}");
     assert!(stdout.contains("  plans/  (the plan)"), "{stdout}");
 }

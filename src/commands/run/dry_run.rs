@@ -34,11 +34,6 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     out.push('\n');
     out.push_str(&config_table(&loaded, args).render("  ", palette));
     out.push('\n');
-    out.push_str(&palette.bold("Audit"));
-    out.push('\n');
-    out.push_str(&render_report(&inspection.report, false, palette));
-    out.push('\n');
-
     // The checks `run` makes before it records anything.
     let preflight = crate::preflight::check(crate::preflight::Target {
         loaded: &loaded,
@@ -48,6 +43,11 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     out.push_str(&palette.bold("Pre-flight"));
     out.push('\n');
     out.push_str(&preflight.render(true));
+    out.push('\n');
+
+    out.push_str(&palette.bold("Audit"));
+    out.push('\n');
+    out.push_str(&render_report(&inspection.report, false, palette));
     out.push('\n');
 
     let errors = inspection.report.summary.errors;
