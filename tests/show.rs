@@ -213,3 +213,28 @@ fn show_names_what_it_cannot_find() {
     let missing_attempt = project.debussy(&["show", "latest", "1", "--attempt", "4"]);
     assert_eq!(missing_attempt.status.code(), Some(2));
 }
+
+#[test]
+fn a_session_still_running_shows_its_prompt() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(".debussy")).expect("mkdir");
+    let store = debussy::state::Store::open(dir.path()).expect("store");
+    let run = store.create_run("/p/MASTER_PLAN.md", "Plan").expect("run");
+    let execution = store
+        .start_execution(&run, "3", 1, false)
+        .expect("execution");
+    store
+        .record_prompt(execution, 0, "You are working on phase 3", None)
+        .expect("prompt");
+    let project = Project { dir };
+    let shown = json(&project.debussy(&["show", "--format", "json"]));
+    assert_eq!(shown["phase_id"], "3");
+    let sessions = shown["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1, "{shown:#}");
+    assert_eq!(sessions[0]["outcome"], "running");
+    assert_eq!(sessions[0]["prompt"], "You are working on phase 3");
+    let text = project.debussy(&["show"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("Session 1: running"), "{text}");
+    assert!(text.contains("You are working on phase 3"), "{text}");
+}

@@ -168,7 +168,7 @@ fn collect(
     root: &Path,
 ) -> Result<Shown, StateError> {
     let prompts = store.prompts(execution.id)?;
-    let sessions = store
+    let mut sessions: Vec<SessionShown> = store
         .sessions(execution.id)?
         .into_iter()
         .map(|session| {
@@ -192,6 +192,28 @@ fn collect(
             }
         })
         .collect();
+    // A session is recorded when it ends, its prompt when it starts: a prompt without
+    // a session is one still running, or one the run stopped hard while it ran.
+    let unended = if execution.ended_at.is_none() {
+        "running"
+    } else {
+        "unrecorded"
+    };
+    for told in &prompts {
+        if !sessions.iter().any(|s| s.index == told.session_index) {
+            sessions.push(SessionShown {
+                index: told.session_index,
+                outcome: unended.to_owned(),
+                context_percent: 0.0,
+                cost_usd: 0.0,
+                log_path: None,
+                prompt: Some(told.prompt.clone()),
+                checkpoint: told.checkpoint.clone(),
+                transcript: None,
+            });
+        }
+    }
+    sessions.sort_by_key(|s| s.index);
     let mut commits: Vec<String> = store
         .restarts(execution.id)?
         .into_iter()
@@ -322,14 +344,24 @@ fn render(shown: &Shown) -> String {
         let _ = writeln!(out, "Error:   {error}");
     }
     for session in &shown.sessions {
-        let _ = writeln!(
-            out,
-            "\nSession {}: {} at {:.1}% context, ${:.2}",
-            session.index + 1,
-            session.outcome.replace('_', " "),
-            session.context_percent,
-            session.cost_usd
-        );
+        if session.outcome == "running" {
+            let _ = writeln!(out, "\nSession {}: running", session.index + 1);
+        } else if session.outcome == "unrecorded" {
+            let _ = writeln!(
+                out,
+                "\nSession {}: no record of its end (the run stopped while it ran)",
+                session.index + 1
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "\nSession {}: {} at {:.1}% context, ${:.2}",
+                session.index + 1,
+                session.outcome.replace('_', " "),
+                session.context_percent,
+                session.cost_usd
+            );
+        }
         match (&session.checkpoint, &session.prompt) {
             (Some(checkpoint), _) => {
                 out.push_str("  Checkpoint it continued from:\n");
@@ -373,6 +405,7 @@ fn render(shown: &Shown) -> String {
                     let _ = writeln!(out, "  Result: {result}");
                 }
             }
+            None if session.log_path.is_none() => {}
             None => out.push_str("  Transcript: not found\n"),
         }
         if let Some(path) = &session.log_path {
