@@ -296,3 +296,27 @@ fn an_uncommitted_plan_is_pointed_out() {
     assert!(stdout.contains("! untracked:"), "{stdout}");
     assert!(stdout.contains("  plans/  (the plan)"), "{stdout}");
 }
+
+#[test]
+fn doctor_reports_a_broken_config_as_a_failed_check() {
+    let project = Project::new(SCENARIO);
+    std::fs::create_dir_all(project.root().join(".debussy")).expect("mkdir");
+    std::fs::write(project.root().join(".debussy/config.yaml"), "modle: opus\n").expect("write");
+    let output = project.debussy(&["doctor"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains("✗ config: ") && stdout.contains("config.yaml:1:1: unknown key `modle`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("fix: did you mean `model`?"), "{stdout}");
+    assert!(
+        !stdout.contains("╭"),
+        "one line, not a rendered snippet: {stdout}"
+    );
+}

@@ -20,11 +20,11 @@ pub(super) async fn run(global: &GlobalArgs, args: &DoctorArgs) -> CommandResult
             checks: vec![Check {
                 name: "config",
                 verdict: Verdict::Fail,
-                detail: format!("{:?}", failure.report),
-                fix: Some(
-                    "correct the file and key named above (`debussy config` shows the result)"
-                        .into(),
-                ),
+                detail: failure.report.to_string(),
+                fix: Some(failure.report.help().map_or_else(
+                    || "correct the file and key named above".to_owned(),
+                    |help| help.to_string(),
+                )),
             }],
         },
     };
