@@ -164,6 +164,53 @@ pub(crate) fn check(target: Target<'_>) -> Report {
     Report { checks }
 }
 
+/// The configuration loaded, or the first problem with it (its help as the fix).
+pub(crate) fn config_check(loaded: Result<&Loaded, &miette::Report>) -> Check {
+    match loaded {
+        Ok(loaded) => Check::pass(
+            "config",
+            format!("loaded for {}", loaded.project_root.display()),
+        ),
+        Err(report) => Check::fail(
+            "config",
+            report.to_string(),
+            report.help().map_or_else(
+                || "correct the file and key named above".to_owned(),
+                |help| help.to_string(),
+            ),
+        ),
+    }
+}
+
+/// Auto-commits would be safe: the check the orchestrator makes as a run starts
+/// (a repository, a branch, no uncommitted tracked changes).
+pub(crate) async fn git_check(root: PathBuf) -> Check {
+    match crate::orchestrator::vcs::preflight(root, false).await {
+        Ok(branch) => Check::pass(
+            "git",
+            format!("on branch {branch}, no uncommitted tracked changes"),
+        ),
+        Err(err) => {
+            let fix = miette::Diagnostic::help(&err)
+                .map_or_else(|| "see `git status`".to_owned(), |h| h.to_string());
+            Check::fail("git", err.to_string(), fix)
+        }
+    }
+}
+
+/// The plan audit: `summary` is its summary line.
+pub(crate) fn plan_check(passed: bool, summary: String) -> Check {
+    if passed {
+        Check::pass("plan", summary)
+    } else {
+        Check::fail(
+            "plan",
+            summary,
+            "`debussy audit PLAN` lists each problem and its fix",
+        )
+    }
+}
+
 /// The agent program can be found (and, for Claude Code, runs and says its version).
 fn agent_check(target: Target<'_>) -> Check {
     let config = target.loaded.config.clone();

@@ -320,3 +320,25 @@ fn doctor_reports_a_broken_config_as_a_failed_check() {
         "one line, not a rendered snippet: {stdout}"
     );
 }
+
+#[test]
+fn doctor_names_uncommitted_changes_as_run_would() {
+    let project = Project::new(SCENARIO);
+    std::fs::write(
+        project.root().join("plan/phase-1.md"),
+        PHASE.replace("One", "Uno"),
+    )
+    .expect("edit a tracked file");
+    let output = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("✗ git: "), "{stdout}");
+    assert!(stdout.contains("plan/phase-1.md"), "{stdout}");
+    let run = project.run(&["--agent", "sim"]);
+    assert_eq!(
+        run.status.code(),
+        Some(2),
+        "run refuses it too: {}",
+        text(&run.stderr)
+    );
+}

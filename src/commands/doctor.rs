@@ -1,15 +1,15 @@
 //! `debussy doctor [PLAN]`: the pre-flight checks of `debussy run` for this project,
 //! each printed with ✓, ! or ✗ and its fix; exit 1 when any fails. Nothing is recorded.
 //!
-//! Besides [`crate::preflight`]'s checks it loads the configuration (reporting a broken
-//! file as a failed check rather than stopping), asks git whether commits would be safe
-//! (the same check `run` makes), and audits the plan when one is given.
+//! Besides the checks `run` makes first it reports a broken configuration file as a
+//! failed check rather than stopping, asks git whether commits would be safe (the check
+//! the run makes as it starts), and audits the plan when one is given.
 
 use std::io::IsTerminal;
 
 use crate::cli::{DoctorArgs, GlobalArgs, ReportFormat};
 use crate::exit::{CommandResult, Exit, Failure};
-use crate::preflight::{self, Check, Report, Verdict};
+use crate::preflight::{self, Report, Verdict};
 
 use super::render::{Palette, print};
 
@@ -17,15 +17,7 @@ pub(super) async fn run(global: &GlobalArgs, args: &DoctorArgs) -> CommandResult
     let report = match super::load_config(global, Some(&args.overrides)) {
         Ok(loaded) => checks(&loaded, args).await,
         Err(failure) => Report {
-            checks: vec![Check {
-                name: "config",
-                verdict: Verdict::Fail,
-                detail: failure.report.to_string(),
-                fix: Some(failure.report.help().map_or_else(
-                    || "correct the file and key named above".to_owned(),
-                    |help| help.to_string(),
-                )),
-            }],
+            checks: vec![preflight::config_check(Err(&failure.report))],
         },
     };
     let text = match args.format {
@@ -54,12 +46,7 @@ pub(super) async fn run(global: &GlobalArgs, args: &DoctorArgs) -> CommandResult
 /// Every check for a project whose configuration loaded.
 async fn checks(loaded: &crate::config::Loaded, args: &DoctorArgs) -> Report {
     let root = &loaded.project_root;
-    let mut checks = vec![Check {
-        name: "config",
-        verdict: Verdict::Pass,
-        detail: format!("loaded for {}", root.display()),
-        fix: None,
-    }];
+    let mut checks = vec![preflight::config_check(Ok(loaded))];
     let inspection = args
         .plan
         .as_ref()
@@ -75,43 +62,13 @@ async fn checks(loaded: &crate::config::Loaded, args: &DoctorArgs) -> Report {
     });
     checks.append(&mut found.checks);
     if loaded.config.auto_commit {
-        checks.push(
-            match crate::orchestrator::vcs::preflight(root.clone(), false).await {
-                Ok(branch) => Check {
-                    name: "git",
-                    verdict: Verdict::Pass,
-                    detail: format!("on branch {branch}, no uncommitted tracked changes"),
-                    fix: None,
-                },
-                Err(err) => Check {
-                    name: "git",
-                    verdict: Verdict::Fail,
-                    detail: err.to_string(),
-                    fix: Some(
-                        miette::Diagnostic::help(&err)
-                            .map_or_else(|| "see `git status`".to_owned(), |h| h.to_string()),
-                    ),
-                },
-            },
-        );
+        checks.push(preflight::git_check(root.clone()).await);
     }
     if let Some(inspection) = &inspection {
-        let summary = &inspection.report.summary;
-        checks.push(if inspection.plan.is_some() && summary.errors == 0 {
-            Check {
-                name: "plan",
-                verdict: Verdict::Pass,
-                detail: super::audit::summary_line(&inspection.report),
-                fix: None,
-            }
-        } else {
-            Check {
-                name: "plan",
-                verdict: Verdict::Fail,
-                detail: super::audit::summary_line(&inspection.report),
-                fix: Some("`debussy audit PLAN` lists each problem and its fix".to_owned()),
-            }
-        });
+        checks.push(preflight::plan_check(
+            inspection.plan.is_some() && inspection.report.summary.errors == 0,
+            super::audit::summary_line(&inspection.report),
+        ));
     }
     Report { checks }
 }
