@@ -3,19 +3,20 @@
 //! tool calls by tool, the last thing said), the gates with their output, the commits
 //! and the progress steps. Read from `.debussy/state.db` and the run directory.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::agent::{AgentEvent, AssistantBlock, stream_json};
 use crate::cli::{GlobalArgs, ReportFormat, ShowArgs};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::state::{ExecutionRecord, GateRecord, RunRecord, StateError, Store};
 
 use super::render::print;
+mod transcript;
+
+use transcript::{TranscriptSummary, summarize};
+
 use super::report::{duration_between, local_time, outcome_name, tail};
 
 /// How many lines of a gate's output the text shows.
@@ -53,18 +54,6 @@ struct SessionShown {
     prompt: Option<String>,
     checkpoint: Option<String>,
     transcript: Option<TranscriptSummary>,
-}
-
-/// What a session's transcript says, in brief (main thread only, but subagent calls
-/// are counted apart).
-#[derive(Debug, Default, Serialize)]
-struct TranscriptSummary {
-    lines: u64,
-    turns: u64,
-    tool_calls: BTreeMap<String, u32>,
-    subagent_tool_calls: u32,
-    last_message: Option<String>,
-    result: Option<String>,
 }
 
 pub(super) fn run(global: &GlobalArgs, args: &ShowArgs) -> CommandResult {
@@ -250,65 +239,6 @@ fn resolve(root: &Path, path: &str) -> PathBuf {
         path.to_path_buf()
     } else {
         root.join(path)
-    }
-}
-
-/// Read a saved transcript line by line; `None` when it cannot be opened (a run
-/// directory cleaned away).
-fn summarize(path: &Path) -> Option<TranscriptSummary> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut summary = TranscriptSummary::default();
-    let mut last_id: Option<String> = None;
-    let mut buf = Vec::new();
-    let mut reader = BufReader::new(file);
-    while reader.read_until(b'\n', &mut buf).ok()? > 0 {
-        summary.lines += 1;
-        if let Some(event) = stream_json::parse_line(&buf) {
-            observe(&mut summary, &mut last_id, &event);
-        }
-        buf.clear();
-    }
-    Some(summary)
-}
-
-fn observe(summary: &mut TranscriptSummary, last_id: &mut Option<String>, event: &AgentEvent) {
-    match event {
-        AgentEvent::Assistant(message) if message.parent_tool_use_id.is_some() => {
-            summary.subagent_tool_calls += u32::try_from(
-                message
-                    .content
-                    .iter()
-                    .filter(|b| matches!(b, AssistantBlock::ToolUse(_)))
-                    .count(),
-            )
-            .unwrap_or(u32::MAX);
-        }
-        AgentEvent::Assistant(message) => {
-            // Claude Code prints one line per content block, all with the message's id.
-            if message.message_id.is_none() || message.message_id != *last_id {
-                summary.turns += 1;
-                last_id.clone_from(&message.message_id);
-            }
-            for block in &message.content {
-                match block {
-                    AssistantBlock::ToolUse(call) => {
-                        *summary.tool_calls.entry(call.name.clone()).or_default() += 1;
-                    }
-                    AssistantBlock::Text { text } if !text.trim().is_empty() => {
-                        summary.last_message = Some(text.trim().to_owned());
-                    }
-                    _ => {}
-                }
-            }
-        }
-        AgentEvent::Result(result) => {
-            summary.result = Some(if result.is_error {
-                format!("{} (error)", result.subtype)
-            } else {
-                result.subtype.clone()
-            });
-        }
-        _ => {}
     }
 }
 
