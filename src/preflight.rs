@@ -380,7 +380,9 @@ fn untracked_check(root: &Path, plan: Option<&Path>) -> Check {
     let mut options = git2::StatusOptions::new();
     options
         .include_untracked(true)
-        .recurse_untracked_dirs(true)
+        // A new directory is named once (and a big one is not walked); `.debussy/` is
+        // opened below, as its files are named one by one.
+        .recurse_untracked_dirs(false)
         .include_ignored(false);
     let Ok(statuses) = repo.statuses(Some(&mut options)) else {
         return Check::pass("untracked", "git status unavailable");
@@ -390,9 +392,36 @@ fn untracked_check(root: &Path, plan: Option<&Path>) -> Check {
         .iter()
         .filter(|entry| entry.status().is_wt_new())
         .filter_map(|entry| entry.path().ok().map(str::to_owned))
+        .flat_map(|path| {
+            if path == ".debussy/" {
+                state_dir_files(&workdir.join(".debussy"))
+            } else {
+                vec![path]
+            }
+        })
         .filter(|path| !is_run_data(path))
         .collect();
     untracked_verdict(&paths, plan.map(|p| relative(p, &workdir)).as_deref())
+}
+
+/// The entries of an untracked `.debussy/`, as paths from the work tree (`.debussy/x`,
+/// `.debussy/dir/`), sorted.
+fn state_dir_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                format!(".debussy/{name}/")
+            } else {
+                format!(".debussy/{name}")
+            }
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 /// The check for these untracked files (pure): a new directory is named once, files of
