@@ -76,6 +76,10 @@ pub enum Command {
     Config(ConfigArgs),
     /// Print shell completions.
     Completions(CompletionsArgs),
+    /// Check that the project is ready to run: config, agent, scenario, git, plan.
+    Doctor(DoctorArgs),
+    /// Show what happened in one attempt at a phase: prompt, checkpoint, transcript, gates, commits.
+    Show(ShowArgs),
     /// MCP server tools.
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -186,7 +190,7 @@ pub struct RunOverrides {
     pub no_interactive: bool,
 
     /// Which agent backend runs sessions (`agent.kind`).
-    #[arg(long, value_name = "KIND")]
+    #[arg(long, value_name = "KIND", value_parser = AgentKindName)]
     pub agent: Option<String>,
 
     /// Program that runs the agent (`agent.command`).
@@ -332,6 +336,39 @@ pub struct ConfigArgs {
     pub overrides: RunOverrides,
 }
 
+/// `debussy show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run: an id or a unique prefix of one, or `latest` (the default).
+    pub run: Option<String>,
+
+    /// The phase id (default: the last phase the run worked on).
+    pub phase: Option<String>,
+
+    /// The attempt number (default: the phase's last attempt).
+    #[arg(long, value_name = "N")]
+    pub attempt: Option<u32>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+}
+
+/// `debussy doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Also audit this master plan (and find the sim scenario beside it).
+    pub plan: Option<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+
+    /// The `run` overrides, to check what a run with them would use.
+    #[command(flatten)]
+    pub overrides: RunOverrides,
+}
+
 /// `debussy completions`.
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -447,5 +484,47 @@ mod tests {
         };
         assert_eq!(s.command, ["node", "server.js", "--port"]);
         assert_eq!(s.watch, [PathBuf::from("src")]);
+    }
+}
+
+/// The names `--agent` takes, offered by help and shell completion.
+pub(crate) const AGENT_KINDS: [&str; 2] = ["claude", "sim"];
+
+/// `--agent`: any text, checked by the configuration loader (whose error names the flag
+/// and the nearest kind), with [`AGENT_KINDS`] as the values completion offers.
+#[derive(Debug, Clone, Copy)]
+struct AgentKindName;
+
+impl clap::builder::TypedValueParser for AgentKindName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(command, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            AGENT_KINDS.iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod agent_kind_tests {
+    use super::*;
+
+    #[test]
+    fn every_offered_agent_kind_is_one_the_configuration_takes() {
+        for name in AGENT_KINDS {
+            let parsed: Result<crate::config::AgentKind, _> = serde_norway::from_str(name);
+            assert!(parsed.is_ok(), "{name}");
+        }
     }
 }

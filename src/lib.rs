@@ -20,6 +20,7 @@ pub mod logging;
 pub mod mcp;
 pub mod orchestrator;
 pub mod plan;
+pub(crate) mod preflight;
 pub mod process;
 pub mod restart;
 pub mod run_env;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -42,10 +42,16 @@ pub fn init(args: &GlobalArgs) {
         .with_ansi(ansi)
         .with_target(false)
         .with_filter(filter);
+    // debussy's own debug lines; other crates only when they warn (process-wrap logs a
+    // `pre_spawn TypeId(…)` line per hook per spawn at debug, which buried ours).
     let file = tracing_subscriber::fmt::layer()
         .json()
         .with_writer(RunLogWriter)
-        .with_filter(LevelFilter::DEBUG);
+        .with_filter(
+            Targets::new()
+                .with_target("debussy", LevelFilter::DEBUG)
+                .with_default(LevelFilter::WARN),
+        );
     // A second init (tests calling into the library) is harmless; ignore it.
     let _ = tracing_subscriber::registry()
         .with(stderr)
@@ -68,18 +74,24 @@ pub fn set_stderr_enabled(enabled: bool) {
     STDERR_ENABLED.store(enabled, Ordering::Relaxed);
 }
 
-/// Also write logs, as JSON lines at debug level, to `path` (appending).
+/// Also write debussy's logs, as JSON lines at debug level, to `path` (appending). The
+/// file is readable by its owner only: it holds prompts, paths and commands.
 ///
 /// # Errors
 /// When the file or its directory cannot be created.
 pub fn log_to_file(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(path)?;
+    // A log created by an older version keeps its mode on open; tighten it.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     let slot = RUN_LOG.get_or_init(|| Mutex::new(None));
     if let Ok(mut guard) = slot.lock() {
         *guard = Some(file);

@@ -43,6 +43,9 @@ impl Sandbox {
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("NO_COLOR")
             .env_remove("DEBUSSY_LOG")
+            // `run --dry-run` makes the pre-flight checks, which look for the agent
+            // program: find the pinned Claude Code CLI (scripts/test-tools) first.
+            .env("PATH", tools_path())
             .args(args)
             .timeout(std::time::Duration::from_secs(30));
         for (key, _) in std::env::vars_os() {
@@ -490,4 +493,14 @@ fn unreadable_files_are_parse_errors() {
     assert_eq!(code, 1);
     assert_eq!(codes(&json), ["MASTER_PARSE_ERROR"]);
     assert_eq!(json["summary"]["master_plan"], "bad/MASTER_PLAN.md");
+}
+
+/// `PATH` with the pinned tools of `scripts/test-tools` first.
+fn tools_path() -> std::ffi::OsString {
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/npm/node_modules/.bin");
+    let mut dirs = vec![tools];
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(dirs).expect("PATH")
 }

@@ -209,3 +209,26 @@ fn the_context_limit_marker_of_a_saved_session_is_not_a_line_of_output() {
         "line numbers match the file"
     );
 }
+
+#[test]
+fn a_file_without_transcript_lines_is_a_failure_that_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text) in [
+        ("empty.jsonl", ""),
+        ("prose.txt", "# notes\nnot a transcript\n\n"),
+        ("other.jsonl", "{\"type\":\"brand_new\"}\n"),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).expect("write");
+        for format in ["text", "json"] {
+            replay(dir.path())
+                .arg(&file)
+                .args(["--format", format])
+                .assert()
+                .code(1)
+                .stdout("")
+                .stderr(contains(format!("{name} has no transcript lines")))
+                .stderr(contains("replay reads a session log"));
+        }
+    }
+}

@@ -650,3 +650,54 @@ fn the_sim_backend_command_runs_the_player() {
     assert_eq!(usage.map(|u| u.context_tokens()), Some(1234));
     assert!(matches!(events.last(), Some(AgentEvent::Result(r)) if r.is_success()));
 }
+
+#[test]
+fn progress_runs_debussy_progress_and_the_step_is_recorded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::create_dir(root.join(".debussy")).expect("mkdir");
+    let store = debussy::state::Store::open(root).expect("store");
+    let run_id = store.create_run("/p/MASTER_PLAN.md", "Plan").expect("run");
+    let scenario = write(
+        root,
+        "scenario.yaml",
+        "scripts:\n  - turns:\n      - say: Logging.\n        tools:\n          - progress: wrote the parser\n          - progress: {step: \"tests for ${PHASE}\", phase: 4}\n",
+    );
+    let root_text = root.to_str().expect("utf-8 path");
+    let run = play(
+        root,
+        &scenario,
+        &[
+            ("DEBUSSY_PHASE_ID", "2"),
+            ("DEBUSSY_RUN_ID", &run_id),
+            ("DEBUSSY_PROJECT_ROOT", root_text),
+        ],
+        "Phase 2",
+    );
+    assert!(run.status.success(), "{}", run.stderr);
+    let uses = run.tool_uses();
+    assert_eq!(uses.len(), 2, "{uses:?}");
+    assert_eq!(uses[0].1, "Bash");
+    assert!(
+        uses[0].2["command"]
+            .as_str()
+            .is_some_and(|c| c.contains("progress --phase 2 'wrote the parser'")),
+        "{:?}",
+        uses[0].2
+    );
+    let results = run.tool_results();
+    assert!(
+        results.iter().all(|(_, _, is_error, _)| !is_error),
+        "{results:?}"
+    );
+    let steps = |phase: &str| -> Vec<String> {
+        store
+            .progress(&run_id, phase)
+            .expect("progress")
+            .into_iter()
+            .map(|entry| entry.step)
+            .collect()
+    };
+    assert_eq!(steps("2"), ["wrote the parser"]);
+    assert_eq!(steps("4"), ["tests for 2"]);
+}

@@ -206,7 +206,7 @@ fn status_and_history_report_recorded_runs() {
         .success()
         .stdout(contains("Greeting Demo"))
         .stdout(contains("completed"))
-        .stdout(contains("24910"));
+        .stdout(contains("24,910"));
     let json = project
         .debussy()
         .args(["status", "--run", &run[..8], "--format", "json"])

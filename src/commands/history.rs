@@ -4,7 +4,7 @@ use crate::cli::{GlobalArgs, HistoryArgs, ReportFormat};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::state::Store;
 
-use super::report::{duration_between, table};
+use super::report::{duration_between, local_time, table};
 
 pub(super) fn run(global: &GlobalArgs, args: &HistoryArgs) -> CommandResult {
     let root = super::load_config(global, None)?.project_root;
@@ -15,7 +15,7 @@ pub(super) fn run(global: &GlobalArgs, args: &HistoryArgs) -> CommandResult {
     match args.format {
         ReportFormat::Json => super::report::print_json(&runs)?,
         ReportFormat::Text if runs.is_empty() => {
-            println!("no runs recorded in {} yet", root.display())
+            super::render::print(&format!("no runs recorded in {} yet\n", root.display()))?;
         }
         ReportFormat::Text => {
             let rows: Vec<Vec<String>> = runs
@@ -23,7 +23,7 @@ pub(super) fn run(global: &GlobalArgs, args: &HistoryArgs) -> CommandResult {
                 .map(|run| {
                     vec![
                         run.id[..run.id.len().min(8)].to_owned(),
-                        run.started_at.clone(),
+                        local_time(&run.started_at),
                         run.status.to_string(),
                         duration_between(&run.started_at, run.ended_at.as_deref()),
                         run.plan_title.clone(),
@@ -31,13 +31,10 @@ pub(super) fn run(global: &GlobalArgs, args: &HistoryArgs) -> CommandResult {
                     ]
                 })
                 .collect();
-            print!(
-                "{}",
-                table(
-                    &["RUN", "STARTED", "STATUS", "TIME", "PLAN", "PHASE"],
-                    &rows
-                )
-            );
+            super::render::print(&table(
+                &["RUN", "STARTED", "STATUS", "TIME", "PLAN", "PHASE"],
+                &rows,
+            ))?;
         }
     }
     Ok(Exit::Success)

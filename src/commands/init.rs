@@ -4,8 +4,8 @@
 //! `config/default.yaml`), the bundled example plan (`examples/demo/`, as
 //! `plans/example/`) and the Claude Code slash commands that let an agent report to
 //! debussy (`.claude/commands/debussy-{done,progress,status}.md`). Every file is compiled
-//! into the binary. Existing files are never overwritten without `--force`: if any
-//! exists, nothing is written and each one is named.
+//! into the binary. Existing files are never overwritten without `--force`: a second
+//! `init` writes only what is missing and names what it kept.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -61,15 +61,6 @@ const TEMPLATES: &[Template] = &[
 /// Why `init` wrote nothing, or stopped.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 enum InitError {
-    #[error("refusing to overwrite {} existing file{}:{}", .files.len(), plural(.files.len()), list(.files))]
-    #[diagnostic(
-        code(debussy::init::exists),
-        help(
-            "nothing was written; move the files aside, or run again with --force to overwrite them"
-        )
-    )]
-    Exists { files: Vec<PathBuf> },
-
     #[error("{} is not a directory", .dir.display())]
     #[diagnostic(
         code(debussy::init::not_a_directory),
@@ -86,16 +77,25 @@ enum InitError {
     },
 }
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
+/// What `init` did with one template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    /// The file did not exist and was written.
+    Wrote,
+    /// The file existed and `--force` replaced it.
+    Overwrote,
+    /// The file existed and was left as it was.
+    Kept,
 }
 
-/// One file per line, so a long list stays readable.
-fn list(files: &[PathBuf]) -> String {
-    files
-        .iter()
-        .map(|f| format!("\n  {}", f.display()))
-        .collect()
+impl Action {
+    fn verb(self) -> &'static str {
+        match self {
+            Action::Wrote => "wrote",
+            Action::Overwrote => "overwrote",
+            Action::Kept => "kept",
+        }
+    }
 }
 
 pub(super) fn run(_global: &GlobalArgs, args: &InitArgs) -> CommandResult {
@@ -108,15 +108,19 @@ pub(super) fn run(_global: &GlobalArgs, args: &InitArgs) -> CommandResult {
     };
     let written = match write_templates(&dir, args.force) {
         Ok(written) => written,
-        Err(err @ (InitError::Exists { .. } | InitError::NotADirectory { .. })) => {
+        Err(err @ InitError::NotADirectory { .. }) => {
             return Err(Failure::usage(err));
         }
         Err(err) => return Err(Failure::failed(err)),
     };
     let mut out = format!("initialized debussy in {}\n", dir.display());
-    for (path, overwritten) in &written {
-        let verb = if *overwritten { "overwrote" } else { "wrote" };
-        out.push_str(&format!("  {verb} {path}\n"));
+    for (path, action) in &written {
+        let note = if *action == Action::Kept {
+            " (exists; --force overwrites it)"
+        } else {
+            ""
+        };
+        out.push_str(&format!("  {} {path}{note}\n", action.verb()));
     }
     let cd = if dir == cwd {
         String::new()
@@ -139,25 +143,22 @@ pub(super) fn run(_global: &GlobalArgs, args: &InitArgs) -> CommandResult {
     Ok(Exit::Success)
 }
 
-/// Write every template under `dir`; returns each relative path and whether it replaced
-/// an existing file. Without `force`, writes nothing if any target exists.
-fn write_templates(dir: &Path, force: bool) -> Result<Vec<(&'static str, bool)>, InitError> {
+/// Write every template under `dir`; returns each relative path and what was done
+/// with it. Without `force`, existing files are kept.
+fn write_templates(dir: &Path, force: bool) -> Result<Vec<(&'static str, Action)>, InitError> {
     if dir.exists() && !dir.is_dir() {
         return Err(InitError::NotADirectory {
             dir: dir.to_path_buf(),
         });
     }
-    let existing: Vec<PathBuf> = TEMPLATES
-        .iter()
-        .map(|t| PathBuf::from(t.path))
-        .filter(|relative| dir.join(relative).symlink_metadata().is_ok())
-        .collect();
-    if !existing.is_empty() && !force {
-        return Err(InitError::Exists { files: existing });
-    }
     let mut written = Vec::new();
     for template in TEMPLATES {
         let path = dir.join(template.path);
+        let exists = path.symlink_metadata().is_ok();
+        if exists && !force {
+            written.push((template.path, Action::Kept));
+            continue;
+        }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|source| InitError::Write {
                 path: parent.to_path_buf(),
@@ -168,10 +169,12 @@ fn write_templates(dir: &Path, force: bool) -> Result<Vec<(&'static str, bool)>,
             path: path.clone(),
             source,
         })?;
-        written.push((
-            template.path,
-            existing.contains(&PathBuf::from(template.path)),
-        ));
+        let action = if exists {
+            Action::Overwrote
+        } else {
+            Action::Wrote
+        };
+        written.push((template.path, action));
     }
     Ok(written)
 }
@@ -321,7 +324,7 @@ mod tests {
         let dir = temp.path().join("new-project");
         let written = write_templates(&dir, false).expect("writes");
         assert_eq!(written.len(), TEMPLATES.len());
-        assert!(written.iter().all(|(_, overwritten)| !overwritten));
+        assert!(written.iter().all(|(_, action)| *action == Action::Wrote));
         for template in TEMPLATES {
             let on_disk = std::fs::read_to_string(dir.join(template.path)).expect("written");
             assert_eq!(on_disk, template.contents, "{}", template.path);
@@ -329,28 +332,36 @@ mod tests {
     }
 
     #[test]
-    fn refuses_to_overwrite_and_writes_nothing() {
+    fn a_second_init_keeps_what_exists_and_writes_what_is_missing() {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = temp.path();
         std::fs::create_dir_all(dir.join("plans/example")).expect("mkdir");
         std::fs::write(dir.join("plans/example/phase-2.md"), "mine").expect("write");
-        let err = write_templates(dir, false).expect_err("refuses");
-        let InitError::Exists { files } = &err else {
-            panic!("unexpected error {err:?}");
-        };
-        assert_eq!(files, &[PathBuf::from("plans/example/phase-2.md")]);
+        let written = write_templates(dir, false).expect("writes the rest");
+        let kept: Vec<&str> = written
+            .iter()
+            .filter(|(_, action)| *action == Action::Kept)
+            .map(|(p, _)| *p)
+            .collect();
+        assert_eq!(kept, ["plans/example/phase-2.md"]);
         assert_eq!(
-            err.to_string(),
-            "refusing to overwrite 1 existing file:\n  plans/example/phase-2.md"
+            std::fs::read_to_string(dir.join("plans/example/phase-2.md")).expect("read"),
+            "mine",
+            "an existing file is kept"
         );
-        assert!(!dir.join(".debussy").exists(), "nothing was written");
+        assert!(
+            dir.join(".debussy/config.yaml").is_file(),
+            "missing files are written"
+        );
+        let again = write_templates(dir, false).expect("a third init");
+        assert!(again.iter().all(|(_, action)| *action == Action::Kept));
         let written = write_templates(dir, true).expect("forced");
         let overwritten: Vec<&str> = written
             .iter()
-            .filter(|(_, o)| *o)
+            .filter(|(_, action)| *action == Action::Overwrote)
             .map(|(p, _)| *p)
             .collect();
-        assert_eq!(overwritten, ["plans/example/phase-2.md"]);
+        assert_eq!(overwritten.len(), TEMPLATES.len());
         let phase = std::fs::read_to_string(dir.join("plans/example/phase-2.md")).expect("read");
         assert!(phase.starts_with("# Greeting Demo Phase 2: Say goodbye"));
     }

@@ -5,6 +5,7 @@ mod agent_report;
 mod audit;
 mod completions;
 mod config;
+mod doctor;
 mod done;
 mod history;
 mod init;
@@ -14,6 +15,7 @@ mod render;
 mod replay;
 mod report;
 mod run;
+mod show;
 mod sim_agent;
 mod status;
 
@@ -34,6 +36,8 @@ pub async fn dispatch(cli: Cli) -> CommandResult {
         Command::Replay(args) => replay::run(global, &args),
         Command::Config(args) => config::run(global, &args),
         Command::Completions(args) => completions::run(&args),
+        Command::Doctor(args) => doctor::run(global, &args).await,
+        Command::Show(args) => show::run(global, &args),
         Command::Mcp(McpCommand::Supervise(args)) => mcp::supervise(global, args).await,
         Command::SimAgent(args) => sim_agent::run(args).await,
     }

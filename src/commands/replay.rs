@@ -54,6 +54,17 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
                 args.file.display()
             ))
         })?;
+    if report.transcript_lines == 0 {
+        // A report of nothing would read as "no stop would fire"; say what is wrong.
+        return Err(Failure::failed(miette::miette!(
+            help = "replay reads a session log saved by `debussy run` \
+                    (.debussy/runs/RUN/PHASE/attempt-N-session-K.jsonl) or the output of \
+                    `claude -p --output-format stream-json --verbose`",
+            "{} has no transcript lines ({} read)",
+            args.file.display(),
+            count(report.lines, "line")
+        )));
+    }
     let mut out = std::io::stdout().lock();
     let written = match args.format {
         ReportFormat::Text => write_text(&mut out, &args.file, &report),
@@ -83,6 +94,9 @@ struct Report {
     subagent_lines: u64,
     unknown_lines: u64,
     text_lines: u64,
+    /// Lines the parser recognised as agent output.
+    #[serde(skip)]
+    transcript_lines: u64,
 }
 
 /// One main-thread assistant message.
@@ -120,6 +134,7 @@ fn replay(
         subagent_lines: 0,
         unknown_lines: 0,
         text_lines: 0,
+        transcript_lines: 0,
     };
     let mut meter = ContextMeter::new(settings, inputs);
     let mut buf = Vec::with_capacity(64 * 1024);
@@ -140,8 +155,11 @@ fn replay(
         match &event {
             AgentEvent::Unknown(_) => report.unknown_lines += 1,
             AgentEvent::Text(_) => report.text_lines += 1,
-            _ if !event.is_main_thread() => report.subagent_lines += 1,
-            _ => {}
+            _ if !event.is_main_thread() => {
+                report.subagent_lines += 1;
+                report.transcript_lines += 1;
+            }
+            _ => report.transcript_lines += 1,
         }
         let turns_before = meter.turns();
         let stop = meter.observe(&event);

@@ -41,12 +41,57 @@ pub(super) fn duration_between(start: &str, end: Option<&str>) -> String {
     }
 }
 
-/// Pretty JSON on stdout.
+/// A stored RFC 3339 time as people read it: to the second, in the local time zone
+/// (`2026-11-23 23:08:35 UTC`); the text as stored when it does not parse.
+pub(super) fn local_time(stored: &str) -> String {
+    stored.parse::<jiff::Timestamp>().map_or_else(
+        |_| stored.to_owned(),
+        |at| {
+            at.to_zoned(jiff::tz::TimeZone::system())
+                .strftime("%Y-%m-%d %H:%M:%S %Z")
+                .to_string()
+        },
+    )
+}
+
+/// The name of a stored outcome code (see `SessionOutcome::code`): `success`,
+/// `timeout`, `context limit`, `max restarts`, `interrupted`, `spawn error`, a signal or
+/// an exit code.
+pub(super) fn outcome_name(code: i64) -> String {
+    use crate::session as codes;
+    match code {
+        0 => "success".into(),
+        1 => "failed".into(),
+        c if c == i64::from(codes::CODE_TIMEOUT) => "timeout".into(),
+        c if c == i64::from(codes::CODE_CONTEXT_LIMIT) => "context limit".into(),
+        -3 => "max restarts".into(),
+        c if c == i64::from(codes::CODE_INTERRUPTED) => "interrupted".into(),
+        c if c == i64::from(codes::CODE_SPAWN_ERROR) => "spawn error".into(),
+        c if (129..=192).contains(&c) => format!("signal {}", c - 128),
+        c => format!("exit {c}"),
+    }
+}
+
+/// The last `lines` lines of `text`, each behind `indent`, with a note of how many
+/// were left out.
+pub(super) fn tail(text: &str, lines: usize, indent: &str) -> String {
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    let skipped = all.len().saturating_sub(lines);
+    let mut out = String::new();
+    if skipped > 0 {
+        let _ = writeln!(out, "{indent}… {skipped} earlier lines");
+    }
+    for line in &all[skipped..] {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    out
+}
+
+/// Pretty JSON on stdout (a closed pipe is a quiet exit).
 pub(super) fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|err| Failure::failed(miette::miette!("failed to encode JSON: {err}")))?;
-    println!("{text}");
-    Ok(())
+    super::render::print(&format!("{text}\n"))
 }
 
 #[cfg(test)]
@@ -78,5 +123,24 @@ mod tests {
             "1h02m"
         );
         assert_eq!(duration_between("garbage", None), "-");
+    }
+
+    #[test]
+    fn outcome_codes_have_names() {
+        assert_eq!(outcome_name(0), "success");
+        assert_eq!(outcome_name(-2), "context limit");
+        assert_eq!(outcome_name(-4), "interrupted");
+        assert_eq!(outcome_name(137), "signal 9");
+        assert_eq!(outcome_name(3), "exit 3");
+    }
+
+    #[test]
+    fn times_drop_the_nanoseconds_and_tails_keep_the_end() {
+        assert!(!local_time("2026-11-23T23:08:35.887285069Z").contains(".887"));
+        assert_eq!(local_time("garbage"), "garbage");
+        assert_eq!(
+            tail("a\nb\nc\n", 2, "  "),
+            "  … 1 earlier lines\n  b\n  c\n"
+        );
     }
 }

@@ -67,6 +67,17 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     )
     .map_err(Failure::usage)?;
     let backend: Arc<dyn agent::AgentBackend> = Arc::from(backend);
+    // Everything the run needs, all at once, before anything is recorded.
+    let preflight = crate::preflight::check(crate::preflight::Target {
+        loaded: &loaded,
+        plan: Some(&plan.master),
+        auto_commit: loaded.config.auto_commit,
+    });
+    eprint!("{}", preflight.render(false));
+    if preflight.failed() {
+        eprintln!("debussy: not started; fix the problems above (`debussy doctor` checks again)");
+        return Ok(Exit::Usage);
+    }
 
     if let Err(err) = crate::logging::log_to_file(&root.join(".debussy/logs/orchestrator.log")) {
         tracing::warn!("cannot write .debussy/logs/orchestrator.log: {err}");

@@ -6,7 +6,8 @@ use crate::cli::{GlobalArgs, ReportFormat, StatusArgs};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::state::{ExecutionRecord, GateRecord, RestartRecord, RunRecord, SessionRecord, Store};
 
-use super::report::{duration_between, table};
+use super::report::{duration_between, local_time, outcome_name, table, tail};
+use crate::ui::summary::thousands;
 
 #[derive(Serialize)]
 struct StatusReport {
@@ -53,7 +54,7 @@ pub(super) fn run(global: &GlobalArgs, args: &StatusArgs) -> CommandResult {
     let report = collect(&store, run).map_err(Failure::failed)?;
     match args.format {
         ReportFormat::Json => super::report::print_json(&report)?,
-        ReportFormat::Text => print!("{}", render(&report)),
+        ReportFormat::Text => super::render::print(&render(&report))?,
     }
     Ok(Exit::Success)
 }
@@ -74,6 +75,10 @@ fn collect(store: &Store, run: RunRecord) -> Result<StatusReport, crate::state::
     Ok(StatusReport { run, executions })
 }
 
+/// How many lines of a failed gate's output the text report shows (its end, where
+/// test runners and compilers put the verdict).
+const GATE_OUTPUT_LINES: usize = 15;
+
 fn render(report: &StatusReport) -> String {
     let run = &report.run;
     let mut out = format!("Run {}  {}\n", run.id, run.plan_title);
@@ -88,7 +93,7 @@ fn render(report: &StatusReport) -> String {
     ));
     out.push_str(&format!(
         "Started: {}   took {}\n",
-        run.started_at,
+        local_time(&run.started_at),
         duration_between(&run.started_at, run.ended_at.as_deref())
     ));
     if let Some(error) = &run.error {
@@ -114,10 +119,8 @@ fn render(report: &StatusReport) -> String {
                 ex.status.to_string(),
                 ex.restarts.to_string(),
                 e.sessions.len().to_string(),
-                ex.outcome_code
-                    .map(|c| c.to_string())
-                    .unwrap_or_else(|| "-".into()),
-                ex.tokens.to_string(),
+                ex.outcome_code.map_or_else(|| "-".into(), outcome_name),
+                thousands(ex.tokens),
                 format!("${:.2}", ex.cost_usd),
                 if e.gates.is_empty() {
                     "-".into()
@@ -151,18 +154,119 @@ fn render(report: &StatusReport) -> String {
                     .unwrap_or_default()
             ));
         }
-        for gate in e.gates.iter().filter(|g| !g.passed) {
-            out.push_str(&format!(
-                "  phase {} attempt {}: gate {} failed: {}\n",
-                e.execution.phase_id, e.execution.attempt, gate.name, gate.command
-            ));
+        let attempt = format!(
+            "  phase {} attempt {}",
+            e.execution.phase_id, e.execution.attempt
+        );
+        // The attempt's error already names its failed gates; say it once, then show
+        // what each failed gate printed.
+        match &e.execution.error {
+            Some(error) => out.push_str(&format!("{attempt}: {error}\n")),
+            None => {
+                for gate in e.gates.iter().filter(|g| !g.passed) {
+                    out.push_str(&format!(
+                        "{attempt}: gate `{}` failed: `{}`\n",
+                        gate.name, gate.command
+                    ));
+                }
+            }
         }
-        if let Some(error) = &e.execution.error {
-            out.push_str(&format!(
-                "  phase {} attempt {}: {error}\n",
-                e.execution.phase_id, e.execution.attempt
-            ));
+        for gate in e.gates.iter().filter(|g| !g.passed) {
+            let how = if gate.timed_out {
+                "timed out".to_owned()
+            } else {
+                gate.exit_code
+                    .map_or_else(|| "killed".to_owned(), |code| format!("exit {code}"))
+            };
+            out.push_str(&format!("    gate `{}` ({how}) printed:\n", gate.name));
+            if gate.output.trim().is_empty() {
+                out.push_str("      (nothing)\n");
+            } else {
+                out.push_str(&tail(&gate.output, GATE_OUTPUT_LINES, "      "));
+            }
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{ExecutionStatus, RunStatus, StartedWith};
+
+    fn failing_run() -> StatusReport {
+        let error = "gate `check` failed: `make check`; the notes file was not written";
+        StatusReport {
+            run: RunRecord {
+                id: "0123456789".into(),
+                plan_path: "/p/plan/MASTER_PLAN.md".into(),
+                plan_title: "Plan".into(),
+                status: RunStatus::Failed,
+                current_phase: Some("1".into()),
+                error: Some(format!("phase 1 failed: {error} (after 1 attempt)")),
+                started_at: "2026-11-23T23:08:35.887285069Z".into(),
+                ended_at: Some("2026-11-23T23:09:40.1Z".into()),
+                owner_pid: None,
+                owner_start: None,
+                agent_pgid: None,
+                phase_ids: vec!["1".into()],
+                started_with: StartedWith::default(),
+                pause: None,
+            },
+            executions: vec![ExecutionReport {
+                execution: ExecutionRecord {
+                    id: 1,
+                    run_id: "0123456789".into(),
+                    phase_id: "1".into(),
+                    attempt: 1,
+                    remediation: false,
+                    status: ExecutionStatus::Failed,
+                    restarts: 0,
+                    outcome_code: Some(-4),
+                    tokens: 60_580,
+                    cost_usd: 0.2,
+                    commit_id: None,
+                    error: Some(error.into()),
+                    started_at: "2026-11-23T23:08:35.887285069Z".into(),
+                    ended_at: Some("2026-11-23T23:09:40.1Z".into()),
+                },
+                sessions: Vec::new(),
+                restart_events: Vec::new(),
+                gates: vec![GateRecord {
+                    name: "check".into(),
+                    command: "make check".into(),
+                    passed: false,
+                    exit_code: Some(2),
+                    timed_out: false,
+                    output: "compiling\nerror: expected `;` at src/lib.rs:3\n".into(),
+                    duration_ms: 40,
+                    at: "2026-11-23T23:09:40Z".into(),
+                }],
+            }],
+        }
+    }
+
+    #[test]
+    fn a_failed_gate_shows_its_output_and_the_failure_once() {
+        let text = render(&failing_run());
+        assert!(
+            text.contains("error: expected `;` at src/lib.rs:3"),
+            "the gate's output is shown:\n{text}"
+        );
+        assert_eq!(
+            text.matches("make check").count(),
+            2,
+            "once for the run, once for the attempt:\n{text}"
+        );
+    }
+
+    #[test]
+    fn numbers_times_and_outcomes_read_naturally() {
+        let text = render(&failing_run());
+        assert!(text.contains("60,580"), "{text}");
+        assert!(text.contains("interrupted"), "outcome -4 is named:\n{text}");
+        assert!(!text.contains(" -4 "), "{text}");
+        assert!(!text.contains(".887285069"), "no nanoseconds:\n{text}");
+        assert!(text.contains("took 1m05s"), "{text}");
+    }
 }

@@ -95,9 +95,11 @@ impl Runner<'_> {
         let mut budget = RestartBudget::new(max_restarts);
         let mut tally = AttemptTally::default();
         let mut session_prompt = prompt.to_owned();
+        let mut checkpoint_text: Option<String> = None;
         if let Some(point) = self.resume_point.take_if(|point| point.phase == id) {
             let checkpoint = self.resume_checkpoint(phase, &point, max_restarts).await;
             session_prompt = checkpoint::prompt_with_checkpoint(&checkpoint, prompt);
+            checkpoint_text = Some(checkpoint);
         }
         let mut restart = 0;
         loop {
@@ -105,6 +107,15 @@ impl Runner<'_> {
                 return (self.stop_reason(), tally);
             }
             let signal_before = self.latest_signal_id(&id);
+            // For `debussy show`: the transcript does not hold the prompt.
+            if let Err(err) = self.store.record_prompt(
+                execution,
+                restart,
+                &session_prompt,
+                checkpoint_text.as_deref(),
+            ) {
+                tracing::warn!("cannot record the session prompt: {err}");
+            }
             let report = self
                 .run_session(
                     phase,
@@ -223,8 +234,9 @@ impl Runner<'_> {
                     if !self.wait(Duration::from_secs(delay)).await {
                         return (self.stop_reason(), tally);
                     }
-                    session_prompt =
-                        checkpoint::prompt_with_checkpoint(&checkpoint::render(&facts), prompt);
+                    let rendered = checkpoint::render(&facts);
+                    session_prompt = checkpoint::prompt_with_checkpoint(&rendered, prompt);
+                    checkpoint_text = Some(rendered);
                     restart = number;
                 }
             }

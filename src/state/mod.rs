@@ -8,6 +8,7 @@
 //! decides what a run does next.
 
 mod owner;
+mod prompts;
 mod records;
 mod schema;
 
@@ -19,6 +20,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 pub use owner::Owner;
+pub use prompts::PromptRecord;
+
 pub use records::{
     CompletionSignal, CompletionStatus, ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord,
     PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionRecord, StartedWith,

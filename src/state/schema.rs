@@ -116,4 +116,14 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE runs ADD COLUMN pause_files TEXT;
     ALTER TABLE sessions ADD COLUMN agent_pgid INTEGER;
     ",
+    // 3: what each session was told (`debussy show`): additive, a table of its own.
+    "
+    CREATE TABLE session_prompts (
+        execution_id  INTEGER NOT NULL REFERENCES phase_executions (id),
+        session_index INTEGER NOT NULL,
+        prompt        TEXT NOT NULL,
+        checkpoint    TEXT,
+        PRIMARY KEY (execution_id, session_index)
+    );
+    ",
 ];

@@ -1,4 +1,4 @@
-//! `debussy init`: writing the project files, refusing to overwrite, `--force`.
+//! `debussy init`: writing the project files, keeping existing ones, `--force`.
 
 use std::path::Path;
 
@@ -69,30 +69,31 @@ fn writes_into_a_named_directory_creating_it() {
 }
 
 #[test]
-fn refuses_to_overwrite_naming_each_existing_file_and_writes_nothing() {
+fn a_second_init_keeps_existing_files_names_them_and_writes_the_rest() {
     let s = Sandbox::new();
     s.write("plans/example/phase-1.md", "my own phase\n");
     s.write(".claude/commands/debussy-done.md", "my own command\n");
     let output = s.debussy(&["init"]).output().expect("runs");
-    assert_eq!(output.status.code(), Some(2), "{output:?}");
-    let stderr = String::from_utf8(output.stderr).expect("utf-8");
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).expect("utf-8");
     assert!(
-        stderr.contains("refusing to overwrite 2 existing files"),
-        "{stderr}"
+        stdout.contains("kept plans/example/phase-1.md (exists; --force overwrites it)"),
+        "{stdout}"
     );
-    assert!(stderr.contains("plans/example/phase-1.md"), "{stderr}");
     assert!(
-        stderr.contains(".claude/commands/debussy-done.md"),
-        "{stderr}"
+        stdout.contains("kept .claude/commands/debussy-done.md"),
+        "{stdout}"
     );
-    assert!(stderr.contains("--force"), "{stderr}");
-    assert!(
-        !s.root.join(".debussy").exists(),
-        "nothing else was written"
-    );
-    assert!(!s.root.join("plans/example/MASTER_PLAN.md").exists());
+    assert!(stdout.contains("wrote .debussy/config.yaml"), "{stdout}");
+    assert!(s.root.join("plans/example/MASTER_PLAN.md").is_file());
     let kept = std::fs::read_to_string(s.root.join("plans/example/phase-1.md")).expect("read");
     assert_eq!(kept, "my own phase\n");
+    let again = s.debussy(&["init"]).output().expect("runs");
+    assert!(again.status.success(), "{again:?}");
+    assert!(
+        !String::from_utf8_lossy(&again.stdout).contains("wrote "),
+        "a third init has nothing to write"
+    );
 }
 
 #[test]

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use super::effects;
 use super::lines::{Block, LineWriter, Lines, OwnedTextBlock, ResultContent, ResultLine};
 use super::scenario::{
-    Action, BashSpec, CompactSpec, CrashSpec, DoneSpec, MessageTurn, Scenario, Script, Selector,
-    TaskSpec, Todo, Turn, UsageSpec,
+    Action, BashSpec, CompactSpec, CrashSpec, DoneSpec, MessageTurn, ProgressSpec, Scenario,
+    Script, Selector, TaskSpec, Todo, Turn, UsageSpec,
 };
 use crate::agent::event::Usage;
 use crate::agent::shell_quote;
@@ -124,8 +124,10 @@ pub enum PlayError {
         "unknown variable ${{{0}}}: it is neither built in (SCENARIO_DIR, CWD, PHASE, ATTEMPT, RESTART) nor set in the environment"
     )]
     UnknownVariable(String),
-    /// A `done` action without a phase id.
-    #[error("`done` needs a phase id: set DEBUSSY_PHASE_ID or write `done: {{phase: …}}`")]
+    /// A `done` or `progress` action without a phase id.
+    #[error(
+        "`done` or `progress` needs a phase id: set DEBUSSY_PHASE_ID or write `phase:` in the action"
+    )]
     NoPhase,
     /// Printing to stdout failed (the reader went away).
     #[error("write to stdout")]
@@ -522,6 +524,22 @@ impl<W: Write> Player<'_, W> {
                     }),
                 )
             }
+            Action::Progress(progress) => {
+                let command = self.progress_command(progress)?;
+                let input = json!({
+                    "command": command,
+                    "description": "Log a finished step with debussy",
+                });
+                (
+                    "Bash",
+                    input,
+                    Work::Shell(BashSpec::Full {
+                        command,
+                        description: None,
+                        timeout_ms: None,
+                    }),
+                )
+            }
         };
         Ok(Call {
             id,
@@ -564,6 +582,19 @@ impl<W: Write> Player<'_, W> {
             command.push_str(&shell_quote(&self.expand(reason)?));
         }
         Ok(command)
+    }
+
+    fn progress_command(&self, progress: &ProgressSpec) -> Result<String, PlayError> {
+        let phase = match progress.phase() {
+            Some(phase) => phase.to_owned(),
+            None => self.env.selector.phase.clone().ok_or(PlayError::NoPhase)?,
+        };
+        Ok(format!(
+            "{} progress --phase {} {}",
+            shell_quote(&self.env.exe.to_string_lossy()),
+            shell_quote(&phase),
+            shell_quote(&self.expand(progress.step())?)
+        ))
     }
 
     /// Really do what a call says; the text and error flag of its tool result.

@@ -34,6 +34,17 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     out.push('\n');
     out.push_str(&config_table(&loaded, args).render("  ", palette));
     out.push('\n');
+    // The checks `run` makes before it records anything.
+    let preflight = crate::preflight::check(crate::preflight::Target {
+        loaded: &loaded,
+        plan: inspection.plan.as_ref().map(|p| p.master.as_path()),
+        auto_commit: loaded.config.auto_commit,
+    });
+    out.push_str(&palette.bold("Pre-flight"));
+    out.push('\n');
+    out.push_str(&preflight.render(true));
+    out.push('\n');
+
     out.push_str(&palette.bold("Audit"));
     out.push('\n');
     out.push_str(&render_report(&inspection.report, false, palette));
@@ -73,7 +84,13 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
         );
         out.push('\n');
     }
-    let exit = if errors > 0 && !args.skip_audit {
+    let exit = if preflight.failed() {
+        out.push_str(&format!(
+            "{} a pre-flight check failed; `debussy run` would not start.\n",
+            palette.red("Not runnable:")
+        ));
+        Exit::Failure
+    } else if errors > 0 && !args.skip_audit {
         out.push_str(&format!(
             "{} the audit found {}; `debussy run` would stop before the first phase.\n",
             palette.red("Not runnable:"),

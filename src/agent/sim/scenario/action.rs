@@ -29,6 +29,8 @@ pub enum Action {
     Task(TaskSpec),
     /// `debussy done`: report the phase's status, as a `Bash` call of the real command.
     Done(DoneSpec),
+    /// `debussy progress`: log a finished step, as a `Bash` call of the real command.
+    Progress(ProgressSpec),
 }
 
 /// An action as written: a one-key map (`- write: {…}`) rather than a YAML tag.
@@ -250,6 +252,41 @@ impl DoneSpec {
         match self {
             DoneSpec::Status(_) => None,
             DoneSpec::Full { phase, .. } => phase.as_deref(),
+        }
+    }
+}
+
+/// A `debussy progress` step.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum ProgressSpec {
+    /// `progress: wrote the parser`
+    Step(String),
+    /// `progress: {step: …, phase: …}`
+    Full {
+        /// What was done.
+        step: String,
+        /// The phase id; default `DEBUSSY_PHASE_ID`.
+        #[serde(default, deserialize_with = "string_or_number")]
+        phase: Option<String>,
+    },
+}
+
+impl ProgressSpec {
+    /// The step as written.
+    #[must_use]
+    pub fn step(&self) -> &str {
+        match self {
+            ProgressSpec::Step(step) | ProgressSpec::Full { step, .. } => step,
+        }
+    }
+
+    /// The explicit phase id, if any.
+    #[must_use]
+    pub fn phase(&self) -> Option<&str> {
+        match self {
+            ProgressSpec::Step(_) => None,
+            ProgressSpec::Full { phase, .. } => phase.as_deref(),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! file, line and column it comes from. Pure data: reading the file is the only I/O here.
 
 mod action;
+mod check;
 mod turn;
 
 use std::fmt;
@@ -16,8 +17,8 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer};
 
 pub use action::{
-    Action, BashSpec, DEFAULT_BASH_TIMEOUT_MS, DoneSpec, DoneStatus, PathSpec, TaskSpec, Todo,
-    TodoStatus,
+    Action, BashSpec, DEFAULT_BASH_TIMEOUT_MS, DoneSpec, DoneStatus, PathSpec, ProgressSpec,
+    TaskSpec, Todo, TodoStatus,
 };
 pub use turn::{CompactSpec, CrashSpec, MessageTurn, Turn, UsageSpec};
 

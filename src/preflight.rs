@@ -1,0 +1,533 @@
+//! Pre-flight checks: what `debussy run` needs before anything is recorded, found all
+//! at once rather than one failed run at a time. `run`, `run --dry-run` and
+//! `debussy doctor` share them.
+//!
+//! Each check is a [`Check`]: a name, a [`Verdict`], what was found and, when it is not
+//! a pass, how to fix it. Gathering facts (resolving the agent program, reading the
+//! scenario, probing directories, asking git) is the only I/O; turning facts into checks
+//! is pure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::agent::sim::{Scenario, ScenarioError};
+use crate::agent::{self, AgentError, BackendContext};
+use crate::config::{AgentKind, Loaded};
+
+/// How long `PROGRAM --version` may take before the agent counts as not runnable.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// At most this many untracked paths are named in the warning.
+const MAX_UNTRACKED_LISTED: usize = 20;
+
+/// The outcome of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Verdict {
+    /// Nothing to do.
+    Pass,
+    /// The run can go ahead, but the user should know.
+    Warn,
+    /// The run would fail; fix this first.
+    Fail,
+}
+
+impl Verdict {
+    /// `✓`, `!` or `✗`.
+    pub(crate) fn mark(self) -> &'static str {
+        match self {
+            Verdict::Pass => "✓",
+            Verdict::Warn => "!",
+            Verdict::Fail => "✗",
+        }
+    }
+}
+
+/// One check: what was looked at, the verdict, what was found and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Check {
+    /// What was checked (`agent`, `scenario`, `repository`, …).
+    pub(crate) name: &'static str,
+    /// Pass, warn or fail.
+    pub(crate) verdict: Verdict,
+    /// What was found, one line or several.
+    pub(crate) detail: String,
+    /// How to fix it (none for a pass).
+    pub(crate) fix: Option<String>,
+}
+
+impl Check {
+    fn pass(name: &'static str, detail: impl Into<String>) -> Check {
+        Check {
+            name,
+            verdict: Verdict::Pass,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    fn warn(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check {
+            name,
+            verdict: Verdict::Warn,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
+    }
+
+    fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check {
+            name,
+            verdict: Verdict::Fail,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+/// Every check of one project, in the order they ran.
+#[derive(Debug, Clone, Default, Serialize)]
+pub(crate) struct Report {
+    /// The checks.
+    pub(crate) checks: Vec<Check>,
+}
+
+impl Report {
+    /// Whether any check failed.
+    pub(crate) fn failed(&self) -> bool {
+        self.checks.iter().any(|c| c.verdict == Verdict::Fail)
+    }
+
+    /// Each check as `✓ name: detail`, a fix indented under it; `all` includes passes.
+    pub(crate) fn render(&self, all: bool) -> String {
+        let mut out = String::new();
+        for check in self
+            .checks
+            .iter()
+            .filter(|c| all || c.verdict != Verdict::Pass)
+        {
+            let mut lines = check.detail.lines();
+            out.push_str(&format!(
+                "{} {}: {}\n",
+                check.verdict.mark(),
+                check.name,
+                lines.next().unwrap_or("")
+            ));
+            for line in lines {
+                out.push_str(&format!("    {line}\n"));
+            }
+            if let Some(fix) = &check.fix {
+                out.push_str(&format!("    fix: {fix}\n"));
+            }
+        }
+        out
+    }
+}
+
+/// What the checks look at.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target<'a> {
+    /// The effective configuration and project root.
+    pub(crate) loaded: &'a Loaded,
+    /// The master plan about to run, if any (the sim scenario defaults to its folder).
+    pub(crate) plan: Option<&'a Path>,
+    /// Whether run data is written and work committed here (not for `--dry-run`'s own
+    /// sake: it reports what `run` would find).
+    pub(crate) auto_commit: bool,
+}
+
+/// Run every check for `target`.
+pub(crate) fn check(target: Target<'_>) -> Report {
+    let config = &target.loaded.config;
+    let root = &target.loaded.project_root;
+    let mut checks = Vec::new();
+    checks.push(agent_check(target));
+    if config.agent.kind == AgentKind::Sim {
+        if target.plan.is_none() && config.agent.scenario.is_none() {
+            checks.push(Check::warn(
+                "scenario",
+                "not checked: it is found beside the plan, and no plan was given",
+                "name the plan (`debussy doctor PLAN`), or set `agent.scenario`",
+            ));
+        } else {
+            let scenario = agent::sim::scenario_path(&config.agent, root, target.plan);
+            checks.push(scenario_check(&scenario));
+        }
+    }
+    checks.push(writable_check(root));
+    if target.auto_commit {
+        checks.push(untracked_check(root, target.plan));
+    }
+    Report { checks }
+}
+
+/// The configuration loaded, or the first problem with it (its help as the fix).
+pub(crate) fn config_check(loaded: Result<&Loaded, &miette::Report>) -> Check {
+    match loaded {
+        Ok(loaded) => Check::pass(
+            "config",
+            format!("loaded for {}", loaded.project_root.display()),
+        ),
+        Err(report) => Check::fail(
+            "config",
+            report.to_string(),
+            report.help().map_or_else(
+                || "correct the file and key named above".to_owned(),
+                |help| help.to_string(),
+            ),
+        ),
+    }
+}
+
+/// Auto-commits would be safe: the check the orchestrator makes as a run starts
+/// (a repository, a branch, no uncommitted tracked changes).
+pub(crate) async fn git_check(root: PathBuf) -> Check {
+    match crate::orchestrator::vcs::preflight(root, false).await {
+        Ok(branch) => Check::pass(
+            "git",
+            format!("on branch {branch}, no uncommitted tracked changes"),
+        ),
+        Err(err) => {
+            let fix = miette::Diagnostic::help(&err)
+                .map_or_else(|| "see `git status`".to_owned(), |h| h.to_string());
+            Check::fail("git", err.to_string(), fix)
+        }
+    }
+}
+
+/// The plan audit: `summary` is its summary line.
+pub(crate) fn plan_check(passed: bool, summary: String) -> Check {
+    if passed {
+        Check::pass("plan", summary)
+    } else {
+        Check::fail(
+            "plan",
+            summary,
+            "`debussy audit PLAN` lists each problem and its fix",
+        )
+    }
+}
+
+/// The agent program can be found (and, for Claude Code, runs and says its version).
+fn agent_check(target: Target<'_>) -> Check {
+    let config = target.loaded.config.clone();
+    let backend = match agent::backend(
+        &config.agent,
+        BackendContext {
+            project_root: &target.loaded.project_root,
+            plan_path: target.plan,
+        },
+    ) {
+        Ok(backend) => backend,
+        Err(err) => return agent_failure(&err),
+    };
+    let program = match backend.command("", &config.model) {
+        Ok(command) => command.program,
+        // Scenario problems have a check of their own.
+        Err(AgentError::ScenarioMissing { .. } | AgentError::Scenario(_)) => {
+            return Check::pass("agent", format!("{} (built in)", backend.name()));
+        }
+        Err(err) => return agent_failure(&err),
+    };
+    if config.agent.kind != AgentKind::Claude {
+        return Check::pass(
+            "agent",
+            format!("{} ({})", backend.name(), program.display()),
+        );
+    }
+    match version(&program) {
+        Ok(version) => Check::pass("agent", format!("{} ({version})", program.display())),
+        Err(why) => Check::fail(
+            "agent",
+            format!("{} does not run: {why}", program.display()),
+            agent::claude::INSTALL_HINT,
+        ),
+    }
+}
+
+fn agent_failure(err: &AgentError) -> Check {
+    let help = match err {
+        AgentError::ProgramNotFound { help, .. } => help.clone(),
+        _ => "check `agent.kind` and `agent.command` (`debussy config` shows them)".to_owned(),
+    };
+    Check::fail("agent", err.to_string(), help)
+}
+
+/// `PROGRAM --version`'s first line, or why it could not be had.
+fn version(program: &Path) -> Result<String, String> {
+    let mut child = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| err.to_string())?;
+    let deadline = Instant::now() + VERSION_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "`--version` did not answer within {}s",
+                    VERSION_TIMEOUT.as_secs()
+                ));
+            }
+            Err(err) => return Err(err.to_string()),
+        }
+    };
+    let output = child.wait_with_output().map_err(|err| err.to_string())?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let first = stdout.lines().next().unwrap_or("").trim().to_owned();
+    if status.success() && !first.is_empty() {
+        Ok(first)
+    } else {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        Err(format!(
+            "`--version` exited with {status}: {}",
+            stderr.lines().next().unwrap_or("").trim()
+        ))
+    }
+}
+
+/// The sim scenario exists and every script in it is valid.
+fn scenario_check(path: &Path) -> Check {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) => {
+            return Check::fail(
+                "scenario",
+                format!("cannot read {}: {err}", path.display()),
+                "write a scenario there (docs/sim-agent.md), or set `agent.scenario`",
+            );
+        }
+    };
+    match Scenario::check(&text, path) {
+        Ok(scenario) => Check::pass(
+            "scenario",
+            format!("{} ({} scripts)", path.display(), scenario.scripts.len()),
+        ),
+        Err(errors) => Check::fail(
+            "scenario",
+            scenario_errors(&errors),
+            "correct each place named (the format: docs/sim-agent.md)",
+        ),
+    }
+}
+
+fn scenario_errors(errors: &[ScenarioError]) -> String {
+    let mut out = format!(
+        "{} problem{}:",
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    );
+    for error in errors {
+        out.push('\n');
+        out.push_str(&error.to_string());
+    }
+    out
+}
+
+/// debussy can write its state and the agent's commits: `.debussy/` and `.git/`.
+fn writable_check(root: &Path) -> Check {
+    let mut problems = Vec::new();
+    let state = root.join(".debussy");
+    if let Err(err) = probe_write(&state) {
+        problems.push(format!("{}: {err}", state.display()));
+    }
+    if let Ok(repo) = git2::Repository::discover(root)
+        && let Err(err) = probe_write(repo.path())
+    {
+        problems.push(format!("{}: {err}", repo.path().display()));
+    }
+    if problems.is_empty() {
+        Check::pass("writable", format!("{} can be written", root.display()))
+    } else {
+        Check::fail(
+            "writable",
+            format!("cannot write:\n{}", problems.join("\n")),
+            "make each a directory your user can write (look for a file in the way, the owner and mode, a read-only mount)",
+        )
+    }
+}
+
+/// Create and remove a file in `dir` (creating `dir` when missing, as a run would).
+fn probe_write(dir: &Path) -> std::io::Result<()> {
+    let existed = dir.is_dir();
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".debussy-write-check-{}", std::process::id()));
+    let written = std::fs::write(&probe, b"");
+    let _ = std::fs::remove_file(&probe);
+    if !existed {
+        let _ = std::fs::remove_dir(dir);
+    }
+    written
+}
+
+/// Untracked files that the first phase commit (`git add -A`) would sweep in.
+fn untracked_check(root: &Path, plan: Option<&Path>) -> Check {
+    let Ok(repo) = git2::Repository::discover(root) else {
+        // The orchestrator's own git check names a missing repository.
+        return Check::pass("untracked", "no git repository to commit to");
+    };
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(true)
+        // A new directory is named once (and a big one is not walked); `.debussy/` is
+        // opened below, as its files are named one by one.
+        .recurse_untracked_dirs(false)
+        .include_ignored(false);
+    let Ok(statuses) = repo.statuses(Some(&mut options)) else {
+        return Check::pass("untracked", "git status unavailable");
+    };
+    let workdir = repo.workdir().map(Path::to_path_buf).unwrap_or_default();
+    let paths: Vec<String> = statuses
+        .iter()
+        .filter(|entry| entry.status().is_wt_new())
+        .filter_map(|entry| entry.path().ok().map(str::to_owned))
+        .flat_map(|path| {
+            if path == ".debussy/" {
+                state_dir_files(&workdir.join(".debussy"))
+            } else {
+                vec![path]
+            }
+        })
+        .filter(|path| !is_run_data(path))
+        .collect();
+    untracked_verdict(&paths, plan.map(|p| relative(p, &workdir)).as_deref())
+}
+
+/// The entries of an untracked `.debussy/`, as paths from the work tree (`.debussy/x`,
+/// `.debussy/dir/`), sorted.
+fn state_dir_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                format!(".debussy/{name}/")
+            } else {
+                format!(".debussy/{name}")
+            }
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The check for these untracked files (pure): a new directory is named once, files of
+/// `.debussy/` each (there, `config.yaml` is the one people miss).
+fn untracked_verdict(files: &[String], plan: Option<&str>) -> Check {
+    let mut paths: Vec<String> = Vec::new();
+    for file in files {
+        let shown = match file.split_once('/') {
+            Some((dir, _)) if dir != ".debussy" => format!("{dir}/"),
+            _ => file.clone(),
+        };
+        if !paths.contains(&shown) {
+            paths.push(shown);
+        }
+    }
+    if paths.is_empty() {
+        return Check::pass("untracked", "no untracked files");
+    }
+    let mut detail = format!(
+        "{} untracked path{} would go into the first phase commit:",
+        paths.len(),
+        if paths.len() == 1 { "" } else { "s" }
+    );
+    for path in paths.iter().take(MAX_UNTRACKED_LISTED) {
+        detail.push_str("\n  ");
+        detail.push_str(path);
+        if plan.is_some_and(|plan| plan.starts_with(path.as_str())) {
+            detail.push_str("  (the plan)");
+        }
+    }
+    if paths.len() > MAX_UNTRACKED_LISTED {
+        detail.push_str(&format!(
+            "\n  … and {} more",
+            paths.len() - MAX_UNTRACKED_LISTED
+        ));
+    }
+    Check::warn(
+        "untracked",
+        detail,
+        "commit them first (`git add … && git commit`), or list them in .gitignore",
+    )
+}
+
+/// debussy's own run data, which the run ignores in `.debussy/.gitignore`.
+fn is_run_data(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix(".debussy/") else {
+        return false;
+    };
+    rest.starts_with("state.db")
+        || ["runs/", "logs/", "mcp/"]
+            .iter()
+            .any(|dir| rest.starts_with(dir))
+}
+
+fn relative(path: &Path, workdir: &Path) -> String {
+    let absolute: PathBuf = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let base = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
+    absolute
+        .strip_prefix(&base)
+        .unwrap_or(&absolute)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untracked_paths_are_listed_and_the_plan_is_pointed_out() {
+        let paths = vec![
+            ".claude/commands/a.md".to_owned(),
+            ".claude/settings.json".to_owned(),
+            ".debussy/config.yaml".to_owned(),
+            "plan/MASTER_PLAN.md".to_owned(),
+        ];
+        let check = untracked_verdict(&paths, Some("plan/MASTER_PLAN.md"));
+        assert_eq!(check.verdict, Verdict::Warn);
+        assert_eq!(
+            check.detail,
+            "3 untracked paths would go into the first phase commit:\n  .claude/\n  \
+             .debussy/config.yaml\n  plan/  (the plan)"
+        );
+        assert_eq!(untracked_verdict(&[], None).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn run_data_is_not_worth_a_warning() {
+        assert!(is_run_data(".debussy/state.db-wal"));
+        assert!(is_run_data(".debussy/logs/"));
+        assert!(!is_run_data(".debussy/config.yaml"));
+        assert!(!is_run_data("src/state.db"));
+    }
+
+    #[test]
+    fn reports_render_marks_details_and_fixes() {
+        let report = Report {
+            checks: vec![
+                Check::pass("agent", "claude (2.0.1)"),
+                Check::fail("scenario", "2 problems:\na\nb", "correct them"),
+            ],
+        };
+        assert!(report.failed());
+        assert_eq!(
+            report.render(true),
+            "✓ agent: claude (2.0.1)\n✗ scenario: 2 problems:\n    a\n    b\n    fix: correct them\n"
+        );
+    }
+}

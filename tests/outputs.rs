@@ -1,0 +1,127 @@
+//! What debussy leaves for people to read besides its reports: the run's log file and
+//! the shell completion scripts.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+mod support;
+
+use debussy::run_env;
+use support::project::{commit_all, init_repo, wait_exit};
+
+fn debussy(root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_debussy"));
+    command
+        .args(args)
+        .current_dir(root)
+        .env("HOME", root.join(".home"))
+        .env("XDG_CONFIG_HOME", root.join(".home/config"))
+        .env("NO_COLOR", "1")
+        .env_remove("DEBUSSY_LOG")
+        .env_remove(run_env::RUN_ID)
+        .env_remove(run_env::PHASE_ID)
+        .env_remove(run_env::PROJECT_ROOT)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+const PLAN: &str = "# Log Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](phase-1.md) | Pending |\n";
+const PHASE: &str = "# Log Phase 1: One\n\n**Status:** Pending\n**Depends On:** N/A\n\n## Gates\n- check: `test -s out.txt` passes\n\n## Tasks\n- [ ] 1.1: Write out.txt\n";
+const SCENARIO: &str = "scripts:\n  - turns:\n      - say: writing\n        percent: 10\n        tools:\n          - write: {path: out.txt, content: \"hi\\n\"}\n          - done: completed\n";
+
+#[test]
+fn the_run_log_is_private_and_holds_debussy_lines_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    init_repo(root);
+    std::fs::create_dir_all(root.join("plan")).expect("mkdir");
+    std::fs::write(root.join("plan/MASTER_PLAN.md"), PLAN).expect("plan");
+    std::fs::write(root.join("plan/phase-1.md"), PHASE).expect("phase");
+    std::fs::write(root.join("plan/sim-scenario.yaml"), SCENARIO).expect("scenario");
+    std::fs::write(root.join(".gitignore"), ".home/\n").expect("ignore");
+    commit_all(root, "plan");
+    let mut child = debussy(
+        root,
+        &[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--no-interactive",
+        ],
+    )
+    .spawn()
+    .expect("spawn");
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(120)), 0);
+
+    let log = root.join(".debussy/logs/orchestrator.log");
+    let mode = std::fs::metadata(&log).expect("log").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the log holds prompts and paths: {mode:o}");
+    let text = std::fs::read_to_string(&log).expect("read log");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON log line"))
+        .collect();
+    assert!(!lines.is_empty());
+    let foreign: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| {
+            !l["target"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("debussy"))
+                && l["level"] != "WARN"
+                && l["level"] != "ERROR"
+        })
+        .collect();
+    assert!(
+        foreign.is_empty(),
+        "{} of {} lines are other crates' debug output, e.g. {}",
+        foreign.len(),
+        lines.len(),
+        foreign[0]
+    );
+    assert!(!text.contains("TypeId("), "{text}");
+}
+
+fn completions(shell: &str) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = debussy(dir.path(), &["completions", shell])
+        .stdout(Stdio::piped())
+        .output()
+        .expect("completions");
+    assert!(output.status.success());
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+#[test]
+fn completions_hide_the_internal_command_and_offer_agent_kinds() {
+    for shell in ["bash", "zsh", "fish"] {
+        let script = completions(shell);
+        assert!(
+            !script.contains("__sim-agent"),
+            "{shell} completes the internal __sim-agent"
+        );
+        assert!(script.contains("audit"), "{shell}: {script}");
+    }
+    let fish = completions("fish");
+    let start = fish
+        .find("__fish_debussy_using_subcommand run\" -l agent ")
+        .expect("fish completes run --agent");
+    // One `complete` command, whose value list may span lines.
+    let agent = fish[start..]
+        .split("\ncomplete ")
+        .next()
+        .expect("the --agent entry");
+    assert!(
+        agent.contains("claude") && agent.contains("sim"),
+        "--agent offers the kinds: {agent}"
+    );
+    assert!(
+        agent.contains(" -f "),
+        "--agent offers no file names: {agent}"
+    );
+}
