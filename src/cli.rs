@@ -286,9 +286,9 @@ pub struct DoneArgs {
 /// `debussy progress`.
 #[derive(Debug, Args)]
 pub struct ProgressArgs {
-    /// Phase id.
+    /// Phase id (default: `DEBUSSY_PHASE_ID`, which debussy sets for its agent).
     #[arg(long, value_name = "ID")]
-    pub phase: String,
+    pub phase: Option<String>,
 
     /// What was done, in words.
     #[arg(required = true, num_args = 1.., value_name = "STEP")]

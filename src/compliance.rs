@@ -9,6 +9,8 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::agent::DeniedCall;
+
 /// Sections a phase's notes file must have.
 pub const REQUIRED_NOTES_SECTIONS: [&str; 3] =
     ["## Summary", "## Key Decisions", "## Files Modified"];
@@ -73,6 +75,8 @@ pub struct Facts {
     pub required_agents: Vec<String>,
     /// `subagent_type`s of the Task/agent tool calls the sessions really made.
     pub invoked_agents: BTreeSet<String>,
+    /// Tool calls the agent's permission system refused.
+    pub permission_denials: Vec<DeniedCall>,
 }
 
 /// What to do with an attempt.
@@ -180,7 +184,57 @@ fn findings(facts: &Facts) -> Vec<Finding> {
             });
         }
     }
+    if let Some(finding) = denials_finding(facts) {
+        findings.push(finding);
+    }
     findings
+}
+
+/// Tools whose refusal means the agent could not write its work.
+const EDIT_TOOLS: [&str; 4] = ["Write", "Edit", "MultiEdit", "NotebookEdit"];
+
+/// Refused tool calls: a configuration problem the agent cannot fix, so the fix is for the
+/// person running the plan. It matters (high) when an edit was refused or a gate failed;
+/// otherwise the work got done without those calls and it is a warning (low).
+fn denials_finding(facts: &Facts) -> Option<Finding> {
+    if facts.permission_denials.is_empty() {
+        return None;
+    }
+    let calls: Vec<String> = facts
+        .permission_denials
+        .iter()
+        .map(|call| format!("`{}`", call.describe()))
+        .collect();
+    let mut rules: Vec<String> = facts
+        .permission_denials
+        .iter()
+        .map(DeniedCall::suggested_rule)
+        .collect();
+    rules.dedup();
+    let rules: BTreeSet<String> = rules.into_iter().collect();
+    let rules: Vec<String> = rules.into_iter().map(|rule| format!("`{rule}`")).collect();
+    let severity = if facts.gates.iter().any(|g| !g.passed)
+        || facts
+            .permission_denials
+            .iter()
+            .any(|call| EDIT_TOOLS.contains(&call.tool_name.as_str()))
+    {
+        Severity::High
+    } else {
+        Severity::Low
+    };
+    Some(Finding {
+        severity,
+        problem: format!(
+            "the agent was refused {} tool call{}: {} (add {} to `agent.allowed_tools`)",
+            calls.len(),
+            if calls.len() == 1 { "" } else { "s" },
+            calls.join(", "),
+            rules.join(", ")
+        ),
+        fix: "do the work without the refused tool calls; the person running the plan can allow them in `agent.allowed_tools` in .debussy/config.yaml (or with `agent.permissions: bypass`)".to_owned(),
+        gate: None,
+    })
 }
 
 /// Whether `text` has the markdown heading `heading` on a line of its own
@@ -195,6 +249,52 @@ fn has_heading(text: &str, heading: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn denied(tool: &str, input: serde_json::Value) -> DeniedCall {
+        DeniedCall {
+            tool_name: tool.into(),
+            tool_use_id: None,
+            tool_input: input,
+        }
+    }
+
+    #[test]
+    fn refused_calls_are_a_finding_that_names_the_rule_to_add() {
+        let facts = Facts {
+            gates: vec![gate("tests", true)],
+            permission_denials: vec![
+                denied("Bash", serde_json::json!({"command": "npm test"})),
+                denied("Bash", serde_json::json!({"command": "npm test -- -u"})),
+            ],
+            ..Facts::default()
+        };
+        let Verdict::AcceptWithWarnings(findings) = check(&facts) else {
+            panic!("gates passed and nothing was edited: a warning");
+        };
+        assert_eq!(
+            findings[0].problem,
+            "the agent was refused 2 tool calls: `Bash: npm test`, `Bash: npm test -- -u` (add `Bash(npm test:*)` to `agent.allowed_tools`)"
+        );
+    }
+
+    #[test]
+    fn a_refused_edit_or_a_failed_gate_makes_refusals_high() {
+        let edit = Facts {
+            permission_denials: vec![denied("Write", serde_json::json!({"file_path": "a.py"}))],
+            ..Facts::default()
+        };
+        assert_eq!(findings(&edit)[0].severity, Severity::High);
+        let failed_gate = Facts {
+            gates: vec![gate("tests", false)],
+            permission_denials: vec![denied("Bash", serde_json::json!({"command": "pytest"}))],
+            ..Facts::default()
+        };
+        assert!(
+            findings(&failed_gate)
+                .iter()
+                .any(|f| f.severity == Severity::High && f.problem.contains("refused"))
+        );
+    }
 
     fn gate(name: &str, passed: bool) -> GateOutcome {
         GateOutcome {
@@ -214,6 +314,7 @@ mod tests {
             notes_text: Some(GOOD_NOTES.into()),
             required_agents: vec!["task-validator".into()],
             invoked_agents: ["task-validator".to_owned()].into(),
+            permission_denials: Vec::new(),
         }
     }
 

@@ -304,6 +304,18 @@ pub struct PhaseSummary {
     pub cost_usd: f64,
     /// Wall time in seconds.
     pub duration_secs: f64,
+    /// Tool calls the agent's permission system refused, with the rule that allows each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused_calls: Vec<RefusedCall>,
+}
+
+/// A tool call the agent was refused, as the summary shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct RefusedCall {
+    /// The call in a few words, e.g. `Bash: npm test`.
+    pub call: String,
+    /// The `agent.allowed_tools` rule that would allow it, e.g. `Bash(npm test:*)`.
+    pub allow_with: String,
 }
 
 /// What the user (HUD keys, signals) asks of a running run.

@@ -55,6 +55,21 @@ impl Project {
     /// A plan of phases `(id, gate command)`, each depending on the previous one, and a
     /// config that runs the real CLI.
     fn plan(&self, phases: &[(&str, &str)]) {
+        let args: Vec<String> = [
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            &DEFAULT_ALLOWED_TOOLS.join(","),
+        ]
+        .iter()
+        .map(|a| format!("\"{a}\""))
+        .collect();
+        self.plan_with_agent(phases, &format!("  args: [{}]\n", args.join(", ")));
+    }
+
+    /// The plan of [`Project::plan`] with `agent_yaml` (indented lines) in the `agent`
+    /// section instead of explicit permission flags.
+    fn plan_with_agent(&self, phases: &[(&str, &str)], agent_yaml: &str) {
         let mut master =
             String::from("# Claude Plan\n\n| Phase | Title | Status |\n|---|---|---|\n");
         let mut previous = "N/A".to_owned();
@@ -72,21 +87,11 @@ impl Project {
             previous = format!("Phase {id}");
         }
         self.write("plan/MASTER_PLAN.md", &master);
-        let args: Vec<String> = [
-            "--permission-mode",
-            "acceptEdits",
-            "--allowedTools",
-            &DEFAULT_ALLOWED_TOOLS.join(","),
-        ]
-        .iter()
-        .map(|a| format!("\"{a}\""))
-        .collect();
         self.write(
             ".debussy/config.yaml",
             &format!(
-                "model: {DEFAULT_MODEL}\nrestart_delay: 0\ntimeout: 120\nagent:\n  kind: claude\n  command: {}\n  args: [{}]\n",
+                "model: {DEFAULT_MODEL}\nrestart_delay: 0\ntimeout: 120\nagent:\n  kind: claude\n  command: {}\n{agent_yaml}",
                 self.cli.path().display(),
-                args.join(", ")
             ),
         );
         project::commit_all(self.root(), "plan");
@@ -260,6 +265,104 @@ fn exceeding_max_restarts_fails_with_the_reason_in_state() {
         status["executions"][0]["error"]
             .as_str()
             .is_some_and(|e| e.contains("max restarts exceeded"))
+    );
+}
+
+#[test]
+fn with_the_default_permissions_the_agent_edits_files_and_runs_commands() {
+    let Some(cli) = claude::require() else { return };
+    let project = Project::new(cli);
+    project.plan_with_agent(&[("1", "test -s out.txt && test -f ran.txt")], "");
+    let server = ModelServer::start(
+        Scenario::new().turns([
+            Turn::new()
+                .text("Writing.")
+                .tool_use(
+                    "Write",
+                    json!({"file_path": project.path("out.txt"), "content": "hello\n"}),
+                )
+                .usage(usage(10)),
+            Turn::new()
+                .text("Checking.")
+                .tool_use(
+                    "Bash",
+                    json!({"command": "touch ran.txt && debussy progress '1.1: wrote out.txt'", "description": "check"}),
+                )
+                .usage(usage(11)),
+            Turn::reply("Done.").usage(usage(12)),
+        ]),
+    )
+    .expect("model server");
+    let (code, events) = project.run(&server, &[]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("out.txt")).expect("written"),
+        "hello\n"
+    );
+    assert!(project.root().join("ran.txt").exists(), "{events:#?}");
+    let summary = named(&events, "run_finished");
+    assert!(
+        summary[0]["summary"]["phases"][0]
+            .get("refused_calls")
+            .is_none(),
+        "{summary:#?}"
+    );
+}
+
+#[test]
+fn a_refused_tool_call_is_shown_with_the_rule_that_allows_it() {
+    let Some(cli) = claude::require() else { return };
+    let project = Project::new(cli);
+    project.plan_with_agent(
+        &[("1", "test -s out.txt")],
+        "  allowed_tools: [Read, Write]\n",
+    );
+    let server = ModelServer::start(
+        Scenario::new()
+            .turns([
+                Turn::new()
+                    .text("Writing.")
+                    .tool_use(
+                        "Write",
+                        json!({"file_path": project.path("out.txt"), "content": "hello\n"}),
+                    )
+                    .usage(usage(10)),
+                Turn::new()
+                    .text("Testing.")
+                    .tool_use(
+                        "Bash",
+                        json!({"command": "npm test -- --ci", "description": "run the tests"}),
+                    )
+                    .usage(usage(11)),
+                Turn::reply("Done.").usage(usage(12)),
+            ])
+            .when_exhausted(Turn::reply("Nothing more to do.").usage(usage(12))),
+    )
+    .expect("model server");
+    let (_code, events) = project.run(&server, &["--max-retries", "0"]);
+    let refused = named(&events, "activity")
+        .into_iter()
+        .filter(|e| {
+            let kind = &e["activity"]["kind"];
+            kind["tool"] == "Bash"
+                && kind["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("permission denied"))
+        })
+        .count();
+    assert_eq!(refused, 1, "{events:#?}");
+    let compliance = named(&events, "compliance");
+    assert!(
+        compliance[0]
+            .to_string()
+            .contains("add `Bash(npm test:*)` to `agent.allowed_tools`"),
+        "{compliance:#?}"
+    );
+    let summary = &named(&events, "run_finished")[0]["summary"];
+    assert_eq!(
+        summary["phases"][0]["refused_calls"],
+        json!([{"call": "Bash: npm test -- --ci", "allow_with": "Bash(npm test:*)"}]),
+        "{summary:#?}"
     );
 }
 

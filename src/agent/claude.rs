@@ -1,15 +1,17 @@
 //! The Claude Code backend: `claude -p --output-format stream-json --verbose --model M`.
 //!
-//! The prompt goes on stdin (no argv length limit); configured `agent.args` follow ours, so
-//! a project can add `--permission-mode acceptEdits`, `--allowedTools …` or
-//! `--mcp-config …`. Output is parsed by [`super::stream_json`]. This module locates the
-//! program on `PATH` and nothing else: it never spawns anything.
+//! The prompt goes on stdin (no argv length limit). The permission flags of
+//! `agent.permissions` come next ([`permission_args`]): a headless agent has nobody to ask,
+//! so without them every edit and command is refused. Configured `agent.args` follow ours,
+//! so a project can add `--mcp-config …` or override a permission flag (the last one
+//! wins). Output is parsed by [`super::stream_json`]. This module locates the program on
+//! `PATH` and nothing else: it never spawns anything.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::{AgentBackend, AgentCommand, AgentError, AgentEvent, UsageReporting, stream_json};
-use crate::config::AgentConfig;
+use crate::config::{AgentConfig, AgentPermissions};
 
 /// The program run when `agent.command` is not set.
 pub const DEFAULT_PROGRAM: &str = "claude";
@@ -22,6 +24,7 @@ pub const INSTALL_HINT: &str = "install Claude Code with `npm install -g @anthro
 pub struct ClaudeBackend {
     program: String,
     args: Vec<String>,
+    permissions: Vec<String>,
     env: std::collections::BTreeMap<String, String>,
 }
 
@@ -36,9 +39,34 @@ impl ClaudeBackend {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_PROGRAM.to_owned()),
             args: config.args.clone(),
+            permissions: permission_args(config.permissions, &config.allowed_tools),
             env: config.env.clone(),
         }
     }
+}
+
+/// Claude Code's flags for `agent.permissions`: `acceptEdits` with the allowed tools
+/// comma-joined (one argument, so the list can never swallow the arguments after it),
+/// `bypassPermissions`, or nothing.
+#[must_use]
+pub fn permission_args(permissions: AgentPermissions, allowed_tools: &[String]) -> Vec<String> {
+    let mut args = Vec::new();
+    match permissions {
+        AgentPermissions::AcceptEdits => {
+            args.extend(["--permission-mode".to_owned(), "acceptEdits".to_owned()]);
+            if !allowed_tools.is_empty() {
+                args.extend(["--allowedTools".to_owned(), allowed_tools.join(",")]);
+            }
+        }
+        AgentPermissions::Bypass => {
+            args.extend([
+                "--permission-mode".to_owned(),
+                "bypassPermissions".to_owned(),
+            ]);
+        }
+        AgentPermissions::Ask => {}
+    }
+    args
 }
 
 impl AgentBackend for ClaudeBackend {
@@ -60,6 +88,7 @@ impl AgentBackend for ClaudeBackend {
         .iter()
         .map(|arg| (*arg).to_owned())
         .collect();
+        args.extend(self.permissions.iter().cloned());
         args.extend(self.args.iter().cloned());
         Ok(AgentCommand {
             program,
@@ -202,7 +231,8 @@ mod tests {
         let program = executable(dir.path(), "claude");
         let config = AgentConfig {
             command: Some(program.to_string_lossy().into_owned()),
-            args: vec!["--permission-mode".into(), "acceptEdits".into()],
+            args: vec!["--mcp-config".into(), "mcp.json".into()],
+            allowed_tools: vec!["Read".into(), "Bash(npm test:*)".into()],
             env: [("DISABLE_AUTOUPDATER".to_owned(), "1".to_owned())].into(),
             ..AgentConfig::default()
         };
@@ -220,7 +250,11 @@ mod tests {
                 "--model",
                 "sonnet",
                 "--permission-mode",
-                "acceptEdits"
+                "acceptEdits",
+                "--allowedTools",
+                "Read,Bash(npm test:*)",
+                "--mcp-config",
+                "mcp.json"
             ]
         );
         assert_eq!(command.stdin.as_deref(), Some("do the thing"));
@@ -228,6 +262,39 @@ mod tests {
             command.env.get("DISABLE_AUTOUPDATER").map(String::as_str),
             Some("1")
         );
+    }
+
+    #[test]
+    fn each_permission_setting_gives_its_flags() {
+        let tools = vec!["Bash".to_owned(), "Edit".to_owned()];
+        assert_eq!(
+            permission_args(AgentPermissions::AcceptEdits, &tools),
+            [
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "Bash,Edit"
+            ]
+        );
+        assert_eq!(
+            permission_args(AgentPermissions::AcceptEdits, &[]),
+            ["--permission-mode", "acceptEdits"]
+        );
+        assert_eq!(
+            permission_args(AgentPermissions::Bypass, &tools),
+            ["--permission-mode", "bypassPermissions"]
+        );
+        assert!(permission_args(AgentPermissions::Ask, &tools).is_empty());
+    }
+
+    #[test]
+    fn the_default_lets_the_agent_edit_and_run_commands() {
+        let args = ClaudeBackend::new(&AgentConfig::default()).permissions;
+        assert_eq!(args[..2], ["--permission-mode", "acceptEdits"]);
+        let tools: Vec<&str> = args[3].split(',').collect();
+        for tool in ["Bash", "Edit", "Write", "Read"] {
+            assert!(tools.contains(&tool), "{tool} missing from {args:?}");
+        }
     }
 
     #[test]

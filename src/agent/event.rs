@@ -382,6 +382,83 @@ pub struct SessionResult {
     pub session_id: Option<String>,
     /// Error messages of failed sessions.
     pub errors: Vec<String>,
+    /// Tool calls the permission system refused during the session.
+    pub permission_denials: Vec<DeniedCall>,
+}
+
+/// One refused tool call from `result.permission_denials`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct DeniedCall {
+    /// The refused tool, e.g. `Bash`.
+    #[serde(default)]
+    pub tool_name: String,
+    /// The refused call's id.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    /// The call's input (for Bash, `command`).
+    #[serde(default)]
+    pub tool_input: serde_json::Value,
+}
+
+impl DeniedCall {
+    /// The call in a few words: `Bash: npm test`, `Write: src/a.py`, or the tool name.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let detail = ["command", "file_path", "path", "url", "pattern"]
+            .iter()
+            .find_map(|key| {
+                self.tool_input
+                    .get(*key)
+                    .and_then(serde_json::Value::as_str)
+            });
+        match detail {
+            Some(detail) => format!("{}: {}", self.tool_name, detail),
+            None => self.tool_name.clone(),
+        }
+    }
+
+    /// The `agent.allowed_tools` rule that would allow this call: for Bash the command's
+    /// first word as a prefix rule (`Bash(npm test:*)` keeps the first two words of
+    /// multi-word tools such as `npm test`), else the tool name.
+    #[must_use]
+    pub fn suggested_rule(&self) -> String {
+        let command = self
+            .tool_input
+            .get("command")
+            .and_then(serde_json::Value::as_str);
+        match (self.tool_name.as_str(), command) {
+            ("Bash", Some(command)) => {
+                let words: Vec<&str> = command.split_whitespace().collect();
+                let takes_subcommand = matches!(
+                    words.first().copied(),
+                    Some(
+                        "npm"
+                            | "npx"
+                            | "pnpm"
+                            | "yarn"
+                            | "cargo"
+                            | "git"
+                            | "go"
+                            | "uv"
+                            | "poetry"
+                            | "make"
+                            | "docker"
+                            | "python"
+                            | "python3"
+                    )
+                );
+                let prefix = match words.as_slice() {
+                    [] => return "Bash".to_owned(),
+                    [first, second, ..] if takes_subcommand && !second.starts_with('-') => {
+                        format!("{first} {second}")
+                    }
+                    [first, ..] => (*first).to_owned(),
+                };
+                format!("Bash({prefix}:*)")
+            }
+            _ => self.tool_name.clone(),
+        }
+    }
 }
 
 impl SessionResult {

@@ -20,10 +20,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use event::{
-    AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, HookEvent, McpServerStatus,
-    ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit, SessionResult,
-    StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse, UnknownLine, Usage,
-    UserBlock, UserMessage,
+    AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, DeniedCall, HookEvent,
+    McpServerStatus, ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit,
+    SessionResult, StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse,
+    UnknownLine, Usage, UserBlock, UserMessage,
 };
 
 use crate::config::{AgentConfig, AgentKind};

@@ -16,10 +16,10 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::event::{
-    AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, HookEvent, McpServerStatus,
-    ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit, SessionResult,
-    StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse, UnknownLine, Usage,
-    UserBlock, UserMessage,
+    AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, DeniedCall, HookEvent,
+    McpServerStatus, ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit,
+    SessionResult, StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse,
+    UnknownLine, Usage, UserBlock, UserMessage,
 };
 
 /// Parse one output line (without or with its line ending) into zero or one events.
@@ -246,6 +246,8 @@ struct RawLine {
     model_usage: Option<BTreeMap<String, ModelUsage>>,
     #[serde(deserialize_with = "lenient_strings")]
     errors: Option<Vec<String>>,
+    // Kept as a value so an unexpected shape loses the denials, never the result line.
+    permission_denials: Option<serde_json::Value>,
 
     // stream_event, rate_limit_event
     event: Option<serde_json::Value>,
@@ -524,7 +526,20 @@ impl RawLine {
             model_usage: self.model_usage.unwrap_or_default(),
             session_id: self.session_id,
             errors: self.errors.unwrap_or_default(),
+            permission_denials: denied_calls(self.permission_denials),
         })
+    }
+}
+
+/// The entries of `result.permission_denials` that have the documented shape.
+fn denied_calls(value: Option<serde_json::Value>) -> Vec<DeniedCall> {
+    match value {
+        Some(serde_json::Value::Array(items)) => items
+            .into_iter()
+            .filter_map(|item| serde_json::from_value::<DeniedCall>(item).ok())
+            .filter(|call| !call.tool_name.is_empty())
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -458,3 +458,51 @@ fn events_serialize_for_logs() {
     assert_eq!(json["event"], "assistant");
     assert_eq!(json["content"][0]["type"], "tool_use");
 }
+
+#[test]
+fn result_permission_denials_are_read_and_odd_entries_dropped() {
+    // The shape Claude Code 2.1.330 prints when a Bash call is refused.
+    let AgentEvent::Result(result) = parse(
+        r#"{"type":"result","subtype":"success","is_error":false,"permission_denials":[{"tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"npm test -- --watch=false","description":"run the tests"}},{"tool_name":"Write","tool_use_id":"toolu_2","tool_input":{"file_path":"/p/a.py","content":"x"}},"odd",{"tool_use_id":"no-name"}]}"#,
+    ) else {
+        panic!("not result")
+    };
+    let described: Vec<String> = result
+        .permission_denials
+        .iter()
+        .map(DeniedCall::describe)
+        .collect();
+    assert_eq!(
+        described,
+        ["Bash: npm test -- --watch=false", "Write: /p/a.py"]
+    );
+    let rules: Vec<String> = result
+        .permission_denials
+        .iter()
+        .map(DeniedCall::suggested_rule)
+        .collect();
+    assert_eq!(rules, ["Bash(npm test:*)", "Write"]);
+    // A field of the wrong shape loses the denials, not the result.
+    let AgentEvent::Result(odd) =
+        parse(r#"{"type":"result","subtype":"success","permission_denials":{"x":1}}"#)
+    else {
+        panic!("not result")
+    };
+    assert!(odd.permission_denials.is_empty());
+}
+
+#[test]
+fn suggested_rules_keep_the_program_and_its_subcommand() {
+    let bash = |command: &str| DeniedCall {
+        tool_name: "Bash".into(),
+        tool_use_id: None,
+        tool_input: serde_json::json!({ "command": command }),
+    };
+    assert_eq!(bash("pytest -q tests/").suggested_rule(), "Bash(pytest:*)");
+    assert_eq!(
+        bash("cargo test --all").suggested_rule(),
+        "Bash(cargo test:*)"
+    );
+    assert_eq!(bash("git --no-pager log").suggested_rule(), "Bash(git:*)");
+    assert_eq!(bash("").suggested_rule(), "Bash");
+}

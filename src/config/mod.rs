@@ -195,12 +195,54 @@ pub enum AgentKind {
     Sim,
 }
 
+/// What the agent may do without asking. A headless agent has nobody to ask, so anything
+/// that needs a permission prompt is refused: the default lets it edit files and run the
+/// tools in [`AgentConfig::allowed_tools`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentPermissions {
+    /// Claude Code's `--permission-mode acceptEdits` plus `--allowedTools` from
+    /// `agent.allowed_tools`.
+    #[default]
+    AcceptEdits,
+    /// `--permission-mode bypassPermissions`: every tool call is allowed (opt in).
+    Bypass,
+    /// No permission flags: the agent's own settings decide, and anything they do not
+    /// allow is refused.
+    Ask,
+}
+
+/// The tools the agent may use without asking under `agent.permissions: accept-edits`.
+#[must_use]
+pub fn default_allowed_tools() -> Vec<String> {
+    [
+        "Bash",
+        "Read",
+        "Edit",
+        "MultiEdit",
+        "Write",
+        "NotebookEdit",
+        "Glob",
+        "Grep",
+        "TodoWrite",
+        "Task",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect()
+}
+
 /// The `agent` section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AgentConfig {
     /// Which backend.
     pub kind: AgentKind,
+    /// What the agent may do without asking.
+    pub permissions: AgentPermissions,
+    /// Tools allowed without asking under `accept-edits` (Claude Code's `--allowedTools`
+    /// rules, e.g. `Bash(npm test:*)`).
+    pub allowed_tools: Vec<String>,
     /// Program to run; `None` means the backend's default (`claude`, or debussy itself for `sim`).
     pub command: Option<String>,
     /// Extra arguments appended to the backend's own.
@@ -282,6 +324,8 @@ impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
             kind: AgentKind::Claude,
+            permissions: AgentPermissions::default(),
+            allowed_tools: default_allowed_tools(),
             command: None,
             args: Vec::new(),
             env: BTreeMap::new(),

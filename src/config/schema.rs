@@ -92,6 +92,11 @@ pub(crate) const KEYS: &[Key] = &[
     key("output", Kind::Enum(&["terminal", "file", "both"])),
     key("gate_timeout", Kind::UInt),
     key("agent.kind", Kind::Enum(&["claude", "sim"])),
+    key(
+        "agent.permissions",
+        Kind::Enum(&["accept-edits", "bypass", "ask"]),
+    ),
+    key("agent.allowed_tools", Kind::List),
     key("agent.command", Kind::OptStr),
     key("agent.args", Kind::List),
     key("agent.env", Kind::Map),

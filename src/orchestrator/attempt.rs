@@ -52,6 +52,7 @@ pub(crate) struct AttemptTally {
     pub(crate) cost_usd: f64,
     pub(crate) last_code: Option<i32>,
     pub(crate) invoked_agents: BTreeSet<String>,
+    pub(crate) permission_denials: Vec<crate::agent::DeniedCall>,
 }
 
 impl AttemptTally {
@@ -63,6 +64,8 @@ impl AttemptTally {
         self.last_code = other.last_code.or(self.last_code);
         self.invoked_agents
             .extend(other.invoked_agents.iter().cloned());
+        self.permission_denials
+            .extend(other.permission_denials.iter().cloned());
     }
 
     fn add_session(&mut self, report: &SessionReport) {
@@ -72,6 +75,8 @@ impl AttemptTally {
         self.last_code = Some(report.outcome.code());
         self.invoked_agents
             .extend(report.invoked_agents.iter().cloned());
+        self.permission_denials
+            .extend(report.permission_denials.iter().cloned());
     }
 }
 

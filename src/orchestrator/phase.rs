@@ -349,6 +349,14 @@ impl Runner<'_> {
             tokens: tally.tokens,
             cost_usd: tally.cost_usd,
             duration_secs: started.elapsed().as_secs_f64(),
+            refused_calls: tally
+                .permission_denials
+                .iter()
+                .map(|call| crate::events::RefusedCall {
+                    call: call.describe(),
+                    allow_with: call.suggested_rule(),
+                })
+                .collect(),
         };
         PhaseResult {
             standing,
@@ -483,6 +491,7 @@ impl Runner<'_> {
                 .map(|a| a.name.clone())
                 .collect(),
             invoked_agents: tally.invoked_agents.clone(),
+            permission_denials: tally.permission_denials.clone(),
         };
         let verdict = compliance::check(&facts);
         self.emit(Event::Compliance {

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::agent::SessionResult;
+use crate::agent::{DeniedCall, SessionResult};
 use crate::checkpoint::Todo;
 use crate::context::Snapshot;
 use crate::process::{ExitReport, StopAction};
@@ -34,6 +34,8 @@ pub struct SessionReport {
     /// The `subagent_type` of every Task/Agent tool call (for compliance's required
     /// agents).
     pub invoked_agents: BTreeSet<String>,
+    /// Tool calls the agent's permission system refused (a compliance finding).
+    pub permission_denials: Vec<DeniedCall>,
     /// Files that Write/Edit/MultiEdit/NotebookEdit calls wrote successfully, absolute.
     pub files_written: BTreeSet<PathBuf>,
     /// The agent's final `result` line (cost, turns, cumulative usage), when it printed

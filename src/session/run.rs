@@ -506,6 +506,7 @@ impl<'a> Driver<'a> {
             todos: self.tracker.todos(),
             last_message: self.tracker.last_text().map(str::to_owned),
             invoked_agents: self.tracker.invoked_agents().clone(),
+            permission_denials: self.tracker.permission_denials().to_vec(),
             files_written: self.tracker.files_written().clone(),
             result: self.tracker.result().cloned(),
             exit: self.exit,

@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::event::{Activity, ActivityKind, Subagent, Thread};
-use crate::agent::{AgentEvent, AssistantBlock, SessionResult, ToolResult, ToolUse, UserBlock};
+use crate::agent::{
+    AgentEvent, AssistantBlock, DeniedCall, SessionResult, ToolResult, ToolUse, UserBlock,
+};
 use crate::checkpoint::{Todo, TodoStatus};
 
 /// Tools whose calls start a subagent (`Agent` is the API name; `Task` the older one and
@@ -56,6 +58,7 @@ pub(crate) struct Tracker {
     last_text: Option<(Option<String>, String)>,
     invoked_agents: BTreeSet<String>,
     files_written: BTreeSet<PathBuf>,
+    denied: Vec<DeniedCall>,
     subagents: HashMap<String, Subagent>,
     calls: HashMap<String, Call>,
     todo_list: Vec<Todo>,
@@ -127,18 +130,30 @@ impl Tracker {
                     }
                 }
             }
-            AgentEvent::PermissionDenied(denied) => out.push(Activity {
-                thread: Thread::Main,
-                kind: ActivityKind::ToolError {
-                    tool_use_id: denied.tool_use_id.clone(),
-                    tool: denied.tool_name.clone(),
-                    message: denied
-                        .message
-                        .clone()
-                        .or_else(|| denied.reason.clone())
-                        .unwrap_or_else(|| "permission denied".to_owned()),
-                },
-            }),
+            AgentEvent::PermissionDenied(denied) => {
+                if let Some(name) = &denied.tool_name {
+                    self.deny(DeniedCall {
+                        tool_name: name.clone(),
+                        tool_use_id: denied.tool_use_id.clone(),
+                        tool_input: Value::Null,
+                    });
+                }
+                out.push(Activity {
+                    thread: Thread::Main,
+                    kind: ActivityKind::ToolError {
+                        tool_use_id: denied.tool_use_id.clone(),
+                        tool: denied.tool_name.clone(),
+                        message: format!(
+                            "permission denied: {} (see agent.permissions and agent.allowed_tools)",
+                            denied
+                                .message
+                                .as_deref()
+                                .or(denied.reason.as_deref())
+                                .unwrap_or("refused")
+                        ),
+                    },
+                });
+            }
             AgentEvent::CompactBoundary(compact) => {
                 let mut text = "the agent compacted its context".to_owned();
                 if let Some(trigger) = &compact.trigger {
@@ -157,6 +172,22 @@ impl Tracker {
             AgentEvent::Result(result) => {
                 if self.session_id.is_none() {
                     self.session_id.clone_from(&result.session_id);
+                }
+                for call in &result.permission_denials {
+                    if self.deny(call.clone()) {
+                        out.push(Activity {
+                            thread: Thread::Main,
+                            kind: ActivityKind::ToolError {
+                                tool_use_id: call.tool_use_id.clone(),
+                                tool: Some(call.tool_name.clone()),
+                                message: format!(
+                                    "permission denied: {} (allow it with `{}` in agent.allowed_tools)",
+                                    call.describe(),
+                                    call.suggested_rule()
+                                ),
+                            },
+                        });
+                    }
                 }
                 self.result = Some(result.clone());
             }
@@ -248,6 +279,13 @@ impl Tracker {
     fn tool_result(&mut self, result: &ToolResult, thread: &Thread) -> Option<Activity> {
         let call = self.calls.remove(&result.tool_use_id);
         let text = || result.content.texts().collect::<Vec<_>>().join("\n");
+        let already_reported = self
+            .denied
+            .iter()
+            .any(|denied| denied.tool_use_id.as_deref() == Some(result.tool_use_id.as_str()));
+        if result.is_error && already_reported {
+            return None;
+        }
         if result.is_error {
             return Some(Activity {
                 thread: thread.clone(),
@@ -345,6 +383,33 @@ impl Tracker {
     /// The latest main-thread assistant text.
     pub(crate) fn last_text(&self) -> Option<&str> {
         self.last_text.as_ref().map(|(_, text)| text.as_str())
+    }
+
+    /// Record a refused call; a call already known by its id is completed with what the
+    /// new report adds (its input). Returns whether the call is new.
+    fn deny(&mut self, call: DeniedCall) -> bool {
+        let known = call.tool_use_id.as_ref().and_then(|id| {
+            self.denied
+                .iter_mut()
+                .find(|seen| seen.tool_use_id.as_ref() == Some(id))
+        });
+        match known {
+            Some(seen) => {
+                if seen.tool_input.is_null() {
+                    seen.tool_input = call.tool_input;
+                }
+                false
+            }
+            None => {
+                self.denied.push(call);
+                true
+            }
+        }
+    }
+
+    /// Tool calls the permission system refused, in the order they were reported.
+    pub(crate) fn permission_denials(&self) -> &[DeniedCall] {
+        &self.denied
     }
 
     /// The `subagent_type`s of every Task/Agent call seen.

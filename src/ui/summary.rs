@@ -48,6 +48,20 @@ pub fn render(summary: &RunSummary) -> String {
         let commits: Vec<&str> = summary.commits.iter().map(|c| short(c)).collect();
         let _ = writeln!(out, "Commits: {}", commits.join(" "));
     }
+    for phase in summary
+        .phases
+        .iter()
+        .filter(|p| !p.refused_calls.is_empty())
+    {
+        let _ = writeln!(out, "Phase {}: the agent was refused:", phase.id);
+        for refused in &phase.refused_calls {
+            let _ = writeln!(
+                out,
+                "  {} (allow it with `{}` in agent.allowed_tools)",
+                refused.call, refused.allow_with
+            );
+        }
+    }
     if let Some(error) = &summary.error {
         let _ = writeln!(out, "Stopped: {error}");
     }
@@ -121,6 +135,7 @@ mod tests {
                     tokens: 197_000,
                     cost_usd: 0.5,
                     duration_secs: 4.2,
+                    refused_calls: Vec::new(),
                 },
                 PhaseSummary {
                     id: "2".into(),
@@ -138,6 +153,28 @@ mod tests {
             error: None,
         };
         insta::assert_snapshot!(render(&summary));
+    }
+
+    #[test]
+    fn refused_calls_are_listed_with_the_rule_that_allows_them() {
+        let summary = RunSummary {
+            phases: vec![PhaseSummary {
+                id: "2".into(),
+                refused_calls: vec![crate::events::RefusedCall {
+                    call: "Bash: npm test".into(),
+                    allow_with: "Bash(npm test:*)".into(),
+                }],
+                ..PhaseSummary::default()
+            }],
+            ..RunSummary::default()
+        };
+        let text = render(&summary);
+        assert!(
+            text.contains(
+                "Phase 2: the agent was refused:\n  Bash: npm test (allow it with `Bash(npm test:*)` in agent.allowed_tools)"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

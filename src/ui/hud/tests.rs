@@ -420,6 +420,7 @@ fn completed() {
         tokens,
         cost_usd: cost,
         duration_secs: 60.0,
+        refused_calls: Vec::new(),
     };
     scene
         .feed(
