@@ -32,6 +32,12 @@ pub fn parse_line(line: &[u8]) -> Option<AgentEvent> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
+    // One invalid byte (a tool's binary output cut mid-character) must not hide the
+    // line's usage: decode it lossily, so the byte becomes U+FFFD inside its string.
+    if std::str::from_utf8(line).is_err() {
+        let decoded = String::from_utf8_lossy(line).into_owned();
+        return parse_line(decoded.as_bytes());
+    }
     match serde_json::from_slice::<RawLine>(line) {
         Ok(raw) => Some(raw.into_event(line)),
         Err(err) if err.is_data() => Some(unknown(line, None, None)),

@@ -506,3 +506,21 @@ fn suggested_rules_keep_the_program_and_its_subcommand() {
     assert_eq!(bash("git --no-pager log").suggested_rule(), "Bash(git:*)");
     assert_eq!(bash("").suggested_rule(), "Bash");
 }
+
+#[test]
+fn an_invalid_utf8_byte_does_not_hide_the_lines_usage() {
+    let mut line = br#"{"type":"assistant","message":{"id":"m1","model":"claude-opus-4-1","content":[{"type":"text","text":"bad "#.to_vec();
+    line.push(0xff);
+    line.extend_from_slice(br#" byte"}],"usage":{"input_tokens":10,"cache_read_input_tokens":189990,"output_tokens":5}},"parent_tool_use_id":null}"#);
+    let AgentEvent::Assistant(message) = parse_line(&line).expect("event") else {
+        panic!("not an assistant line")
+    };
+    let usage = message.usage.expect("usage");
+    assert_eq!(usage.input_tokens + usage.cache_read_input_tokens, 190_000);
+    assert_eq!(
+        message.content,
+        [AssistantBlock::Text {
+            text: "bad \u{fffd} byte".into()
+        }]
+    );
+}

@@ -103,6 +103,12 @@ pub enum SessionWarning {
         /// How long it was given.
         after: Duration,
     },
+    /// The agent printed a line that is not valid UTF-8; it was decoded lossily (the bad
+    /// bytes became U+FFFD) and counted. Reported once per session.
+    InvalidUtf8 {
+        /// The 1-based stdout line number of the first such line.
+        line: u64,
+    },
     /// The session log could not be written.
     Log {
         /// The log file.
@@ -123,6 +129,10 @@ impl fmt::Display for SessionWarning {
             SessionWarning::Lingered { after } => write!(
                 f,
                 "the agent printed its result but was still running {after:.0?} later; it was stopped"
+            ),
+            SessionWarning::InvalidUtf8 { line } => write!(
+                f,
+                "the agent printed invalid UTF-8 (first on stdout line {line}); such bytes are read as U+FFFD"
             ),
             SessionWarning::Log { path, message } => {
                 write!(f, "session log {}: {message}", path.display())

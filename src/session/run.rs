@@ -86,6 +86,8 @@ struct Driver<'a> {
     warnings: Vec<SessionWarning>,
     log: Option<SessionLog>,
     log_failed: bool,
+    lines_seen: u64,
+    invalid_utf8_warned: bool,
     pid: Option<u32>,
     command: Option<String>,
 }
@@ -112,6 +114,8 @@ impl<'a> Driver<'a> {
             warnings: Vec::new(),
             log: None,
             log_failed: false,
+            lines_seen: 0,
+            invalid_utf8_warned: false,
             pid: None,
             command: None,
         }
@@ -262,7 +266,14 @@ impl<'a> Driver<'a> {
     /// crossed a threshold — then tell the observers.
     fn on_line(&mut self, line: &[u8], ctl: &ChildControl) {
         let arrived = Instant::now();
+        self.lines_seen += 1;
         self.log_line(line);
+        if !self.invalid_utf8_warned && std::str::from_utf8(line).is_err() {
+            self.invalid_utf8_warned = true;
+            self.warn(SessionWarning::InvalidUtf8 {
+                line: self.lines_seen,
+            });
+        }
         for event in self.spec.backend.parse_line(line) {
             let activity = self.tracker.observe(&event);
             let reason = self.meter.observe(&event);

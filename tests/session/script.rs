@@ -197,3 +197,30 @@ async fn over_long_lines_and_leftover_processes_are_warnings() {
     let lines = finished.log_json(false);
     assert_eq!(lines.len(), 3);
 }
+
+#[tokio::test]
+async fn a_line_with_an_invalid_byte_still_counts_and_stops_the_session() {
+    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    // A 190,000-token assistant line whose text carries one byte that is not UTF-8
+    // (printf's \377), then a long sleep: only the stop ends the session in time.
+    let line = assistant_line("m1", 190_000, "bad XBYTEX here").to_string();
+    let (before, after) = line.split_once("XBYTEX").expect("marker");
+    let script = format!(
+        "{}; printf '%s\\377%s\\n' '{before}' '{after}'; exec sleep 30",
+        print_lines(&[init_line()])
+    );
+    let finished = run(script_spec(&project, script), SessionControl::new()).await;
+    let report = &finished.report;
+    assert!(
+        matches!(report.outcome, SessionOutcome::ContextLimit { .. }),
+        "{:?}",
+        report.outcome
+    );
+    assert_eq!(report.snapshot.tokens, 190_000);
+    let invalid: Vec<_> = report
+        .warnings
+        .iter()
+        .filter(|warning| matches!(warning, SessionWarning::InvalidUtf8 { line: 2 }))
+        .collect();
+    assert_eq!(invalid.len(), 1, "{:?}", report.warnings);
+}
