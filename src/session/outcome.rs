@@ -135,7 +135,14 @@ impl fmt::Display for SessionOutcome {
             }
             SessionOutcome::ContextLimit { reason, .. } => write!(f, "context limit: {reason}"),
             SessionOutcome::Timeout => f.write_str("timed out"),
-            SessionOutcome::Failed { exit } => write!(f, "agent failed: {exit}"),
+            SessionOutcome::Failed {
+                exit: ExitStatus::Code(0),
+            } => f.write_str(
+                "agent failed: it exited 0 without printing its final result line (did it crash or get cut off?)",
+            ),
+            SessionOutcome::Failed { exit } => {
+                write!(f, "agent failed: {exit} before printing its final result line")
+            }
             SessionOutcome::SpawnError(failure) => write!(f, "agent not started: {failure}"),
             SessionOutcome::Interrupted => f.write_str("interrupted"),
         }
@@ -304,8 +311,17 @@ mod tests {
                 exit: ExitStatus::Signal(9)
             }
             .to_string(),
-            "agent failed: signal 9 (SIGKILL)"
+            "agent failed: signal 9 (SIGKILL) before printing its final result line"
         );
+        let quiet = SessionOutcome::Failed {
+            exit: ExitStatus::Code(0),
+        }
+        .to_string();
+        assert!(
+            quiet.starts_with("agent failed: it exited 0 without printing its final result line"),
+            "{quiet}"
+        );
+        assert!(!quiet.contains("exit code 0"), "{quiet}");
     }
 
     #[test]
