@@ -979,3 +979,33 @@ fn a_pause_without_a_commit_lets_the_resume_accept_exactly_the_paused_files() {
         "{messages:?}"
     );
 }
+
+#[test]
+fn a_window_the_agent_reported_under_its_full_name_is_used_with_an_alias_configured() {
+    let project = Project::new();
+    // The agent runs `claude-opus-5-5` for the alias `opus` and reports a 1,000,000-token
+    // window. Phase 2 then uses 300,000 tokens: 30 % of the real window, but past 80 %
+    // of the 200,000 default, where a restart would wrongly fire.
+    let scenario = format!(
+        "model: claude-opus-5-5\nwindow: 1000000\nscripts:\n  - phase: 1\n    turns:\n{}{}{}  - phase: 2\n    turns:\n{}{}{}",
+        write_turn(10, "a.txt", "a"),
+        notes_turn("1"),
+        DONE_TURN,
+        write_turn(30, "b.txt", "b"),
+        notes_turn("2"),
+        DONE_TURN,
+    );
+    project.plan(&[("1", "N/A", "true"), ("2", "Phase 1", "true")], &scenario);
+    let (code, events) = project.run(&["--model", "opus", "--context-threshold", "80"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(summary(&events)["restarts"], 0, "{events:#?}");
+    let phase_two: Vec<&Value> = events_named(&events, "context")
+        .into_iter()
+        .filter(|e| e["phase_id"] == "2" && e["snapshot"]["tokens"].as_u64() > Some(0))
+        .collect();
+    assert!(!phase_two.is_empty(), "{events:#?}");
+    for event in phase_two {
+        assert_eq!(event["snapshot"]["window"]["tokens"], 1_000_000, "{event}");
+        assert_ne!(event["snapshot"]["window"]["source"], "default", "{event}");
+    }
+}

@@ -251,7 +251,7 @@ fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Re
     };
     writeln!(
         out,
-        "end: {} / {} tokens ({:.1}%, {exactness}); window {}",
+        "end: {} / {} tokens ({:.1}%, {exactness}); window: {}",
         group(end.tokens),
         group(end.window.tokens),
         end.percent,

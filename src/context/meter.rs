@@ -19,7 +19,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::estimate::{self, IMAGE_TOKENS, Pending};
-use super::window::{self, Window, WindowInputs};
+use super::window::{self, Window, WindowInputs, WindowSource};
 use crate::agent::{AgentEvent, AssistantBlock, UsageReporting, UserBlock};
 use crate::config::Config;
 
@@ -78,6 +78,8 @@ pub enum StopReason {
         limit: u64,
         /// The window in tokens.
         window: u64,
+        /// Where the window figure came from.
+        window_source: WindowSource,
         /// The threshold in percent.
         threshold_percent: f64,
     },
@@ -104,10 +106,11 @@ impl fmt::Display for StopReason {
                 tokens,
                 limit,
                 window,
+                window_source,
                 threshold_percent,
             } => write!(
                 f,
-                "context at {} of {} tokens reached the {threshold_percent}% threshold ({})",
+                "context at {} of {} tokens (window: {window_source}) reached the {threshold_percent}% threshold ({})",
                 group(*tokens),
                 group(*window),
                 group(*limit)
@@ -368,6 +371,7 @@ impl ContextMeter {
             tokens,
             limit,
             window: self.window.tokens,
+            window_source: self.window.source,
             threshold_percent: self.settings.threshold_percent,
         })
     }

@@ -255,6 +255,7 @@ fn an_estimate_can_cross_the_threshold_and_is_then_tokenized() {
             tokens: 162_000,
             limit: 160_000,
             window: 200_000,
+            window_source: WindowSource::Default,
             threshold_percent: 80.0,
         }
     );
@@ -577,11 +578,12 @@ fn stop_reasons_read_well() {
         tokens: 162_000,
         limit: 160_000,
         window: 200_000,
+        window_source: WindowSource::Remembered,
         threshold_percent: 80.0,
     };
     assert_eq!(
         threshold.to_string(),
-        "context at 162,000 of 200,000 tokens reached the 80% threshold (160,000)"
+        "context at 162,000 of 200,000 tokens (window: remembered) reached the 80% threshold (160,000)"
     );
     assert_eq!(
         StopReason::ToolCalls {

@@ -54,10 +54,10 @@ pub enum WindowSource {
 impl fmt::Display for WindowSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            WindowSource::Configured => "configured",
-            WindowSource::Reported => "reported by the agent",
-            WindowSource::Remembered => "reported by the agent earlier",
-            WindowSource::ModelName => "known for the model",
+            WindowSource::Configured => "config",
+            WindowSource::Reported => "reported",
+            WindowSource::Remembered => "remembered",
+            WindowSource::ModelName => "model table",
             WindowSource::Default => "default",
         })
     }

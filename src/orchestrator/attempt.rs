@@ -400,11 +400,10 @@ impl Runner<'_> {
         if !restarts_allowed {
             meter = meter.observe_only();
         }
-        let remembered: BTreeMap<String, u64> = match self.store.context_window(&self.config.model)
-        {
-            Ok(Some(window)) => [(self.config.model.clone(), window)].into(),
-            _ => BTreeMap::new(),
-        };
+        // Every remembered window: the agent names its model in full (`claude-opus-5-5`)
+        // on its first line while the config may hold an alias (`opus`), so the window
+        // is found by either name as soon as the agent says which model runs.
+        let remembered: BTreeMap<String, u64> = self.store.context_windows().unwrap_or_default();
         let mut env: Vec<(String, String)> = self
             .config
             .agent
@@ -462,12 +461,15 @@ impl Runner<'_> {
             detail: report.outcome.to_string(),
             snapshot: report.snapshot.clone(),
         });
-        if let Some(window) = &report.reported_window
-            && let Err(err) = self
-                .store
-                .learn_context_window(&window.model, window.tokens)
-        {
-            self.warn(format!("could not remember the context window: {err}"));
+        if let Some(window) = &report.reported_window {
+            // Under the configured name too, so the next session knows the window even
+            // before the agent names its model.
+            let names = [window.model.as_str(), self.config.model.as_str()];
+            for name in names.iter().take(if names[0] == names[1] { 1 } else { 2 }) {
+                if let Err(err) = self.store.learn_context_window(name, window.tokens) {
+                    self.warn(format!("could not remember the context window: {err}"));
+                }
+            }
         }
         report
     }

@@ -846,6 +846,25 @@ impl Store {
         Ok(())
     }
 
+    /// Every context window learned, by model name (the table holds one row per model
+    /// an agent ever reported).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn context_windows(&self) -> Result<std::collections::BTreeMap<String, u64>, StateError> {
+        let mut statement = self
+            .conn
+            .prepare("SELECT model, context_window FROM model_windows")
+            .map_err(self.sql("read the context windows"))?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, u64>(1)?))
+            })
+            .map_err(self.sql("read the context windows"))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(self.sql("read the context windows"))
+    }
+
     /// The context window learned for a model, if any.
     ///
     /// # Errors

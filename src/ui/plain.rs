@@ -175,10 +175,11 @@ impl Sink for PlainSink {
                 }
                 self.last_decile = Some(decile);
                 self.line(&format!(
-                    "phase {phase_id}: context {:.1}% ({} / {} tokens{}), {} tool call{}",
+                    "phase {phase_id}: context {:.1}% ({} / {} tokens, window: {}{}), {} tool call{}",
                     snapshot.percent,
                     summary::thousands(snapshot.tokens),
                     summary::thousands(snapshot.window.tokens),
+                    snapshot.window.source,
                     if snapshot.exactness == crate::context::Exactness::Exact {
                         ""
                     } else {

@@ -162,11 +162,13 @@ impl Component for Gauge {
             Some(live) if live.tokens > 0 || live.exactness == Exactness::Exact => {
                 let mut spans = vec![
                     Span::raw(format!(
-                        " {} / {} {}  ",
+                        " {} / {} {} ",
                         thousands(live.tokens),
                         thousands(live.window.tokens),
                         strings::GAUGE_TOKENS
                     )),
+                    Span::styled(format!("({}) ", live.window.source), dim),
+                    Span::raw(" "),
                     Span::styled(
                         format!("{:.1}%", live.percent),
                         Style::new()
