@@ -13,6 +13,8 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+use super::watchdog::Watchdog;
+
 /// Process groups of children that have not been fully cleaned up yet.
 static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
@@ -130,18 +132,24 @@ fn parse_stat(stat: &str) -> Option<(char, i32)> {
 }
 
 /// Keeps a group in the registry and kills it if dropped before the child was cleaned
-/// up (the supervising task was dropped: runtime shutdown, or a panic unwinding).
+/// up (the supervising task was dropped: runtime shutdown, or a panic unwinding). Its
+/// [`Watchdog`] kills the group if debussy dies without dropping the guard (SIGKILL).
 #[derive(Debug)]
 pub(crate) struct GroupGuard {
     group: Group,
     done: bool,
+    watchdog: Option<Watchdog>,
 }
 
 impl GroupGuard {
-    /// Register `group` as live.
+    /// Register `group` as live and start its watchdog.
     pub(crate) fn register(group: Group) -> Self {
         live_registry().insert(group.0.as_raw());
-        GroupGuard { group, done: false }
+        GroupGuard {
+            group,
+            done: false,
+            watchdog: Watchdog::start(group.0.as_raw()),
+        }
     }
 
     /// The guarded group.
@@ -160,6 +168,11 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         if !self.done {
             self.group.signal(Signal::SIGKILL);
+        }
+        // Disarmed only once the group is cleaned up or killed: until then, debussy
+        // dying must still take the group with it.
+        if let Some(watchdog) = &mut self.watchdog {
+            watchdog.disarm();
         }
         live_registry().remove(&self.group.0.as_raw());
     }

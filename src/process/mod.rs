@@ -46,8 +46,11 @@
 //!
 //! No orphans: the group is killed when the [`Child`] is dropped, when the supervising
 //! task is dropped (runtime shutdown, a panic unwinding), and by
-//! [`kill_all_groups`], which the binary can call from its own signal handling. Only a
-//! process that leaves the group (`setsid`) can escape; it is reported as a leak.
+//! [`kill_all_groups`], which the binary can call from its own signal handling. When
+//! debussy itself dies without running any of that (SIGKILL, an abort), each group's
+//! watchdog — a tiny `/bin/sh` outside the group, blocked on a pipe only debussy writes —
+//! sees the pipe close and kills the group (`watchdog.rs`). Only a process that leaves
+//! the group (`setsid`) can escape; it is reported as a leak.
 
 mod child;
 mod command;
@@ -58,6 +61,7 @@ mod lines;
 mod stdin;
 mod stop;
 mod supervise;
+mod watchdog;
 
 pub use child::{Child, ChildControl, Events, ProcessState};
 pub(crate) use command::shell_quote;

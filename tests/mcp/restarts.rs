@@ -340,3 +340,34 @@ fn a_wrapped_server_leaves_no_orphans() {
         );
     }
 }
+
+/// SIGKILL gives the supervisor no chance to stop its server: the server's group
+/// watchdog kills it, and the helper it started, once the supervisor is gone.
+#[test]
+fn a_sigkilled_supervisor_takes_its_server_and_the_servers_helpers_along() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pids = dir.path().join("helpers");
+    let script = format!(
+        "sleep 300 & echo $! >> '{}'; exec '{}'",
+        pids.display(),
+        crate::support::test_server().display()
+    );
+    let mut s = Supervisor::start_command(&[], &["sh".to_owned(), "-c".to_owned(), script]);
+    s.initialize();
+    let (server, _) = s.whoami();
+    let helper: u32 = std::fs::read_to_string(&pids)
+        .expect("helper pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    assert!(alive(server) && alive(helper));
+    signal_pid(s.pid(), Signal::SIGKILL);
+    let deadline = Instant::now() + WAIT;
+    while alive(server) || alive(helper) {
+        assert!(
+            Instant::now() < deadline,
+            "server {server} or helper {helper} outlived the SIGKILLed supervisor"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
