@@ -212,6 +212,13 @@ pub enum AgentPermissions {
     Ask,
 }
 
+/// Default of `agent.stderr_tail_lines`.
+pub const DEFAULT_STDERR_TAIL_LINES: usize = 20;
+
+/// Upper bound of `agent.stderr_tail_lines`: the tail is kept in memory, at most 4 KiB a
+/// line.
+pub const MAX_STDERR_TAIL_LINES: usize = 10_000;
+
 /// The tools the agent may use without asking under `agent.permissions: accept-edits`.
 #[must_use]
 pub fn default_allowed_tools() -> Vec<String> {
@@ -254,6 +261,9 @@ pub struct AgentConfig {
     pub model_context_window: Option<u64>,
     /// Seconds between the steps of the stop ladder (SIGINT, SIGTERM, SIGKILL).
     pub stop_grace: f64,
+    /// The agent's last stderr lines kept in memory for error messages (all of them go
+    /// to the session's `.stderr.log`).
+    pub stderr_tail_lines: usize,
     /// Multiplier applied to tiktoken's count when estimating tool results not yet in usage.
     pub token_estimate_factor: f64,
     /// Scenario file for the `sim` backend; default `sim-scenario.yaml` beside the master plan.
@@ -331,6 +341,7 @@ impl Default for AgentConfig {
             env: BTreeMap::new(),
             model_context_window: None,
             stop_grace: 2.0,
+            stderr_tail_lines: DEFAULT_STDERR_TAIL_LINES,
             token_estimate_factor: 1.0,
             scenario: None,
         }

@@ -102,6 +102,7 @@ pub(crate) const KEYS: &[Key] = &[
     key("agent.env", Kind::Map),
     key("agent.model_context_window", Kind::OptUInt),
     key("agent.stop_grace", Kind::Float),
+    key("agent.stderr_tail_lines", Kind::UInt),
     key("agent.token_estimate_factor", Kind::Float),
     key("agent.scenario", Kind::OptPath),
     key("gates", Kind::Map),

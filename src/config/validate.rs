@@ -251,6 +251,14 @@ fn check_agent(config: &Config, out: &mut Vec<Violation>) {
             "set `agent.stop_grace` to the seconds between stop signals, e.g. 2",
         ));
     }
+    if !(1..=super::MAX_STDERR_TAIL_LINES).contains(&agent.stderr_tail_lines) {
+        out.push(violation(
+            "agent.stderr_tail_lines",
+            &format!("must be from 1 to {}", super::MAX_STDERR_TAIL_LINES),
+            agent.stderr_tail_lines,
+            "set `agent.stderr_tail_lines` to the number of stderr lines error messages may quote, e.g. 20",
+        ));
+    }
     if !(agent.token_estimate_factor.is_finite() && agent.token_estimate_factor > 0.0) {
         out.push(violation(
             "agent.token_estimate_factor",

@@ -57,6 +57,11 @@ pub fn scale(tokens: u64, factor: f64) -> u64 {
     scaled
 }
 
+/// Untokenized text kept before it is tokenized anyway. Far above any threshold in
+/// practice (an upper bound of a million tokens), so laziness still saves the work in
+/// the common case.
+pub const MAX_UNTOKENIZED_BYTES: u64 = 1 << 20;
+
 /// Content seen since the last reported usage, counted lazily.
 #[derive(Debug, Clone, Default)]
 pub struct Pending {
@@ -71,13 +76,18 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// Record text; it is tokenized only if [`Pending::tokenize`] is called.
+    /// Record text; it is tokenized when [`Pending::tokenize`] is called, or at once when
+    /// more than [`MAX_UNTOKENIZED_BYTES`] wait, so memory stays bounded however much an
+    /// agent prints between two usage reports.
     pub fn add_text(&mut self, text: &str) {
         if text.is_empty() {
             return;
         }
         self.untokenized_bytes += text.len() as u64;
         self.texts.push(text.to_owned());
+        if self.untokenized_bytes > MAX_UNTOKENIZED_BYTES {
+            self.tokenize();
+        }
     }
 
     /// Record content with a known token estimate (an image).
@@ -127,6 +137,21 @@ impl Pending {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn untokenized_text_is_bounded() {
+        let mut pending = Pending::default();
+        let line = "word ".repeat(1_000);
+        for _ in 0..300 {
+            pending.add_text(&line);
+        }
+        assert!(pending.untokenized_bytes <= MAX_UNTOKENIZED_BYTES);
+        assert!(
+            pending.texts.iter().map(String::len).sum::<usize>() as u64 <= MAX_UNTOKENIZED_BYTES
+        );
+        pending.tokenize();
+        assert_eq!(pending.display_tokens(), 300 * count_tokens(&line));
+    }
 
     #[test]
     fn counts_o200k_tokens() {

@@ -428,6 +428,7 @@ impl Runner<'_> {
             },
             stop_grace: Duration::try_from_secs_f64(self.config.agent.stop_grace)
                 .unwrap_or(Duration::from_secs(2)),
+            stderr_tail_lines: self.config.agent.stderr_tail_lines,
             log_path,
         };
         let control = SessionControl::new();
@@ -533,7 +534,7 @@ impl Runner<'_> {
             SessionEvent::Context(snapshot) => self.emit(Event::Context { phase_id, snapshot }),
             SessionEvent::Stderr(line) => self.emit(Event::AgentStderr { phase_id, line }),
             SessionEvent::Warning(warning) => self.warn(format!("phase {phase_id}: {warning}")),
-            SessionEvent::Agent(_) | SessionEvent::Stopping { .. } => {}
+            SessionEvent::Stopping { .. } => {}
         }
     }
 

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::agent::AgentEvent;
 use crate::context::{Snapshot, StopReason};
 use crate::process::{Leak, Stream};
 
@@ -32,8 +31,6 @@ pub enum SessionEvent {
         /// Where its raw output is being saved.
         log_path: PathBuf,
     },
-    /// One event parsed from the agent's output.
-    Agent(AgentEvent),
     /// A line for an activity log, derived from the agent's events.
     Activity(Activity),
     /// The context meter's figures changed (also sent once at the start).

@@ -14,6 +14,53 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// Create `path` (and its directories) mode 0600, truncating a file already there.
+pub(crate) fn create_private(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        fs::create_dir_all(dir)?;
+    }
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+}
+
+/// Where a session's stderr goes: beside its transcript, `…-session-<k>.stderr.log`.
+#[must_use]
+pub fn stderr_log_path(transcript: &Path) -> PathBuf {
+    transcript.with_extension("stderr.log")
+}
+
+/// Every stderr line of a session, buffered (stderr is for people; losing the last
+/// buffer when debussy itself is killed is acceptable, unlike the transcript).
+#[derive(Debug)]
+pub(crate) struct StderrLog {
+    writer: io::BufWriter<File>,
+}
+
+impl StderrLog {
+    /// Create the stderr log for the transcript at `transcript`.
+    pub(crate) fn create(transcript: &Path) -> io::Result<Self> {
+        Ok(StderrLog {
+            writer: io::BufWriter::new(create_private(&stderr_log_path(transcript))?),
+        })
+    }
+
+    /// Append one line.
+    pub(crate) fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        self.writer.write_all(line)?;
+        self.writer.write_all(b"\n")
+    }
+
+    /// Flush what is buffered.
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}
+
 /// The first line of the log of a session stopped for a context restart.
 pub const CONTEXT_LIMIT_MARKER: &str = "CONTEXT_LIMIT_RESTART";
 
@@ -27,11 +74,9 @@ pub(crate) struct SessionLog {
 
 impl SessionLog {
     /// Create the log (and its directories), replacing any file already at `path`.
+    /// Readable by its owner only: transcripts hold whatever the agent read.
     pub(crate) fn create(path: &Path) -> io::Result<Self> {
-        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-            fs::create_dir_all(dir)?;
-        }
-        let file = File::create(path)?;
+        let file = create_private(path)?;
         Ok(SessionLog {
             path: path.to_path_buf(),
             file,
@@ -67,11 +112,7 @@ fn prepend_marker(path: &Path) -> io::Result<()> {
     name.push(".marking");
     let temp = path.with_file_name(name);
     let result = (|| {
-        let mut out = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&temp)?;
+        let mut out = create_private(&temp)?;
         out.write_all(CONTEXT_LIMIT_MARKER.as_bytes())?;
         out.write_all(b"\n")?;
         io::copy(&mut File::open(path)?, &mut out)?;

@@ -22,10 +22,12 @@
 //!   written to the log, parsed into [`AgentEvent`](crate::agent::AgentEvent)s, given
 //!   to the tracker (todos, files, subagents, last text) and to the meter — and when the
 //!   meter returns a stop reason, `request_stop` is called right there, before anything
-//!   is sent to observers, so a slow observer never delays a stop. Then the events go
-//!   out ([`SessionEvent::Agent`], [`SessionEvent::Activity`]) and, if the figures
-//!   changed, a [`SessionEvent::Context`] snapshot. stderr lines, over-long lines and
-//!   leaks become events too. The loop ends after the process layer's last event
+//!   is sent to observers, so a slow observer never delays a stop. Then the activity
+//!   lines go out ([`SessionEvent::Activity`], paced by a token bucket so a flood of
+//!   output cannot flood the run's event queue; the transcript keeps every line) and,
+//!   at most every 50 ms when the figures changed, a [`SessionEvent::Context`] snapshot.
+//!   stderr lines go to the session's `.stderr.log` and, paced the same way, out as
+//!   events; over-long lines and leaks become warnings. The loop ends after the process layer's last event
 //!   (`Exited`), so every line the agent printed has been seen;
 //! - requests from the [`SessionControl`] (manual restart, interrupt, kill);
 //! - the session timeout;
@@ -49,13 +51,14 @@ mod outcome;
 mod report;
 mod run;
 mod spec;
+mod throttle;
 mod tracker;
 
 pub use control::SessionControl;
 pub use event::{
     Activity, ActivityKind, SessionEvent, SessionWarning, StopCause, Subagent, Thread,
 };
-pub use log::CONTEXT_LIMIT_MARKER;
+pub use log::{CONTEXT_LIMIT_MARKER, stderr_log_path};
 pub use outcome::{
     CODE_CONTEXT_LIMIT, CODE_INTERRUPTED, CODE_SPAWN_ERROR, CODE_SUCCESS, CODE_TIMEOUT,
     LimitReason, SessionOutcome, SpawnFailure,

@@ -9,11 +9,13 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::control::{Requests, SessionControl};
+use super::event::{Activity, ActivityKind, Thread};
 use super::event::{SessionEvent, SessionWarning, StopCause};
-use super::log::SessionLog;
+use super::log::{SessionLog, StderrLog, stderr_log_path};
 use super::outcome::{LimitReason, SessionOutcome, SpawnFailure};
 use super::report::{ReportedWindow, SessionReport, StopSummary};
 use super::spec::SessionSpec;
+use super::throttle::{Admit, Throttle};
 use super::tracker::Tracker;
 use crate::agent::AgentEvent;
 use crate::context::{ContextMeter, Snapshot, StopReason};
@@ -27,8 +29,8 @@ use crate::process::{
 /// process would otherwise hold the run until the session timeout).
 const RESULT_LINGER: Duration = Duration::from_secs(10);
 
-/// stderr lines kept for the report.
-const STDERR_TAIL_LINES: usize = 20;
+/// Shortest time between two context figures passed on to the outputs.
+const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Longest stderr line kept for the report, in bytes.
 const STDERR_TAIL_LINE_BYTES: usize = 4096;
@@ -72,6 +74,7 @@ struct Driver<'a> {
     started_at: jiff::Timestamp,
     started: Instant,
     last_snapshot: Option<Snapshot>,
+    snapshot_sent_at: Option<Instant>,
     stop: Option<Stopping>,
     /// A successful `result` arrived before any stop was decided: the session
     /// completed, whatever happens after.
@@ -83,6 +86,8 @@ struct Driver<'a> {
     exit: Option<ExitReport>,
     exited_at: Option<Instant>,
     stderr_tail: VecDeque<String>,
+    stderr_log: Option<StderrLog>,
+    throttle: Throttle,
     warnings: Vec<SessionWarning>,
     log: Option<SessionLog>,
     log_failed: bool,
@@ -102,6 +107,7 @@ impl<'a> Driver<'a> {
             started_at: jiff::Timestamp::now(),
             started: Instant::now(),
             last_snapshot: None,
+            snapshot_sent_at: None,
             stop: None,
             finished: false,
             interrupted: false,
@@ -111,6 +117,8 @@ impl<'a> Driver<'a> {
             exit: None,
             exited_at: None,
             stderr_tail: VecDeque::new(),
+            stderr_log: None,
+            throttle: Throttle::new(std::time::Instant::now()),
             warnings: Vec::new(),
             log: None,
             log_failed: false,
@@ -242,16 +250,25 @@ impl<'a> Driver<'a> {
                 stream: Stream::Stderr,
                 line,
             } => {
-                let text = String::from_utf8_lossy(&line).into_owned();
-                if self.stderr_tail.len() == STDERR_TAIL_LINES {
+                self.log_stderr(&line);
+                let text = String::from_utf8_lossy(&line);
+                if self.stderr_tail.len() >= self.spec.stderr_tail_lines.max(1) {
                     self.stderr_tail.pop_front();
                 }
                 self.stderr_tail
                     .push_back(truncate(&text, STDERR_TAIL_LINE_BYTES).to_owned());
-                self.send(SessionEvent::Stderr(text));
+                if self.admit() {
+                    self.send(SessionEvent::Stderr(text.into_owned()));
+                }
             }
             ProcessEvent::LineTooLong { stream, limit, .. } => {
                 self.warn(SessionWarning::LineTooLong { stream, limit });
+            }
+            // Processes left in the agent's group (Claude Code's own helpers, a tool's
+            // background job) were killed with it: expected, and worth a debug line only.
+            // Something outside the group holding the output open survived: that warns.
+            ProcessEvent::Leaked(leak) if leak.open_pipes.is_empty() => {
+                tracing::debug!(%leak, "the agent's leftover processes were killed with its group");
             }
             ProcessEvent::Leaked(leak) => self.warn(SessionWarning::Leaked(leak)),
             ProcessEvent::Exited(report) => {
@@ -286,12 +303,64 @@ impl<'a> Driver<'a> {
             if let Some(reason) = reason {
                 self.meter_stop(reason, arrived, ctl);
             }
-            self.send(SessionEvent::Agent(event));
             for line in activity {
-                self.send(SessionEvent::Activity(line));
+                if self.admit() {
+                    self.send(SessionEvent::Activity(line));
+                }
             }
         }
         self.send_snapshot();
+    }
+
+    /// Whether one more activity or stderr line may be shown; when lines were left out
+    /// before it, a note says how many first (see [`Throttle`]).
+    fn admit(&mut self) -> bool {
+        match self.throttle.admit(std::time::Instant::now()) {
+            Admit::Show => true,
+            Admit::ShowAfterGap(gap) => {
+                self.send_gap_note(gap);
+                true
+            }
+            Admit::Drop => false,
+        }
+    }
+
+    fn send_gap_note(&mut self, gap: u64) {
+        let text = format!(
+            "{gap} lines of agent output not shown here; the transcript {} and its .stderr.log have them all",
+            self.spec.log_path.display()
+        );
+        self.send(SessionEvent::Activity(Activity {
+            thread: Thread::Main,
+            kind: ActivityKind::Notice { text },
+        }));
+    }
+
+    /// Append a stderr line to the session's stderr log, opened on first use.
+    fn log_stderr(&mut self, line: &[u8]) {
+        if self.stderr_log.is_none() && !self.log_failed {
+            match StderrLog::create(&self.spec.log_path) {
+                Ok(log) => self.stderr_log = Some(log),
+                Err(err) => {
+                    self.log_failed = true;
+                    let path = stderr_log_path(&self.spec.log_path);
+                    self.warn(SessionWarning::Log {
+                        path,
+                        message: format!("could not be created, stderr is not saved: {err}"),
+                    });
+                }
+            }
+        }
+        if let Some(log) = &mut self.stderr_log
+            && let Err(err) = log.write_line(line)
+        {
+            self.stderr_log = None;
+            let path = stderr_log_path(&self.spec.log_path);
+            self.warn(SessionWarning::Log {
+                path,
+                message: format!("write failed, later stderr lines are not saved: {err}"),
+            });
+        }
     }
 
     fn log_line(&mut self, line: &[u8]) {
@@ -388,9 +457,27 @@ impl<'a> Driver<'a> {
         let _ = self.events.send(event);
     }
 
+    /// Pass the meter's figures on when they changed, at most every
+    /// [`SNAPSHOT_INTERVAL`] (a flood of output must not flood the outputs with figures
+    /// they would redraw at once); the last one is always sent (`flush_snapshot`). The
+    /// meter itself sees every line: this only paces what is shown.
     fn send_snapshot(&mut self) {
+        let now = Instant::now();
+        if self
+            .snapshot_sent_at
+            .is_some_and(|sent| now.duration_since(sent) < SNAPSHOT_INTERVAL)
+            && self.stop.is_none()
+        {
+            return;
+        }
+        self.flush_snapshot();
+    }
+
+    /// Send the meter's figures if they differ from the last ones sent.
+    fn flush_snapshot(&mut self) {
         let snapshot = self.meter.snapshot();
         if self.last_snapshot.as_ref() != Some(&snapshot) {
+            self.snapshot_sent_at = Some(Instant::now());
             self.last_snapshot = Some(snapshot.clone());
             self.send(SessionEvent::Context(snapshot));
         }
@@ -413,6 +500,20 @@ impl<'a> Driver<'a> {
     /// context limit) and report.
     async fn finish(mut self) -> SessionReport {
         let outcome = self.outcome();
+        self.flush_snapshot();
+        match self.throttle.take_dropped() {
+            0 => {}
+            gap => self.send_gap_note(gap),
+        }
+        if let Some(log) = self.stderr_log.take()
+            && let Err(err) = log.finish()
+        {
+            let path = stderr_log_path(&self.spec.log_path);
+            self.warn(SessionWarning::Log {
+                path,
+                message: format!("failed to close it: {err}"),
+            });
+        }
         self.close_log(outcome.is_context_limit()).await;
         self.report(outcome)
     }

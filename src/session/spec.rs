@@ -40,6 +40,8 @@ pub struct SessionSpec {
     pub window: WindowInputs,
     /// Time between the steps of the stop ladder (SIGINT, SIGTERM, then SIGKILL).
     pub stop_grace: Duration,
+    /// The agent's last stderr lines kept for the report (`agent.stderr_tail_lines`).
+    pub stderr_tail_lines: usize,
     /// Where the raw NDJSON goes
     /// (`.debussy/runs/<run>/<phase>/attempt-<n>-session-<k>.jsonl`); directories are
     /// created, an existing file is replaced.
@@ -82,6 +84,7 @@ impl SessionSpec {
                 model: Some(config.model.clone()),
             },
             stop_grace,
+            stderr_tail_lines: config.agent.stderr_tail_lines,
             log_path: log_path.into(),
         })
     }

@@ -159,7 +159,7 @@ async fn an_agent_ignoring_sigint_is_ended_by_sigterm() {
 }
 
 #[tokio::test]
-async fn over_long_lines_and_leftover_processes_are_warnings() {
+async fn over_long_lines_warn_and_leftovers_killed_with_the_group_do_not() {
     let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
     let result = json!({"type": "result", "subtype": "success", "is_error": false,
                         "result": "Done.", "session_id": "s-1"});
@@ -181,9 +181,12 @@ async fn over_long_lines_and_leftover_processes_are_warnings() {
         "{:?}",
         report.warnings
     );
+    // The background `sleep` was killed with the agent's group: expected, not a warning.
     assert!(
-        report.warnings.iter().any(|warning| matches!(warning,
-            SessionWarning::Leaked(leak) if !leak.group_pids.is_empty())),
+        !report
+            .warnings
+            .iter()
+            .any(|warning| matches!(warning, SessionWarning::Leaked(_))),
         "{:?}",
         report.warnings
     );
@@ -223,4 +226,71 @@ async fn a_line_with_an_invalid_byte_still_counts_and_stops_the_session() {
         .filter(|warning| matches!(warning, SessionWarning::InvalidUtf8 { line: 2 }))
         .collect();
     assert_eq!(invalid.len(), 1, "{:?}", report.warnings);
+}
+
+#[tokio::test]
+async fn stderr_goes_to_its_log_and_only_a_tail_stays_in_memory() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let result = json!({"type": "result", "subtype": "success", "is_error": false,
+                        "result": "Done.", "session_id": "s-1"});
+    let script = format!(
+        "{}; i=1; while [ $i -le 30 ]; do echo \"err $i\" >&2; i=$((i+1)); done; {}",
+        print_lines(&[init_line()]),
+        print_lines(&[result])
+    );
+    let mut spec = script_spec(&project, script);
+    spec.stderr_tail_lines = 5;
+    let finished = run(spec, SessionControl::new()).await;
+    let report = &finished.report;
+    assert!(report.outcome.is_success(), "{:?}", report.outcome);
+    assert_eq!(
+        report.stderr_tail,
+        ["err 26", "err 27", "err 28", "err 29", "err 30"]
+    );
+    let stderr_log = debussy::session::stderr_log_path(&report.log_path);
+    let saved = std::fs::read_to_string(&stderr_log).expect("stderr log");
+    assert_eq!(saved.lines().count(), 30, "{saved}");
+    for path in [&stderr_log, &report.log_path] {
+        let mode = std::fs::metadata(path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600, "{}", path.display());
+    }
+}
+
+#[tokio::test]
+async fn a_process_that_escaped_the_group_holding_the_output_is_a_warning() {
+    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("escaped.pid");
+    let result = json!({"type": "result", "subtype": "success", "is_error": false,
+                        "result": "Done.", "session_id": "s-1"});
+    // `setsid` leaves the group, so killing the group cannot reach it, and it keeps the
+    // agent's stdout open.
+    let script = format!(
+        "{}; setsid sh -c 'echo $$ > {}; exec sleep 5' & {}",
+        print_lines(&[init_line(), assistant_line("m1", 1_000, "Done.")]),
+        pid_file.display(),
+        print_lines(&[result])
+    );
+    let finished = run(script_spec(&project, script), SessionControl::new()).await;
+    if let Some(pid) = std::fs::read_to_string(&pid_file)
+        .ok()
+        .and_then(|text| text.trim().parse::<i32>().ok())
+    {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    assert!(
+        finished
+            .report
+            .warnings
+            .iter()
+            .any(|warning| matches!(warning,
+            SessionWarning::Leaked(leak) if !leak.open_pipes.is_empty())),
+        "{:?}",
+        finished.report.warnings
+    );
 }

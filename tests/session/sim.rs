@@ -156,12 +156,6 @@ scripts:
         lines.last().map(|line| line["type"].clone()),
         Some(json!("result"))
     );
-    let agent_events = finished
-        .events
-        .iter()
-        .filter(|event| matches!(event, SessionEvent::Agent(_)))
-        .count();
-    assert_eq!(agent_events, lines.len());
 }
 
 /// The sim agent's turns for a context-limit test: 30%, 50%, then 90% (crossing 80%),
