@@ -76,7 +76,7 @@ fn segments(path: &serde_path_to_error::Path) -> Vec<Seg> {
 /// are strings.
 fn expectation(path: &str) -> (String, Option<Kind>) {
     match schema::governing(path) {
-        Some(key) if key.path == path => (key.kind.expectation(), Some(key.kind)),
+        Some(key) if key.path == path => (key.expectation(), Some(key.kind)),
         Some(key) if key.kind == Kind::List => ("a string (one argument)".to_owned(), None),
         Some(_) => ("a string".to_owned(), None),
         None => ("a different value".to_owned(), None),
@@ -163,7 +163,7 @@ mod tests {
         );
         assert_eq!(
             err.complaint.message,
-            "`timeout` must be a whole number (0 or more), found string \"soon\""
+            "`timeout` must be a whole number, at most 604,800 (seconds, a week), found string \"soon\""
         );
         assert_eq!(err.complaint.problem, Problem::WrongType);
     }
@@ -232,7 +232,7 @@ mod tests {
         let err = from_text("max_retries: -1\n").expect_err("negative");
         assert_eq!(
             err.complaint.message,
-            "`max_retries` must be a whole number (0 or more), found integer `-1`"
+            "`max_retries` must be a whole number, at most 100 (attempts), found integer `-1`"
         );
         let err = from_text("max_retries: 99999999999\n").expect_err("too big");
         assert_eq!(display_path(&err.path), "max_retries");

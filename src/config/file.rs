@@ -383,7 +383,7 @@ mod tests {
         assert_eq!(at(&err), (3, 15));
         assert_eq!(
             err.message,
-            "`agent.stop_grace` must be a number, found string \"soon\""
+            "`agent.stop_grace` must be a number, at most 600 (seconds), found string \"soon\""
         );
     }
 

@@ -5,7 +5,8 @@
 //! the user file's `agent.command`, and `gates` or `agent.env` entries add to or replace
 //! single entries. Anything else (scalars, lists, `null`) replaces what was below it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 
 use serde_norway::Value;
 
@@ -20,7 +21,8 @@ pub(crate) fn merge(
     sources: &mut BTreeMap<String, Source>,
 ) {
     merge_at(base, layer, "", source_of, sources);
-    let live: Vec<String> = leaves(base).into_iter().map(|(path, _)| path).collect();
+    // A set, not a list: a file with 100 000 gates must not cost 100 000² comparisons.
+    let live: BTreeSet<String> = leaves(base).into_iter().map(|(path, _)| path).collect();
     sources.retain(|path, _| live.contains(path));
     for path in live {
         sources.entry(path).or_insert(Source::Default);
@@ -48,9 +50,24 @@ fn merge_at(
         return;
     }
     *base = layer.clone();
-    let nested = format!("{prefix}.");
-    sources.retain(|path, _| path != prefix && !path.starts_with(&nested));
+    forget(prefix, sources);
     record(layer, prefix, source_of, sources);
+}
+
+/// Drop the sources of `prefix` and every leaf under it. A range over the sorted map, so
+/// replacing one leaf costs a lookup, not a pass over every source.
+fn forget(prefix: &str, sources: &mut BTreeMap<String, Source>) {
+    sources.remove(prefix);
+    let nested = format!("{prefix}.");
+    let under: Vec<String> = sources
+        .range::<str, _>((Bound::Included(nested.as_str()), Bound::Unbounded))
+        .map(|(path, _)| path)
+        .take_while(|path| path.starts_with(&nested))
+        .cloned()
+        .collect();
+    for path in under {
+        sources.remove(&path);
+    }
 }
 
 fn record(

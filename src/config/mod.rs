@@ -215,10 +215,6 @@ pub enum AgentPermissions {
 /// Default of `agent.stderr_tail_lines`.
 pub const DEFAULT_STDERR_TAIL_LINES: usize = 20;
 
-/// Upper bound of `agent.stderr_tail_lines`: the tail is kept in memory, at most 4 KiB a
-/// line.
-pub const MAX_STDERR_TAIL_LINES: usize = 10_000;
-
 /// The tools the agent may use without asking under `agent.permissions: accept-edits`.
 #[must_use]
 pub fn default_allowed_tools() -> Vec<String> {

@@ -70,27 +70,76 @@ pub(crate) struct Key {
     pub path: &'static str,
     /// What it holds.
     pub kind: Kind,
+    /// The largest value a number may take, and its unit in words; every numeric key
+    /// has one, so no figure a user types can overflow a duration or a counter.
+    pub max: Option<(f64, &'static str)>,
 }
 
 const fn key(path: &'static str, kind: Kind) -> Key {
-    Key { path, kind }
+    Key {
+        path,
+        kind,
+        max: None,
+    }
+}
+
+impl Key {
+    /// The key with an upper bound `max`, in `unit`.
+    const fn at_most(mut self, max: f64, unit: &'static str) -> Key {
+        self.max = Some((max, unit));
+        self
+    }
+
+    /// What a value of this key looks like, in words, with its range when it has one.
+    pub(crate) fn expectation(&self) -> String {
+        match (self.kind, self.max) {
+            (Kind::UInt, Some((max, unit))) => {
+                format!("a whole number, at most {} ({unit})", format_bound(max))
+            }
+            (Kind::OptUInt, Some((max, unit))) => {
+                format!(
+                    "a whole number, at most {} ({unit}), or null",
+                    format_bound(max)
+                )
+            }
+            (Kind::Float, Some((max, unit))) => {
+                format!("a number, at most {} ({unit})", format_bound(max))
+            }
+            (kind, _) => kind.expectation(),
+        }
+    }
+}
+
+/// A bound as people write it: `604,800`, `0.5`.
+pub(crate) fn format_bound(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a whole, positive bound far below 2^53"
+        )]
+        let whole = value as u64;
+        crate::context::group(whole)
+    } else {
+        value.to_string()
+    }
 }
 
 /// Every configuration leaf, in the order of `config/default.yaml`.
 pub(crate) const KEYS: &[Key] = &[
     key("model", Kind::Str),
-    key("timeout", Kind::UInt),
-    key("max_retries", Kind::UInt),
+    key("timeout", Kind::UInt).at_most(604_800.0, "seconds, a week"),
+    key("max_retries", Kind::UInt).at_most(100.0, "attempts"),
     key("context_threshold", Kind::Float),
-    key("tool_call_threshold", Kind::UInt),
-    key("max_restarts", Kind::UInt),
-    key("restart_delay", Kind::UInt),
+    key("tool_call_threshold", Kind::UInt).at_most(1_000_000.0, "tool calls"),
+    key("max_restarts", Kind::UInt).at_most(1_000.0, "restarts"),
+    key("restart_delay", Kind::UInt).at_most(3_600.0, "seconds, an hour"),
     key("auto_commit", Kind::Bool),
     key("commit_on_failure", Kind::Bool),
     key("commit_message_template", Kind::Str),
     key("interactive", Kind::Bool),
     key("output", Kind::Enum(&["terminal", "file", "both"])),
-    key("gate_timeout", Kind::UInt),
+    key("gate_timeout", Kind::UInt).at_most(86_400.0, "seconds, a day"),
     key("agent.kind", Kind::Enum(&["claude", "sim"])),
     key(
         "agent.permissions",
@@ -100,10 +149,10 @@ pub(crate) const KEYS: &[Key] = &[
     key("agent.command", Kind::OptStr),
     key("agent.args", Kind::List),
     key("agent.env", Kind::Map),
-    key("agent.model_context_window", Kind::OptUInt),
-    key("agent.stop_grace", Kind::Float),
-    key("agent.stderr_tail_lines", Kind::UInt),
-    key("agent.token_estimate_factor", Kind::Float),
+    key("agent.model_context_window", Kind::OptUInt).at_most(100_000_000.0, "tokens"),
+    key("agent.stop_grace", Kind::Float).at_most(600.0, "seconds"),
+    key("agent.stderr_tail_lines", Kind::UInt).at_most(10_000.0, "lines"),
+    key("agent.token_estimate_factor", Kind::Float).at_most(100.0, "times"),
     key("agent.scenario", Kind::OptPath),
     key("gates", Kind::Map),
     key("notifications.enabled", Kind::Bool),
@@ -113,24 +162,24 @@ pub(crate) const KEYS: &[Key] = &[
     ),
     key("notifications.ntfy.server", Kind::Str),
     key("notifications.ntfy.topic", Kind::OptStr),
-    key("mcp.readiness_timeout", Kind::Float),
-    key("mcp.first_readiness_timeout", Kind::Float),
-    key("mcp.drain_grace", Kind::Float),
-    key("mcp.request_deadline", Kind::Float),
-    key("mcp.buffer_max_messages", Kind::UInt),
-    key("mcp.buffer_max_bytes", Kind::UInt),
-    key("mcp.max_line_bytes", Kind::UInt),
-    key("mcp.stop_close_grace", Kind::Float),
-    key("mcp.stop_term_grace", Kind::Float),
-    key("mcp.restart_interval", Kind::Float),
-    key("mcp.crash_backoff.first", Kind::Float),
-    key("mcp.crash_backoff.first_count", Kind::UInt),
-    key("mcp.crash_backoff.second", Kind::Float),
-    key("mcp.crash_backoff.second_until", Kind::UInt),
-    key("mcp.crash_backoff.after", Kind::Float),
-    key("mcp.max_crashes", Kind::UInt),
-    key("mcp.crash_window", Kind::Float),
-    key("mcp.stable_after", Kind::Float),
+    key("mcp.readiness_timeout", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.first_readiness_timeout", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.drain_grace", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.request_deadline", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.buffer_max_messages", Kind::UInt).at_most(1_000_000.0, "messages"),
+    key("mcp.buffer_max_bytes", Kind::UInt).at_most(4_294_967_296.0, "bytes, 4 GiB"),
+    key("mcp.max_line_bytes", Kind::UInt).at_most(1_073_741_824.0, "bytes, 1 GiB"),
+    key("mcp.stop_close_grace", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.stop_term_grace", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.restart_interval", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.crash_backoff.first", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.crash_backoff.first_count", Kind::UInt).at_most(1_000.0, "crashes"),
+    key("mcp.crash_backoff.second", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.crash_backoff.second_until", Kind::UInt).at_most(1_000.0, "crashes"),
+    key("mcp.crash_backoff.after", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.max_crashes", Kind::UInt).at_most(1_000.0, "crashes"),
+    key("mcp.crash_window", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("mcp.stable_after", Kind::Float).at_most(86_400.0, "seconds, a day"),
 ];
 
 /// Sections: mappings with a fixed set of keys (the top level is the section `""`).

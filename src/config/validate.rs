@@ -34,6 +34,7 @@ pub(crate) const TEMPLATE_PLACEHOLDERS: &[&str] = &["phase_id", "phase_name", "s
 /// Check each key's value on its own.
 pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
     let mut out = Vec::new();
+    check_upper_bounds(config, &mut out);
     if config.model.trim().is_empty() {
         out.push(violation(
             "model",
@@ -139,8 +140,8 @@ fn check_mcp(config: &Config, out: &mut Vec<Violation>) {
         ("mcp.stable_after", mcp.stable_after, false),
     ];
     for (path, value, positive) in seconds {
-        let ok =
-            value.is_finite() && value < 1e9 && if positive { value > 0.0 } else { value >= 0.0 };
+        // The upper bound is the schema's (`check_upper_bounds`).
+        let ok = value.is_finite() && if positive { value > 0.0 } else { value >= 0.0 };
         if !ok {
             let rule = if positive {
                 "must be a number of seconds greater than 0"
@@ -175,6 +176,46 @@ fn check_mcp(config: &Config, out: &mut Vec<Violation>) {
             "must be at least `mcp.crash_backoff.first_count`",
             mcp.crash_backoff.second_until,
             "the second tier covers the crashes after the first tier, up to this number",
+        ));
+    }
+}
+
+/// Every numeric key against the upper bound its schema entry declares: a figure past it
+/// would overflow a duration (`timeout: 18446744073709551615` made the run panic) or
+/// stall a run for years.
+fn check_upper_bounds(config: &Config, out: &mut Vec<Violation>) {
+    let Ok(tree) = serde_json::to_value(config) else {
+        return;
+    };
+    let defaults = serde_json::to_value(Config::default()).unwrap_or_default();
+    for key in super::schema::KEYS {
+        let Some((max, unit)) = key.max else { continue };
+        let pointer = format!("/{}", key.path.replace('.', "/"));
+        let Some(found) = tree.pointer(&pointer) else {
+            continue;
+        };
+        let Some(value) = found.as_f64() else {
+            continue;
+        };
+        if value.is_finite() && value <= max {
+            continue;
+        }
+        let default = defaults
+            .pointer(&pointer)
+            .filter(|value| !value.is_null())
+            .map_or_else(|| "null".to_owned(), ToString::to_string);
+        out.push(violation(
+            key.path,
+            &format!(
+                "must be at most {} ({unit})",
+                super::schema::format_bound(max)
+            ),
+            found,
+            &format!(
+                "set `{}` to at most {}; its default is {default}",
+                key.path,
+                super::schema::format_bound(max)
+            ),
         ));
     }
 }
@@ -251,11 +292,11 @@ fn check_agent(config: &Config, out: &mut Vec<Violation>) {
             "set `agent.stop_grace` to the seconds between stop signals, e.g. 2",
         ));
     }
-    if !(1..=super::MAX_STDERR_TAIL_LINES).contains(&agent.stderr_tail_lines) {
+    if agent.stderr_tail_lines == 0 {
         out.push(violation(
             "agent.stderr_tail_lines",
-            &format!("must be from 1 to {}", super::MAX_STDERR_TAIL_LINES),
-            agent.stderr_tail_lines,
+            "must be at least 1",
+            0,
             "set `agent.stderr_tail_lines` to the number of stderr lines error messages may quote, e.g. 20",
         ));
     }

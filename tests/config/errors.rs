@@ -70,7 +70,7 @@ fn wrong_types_say_what_was_expected() {
     assert_has(
         &stderr,
         &[&format!(
-            "{}:1:10: `timeout` must be a whole number (0 or more), found string \"soon\"",
+            "{}:1:10: `timeout` must be a whole number, at most 604,800 (seconds, a week), found string \"soon\"",
             file.display()
         )],
     );
@@ -109,6 +109,52 @@ fn out_of_range_values_are_errors_not_warnings() {
             "{}:2:15: `agent.stop_grace` must be 0 or more",
             user.display()
         )],
+    );
+}
+
+#[test]
+fn numbers_past_their_upper_bound_are_refused_with_the_range() {
+    let s = Sandbox::new();
+    // Each of these used to panic or hang a run: a duration past what an Instant holds.
+    s.project_file("timeout: 18446744073709551615\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &[
+            "config.yaml:1:10: `timeout` must be at most 604,800 (seconds, a week), found 18446744073709551615",
+        ],
+    );
+    s.project_file("restart_delay: 18446744073709551615\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &["config.yaml:1:16: `restart_delay` must be at most 3,600 (seconds, an hour)"],
+    );
+    for (text, expected) in [
+        (
+            "timeout: 1e300\n",
+            "`timeout` must be a whole number, at most 604,800 (seconds, a week), found floating point",
+        ),
+        (
+            "timeout: .inf\n",
+            "`timeout` must be a whole number, at most 604,800 (seconds, a week), found floating point `inf`",
+        ),
+        (
+            "mcp:\n  readiness_timeout: 1e300\n",
+            "`mcp.readiness_timeout` must be at most 86,400 (seconds, a day)",
+        ),
+    ] {
+        s.project_file(text);
+        let stderr = usage_error(&mut s.debussy(&["config"]));
+        assert_has(&stderr, &[expected]);
+    }
+    s.project_file("model: opus\n");
+    let stderr = usage_error(s.debussy(&["config"]).env("DEBUSSY_MAX_RESTARTS", "5000"));
+    assert_has(
+        &stderr,
+        &[
+            "environment variable DEBUSSY_MAX_RESTARTS: `max_restarts` must be at most 1,000 (restarts)",
+        ],
     );
 }
 
