@@ -1004,3 +1004,59 @@ fn a_window_the_agent_reported_under_its_full_name_is_used_with_an_alias_configu
         assert_ne!(event["snapshot"]["window"]["source"], "default", "{event}");
     }
 }
+
+#[test]
+fn a_merge_in_progress_is_refused_even_with_allow_dirty() {
+    let project = Project::new();
+    project.write("shared.txt", "base\n");
+    project.plan(
+        &[("1", "N/A", "true")],
+        &format!("scripts:\n  - phase: 1\n    turns:\n{DONE_TURN}"),
+    );
+    let git = |args: &[&str]| {
+        let output = Command::new("git")
+            .args(args)
+            .current_dir(project.root())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .expect("git");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let main = git(&["rev-parse", "--abbrev-ref", "HEAD"])
+        .trim()
+        .to_owned();
+    git(&["checkout", "-q", "-b", "other"]);
+    project.write("shared.txt", "theirs\n");
+    git(&["commit", "-qam", "theirs"]);
+    git(&["checkout", "-q", &main]);
+    project.write("shared.txt", "ours\n");
+    git(&["commit", "-qam", "ours"]);
+    git(&["merge", "other"]);
+    let merge_head = project.root().join(".git/MERGE_HEAD");
+    assert!(merge_head.exists(), "the merge stopped on its conflict");
+
+    let output = project
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--allow-dirty",
+        ])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("a merge is in progress") && stderr.contains("merge --abort"),
+        "{stderr}"
+    );
+    assert!(merge_head.exists(), "the merge is left as it was");
+    assert!(
+        std::fs::read_to_string(project.root().join("shared.txt"))
+            .expect("shared")
+            .contains("<<<<<<<"),
+        "the conflict is left for the user"
+    );
+    assert_eq!(git(&["log", "--format=%s", "-1"]).trim(), "ours");
+}

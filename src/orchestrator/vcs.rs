@@ -27,6 +27,18 @@ pub enum PreflightError {
         /// The files, one per line.
         files: String,
     },
+    /// A merge, rebase, cherry-pick, revert or bisect is half done: committing now would
+    /// record its conflict markers and leave its state behind.
+    #[error("{operation} is in progress in {}", .root.display())]
+    #[diagnostic(help("{finish}; then run debussy again"))]
+    OperationInProgress {
+        /// What is in progress, e.g. `a merge`.
+        operation: &'static str,
+        /// How to finish or abort it.
+        finish: &'static str,
+        /// The repository's working tree.
+        root: PathBuf,
+    },
     /// `HEAD` is detached; commits would not be on any branch.
     #[error("HEAD is detached at {commit}; debussy's commits would not be on any branch")]
     #[diagnostic(help(
@@ -46,6 +58,15 @@ pub enum PreflightError {
 pub async fn preflight(root: PathBuf, allow_dirty: bool) -> Result<String, PreflightError> {
     blocking(move || {
         let repo = Repo::discover(&root)?;
+        // Before anything else, and whatever --allow-dirty says: a commit now would take
+        // the conflict markers and leave MERGE_HEAD (or the rebase) behind.
+        if let Some((operation, finish)) = repo.operation_in_progress() {
+            return Err(PreflightError::OperationInProgress {
+                operation,
+                finish,
+                root: repo.root().to_path_buf(),
+            });
+        }
         let branch = match repo.head()? {
             HeadState::Detached { commit } => {
                 return Err(PreflightError::Detached {
