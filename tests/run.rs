@@ -1060,3 +1060,87 @@ fn a_merge_in_progress_is_refused_even_with_allow_dirty() {
     );
     assert_eq!(git(&["log", "--format=%s", "-1"]).trim(), "ours");
 }
+
+#[test]
+fn a_commit_that_fails_fails_the_phase_with_gits_words_and_keeps_the_work() {
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n  - phase: 1\n    turns:\n{}{}{}",
+        write_turn(10, "work.txt", "the agent's work"),
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    block_object_writes(&project);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 1, "{events:#?}");
+    let summary = summary(&events);
+    assert_eq!(summary["status"], "failed", "{summary:#}");
+    assert_eq!(summary["phases"][0]["status"], "failed", "{summary:#}");
+    let error = summary["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("could not be committed") && error.contains("still in the working tree"),
+        "{error}"
+    );
+    assert!(
+        events_named(&events, "warning")
+            .iter()
+            .any(|w| w.to_string().contains("could not commit")),
+        "{events:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("work kept"),
+        "the agent's work"
+    );
+}
+
+#[test]
+fn a_checkpoint_that_cannot_be_committed_stops_the_run_instead_of_restarting() {
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    turns:\n{}",
+        write_turn(95, "work.txt", "half done"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    block_object_writes(&project);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 1, "{events:#?}");
+    assert!(events_named(&events, "restart").is_empty(), "{events:#?}");
+    let error = summary(&events)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        error.contains("checkpoint could not be committed"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("work kept"),
+        "half done"
+    );
+}
+
+/// Let git read the repository but not write a single object: everything is packed and
+/// every loose-object directory is a file (what a read-only `.git` does, even for root).
+fn block_object_writes(project: &Project) {
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(project.root())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["repack", "-a", "-d", "-q"]);
+    git(&["prune-packed"]);
+    let objects = project.root().join(".git/objects");
+    for byte in 0..=255u8 {
+        let dir = objects.join(format!("{byte:02x}"));
+        if dir.is_dir() {
+            std::fs::remove_dir(&dir).expect("empty loose-object directory");
+        }
+        std::fs::write(&dir, "").expect("block the directory");
+    }
+}

@@ -195,7 +195,19 @@ impl Runner<'_> {
                             &phase.title,
                             &status,
                         );
-                        self.commit_with(phase, message).await
+                        match self.commit_with(phase, message).await {
+                            Ok(commit) => commit,
+                            // A restart without its checkpoint would hand the next
+                            // session work git does not hold: stop the run instead.
+                            Err(err) => {
+                                return (
+                                    AttemptEnd::Fatal(format!(
+                                        "the checkpoint could not be committed ({err}); the work is still in the working tree"
+                                    )),
+                                    tally,
+                                );
+                            }
+                        }
                     } else {
                         None
                     };

@@ -196,7 +196,7 @@ impl Runner<'_> {
                 .await;
             tally.absorb(&attempt_tally);
 
-            let (status, error, standing) = match end {
+            let (mut status, mut error, mut standing) = match end {
                 AttemptEnd::Interrupted => (ExecutionStatus::Paused, None, Some(Standing::Paused)),
                 AttemptEnd::Skipped => (
                     ExecutionStatus::Skipped,
@@ -282,10 +282,22 @@ impl Runner<'_> {
             };
 
             let commit = match standing {
-                Some(Standing::Completed) => self.commit(phase, "completed").await,
+                Some(Standing::Completed) => match self.commit(phase, "completed").await {
+                    Ok(commit) => commit,
+                    // The work is done but not recorded: the phase fails, loudly, and
+                    // the work stays in the tree for the user.
+                    Err(err) => {
+                        status = ExecutionStatus::Failed;
+                        standing = Some(Standing::Failed);
+                        error = Some(format!(
+                            "the completed work could not be committed ({err}); it is still in the working tree"
+                        ));
+                        None
+                    }
+                },
                 Some(Standing::Paused) => self.keep_paused_work(phase, base).await,
                 Some(Standing::Failed | Standing::Blocked) if self.config.commit_on_failure => {
-                    self.commit(phase, status.as_str()).await
+                    self.commit(phase, status.as_str()).await.ok().flatten()
                 }
                 _ => None,
             };
@@ -313,7 +325,8 @@ impl Runner<'_> {
         }
 
         if self.config.commit_on_failure {
-            self.commit(phase, "failed").await;
+            // A failure to commit was reported as a warning; the phase fails either way.
+            let _ = self.commit(phase, "failed").await;
         }
         let error = last_error.map(|e| format!("{e} (after {attempts} attempts)"));
         self.finish(phase, Standing::Failed, error, attempts, &tally, started)
@@ -520,7 +533,12 @@ impl Runner<'_> {
     /// auto-commit is on, else (or when nothing could be committed) record the files it
     /// changed, which the resume then accepts as a dirty tree. Returns the commit id.
     async fn keep_paused_work(&mut self, phase: &Phase, base: Option<git2::Oid>) -> Option<String> {
-        let commit = self.commit(phase, "paused (checkpoint)").await;
+        // A commit that fails falls back to recording the files: the work stays in the tree.
+        let commit = self
+            .commit(phase, "paused (checkpoint)")
+            .await
+            .ok()
+            .flatten();
         let files = if commit.is_some() {
             Vec::new()
         } else {
@@ -543,10 +561,15 @@ impl Runner<'_> {
         commit
     }
 
-    /// Commit the phase's work with the configured message; returns the commit id.
-    pub(crate) async fn commit(&mut self, phase: &Phase, status: &str) -> Option<String> {
+    /// Commit the phase's work with the configured message; returns the commit id, or
+    /// git's own error (also sent as a warning).
+    pub(crate) async fn commit(
+        &mut self,
+        phase: &Phase,
+        status: &str,
+    ) -> Result<Option<String>, String> {
         if !self.config.auto_commit {
-            return None;
+            return Ok(None);
         }
         let message = vcs::commit_message(
             &self.config.commit_message_template,
@@ -557,8 +580,13 @@ impl Runner<'_> {
         self.commit_with(phase, message).await
     }
 
-    /// Commit everything with `message`, reporting the result as an event.
-    pub(crate) async fn commit_with(&mut self, phase: &Phase, message: String) -> Option<String> {
+    /// Commit everything with `message`, reporting the result as an event; a failure is
+    /// a warning and the error, in git's words, for the caller to act on.
+    pub(crate) async fn commit_with(
+        &mut self,
+        phase: &Phase,
+        message: String,
+    ) -> Result<Option<String>, String> {
         match vcs::commit_all(self.root.clone(), message.clone()).await {
             Ok(Some(commit)) => {
                 self.emit(Event::Committed {
@@ -568,13 +596,29 @@ impl Runner<'_> {
                     files_changed: commit.files_changed,
                 });
                 self.summary.commits.push(commit.id.clone());
-                Some(commit.id)
+                Ok(Some(commit.id))
             }
-            Ok(None) => None,
+            Ok(None) => Ok(None),
             Err(err) => {
+                let err = error_chain(&err);
                 self.warn(format!("could not commit: {err}"));
-                None
+                Err(err)
             }
         }
     }
+}
+
+/// An error and its causes, joined: git's own words are in the causes.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let words = cause.to_string();
+        if !text.contains(&words) {
+            text.push_str(": ");
+            text.push_str(&words);
+        }
+        source = cause.source();
+    }
+    text
 }
