@@ -4,6 +4,10 @@
 //! Everything here is blocking; async callers run it on `spawn_blocking`. Nothing here
 //! decides *when* to commit: the orchestrator does.
 
+mod hooks;
+
+pub use hooks::HookFailure;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -41,6 +45,18 @@ pub enum GitError {
         /// The lock file.
         path: PathBuf,
         /// Why removal failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A commit hook refused the commit.
+    #[error("the {} hook refused the commit ({}){}", .0.hook, .0.status, if .0.output.is_empty() { String::new() } else { format!(":\n{}", .0.output) })]
+    Hook(HookFailure),
+    /// The commit message file for the hooks could not be written or read back.
+    #[error("failed to pass the commit message through {}", .path.display())]
+    MessageFile {
+        /// `.git/COMMIT_EDITMSG`.
+        path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
@@ -141,11 +157,19 @@ pub enum CommitOutcome {
         files_changed: usize,
         /// Whose identity it carries.
         identity: Identity,
-        /// A stale `index.lock` left by a killed process was removed first.
-        removed_stale_lock: bool,
+        /// A stale `index.lock` (no process held it) was removed first: when it was last
+        /// written, if known.
+        removed_stale_lock: Option<StaleLock>,
     },
     /// The tree equals `HEAD`'s: nothing was written.
     NothingToCommit,
+}
+
+/// A stale `.git/index.lock` that a commit removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StaleLock {
+    /// When the lock file was last written, if the filesystem says.
+    pub last_written: Option<std::time::SystemTime>,
 }
 
 /// The fallback identity for repositories without `user.name`/`user.email`.
@@ -358,6 +382,7 @@ impl Repo {
         &self,
         message: &str,
         lock_wait: Duration,
+        run_hooks: bool,
     ) -> Result<CommitOutcome, GitError> {
         let removed_stale_lock = self.clear_index_lock(lock_wait)?;
         let mut index = self.inner.index().map_err(op("open index"))?;
@@ -368,7 +393,7 @@ impl Repo {
             .update_all(["*"], None)
             .map_err(op("stage deletions"))?;
         index.write().map_err(op("write index"))?;
-        let tree_id = index.write_tree().map_err(op("write tree"))?;
+        let mut tree_id = index.write_tree().map_err(op("write tree"))?;
 
         let parent = match self.head_commit()? {
             Some(id) => Some(self.inner.find_commit(id).map_err(op("read HEAD commit"))?),
@@ -395,13 +420,44 @@ impl Repo {
                 .deltas()
                 .len()
         };
+        let mut message = message.to_owned();
+        let hooks = run_hooks.then(|| hooks::Hooks::of(&self.inner, &self.root));
+        if let Some(hooks) = &hooks {
+            hooks.run("pre-commit", &[]).map_err(GitError::Hook)?;
+            // The hook may have staged more (a formatter): commit what the index holds now.
+            index.read(true).map_err(op("re-read the index"))?;
+            tree_id = index.write_tree().map_err(op("write tree"))?;
+            let message_file = self.inner.path().join("COMMIT_EDITMSG");
+            std::fs::write(&message_file, &message).map_err(|source| GitError::MessageFile {
+                path: message_file.clone(),
+                source,
+            })?;
+            hooks
+                .run("commit-msg", &[message_file.as_os_str()])
+                .map_err(GitError::Hook)?;
+            message =
+                std::fs::read_to_string(&message_file).map_err(|source| GitError::MessageFile {
+                    path: message_file.clone(),
+                    source,
+                })?;
+        }
         let (author, committer, identity) = self.identity()?;
         let tree = self.inner.find_tree(tree_id).map_err(op("read tree"))?;
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         let id = self
             .inner
-            .commit(Some("HEAD"), &author, &committer, message, &tree, &parents)
+            .commit(Some("HEAD"), &author, &committer, &message, &tree, &parents)
             .map_err(op("commit"))?;
+        if let Some(hooks) = &hooks
+            && let Err(failure) = hooks.run("post-commit", &[])
+        {
+            // As git does: the commit stands whatever post-commit says.
+            tracing::warn!(
+                "the post-commit hook failed ({}): {}",
+                failure.status,
+                failure.output
+            );
+        }
         Ok(CommitOutcome::Committed {
             id,
             files_changed,
@@ -426,16 +482,19 @@ impl Repo {
     }
 
     /// Remove a stale `index.lock`, or wait for a live one to go away.
-    /// Returns whether a stale lock was removed.
-    fn clear_index_lock(&self, lock_wait: Duration) -> Result<bool, GitError> {
+    /// Returns the stale lock that was removed, if any.
+    fn clear_index_lock(&self, lock_wait: Duration) -> Result<Option<StaleLock>, GitError> {
         let lock = self.inner.path().join("index.lock");
         let deadline = Instant::now() + lock_wait;
         loop {
             if !lock.exists() {
-                return Ok(false);
+                return Ok(None);
             }
             let holders = lock_holders(&lock);
             if holders.is_empty() {
+                let last_written = std::fs::metadata(&lock)
+                    .and_then(|meta| meta.modified())
+                    .ok();
                 std::fs::remove_file(&lock)
                     .or_else(|err| {
                         if err.kind() == std::io::ErrorKind::NotFound {
@@ -448,8 +507,7 @@ impl Repo {
                         path: lock.clone(),
                         source,
                     })?;
-                tracing::warn!(path = %lock.display(), "removed a stale git index lock left by a stopped process");
-                return Ok(true);
+                return Ok(Some(StaleLock { last_written }));
             }
             if Instant::now() >= deadline {
                 return Err(GitError::IndexLocked {
@@ -546,6 +604,87 @@ mod tests {
 
     const WAIT: Duration = Duration::from_secs(2);
 
+    fn hook(dir: &Path, name: &str, script: &str) {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = dir.join(name);
+        fs::create_dir_all(dir).expect("hooks dir");
+        fs::write(&path, format!("#!/bin/sh\n{script}\n")).expect("hook");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+
+    fn last_message(repo: &Repo) -> String {
+        let head = repo.head_commit().expect("head").expect("a commit");
+        repo.inner
+            .find_commit(head)
+            .expect("commit")
+            .message()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    #[test]
+    fn a_failing_pre_commit_hook_refuses_the_commit_with_its_output() {
+        let (dir, repo) = repo();
+        hook(
+            &dir.path().join(".git/hooks"),
+            "pre-commit",
+            "echo 'lint: trailing whitespace in a.txt' >&2; exit 1",
+        );
+        fs::write(dir.path().join("a.txt"), "one \n").expect("write");
+        let err = repo.commit_all("work", WAIT, true).expect_err("refused");
+        let text = err.to_string();
+        assert!(
+            text.contains("the pre-commit hook refused the commit (exit code 1)")
+                && text.contains("lint: trailing whitespace in a.txt"),
+            "{text}"
+        );
+        assert_eq!(repo.head_commit().expect("head"), None, "nothing committed");
+        // Off, the hook is not run and the commit is made.
+        assert!(matches!(
+            repo.commit_all("work", WAIT, false).expect("commit"),
+            CommitOutcome::Committed { .. }
+        ));
+    }
+
+    #[test]
+    fn commit_msg_edits_the_message_and_pre_commit_may_stage_more() {
+        let (dir, repo) = repo();
+        let hooks = dir.path().join("ci-hooks");
+        repo.inner
+            .config()
+            .expect("config")
+            .set_str("core.hooksPath", "ci-hooks")
+            .expect("hooksPath");
+        hook(
+            &hooks,
+            "pre-commit",
+            "echo generated > gen.txt && git add gen.txt",
+        );
+        hook(
+            &hooks,
+            "commit-msg",
+            "printf '\\nSigned-off-by: hook\\n' >> \"$1\"",
+        );
+        hook(&hooks, "post-commit", "exit 3");
+        fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+        let CommitOutcome::Committed { id, .. } =
+            repo.commit_all("work", WAIT, true).expect("commit")
+        else {
+            panic!("nothing committed")
+        };
+        assert_eq!(last_message(&repo), "work\nSigned-off-by: hook\n");
+        let tree = repo
+            .inner
+            .find_commit(id)
+            .expect("commit")
+            .tree()
+            .expect("tree");
+        assert!(
+            tree.get_name("gen.txt").is_some(),
+            "what pre-commit staged is committed"
+        );
+    }
+
     #[test]
     fn unborn_branch_is_reported_and_committable() {
         let (dir, repo) = repo();
@@ -554,7 +693,7 @@ mod tests {
             HeadState::Unborn { .. }
         ));
         assert_eq!(
-            repo.commit_all("empty", WAIT).expect("commit"),
+            repo.commit_all("empty", WAIT, true).expect("commit"),
             CommitOutcome::NothingToCommit
         );
         fs::write(dir.path().join("a.txt"), "one\n").expect("write");
@@ -562,7 +701,7 @@ mod tests {
             files_changed,
             identity,
             ..
-        } = repo.commit_all("first", WAIT).expect("commit")
+        } = repo.commit_all("first", WAIT, true).expect("commit")
         else {
             panic!("expected a commit")
         };
@@ -579,7 +718,7 @@ mod tests {
         fs::write(dir.path().join(".gitignore"), "secret.txt\n").expect("write");
         fs::write(dir.path().join("keep.txt"), "1\n").expect("write");
         fs::write(dir.path().join("gone.txt"), "1\n").expect("write");
-        repo.commit_all("base", WAIT).expect("commit");
+        repo.commit_all("base", WAIT, true).expect("commit");
 
         fs::write(dir.path().join("keep.txt"), "1\n2\n").expect("write");
         fs::remove_file(dir.path().join("gone.txt")).expect("rm");
@@ -587,7 +726,7 @@ mod tests {
         fs::write(dir.path().join("new/file.rs"), "fn main() {}\n").expect("write");
         fs::write(dir.path().join("secret.txt"), "token\n").expect("write");
         let CommitOutcome::Committed { files_changed, .. } =
-            repo.commit_all("work", WAIT).expect("commit")
+            repo.commit_all("work", WAIT, true).expect("commit")
         else {
             panic!("expected a commit")
         };
@@ -608,7 +747,7 @@ mod tests {
             "deletion was not staged"
         );
         assert_eq!(
-            repo.commit_all("again", WAIT).expect("commit"),
+            repo.commit_all("again", WAIT, true).expect("commit"),
             CommitOutcome::NothingToCommit
         );
     }
@@ -617,7 +756,7 @@ mod tests {
     fn changes_since_lists_untracked_files_with_line_counts() {
         let (dir, repo) = repo();
         fs::write(dir.path().join("a.txt"), "1\n2\n3\n").expect("write");
-        repo.commit_all("base", WAIT).expect("commit");
+        repo.commit_all("base", WAIT, true).expect("commit");
         let base = repo.head_commit().expect("head");
         fs::write(dir.path().join("a.txt"), "1\n3\n4\n5\n").expect("write");
         fs::write(dir.path().join("b.txt"), "x\ny\n").expect("write");
@@ -645,7 +784,7 @@ mod tests {
             "M a.txt | +2 -1\nA b.txt | +2 -0\n2 files changed, 4 insertions(+), 1 deletion(-)"
         );
         // Changes committed mid-phase still count against the phase's base.
-        repo.commit_all("checkpoint", WAIT).expect("commit");
+        repo.commit_all("checkpoint", WAIT, true).expect("commit");
         assert_eq!(repo.changes_since(base).expect("diff").len(), 2);
     }
 
@@ -653,7 +792,7 @@ mod tests {
     fn dirty_tracked_files_ignores_untracked() {
         let (dir, repo) = repo();
         fs::write(dir.path().join("a.txt"), "1\n").expect("write");
-        repo.commit_all("base", WAIT).expect("commit");
+        repo.commit_all("base", WAIT, true).expect("commit");
         fs::write(dir.path().join("untracked.txt"), "1\n").expect("write");
         assert!(repo.dirty_tracked_files().expect("status").is_empty());
         fs::write(dir.path().join("a.txt"), "2\n").expect("write");
@@ -664,7 +803,7 @@ mod tests {
     fn detached_head_is_reported() {
         let (dir, repo) = repo();
         fs::write(dir.path().join("a.txt"), "1\n").expect("write");
-        repo.commit_all("base", WAIT).expect("commit");
+        repo.commit_all("base", WAIT, true).expect("commit");
         let id = repo.head_commit().expect("head").expect("commit");
         repo.inner.set_head_detached(id).expect("detach");
         assert_eq!(
@@ -680,11 +819,11 @@ mod tests {
         fs::write(dir.path().join(".git/index.lock"), "").expect("lock");
         let CommitOutcome::Committed {
             removed_stale_lock, ..
-        } = repo.commit_all("after kill", WAIT).expect("commit")
+        } = repo.commit_all("after kill", WAIT, true).expect("commit")
         else {
             panic!("expected a commit")
         };
-        assert!(removed_stale_lock);
+        assert!(removed_stale_lock.is_some_and(|lock| lock.last_written.is_some()));
     }
 
     #[test]
@@ -694,7 +833,7 @@ mod tests {
         let lock_path = dir.path().join(".git/index.lock");
         let _held = fs::File::create(&lock_path).expect("lock");
         let err = repo
-            .commit_all("blocked", Duration::from_millis(200))
+            .commit_all("blocked", Duration::from_millis(200), true)
             .expect_err("must fail");
         let GitError::IndexLocked { pids, .. } = &err else {
             panic!("wrong error: {err}")

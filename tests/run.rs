@@ -1098,8 +1098,8 @@ fn a_commit_that_fails_fails_the_phase_with_gits_words_and_keeps_the_work() {
 fn a_checkpoint_that_cannot_be_committed_stops_the_run_instead_of_restarting() {
     let project = Project::new();
     let scenario = format!(
-        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    turns:\n{}",
-        write_turn(95, "work.txt", "half done"),
+        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}      - say: crossing\n        percent: 95\n      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    turns:\n{}",
+        write_turn(10, "work.txt", "half done"),
         DONE_TURN
     );
     project.plan(&[("1", "N/A", "true")], &scenario);
@@ -1143,4 +1143,40 @@ fn block_object_writes(project: &Project) {
         }
         std::fs::write(&dir, "").expect("block the directory");
     }
+}
+
+#[test]
+fn the_projects_pre_commit_hook_runs_and_a_refusal_fails_the_phase() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n  - phase: 1\n    turns:\n{}{}{}",
+        write_turn(10, "work.txt", "the agent's work"),
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    let hook = project.root().join(".git/hooks/pre-commit");
+    std::fs::create_dir_all(hook.parent().expect("hooks")).expect("mkdir");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'policy: no commits today' >&2\nexit 1\n",
+    )
+    .expect("hook");
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 1, "{events:#?}");
+    let error = summary(&events)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        error.contains("pre-commit hook refused the commit")
+            && error.contains("policy: no commits today"),
+        "{error}"
+    );
+    // With the hooks switched off the same run commits.
+    project.write(".debussy/config.yaml", "git:\n  run_hooks: false\n");
+    let (code, events) = project.run(&["--restart", "--allow-dirty"]);
+    assert_eq!(code, 0, "{events:#?}");
 }

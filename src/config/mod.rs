@@ -83,6 +83,24 @@ pub struct Config {
     /// Limits and restart policy of `debussy mcp supervise`.
     #[serde(deserialize_with = "section")]
     pub mcp: McpConfig,
+    /// How debussy's commits treat the repository.
+    #[serde(deserialize_with = "section")]
+    pub git: GitConfig,
+}
+
+/// The `git` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GitConfig {
+    /// Run the repository's `pre-commit`, `commit-msg` and `post-commit` hooks around
+    /// debussy's commits, as `git commit` does; a hook that fails fails the commit.
+    pub run_hooks: bool,
+}
+
+impl Default for GitConfig {
+    fn default() -> Self {
+        GitConfig { run_hooks: true }
+    }
 }
 
 /// The `mcp` section: timing, size limits and restart policy of `debussy mcp supervise`.
@@ -322,6 +340,7 @@ impl Default for Config {
             gates: default_gates(),
             notifications: NotificationsConfig::default(),
             mcp: McpConfig::default(),
+            git: GitConfig::default(),
         }
     }
 }

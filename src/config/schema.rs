@@ -180,6 +180,7 @@ pub(crate) const KEYS: &[Key] = &[
     key("mcp.max_crashes", Kind::UInt).at_most(1_000.0, "crashes"),
     key("mcp.crash_window", Kind::Float).at_most(86_400.0, "seconds, a day"),
     key("mcp.stable_after", Kind::Float).at_most(86_400.0, "seconds, a day"),
+    key("git.run_hooks", Kind::Bool),
 ];
 
 /// Sections: mappings with a fixed set of keys (the top level is the section `""`).
@@ -190,6 +191,7 @@ pub(crate) const SECTIONS: &[&str] = &[
     "notifications.ntfy",
     "mcp",
     "mcp.crash_backoff",
+    "git",
 ];
 
 /// The leaf at a dotted path, if there is one.

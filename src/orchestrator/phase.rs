@@ -587,8 +587,17 @@ impl Runner<'_> {
         phase: &Phase,
         message: String,
     ) -> Result<Option<String>, String> {
-        match vcs::commit_all(self.root.clone(), message.clone()).await {
+        match vcs::commit_all(
+            self.root.clone(),
+            message.clone(),
+            self.config.git.run_hooks,
+        )
+        .await
+        {
             Ok(Some(commit)) => {
+                if let Some(note) = &commit.stale_lock {
+                    self.warn(note.clone());
+                }
                 self.emit(Event::Committed {
                     phase_id: phase.id.as_str().to_owned(),
                     commit: commit.id.clone(),

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::git::{CommitOutcome, FileChange, GitError, HeadState, Identity, Repo};
+use crate::git::{CommitOutcome, FileChange, GitError, HeadState, Identity, Repo, StaleLock};
 
 /// How long a commit waits for another process's `index.lock`.
 const LOCK_WAIT: Duration = Duration::from_secs(10);
@@ -56,6 +56,7 @@ pub enum PreflightError {
 /// # Errors
 /// As [`PreflightError`].
 pub async fn preflight(root: PathBuf, allow_dirty: bool) -> Result<String, PreflightError> {
+    process_started();
     blocking(move || {
         let repo = Repo::discover(&root)?;
         // Before anything else, and whatever --allow-dirty says: a commit now would take
@@ -121,16 +122,46 @@ pub struct Commit {
     pub id: String,
     /// Files in it.
     pub files_changed: usize,
+    /// What was said about a stale `.git/index.lock` removed before it, if any.
+    pub stale_lock: Option<String>,
 }
 
-/// Commit everything (`git add -A`) with `message`; `None` when nothing changed.
+/// When this process started, to tell a lock left before the run from one left during it.
+fn process_started() -> std::time::SystemTime {
+    static STARTED: std::sync::OnceLock<std::time::SystemTime> = std::sync::OnceLock::new();
+    *STARTED.get_or_init(std::time::SystemTime::now)
+}
+
+/// Words for a removed stale lock: whether it predates this run, and its age.
+fn describe_stale_lock(lock: StaleLock, started: std::time::SystemTime) -> String {
+    match lock.last_written {
+        Some(written) if written < started => {
+            let age = std::time::SystemTime::now()
+                .duration_since(written)
+                .map(|age| format!(", last written {}s ago", age.as_secs()))
+                .unwrap_or_default();
+            format!(
+                "removed a stale .git/index.lock that predates this run (no process held it{age}); a git command was killed or crashed before debussy started"
+            )
+        }
+        _ => "removed a stale .git/index.lock left during this run by a stopped process (no process held it)".to_owned(),
+    }
+}
+
+/// Commit everything (`git add -A`) with `message`, running the repository's commit hooks
+/// when `run_hooks`; `None` when nothing changed.
 ///
 /// # Errors
 /// When git fails (a held index lock, a broken repository).
-pub async fn commit_all(root: PathBuf, message: String) -> Result<Option<Commit>, GitError> {
+pub async fn commit_all(
+    root: PathBuf,
+    message: String,
+    run_hooks: bool,
+) -> Result<Option<Commit>, GitError> {
+    let started = process_started();
     blocking(move || {
         let repo = Repo::discover(&root)?;
-        match repo.commit_all(&message, LOCK_WAIT)? {
+        match repo.commit_all(&message, LOCK_WAIT, run_hooks)? {
             CommitOutcome::NothingToCommit => Ok(None),
             CommitOutcome::Committed { id, files_changed, identity, removed_stale_lock } => {
                 if identity == Identity::Fallback {
@@ -138,10 +169,8 @@ pub async fn commit_all(root: PathBuf, message: String) -> Result<Option<Commit>
                         "git has no user.name/user.email here; committed as debussy <debussy@localhost>"
                     );
                 }
-                if removed_stale_lock {
-                    tracing::warn!("removed a stale .git/index.lock left by the stopped agent");
-                }
-                Ok(Some(Commit { id: id.to_string(), files_changed }))
+                let stale_lock = removed_stale_lock.map(|lock| describe_stale_lock(lock, started));
+                Ok(Some(Commit { id: id.to_string(), files_changed, stale_lock }))
             }
         }
     })
@@ -179,6 +208,29 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
     match tokio::task::spawn_blocking(work).await {
         Ok(value) => value,
         Err(err) => std::panic::resume_unwind(err.into_panic()),
+    }
+}
+
+#[cfg(test)]
+mod stale_lock_tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+
+    #[test]
+    fn a_lock_older_than_the_run_is_said_to_predate_it() {
+        let started = SystemTime::now();
+        let before = StaleLock {
+            last_written: Some(started - Duration::from_secs(3_600)),
+        };
+        let text = describe_stale_lock(before, started);
+        assert!(text.contains("predates this run"), "{text}");
+        let during = StaleLock {
+            last_written: Some(started + Duration::from_secs(5)),
+        };
+        let text = describe_stale_lock(during, started);
+        assert!(text.contains("left during this run"), "{text}");
+        assert!(!text.contains("agent"), "{text}");
     }
 }
 
@@ -238,7 +290,7 @@ mod tests {
             "an unborn branch is fine"
         );
         std::fs::write(root.join("a.txt"), "1").expect("write");
-        commit_all(root.clone(), "base".into())
+        commit_all(root.clone(), "base".into(), true)
             .await
             .expect("commit");
         std::fs::write(root.join("a.txt"), "2").expect("write");
@@ -246,7 +298,7 @@ mod tests {
         assert!(err.to_string().contains("a.txt"), "{err}");
         assert!(preflight(root.clone(), true).await.is_ok());
 
-        commit_all(root.clone(), "more".into())
+        commit_all(root.clone(), "more".into(), true)
             .await
             .expect("commit");
         let head = raw.head().expect("head").target().expect("oid");

@@ -1,0 +1,98 @@
+//! The repository's own commit hooks, run around debussy's commits the way `git commit`
+//! runs them: `pre-commit` (after staging; it may re-stage files), `commit-msg` (with the
+//! message in `.git/COMMIT_EDITMSG`, which it may edit), then `post-commit` (its result is
+//! ignored, as git ignores it). libgit2 runs no hooks, so without this a project's checks
+//! were skipped silently.
+//!
+//! Hooks live in `core.hooksPath` (relative to the work tree) when it is set, else in
+//! `.git/hooks`; a hook that is missing or not executable is skipped, as git skips it.
+//! They run with the work tree as their directory and `GIT_INDEX_FILE` naming the index.
+
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The most output of a failing hook quoted in the error.
+const OUTPUT_TAIL_BYTES: usize = 4_000;
+
+/// A hook that refused the commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookFailure {
+    /// The hook's name, e.g. `pre-commit`.
+    pub hook: String,
+    /// How it ended, e.g. `exit code 1`.
+    pub status: String,
+    /// The end of what it printed (stdout and stderr together).
+    pub output: String,
+}
+
+/// Where a repository's hooks are and how to run them.
+#[derive(Debug, Clone)]
+pub(crate) struct Hooks {
+    dir: PathBuf,
+    workdir: PathBuf,
+    index: PathBuf,
+}
+
+impl Hooks {
+    /// The hooks of `repo`, whose work tree is `workdir`.
+    pub(crate) fn of(repo: &git2::Repository, workdir: &Path) -> Hooks {
+        let configured = repo
+            .config()
+            .ok()
+            .and_then(|config| config.get_path("core.hooksPath").ok());
+        let dir = match configured {
+            Some(path) if path.is_absolute() => path,
+            Some(path) => workdir.join(path),
+            None => repo.path().join("hooks"),
+        };
+        Hooks {
+            dir,
+            workdir: workdir.to_path_buf(),
+            index: repo.path().join("index"),
+        }
+    }
+
+    /// Run the hook `name` with `args`, if it exists and is executable.
+    ///
+    /// # Errors
+    /// A [`HookFailure`] when it exits non-zero or cannot be started.
+    pub(crate) fn run(&self, name: &str, args: &[&OsStr]) -> Result<(), HookFailure> {
+        let path = self.dir.join(name);
+        let executable = std::fs::metadata(&path)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0);
+        if !executable {
+            return Ok(());
+        }
+        let output = Command::new(&path)
+            .args(args)
+            .current_dir(&self.workdir)
+            .env("GIT_INDEX_FILE", &self.index)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|err| HookFailure {
+                hook: name.to_owned(),
+                status: format!("could not be started ({err})"),
+                output: String::new(),
+            })?;
+        if output.status.success() {
+            return Ok(());
+        }
+        let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&output.stderr));
+        let text = text.trim();
+        let mut start = text.len().saturating_sub(OUTPUT_TAIL_BYTES);
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        Err(HookFailure {
+            hook: name.to_owned(),
+            status: match output.status.code() {
+                Some(code) => format!("exit code {code}"),
+                None => "killed by a signal".to_owned(),
+            },
+            output: text[start..].to_owned(),
+        })
+    }
+}
