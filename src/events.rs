@@ -85,6 +85,9 @@ pub enum Event {
         pid: u32,
         /// The session's NDJSON log.
         log_path: String,
+        /// Why this session will not be stopped for its context, when it will not be.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        no_restart: Option<NoRestart>,
     },
     /// A line for the activity log.
     Activity {
@@ -281,6 +284,30 @@ pub struct RunSummary {
     pub commits: Vec<String>,
     /// Why the run did not complete.
     pub error: Option<String>,
+}
+
+/// Why a session runs without context restarts (the orchestrator decides; the outputs
+/// say so, so a gauge over the threshold is not a surprise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoRestart {
+    /// A remediation ("fix the findings") session: restarting would lose the findings it
+    /// is fixing (`restart_in_fix_sessions` turns restarts on).
+    FixSession,
+    /// `context_threshold` is 100.
+    ThresholdOff,
+    /// `max_restarts` is 0.
+    NoRestartsAllowed,
+}
+
+impl std::fmt::Display for NoRestart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoRestart::FixSession => "no restart in fix sessions",
+            NoRestart::ThresholdOff => "no restart: context_threshold is 100",
+            NoRestart::NoRestartsAllowed => "no restart: max_restarts is 0",
+        })
+    }
 }
 
 /// One phase's line in the summary.

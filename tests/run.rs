@@ -266,6 +266,13 @@ fn a_failing_gate_is_fixed_by_a_remediation_attempt() {
     );
     let started = events_named(&events, "phase_started");
     assert_eq!(started[1]["kind"], "remediation");
+    let sessions = events_named(&events, "session_started");
+    assert!(sessions[0].get("no_restart").is_none(), "{:#}", sessions[0]);
+    assert_eq!(
+        sessions[1]["no_restart"], "fix_session",
+        "{:#}",
+        sessions[1]
+    );
     let status = project.status_json();
     assert_eq!(status["executions"][0]["status"], "failed");
     assert_eq!(status["executions"][0]["gates"][0]["passed"], false);
@@ -1179,4 +1186,33 @@ fn the_projects_pre_commit_hook_runs_and_a_refusal_fails_the_phase() {
     project.write(".debussy/config.yaml", "git:\n  run_hooks: false\n");
     let (code, events) = project.run(&["--restart", "--allow-dirty"]);
     assert_eq!(code, 0, "{events:#?}");
+}
+
+#[test]
+fn fix_sessions_restart_for_their_context_only_when_configured() {
+    let project = Project::new();
+    // The fix session crosses the threshold at once; only with restart_in_fix_sessions
+    // is it stopped and continued from a checkpoint.
+    let scenario = format!(
+        "scripts:\n  - phase: 1\n    attempt: 1\n    turns:\n{}{}{}  - phase: 1\n    attempt: 2\n    restart: 0\n    turns:\n{}      - say: crossing\n        percent: 95\n      - sleep_ms: 2000\n  - phase: 1\n    attempt: 2\n    restart: 1\n    turns:\n{}",
+        write_turn(10, "out.txt", "wrong"),
+        notes_turn("1"),
+        DONE_TURN,
+        write_turn(10, "out.txt", "right"),
+        DONE_TURN,
+    );
+    project.plan(&[("1", "N/A", "grep -q right out.txt")], &scenario);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(events_named(&events, "restart").is_empty(), "{events:#?}");
+
+    project.write(".debussy/config.yaml", "restart_in_fix_sessions: true\n");
+    let (code, events) = project.run(&["--restart", "--allow-dirty"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let sessions = events_named(&events, "session_started");
+    assert!(
+        sessions.iter().all(|s| s.get("no_restart").is_none()),
+        "{sessions:#?}"
+    );
+    assert_eq!(events_named(&events, "restart").len(), 1, "{events:#?}");
 }

@@ -71,6 +71,8 @@ pub struct Config {
     pub output: OutputMode,
     /// Seconds before one gate command is stopped as failed.
     pub gate_timeout: u64,
+    /// Stop and restart remediation ("fix the findings") sessions for their context too.
+    pub restart_in_fix_sessions: bool,
     /// The agent that runs sessions.
     #[serde(deserialize_with = "section")]
     pub agent: AgentConfig,
@@ -336,6 +338,7 @@ impl Default for Config {
             interactive: true,
             output: OutputMode::Terminal,
             gate_timeout: 600,
+            restart_in_fix_sessions: false,
             agent: AgentConfig::default(),
             gates: default_gates(),
             notifications: NotificationsConfig::default(),

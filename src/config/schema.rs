@@ -140,6 +140,7 @@ pub(crate) const KEYS: &[Key] = &[
     key("interactive", Kind::Bool),
     key("output", Kind::Enum(&["terminal", "file", "both"])),
     key("gate_timeout", Kind::UInt).at_most(86_400.0, "seconds, a day"),
+    key("restart_in_fix_sessions", Kind::Bool),
     key("agent.kind", Kind::Enum(&["claude", "sim"])),
     key(
         "agent.permissions",

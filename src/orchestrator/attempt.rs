@@ -541,6 +541,7 @@ impl Runner<'_> {
                 max_restarts,
                 pid,
                 log_path: log_path.display().to_string(),
+                no_restart: self.no_restart,
             }),
             SessionEvent::Activity(activity) => self.emit(Event::Activity { phase_id, activity }),
             SessionEvent::Context(snapshot) => self.emit(Event::Context { phase_id, snapshot }),

@@ -281,6 +281,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         },
         resume_point,
         agent_group: None,
+        no_restart: None,
     };
     let started = Instant::now();
     let mut run_error: Option<String> = None;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crate::agent::AgentBackend;
 use crate::compliance::{self, Finding, GateOutcome, Severity, Verdict};
 use crate::config::Config;
+use crate::events::NoRestart;
 use crate::events::{
     AttemptKind, Event, EventSender, PhaseSummary, RequestReceiver, RunRequest, RunSummary,
 };
@@ -47,6 +48,8 @@ pub(crate) struct Runner<'plan> {
     pub(crate) resume_point: Option<ResumePoint>,
     /// The process group of the agent session running now.
     pub(crate) agent_group: Option<i32>,
+    /// Why the current attempt's sessions are not restarted for their context, if so.
+    pub(crate) no_restart: Option<NoRestart>,
 }
 
 /// The phase a paused run stopped in and what its pause recorded.
@@ -181,9 +184,17 @@ impl Runner<'_> {
                 self.warn(format!("could not record progress: {err}"));
             }
 
-            let restarts_allowed = next.kind != AttemptKind::Remediation
-                && self.config.context_threshold < 100.0
-                && self.config.max_restarts > 0;
+            self.no_restart = if self.config.context_threshold >= 100.0 {
+                Some(NoRestart::ThresholdOff)
+            } else if self.config.max_restarts == 0 {
+                Some(NoRestart::NoRestartsAllowed)
+            } else if next.kind == AttemptKind::Remediation && !self.config.restart_in_fix_sessions
+            {
+                Some(NoRestart::FixSession)
+            } else {
+                None
+            };
+            let restarts_allowed = self.no_restart.is_none();
             let (end, attempt_tally) = self
                 .run_attempt(
                     phase,

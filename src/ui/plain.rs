@@ -134,6 +134,7 @@ impl Sink for PlainSink {
                 max_restarts,
                 pid,
                 log_path,
+                no_restart,
                 ..
             } => {
                 self.last_decile = None;
@@ -142,8 +143,11 @@ impl Sink for PlainSink {
                 } else {
                     format!("session after restart {restart}/{max_restarts} started")
                 };
+                let note = no_restart
+                    .map(|why| format!(" ({why})"))
+                    .unwrap_or_default();
                 self.line(&format!(
-                    "phase {phase_id}: {which} (pid {pid}), transcript {log_path}"
+                    "phase {phase_id}: {which} (pid {pid}){note}, transcript {log_path}"
                 ))
             }
             Event::Activity { phase_id, activity } => {

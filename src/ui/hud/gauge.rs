@@ -31,6 +31,8 @@ const TICK: &str = "┃";
 pub(crate) struct Gauge {
     /// Restart threshold in percent (100 disables it).
     threshold: f64,
+    /// Why the current session will not be restarted for its context, if so.
+    no_restart: Option<crate::events::NoRestart>,
     /// The latest figures of the current (or last) session.
     live: Option<Snapshot>,
     /// Whether `live` belongs to a session that has ended (and is counted in `closed`).
@@ -125,9 +127,10 @@ impl Component for Gauge {
             Event::RunStarted {
                 context_threshold, ..
             } => self.threshold = *context_threshold,
-            Event::SessionStarted { .. } => {
+            Event::SessionStarted { no_restart, .. } => {
                 self.live = None;
                 self.live_ended = false;
+                self.no_restart = *no_restart;
             }
             Event::Context { snapshot, .. } if !self.live_ended => {
                 self.live = Some(snapshot.clone());
@@ -187,7 +190,9 @@ impl Component for Gauge {
             ),
         };
         let mut label = label;
-        if self.threshold < 100.0 {
+        if let Some(why) = self.no_restart {
+            label.push(Span::styled(format!(" · {why}"), dim));
+        } else if self.threshold < 100.0 {
             label.push(Span::styled(
                 format!(" · {} {}%", strings::GAUGE_RESTART_AT, self.threshold),
                 dim,
@@ -197,7 +202,7 @@ impl Component for Gauge {
             .iter()
             .map(|s| u16::try_from(s.content.width()).unwrap_or(u16::MAX))
             .fold(0, u16::saturating_add);
-        let bar_width = inner.width.saturating_sub(label_width).max(inner.width / 3);
+        let bar_width = inner.width.saturating_sub(label_width).max(inner.width / 5);
         let bar_area = Rect {
             width: bar_width.min(inner.width),
             height: 1,

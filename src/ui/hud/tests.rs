@@ -156,6 +156,7 @@ fn session_started(restart: u32) -> Event {
             "{ROOT}/.debussy/runs/3f2a/2/attempt-1-session-{}.jsonl",
             restart + 1
         ),
+        no_restart: None,
     }
 }
 
@@ -291,6 +292,23 @@ fn mid_phase_at_85_percent_with_threshold_80() {
     insta::assert_snapshot!(terminal.backend().to_string());
     let buffer = terminal.backend().buffer();
     assert_eq!(buffer[(2, 5)].fg, Color::Red, "{:?}", buffer[(2, 5)]);
+}
+
+#[test]
+fn a_fix_session_over_the_threshold_says_it_is_not_restarted() {
+    let mut scene = Scene::new();
+    mid_phase(&mut scene);
+    let mut fix = session_started(0);
+    if let Event::SessionStarted { no_restart, .. } = &mut fix {
+        *no_restart = Some(crate::events::NoRestart::FixSession);
+    }
+    scene
+        .feed(50, fix)
+        .feed(51, context(170_000, 85.0, Exactness::Exact, 5, 0.52));
+    let terminal = scene.draw_at(52);
+    let screen = terminal.backend().to_string();
+    assert!(screen.contains("no restart in fix sessions"), "{screen}");
+    assert!(!screen.contains("restart at 80%"), "{screen}");
 }
 
 #[test]
