@@ -228,6 +228,8 @@ fn event(i: u64) -> Event {
                 tool_calls: u32::try_from(i % 2_000 / 3).unwrap_or(0),
                 turns: u32::try_from(i % 2_000 / 3).unwrap_or(0),
                 cost_usd: Some(i as f64 / 10_000.0),
+                cost_estimated: false,
+                billed: debussy::context::cost::Billed::default(),
                 model: Some("claude-opus-4".into()),
                 stop: None,
             },

@@ -157,6 +157,7 @@ fn parse_and_meter(path: &Path, threshold_percent: f64) -> (u64, Timing, u64) {
         token_estimate_factor: 1.0,
         usage_reporting: UsageReporting::PerMessage,
         stop_on_compact: true,
+        prices: Vec::new(),
     };
     let mut meter = ContextMeter::new(settings.clone(), WindowInputs::default());
     let mut stops = 0u64;

@@ -278,6 +278,10 @@ pub struct RunSummary {
     pub tokens: u64,
     /// Cost in US dollars.
     pub cost_usd: f64,
+    /// Whether some of `cost_usd` is debussy's estimate (sessions stopped before the
+    /// agent reported its cost) rather than the agent's own figure.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cost_estimated: bool,
     /// Wall time in seconds.
     pub duration_secs: f64,
     /// Commits made, oldest first.
@@ -327,8 +331,11 @@ pub struct PhaseSummary {
     pub sessions: u32,
     /// Context tokens summed over sessions' final readings.
     pub tokens: u64,
-    /// Cost.
+    /// Cost in US dollars.
     pub cost_usd: f64,
+    /// Whether some of `cost_usd` is debussy's estimate.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cost_estimated: bool,
     /// Wall time in seconds.
     pub duration_secs: f64,
     /// Tool calls the agent's permission system refused, with the rule that allows each.

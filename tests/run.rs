@@ -1216,3 +1216,47 @@ fn fix_sessions_restart_for_their_context_only_when_configured() {
     );
     assert_eq!(events_named(&events, "restart").len(), 1, "{events:#?}");
 }
+
+#[test]
+fn a_session_stopped_for_its_context_is_priced_from_its_tokens_and_marked_estimated() {
+    let project = Project::new();
+    let scenario = format!(
+        "model: claude-sonnet-4-5\nscripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}      - say: crossing\n        percent: 90\n      - sleep_ms: 2000\n  - phase: 1\n    restart: 1\n    turns:\n{}{}",
+        write_turn(10, "a.txt", "a"),
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let ended = events_named(&events, "session_ended");
+    let stopped = &ended[0]["snapshot"];
+    assert_eq!(ended[0]["outcome"], "context_limit", "{:#}", ended[0]);
+    assert_eq!(stopped["cost_estimated"], true, "{stopped:#}");
+    assert!(
+        stopped["cost_usd"].as_f64().is_some_and(|c| c > 0.0),
+        "{stopped:#}"
+    );
+    assert!(
+        stopped["billed"]["cache_read"].as_u64().is_some()
+            || stopped["billed"]["input"].as_u64() > Some(0),
+        "{stopped:#}"
+    );
+    let summary = summary(&events);
+    assert_eq!(summary["cost_estimated"], true, "{summary:#}");
+    assert!(
+        summary["cost_usd"].as_f64().is_some_and(|c| c > 0.0),
+        "{summary:#}"
+    );
+    let status = project.status_json();
+    assert_eq!(
+        status["executions"][0]["cost_estimated"], true,
+        "{status:#}"
+    );
+    let text = project.command(&["status"]).output().expect("status");
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("~$"),
+        "{}",
+        String::from_utf8_lossy(&text.stdout)
+    );
+}

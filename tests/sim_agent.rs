@@ -87,6 +87,7 @@ impl Run {
                 token_estimate_factor: 1.0,
                 usage_reporting: UsageReporting::PerMessage,
                 stop_on_compact: true,
+                prices: Vec::new(),
             },
             WindowInputs::default(),
         );

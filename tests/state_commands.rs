@@ -190,6 +190,7 @@ fn status_and_history_report_recorded_runs() {
                 outcome_code: Some(0),
                 tokens: 24_910,
                 cost_usd: 0.12,
+                cost_estimated: false,
                 commit_id: None,
                 error: None,
             },

@@ -121,7 +121,11 @@ fn render(report: &StatusReport) -> String {
                 e.sessions.len().to_string(),
                 ex.outcome_code.map_or_else(|| "-".into(), outcome_name),
                 thousands(ex.tokens),
-                format!("${:.2}", ex.cost_usd),
+                if ex.cost_estimated {
+                    format!("~${:.2}", ex.cost_usd)
+                } else {
+                    format!("${:.2}", ex.cost_usd)
+                },
                 if e.gates.is_empty() {
                     "-".into()
                 } else {
@@ -225,6 +229,7 @@ mod tests {
                     outcome_code: Some(-4),
                     tokens: 60_580,
                     cost_usd: 0.2,
+                    cost_estimated: false,
                     commit_id: None,
                     error: Some(error.into()),
                     started_at: "2026-11-23T23:08:35.887285069Z".into(),

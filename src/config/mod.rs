@@ -284,6 +284,10 @@ pub struct AgentConfig {
     pub token_estimate_factor: f64,
     /// Scenario file for the `sim` backend; default `sim-scenario.yaml` beside the master plan.
     pub scenario: Option<PathBuf>,
+    /// Prices that override the built-in table, by model-name fragment: four numbers,
+    /// dollars per million tokens, `input output cache_write cache_read`.
+    #[serde(deserialize_with = "section")]
+    pub prices: BTreeMap<String, String>,
 }
 
 /// The `notifications` section.
@@ -362,6 +366,7 @@ impl Default for AgentConfig {
             stderr_tail_lines: DEFAULT_STDERR_TAIL_LINES,
             token_estimate_factor: 1.0,
             scenario: None,
+            prices: BTreeMap::new(),
         }
     }
 }

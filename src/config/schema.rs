@@ -155,6 +155,7 @@ pub(crate) const KEYS: &[Key] = &[
     key("agent.stderr_tail_lines", Kind::UInt).at_most(10_000.0, "lines"),
     key("agent.token_estimate_factor", Kind::Float).at_most(100.0, "times"),
     key("agent.scenario", Kind::OptPath),
+    key("agent.prices", Kind::Map),
     key("gates", Kind::Map),
     key("notifications.enabled", Kind::Bool),
     key(

@@ -320,6 +320,16 @@ fn check_agent(config: &Config, out: &mut Vec<Violation>) {
             "set `agent.scenario` to a scenario file, or null for sim-scenario.yaml beside the plan",
         ));
     }
+    for (fragment, text) in &agent.prices {
+        if let Err(problem) = crate::context::cost::Prices::parse(text) {
+            out.push(violation(
+                format!("agent.prices.{fragment}"),
+                "must be four prices",
+                format!("{text:?}"),
+                &problem,
+            ));
+        }
+    }
     for name in agent.env.keys() {
         if name.is_empty() || name.contains('=') || name.contains('\0') {
             out.push(violation(

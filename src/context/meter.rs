@@ -18,6 +18,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use super::cost::{Billed, Billing, Prices};
 use super::estimate::{self, IMAGE_TOKENS, Pending};
 use super::window::{self, Window, WindowInputs, WindowSource};
 use crate::agent::{AgentEvent, AssistantBlock, UsageReporting, UserBlock};
@@ -37,6 +38,8 @@ pub struct MeterSettings {
     /// Stop when the agent compacts its own context. Off when restarts are off, so an
     /// agent that cannot be restarted may compact and carry on.
     pub stop_on_compact: bool,
+    /// Prices that override the built-in table (`agent.prices`), by model-name fragment.
+    pub prices: Vec<(String, Prices)>,
 }
 
 impl MeterSettings {
@@ -50,6 +53,16 @@ impl MeterSettings {
             token_estimate_factor: config.agent.token_estimate_factor,
             usage_reporting,
             stop_on_compact: true,
+            prices: config
+                .agent
+                .prices
+                .iter()
+                .filter_map(|(fragment, text)| {
+                    Prices::parse(text)
+                        .ok()
+                        .map(|prices| (fragment.clone(), prices))
+                })
+                .collect(),
         }
     }
 
@@ -167,8 +180,15 @@ pub struct Snapshot {
     pub tool_calls: u32,
     /// Main-thread assistant messages so far.
     pub turns: u32,
-    /// Cost reported by the agent so far, in US dollars.
+    /// Cost so far in US dollars: the agent's own figure once it reports one, else an
+    /// estimate from the tokens billed and the price table (`cost_estimated`); `None`
+    /// when neither is known.
     pub cost_usd: Option<f64>,
+    /// Whether `cost_usd` is debussy's estimate rather than the agent's figure.
+    pub cost_estimated: bool,
+    /// Tokens billed so far, summed over every request (main thread and subagents): not
+    /// a context figure.
+    pub billed: Billed,
     /// The main model, as the agent reported it.
     pub model: Option<String>,
     /// The stop that fired, if one did.
@@ -190,6 +210,7 @@ pub struct ContextMeter {
     tool_calls: u32,
     turns: u32,
     cost_usd: Option<f64>,
+    billing: Billing,
     stop: Option<StopReason>,
 }
 
@@ -210,6 +231,7 @@ impl ContextMeter {
             tool_calls: 0,
             turns: 0,
             cost_usd: None,
+            billing: Billing::default(),
             stop: None,
         }
     }
@@ -226,6 +248,15 @@ impl ContextMeter {
     /// Take in one event. Returns the reason to stop if this event made the session cross
     /// a threshold; that happens at most once per meter (see [`ContextMeter::stop_reason`]).
     pub fn observe(&mut self, event: &AgentEvent) -> Option<StopReason> {
+        if let AgentEvent::Assistant(message) = event
+            && let Some(usage) = &message.usage
+        {
+            self.billing.observe(
+                message.message_id.as_deref(),
+                message.model.as_deref(),
+                usage,
+            );
+        }
         match event {
             AgentEvent::Init(init) => {
                 if let Some(model) = &init.model {
@@ -436,7 +467,16 @@ impl ContextMeter {
             percent: percent(tokens, self.window.tokens),
             tool_calls: self.tool_calls,
             turns: self.turns,
-            cost_usd: self.cost_usd,
+            cost_usd: self.cost_usd.or_else(|| {
+                self.billing.estimated_cost(
+                    self.model
+                        .as_deref()
+                        .or(self.window_inputs.model.as_deref()),
+                    &self.settings.prices,
+                )
+            }),
+            cost_estimated: self.cost_usd.is_none(),
+            billed: self.billing.billed(),
             model: self.model.clone(),
             stop: self.stop.clone(),
         }

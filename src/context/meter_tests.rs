@@ -19,6 +19,7 @@ fn settings(threshold_percent: f64, tool_call_threshold: u32) -> MeterSettings {
         token_estimate_factor: 1.0,
         usage_reporting: UsageReporting::PerMessage,
         stop_on_compact: true,
+        prices: Vec::new(),
     }
 }
 

@@ -8,6 +8,7 @@
 //! across sessions; this module only takes them as input ([`WindowInputs::remembered`])
 //! and offers new ones ([`ContextMeter::reported_window`]).
 
+pub mod cost;
 pub mod estimate;
 mod meter;
 pub mod window;

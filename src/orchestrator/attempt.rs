@@ -50,6 +50,7 @@ pub(crate) struct AttemptTally {
     pub(crate) restarts: u32,
     pub(crate) tokens: u64,
     pub(crate) cost_usd: f64,
+    pub(crate) cost_estimated: bool,
     pub(crate) last_code: Option<i32>,
     pub(crate) invoked_agents: BTreeSet<String>,
     pub(crate) permission_denials: Vec<crate::agent::DeniedCall>,
@@ -61,6 +62,7 @@ impl AttemptTally {
         self.restarts += other.restarts;
         self.tokens += other.tokens;
         self.cost_usd += other.cost_usd;
+        self.cost_estimated |= other.cost_estimated;
         self.last_code = other.last_code.or(self.last_code);
         self.invoked_agents
             .extend(other.invoked_agents.iter().cloned());
@@ -72,6 +74,7 @@ impl AttemptTally {
         self.sessions += 1;
         self.tokens += report.snapshot.tokens;
         self.cost_usd += report.snapshot.cost_usd.unwrap_or(0.0);
+        self.cost_estimated |= report.snapshot.cost_estimated && report.snapshot.cost_usd.is_some();
         self.last_code = Some(report.outcome.code());
         self.invoked_agents
             .extend(report.invoked_agents.iter().cloned());
@@ -563,6 +566,7 @@ impl Runner<'_> {
             context_percent: report.snapshot.percent,
             tool_calls: report.snapshot.tool_calls,
             cost_usd: report.snapshot.cost_usd.unwrap_or(0.0),
+            cost_estimated: report.snapshot.cost_estimated && report.snapshot.cost_usd.is_some(),
             log_path: Some(report.log_path.display().to_string()),
             agent_pgid: report.pid.and_then(|pid| i32::try_from(pid).ok()),
             started_at: report.started_at.to_string(),

@@ -318,6 +318,7 @@ impl Runner<'_> {
                 outcome_code: attempt_tally.last_code.map(i64::from),
                 tokens: attempt_tally.tokens,
                 cost_usd: attempt_tally.cost_usd,
+                cost_estimated: attempt_tally.cost_estimated,
                 commit_id: commit,
                 error: error.clone(),
             };
@@ -363,6 +364,7 @@ impl Runner<'_> {
         self.summary.sessions += tally.sessions;
         self.summary.tokens += tally.tokens;
         self.summary.cost_usd += tally.cost_usd;
+        self.summary.cost_estimated |= tally.cost_estimated;
         let summary = PhaseSummary {
             id: phase.id.as_str().to_owned(),
             title: phase.title.clone(),
@@ -372,6 +374,7 @@ impl Runner<'_> {
             sessions: tally.sessions,
             tokens: tally.tokens,
             cost_usd: tally.cost_usd,
+            cost_estimated: tally.cost_estimated,
             duration_secs: started.elapsed().as_secs_f64(),
             refused_calls: tally
                 .permission_denials

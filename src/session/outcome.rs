@@ -256,6 +256,8 @@ mod tests {
             tool_calls: 3,
             turns: 3,
             cost_usd: None,
+            cost_estimated: false,
+            billed: crate::context::cost::Billed::default(),
             model: None,
             stop: None,
         }

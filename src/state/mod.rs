@@ -527,7 +527,7 @@ impl Store {
         self.conn
             .execute(
                 "UPDATE phase_executions SET status = ?2, restarts = ?3, outcome_code = ?4, tokens = ?5,
-                 cost_usd = ?6, commit_id = ?7, error = ?8, ended_at = ?9 WHERE id = ?1",
+                 cost_usd = ?6, commit_id = ?7, error = ?8, ended_at = ?9, cost_estimated = ?10 WHERE id = ?1",
                 params![
                     execution_id,
                     end.status.as_str(),
@@ -537,7 +537,8 @@ impl Store {
                     end.cost_usd,
                     end.commit_id,
                     end.error,
-                    now()
+                    now(),
+                    end.cost_estimated
                 ],
             )
             .map_err(self.sql("finish an execution"))?;
@@ -572,6 +573,7 @@ impl Store {
             outcome_code: row.get("outcome_code").map_err(get)?,
             tokens: row.get("tokens").map_err(get)?,
             cost_usd: row.get("cost_usd").map_err(get)?,
+            cost_estimated: row.get("cost_estimated").map_err(get)?,
             commit_id: row.get("commit_id").map_err(get)?,
             error: row.get("error").map_err(get)?,
             started_at: row.get("started_at").map_err(get)?,
@@ -587,8 +589,8 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO sessions (execution_id, session_index, agent_session_id, model, outcome, outcome_code,
-                 context_tokens, context_window, context_percent, tool_calls, cost_usd, log_path, started_at, ended_at, agent_pgid)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                 context_tokens, context_window, context_percent, tool_calls, cost_usd, log_path, started_at, ended_at, agent_pgid, cost_estimated)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
                     execution_id,
                     s.session_index,
@@ -604,7 +606,8 @@ impl Store {
                     s.log_path,
                     s.started_at,
                     s.ended_at,
-                    s.agent_pgid
+                    s.agent_pgid,
+                    s.cost_estimated
                 ],
             )
             .map_err(self.sql("record a session"))?;
@@ -632,6 +635,7 @@ impl Store {
                 context_percent: row.get("context_percent")?,
                 tool_calls: row.get("tool_calls")?,
                 cost_usd: row.get("cost_usd")?,
+                cost_estimated: row.get("cost_estimated")?,
                 log_path: row.get("log_path")?,
                 agent_pgid: row.get("agent_pgid")?,
                 started_at: row.get("started_at")?,

@@ -177,6 +177,8 @@ pub struct ExecutionRecord {
     pub tokens: u64,
     /// Cost of all its sessions, in US dollars.
     pub cost_usd: f64,
+    /// Whether some of `cost_usd` is debussy's estimate from tokens and list prices.
+    pub cost_estimated: bool,
     /// The commit that recorded its work.
     pub commit_id: Option<String>,
     /// Why it failed.
@@ -200,6 +202,8 @@ pub struct ExecutionEnd {
     pub tokens: u64,
     /// Total cost.
     pub cost_usd: f64,
+    /// Whether some of `cost_usd` is an estimate.
+    pub cost_estimated: bool,
     /// The commit that recorded the work.
     pub commit_id: Option<String>,
     /// Why it failed.
@@ -227,8 +231,10 @@ pub struct SessionRecord {
     pub context_percent: f64,
     /// Main-thread tool calls.
     pub tool_calls: u32,
-    /// Cost reported by the agent.
+    /// Cost: the agent's own figure, or debussy's estimate (`cost_estimated`).
     pub cost_usd: f64,
+    /// Whether `cost_usd` is debussy's estimate from tokens and list prices.
+    pub cost_estimated: bool,
     /// The saved NDJSON transcript.
     pub log_path: Option<String>,
     /// The agent's process group.

@@ -126,4 +126,10 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (execution_id, session_index)
     );
     ",
+    // 4: whether a cost is debussy's estimate (a session stopped before the agent
+    // reported its cost is priced from its tokens).
+    "
+    ALTER TABLE phase_executions ADD COLUMN cost_estimated INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN cost_estimated INTEGER NOT NULL DEFAULT 0;
+    ",
 ];

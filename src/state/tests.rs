@@ -15,6 +15,7 @@ fn end(status: ExecutionStatus) -> ExecutionEnd {
         outcome_code: Some(0),
         tokens: 1234,
         cost_usd: 0.5,
+        cost_estimated: false,
         commit_id: Some("abc".into()),
         error: None,
     }
@@ -130,6 +131,7 @@ fn executions_sessions_restarts_and_gates_link_to_their_execution() {
         context_percent: 85.0,
         tool_calls: 7,
         cost_usd: 0.25,
+        cost_estimated: false,
         log_path: Some(".debussy/runs/x/1/attempt-2-session-1.jsonl".into()),
         agent_pgid: Some(4242),
         started_at: now(),

@@ -20,7 +20,7 @@ pub fn render(summary: &RunSummary) -> String {
                 p.attempts.to_string(),
                 p.restarts.to_string(),
                 thousands(p.tokens),
-                format!("${:.2}", p.cost_usd),
+                money(p.cost_usd, p.cost_estimated),
                 duration(p.duration_secs),
             ]
             .into_iter()
@@ -31,7 +31,7 @@ pub fn render(summary: &RunSummary) -> String {
     let mut out = table.render("", Palette::new(false));
     let _ = writeln!(
         out,
-        "\nRun {} {} in {}: {} session{}, {} restart{}, {} tokens, ${:.2}, {} commit{}",
+        "\nRun {} {} in {}: {} session{}, {} restart{}, {} tokens, {}, {} commit{}",
         short(&summary.run_id),
         summary.status,
         duration(summary.duration_secs),
@@ -40,10 +40,16 @@ pub fn render(summary: &RunSummary) -> String {
         summary.restarts,
         plural(summary.restarts),
         thousands(summary.tokens),
-        summary.cost_usd,
+        money(summary.cost_usd, summary.cost_estimated),
         summary.commits.len(),
         plural(u32::try_from(summary.commits.len()).unwrap_or(u32::MAX)),
     );
+    if summary.cost_estimated {
+        let _ = writeln!(
+            out,
+            "~ estimated: sessions stopped before the agent reported its cost are priced from their tokens and list prices"
+        );
+    }
     if !summary.commits.is_empty() {
         let commits: Vec<&str> = summary.commits.iter().map(|c| short(c)).collect();
         let _ = writeln!(out, "Commits: {}", commits.join(" "));
@@ -73,6 +79,15 @@ pub fn render(summary: &RunSummary) -> String {
         );
     }
     out
+}
+
+/// Dollars, marked `~` when some of the figure is an estimate.
+fn money(usd: f64, estimated: bool) -> String {
+    if estimated {
+        format!("~${usd:.2}")
+    } else {
+        format!("${usd:.2}")
+    }
 }
 
 fn plural(n: u32) -> &'static str {
@@ -134,6 +149,7 @@ mod tests {
                     sessions: 2,
                     tokens: 197_000,
                     cost_usd: 0.5,
+                    cost_estimated: false,
                     duration_secs: 4.2,
                     refused_calls: Vec::new(),
                 },
@@ -148,6 +164,7 @@ mod tests {
             sessions: 2,
             tokens: 197_000,
             cost_usd: 0.5,
+            cost_estimated: false,
             duration_secs: 65.0,
             commits: vec!["abcdef0123456".into()],
             error: None,

@@ -98,6 +98,8 @@ fn snapshot(
         tool_calls,
         turns: tool_calls + 1,
         cost_usd: Some(cost),
+        cost_estimated: false,
+        billed: crate::context::cost::Billed::default(),
         model: Some("claude-opus-4".into()),
         stop: None,
     }
@@ -437,6 +439,7 @@ fn completed() {
         sessions: u32::from(status == "completed"),
         tokens,
         cost_usd: cost,
+        cost_estimated: false,
         duration_secs: 60.0,
         refused_calls: Vec::new(),
     };
@@ -518,6 +521,7 @@ fn completed() {
                     sessions: 2,
                     tokens: 180_000,
                     cost_usd: 1.02,
+                    cost_estimated: false,
                     duration_secs: 125.0,
                     commits: vec![],
                     error: None,

@@ -50,6 +50,7 @@ fn finished(status: &str, error: Option<&str>) -> Event {
             }],
             tokens: 244_788,
             cost_usd: 0.95,
+            cost_estimated: false,
             duration_secs: 65.0,
             error: error.map(str::to_owned),
             ..RunSummary::default()
