@@ -75,6 +75,8 @@ struct Driver<'a> {
     started: Instant,
     last_snapshot: Option<Snapshot>,
     snapshot_sent_at: Option<Instant>,
+    /// A changed figure was held back by the pacing and is due at the interval's end.
+    snapshot_held: bool,
     stop: Option<Stopping>,
     /// A successful `result` arrived before any stop was decided: the session
     /// completed, whatever happens after.
@@ -108,6 +110,7 @@ impl<'a> Driver<'a> {
             started: Instant::now(),
             last_snapshot: None,
             snapshot_sent_at: None,
+            snapshot_held: false,
             stop: None,
             finished: false,
             interrupted: false,
@@ -210,6 +213,12 @@ impl<'a> Driver<'a> {
         let mut linger_fired = false;
         loop {
             let linger_at = self.result_at.map(|at| at + RESULT_LINGER);
+            // A figure held back by the pacing goes out when its interval ends, so a
+            // quiet agent never leaves the gauge behind.
+            let snapshot_due = self
+                .snapshot_held
+                .then(|| self.snapshot_sent_at.map(|sent| sent + SNAPSHOT_INTERVAL))
+                .flatten();
             tokio::select! {
                 biased;
                 changed = requests.changed(), if requests_open => {
@@ -232,6 +241,7 @@ impl<'a> Driver<'a> {
                         ctl.request_stop();
                     }
                 }
+                () = sleep_until(snapshot_due), if snapshot_due.is_some() => self.flush_snapshot(),
                 event = output.recv() => match event {
                     Some(event) => self.on_process_event(event, ctl),
                     None => break,
@@ -459,8 +469,9 @@ impl<'a> Driver<'a> {
 
     /// Pass the meter's figures on when they changed, at most every
     /// [`SNAPSHOT_INTERVAL`] (a flood of output must not flood the outputs with figures
-    /// they would redraw at once); the last one is always sent (`flush_snapshot`). The
-    /// meter itself sees every line: this only paces what is shown.
+    /// they would redraw at once); a figure held back goes out when the interval ends
+    /// (the drive loop's timer) and the last one at the end. The meter itself sees every
+    /// line: this only paces what is shown.
     fn send_snapshot(&mut self) {
         let now = Instant::now();
         if self
@@ -468,6 +479,7 @@ impl<'a> Driver<'a> {
             .is_some_and(|sent| now.duration_since(sent) < SNAPSHOT_INTERVAL)
             && self.stop.is_none()
         {
+            self.snapshot_held = true;
             return;
         }
         self.flush_snapshot();
@@ -475,6 +487,7 @@ impl<'a> Driver<'a> {
 
     /// Send the meter's figures if they differ from the last ones sent.
     fn flush_snapshot(&mut self) {
+        self.snapshot_held = false;
         let snapshot = self.meter.snapshot();
         if self.last_snapshot.as_ref() != Some(&snapshot) {
             self.snapshot_sent_at = Some(Instant::now());

@@ -294,3 +294,36 @@ async fn a_process_that_escaped_the_group_holding_the_output_is_a_warning() {
         finished.report.warnings
     );
 }
+
+#[tokio::test]
+async fn a_figure_held_back_by_the_pacing_still_arrives_while_the_agent_is_quiet() {
+    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    // Two figures in quick succession, then silence: the second must reach the outputs
+    // during the silence, not only when the session ends.
+    let script = format!(
+        "{}; exec sleep 30",
+        print_lines(&[
+            init_line(),
+            assistant_line("m1", 10_000, "one"),
+            assistant_line("m2", 120_000, "two"),
+        ])
+    );
+    let started = Instant::now();
+    let finished = run_with(
+        script_spec(&project, script),
+        SessionControl::new(),
+        |event, control| {
+            if let SessionEvent::Context(snapshot) = event
+                && snapshot.reported_tokens == 120_000
+            {
+                control.interrupt();
+            }
+        },
+    )
+    .await;
+    assert_eq!(finished.report.outcome, SessionOutcome::Interrupted);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the figure came only at the end"
+    );
+}
