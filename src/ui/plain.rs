@@ -200,8 +200,10 @@ impl Sink for PlainSink {
                 snapshot,
                 ..
             } => self.line(&format!(
-                "phase {phase_id}: session ended: {detail} (code {code}) at {:.1}% context",
-                snapshot.percent
+                "phase {phase_id}: session ended: {detail} (code {code}) at {:.1}% of {} tokens (window: {})",
+                snapshot.percent,
+                summary::thousands(snapshot.window.tokens),
+                snapshot.window.source
             )),
             Event::Restart {
                 phase_id,
@@ -293,4 +295,56 @@ impl Sink for PlainSink {
 
 fn short(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::context::{ContextMeter, MeterSettings, WindowInputs};
+
+    /// A writer the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_session_end_names_the_window_its_percentage_is_of() {
+        let out = Shared::default();
+        let mut sink = PlainSink::new(Some(Box::new(out.clone())), None, Detail::Milestones);
+        let settings = MeterSettings::from_config(
+            &crate::config::Config::default(),
+            crate::agent::UsageReporting::PerMessage,
+        );
+        let inputs = WindowInputs {
+            configured: Some(1_000_000),
+            ..WindowInputs::default()
+        };
+        let snapshot = ContextMeter::new(settings, inputs).snapshot();
+        sink.event(&Event::SessionEnded {
+            phase_id: "1".into(),
+            attempt: 1,
+            restart: 0,
+            outcome: "context_limit".into(),
+            code: -2,
+            detail: "context limit: …".into(),
+            snapshot,
+        })
+        .expect("printed");
+        let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");
+        assert!(
+            text.contains("at 0.0% of 1,000,000 tokens (window: config)"),
+            "{text}"
+        );
+    }
 }
