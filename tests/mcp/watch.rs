@@ -14,10 +14,17 @@ fn fifo_line(path: &Path) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     let path = path.to_owned();
     std::thread::spawn(move || {
-        let file = std::fs::File::open(&path).expect("open fifo");
-        let mut line = String::new();
-        let _ = std::io::BufReader::new(file).read_line(&mut line);
-        let _ = tx.send(line);
+        // Opening while the previous writer has not closed yet meets that writer's end of
+        // file: open again until a line arrives (the receiver's timeout bounds the wait).
+        for _ in 0..1_000 {
+            let file = std::fs::File::open(&path).expect("open fifo");
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(file).read_line(&mut line);
+            if !line.is_empty() {
+                let _ = tx.send(line);
+                return;
+            }
+        }
     });
     rx
 }
