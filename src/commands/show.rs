@@ -50,6 +50,8 @@ struct SessionShown {
     outcome: String,
     context_percent: f64,
     cost_usd: f64,
+    /// Whether `cost_usd` is debussy's estimate from tokens and list prices.
+    cost_estimated: bool,
     log_path: Option<String>,
     prompt: Option<String>,
     checkpoint: Option<String>,
@@ -174,6 +176,7 @@ fn collect(
                 outcome: session.outcome,
                 context_percent: session.context_percent,
                 cost_usd: session.cost_usd,
+                cost_estimated: session.cost_estimated,
                 log_path: session.log_path,
                 prompt: told.map(|p| p.prompt.clone()),
                 checkpoint: told.and_then(|p| p.checkpoint.clone()),
@@ -195,6 +198,7 @@ fn collect(
                 outcome: unended.to_owned(),
                 context_percent: 0.0,
                 cost_usd: 0.0,
+                cost_estimated: false,
                 log_path: None,
                 prompt: Some(told.prompt.clone()),
                 checkpoint: told.checkpoint.clone(),
@@ -285,10 +289,11 @@ fn render(shown: &Shown) -> String {
         } else {
             let _ = writeln!(
                 out,
-                "\nSession {}: {} at {:.1}% context, ${:.2}",
+                "\nSession {}: {} at {:.1}% context, {}${:.2}",
                 session.index + 1,
                 session.outcome.replace('_', " "),
                 session.context_percent,
+                if session.cost_estimated { "~" } else { "" },
                 session.cost_usd
             );
         }
