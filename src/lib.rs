@@ -12,6 +12,7 @@ pub mod commands;
 pub mod compliance;
 pub mod config;
 pub mod context;
+mod error_chain;
 pub mod events;
 pub mod exit;
 pub mod gates;

@@ -5,6 +5,7 @@
 //! the readers and the writers hand messages to each other without crossing threads
 //! (the proxy's added latency is mostly thread wake-ups otherwise).
 
+use crate::error_chain::error_chain;
 use std::time::Duration;
 
 use crate::cli::{GlobalArgs, SuperviseArgs};
@@ -75,30 +76,21 @@ pub(super) async fn supervise(global: &GlobalArgs, args: SuperviseArgs) -> Comma
             Err(Failure::usage(miette::miette!(
                 help = "give each supervisor a state directory of its own: pass `--name NAME` (or `--state-dir DIR`)",
                 "failed to {}",
-                chain(&err)
+                error_chain(&err)
             )))
         }
         Ok(Err(
             err @ (McpError::StateDir { .. } | McpError::StateDirTaken(_) | McpError::Watch(_)),
-        )) => Err(Failure::usage(miette::miette!("failed to {}", chain(&err)))),
+        )) => Err(Failure::usage(miette::miette!(
+            "failed to {}",
+            error_chain(&err)
+        ))),
         Ok(Err(err)) => Err(Failure::failed(miette::miette!(
             "failed to {}",
-            chain(&err)
+            error_chain(&err)
         ))),
         Err(_) => Err(Failure::failed(miette::miette!(
             "the supervisor thread panicked"
         ))),
     }
-}
-
-/// An error and its causes, as one line: `start the MCP server: start `x`: not found`.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -623,25 +623,10 @@ impl Runner<'_> {
             }
             Ok(None) => Ok(None),
             Err(err) => {
-                let err = error_chain(&err);
+                let err = crate::error_chain::error_chain(&err);
                 self.warn(format!("could not commit: {err}"));
                 Err(err)
             }
         }
     }
-}
-
-/// An error and its causes, joined: git's own words are in the causes.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let words = cause.to_string();
-        if !text.contains(&words) {
-            text.push_str(": ");
-            text.push_str(&words);
-        }
-        source = cause.source();
-    }
-    text
 }

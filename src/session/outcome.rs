@@ -204,17 +204,10 @@ impl SpawnFailure {
         err: &(dyn std::error::Error + 'static),
         help: Option<String>,
     ) -> Self {
-        let mut message = err.to_string();
-        let mut source = err.source();
-        while let Some(cause) = source {
-            let text = cause.to_string();
-            if !message.contains(&text) {
-                message.push_str(": ");
-                message.push_str(&text);
-            }
-            source = cause.source();
+        SpawnFailure {
+            message: crate::error_chain::error_chain(err),
+            help,
         }
-        SpawnFailure { message, help }
     }
 }
 
