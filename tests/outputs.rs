@@ -125,3 +125,87 @@ fn completions_hide_the_internal_command_and_offer_agent_kinds() {
         "--agent offers no file names: {agent}"
     );
 }
+
+/// Replaces what differs between two runs of the same plan (times, ids, paths, pids,
+/// commit hashes, durations, tool call ids) with fixed words, so an event's shape can be compared.
+fn normalised(event: &mut serde_json::Value, root: &str, run_id: &str) {
+    match event {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match key.as_str() {
+                    "ts" => *value = "TS".into(),
+                    "pid" => *value = 0.into(),
+                    "duration_ms" | "duration_secs" => *value = 0.into(),
+                    _ => normalised(value, root, run_id),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                normalised(item, root, run_id);
+            }
+        }
+        serde_json::Value::String(text) => {
+            let mut out = text
+                .replace(env!("CARGO_BIN_EXE_debussy"), "DEBUSSY")
+                .replace(root, "ROOT")
+                .replace(run_id, "RUN");
+            if out.len() == 40 && out.bytes().all(|b| b.is_ascii_hexdigit()) {
+                out = "COMMIT".into();
+            }
+            if let Some(rest) = out.strip_prefix("toolu_sim_") {
+                out = format!("toolu_sim_ID{}", &rest[rest.find('_').unwrap_or(0)..]);
+            }
+            *text = out;
+        }
+        _ => {}
+    }
+}
+
+/// The JSON event stream is a public interface (docs/events.md): one recorded run of
+/// the bundled demo plan pins every event but the paced context figures, byte for byte.
+#[test]
+fn the_json_stream_of_the_demo_run_is_pinned() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    init_repo(root);
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
+    for entry in std::fs::read_dir(&demo).expect("demo") {
+        let path = entry.expect("entry").path();
+        std::fs::copy(&path, root.join(path.file_name().expect("name"))).expect("copy");
+    }
+    std::fs::write(root.join(".gitignore"), ".home/\n").expect("ignore");
+    commit_all(root, "demo");
+    let output = debussy(
+        root,
+        &[
+            "run",
+            "MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--no-interactive",
+            "--output-format",
+            "json",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .output()
+    .expect("run");
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).expect("utf-8");
+    let mut events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON event"))
+        .filter(|event: &serde_json::Value| event["event"] != "context")
+        .collect();
+    let run_id = events[0]["run_id"].as_str().expect("run id").to_owned();
+    let root = root.to_str().expect("utf-8 path").to_owned();
+    let lines: Vec<String> = events
+        .iter_mut()
+        .map(|event| {
+            normalised(event, &root, &run_id);
+            event.to_string()
+        })
+        .collect();
+    insta::assert_snapshot!(lines.join("\n"));
+}
