@@ -104,7 +104,7 @@ fn main() {
     sender
         .send(Event::RunFinished {
             summary: RunSummary {
-                status: "completed".into(),
+                status: debussy::state::RunStatus::Completed,
                 ..RunSummary::default()
             },
         })
@@ -190,7 +190,7 @@ fn event(i: u64) -> Event {
                 .map(|n| PhaseInfo {
                     id: n.to_string(),
                     title: format!("Phase number {n}"),
-                    status: "pending".into(),
+                    status: debussy::events::PhaseState::Pending,
                 })
                 .collect(),
             agent: "claude".into(),

@@ -102,10 +102,48 @@ impl Verdict {
         }
     }
 
+    /// Which verdict it is, without the findings.
+    #[must_use]
+    pub fn kind(&self) -> VerdictKind {
+        match self {
+            Verdict::Pass => VerdictKind::Pass,
+            Verdict::AcceptWithWarnings(_) => VerdictKind::AcceptWithWarnings,
+            Verdict::TargetedFix(_) => VerdictKind::TargetedFix,
+            Verdict::FullRetry(_) => VerdictKind::FullRetry,
+        }
+    }
+
     /// Whether the phase may be marked completed.
     #[must_use]
     pub fn accepts(&self) -> bool {
         matches!(self, Verdict::Pass | Verdict::AcceptWithWarnings(_))
+    }
+}
+
+/// A [`Verdict`] without its findings, as the run's events carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictKind {
+    /// Everything checks out.
+    Pass,
+    /// Only low findings: accepted, with warnings.
+    AcceptWithWarnings,
+    /// A session fixes the findings.
+    TargetedFix,
+    /// The phase is redone.
+    FullRetry,
+}
+
+impl VerdictKind {
+    /// The verdict in words: `pass`, `accept with warnings`, `targeted fix`, `full retry`.
+    #[must_use]
+    pub fn words(self) -> &'static str {
+        match self {
+            VerdictKind::Pass => "pass",
+            VerdictKind::AcceptWithWarnings => "accept with warnings",
+            VerdictKind::TargetedFix => "targeted fix",
+            VerdictKind::FullRetry => "full retry",
+        }
     }
 }
 

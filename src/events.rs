@@ -8,8 +8,12 @@
 use serde::Serialize;
 use tokio::sync::mpsc;
 
+use crate::compliance::VerdictKind;
 use crate::context::Snapshot;
-use crate::session::Activity;
+use crate::session::{Activity, OutcomeKind};
+use crate::state::RunStatus;
+
+pub use crate::gates::GateVerdict;
 
 /// The sending half of the event channel.
 pub type EventSender = mpsc::UnboundedSender<Event>;
@@ -118,8 +122,8 @@ pub enum Event {
         attempt: u32,
         /// 0-based restart index.
         restart: u32,
-        /// Outcome name (`completed`, `context_limit`, `timeout`, `failed`, …).
-        outcome: String,
+        /// How it ended (`completed`, `context_limit`, `timeout`, `failed`, …).
+        outcome: OutcomeKind,
         /// Outcome code (0, −1, −2, exit code, …).
         code: i32,
         /// How it ended, in words.
@@ -165,8 +169,8 @@ pub enum Event {
         command: String,
         /// Whether it passed.
         passed: bool,
-        /// `passed`, `failed (exit 1)`, `timed out after 600s`.
-        verdict: String,
+        /// `passed`, `failed (exit code 1)`, `timed out after 600s`, `could not start`.
+        verdict: GateVerdict,
         /// How long it ran.
         duration_ms: u64,
     },
@@ -177,7 +181,7 @@ pub enum Event {
         /// The attempt.
         attempt: u32,
         /// `pass`, `accept_with_warnings`, `targeted_fix` or `full_retry`.
-        verdict: String,
+        verdict: VerdictKind,
         /// The findings, each as `[severity] problem`.
         findings: Vec<String>,
     },
@@ -206,7 +210,7 @@ pub enum Event {
         /// The phase.
         phase_id: String,
         /// `completed`, `failed`, `blocked`, `skipped` or `paused`.
-        status: String,
+        status: PhaseState,
         /// Attempts made.
         attempts: u32,
         /// Context restarts over all attempts.
@@ -248,6 +252,53 @@ pub enum AttemptKind {
     Remediation,
 }
 
+/// Where a phase stands in this run, as the outputs show it. The orchestrator owns it;
+/// it is not the store's per-attempt [`ExecutionStatus`](crate::state::ExecutionStatus)
+/// (which has `running` and `validating` but no `pending`), nor the status line of a
+/// phase file ([`plan::PhaseStatus`](crate::plan::PhaseStatus)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseState {
+    /// To be run.
+    #[default]
+    Pending,
+    /// Completed in this run.
+    Completed,
+    /// Failed in this run.
+    Failed,
+    /// Needs a human: the agent reported it blocked, or a dependency did not complete.
+    Blocked,
+    /// Interrupted; `--resume` continues it.
+    Paused,
+    /// Will not run: done already, before `--phase`, or skipped by the user.
+    Skipped,
+    /// Not reached: the run stopped before it.
+    #[serde(rename = "not run")]
+    NotRun,
+}
+
+impl PhaseState {
+    /// The word shown for it (the same as its JSON spelling).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhaseState::Pending => "pending",
+            PhaseState::Completed => "completed",
+            PhaseState::Failed => "failed",
+            PhaseState::Blocked => "blocked",
+            PhaseState::Paused => "paused",
+            PhaseState::Skipped => "skipped",
+            PhaseState::NotRun => "not run",
+        }
+    }
+}
+
+impl std::fmt::Display for PhaseState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A phase as listed at the start of a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PhaseInfo {
@@ -256,7 +307,7 @@ pub struct PhaseInfo {
     /// Title.
     pub title: String,
     /// `pending`, or why it will not run (`completed`, `skipped`).
-    pub status: String,
+    pub status: PhaseState,
 }
 
 /// The end-of-run summary.
@@ -267,7 +318,7 @@ pub struct RunSummary {
     /// The master plan, as given on the command line.
     pub plan_path: String,
     /// `completed`, `failed` or `paused`.
-    pub status: String,
+    pub status: RunStatus,
     /// Each phase, in execution order.
     pub phases: Vec<PhaseSummary>,
     /// Context restarts over the run.
@@ -322,7 +373,7 @@ pub struct PhaseSummary {
     /// Title.
     pub title: String,
     /// Final status in this run.
-    pub status: String,
+    pub status: PhaseState,
     /// Attempts made.
     pub attempts: u32,
     /// Context restarts.

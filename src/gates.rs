@@ -56,19 +56,55 @@ impl GateRun {
         self.exit.and_then(ExitStatus::code)
     }
 
-    /// One line saying how it went: `passed`, `failed (exit 1)`, `timed out after 600s`.
+    /// How it went: passed, failed with an exit status, timed out, not started.
     #[must_use]
-    pub fn verdict(&self) -> String {
+    pub fn verdict(&self) -> GateVerdict {
         if self.passed {
-            "passed".to_owned()
+            GateVerdict::Passed
         } else if self.timed_out {
-            format!("timed out after {}s", self.duration.as_secs())
+            GateVerdict::TimedOut {
+                secs: self.duration.as_secs(),
+            }
         } else {
             match self.exit {
-                Some(status) => format!("failed ({status})"),
-                None => "could not start".to_owned(),
+                Some(status) => GateVerdict::Failed(status),
+                None => GateVerdict::NotStarted,
             }
         }
+    }
+}
+
+/// How a gate went, as the run's events and outputs say it. Displays (and serializes)
+/// as one line: `passed`, `failed (exit code 1)`, `timed out after 600s`, `could not start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateVerdict {
+    /// Exit code 0 within the timeout.
+    Passed,
+    /// It ended unsuccessfully.
+    Failed(ExitStatus),
+    /// It was stopped for running past the timeout.
+    TimedOut {
+        /// How long it had run, in whole seconds.
+        secs: u64,
+    },
+    /// It could not be started.
+    NotStarted,
+}
+
+impl std::fmt::Display for GateVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GateVerdict::Passed => f.write_str("passed"),
+            GateVerdict::Failed(status) => write!(f, "failed ({status})"),
+            GateVerdict::TimedOut { secs } => write!(f, "timed out after {secs}s"),
+            GateVerdict::NotStarted => f.write_str("could not start"),
+        }
+    }
+}
+
+impl serde::Serialize for GateVerdict {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 
@@ -235,7 +271,7 @@ mod tests {
             "{}",
             run.output
         );
-        assert_eq!(run.verdict(), "passed");
+        assert_eq!(run.verdict().to_string(), "passed");
     }
 
     #[tokio::test]
@@ -244,7 +280,7 @@ mod tests {
         let run = run_gate(&spec("echo broken; exit 3"), dir.path(), LONG).await;
         assert!(!run.passed);
         assert_eq!(run.exit_code(), Some(3));
-        assert!(run.verdict().contains('3'), "{}", run.verdict());
+        assert!(run.verdict().to_string().contains('3'), "{}", run.verdict());
     }
 
     #[tokio::test]
@@ -254,7 +290,7 @@ mod tests {
         let command = format!("sleep 300 & echo $! > {}; wait", pidfile.display());
         let run = run_gate(&spec(&command), dir.path(), Duration::from_millis(300)).await;
         assert!(run.timed_out && !run.passed, "{run:?}");
-        assert!(run.verdict().starts_with("timed out"));
+        assert!(run.verdict().to_string().starts_with("timed out"));
         let pid: i32 = std::fs::read_to_string(&pidfile)
             .expect("pid")
             .trim()

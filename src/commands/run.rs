@@ -17,6 +17,7 @@ use crate::events::{self, RequestSender, RunRequest};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::orchestrator::{self, RunOptions, RunSetup};
 use crate::plan;
+use crate::state::RunStatus;
 use crate::state::StartedWith;
 use crate::ui::{
     self, Sink,
@@ -157,10 +158,10 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         let _ = task.await;
     }
     match result {
-        Ok(summary) => Ok(match summary.status.as_str() {
-            "completed" => Exit::Success,
-            "paused" => Exit::Interrupted,
-            _ => Exit::Failure,
+        Ok(summary) => Ok(match summary.status {
+            RunStatus::Completed => Exit::Success,
+            RunStatus::Paused => Exit::Interrupted,
+            RunStatus::Failed | RunStatus::Running | RunStatus::Interrupted => Exit::Failure,
         }),
         Err(err) if err.is_usage() => Err(Failure::usage(err)),
         Err(err) => Err(Failure::failed(err)),

@@ -79,7 +79,8 @@ impl MeterSettings {
     }
 }
 
-/// Why a session should stop.
+/// Why the context meter says a session should stop (the meter owns it; the session
+/// wraps it in a [`LimitReason`](crate::session::LimitReason)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum StopReason {

@@ -42,7 +42,8 @@ pub(crate) enum Control {
     ClientGone(String),
 }
 
-/// Why a child is being stopped.
+/// Why the MCP supervisor is stopping its server child (the MCP layer's own; agent
+/// sessions stop for a [`StopCause`](crate::session::StopCause)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum StopWhy {
     /// A planned restart.

@@ -27,7 +27,8 @@ use super::vcs;
 /// Outcome code of an attempt whose restart budget ran out.
 pub const MAX_RESTARTS_EXCEEDED: i32 = crate::restart::MAX_RESTARTS_EXCEEDED;
 
-/// How an attempt's sessions ended.
+/// How an attempt's sessions ended, as the orchestrator acts on it (it owns this; a
+/// single session's end is the session layer's [`SessionOutcome`](crate::session::SessionOutcome)).
 pub(crate) enum AttemptEnd {
     /// The agent finished (and did not report blocked or failed): validate.
     Done,
@@ -472,7 +473,7 @@ impl Runner<'_> {
             phase_id: id,
             attempt,
             restart,
-            outcome: report.outcome.name().to_owned(),
+            outcome: report.outcome.kind(),
             code: report.outcome.code(),
             detail: report.outcome.to_string(),
             snapshot: report.snapshot.clone(),

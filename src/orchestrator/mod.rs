@@ -36,7 +36,9 @@ use std::time::Instant;
 
 use crate::agent::AgentBackend;
 use crate::config::Loaded;
-use crate::events::{Event, EventSender, PhaseInfo, PhaseSummary, RequestReceiver, RunSummary};
+use crate::events::{
+    Event, EventSender, PhaseInfo, PhaseState, PhaseSummary, RequestReceiver, RunSummary,
+};
 use crate::plan::{Phase, Plan, execution_order};
 use crate::state::{RunRecord, RunStatus, StateError, Store};
 
@@ -246,7 +248,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         .map(|phase| PhaseInfo {
             id: phase.id.as_str().to_owned(),
             title: phase.title.clone(),
-            status: standings[phase.id.as_str()].label().to_owned(),
+            status: standings[phase.id.as_str()].state(),
         })
         .collect();
     let _ = events.send(Event::RunStarted {
@@ -299,7 +301,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             runner
                 .summary
                 .phases
-                .push(skipped_summary(phase, "skipped"));
+                .push(skipped_summary(phase, PhaseState::Skipped));
             continue;
         }
         if let Some(reason) = selection::dropped_dependency(phase, &standings) {
@@ -311,7 +313,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             runner
                 .summary
                 .phases
-                .push(skipped_summary(phase, "skipped"));
+                .push(skipped_summary(phase, PhaseState::Skipped));
             continue;
         }
         let unmet = selection::unmet_dependencies(phase, &standings);
@@ -319,7 +321,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             let error = format!("blocked: {}", unmet.join("; "));
             runner.emit(Event::PhaseFinished {
                 phase_id: id.clone(),
-                status: "blocked".into(),
+                status: PhaseState::Blocked,
                 attempts: 0,
                 restarts: 0,
                 error: Some(error.clone()),
@@ -328,7 +330,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             runner
                 .summary
                 .phases
-                .push(skipped_summary(phase, "blocked"));
+                .push(skipped_summary(phase, PhaseState::Blocked));
             run_error = Some(format!("phase {id} {error}"));
             stopped_at = Some(id);
             break;
@@ -349,7 +351,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             Standing::Failed | Standing::Blocked => {
                 run_error = Some(format!(
                     "phase {id} {}: {}",
-                    result.standing.label(),
+                    result.standing.state(),
                     result
                         .error
                         .unwrap_or_else(|| "see the attempts above".into())
@@ -366,9 +368,9 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         .filter(|p| !done.iter().any(|id| id == p.id.as_str()))
     {
         let status = if blocked_later.contains(phase.id.as_str()) {
-            "blocked"
+            PhaseState::Blocked
         } else {
-            "not run"
+            PhaseState::NotRun
         };
         runner.summary.phases.push(skipped_summary(phase, status));
     }
@@ -392,7 +394,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         runner.warn(format!("could not record the run's end: {err}"));
     }
     drop(run_lock);
-    runner.summary.status = status.as_str().to_owned();
+    runner.summary.status = status;
     runner.summary.error = run_error;
     runner.summary.duration_secs = started.elapsed().as_secs_f64();
     let summary = runner.summary.clone();
@@ -445,11 +447,11 @@ fn plan_key(plan: &Plan) -> String {
         .to_string()
 }
 
-fn skipped_summary(phase: &Phase, status: &str) -> PhaseSummary {
+fn skipped_summary(phase: &Phase, status: PhaseState) -> PhaseSummary {
     PhaseSummary {
         id: phase.id.as_str().to_owned(),
         title: phase.title.clone(),
-        status: status.to_owned(),
+        status,
         ..PhaseSummary::default()
     }
 }

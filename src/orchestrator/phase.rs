@@ -355,7 +355,7 @@ impl Runner<'_> {
     ) -> PhaseResult {
         self.emit(Event::PhaseFinished {
             phase_id: phase.id.as_str().to_owned(),
-            status: standing.label().to_owned(),
+            status: standing.state(),
             attempts,
             restarts: tally.restarts,
             error: error.clone(),
@@ -368,7 +368,7 @@ impl Runner<'_> {
         let summary = PhaseSummary {
             id: phase.id.as_str().to_owned(),
             title: phase.title.clone(),
-            status: standing.label().to_owned(),
+            status: standing.state(),
             attempts,
             restarts: tally.restarts,
             sessions: tally.sessions,
@@ -524,13 +524,7 @@ impl Runner<'_> {
         self.emit(Event::Compliance {
             phase_id: id,
             attempt,
-            verdict: match &verdict {
-                Verdict::Pass => "pass",
-                Verdict::AcceptWithWarnings(_) => "accept_with_warnings",
-                Verdict::TargetedFix(_) => "targeted_fix",
-                Verdict::FullRetry(_) => "full_retry",
-            }
-            .into(),
+            verdict: verdict.kind(),
             findings: verdict
                 .findings()
                 .iter()

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::events::PhaseState;
 use crate::plan::Phase;
 
 /// Where a phase stands at the start of a run, or after it ran.
@@ -32,17 +33,16 @@ impl Standing {
         matches!(self, Standing::Skipped(_) | Standing::Completed)
     }
 
-    /// The word shown for it.
+    /// Where it stands, as the outputs show it.
     #[must_use]
-    pub fn label(&self) -> &'static str {
+    pub fn state(&self) -> PhaseState {
         match self {
-            Standing::Pending => "pending",
-            Standing::Skipped(_) => "skipped",
-            Standing::Completed => "completed",
-            Standing::Failed => "failed",
-            Standing::Blocked => "blocked",
-            Standing::Paused => "paused",
-            Standing::Dropped(_) => "skipped",
+            Standing::Pending => PhaseState::Pending,
+            Standing::Skipped(_) | Standing::Dropped(_) => PhaseState::Skipped,
+            Standing::Completed => PhaseState::Completed,
+            Standing::Failed => PhaseState::Failed,
+            Standing::Blocked => PhaseState::Blocked,
+            Standing::Paused => PhaseState::Paused,
         }
     }
 }
@@ -113,7 +113,7 @@ pub fn unmet_dependencies(phase: &Phase, standings: &BTreeMap<String, Standing>)
         .filter_map(|dep| match standings.get(dep.as_str()) {
             None => Some(format!("phase {dep} is not in the plan")),
             Some(standing) if standing.satisfies_dependents() => None,
-            Some(standing) => Some(format!("phase {dep} is {}", standing.label())),
+            Some(standing) => Some(format!("phase {dep} is {}", standing.state())),
         })
         .collect()
 }

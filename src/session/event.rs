@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::context::{Snapshot, StopReason};
+use super::outcome::LimitReason;
+use crate::context::Snapshot;
 use crate::process::{Leak, Stream};
 
 /// Longest tool input shown by [`Activity`]'s `Display`, in characters.
@@ -50,14 +51,14 @@ pub enum SessionEvent {
     Warning(SessionWarning),
 }
 
-/// Why the session stopped (or is stopping) its agent.
+/// Why the session stopped (or is stopping) its agent: the session layer's word for
+/// every stop it makes. A stop for a fresh session carries its [`LimitReason`] and ends as
+/// [`SessionOutcome::ContextLimit`](super::SessionOutcome::ContextLimit).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "cause", rename_all = "snake_case")]
 pub enum StopCause {
-    /// The context meter decided: threshold, tool calls, or the agent compacted.
-    Context(StopReason),
-    /// The user asked for a restart.
-    Manual,
+    /// A fresh session continues from a checkpoint: the meter or the user decided.
+    ContextLimit(LimitReason),
     /// The session's timeout elapsed.
     Timeout {
         /// The timeout.
@@ -70,8 +71,8 @@ pub enum StopCause {
 impl fmt::Display for StopCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StopCause::Context(reason) => reason.fmt(f),
-            StopCause::Manual => f.write_str("manual restart"),
+            StopCause::ContextLimit(LimitReason::Meter(reason)) => reason.fmt(f),
+            StopCause::ContextLimit(LimitReason::Manual) => f.write_str("manual restart"),
             StopCause::Timeout { after } => write!(f, "timed out after {after:.0?}"),
             StopCause::Interrupt => f.write_str("interrupted"),
         }

@@ -61,7 +61,7 @@ pub use event::{
 pub use log::{CONTEXT_LIMIT_MARKER, stderr_log_path};
 pub use outcome::{
     CODE_CONTEXT_LIMIT, CODE_INTERRUPTED, CODE_SPAWN_ERROR, CODE_SUCCESS, CODE_TIMEOUT,
-    LimitReason, SessionOutcome, SpawnFailure,
+    LimitReason, OutcomeKind, SessionOutcome, SpawnFailure,
 };
 pub use report::{ReportedWindow, SessionReport, StopSummary};
 pub use run::run;

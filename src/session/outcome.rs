@@ -105,18 +105,64 @@ impl SessionOutcome {
         matches!(self, SessionOutcome::ContextLimit { .. })
     }
 
+    /// Which way it ended, without the details.
+    #[must_use]
+    pub fn kind(&self) -> OutcomeKind {
+        match self {
+            SessionOutcome::Completed { .. } => OutcomeKind::Completed,
+            SessionOutcome::ContextLimit { .. } => OutcomeKind::ContextLimit,
+            SessionOutcome::Timeout => OutcomeKind::Timeout,
+            SessionOutcome::Failed { .. } => OutcomeKind::Failed,
+            SessionOutcome::SpawnError(_) => OutcomeKind::SpawnError,
+            SessionOutcome::Interrupted => OutcomeKind::Interrupted,
+        }
+    }
+
     /// A short stable name for logs and the state store (`completed`, `context_limit`,
     /// `timeout`, `failed`, `spawn_error`, `interrupted`).
     #[must_use]
     pub fn name(&self) -> &'static str {
+        self.kind().as_str()
+    }
+}
+
+/// Which way a session ended: [`SessionOutcome`] without its details, as the run's
+/// events carry it (the session layer owns both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    /// [`SessionOutcome::Completed`].
+    Completed,
+    /// [`SessionOutcome::ContextLimit`].
+    ContextLimit,
+    /// [`SessionOutcome::Timeout`].
+    Timeout,
+    /// [`SessionOutcome::Failed`].
+    Failed,
+    /// [`SessionOutcome::SpawnError`].
+    SpawnError,
+    /// [`SessionOutcome::Interrupted`].
+    Interrupted,
+}
+
+impl OutcomeKind {
+    /// Its stable name, the same as its JSON spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
         match self {
-            SessionOutcome::Completed { .. } => "completed",
-            SessionOutcome::ContextLimit { .. } => "context_limit",
-            SessionOutcome::Timeout => "timeout",
-            SessionOutcome::Failed { .. } => "failed",
-            SessionOutcome::SpawnError(_) => "spawn_error",
-            SessionOutcome::Interrupted => "interrupted",
+            OutcomeKind::Completed => "completed",
+            OutcomeKind::ContextLimit => "context_limit",
+            OutcomeKind::Timeout => "timeout",
+            OutcomeKind::Failed => "failed",
+            OutcomeKind::SpawnError => "spawn_error",
+            OutcomeKind::Interrupted => "interrupted",
         }
+    }
+}
+
+impl fmt::Display for OutcomeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -169,7 +215,8 @@ fn serialize_exit<S: serde::Serializer>(
     map.end()
 }
 
-/// Why a session was stopped for a context restart.
+/// Why a session was stopped so that a fresh one continues from a checkpoint (the
+/// session layer's; the meter's own reason is [`StopReason`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LimitReason {

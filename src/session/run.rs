@@ -390,7 +390,11 @@ impl<'a> Driver<'a> {
 
     fn meter_stop(&mut self, reason: StopReason, decided_at: Instant, ctl: &ChildControl) {
         tracing::debug!(%reason, "context meter decided to stop the session");
-        self.begin_stop(StopCause::Context(reason), decided_at, ctl);
+        self.begin_stop(
+            StopCause::ContextLimit(LimitReason::Meter(reason)),
+            decided_at,
+            ctl,
+        );
     }
 
     /// Start stopping the agent for `cause`, unless a stop is already under way (the
@@ -458,7 +462,7 @@ impl<'a> Driver<'a> {
         }
         if requests.restart && !self.restart_seen {
             self.restart_seen = true;
-            self.begin_stop(StopCause::Manual, now, ctl);
+            self.begin_stop(StopCause::ContextLimit(LimitReason::Manual), now, ctl);
         }
     }
 
@@ -572,12 +576,8 @@ impl<'a> Driver<'a> {
             return match &stop.cause {
                 StopCause::Interrupt => SessionOutcome::Interrupted,
                 StopCause::Timeout { .. } => SessionOutcome::Timeout,
-                StopCause::Manual => SessionOutcome::ContextLimit {
-                    reason: LimitReason::Manual,
-                    snapshot: stop.snapshot.clone(),
-                },
-                StopCause::Context(reason) => SessionOutcome::ContextLimit {
-                    reason: LimitReason::Meter(reason.clone()),
+                StopCause::ContextLimit(reason) => SessionOutcome::ContextLimit {
+                    reason: reason.clone(),
                     snapshot: stop.snapshot.clone(),
                 },
             };

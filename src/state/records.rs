@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// How a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How a run stands: stored in the state database and reported in the run's summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     /// In progress (or its process died without recording an end).
+    #[default]
     Running,
     /// Every phase completed.
     Completed,

@@ -240,7 +240,7 @@ impl Sink for PlainSink {
                 findings,
                 ..
             } => {
-                let mut text = format!("phase {phase_id}: checks: {}", verdict.replace('_', " "));
+                let mut text = format!("phase {phase_id}: checks: {}", verdict.words());
                 for finding in findings {
                     text.push_str(&format!("\n  {finding}"));
                 }
@@ -303,6 +303,7 @@ mod tests {
 
     use super::*;
     use crate::context::{ContextMeter, MeterSettings, WindowInputs};
+    use crate::session::OutcomeKind;
 
     /// A writer the test can read back.
     #[derive(Clone, Default)]
@@ -335,7 +336,7 @@ mod tests {
             phase_id: "1".into(),
             attempt: 1,
             restart: 0,
-            outcome: "context_limit".into(),
+            outcome: OutcomeKind::ContextLimit,
             code: -2,
             detail: "context limit: …".into(),
             snapshot,

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::events::RunSummary;
+use crate::state::RunStatus;
 use crate::ui::text::{Palette, Table};
 
 /// Render the summary as an aligned text table followed by totals.
@@ -16,7 +17,7 @@ pub fn render(summary: &RunSummary) -> String {
             [
                 p.id.clone(),
                 p.title.clone(),
-                p.status.clone(),
+                p.status.to_string(),
                 p.attempts.to_string(),
                 p.restarts.to_string(),
                 thousands(p.tokens),
@@ -71,7 +72,7 @@ pub fn render(summary: &RunSummary) -> String {
     if let Some(error) = &summary.error {
         let _ = writeln!(out, "Stopped: {error}");
     }
-    if summary.status == "paused" {
+    if summary.status == RunStatus::Paused {
         let _ = writeln!(
             out,
             "Continue with: debussy run --resume {}",
@@ -131,19 +132,19 @@ pub fn duration(secs: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::PhaseSummary;
+    use crate::events::{PhaseState, PhaseSummary};
 
     #[test]
     fn renders_phases_and_totals() {
         let summary = RunSummary {
             run_id: "0123456789".into(),
             plan_path: "plans/demo/MASTER_PLAN.md".into(),
-            status: "completed".into(),
+            status: RunStatus::Completed,
             phases: vec![
                 PhaseSummary {
                     id: "1".into(),
                     title: "Write the greeting".into(),
-                    status: "completed".into(),
+                    status: PhaseState::Completed,
                     attempts: 1,
                     restarts: 1,
                     sessions: 2,
@@ -156,7 +157,7 @@ mod tests {
                 PhaseSummary {
                     id: "2".into(),
                     title: "Say goodbye".into(),
-                    status: "not run".into(),
+                    status: PhaseState::NotRun,
                     ..PhaseSummary::default()
                 },
             ],
@@ -198,7 +199,7 @@ mod tests {
     fn a_paused_run_says_how_to_continue_it() {
         let summary = RunSummary {
             plan_path: "plans/demo/MASTER_PLAN.md".into(),
-            status: "paused".into(),
+            status: RunStatus::Paused,
             ..RunSummary::default()
         };
         assert!(

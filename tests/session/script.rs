@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use debussy::agent::{AgentBackend, AgentCommand, AgentError, AgentEvent, UsageReporting};
 use debussy::process::{Signal, StopAction};
 use debussy::session::{
-    SessionControl, SessionEvent, SessionOutcome, SessionSpec, SessionWarning, StopCause,
+    LimitReason, SessionControl, SessionEvent, SessionOutcome, SessionSpec, SessionWarning,
+    StopCause,
 };
 use serde_json::{Value, json};
 
@@ -84,7 +85,7 @@ async fn an_interrupt_during_a_context_stop_wins_and_a_second_one_kills() {
     let finished = run_with(spec, SessionControl::new(), |event, control| {
         if let SessionEvent::Stopping { cause, immediate } = event {
             match cause {
-                StopCause::Context(_) => control.interrupt(),
+                StopCause::ContextLimit(LimitReason::Meter(_)) => control.interrupt(),
                 StopCause::Interrupt if !immediate => control.interrupt(),
                 _ => {}
             }
@@ -119,7 +120,7 @@ async fn an_interrupt_during_a_context_stop_wins_and_a_second_one_kills() {
         matches!(
             stopping.as_slice(),
             [
-                (StopCause::Context(_), false),
+                (StopCause::ContextLimit(LimitReason::Meter(_)), false),
                 (StopCause::Interrupt, false),
                 (StopCause::Interrupt, true),
             ]

@@ -215,7 +215,10 @@ async fn sim_crossing_the_threshold_stops_the_session_at_once() {
 
     // Stopped on the third turn's line, through SIGINT alone, well under a second.
     let stop = report.stop.as_ref().expect("a stop");
-    assert!(matches!(stop.cause, StopCause::Context(_)));
+    assert!(matches!(
+        stop.cause,
+        StopCause::ContextLimit(LimitReason::Meter(_))
+    ));
     assert_eq!(stop.actions, [StopAction::Signal(Signal::SIGINT)]);
     assert!(!stop.escalated);
     assert!(
@@ -489,6 +492,9 @@ scripts:
             status: TodoStatus::InProgress
         }]
     );
-    assert_eq!(finished.stopping(), [StopCause::Manual]);
+    assert_eq!(
+        finished.stopping(),
+        [StopCause::ContextLimit(LimitReason::Manual)]
+    );
     finished.log_json(true);
 }

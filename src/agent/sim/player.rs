@@ -91,7 +91,8 @@ impl PlayerEnv {
     }
 }
 
-/// How the player process should end.
+/// How the simulated agent's process should end, as its script says (the sim agent owns
+/// it; debussy sees only the exit status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PlayEnd {
     /// Exit with this code.

@@ -22,8 +22,9 @@ use unicode_width::UnicodeWidthStr;
 use super::Component;
 use super::compact::{self, clock, cut, one_line, wrap};
 use super::strings::{self, lines};
-use crate::events::Event;
-use crate::session::{ActivityKind, Thread};
+use crate::compliance::VerdictKind;
+use crate::events::{Event, PhaseState};
+use crate::session::{ActivityKind, OutcomeKind, Thread};
 
 /// Entries kept; older ones are dropped.
 pub(crate) const CAPACITY: usize = 2_000;
@@ -383,8 +384,10 @@ impl Component for ActivityLog {
                 snapshot,
                 ..
             } => {
-                let tone = match outcome.as_str() {
-                    "failed" | "timeout" | "spawn_error" => Tone::Error,
+                let tone = match outcome {
+                    OutcomeKind::Failed | OutcomeKind::Timeout | OutcomeKind::SpawnError => {
+                        Tone::Error
+                    }
                     _ => Tone::Dim,
                 };
                 self.push(
@@ -443,13 +446,13 @@ impl Component for ActivityLog {
             } => self.push(
                 now,
                 None,
-                if verdict == "pass" {
+                if *verdict == VerdictKind::Pass {
                     Tone::Good
                 } else {
                     Tone::Warning
                 },
                 String::new(),
-                lines::compliance(verdict, findings),
+                lines::compliance(*verdict, findings),
             ),
             Event::Committed {
                 commit,
@@ -479,10 +482,10 @@ impl Component for ActivityLog {
                 restarts,
                 error,
             } => {
-                let tone = match status.as_str() {
-                    "completed" => Tone::Good,
-                    "failed" | "blocked" => Tone::Error,
-                    "paused" => Tone::Warning,
+                let tone = match status {
+                    PhaseState::Completed => Tone::Good,
+                    PhaseState::Failed | PhaseState::Blocked => Tone::Error,
+                    PhaseState::Paused => Tone::Warning,
                     _ => Tone::Dim,
                 };
                 self.push(
@@ -490,7 +493,13 @@ impl Component for ActivityLog {
                     None,
                     tone,
                     String::new(),
-                    lines::phase_finished(phase_id, status, *attempts, *restarts, error.as_deref()),
+                    lines::phase_finished(
+                        phase_id,
+                        *status,
+                        *attempts,
+                        *restarts,
+                        error.as_deref(),
+                    ),
                 );
             }
             Event::Paused { phase_id } => self.push(
@@ -516,7 +525,7 @@ impl Component for ActivityLog {
                 Tone::Milestone,
                 String::new(),
                 lines::run_finished(
-                    &summary.status,
+                    summary.status,
                     summary.duration_secs,
                     summary.tokens,
                     summary.cost_usd,

@@ -12,9 +12,10 @@ use ratatui::widgets::{Block, Borders, Padding, Paragraph};
 
 use super::Component;
 use super::compact::{clock, cut};
-use super::phases::status_look;
+use super::phases::{RowState, state_look};
 use super::strings;
-use crate::events::{AttemptKind, Event};
+use crate::events::{AttemptKind, Event, PhaseState};
+use crate::state::RunStatus;
 
 /// What the run is doing, as far as events tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,9 +35,9 @@ enum Stage {
     /// Paused between sessions.
     Paused,
     /// A phase reached a final state (`completed`, `failed`, `blocked`, …).
-    PhaseDone(String),
+    PhaseDone(PhaseState),
     /// The run ended with this status.
-    Finished(String),
+    Finished(RunStatus),
 }
 
 /// What the user asked for that events have not confirmed yet.
@@ -168,12 +169,20 @@ impl Header {
             Stage::Checking => (strings::STAGE_CHECKING.into(), yellow),
             Stage::BetweenAttempts => (strings::STAGE_BETWEEN.into(), red),
             Stage::Paused => (strings::STAGE_PAUSED.into(), yellow),
-            Stage::PhaseDone(status) if status == "blocked" => {
-                (strings::STAGE_NEEDS_HUMAN.into(), red)
+            Stage::PhaseDone(PhaseState::Blocked) => (strings::STAGE_NEEDS_HUMAN.into(), red),
+            Stage::PhaseDone(status) => {
+                let (_, style) = state_look(RowState::Stands(*status));
+                (status.to_string(), style.add_modifier(Modifier::BOLD))
             }
-            Stage::PhaseDone(status) | Stage::Finished(status) => {
-                let (_, style) = status_look(status);
-                (status.clone(), style.add_modifier(Modifier::BOLD))
+            Stage::Finished(status) => {
+                let style = match status {
+                    RunStatus::Completed => state_look(RowState::Stands(PhaseState::Completed)).1,
+                    RunStatus::Failed => state_look(RowState::Stands(PhaseState::Failed)).1,
+                    RunStatus::Paused => state_look(RowState::Stands(PhaseState::Paused)).1,
+                    RunStatus::Running => state_look(RowState::Running).1,
+                    RunStatus::Interrupted => state_look(RowState::Stands(PhaseState::Pending)).1,
+                };
+                (status.to_string(), style.add_modifier(Modifier::BOLD))
             }
         }
     }
@@ -250,7 +259,7 @@ impl Component for Header {
                 if let Some(phase) = &mut self.phase {
                     phase.ended = Some(now);
                 }
-                self.stage = Stage::PhaseDone(status.clone());
+                self.stage = Stage::PhaseDone(*status);
                 if self.pending == Pending::Skip {
                     self.pending = Pending::None;
                 }
@@ -270,7 +279,7 @@ impl Component for Header {
                 {
                     phase.ended = Some(now);
                 }
-                self.stage = Stage::Finished(summary.status.clone());
+                self.stage = Stage::Finished(summary.status);
                 self.pending = Pending::None;
             }
             _ => {}

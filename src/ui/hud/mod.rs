@@ -70,7 +70,7 @@ trait Component {
     fn draw(&self, frame: &mut Frame<'_>, area: Rect);
 }
 
-/// How the HUD ended.
+/// How the HUD's own loop ended (the HUD owns it; it says nothing of how the run ended).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
     /// The run finished (or its event channel closed); the terminal is restored and the

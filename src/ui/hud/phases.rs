@@ -12,21 +12,34 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use super::Component;
 use super::compact::cut;
 use super::strings;
-use crate::events::Event;
+use crate::events::{Event, PhaseState};
 
-/// A phase's icon and colour for a status word from the events.
-pub(crate) fn status_look(status: &str) -> (&'static str, Style) {
-    match status {
-        "completed" => ("✓", Style::new().fg(Color::Green)),
-        "running" => ("▶", Style::new().fg(Color::Cyan)),
-        "restarting" => ("⟳", Style::new().fg(Color::Yellow)),
-        "validating" => ("…", Style::new().fg(Color::Yellow)),
-        "paused" => ("‖", Style::new().fg(Color::Yellow)),
-        "failed" => ("✗", Style::new().fg(Color::Red)),
-        strings::STATUS_NEEDS_HUMAN => ("⊘", Style::new().fg(Color::Red)),
-        "skipped" => ("↷", Style::new().fg(Color::DarkGray)),
-        "not run" => ("·", Style::new().fg(Color::DarkGray)),
-        _ => ("○", Style::new().fg(Color::Gray)),
+/// What the phase list shows for a phase: where it stands, or what its session is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowState {
+    /// Where it stands in the run.
+    Stands(PhaseState),
+    /// Its agent session is working.
+    Running,
+    /// Between a context stop and the next session.
+    Restarting,
+    /// Its gates are running.
+    Validating,
+}
+
+/// A phase's icon and colour.
+pub(crate) fn state_look(state: RowState) -> (&'static str, Style) {
+    match state {
+        RowState::Stands(PhaseState::Completed) => ("✓", Style::new().fg(Color::Green)),
+        RowState::Running => ("▶", Style::new().fg(Color::Cyan)),
+        RowState::Restarting => ("⟳", Style::new().fg(Color::Yellow)),
+        RowState::Validating => ("…", Style::new().fg(Color::Yellow)),
+        RowState::Stands(PhaseState::Paused) => ("‖", Style::new().fg(Color::Yellow)),
+        RowState::Stands(PhaseState::Failed) => ("✗", Style::new().fg(Color::Red)),
+        RowState::Stands(PhaseState::Blocked) => ("⊘", Style::new().fg(Color::Red)),
+        RowState::Stands(PhaseState::Skipped) => ("↷", Style::new().fg(Color::DarkGray)),
+        RowState::Stands(PhaseState::NotRun) => ("·", Style::new().fg(Color::DarkGray)),
+        RowState::Stands(PhaseState::Pending) => ("○", Style::new().fg(Color::Gray)),
     }
 }
 
@@ -35,7 +48,7 @@ pub(crate) fn status_look(status: &str) -> (&'static str, Style) {
 struct Row {
     id: String,
     title: String,
-    status: String,
+    state: RowState,
 }
 
 /// The phase list's state.
@@ -46,15 +59,15 @@ pub(crate) struct PhaseList {
 }
 
 impl PhaseList {
-    fn set(&mut self, id: &str, status: &str) {
+    fn set(&mut self, id: &str, state: RowState) {
         if let Some(row) = self.rows.iter_mut().find(|r| r.id == id) {
-            status.clone_into(&mut row.status);
+            row.state = state;
         }
     }
 
-    fn set_current(&mut self, status: &str) {
+    fn set_current(&mut self, state: RowState) {
         if let Some(id) = self.current.clone() {
-            self.set(&id, status);
+            self.set(&id, state);
         }
     }
 }
@@ -68,27 +81,31 @@ impl Component for PhaseList {
                     .map(|p| Row {
                         id: p.id.clone(),
                         title: p.title.clone(),
-                        status: p.status.clone(),
+                        state: RowState::Stands(p.status),
                     })
                     .collect();
             }
-            Event::PhaseSkipped { phase_id, .. } => self.set(phase_id, "skipped"),
+            Event::PhaseSkipped { phase_id, .. } => {
+                self.set(phase_id, RowState::Stands(PhaseState::Skipped));
+            }
             Event::PhaseStarted { phase_id, .. } => {
                 self.current = Some(phase_id.clone());
-                self.set(phase_id, "running");
+                self.set(phase_id, RowState::Running);
             }
-            Event::SessionStarted { .. } | Event::Resumed { .. } => self.set_current("running"),
-            Event::Restart { .. } => self.set_current("restarting"),
-            Event::GateStarted { .. } => self.set_current("validating"),
-            Event::Paused { .. } => self.set_current("paused"),
+            Event::SessionStarted { .. } | Event::Resumed { .. } => {
+                self.set_current(RowState::Running);
+            }
+            Event::Restart { .. } => self.set_current(RowState::Restarting),
+            Event::GateStarted { .. } => self.set_current(RowState::Validating),
+            Event::Paused { .. } => self.set_current(RowState::Stands(PhaseState::Paused)),
             Event::PhaseFinished {
                 phase_id, status, ..
-            } => self.set(phase_id, status),
+            } => self.set(phase_id, RowState::Stands(*status)),
             Event::RunFinished { summary } => {
                 for phase in &summary.phases {
                     // Phases skipped before the run keep the reason they showed.
-                    if phase.status != "skipped" {
-                        self.set(&phase.id, &phase.status);
+                    if phase.status != PhaseState::Skipped {
+                        self.set(&phase.id, RowState::Stands(phase.status));
                     }
                 }
                 self.current = None;
@@ -123,11 +140,16 @@ impl Component for PhaseList {
             .skip(first)
             .take(height)
             .map(|row| {
-                let (icon, style) = status_look(&row.status);
+                let (icon, style) = state_look(row.state);
                 let is_current = self.current.as_deref() == Some(row.id.as_str());
                 let text_style = if is_current {
                     Style::new().add_modifier(Modifier::BOLD)
-                } else if matches!(row.status.as_str(), "completed" | "skipped" | "not run") {
+                } else if matches!(
+                    row.state,
+                    RowState::Stands(
+                        PhaseState::Completed | PhaseState::Skipped | PhaseState::NotRun
+                    )
+                ) {
                     Style::new().fg(Color::DarkGray)
                 } else {
                     Style::new()

@@ -58,9 +58,6 @@ pub(crate) const ACTIVITY_EMPTY: &str =
     "Nothing yet: the agent's text, tool calls, restarts and gates appear here.";
 pub(crate) const STDERR: &str = "stderr:";
 
-/// Phase statuses as the phase list words them.
-pub(crate) const STATUS_NEEDS_HUMAN: &str = "blocked";
-
 /// Key hints: (key label, what it does).
 pub(crate) const HINT_PAUSE: (&str, &str) = ("p", "pause");
 pub(crate) const HINT_RESUME: (&str, &str) = ("p", "resume");
@@ -97,7 +94,9 @@ pub(crate) fn fell_back(error: &std::io::Error) -> String {
 
 /// Activity lines for run milestones.
 pub(crate) mod lines {
-    use crate::events::AttemptKind;
+    use crate::compliance::VerdictKind;
+    use crate::events::{AttemptKind, GateVerdict, PhaseState};
+    use crate::state::RunStatus;
     use crate::ui::summary::{duration, thousands};
 
     fn plural(n: impl Into<u64>) -> &'static str {
@@ -170,7 +169,7 @@ pub(crate) mod lines {
 
     pub(crate) fn gate_finished(
         name: &str,
-        verdict: &str,
+        verdict: &GateVerdict,
         duration_ms: u64,
         command: &str,
     ) -> String {
@@ -178,8 +177,8 @@ pub(crate) mod lines {
         format!("gate {name} {verdict} in {secs:.1}s: {command}")
     }
 
-    pub(crate) fn compliance(verdict: &str, findings: &[String]) -> String {
-        let mut text = format!("checks: {}", verdict.replace('_', " "));
+    pub(crate) fn compliance(verdict: VerdictKind, findings: &[String]) -> String {
+        let mut text = format!("checks: {}", verdict.words());
         if !findings.is_empty() {
             text.push_str(": ");
             text.push_str(&findings.join("; "));
@@ -201,15 +200,15 @@ pub(crate) mod lines {
 
     pub(crate) fn phase_finished(
         id: &str,
-        status: &str,
+        status: PhaseState,
         attempts: u32,
         restarts: u32,
         error: Option<&str>,
     ) -> String {
-        let status = if status == "blocked" {
+        let status = if status == PhaseState::Blocked {
             super::STAGE_NEEDS_HUMAN
         } else {
-            status
+            status.as_str()
         };
         let mut text = format!(
             "phase {id} {status} ({attempts} attempt{}, {restarts} restart{})",
@@ -238,7 +237,7 @@ pub(crate) mod lines {
         )
     }
 
-    pub(crate) fn run_finished(status: &str, secs: f64, tokens: u64, cost: f64) -> String {
+    pub(crate) fn run_finished(status: RunStatus, secs: f64, tokens: u64, cost: f64) -> String {
         format!(
             "run {status} in {}: {} tokens, ${cost:.2}",
             duration(secs),

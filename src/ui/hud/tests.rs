@@ -5,6 +5,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::compliance::VerdictKind;
+use crate::events::{GateVerdict, PhaseState};
+use crate::session::OutcomeKind;
+use crate::state::RunStatus;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures_util::StreamExt;
 use ratatui::Terminal;
@@ -114,17 +119,17 @@ fn run_started() -> Event {
             PhaseInfo {
                 id: "1".into(),
                 title: "Data model".into(),
-                status: "skipped".into(),
+                status: PhaseState::Skipped,
             },
             PhaseInfo {
                 id: "2".into(),
                 title: "Cart API endpoints".into(),
-                status: "pending".into(),
+                status: PhaseState::Pending,
             },
             PhaseInfo {
                 id: "3".into(),
                 title: "Payment provider integration".into(),
-                status: "pending".into(),
+                status: PhaseState::Pending,
             },
         ],
         agent: "claude".into(),
@@ -336,7 +341,7 @@ fn restart_in_progress() {
                 phase_id: "2".into(),
                 attempt: 1,
                 restart: 0,
-                outcome: "context_limit".into(),
+                outcome: OutcomeKind::ContextLimit,
                 code: -2,
                 detail: "context limit".into(),
                 snapshot: stopped,
@@ -381,7 +386,7 @@ fn gate_failure() {
                 phase_id: "2".into(),
                 attempt: 1,
                 restart: 0,
-                outcome: "completed".into(),
+                outcome: OutcomeKind::Completed,
                 code: 0,
                 detail: "completed (success)".into(),
                 snapshot: snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
@@ -402,7 +407,7 @@ fn gate_failure() {
                 name: "tests".into(),
                 command: "cargo test -p cart".into(),
                 passed: false,
-                verdict: "failed (exit 101)".into(),
+                verdict: GateVerdict::Failed(crate::process::ExitStatus::Code(101)),
                 duration_ms: 14_800,
             },
         )
@@ -411,7 +416,7 @@ fn gate_failure() {
             Event::Compliance {
                 phase_id: "2".into(),
                 attempt: 1,
-                verdict: "targeted_fix".into(),
+                verdict: VerdictKind::TargetedFix,
                 findings: vec!["[critical] gate tests failed: cargo test -p cart".into()],
             },
         )
@@ -430,13 +435,13 @@ fn gate_failure() {
 fn completed() {
     let mut scene = Scene::new();
     mid_phase(&mut scene);
-    let phase = |id: &str, title: &str, status: &str, tokens: u64, cost: f64| PhaseSummary {
+    let phase = |id: &str, title: &str, status: PhaseState, tokens: u64, cost: f64| PhaseSummary {
         id: id.into(),
         title: title.into(),
-        status: status.into(),
-        attempts: u32::from(status == "completed"),
+        status,
+        attempts: u32::from(status == PhaseState::Completed),
         restarts: 0,
-        sessions: u32::from(status == "completed"),
+        sessions: u32::from(status == PhaseState::Completed),
         tokens,
         cost_usd: cost,
         cost_estimated: false,
@@ -450,7 +455,7 @@ fn completed() {
                 phase_id: "2".into(),
                 attempt: 1,
                 restart: 0,
-                outcome: "completed".into(),
+                outcome: OutcomeKind::Completed,
                 code: 0,
                 detail: "completed (success)".into(),
                 snapshot: snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
@@ -463,7 +468,7 @@ fn completed() {
                 name: "tests".into(),
                 command: "cargo test -p cart".into(),
                 passed: true,
-                verdict: "passed".into(),
+                verdict: GateVerdict::Passed,
                 duration_ms: 9_100,
             },
         )
@@ -471,7 +476,7 @@ fn completed() {
             61,
             Event::PhaseFinished {
                 phase_id: "2".into(),
-                status: "completed".into(),
+                status: PhaseState::Completed,
                 attempts: 1,
                 restarts: 0,
                 error: None,
@@ -493,7 +498,7 @@ fn completed() {
             125,
             Event::PhaseFinished {
                 phase_id: "3".into(),
-                status: "completed".into(),
+                status: PhaseState::Completed,
                 attempts: 1,
                 restarts: 0,
                 error: None,
@@ -505,14 +510,20 @@ fn completed() {
                 summary: RunSummary {
                     run_id: "3f2a9c41-0b7e-4d7e-9a51-6c1d2e3f4a5b".into(),
                     plan_path: "plans/greeting/MASTER_PLAN.md".into(),
-                    status: "completed".into(),
+                    status: RunStatus::Completed,
                     phases: vec![
-                        phase("1", "Data model", "skipped", 0, 0.0),
-                        phase("2", "Cart API endpoints", "completed", 100_000, 0.62),
+                        phase("1", "Data model", PhaseState::Skipped, 0, 0.0),
+                        phase(
+                            "2",
+                            "Cart API endpoints",
+                            PhaseState::Completed,
+                            100_000,
+                            0.62,
+                        ),
                         phase(
                             "3",
                             "Payment provider integration",
-                            "completed",
+                            PhaseState::Completed,
                             80_000,
                             0.4,
                         ),
@@ -703,7 +714,7 @@ async fn the_loop_sends_requests_and_ends_with_the_run() {
     events_tx
         .send(Event::RunFinished {
             summary: RunSummary {
-                status: "paused".into(),
+                status: RunStatus::Paused,
                 ..RunSummary::default()
             },
         })

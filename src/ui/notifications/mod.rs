@@ -21,7 +21,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::config::{NotificationProvider, NotificationsConfig};
-use crate::events::Event;
+use crate::events::{Event, PhaseState};
+use crate::state::RunStatus;
 use crate::ui::Sink;
 use crate::ui::summary::{duration, thousands};
 
@@ -157,7 +158,10 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
             resumed,
             ..
         } => {
-            let pending = phases.iter().filter(|p| p.status == "pending").count();
+            let pending = phases
+                .iter()
+                .filter(|p| p.status == PhaseState::Pending)
+                .count();
             let verb = if *resumed { "resumed" } else { "started" };
             Some(notice(
                 format!("debussy: run {verb}"),
@@ -181,8 +185,8 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
                 .as_deref()
                 .map(|e| format!(": {e}"))
                 .unwrap_or_default();
-            match status.as_str() {
-                "completed" => Some(notice(
+            match status {
+                PhaseState::Completed => Some(notice(
                     format!("debussy: phase {phase_id} completed"),
                     format!(
                         "{phase} completed after {attempts} attempt{} and {restarts} restart{}",
@@ -192,13 +196,13 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
                     Priority::Default,
                     &["white_check_mark"],
                 )),
-                "failed" => Some(notice(
+                PhaseState::Failed => Some(notice(
                     format!("debussy: phase {phase_id} failed"),
                     format!("{phase} failed{because}"),
                     Priority::High,
                     &["x"],
                 )),
-                "blocked" => Some(notice(
+                PhaseState::Blocked => Some(notice(
                     format!("debussy: phase {phase_id} needs you"),
                     format!("{phase} is blocked{because}"),
                     Priority::Urgent,
@@ -226,7 +230,7 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
             let done = summary
                 .phases
                 .iter()
-                .filter(|p| p.status == "completed")
+                .filter(|p| p.status == PhaseState::Completed)
                 .count();
             let figures = format!(
                 "{done}/{} phases completed in {}, {} tokens, ${:.2}",
@@ -240,9 +244,9 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
                 .as_deref()
                 .map(|e| format!("; {e}"))
                 .unwrap_or_default();
-            let (priority, tags): (Priority, &[&'static str]) = match summary.status.as_str() {
-                "completed" => (Priority::Default, &["tada"]),
-                "paused" => (Priority::Default, &["pause_button"]),
+            let (priority, tags): (Priority, &[&'static str]) = match summary.status {
+                RunStatus::Completed => (Priority::Default, &["tada"]),
+                RunStatus::Paused => (Priority::Default, &["pause_button"]),
                 _ => (Priority::High, &["x"]),
             };
             Some(notice(

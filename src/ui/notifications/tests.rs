@@ -11,7 +11,9 @@ use axum::routing::post;
 use super::desktop::Desktop;
 use super::ntfy::Ntfy;
 use super::*;
+use crate::events::PhaseState;
 use crate::events::{PhaseInfo, PhaseSummary, RunSummary};
+use crate::state::RunStatus;
 
 fn started() -> Event {
     Event::RunStarted {
@@ -22,12 +24,12 @@ fn started() -> Event {
             PhaseInfo {
                 id: "1".into(),
                 title: "Write the greeting".into(),
-                status: "pending".into(),
+                status: PhaseState::Pending,
             },
             PhaseInfo {
                 id: "2".into(),
                 title: "Say goodbye".into(),
-                status: "pending".into(),
+                status: PhaseState::Pending,
             },
         ],
         agent: "sim".into(),
@@ -38,14 +40,14 @@ fn started() -> Event {
     }
 }
 
-fn finished(status: &str, error: Option<&str>) -> Event {
+fn finished(status: RunStatus, error: Option<&str>) -> Event {
     Event::RunFinished {
         summary: RunSummary {
             run_id: "r1".into(),
-            status: status.into(),
+            status,
             phases: vec![PhaseSummary {
                 id: "1".into(),
-                status: "completed".into(),
+                status: PhaseState::Completed,
                 ..PhaseSummary::default()
             }],
             tokens: 244_788,
@@ -58,10 +60,10 @@ fn finished(status: &str, error: Option<&str>) -> Event {
     }
 }
 
-fn phase_finished(status: &str, error: Option<&str>) -> Event {
+fn phase_finished(status: PhaseState, error: Option<&str>) -> Event {
     Event::PhaseFinished {
         phase_id: "1".into(),
-        status: status.into(),
+        status,
         attempts: 2,
         restarts: 1,
         error: error.map(str::to_owned),
@@ -100,11 +102,11 @@ fn the_events_people_want_to_hear_about() {
             message: "ignored".into(),
         },
         restart(),
-        phase_finished("completed", None),
-        phase_finished("failed", Some("gate tests failed")),
-        phase_finished("blocked", Some("the API key is missing")),
-        phase_finished("skipped", None),
-        finished("failed", Some("phase 1 failed")),
+        phase_finished(PhaseState::Completed, None),
+        phase_finished(PhaseState::Failed, Some("gate tests failed")),
+        phase_finished(PhaseState::Blocked, Some("the API key is missing")),
+        phase_finished(PhaseState::Skipped, None),
+        finished(RunStatus::Failed, Some("phase 1 failed")),
     ]);
     let lines: Vec<String> = got
         .iter()
@@ -133,10 +135,10 @@ fn the_events_people_want_to_hear_about() {
 
 #[test]
 fn finished_runs_say_how() {
-    let completed = notices(&[finished("completed", None)]);
+    let completed = notices(&[finished(RunStatus::Completed, None)]);
     assert_eq!(completed[0].tags, ["tada"]);
     assert_eq!(completed[0].priority, Priority::Default);
-    let paused = notices(&[finished("paused", None)]);
+    let paused = notices(&[finished(RunStatus::Paused, None)]);
     assert_eq!(paused[0].title, "debussy: run paused");
     assert_eq!(paused[0].tags, ["pause_button"]);
 }
@@ -219,7 +221,7 @@ async fn ntfy_gets_title_priority_tags_and_message() {
     for event in [
         started(),
         restart(),
-        phase_finished("blocked", Some("no key")),
+        phase_finished(PhaseState::Blocked, Some("no key")),
     ] {
         notifier.event(&event).expect("queued");
     }
@@ -298,7 +300,10 @@ fn desktop_notifications_run_notify_send() {
         dir.path().as_os_str().to_owned(),
     ))));
     notifier
-        .event(&phase_finished("failed", Some("gate tests failed")))
+        .event(&phase_finished(
+            PhaseState::Failed,
+            Some("gate tests failed"),
+        ))
         .expect("queued");
     notifier.close();
     let calls = std::fs::read_to_string(&log).expect("notify-send ran");
