@@ -195,7 +195,7 @@ fn event(i: u64) -> Event {
                 .collect(),
             agent: "claude".into(),
             model: "opus".into(),
-            context_threshold: 80.0,
+            context_threshold: debussy::context::ContextLimit::At(80.0),
             max_restarts: 3,
             resumed: false,
         };

@@ -152,7 +152,7 @@ fn parse_only(path: &Path) -> (u64, Timing) {
 /// Parse and meter every line, with a new meter for each session (after each `result`).
 fn parse_and_meter(path: &Path, threshold_percent: f64) -> (u64, Timing, u64) {
     let settings = MeterSettings {
-        threshold_percent,
+        threshold: threshold_percent.into(),
         tool_call_threshold: 0,
         token_estimate_factor: 1.0,
         usage_reporting: UsageReporting::PerMessage,

@@ -124,7 +124,7 @@ fn spec(dir: &Path, scenario: &str, round: usize) -> SessionSpec {
     };
     let config = Config {
         model: "sim-model".into(),
-        context_threshold: 80.0,
+        context_threshold: debussy::context::ContextLimit::At(80.0),
         ..Config::default()
     };
     SessionSpec::from_config(

@@ -9,7 +9,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use crate::compliance::VerdictKind;
-use crate::context::Snapshot;
+use crate::context::{ContextLimit, Snapshot};
 use crate::session::{Activity, OutcomeKind};
 use crate::state::RunStatus;
 
@@ -44,8 +44,8 @@ pub enum Event {
         agent: String,
         /// Model name.
         model: String,
-        /// Context threshold in percent.
-        context_threshold: f64,
+        /// Context threshold in percent (100: no context restarts).
+        context_threshold: ContextLimit,
         /// Context restarts allowed per attempt.
         max_restarts: u32,
         /// Whether an earlier paused run is being continued.

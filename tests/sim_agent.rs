@@ -82,7 +82,7 @@ impl Run {
     fn meter(&self, threshold: f64) -> (ContextMeter, Vec<StopReason>) {
         let mut meter = ContextMeter::new(
             MeterSettings {
-                threshold_percent: threshold,
+                threshold: threshold.into(),
                 tool_call_threshold: 100,
                 token_estimate_factor: 1.0,
                 usage_reporting: UsageReporting::PerMessage,

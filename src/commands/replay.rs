@@ -16,7 +16,9 @@ use serde::Serialize;
 
 use crate::agent::{AgentEvent, UsageReporting, stream_json};
 use crate::cli::{GlobalArgs, ReplayArgs, ReportFormat};
-use crate::context::{ContextMeter, MeterSettings, Snapshot, StopReason, WindowInputs, group};
+use crate::context::{
+    ContextLimit, ContextMeter, MeterSettings, Snapshot, StopReason, WindowInputs, group,
+};
 use crate::exit::{CommandResult, Exit, Failure};
 
 pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
@@ -24,13 +26,12 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
     let config = &loaded.config;
     let mut settings = MeterSettings::from_config(config, UsageReporting::PerMessage);
     if let Some(threshold) = args.context_threshold {
-        if !(threshold > 0.0 && threshold <= 100.0) {
-            return Err(Failure::usage(miette::miette!(
+        settings.threshold = ContextLimit::from(threshold).check().map_err(|_| {
+            Failure::usage(miette::miette!(
                 help = "give a percent above 0 and at most 100 (100 disables the check)",
                 "--context-threshold {threshold} is out of range"
-            )));
-        }
-        settings.threshold_percent = threshold;
+            ))
+        })?;
     }
     if args.window == Some(0) {
         return Err(Failure::usage(miette::miette!(
@@ -84,7 +85,8 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
 /// What a replay found.
 #[derive(Debug, Serialize)]
 struct Report {
-    threshold_percent: f64,
+    #[serde(rename = "threshold_percent")]
+    threshold: ContextLimit,
     tool_call_threshold: u32,
     turns: Vec<TurnRow>,
     stop: Option<StopAt>,
@@ -125,7 +127,7 @@ fn replay(
     inputs: WindowInputs,
 ) -> std::io::Result<Report> {
     let mut report = Report {
-        threshold_percent: settings.threshold_percent,
+        threshold: settings.threshold,
         tool_call_threshold: settings.tool_call_threshold,
         turns: Vec::new(),
         stop: None,
@@ -197,10 +199,9 @@ fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Re
     let end = &report.end;
     writeln!(out, "replay of {}", file.display())?;
     let model = end.model.as_deref().unwrap_or("unknown model");
-    let percent_rule = if report.threshold_percent >= 100.0 {
-        "context check disabled".to_owned()
-    } else {
-        format!("stop at {}% of the window", report.threshold_percent)
+    let percent_rule = match report.threshold.percent() {
+        Some(percent) => format!("stop at {percent}% of the window"),
+        None => "context check disabled".to_owned(),
     };
     let tool_rule = if report.tool_call_threshold == 0 {
         "no tool-call limit".to_owned()

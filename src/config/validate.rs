@@ -52,11 +52,11 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
         ));
     }
     let threshold = config.context_threshold;
-    if !(threshold.is_finite() && threshold > 0.0 && threshold <= 100.0) {
+    if let Err(rule) = threshold.check() {
         out.push(violation(
             "context_threshold",
-            "must be greater than 0 and at most 100",
-            threshold,
+            rule,
+            threshold.as_number(),
             "set `context_threshold` to a percent of the context window, e.g. 80; 100 disables context restarts",
         ));
     }
@@ -378,14 +378,14 @@ mod tests {
     fn context_threshold_is_a_percent_above_zero() {
         for bad in [0.0, -1.0, 100.5, f64::NAN, f64::INFINITY] {
             let config = Config {
-                context_threshold: bad,
+                context_threshold: bad.into(),
                 ..Config::default()
             };
             assert_eq!(paths(&config), ["context_threshold"], "{bad}");
         }
         for good in [0.1, 50.0, 100.0] {
             let config = Config {
-                context_threshold: good,
+                context_threshold: good.into(),
                 ..Config::default()
             };
             assert!(paths(&config).is_empty(), "{good}");

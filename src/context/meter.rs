@@ -18,6 +18,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use super::ContextLimit;
 use super::cost::{Billed, Billing, Prices};
 use super::estimate::{self, IMAGE_TOKENS, Pending};
 use super::window::{self, Window, WindowInputs, WindowSource};
@@ -27,8 +28,8 @@ use crate::config::Config;
 /// The meter's thresholds and estimate settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeterSettings {
-    /// Stop at this percent of the window; 100 or more disables the check.
-    pub threshold_percent: f64,
+    /// Where the context check stops a session, if it does.
+    pub threshold: ContextLimit,
     /// Stop after this many main-thread tool calls; 0 disables the check.
     pub tool_call_threshold: u32,
     /// Multiplier applied to tokenizer counts.
@@ -48,7 +49,7 @@ impl MeterSettings {
     #[must_use]
     pub fn from_config(config: &Config, usage_reporting: UsageReporting) -> Self {
         MeterSettings {
-            threshold_percent: config.context_threshold,
+            threshold: config.context_threshold,
             tool_call_threshold: config.tool_call_threshold,
             token_estimate_factor: config.agent.token_estimate_factor,
             usage_reporting,
@@ -71,7 +72,7 @@ impl MeterSettings {
     #[must_use]
     pub fn observe_only(self) -> Self {
         MeterSettings {
-            threshold_percent: 100.0,
+            threshold: ContextLimit::Off,
             tool_call_threshold: 0,
             stop_on_compact: false,
             ..self
@@ -362,10 +363,7 @@ impl ContextMeter {
 
     /// The threshold in tokens, or `None` when the percent check is disabled.
     fn limit(&self) -> Option<u64> {
-        let percent = self.settings.threshold_percent;
-        if percent >= 100.0 || percent.is_nan() {
-            return None;
-        }
+        let percent = self.settings.threshold.percent()?;
         #[expect(
             clippy::cast_possible_truncation,
             clippy::cast_sign_loss,
@@ -404,7 +402,7 @@ impl ContextMeter {
             limit,
             window: self.window.tokens,
             window_source: self.window.source,
-            threshold_percent: self.settings.threshold_percent,
+            threshold_percent: self.settings.threshold.as_number(),
         })
     }
 

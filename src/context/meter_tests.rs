@@ -14,7 +14,7 @@ const CUSTOM: &str = include_str!("../../tests/fixtures/transcripts/claude-custo
 
 fn settings(threshold_percent: f64, tool_call_threshold: u32) -> MeterSettings {
     MeterSettings {
-        threshold_percent,
+        threshold: threshold_percent.into(),
         tool_call_threshold,
         token_estimate_factor: 1.0,
         usage_reporting: UsageReporting::PerMessage,
@@ -559,7 +559,7 @@ fn an_empty_meter_reads_zero_estimated() {
 #[test]
 fn from_config_takes_the_configured_thresholds() {
     let config = crate::config::Config {
-        context_threshold: 65.0,
+        context_threshold: crate::context::ContextLimit::At(65.0),
         tool_call_threshold: 7,
         agent: crate::config::AgentConfig {
             token_estimate_factor: 1.2,
@@ -568,7 +568,7 @@ fn from_config_takes_the_configured_thresholds() {
         ..crate::config::Config::default()
     };
     let settings = MeterSettings::from_config(&config, UsageReporting::PerMessage);
-    assert_eq!(settings.threshold_percent, 65.0);
+    assert_eq!(settings.threshold, ContextLimit::At(65.0));
     assert_eq!(settings.tool_call_threshold, 7);
     assert_eq!(settings.token_estimate_factor, 1.2);
 }

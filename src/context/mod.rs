@@ -10,8 +10,10 @@
 
 pub mod cost;
 pub mod estimate;
+mod limit;
 mod meter;
 pub mod window;
 
+pub use limit::ContextLimit;
 pub use meter::{ContextMeter, Exactness, MeterSettings, Snapshot, StopReason, group, percent};
 pub use window::{Window, WindowInputs, WindowSource};

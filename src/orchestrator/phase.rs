@@ -184,7 +184,7 @@ impl Runner<'_> {
                 self.warn(format!("could not record progress: {err}"));
             }
 
-            self.no_restart = if self.config.context_threshold >= 100.0 {
+            self.no_restart = if !self.config.context_threshold.is_on() {
                 Some(NoRestart::ThresholdOff)
             } else if self.config.max_restarts == 0 {
                 Some(NoRestart::NoRestartsAllowed)

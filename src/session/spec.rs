@@ -148,7 +148,7 @@ mod tests {
         let config = Config {
             model: "sonnet".into(),
             timeout: 90,
-            context_threshold: 70.0,
+            context_threshold: crate::context::ContextLimit::At(70.0),
             agent: AgentConfig {
                 stop_grace: 0.25,
                 model_context_window: Some(500_000),
@@ -163,7 +163,7 @@ mod tests {
         assert_eq!(spec.model, "sonnet");
         assert_eq!(spec.timeout, Some(Duration::from_secs(90)));
         assert_eq!(spec.stop_grace, Duration::from_millis(250));
-        assert!((spec.meter.threshold_percent - 70.0).abs() < f64::EPSILON);
+        assert!(spec.meter.threshold == crate::context::ContextLimit::At(70.0));
         assert_eq!(spec.meter.usage_reporting, UsageReporting::PerMessage);
         assert_eq!(spec.window.configured, Some(500_000));
         assert_eq!(spec.window.remembered.get("sonnet"), Some(&300_000));

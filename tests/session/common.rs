@@ -225,7 +225,7 @@ impl SimProject {
     pub(crate) fn spec(&self) -> SessionSpec {
         let config = Config {
             model: "sim-model".into(),
-            context_threshold: 80.0,
+            context_threshold: debussy::context::ContextLimit::At(80.0),
             timeout: 60,
             ..Config::default()
         };

@@ -60,7 +60,7 @@ impl Harness {
         };
         let config = Config {
             model: MODEL.into(),
-            context_threshold: 80.0,
+            context_threshold: debussy::context::ContextLimit::At(80.0),
             timeout: 60,
             agent: agent.clone(),
             ..Config::default()
@@ -333,7 +333,7 @@ async fn claude_a_compact_boundary_stops_the_session() {
     };
     let mut spec = harness.spec();
     // Only the compaction may stop this session: the percent check is off.
-    spec.meter.threshold_percent = 100.0;
+    spec.meter.threshold = debussy::context::ContextLimit::Off;
     spec.env
         .push(("CLAUDE_CODE_AUTO_COMPACT_WINDOW".into(), "200000".into()));
     let finished = run(spec, SessionControl::new()).await;

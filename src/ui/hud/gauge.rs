@@ -14,12 +14,15 @@ use unicode_width::UnicodeWidthStr;
 
 use super::Component;
 use super::strings;
+use crate::context::ContextLimit;
 use crate::context::{Exactness, Snapshot};
 use crate::events::Event;
 use crate::ui::summary::thousands;
 
 /// Below this percentage the gauge is green.
 const GREEN_BELOW: f64 = 50.0;
+/// A full window, in percent.
+const FULL: f64 = 100.0;
 
 /// Cell glyphs.
 const FILLED: &str = "█";
@@ -29,8 +32,8 @@ const TICK: &str = "┃";
 /// What the gauge knows.
 #[derive(Debug, Default)]
 pub(crate) struct Gauge {
-    /// Restart threshold in percent (100 disables it).
-    threshold: f64,
+    /// Where sessions are stopped for their context, if they are.
+    threshold: ContextLimit,
     /// Why the current session will not be restarted for its context, if so.
     no_restart: Option<crate::events::NoRestart>,
     /// The latest figures of the current (or last) session.
@@ -57,9 +60,10 @@ impl Totals {
     }
 }
 
-/// The colour for a context percentage.
-pub(crate) fn level_color(percent: f64, threshold: f64) -> Color {
-    if percent >= threshold {
+/// The colour for a context percentage: red from the limit on (or a full window when
+/// there is none).
+pub(crate) fn level_color(percent: f64, limit: ContextLimit) -> Color {
+    if percent >= limit.percent().unwrap_or(FULL) {
         Color::Red
     } else if percent < GREEN_BELOW {
         Color::Green
@@ -86,7 +90,10 @@ impl Gauge {
         }
         let color = level_color(percent, self.threshold);
         let filled = cells(percent, width);
-        let tick = (self.threshold < 100.0).then(|| cells(self.threshold, width).min(width - 1));
+        let tick = self
+            .threshold
+            .percent()
+            .map(|percent| cells(percent, width).min(width - 1));
         for (i, x) in (area.x..area.x + area.width).enumerate() {
             let (symbol, style) = if Some(i) == tick {
                 let style = Style::new().fg(Color::White).add_modifier(Modifier::BOLD);
@@ -192,9 +199,9 @@ impl Component for Gauge {
         let mut label = label;
         if let Some(why) = self.no_restart {
             label.push(Span::styled(format!(" · {why}"), dim));
-        } else if self.threshold < 100.0 {
+        } else if let Some(percent) = self.threshold.percent() {
             label.push(Span::styled(
-                format!(" · {} {}%", strings::GAUGE_RESTART_AT, self.threshold),
+                format!(" · {} {percent}%", strings::GAUGE_RESTART_AT),
                 dim,
             ));
         }
@@ -254,11 +261,11 @@ mod tests {
 
     #[test]
     fn colours_follow_the_threshold() {
-        assert_eq!(level_color(10.0, 80.0), Color::Green);
-        assert_eq!(level_color(50.0, 80.0), Color::Yellow);
-        assert_eq!(level_color(79.9, 80.0), Color::Yellow);
-        assert_eq!(level_color(80.0, 80.0), Color::Red);
-        assert_eq!(level_color(45.0, 40.0), Color::Red);
+        assert_eq!(level_color(10.0, ContextLimit::At(80.0)), Color::Green);
+        assert_eq!(level_color(50.0, ContextLimit::At(80.0)), Color::Yellow);
+        assert_eq!(level_color(79.9, ContextLimit::At(80.0)), Color::Yellow);
+        assert_eq!(level_color(80.0, ContextLimit::At(80.0)), Color::Red);
+        assert_eq!(level_color(45.0, ContextLimit::At(40.0)), Color::Red);
     }
 
     #[test]

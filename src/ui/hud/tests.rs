@@ -134,7 +134,7 @@ fn run_started() -> Event {
         ],
         agent: "claude".into(),
         model: "opus".into(),
-        context_threshold: 80.0,
+        context_threshold: crate::context::ContextLimit::At(80.0),
         max_restarts: 3,
         resumed: false,
     }

@@ -34,7 +34,7 @@ fn started() -> Event {
         ],
         agent: "sim".into(),
         model: "opus".into(),
-        context_threshold: 80.0,
+        context_threshold: crate::context::ContextLimit::At(80.0),
         max_restarts: 3,
         resumed: false,
     }
