@@ -199,8 +199,12 @@ fn the_json_stream_of_the_demo_run_is_pinned() {
         .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("a JSON event"))
     {
         // A session stopped for its context may print a line more or less before the
-        // stop reaches it: its activity is not part of the pinned shape.
+        // stop reaches it: its activity and its last figures (but for the stop itself)
+        // are not part of the pinned shape.
+        let mut event = event;
         if event["event"] == "session_ended" && event["outcome"] == "context_limit" {
+            let stop = event["snapshot"]["stop"].take();
+            event["snapshot"] = serde_json::json!({ "stop": stop });
             let started = events
                 .iter()
                 .rposition(|e| e["event"] == "session_started")

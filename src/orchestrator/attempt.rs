@@ -3,22 +3,18 @@
 //! the checkpoint context in front of the original prompt, until the agent finishes or
 //! the restart budget runs out.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
 use crate::checkpoint::{self, CheckpointFacts};
-use crate::context::MeterSettings;
-use crate::context::WindowInputs;
 use crate::events::{Event, RunRequest};
 use crate::plan::Phase;
 use crate::restart::{BudgetDecision, RestartBudget};
 use crate::run_env::RunEnv;
-use crate::session::{
-    self, SessionControl, SessionEvent, SessionOutcome, SessionReport, SessionSpec,
-};
+use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
 use crate::state::{CompletionStatus, RestartRecord, SessionRecord, now};
 
 use super::phase::{ResumePoint, Runner};
@@ -412,41 +408,16 @@ impl Runner<'_> {
             restart,
             project_root: self.root.clone(),
         };
-        let mut meter = MeterSettings::from_config(&self.config, self.backend.usage_reporting());
+        let mut spec = self.session.clone().with_env(run_env.vars());
+        prompt.clone_into(&mut spec.prompt);
+        spec.log_path = log_path;
         if !restarts_allowed {
-            meter = meter.observe_only();
+            spec.meter = spec.meter.observe_only();
         }
         // Every remembered window: the agent names its model in full (`claude-opus-5-5`)
         // on its first line while the config may hold an alias (`opus`), so the window
         // is found by either name as soon as the agent says which model runs.
-        let remembered: BTreeMap<String, u64> = self.store.context_windows().unwrap_or_default();
-        let mut env: Vec<(String, String)> = self
-            .config
-            .agent
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        env.extend(run_env.vars().into_iter().map(|(k, v)| (k.to_owned(), v)));
-        let spec = SessionSpec {
-            backend: self.backend.clone(),
-            model: self.config.model.clone(),
-            prompt: prompt.to_owned(),
-            cwd: self.root.clone(),
-            env,
-            inherit_env: true,
-            timeout: Some(Duration::from_secs(self.config.timeout)),
-            meter,
-            window: WindowInputs {
-                configured: self.config.agent.model_context_window,
-                remembered,
-                model: Some(self.config.model.clone()),
-            },
-            stop_grace: Duration::try_from_secs_f64(self.config.agent.stop_grace)
-                .unwrap_or(Duration::from_secs(2)),
-            stderr_tail_lines: self.config.agent.stderr_tail_lines,
-            log_path,
-        };
+        spec.window.remembered = self.store.context_windows().unwrap_or_default();
         let control = SessionControl::new();
         let (sender, mut receiver) = mpsc::unbounded_channel();
         let running = session::run(spec, sender, control.clone());

@@ -40,6 +40,7 @@ use crate::events::{
     Event, EventSender, PhaseInfo, PhaseState, PhaseSummary, RequestReceiver, RunSummary,
 };
 use crate::plan::{Phase, Plan, execution_order};
+use crate::session::SessionSpec;
 use crate::state::{RunRecord, RunStatus, StateError, Store};
 
 use self::selection::{History, Standing};
@@ -106,6 +107,10 @@ pub enum RunError {
     #[error("the plan's dependencies form a cycle: {0}")]
     #[diagnostic(help("run `debussy audit` on the plan for details"))]
     Cycle(String),
+    /// The configuration cannot make an agent session.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Session(#[from] crate::session::SessionError),
     /// `--phase` names no phase.
     #[error("{0}")]
     UnknownPhase(String),
@@ -127,6 +132,7 @@ impl RunError {
         matches!(
             self,
             RunError::UnknownPhase(_)
+                | RunError::Session(_)
                 | RunError::Preflight(_)
                 | RunError::InterruptedDirty { .. }
                 | RunError::Locked(lock::LockError::Held { .. })
@@ -150,6 +156,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     } = setup;
     let config = loaded.config;
     let root = loaded.project_root;
+    let session = SessionSpec::from_config(&config, backend.clone(), "", &root, "")?;
     // Taken first: a second run must be told about the live one, not that the live one's
     // edits make the tree dirty.
     let mut run_lock = lock::RunLock::acquire(&root)?;
@@ -270,7 +277,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         config,
         root,
         plan: &plan,
-        backend,
+        session,
         store,
         run_id: run_id.clone(),
         events,

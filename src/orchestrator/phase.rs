@@ -2,10 +2,8 @@
 //! commit that records the result.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::agent::AgentBackend;
 use crate::compliance::{self, Finding, GateOutcome, Severity, Verdict};
 use crate::config::Config;
 use crate::events::NoRestart;
@@ -14,6 +12,7 @@ use crate::events::{
 };
 use crate::gates::{self, GateRun, GateSpec};
 use crate::plan::{Phase, Plan};
+use crate::session::SessionSpec;
 use crate::state::{ExecutionEnd, ExecutionStatus, GateRecord, PauseRecord, Store, now};
 
 use super::attempt::{AttemptEnd, AttemptTally};
@@ -37,7 +36,9 @@ pub(crate) struct Runner<'plan> {
     pub(crate) config: Config,
     pub(crate) root: PathBuf,
     pub(crate) plan: &'plan Plan,
-    pub(crate) backend: Arc<dyn AgentBackend>,
+    /// Every session's settings from the configuration; each session adds its prompt,
+    /// log path and environment.
+    pub(crate) session: SessionSpec,
     pub(crate) store: Store,
     pub(crate) run_id: String,
     pub(crate) events: EventSender,

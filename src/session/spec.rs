@@ -49,7 +49,9 @@ pub struct SessionSpec {
 }
 
 impl SessionSpec {
-    /// A spec from the configuration: `model`, `timeout` (0 means none),
+    /// A spec from the configuration, the one way a session's settings are made (the run
+    /// takes one per run and gives each session its prompt, log path and environment):
+    /// `model`, `timeout` (0 means none),
     /// `context_threshold`, `tool_call_threshold`, `agent.token_estimate_factor`,
     /// `agent.model_context_window`, `agent.stop_grace`. The meter trusts usage as the
     /// backend reports it. No remembered windows and no extra environment: set
