@@ -17,7 +17,7 @@ use crate::run_env::RunEnv;
 use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
 use crate::state::{CompletionStatus, RestartRecord, SessionRecord, now};
 
-use super::phase::{ResumePoint, Runner};
+use super::runner::{ResumePoint, Runner};
 use super::vcs;
 
 /// Outcome code of an attempt whose restart budget ran out.
@@ -349,44 +349,6 @@ impl Runner<'_> {
             .ok()
             .flatten()
             .map(|s| s.id)
-    }
-
-    /// Wait `delay`, serving requests. False when interrupted or skipped meanwhile.
-    async fn wait(&mut self, delay: Duration) -> bool {
-        let sleep = tokio::time::sleep(delay);
-        tokio::pin!(sleep);
-        loop {
-            tokio::select! {
-                () = &mut sleep => return true,
-                Some(request) = self.requests.recv() => {
-                    if self.handle_idle_request(request) {
-                        return false;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Hold the run until the user resumes it. False when interrupted or skipped instead.
-    async fn wait_while_paused(&mut self, phase_id: &str) -> bool {
-        self.emit(Event::Paused {
-            phase_id: phase_id.to_owned(),
-        });
-        while self.flags.pause_requested {
-            match self.requests.recv().await {
-                Some(request) => {
-                    if self.handle_idle_request(request) {
-                        return false;
-                    }
-                }
-                // Nobody can resume us any more: carry on.
-                None => self.flags.pause_requested = false,
-            }
-        }
-        self.emit(Event::Resumed {
-            phase_id: phase_id.to_owned(),
-        });
-        true
     }
 
     /// Run one session, forwarding its events and serving requests while it runs.

@@ -1,0 +1,218 @@
+//! [`Runner`]: the state of a running run, owned by its one task, and what every step
+//! of it needs: events and warnings, requests between sessions, waits, and commits.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::events::{Event, EventSender, NoRestart, RequestReceiver, RunRequest, RunSummary};
+use crate::plan::{Phase, Plan};
+use crate::session::SessionSpec;
+use crate::state::{PauseRecord, Store};
+
+use super::vcs;
+
+/// What the user has asked for that outlives one session.
+#[derive(Debug, Default)]
+pub(crate) struct Flags {
+    /// Pause before the next session starts.
+    pub(crate) pause_requested: bool,
+    /// The run is being interrupted.
+    pub(crate) interrupted: bool,
+    /// The current phase is being skipped.
+    pub(crate) skip_requested: bool,
+}
+
+/// The state of a running run, owned by its one task.
+pub(crate) struct Runner<'plan> {
+    pub(crate) config: Config,
+    pub(crate) root: PathBuf,
+    pub(crate) plan: &'plan Plan,
+    /// Every session's settings from the configuration; each session adds its prompt,
+    /// log path and environment.
+    pub(crate) session: SessionSpec,
+    pub(crate) store: Store,
+    pub(crate) run_id: String,
+    pub(crate) events: EventSender,
+    pub(crate) requests: RequestReceiver,
+    pub(crate) flags: Flags,
+    pub(crate) summary: RunSummary,
+    /// Where the paused run being resumed stopped; its phase's first session gets it.
+    pub(crate) resume_point: Option<ResumePoint>,
+    /// The process group of the agent session running now.
+    pub(crate) agent_group: Option<i32>,
+    /// Why the current attempt's sessions are not restarted for their context, if so.
+    pub(crate) no_restart: Option<NoRestart>,
+}
+
+/// The phase a paused run stopped in and what its pause recorded.
+#[derive(Debug, Clone)]
+pub(crate) struct ResumePoint {
+    pub(crate) phase: String,
+    pub(crate) pause: PauseRecord,
+}
+
+impl Runner<'_> {
+    /// Send an event; a closed channel (sink gone) is not the run's problem.
+    pub(crate) fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    /// Tell the user something that does not stop the run.
+    pub(crate) fn warn(&self, message: String) {
+        tracing::warn!("{message}");
+        self.emit(Event::Warning { message });
+    }
+
+    /// Handle a request that arrives outside a session (during gates, waits, pauses).
+    /// Returns true when the current step should stop (interrupt or skip).
+    pub(crate) fn handle_idle_request(&mut self, request: RunRequest) -> bool {
+        match request {
+            RunRequest::Interrupt | RunRequest::Kill => {
+                self.flags.interrupted = true;
+                true
+            }
+            RunRequest::SkipPhase => {
+                self.flags.skip_requested = true;
+                true
+            }
+            RunRequest::TogglePause => {
+                self.flags.pause_requested = !self.flags.pause_requested;
+                false
+            }
+            RunRequest::RestartNow => {
+                self.warn("no agent session is running; nothing to restart".into());
+                false
+            }
+        }
+    }
+
+    /// On a pause, keep the agent's work for `--resume`: commit it as a checkpoint when
+    /// auto-commit is on, else (or when nothing could be committed) record the files it
+    /// changed, which the resume then accepts as a dirty tree. Returns the commit id.
+    pub(crate) async fn keep_paused_work(
+        &mut self,
+        phase: &Phase,
+        base: Option<git2::Oid>,
+    ) -> Option<String> {
+        // A commit that fails falls back to recording the files: the work stays in the tree.
+        let commit = self
+            .commit(phase, "paused (checkpoint)")
+            .await
+            .ok()
+            .flatten();
+        let files = if commit.is_some() {
+            Vec::new()
+        } else {
+            vcs::changes_since(self.root.clone(), base)
+                .await
+                .into_iter()
+                .map(|change| change.path)
+                .collect()
+        };
+        let pause = PauseRecord {
+            base: base.map(|oid| oid.to_string()),
+            commit: commit.clone(),
+            files,
+        };
+        if let Err(err) = self.store.set_pause(&self.run_id, Some(&pause)) {
+            self.warn(format!(
+                "could not record where the pause left the work: {err}"
+            ));
+        }
+        commit
+    }
+
+    /// Commit the phase's work with the configured message; returns the commit id, or
+    /// git's own error (also sent as a warning).
+    pub(crate) async fn commit(
+        &mut self,
+        phase: &Phase,
+        status: &str,
+    ) -> Result<Option<String>, String> {
+        if !self.config.auto_commit {
+            return Ok(None);
+        }
+        let message = vcs::commit_message(
+            &self.config.commit_message_template,
+            phase.id.as_str(),
+            &phase.title,
+            status,
+        );
+        self.commit_with(phase, message).await
+    }
+
+    /// Commit everything with `message`, reporting the result as an event; a failure is
+    /// a warning and the error, in git's words, for the caller to act on.
+    pub(crate) async fn commit_with(
+        &mut self,
+        phase: &Phase,
+        message: String,
+    ) -> Result<Option<String>, String> {
+        match vcs::commit_all(
+            self.root.clone(),
+            message.clone(),
+            self.config.git.run_hooks,
+        )
+        .await
+        {
+            Ok(Some(commit)) => {
+                if let Some(note) = &commit.stale_lock {
+                    self.warn(note.clone());
+                }
+                self.emit(Event::Committed {
+                    phase_id: phase.id.as_str().to_owned(),
+                    commit: commit.id.clone(),
+                    message,
+                    files_changed: commit.files_changed,
+                });
+                self.summary.commits.push(commit.id.clone());
+                Ok(Some(commit.id))
+            }
+            Ok(None) => Ok(None),
+            Err(err) => {
+                let err = crate::error_chain::error_chain(&err);
+                self.warn(format!("could not commit: {err}"));
+                Err(err)
+            }
+        }
+    }
+
+    /// Wait `delay`, serving requests. False when interrupted or skipped meanwhile.
+    pub(crate) async fn wait(&mut self, delay: Duration) -> bool {
+        let sleep = tokio::time::sleep(delay);
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                () = &mut sleep => return true,
+                Some(request) = self.requests.recv() => {
+                    if self.handle_idle_request(request) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hold the run until the user resumes it. False when interrupted or skipped instead.
+    pub(crate) async fn wait_while_paused(&mut self, phase_id: &str) -> bool {
+        self.emit(Event::Paused {
+            phase_id: phase_id.to_owned(),
+        });
+        while self.flags.pause_requested {
+            match self.requests.recv().await {
+                Some(request) => {
+                    if self.handle_idle_request(request) {
+                        return false;
+                    }
+                }
+                // Nobody can resume us any more: carry on.
+                None => self.flags.pause_requested = false,
+            }
+        }
+        self.emit(Event::Resumed {
+            phase_id: phase_id.to_owned(),
+        });
+        true
+    }
+}
