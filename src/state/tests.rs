@@ -1,4 +1,7 @@
+use std::path::Path;
 use std::sync::Arc;
+
+use rusqlite::Connection;
 
 use super::*;
 

@@ -1,0 +1,270 @@
+//! Phase executions (attempts) and what happened in each: sessions, restarts, gates.
+
+use rusqlite::{Row, params};
+
+use super::{
+    ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord, RestartRecord, SessionRecord,
+    StateError, Store, now,
+};
+
+impl Store {
+    /// Record the start of an attempt at a phase; returns the execution id.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn start_execution(
+        &self,
+        run_id: &str,
+        phase_id: &str,
+        attempt: u32,
+        remediation: bool,
+    ) -> Result<i64, StateError> {
+        self.conn
+            .execute(
+                "INSERT INTO phase_executions (run_id, phase_id, attempt, remediation, status, started_at)
+                 VALUES (?1, ?2, ?3, ?4, 'running', ?5)",
+                params![run_id, phase_id, attempt, remediation, now()],
+            )
+            .map_err(self.sql("start an execution"))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Set an execution's status while it runs (e.g. `validating`).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_execution_status(
+        &self,
+        execution_id: i64,
+        status: ExecutionStatus,
+    ) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE phase_executions SET status = ?2 WHERE id = ?1",
+                params![execution_id, status.as_str()],
+            )
+            .map_err(self.sql("update an execution"))?;
+        Ok(())
+    }
+
+    /// Record how an execution ended.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn finish_execution(
+        &self,
+        execution_id: i64,
+        end: &ExecutionEnd,
+    ) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE phase_executions SET status = ?2, restarts = ?3, outcome_code = ?4, tokens = ?5,
+                 cost_usd = ?6, commit_id = ?7, error = ?8, ended_at = ?9, cost_estimated = ?10 WHERE id = ?1",
+                params![
+                    execution_id,
+                    end.status.as_str(),
+                    end.restarts,
+                    end.outcome_code,
+                    end.tokens,
+                    end.cost_usd,
+                    end.commit_id,
+                    end.error,
+                    now(),
+                    end.cost_estimated
+                ],
+            )
+            .map_err(self.sql("finish an execution"))?;
+        Ok(())
+    }
+
+    /// The executions of a run, oldest first.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn executions(&self, run_id: &str) -> Result<Vec<ExecutionRecord>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT * FROM phase_executions WHERE run_id = ?1 ORDER BY id")
+            .map_err(self.sql("list executions"))?;
+        stmt.query_map([run_id], |row| Ok(self.execution_row(row)))
+            .map_err(self.sql("list executions"))?
+            .collect::<Result<Result<_, _>, _>>()
+            .map_err(self.sql("list executions"))?
+    }
+
+    pub(super) fn execution_row(&self, row: &Row<'_>) -> Result<ExecutionRecord, StateError> {
+        let get = |e: rusqlite::Error| self.corrupt(e.to_string());
+        Ok(ExecutionRecord {
+            id: row.get("id").map_err(get)?,
+            run_id: row.get("run_id").map_err(get)?,
+            phase_id: row.get("phase_id").map_err(get)?,
+            attempt: row.get("attempt").map_err(get)?,
+            remediation: row.get("remediation").map_err(get)?,
+            status: self.parse(&row.get::<_, String>("status").map_err(get)?)?,
+            restarts: row.get("restarts").map_err(get)?,
+            outcome_code: row.get("outcome_code").map_err(get)?,
+            tokens: row.get("tokens").map_err(get)?,
+            cost_usd: row.get("cost_usd").map_err(get)?,
+            cost_estimated: row.get("cost_estimated").map_err(get)?,
+            commit_id: row.get("commit_id").map_err(get)?,
+            error: row.get("error").map_err(get)?,
+            started_at: row.get("started_at").map_err(get)?,
+            ended_at: row.get("ended_at").map_err(get)?,
+        })
+    }
+
+    /// Record a finished session of an execution.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn record_session(&self, execution_id: i64, s: &SessionRecord) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "INSERT INTO sessions (execution_id, session_index, agent_session_id, model, outcome, outcome_code,
+                 context_tokens, context_window, context_percent, tool_calls, cost_usd, log_path, started_at, ended_at, agent_pgid, cost_estimated)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                params![
+                    execution_id,
+                    s.session_index,
+                    s.agent_session_id,
+                    s.model,
+                    s.outcome,
+                    s.outcome_code,
+                    s.context_tokens,
+                    s.context_window,
+                    s.context_percent,
+                    s.tool_calls,
+                    s.cost_usd,
+                    s.log_path,
+                    s.started_at,
+                    s.ended_at,
+                    s.agent_pgid,
+                    s.cost_estimated
+                ],
+            )
+            .map_err(self.sql("record a session"))?;
+        Ok(())
+    }
+
+    /// The sessions of an execution, in order.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn sessions(&self, execution_id: i64) -> Result<Vec<SessionRecord>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT * FROM sessions WHERE execution_id = ?1 ORDER BY session_index, id")
+            .map_err(self.sql("list sessions"))?;
+        stmt.query_map([execution_id], |row| {
+            Ok(SessionRecord {
+                session_index: row.get("session_index")?,
+                agent_session_id: row.get("agent_session_id")?,
+                model: row.get("model")?,
+                outcome: row.get("outcome")?,
+                outcome_code: row.get("outcome_code")?,
+                context_tokens: row.get("context_tokens")?,
+                context_window: row.get("context_window")?,
+                context_percent: row.get("context_percent")?,
+                tool_calls: row.get("tool_calls")?,
+                cost_usd: row.get("cost_usd")?,
+                cost_estimated: row.get("cost_estimated")?,
+                log_path: row.get("log_path")?,
+                agent_pgid: row.get("agent_pgid")?,
+                started_at: row.get("started_at")?,
+                ended_at: row.get("ended_at")?,
+            })
+        })
+        .map_err(self.sql("list sessions"))?
+        .collect::<Result<_, _>>()
+        .map_err(self.sql("list sessions"))
+    }
+
+    /// Record a context restart.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn record_restart(&self, execution_id: i64, r: &RestartRecord) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "INSERT INTO restart_events (execution_id, restart_number, reason, context_percent, commit_id, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![execution_id, r.restart_number, r.reason, r.context_percent, r.commit_id, r.at],
+            )
+            .map_err(self.sql("record a restart"))?;
+        Ok(())
+    }
+
+    /// The restarts of an execution, in order.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn restarts(&self, execution_id: i64) -> Result<Vec<RestartRecord>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT * FROM restart_events WHERE execution_id = ?1 ORDER BY id")
+            .map_err(self.sql("list restarts"))?;
+        stmt.query_map([execution_id], |row| {
+            Ok(RestartRecord {
+                restart_number: row.get("restart_number")?,
+                reason: row.get("reason")?,
+                context_percent: row.get("context_percent")?,
+                commit_id: row.get("commit_id")?,
+                at: row.get("at")?,
+            })
+        })
+        .map_err(self.sql("list restarts"))?
+        .collect::<Result<_, _>>()
+        .map_err(self.sql("list restarts"))
+    }
+
+    /// Record a gate's result against the execution it validated.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn record_gate(&self, execution_id: i64, g: &GateRecord) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "INSERT INTO gate_results (execution_id, name, command, passed, exit_code, timed_out, output, duration_ms, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    execution_id,
+                    g.name,
+                    g.command,
+                    g.passed,
+                    g.exit_code,
+                    g.timed_out,
+                    g.output,
+                    g.duration_ms,
+                    g.at
+                ],
+            )
+            .map_err(self.sql("record a gate result"))?;
+        Ok(())
+    }
+
+    /// The gate results of an execution, in order.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn gates(&self, execution_id: i64) -> Result<Vec<GateRecord>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT * FROM gate_results WHERE execution_id = ?1 ORDER BY id")
+            .map_err(self.sql("list gate results"))?;
+        stmt.query_map([execution_id], |row| {
+            Ok(GateRecord {
+                name: row.get("name")?,
+                command: row.get("command")?,
+                passed: row.get("passed")?,
+                exit_code: row.get("exit_code")?,
+                timed_out: row.get("timed_out")?,
+                output: row.get("output")?,
+                duration_ms: row.get("duration_ms")?,
+                at: row.get("at")?,
+            })
+        })
+        .map_err(self.sql("list gate results"))?
+        .collect::<Result<_, _>>()
+        .map_err(self.sql("list gate results"))
+    }
+}

@@ -1,0 +1,265 @@
+//! Runs: created, updated, owned, paused, settled when their process died, and listed.
+
+use std::collections::BTreeSet;
+
+use rusqlite::{Row, params};
+
+use super::{Owner, PauseRecord, RunRecord, RunStatus, StartedWith, StateError, Store, now};
+
+impl Store {
+    /// Record a new run and return its id.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn create_run(&self, plan_path: &str, plan_title: &str) -> Result<String, StateError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        self.conn
+            .execute(
+                "INSERT INTO runs (id, plan_path, plan_title, status, started_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, plan_path, plan_title, RunStatus::Running.as_str(), now()],
+            )
+            .map_err(self.sql("create a run"))?;
+        Ok(id)
+    }
+
+    /// Update a run's status, current phase and error; sets the end time for final states.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn update_run(
+        &self,
+        run_id: &str,
+        status: RunStatus,
+        current_phase: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<(), StateError> {
+        let ended = (status != RunStatus::Running).then(now);
+        self.conn
+            .execute(
+                "UPDATE runs SET status = ?2, current_phase = COALESCE(?3, current_phase), error = ?4, ended_at = ?5 WHERE id = ?1",
+                params![run_id, status.as_str(), current_phase, error, ended],
+            )
+            .map_err(self.sql("update a run"))?;
+        Ok(())
+    }
+
+    /// One run by id (a unique prefix of the id works too).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn run(&self, id: &str) -> Result<Option<RunRecord>, StateError> {
+        let pattern = format!("{}%", id.replace(['%', '_'], ""));
+        let mut stmt = self
+            .conn
+            .prepare("SELECT * FROM runs WHERE id LIKE ?1 ORDER BY started_at DESC LIMIT 2")
+            .map_err(self.sql("read a run"))?;
+        let rows: Vec<RunRecord> = stmt
+            .query_map([pattern], |row| Ok(self.run_row(row)))
+            .map_err(self.sql("read a run"))?
+            .collect::<Result<Result<_, _>, _>>()
+            .map_err(self.sql("read a run"))??;
+        Ok(if rows.len() == 1 {
+            rows.into_iter().next()
+        } else {
+            None
+        })
+    }
+
+    /// The newest runs, newest first; only those of `plan_path` when given.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn runs(&self, plan_path: Option<&str>, limit: u32) -> Result<Vec<RunRecord>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT * FROM runs WHERE (?1 IS NULL OR plan_path = ?1) ORDER BY started_at DESC, rowid DESC LIMIT ?2",
+            )
+            .map_err(self.sql("list runs"))?;
+        stmt.query_map(params![plan_path, limit], |row| Ok(self.run_row(row)))
+            .map_err(self.sql("list runs"))?
+            .collect::<Result<Result<_, _>, _>>()
+            .map_err(self.sql("list runs"))?
+    }
+
+    /// A run as stored, except that a run still `running` whose owner process is gone
+    /// (or whose pid now belongs to another process) reads as `interrupted`.
+    pub(super) fn run_row(&self, row: &Row<'_>) -> Result<RunRecord, StateError> {
+        let get = |e: rusqlite::Error| self.corrupt(e.to_string());
+        let lines = |text: Option<String>| -> Vec<String> {
+            text.map(|t| t.lines().map(str::to_owned).collect())
+                .unwrap_or_default()
+        };
+        let owner_pid: Option<u32> = row.get("owner_pid").map_err(get)?;
+        let owner_start: Option<i64> = row.get("owner_start").map_err(get)?;
+        let owner_start = owner_start.and_then(|s| u64::try_from(s).ok());
+        let mut status: RunStatus = self.parse(&row.get::<_, String>("status").map_err(get)?)?;
+        if status == RunStatus::Running
+            && let (Some(pid), Some(start)) = (owner_pid, owner_start)
+            && !(Owner { pid, start }).is_alive()
+        {
+            status = RunStatus::Interrupted;
+        }
+        let started_with = match row.get::<_, Option<String>>("overrides").map_err(get)? {
+            Some(text) => serde_json::from_str(&text)
+                .map_err(|e| self.corrupt(format!("the run's recorded flags: {e}")))?,
+            None => StartedWith::default(),
+        };
+        let pause_base: Option<String> = row.get("pause_base").map_err(get)?;
+        let pause_commit: Option<String> = row.get("pause_commit").map_err(get)?;
+        let pause_files = lines(row.get("pause_files").map_err(get)?);
+        let pause = (status == RunStatus::Paused
+            && (pause_base.is_some() || pause_commit.is_some() || !pause_files.is_empty()))
+        .then_some(PauseRecord {
+            base: pause_base,
+            commit: pause_commit,
+            files: pause_files,
+        });
+        Ok(RunRecord {
+            id: row.get("id").map_err(get)?,
+            plan_path: row.get("plan_path").map_err(get)?,
+            plan_title: row.get("plan_title").map_err(get)?,
+            status,
+            current_phase: row.get("current_phase").map_err(get)?,
+            error: row.get("error").map_err(get)?,
+            started_at: row.get("started_at").map_err(get)?,
+            ended_at: row.get("ended_at").map_err(get)?,
+            owner_pid,
+            owner_start,
+            agent_pgid: row.get("agent_pgid").map_err(get)?,
+            phase_ids: lines(row.get("phase_ids").map_err(get)?),
+            started_with,
+            pause,
+        })
+    }
+
+    /// Record as `interrupted` every run still marked `running` whose owner process is
+    /// gone; returns them (with the agent group each left behind, if any).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn settle_interrupted(&self) -> Result<Vec<RunRecord>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT * FROM runs WHERE status = 'running' AND owner_pid IS NOT NULL")
+            .map_err(self.sql("find interrupted runs"))?;
+        let runs: Vec<RunRecord> = stmt
+            .query_map([], |row| Ok(self.run_row(row)))
+            .map_err(self.sql("find interrupted runs"))?
+            .collect::<Result<Result<_, _>, _>>()
+            .map_err(self.sql("find interrupted runs"))??;
+        let mut settled = Vec::new();
+        for run in runs
+            .into_iter()
+            .filter(|r| r.status == RunStatus::Interrupted)
+        {
+            self.update_run(
+                &run.id,
+                RunStatus::Interrupted,
+                None,
+                Some("the debussy process running it died"),
+            )?;
+            settled.push(run);
+        }
+        Ok(settled)
+    }
+
+    /// Record `owner` as the process running the run (taking it over on `--resume`).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_run_owner(&self, run_id: &str, owner: Option<Owner>) -> Result<(), StateError> {
+        let start = owner.and_then(|o| i64::try_from(o.start).ok());
+        self.conn
+            .execute(
+                "UPDATE runs SET owner_pid = ?2, owner_start = ?3 WHERE id = ?1",
+                params![run_id, owner.map(|o| o.pid), start],
+            )
+            .map_err(self.sql("record the run's owner"))?;
+        Ok(())
+    }
+
+    /// Record the process group of the agent session now running (`None` between sessions).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_agent_group(&self, run_id: &str, pgid: Option<i32>) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET agent_pgid = ?2 WHERE id = ?1",
+                params![run_id, pgid],
+            )
+            .map_err(self.sql("record the agent's process group"))?;
+        Ok(())
+    }
+
+    /// Record the plan's phase ids for the run, so reports for other phases are refused.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_run_phases(&self, run_id: &str, phase_ids: &[String]) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET phase_ids = ?2 WHERE id = ?1",
+                params![run_id, phase_ids.join("\n")],
+            )
+            .map_err(self.sql("record the run's phases"))?;
+        Ok(())
+    }
+
+    /// Record the configuration flags and variables the run was started with, so
+    /// `--resume` reuses them.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_run_started_with(
+        &self,
+        run_id: &str,
+        started_with: &StartedWith,
+    ) -> Result<(), StateError> {
+        let text = serde_json::to_string(started_with).map_err(|e| self.corrupt(e.to_string()))?;
+        self.conn
+            .execute(
+                "UPDATE runs SET overrides = ?2 WHERE id = ?1",
+                params![run_id, text],
+            )
+            .map_err(self.sql("record the run's flags"))?;
+        Ok(())
+    }
+
+    /// Record (or with `None`, forget) where a pause left the work.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_pause(&self, run_id: &str, pause: Option<&PauseRecord>) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET pause_base = ?2, pause_commit = ?3, pause_files = ?4 WHERE id = ?1",
+                params![
+                    run_id,
+                    pause.and_then(|p| p.base.clone()),
+                    pause.and_then(|p| p.commit.clone()),
+                    pause.map(|p| p.files.join("\n")).filter(|f| !f.is_empty()),
+                ],
+            )
+            .map_err(self.sql("record the pause"))?;
+        Ok(())
+    }
+    /// Phases of `plan_path` that some run completed (for `--resume`).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn completed_phases(&self, plan_path: &str) -> Result<BTreeSet<String>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT e.phase_id FROM phase_executions e JOIN runs r ON r.id = e.run_id
+                 WHERE r.plan_path = ?1 AND e.status = 'completed'",
+            )
+            .map_err(self.sql("read completed phases"))?;
+        stmt.query_map([plan_path], |row| row.get(0))
+            .map_err(self.sql("read completed phases"))?
+            .collect::<Result<_, _>>()
+            .map_err(self.sql("read completed phases"))
+    }
+}

@@ -1,0 +1,179 @@
+//! [`Store`]: the open database, how it is opened (private file modes, WAL, busy
+//! timeout) and migrated, and the error helpers the table modules share.
+
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::{PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, STATE_DB, StateError, schema};
+
+/// How long a write waits for another process's transaction before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An open state database.
+#[derive(Debug)]
+pub struct Store {
+    pub(super) conn: Connection,
+    pub(super) path: PathBuf,
+}
+
+impl Store {
+    /// Open (creating if needed) the project's `.debussy/state.db` and migrate it.
+    ///
+    /// # Errors
+    /// When the file cannot be created or opened, or was written by a newer debussy.
+    pub fn open(project_root: &Path) -> Result<Store, StateError> {
+        Store::open_at(&project_root.join(STATE_DB))
+    }
+
+    /// Open the project's store if it exists; `None` when no run has happened yet.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_existing(project_root: &Path) -> Result<Option<Store>, StateError> {
+        let path = project_root.join(STATE_DB);
+        if path.exists() {
+            Store::open_at(&path).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Open (creating if needed) a database at `path` and migrate it.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_at(path: &Path) -> Result<Store, StateError> {
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(PRIVATE_DIR_MODE)
+                .create(dir)
+                .map_err(|source| StateError::CreateDir {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
+        }
+        make_private(path).map_err(|source| StateError::CreateDir {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let err = |action| {
+            let path = path.to_path_buf();
+            move |source| StateError::Sqlite {
+                path,
+                action,
+                source,
+            }
+        };
+        let conn = Connection::open(path).map_err(err("open"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(err("set the busy timeout"))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err("enable WAL"))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(err("set synchronous"))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(err("enable foreign keys"))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The database file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(super) fn sql(
+        &self,
+        action: &'static str,
+    ) -> impl FnOnce(rusqlite::Error) -> StateError + '_ {
+        move |source| StateError::Sqlite {
+            path: self.path.clone(),
+            action,
+            source,
+        }
+    }
+
+    fn migrate(&mut self) -> Result<(), StateError> {
+        let path = self.path.clone();
+        let err = |action| {
+            let path = path.clone();
+            move |source| StateError::Sqlite {
+                path,
+                action,
+                source,
+            }
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err("begin the migration"))?;
+        let version: usize = tx
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(err("read the schema version"))?;
+        let known = schema::MIGRATIONS.len();
+        if version > known {
+            return Err(StateError::TooNew {
+                path,
+                found: version,
+                known,
+            });
+        }
+        for migration in &schema::MIGRATIONS[version..] {
+            tx.execute_batch(migration)
+                .map_err(err("migrate the schema"))?;
+        }
+        if version < known {
+            tx.pragma_update(None, "user_version", known)
+                .map_err(err("record the schema version"))?;
+        }
+        tx.commit().map_err(err("commit the migration"))
+    }
+
+    pub(super) fn corrupt(&self, detail: String) -> StateError {
+        StateError::Corrupt {
+            path: self.path.clone(),
+            detail,
+        }
+    }
+
+    pub(super) fn parse<T: std::str::FromStr<Err = String>>(
+        &self,
+        text: &str,
+    ) -> Result<T, StateError> {
+        text.parse().map_err(|detail| self.corrupt(detail))
+    }
+}
+
+/// Create the database file readable by its owner only, and narrow the mode of an
+/// existing one and of its `-wal`/`-shm` files (SQLite gives those the database's mode).
+fn make_private(db: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if !db.exists() {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(PRIVATE_FILE_MODE)
+            .open(db)?;
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        let file = PathBuf::from(name);
+        if let Ok(meta) = std::fs::metadata(&file)
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))?;
+        }
+    }
+    Ok(())
+}
