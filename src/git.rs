@@ -528,29 +528,13 @@ fn lock_holders(path: &Path) -> Vec<u32> {
     let Ok(target) = path.canonicalize() else {
         return Vec::new();
     };
-    let Ok(procs) = std::fs::read_dir("/proc") else {
+    let Some(processes) = crate::process::procfs::processes() else {
         return Vec::new();
     };
-    let mut pids = Vec::new();
-    for entry in procs.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
-            continue;
-        };
-        if fds
-            .flatten()
-            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|link| link == target))
-        {
-            pids.push(pid);
-        }
-    }
-    pids
+    processes
+        .filter(|(_, dir)| crate::process::procfs::holds_open(dir, &target))
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 /// Render changes as a `git diff --stat`-like block, one file a line, then a total line.

@@ -8,7 +8,7 @@
 //! `PATH` and nothing else: it never spawns anything.
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{AgentBackend, AgentCommand, AgentError, AgentEvent, UsageReporting, stream_json};
 use crate::config::{AgentConfig, AgentPermissions};
@@ -125,9 +125,10 @@ pub fn resolve_program(
     if program.is_empty() {
         return Err(not_found("`agent.command` is empty".to_owned()));
     }
+    let cwd = std::env::current_dir().unwrap_or_default();
     if program.contains(std::path::MAIN_SEPARATOR) {
         let path = PathBuf::from(program);
-        return if is_executable(&path) {
+        return if which::which_in(&path, None::<&OsStr>, &cwd).is_ok() {
             Ok(path)
         } else if path.exists() {
             Err(not_found(format!(
@@ -141,21 +142,15 @@ pub fn resolve_program(
     let Some(path_var) = path_var.filter(|value| !value.is_empty()) else {
         return Err(not_found("PATH is not set".to_owned()));
     };
-    std::env::split_paths(path_var)
-        .map(|dir| dir.join(program))
-        .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| not_found(format!("searched PATH={}", path_var.to_string_lossy())))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    which::which_in(program, Some(path_var), &cwd)
+        .map_err(|_| not_found(format!("searched PATH={}", path_var.to_string_lossy())))
 }
 
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
+
+    use std::path::Path;
 
     use super::*;
 

@@ -399,7 +399,8 @@ impl ProcessCommand {
     }
 
     /// Where the program would be: a path (relative to the working directory), or the
-    /// first match on `PATH`.
+    /// first match on `PATH`. Only for explaining a failed spawn, so unlike `which` it
+    /// also finds a file that exists but cannot be executed.
     fn locate(&self) -> Option<PathBuf> {
         let program = Path::new(&self.program);
         if self.program.as_encoded_bytes().contains(&b'/') {

@@ -13,6 +13,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+use super::procfs;
 use super::watchdog::Watchdog;
 
 /// Process groups of children that have not been fully cleaned up yet.
@@ -93,42 +94,15 @@ impl Group {
 /// Live (non-zombie) processes whose process group is `pgid`, from `/proc`; `None`
 /// where `/proc` is not available.
 fn list_members(pgid: i32) -> Option<Vec<u32>> {
-    let entries = std::fs::read_dir("/proc").ok()?;
-    let mut pids = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        // A process may vanish between listing and reading: skip it.
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        if let Some((state, pgrp)) = parse_stat(&stat)
-            && pgrp == pgid
-            && state != 'Z'
-            && state != 'X'
-        {
-            pids.push(pid);
-        }
-    }
+    let mut pids: Vec<u32> = procfs::processes()?
+        .filter(|(_, dir)| {
+            procfs::state_and_group(dir)
+                .is_some_and(|(state, group)| group == pgid && state != 'Z' && state != 'X')
+        })
+        .map(|(pid, _)| pid)
+        .collect();
     pids.sort_unstable();
     Some(pids)
-}
-
-/// State and process group from a `/proc/<pid>/stat` line. The command name is in
-/// parentheses and may itself contain spaces and parentheses, so fields are counted
-/// from the last `)`.
-fn parse_stat(stat: &str) -> Option<(char, i32)> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_ascii_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
 }
 
 /// Keeps a group in the registry and kills it if dropped before the child was cleaned
@@ -181,17 +155,6 @@ impl Drop for GroupGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_stat_with_awkward_command_names() {
-        assert_eq!(
-            parse_stat("1234 (sleep) S 1 1234 1234 0 -1 4194560"),
-            Some(('S', 1234))
-        );
-        assert_eq!(parse_stat("77 (a) b (c)) Z 1 70 70 0"), Some(('Z', 70)));
-        assert_eq!(parse_stat("garbage"), None);
-        assert_eq!(parse_stat("1 (x) R 1"), None);
-    }
 
     #[test]
     fn a_group_that_never_existed_is_empty() {

@@ -45,14 +45,8 @@ impl Desktop {
     /// Find the notifier on the given search path (`PATH`'s syntax).
     #[must_use]
     pub fn search(path: Option<OsString>) -> Desktop {
-        let dirs: Vec<PathBuf> = path
-            .map(|p| std::env::split_paths(&p).collect())
-            .unwrap_or_default();
-        let find = |name: &str| {
-            dirs.iter()
-                .map(|dir| dir.join(name))
-                .find(|candidate| is_executable(candidate))
-        };
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let find = |name: &str| which::which_in(name, path.as_ref(), &cwd).ok();
         let program = if cfg!(target_os = "macos") {
             find("osascript").map(Program::Osascript)
         } else {
@@ -148,11 +142,6 @@ impl Deliver for Desktop {
 /// `text` as an AppleScript string literal.
 fn applescript_string(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
-fn is_executable(path: &std::path::Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]
