@@ -146,10 +146,7 @@ fn normalised(event: &mut serde_json::Value, root: &str, run_id: &str) {
             }
         }
         serde_json::Value::String(text) => {
-            let mut out = text
-                .replace(env!("CARGO_BIN_EXE_debussy"), "DEBUSSY")
-                .replace(root, "ROOT")
-                .replace(run_id, "RUN");
+            let mut out = text.replace(root, "ROOT").replace(run_id, "RUN");
             if out.len() == 40 && out.bytes().all(|b| b.is_ascii_hexdigit()) {
                 out = "COMMIT".into();
             }
@@ -166,9 +163,20 @@ fn normalised(event: &mut serde_json::Value, root: &str, run_id: &str) {
 /// the bundled demo plan pins every event but the paced context figures, byte for byte.
 #[test]
 fn the_json_stream_of_the_demo_run_is_pinned() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    // The agent's tool calls name the project and the debussy binary by absolute path,
+    // and their size counts in the context estimate: both get paths of one length
+    // wherever the suite runs.
+    let dir = tempfile::Builder::new()
+        .prefix("debussy-pin-")
+        .tempdir_in("/tmp")
+        .expect("tempdir");
     let root = dir.path();
     init_repo(root);
+    std::fs::create_dir_all(root.join(".home")).expect("home");
+    let binary = root.join(".home/debussy");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_debussy"), &binary).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_debussy"), &binary).expect("copy debussy");
+    }
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
     for entry in std::fs::read_dir(&demo).expect("demo") {
         let path = entry.expect("entry").path();
@@ -176,7 +184,7 @@ fn the_json_stream_of_the_demo_run_is_pinned() {
     }
     std::fs::write(root.join(".gitignore"), ".home/\n").expect("ignore");
     commit_all(root, "demo");
-    let output = debussy(
+    let mut command = debussy(
         root,
         &[
             "run",
@@ -187,10 +195,21 @@ fn the_json_stream_of_the_demo_run_is_pinned() {
             "--output-format",
             "json",
         ],
-    )
-    .stdout(Stdio::piped())
-    .output()
-    .expect("run");
+    );
+    let args: Vec<std::ffi::OsString> = command.get_args().map(ToOwned::to_owned).collect();
+    let envs: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = command
+        .get_envs()
+        .map(|(k, v)| (k.to_owned(), v.map(ToOwned::to_owned)))
+        .collect();
+    let mut command = Command::new(&binary);
+    command.args(args).current_dir(root).stdin(Stdio::null());
+    for (key, value) in envs {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let output = command.stdout(Stdio::piped()).output().expect("run");
     assert!(output.status.success(), "{output:?}");
     let text = String::from_utf8(output.stdout).expect("utf-8");
     let mut events: Vec<serde_json::Value> = Vec::new();
