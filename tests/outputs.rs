@@ -127,7 +127,7 @@ fn completions_hide_the_internal_command_and_offer_agent_kinds() {
 }
 
 /// Replaces what differs between two runs of the same plan (times, ids, paths, pids,
-/// commit hashes, durations, tool call ids) with fixed words, so an event's shape can be compared.
+/// commit hashes, durations, tool call ids, the last bits of sums) with fixed words, so an event's shape can be compared.
 fn normalised(event: &mut serde_json::Value, root: &str, run_id: &str) {
     match event {
         serde_json::Value::Object(map) => {
@@ -144,6 +144,11 @@ fn normalised(event: &mut serde_json::Value, root: &str, run_id: &str) {
             for item in items {
                 normalised(item, root, run_id);
             }
+        }
+        // Sums of costs may differ in their last bit with the order figures arrived in.
+        serde_json::Value::Number(number) if number.is_f64() => {
+            let rounded = (number.as_f64().unwrap_or_default() * 1e6).round() / 1e6;
+            *event = serde_json::json!(rounded);
         }
         serde_json::Value::String(text) => {
             let mut out = text.replace(root, "ROOT").replace(run_id, "RUN");
