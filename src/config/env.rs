@@ -237,7 +237,8 @@ fn convert(raw: &str, kind: Kind) -> Result<Value, String> {
     }
 }
 
-fn insert(root: &mut Value, segs: &[super::locate::Seg], leaf: Value) {
+/// Set the leaf at `segs` in `root`, making the mappings on the way.
+pub(crate) fn insert(root: &mut Value, segs: &[super::locate::Seg], leaf: Value) {
     let Some((first, rest)) = segs.split_first() else {
         *root = leaf;
         return;
