@@ -6,8 +6,9 @@ use serde_norway::Value;
 
 use super::Config;
 use super::error::{Complaint, Problem};
+use super::keys::Kind;
 use super::locate::{Pos, Seg, display_path};
-use super::schema::{self, Kind};
+use super::schema;
 use super::validate::Violation;
 
 /// A value of the wrong type, found while deserializing a layer.

@@ -29,8 +29,9 @@ use serde_norway::{Mapping, Value};
 use super::Source;
 use super::check::{self, range_complaint};
 use super::error::{Complaint, Invalid, Problem};
+use super::keys::{self, Key, Kind};
 use super::locate::display_path;
-use super::schema::{self, ENV_PREFIX, Key, Kind, RESERVED_ENV_VARS};
+use super::schema::{self, ENV_PREFIX, RESERVED_ENV_VARS};
 use super::validate;
 
 /// The environment layer: the keys it sets and the variable that set each leaf.
@@ -135,13 +136,13 @@ pub(crate) fn layer(
 }
 
 fn resolve(var: &str, gate_names: &[String]) -> Target {
-    if let Some(key) = schema::KEYS
+    if let Some(key) = keys::KEYS
         .iter()
         .find(|k| k.kind != Kind::Map && schema::env_var(k.path) == var)
     {
         return Target::Leaf(key);
     }
-    for map in schema::KEYS.iter().filter(|k| k.kind == Kind::Map) {
+    for map in keys::KEYS.iter().filter(|k| k.kind == Kind::Map) {
         let map_var = schema::env_var(map.path);
         if var == map_var {
             return Target::Section(map.path.to_owned(), format!("{map_var}__NAME"));
@@ -157,9 +158,9 @@ fn resolve(var: &str, gate_names: &[String]) -> Target {
             return Target::Entry(map, name);
         }
     }
-    for section in schema::SECTIONS.iter().filter(|s| !s.is_empty()) {
+    for section in keys::SECTIONS.iter().filter(|s| !s.is_empty()) {
         if var == schema::env_var(section) {
-            let example = schema::KEYS
+            let example = keys::KEYS
                 .iter()
                 .find(|k| k.path.starts_with(&format!("{section}.")))
                 .map_or_else(String::new, |k| schema::env_var(k.path));
@@ -167,7 +168,7 @@ fn resolve(var: &str, gate_names: &[String]) -> Target {
         }
     }
     let suffix = &var[ENV_PREFIX.len()..];
-    let candidates: Vec<String> = schema::KEYS
+    let candidates: Vec<String> = keys::KEYS
         .iter()
         .filter(|k| k.kind != Kind::Map)
         .map(|k| schema::env_var(k.path)[ENV_PREFIX.len()..].to_owned())
@@ -285,7 +286,7 @@ mod tests {
 
     #[test]
     fn every_scalar_key_is_reachable() {
-        for key in schema::KEYS.iter().filter(|k| k.kind != Kind::Map) {
+        for key in keys::KEYS.iter().filter(|k| k.kind != Kind::Map) {
             let var = schema::env_var(key.path);
             let sample = match key.kind {
                 Kind::Bool => "true",

@@ -16,7 +16,7 @@ pub const RESERVED_ENV_VARS: &[&str] = &[
 /// The prefix of every configuration environment variable.
 pub(crate) const ENV_PREFIX: &str = "DEBUSSY_";
 
-pub(crate) use super::keys::{KEYS, Key, Kind, SECTIONS};
+use super::keys::{KEYS, Key, Kind, SECTIONS};
 
 impl Kind {
     /// What a value of this kind looks like, in words, for error messages.
