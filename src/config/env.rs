@@ -27,12 +27,10 @@ use std::collections::BTreeMap;
 use serde_norway::{Mapping, Value};
 
 use super::Source;
-use super::check::{self, range_complaint};
+use super::check;
 use super::error::{Complaint, Invalid, Problem};
 use super::keys::{self, Key, Kind};
-use super::locate::display_path;
 use super::schema::{self, ENV_PREFIX, RESERVED_ENV_VARS};
-use super::validate;
 
 /// The environment layer: the keys it sets and the variable that set each leaf.
 #[derive(Debug, Default)]
@@ -110,7 +108,7 @@ pub(crate) fn layer(
             };
             Invalid::in_env(complaint, var)
         })?;
-        insert(&mut value, &check::segs_of(&path), parsed);
+        check::insert(&mut value, &check::segs_of(&path), parsed);
         sources.insert(path, Source::Env(var.clone()));
     }
     let var_for = |path: &str| -> String {
@@ -124,14 +122,8 @@ pub(crate) fn layer(
             })
             .unwrap_or_else(|| schema::env_var(base))
     };
-    let typed = check::from_value(&value)
-        .map_err(|err| Invalid::in_env(err.complaint, &var_for(&display_path(&err.path))))?;
-    if let Some(violation) = validate::check_fields(&typed).first() {
-        return Err(Invalid::in_env(
-            range_complaint(violation),
-            &var_for(&violation.path),
-        ));
-    }
+    check::check_layer(&value)
+        .map_err(|problem| Invalid::in_env(problem.complaint, &var_for(&problem.path)))?;
     Ok(EnvLayer { value, sources })
 }
 
@@ -235,26 +227,6 @@ fn convert(raw: &str, kind: Kind) -> Result<Value, String> {
                 .collect(),
         )),
         Kind::Map => Err(expected()),
-    }
-}
-
-/// Set the leaf at `segs` in `root`, making the mappings on the way.
-pub(crate) fn insert(root: &mut Value, segs: &[super::locate::Seg], leaf: Value) {
-    let Some((first, rest)) = segs.split_first() else {
-        *root = leaf;
-        return;
-    };
-    let super::locate::Seg::Key(name) = first else {
-        return;
-    };
-    if !root.is_mapping() {
-        *root = Value::Mapping(Mapping::new());
-    }
-    if let Value::Mapping(map) = root {
-        let child = map
-            .entry(Value::String(name.clone()))
-            .or_insert(Value::Null);
-        insert(child, rest, leaf);
     }
 }
 

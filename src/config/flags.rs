@@ -10,11 +10,9 @@ use std::collections::BTreeMap;
 use serde_norway::Value;
 
 use super::Source;
-use super::check::{self, range_complaint, segs_of};
+use super::check::{self, segs_of};
 use super::error::Invalid;
 use super::keys::{self, Kind};
-use super::locate::display_path;
-use super::validate;
 
 /// A value typed on the command line for a configuration key.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,20 +86,14 @@ pub(crate) fn layer(overrides: &Overrides) -> Result<FlagLayer, Box<Invalid>> {
             continue;
         };
         let on = !matches!(typed, FlagValue::Switch(false));
-        super::env::insert(&mut value, &segs_of(key.path), typed.to_yaml(key.kind));
+        check::insert(&mut value, &segs_of(key.path), typed.to_yaml(key.kind));
         sources.insert(key.path.to_owned(), Source::Flag(flag.spelling(on)));
     }
     let flag_for = |path: &str| match sources.get(path) {
         Some(Source::Flag(flag)) => flag.clone(),
         _ => format!("--{}", path.replace(['.', '_'], "-")),
     };
-    let typed = check::from_value(&value)
-        .map_err(|err| Invalid::in_flag(err.complaint, &flag_for(&display_path(&err.path))))?;
-    if let Some(violation) = validate::check_fields(&typed).first() {
-        return Err(Invalid::in_flag(
-            range_complaint(violation),
-            &flag_for(&violation.path),
-        ));
-    }
+    check::check_layer(&value)
+        .map_err(|problem| Invalid::in_flag(problem.complaint, &flag_for(&problem.path)))?;
     Ok(FlagLayer { value, sources })
 }
