@@ -281,10 +281,11 @@ mod tests {
             "--agent-command",
             "/bin/a",
         ]);
-        let with_flags: Vec<&str> = flagged().map(|(key, _)| key.path).collect();
+        let mut with_flags: Vec<&str> = flagged().map(|(key, _)| key.path).collect();
+        with_flags.sort_unstable();
         assert_eq!(
-            typed.keys().map(String::as_str).collect::<Vec<_>>().len(),
-            with_flags.len()
+            typed.keys().map(String::as_str).collect::<Vec<_>>(),
+            with_flags
         );
         assert_eq!(typed["max_retries"], FlagValue::Whole(4));
         assert_eq!(typed["context_threshold"], FlagValue::Number(72.5));
