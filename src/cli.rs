@@ -1,12 +1,17 @@
 //! Command-line types, clap derive only.
 //!
-//! Nothing here does work: `commands/` turns these into effects. Every flag that maps to a
-//! configuration key is an `Option`, so that only flags the user actually typed override
-//! the configuration files (see [`crate::config`]).
+//! Nothing here does work: `commands/` turns these into effects. The flags that set
+//! configuration keys are not declared here but built from the configuration's key table
+//! ([`RunOverrides`]), and only the ones the user actually typed override the
+//! configuration files (see [`crate::config`]).
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+mod overrides;
+
+pub use overrides::RunOverrides;
 
 /// debussy: run multi-phase coding-agent plans with smart context restarts, and keep MCP
 /// servers restartable without breaking the client's session.
@@ -135,67 +140,6 @@ pub struct RunArgs {
     /// Configuration overrides for this run.
     #[command(flatten)]
     pub overrides: RunOverrides,
-}
-
-/// `run` flags that override configuration keys; `None` means "not typed".
-#[derive(Debug, Args, Default, Clone)]
-#[command(next_help_heading = "Configuration overrides")]
-pub struct RunOverrides {
-    /// Model name passed to the agent (`model`).
-    #[arg(long, value_name = "NAME")]
-    pub model: Option<String>,
-
-    /// Seconds before one agent session is stopped (`timeout`).
-    #[arg(long, value_name = "SECS")]
-    pub timeout: Option<u64>,
-
-    /// Extra attempts per phase after the first (`max_retries`).
-    #[arg(long, value_name = "N")]
-    pub max_retries: Option<u32>,
-
-    /// Percent of the context window at which a session is stopped and restarted; 100 disables (`context_threshold`).
-    #[arg(long, value_name = "PERCENT")]
-    pub context_threshold: Option<f64>,
-
-    /// Main-thread tool calls after which a session is restarted (`tool_call_threshold`).
-    #[arg(long, value_name = "N")]
-    pub tool_call_threshold: Option<u32>,
-
-    /// Context restarts allowed per attempt; 0 disables restarts (`max_restarts`).
-    #[arg(long, value_name = "N")]
-    pub max_restarts: Option<u32>,
-
-    /// Seconds to wait between a context stop and the next session (`restart_delay`).
-    #[arg(long, value_name = "SECS")]
-    pub restart_delay: Option<u64>,
-
-    /// Commit the agent's work with git after each phase and checkpoint (`auto_commit`).
-    #[arg(long, overrides_with = "no_auto_commit")]
-    pub auto_commit: bool,
-
-    /// Do not commit anything (`auto_commit: false`).
-    #[arg(long)]
-    pub no_auto_commit: bool,
-
-    /// Also commit the work of phases that failed (`commit_on_failure`).
-    #[arg(long)]
-    pub commit_on_failure: bool,
-
-    /// Show the terminal dashboard (`interactive`).
-    #[arg(long, overrides_with = "no_interactive")]
-    pub interactive: bool,
-
-    /// Print plain lines instead of the dashboard (`interactive: false`).
-    #[arg(long, alias = "yolo")]
-    pub no_interactive: bool,
-
-    /// Which agent backend runs sessions (`agent.kind`).
-    #[arg(long, value_name = "KIND", value_parser = AgentKindName)]
-    pub agent: Option<String>,
-
-    /// Program that runs the agent (`agent.command`).
-    #[arg(long, value_name = "PATH")]
-    pub agent_command: Option<String>,
 }
 
 /// `debussy audit`.
@@ -444,9 +388,9 @@ mod tests {
         let Command::Run(run) = cli.command else {
             panic!("not run")
         };
-        assert!(run.overrides.model.is_none());
-        assert!(run.overrides.context_threshold.is_none());
-        assert!(!run.overrides.auto_commit && !run.overrides.no_auto_commit);
+        assert!(!run.overrides.values.contains_key("model"));
+        assert!(!run.overrides.values.contains_key("context_threshold"));
+        assert!(!run.overrides.values.contains_key("auto_commit"));
     }
 
     #[test]
@@ -484,47 +428,5 @@ mod tests {
         };
         assert_eq!(s.command, ["node", "server.js", "--port"]);
         assert_eq!(s.watch, [PathBuf::from("src")]);
-    }
-}
-
-/// The names `--agent` takes, offered by help and shell completion.
-pub(crate) const AGENT_KINDS: [&str; 2] = ["claude", "sim"];
-
-/// `--agent`: any text, checked by the configuration loader (whose error names the flag
-/// and the nearest kind), with [`AGENT_KINDS`] as the values completion offers.
-#[derive(Debug, Clone, Copy)]
-struct AgentKindName;
-
-impl clap::builder::TypedValueParser for AgentKindName {
-    type Value = String;
-
-    fn parse_ref(
-        &self,
-        command: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<String, clap::Error> {
-        clap::builder::StringValueParser::new().parse_ref(command, arg, value)
-    }
-
-    fn possible_values(
-        &self,
-    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        Some(Box::new(
-            AGENT_KINDS.iter().map(clap::builder::PossibleValue::new),
-        ))
-    }
-}
-
-#[cfg(test)]
-mod agent_kind_tests {
-    use super::*;
-
-    #[test]
-    fn every_offered_agent_kind_is_one_the_configuration_takes() {
-        for name in AGENT_KINDS {
-            let parsed: Result<crate::config::AgentKind, _> = serde_norway::from_str(name);
-            assert!(parsed.is_ok(), "{name}");
-        }
     }
 }

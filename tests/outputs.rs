@@ -189,7 +189,7 @@ fn the_json_stream_of_the_demo_run_is_pinned() {
     }
     std::fs::write(root.join(".gitignore"), ".home/\n").expect("ignore");
     commit_all(root, "demo");
-    let mut command = debussy(
+    let command = debussy(
         root,
         &[
             "run",

@@ -875,12 +875,16 @@ async fn skipping_a_phase_skips_the_phases_that_depend_on_it() {
         ],
         &scenario,
     );
-    let overrides = debussy::cli::RunOverrides {
-        agent: Some("sim".into()),
-        agent_command: Some(env!("CARGO_BIN_EXE_debussy").into()),
-        restart_delay: Some(0),
-        ..Default::default()
-    };
+    use debussy::config::FlagValue;
+    let overrides: debussy::config::Overrides = [
+        ("agent.kind".to_owned(), FlagValue::Text("sim".into())),
+        (
+            "agent.command".to_owned(),
+            FlagValue::Text(env!("CARGO_BIN_EXE_debussy").into()),
+        ),
+        ("restart_delay".to_owned(), FlagValue::Whole(0)),
+    ]
+    .into();
     let loaded = debussy::config::load(&debussy::config::LoadOptions {
         cwd: project.root().to_path_buf(),
         config_home: None,

@@ -61,6 +61,10 @@ fn load_options<'a>(
     let cwd = std::env::current_dir().map_err(|err| {
         crate::exit::Failure::usage(miette::miette!("cannot read the current directory: {err}"))
     })?;
-    crate::config::LoadOptions::from_process(cwd, global.config.clone(), overrides)
-        .map_err(crate::exit::Failure::usage)
+    crate::config::LoadOptions::from_process(
+        cwd,
+        global.config.clone(),
+        overrides.map(|o| &o.values),
+    )
+    .map_err(crate::exit::Failure::usage)
 }

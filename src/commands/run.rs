@@ -176,7 +176,7 @@ fn load_options<'a>(
     let cwd = std::env::current_dir().map_err(|err| {
         Failure::usage(miette::miette!("cannot read the current directory: {err}"))
     })?;
-    crate::config::LoadOptions::from_process(cwd, global.config.clone(), Some(overrides))
+    crate::config::LoadOptions::from_process(cwd, global.config.clone(), Some(&overrides.values))
         .map_err(Failure::usage)
 }
 

@@ -2,12 +2,13 @@
 //! complaints into words a person can act on. Shared by the file, environment and flag
 //! layers, which each add where the problem came from.
 
-use serde_norway::Value;
+use serde_norway::{Mapping, Value};
 
 use super::Config;
 use super::error::{Complaint, Problem};
+use super::keys::Kind;
 use super::locate::{Pos, Seg, display_path};
-use super::schema::{self, Kind};
+use super::schema;
 use super::validate::Violation;
 
 /// A value of the wrong type, found while deserializing a layer.
@@ -144,6 +145,54 @@ pub(crate) fn segs_of(path: &str) -> Vec<Seg> {
         return segs;
     }
     path.split('.').map(|s| Seg::Key(s.to_owned())).collect()
+}
+
+/// A problem found by [`check_layer`].
+#[derive(Debug)]
+pub(crate) struct LayerProblem {
+    /// What to tell the user.
+    pub complaint: Complaint,
+    /// The dotted path of the value it is about, for the layer to name the variable or
+    /// flag that set it.
+    pub path: String,
+}
+
+/// Check a layer built as a YAML value (environment, flags) on its own: the types, then
+/// each key's range.
+pub(crate) fn check_layer(value: &Value) -> Result<(), Box<LayerProblem>> {
+    let typed = from_value(value).map_err(|err| {
+        Box::new(LayerProblem {
+            path: display_path(&err.path),
+            complaint: err.complaint,
+        })
+    })?;
+    match super::validate::check_fields(&typed).first() {
+        Some(violation) => Err(Box::new(LayerProblem {
+            complaint: range_complaint(violation),
+            path: violation.path.clone(),
+        })),
+        None => Ok(()),
+    }
+}
+
+/// Set the leaf at `segs` in `root`, making the mappings on the way.
+pub(crate) fn insert(root: &mut Value, segs: &[Seg], leaf: Value) {
+    let Some((first, rest)) = segs.split_first() else {
+        *root = leaf;
+        return;
+    };
+    let Seg::Key(name) = first else {
+        return;
+    };
+    if !root.is_mapping() {
+        *root = Value::Mapping(Mapping::new());
+    }
+    if let Value::Mapping(map) = root {
+        let child = map
+            .entry(Value::String(name.clone()))
+            .or_insert(Value::Null);
+        insert(child, rest, leaf);
+    }
 }
 
 #[cfg(test)]

@@ -27,11 +27,10 @@ use std::collections::BTreeMap;
 use serde_norway::{Mapping, Value};
 
 use super::Source;
-use super::check::{self, range_complaint};
+use super::check;
 use super::error::{Complaint, Invalid, Problem};
-use super::locate::display_path;
-use super::schema::{self, ENV_PREFIX, Key, Kind, RESERVED_ENV_VARS};
-use super::validate;
+use super::keys::{self, Key, Kind};
+use super::schema::{self, ENV_PREFIX, RESERVED_ENV_VARS};
 
 /// The environment layer: the keys it sets and the variable that set each leaf.
 #[derive(Debug, Default)]
@@ -109,7 +108,7 @@ pub(crate) fn layer(
             };
             Invalid::in_env(complaint, var)
         })?;
-        insert(&mut value, &check::segs_of(&path), parsed);
+        check::insert(&mut value, &check::segs_of(&path), parsed);
         sources.insert(path, Source::Env(var.clone()));
     }
     let var_for = |path: &str| -> String {
@@ -123,25 +122,19 @@ pub(crate) fn layer(
             })
             .unwrap_or_else(|| schema::env_var(base))
     };
-    let typed = check::from_value(&value)
-        .map_err(|err| Invalid::in_env(err.complaint, &var_for(&display_path(&err.path))))?;
-    if let Some(violation) = validate::check_fields(&typed).first() {
-        return Err(Invalid::in_env(
-            range_complaint(violation),
-            &var_for(&violation.path),
-        ));
-    }
+    check::check_layer(&value)
+        .map_err(|problem| Invalid::in_env(problem.complaint, &var_for(&problem.path)))?;
     Ok(EnvLayer { value, sources })
 }
 
 fn resolve(var: &str, gate_names: &[String]) -> Target {
-    if let Some(key) = schema::KEYS
+    if let Some(key) = keys::KEYS
         .iter()
         .find(|k| k.kind != Kind::Map && schema::env_var(k.path) == var)
     {
         return Target::Leaf(key);
     }
-    for map in schema::KEYS.iter().filter(|k| k.kind == Kind::Map) {
+    for map in keys::KEYS.iter().filter(|k| k.kind == Kind::Map) {
         let map_var = schema::env_var(map.path);
         if var == map_var {
             return Target::Section(map.path.to_owned(), format!("{map_var}__NAME"));
@@ -157,9 +150,9 @@ fn resolve(var: &str, gate_names: &[String]) -> Target {
             return Target::Entry(map, name);
         }
     }
-    for section in schema::SECTIONS.iter().filter(|s| !s.is_empty()) {
+    for section in keys::SECTIONS.iter().filter(|s| !s.is_empty()) {
         if var == schema::env_var(section) {
-            let example = schema::KEYS
+            let example = keys::KEYS
                 .iter()
                 .find(|k| k.path.starts_with(&format!("{section}.")))
                 .map_or_else(String::new, |k| schema::env_var(k.path));
@@ -167,7 +160,7 @@ fn resolve(var: &str, gate_names: &[String]) -> Target {
         }
     }
     let suffix = &var[ENV_PREFIX.len()..];
-    let candidates: Vec<String> = schema::KEYS
+    let candidates: Vec<String> = keys::KEYS
         .iter()
         .filter(|k| k.kind != Kind::Map)
         .map(|k| schema::env_var(k.path)[ENV_PREFIX.len()..].to_owned())
@@ -237,25 +230,6 @@ fn convert(raw: &str, kind: Kind) -> Result<Value, String> {
     }
 }
 
-fn insert(root: &mut Value, segs: &[super::locate::Seg], leaf: Value) {
-    let Some((first, rest)) = segs.split_first() else {
-        *root = leaf;
-        return;
-    };
-    let super::locate::Seg::Key(name) = first else {
-        return;
-    };
-    if !root.is_mapping() {
-        *root = Value::Mapping(Mapping::new());
-    }
-    if let Value::Mapping(map) = root {
-        let child = map
-            .entry(Value::String(name.clone()))
-            .or_insert(Value::Null);
-        insert(child, rest, leaf);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,7 +258,7 @@ mod tests {
 
     #[test]
     fn every_scalar_key_is_reachable() {
-        for key in schema::KEYS.iter().filter(|k| k.kind != Kind::Map) {
+        for key in keys::KEYS.iter().filter(|k| k.kind != Kind::Map) {
             let var = schema::env_var(key.path);
             let sample = match key.kind {
                 Kind::Bool => "true",

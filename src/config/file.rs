@@ -11,9 +11,10 @@ use serde_norway::{Mapping, Value};
 
 use super::check::{self, range_complaint, segs_of};
 use super::error::{Complaint, Invalid, Problem};
+use super::keys::Kind;
 use super::locate::{self, Pos, Seg, Target};
 use super::merge::key_name;
-use super::schema::{self, Kind};
+use super::schema;
 use super::validate;
 
 /// Parse and check a configuration file's `text`; the result is a mapping holding

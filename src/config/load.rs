@@ -14,8 +14,7 @@ use super::check::range_complaint;
 use super::error::{ConfigError, Invalid};
 use super::merge::{key_name, merge};
 use super::schema::{ENV_PREFIX, RESERVED_ENV_VARS};
-use super::{Config, Loaded, Source, env, file, flags, validate};
-use crate::cli::RunOverrides;
+use super::{Config, Loaded, Overrides, Source, env, file, flags, validate};
 
 /// The directory under a project root that holds debussy's files.
 pub(crate) const PROJECT_DIR: &str = ".debussy";
@@ -35,8 +34,8 @@ pub struct LoadOptions<'a> {
     pub config_file: Option<PathBuf>,
     /// Environment variables; only `DEBUSSY_*` ones are read.
     pub env: BTreeMap<String, String>,
-    /// The `run` flags, when the command has them.
-    pub overrides: Option<&'a RunOverrides>,
+    /// The configuration flags typed, when the command has them.
+    pub overrides: Option<&'a Overrides>,
 }
 
 impl<'a> LoadOptions<'a> {
@@ -49,7 +48,7 @@ impl<'a> LoadOptions<'a> {
     pub fn from_process(
         cwd: PathBuf,
         config_file: Option<PathBuf>,
-        overrides: Option<&'a RunOverrides>,
+        overrides: Option<&'a Overrides>,
     ) -> Result<Self, ConfigError> {
         use etcetera::BaseStrategy as _;
         let config_home = match etcetera::choose_base_strategy() {
@@ -340,10 +339,8 @@ mod tests {
         let user =
             p.user("model: sonnet\ntimeout: 100\nmax_retries: 5\nagent: {command: /u/agent}\n");
         let project = p.project("timeout: 200\nmax_retries: 6\ngates: {mine: make check}\n");
-        let overrides = crate::cli::RunOverrides {
-            max_retries: Some(8),
-            ..Default::default()
-        };
+        let overrides: Overrides =
+            [("max_retries".to_owned(), crate::config::FlagValue::Whole(8))].into();
         let options = LoadOptions {
             env: env(&[("DEBUSSY_MAX_RETRIES", "7"), ("DEBUSSY_AGENT__KIND", "sim")]),
             overrides: Some(&overrides),
@@ -374,7 +371,7 @@ mod tests {
     fn untyped_flags_never_mask_files() {
         let p = Project::new();
         p.project("auto_commit: false\ninteractive: false\ncontext_threshold: 50\n");
-        let overrides = crate::cli::RunOverrides::default();
+        let overrides = Overrides::default();
         let options = LoadOptions {
             overrides: Some(&overrides),
             ..p.options()

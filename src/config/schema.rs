@@ -1,10 +1,6 @@
-//! The table of configuration keys: every leaf's dotted path and kind, the sections that
-//! hold them, the environment variable that reaches each one, and "did you mean" lookups.
-//!
-//! Serde decides what a value may be; this table exists so that the loader can tell an
-//! unknown key from a misplaced one, turn an environment string into the right YAML
-//! scalar, and say in words what a key expects. A unit test keeps it equal to the leaves
-//! of [`Config::default`](super::Config::default), so a new key cannot be forgotten here.
+//! Lookups derived from the key table ([`super::keys`]): the leaf or section at a path,
+//! the environment variable that reaches each key, what a key expects in words, and "did
+//! you mean" suggestions. Nothing here declares a key.
 
 /// Environment variables that start with `DEBUSSY_` but are not configuration: the log
 /// filter, and the variables the orchestrator sets for the agents it starts.
@@ -20,30 +16,7 @@ pub const RESERVED_ENV_VARS: &[&str] = &[
 /// The prefix of every configuration environment variable.
 pub(crate) const ENV_PREFIX: &str = "DEBUSSY_";
 
-/// What a leaf holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// A string.
-    Str,
-    /// A string or `null`.
-    OptStr,
-    /// A path or `null`.
-    OptPath,
-    /// `true` or `false`.
-    Bool,
-    /// A whole number, 0 or more.
-    UInt,
-    /// A whole number or `null`.
-    OptUInt,
-    /// A number.
-    Float,
-    /// One of a fixed set of words.
-    Enum(&'static [&'static str]),
-    /// A list of strings.
-    List,
-    /// An open map from names to strings (`gates`, `agent.env`).
-    Map,
-}
+use super::keys::{KEYS, Key, Kind, SECTIONS};
 
 impl Kind {
     /// What a value of this kind looks like, in words, for error messages.
@@ -63,33 +36,7 @@ impl Kind {
     }
 }
 
-/// One configuration leaf.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Key {
-    /// Dotted path, e.g. `agent.kind`.
-    pub path: &'static str,
-    /// What it holds.
-    pub kind: Kind,
-    /// The largest value a number may take, and its unit in words; every numeric key
-    /// has one, so no figure a user types can overflow a duration or a counter.
-    pub max: Option<(f64, &'static str)>,
-}
-
-const fn key(path: &'static str, kind: Kind) -> Key {
-    Key {
-        path,
-        kind,
-        max: None,
-    }
-}
-
 impl Key {
-    /// The key with an upper bound `max`, in `unit`.
-    const fn at_most(mut self, max: f64, unit: &'static str) -> Key {
-        self.max = Some((max, unit));
-        self
-    }
-
     /// What a value of this key looks like, in words, with its range when it has one.
     pub(crate) fn expectation(&self) -> String {
         match (self.kind, self.max) {
@@ -124,77 +71,6 @@ pub(crate) fn format_bound(value: f64) -> String {
         value.to_string()
     }
 }
-
-/// Every configuration leaf, in the order of `config/default.yaml`.
-pub(crate) const KEYS: &[Key] = &[
-    key("model", Kind::Str),
-    key("timeout", Kind::UInt).at_most(604_800.0, "seconds, a week"),
-    key("max_retries", Kind::UInt).at_most(100.0, "attempts"),
-    key("context_threshold", Kind::Float),
-    key("tool_call_threshold", Kind::UInt).at_most(1_000_000.0, "tool calls"),
-    key("max_restarts", Kind::UInt).at_most(1_000.0, "restarts"),
-    key("restart_delay", Kind::UInt).at_most(3_600.0, "seconds, an hour"),
-    key("auto_commit", Kind::Bool),
-    key("commit_on_failure", Kind::Bool),
-    key("commit_message_template", Kind::Str),
-    key("interactive", Kind::Bool),
-    key("output", Kind::Enum(&["terminal", "file", "both"])),
-    key("gate_timeout", Kind::UInt).at_most(86_400.0, "seconds, a day"),
-    key("restart_in_fix_sessions", Kind::Bool),
-    key("agent.kind", Kind::Enum(&["claude", "sim"])),
-    key(
-        "agent.permissions",
-        Kind::Enum(&["accept-edits", "bypass", "ask"]),
-    ),
-    key("agent.allowed_tools", Kind::List),
-    key("agent.command", Kind::OptStr),
-    key("agent.args", Kind::List),
-    key("agent.env", Kind::Map),
-    key("agent.model_context_window", Kind::OptUInt).at_most(100_000_000.0, "tokens"),
-    key("agent.stop_grace", Kind::Float).at_most(600.0, "seconds"),
-    key("agent.stderr_tail_lines", Kind::UInt).at_most(10_000.0, "lines"),
-    key("agent.token_estimate_factor", Kind::Float).at_most(100.0, "times"),
-    key("agent.scenario", Kind::OptPath),
-    key("agent.prices", Kind::Map),
-    key("gates", Kind::Map),
-    key("notifications.enabled", Kind::Bool),
-    key(
-        "notifications.provider",
-        Kind::Enum(&["none", "desktop", "ntfy"]),
-    ),
-    key("notifications.ntfy.server", Kind::Str),
-    key("notifications.ntfy.topic", Kind::OptStr),
-    key("mcp.readiness_timeout", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.first_readiness_timeout", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.drain_grace", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.request_deadline", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.buffer_max_messages", Kind::UInt).at_most(1_000_000.0, "messages"),
-    key("mcp.buffer_max_bytes", Kind::UInt).at_most(4_294_967_296.0, "bytes, 4 GiB"),
-    key("mcp.max_line_bytes", Kind::UInt).at_most(1_073_741_824.0, "bytes, 1 GiB"),
-    key("mcp.stop_close_grace", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.stop_term_grace", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.restart_interval", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.crash_backoff.first", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.crash_backoff.first_count", Kind::UInt).at_most(1_000.0, "crashes"),
-    key("mcp.crash_backoff.second", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.crash_backoff.second_until", Kind::UInt).at_most(1_000.0, "crashes"),
-    key("mcp.crash_backoff.after", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.max_crashes", Kind::UInt).at_most(1_000.0, "crashes"),
-    key("mcp.crash_window", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("mcp.stable_after", Kind::Float).at_most(86_400.0, "seconds, a day"),
-    key("git.run_hooks", Kind::Bool),
-];
-
-/// Sections: mappings with a fixed set of keys (the top level is the section `""`).
-pub(crate) const SECTIONS: &[&str] = &[
-    "",
-    "agent",
-    "notifications",
-    "notifications.ntfy",
-    "mcp",
-    "mcp.crash_backoff",
-    "git",
-];
 
 /// The leaf at a dotted path, if there is one.
 pub(crate) fn leaf(path: &str) -> Option<&'static Key> {

@@ -188,7 +188,7 @@ fn check_upper_bounds(config: &Config, out: &mut Vec<Violation>) {
         return;
     };
     let defaults = serde_json::to_value(Config::default()).unwrap_or_default();
-    for key in super::schema::KEYS {
+    for key in super::keys::KEYS {
         let Some((max, unit)) = key.max else { continue };
         let pointer = format!("/{}", key.path.replace('.', "/"));
         let Some(found) = tree.pointer(&pointer) else {

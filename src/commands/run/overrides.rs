@@ -13,41 +13,7 @@ use crate::cli::RunOverrides;
 /// The words of every flag set in `overrides` (`["--agent", "sim", "--max-retries", "0"]`).
 #[must_use]
 pub(crate) fn to_words(overrides: &RunOverrides) -> Vec<String> {
-    let o = overrides;
-    let mut words = Vec::new();
-    let mut value = |flag: &str, value: Option<String>| {
-        if let Some(value) = value {
-            words.push(flag.to_owned());
-            words.push(value);
-        }
-    };
-    value("--model", o.model.clone());
-    value("--timeout", o.timeout.map(|v| v.to_string()));
-    value("--max-retries", o.max_retries.map(|v| v.to_string()));
-    value(
-        "--context-threshold",
-        o.context_threshold.map(|v| v.to_string()),
-    );
-    value(
-        "--tool-call-threshold",
-        o.tool_call_threshold.map(|v| v.to_string()),
-    );
-    value("--max-restarts", o.max_restarts.map(|v| v.to_string()));
-    value("--restart-delay", o.restart_delay.map(|v| v.to_string()));
-    value("--agent", o.agent.clone());
-    value("--agent-command", o.agent_command.clone());
-    for (set, flag) in [
-        (o.auto_commit, "--auto-commit"),
-        (o.no_auto_commit, "--no-auto-commit"),
-        (o.commit_on_failure, "--commit-on-failure"),
-        (o.interactive, "--interactive"),
-        (o.no_interactive, "--no-interactive"),
-    ] {
-        if set {
-            words.push(flag.to_owned());
-        }
-    }
-    words
+    crate::config::flag_words(&overrides.values)
 }
 
 /// Only the overrides, parsed as `debussy run` parses them.
@@ -82,23 +48,8 @@ pub(crate) fn reuse(
         })?
         .overrides;
     let before = now.clone();
-    fill(&mut now.model, old.model);
-    fill(&mut now.timeout, old.timeout);
-    fill(&mut now.max_retries, old.max_retries);
-    fill(&mut now.context_threshold, old.context_threshold);
-    fill(&mut now.tool_call_threshold, old.tool_call_threshold);
-    fill(&mut now.max_restarts, old.max_restarts);
-    fill(&mut now.restart_delay, old.restart_delay);
-    fill(&mut now.agent, old.agent);
-    fill(&mut now.agent_command, old.agent_command);
-    if !now.auto_commit && !now.no_auto_commit {
-        now.auto_commit = old.auto_commit;
-        now.no_auto_commit = old.no_auto_commit;
-    }
-    now.commit_on_failure |= old.commit_on_failure;
-    if !now.interactive && !now.no_interactive {
-        now.interactive = old.interactive;
-        now.no_interactive = old.no_interactive;
+    for (path, value) in old.values {
+        now.values.entry(path).or_insert(value);
     }
     let typed = to_words(&before);
     let all = to_words(now);
@@ -135,12 +86,6 @@ pub(crate) fn reuse_env(
     reused
 }
 
-fn fill<T>(now: &mut Option<T>, old: Option<T>) {
-    if now.is_none() {
-        *now = old;
-    }
-}
-
 /// The flags (with their values) in `all` that are not in `typed`.
 fn reused_words(typed: &[String], all: &[String]) -> Vec<String> {
     let groups = |words: &[String]| -> Vec<String> {
@@ -166,6 +111,7 @@ fn reused_words(typed: &[String], all: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::FlagValue;
 
     fn parse(words: &[&str]) -> RunOverrides {
         Recorded::try_parse_from(words).expect("parse").overrides
@@ -195,9 +141,9 @@ mod tests {
             .map(str::to_owned)
             .to_vec();
         let reused = reuse(&mut now, &recorded).expect("reuse");
-        assert_eq!(now.agent.as_deref(), Some("sim"));
-        assert_eq!(now.model.as_deref(), Some("other"));
-        assert!(now.auto_commit && !now.no_auto_commit);
+        assert_eq!(now.values["agent.kind"], FlagValue::Text("sim".into()));
+        assert_eq!(now.values["model"], FlagValue::Text("other".into()));
+        assert_eq!(now.values["auto_commit"], FlagValue::Switch(true));
         assert_eq!(reused, ["--agent sim"]);
     }
 

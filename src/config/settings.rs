@@ -1,0 +1,378 @@
+//! The configuration's shape: [`Config`] and its sections, with their built-in defaults.
+//!
+//! The keys these types hold are declared once more, as data, in [`super::keys`]; a
+//! test keeps the two equal. Values are checked in [`super::validate`], not here.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::gates::default_gates;
+
+/// The effective configuration of one debussy invocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Model name passed to the agent.
+    pub model: String,
+    /// Seconds before one agent session is stopped as timed out.
+    pub timeout: u64,
+    /// Extra attempts per phase after the first.
+    pub max_retries: u32,
+    /// Percent of the context window at which a session is stopped (0 < x ≤ 100; 100 disables).
+    pub context_threshold: crate::context::ContextLimit,
+    /// Main-thread tool calls after which a session is stopped for a restart.
+    pub tool_call_threshold: u32,
+    /// Context restarts allowed per attempt (0 disables restarts).
+    pub max_restarts: u32,
+    /// Seconds between a context stop and the next session.
+    pub restart_delay: u64,
+    /// Commit the agent's work after each phase and at each checkpoint.
+    pub auto_commit: bool,
+    /// Also commit the work of failed phases.
+    pub commit_on_failure: bool,
+    /// Commit message template; `{phase_id}`, `{phase_name}`, `{status}` are replaced.
+    pub commit_message_template: String,
+    /// Show the terminal dashboard when stdout is a terminal.
+    pub interactive: bool,
+    /// Where run output goes.
+    pub output: OutputMode,
+    /// Seconds before one gate command is stopped as failed.
+    pub gate_timeout: u64,
+    /// Stop and restart remediation ("fix the findings") sessions for their context too.
+    pub restart_in_fix_sessions: bool,
+    /// The agent that runs sessions.
+    #[serde(deserialize_with = "section")]
+    pub agent: AgentConfig,
+    /// Default command for each gate name, used when a gate names no command itself.
+    #[serde(deserialize_with = "gates_section")]
+    pub gates: BTreeMap<String, String>,
+    /// Where run notifications are sent.
+    #[serde(deserialize_with = "section")]
+    pub notifications: NotificationsConfig,
+    /// Limits and restart policy of `debussy mcp supervise`.
+    #[serde(deserialize_with = "section")]
+    pub mcp: McpConfig,
+    /// How debussy's commits treat the repository.
+    #[serde(deserialize_with = "section")]
+    pub git: GitConfig,
+}
+
+/// The `git` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GitConfig {
+    /// Run the repository's `pre-commit`, `commit-msg` and `post-commit` hooks around
+    /// debussy's commits, as `git commit` does; a hook that fails fails the commit.
+    pub run_hooks: bool,
+}
+
+impl Default for GitConfig {
+    fn default() -> Self {
+        GitConfig { run_hooks: true }
+    }
+}
+
+/// The `mcp` section: timing, size limits and restart policy of `debussy mcp supervise`.
+/// Durations are in seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// Seconds a new server has to answer the replayed `initialize`.
+    pub readiness_timeout: f64,
+    /// Seconds the first server has to answer the client's own `initialize`.
+    pub first_readiness_timeout: f64,
+    /// Seconds requests in flight may take to finish before a planned restart stops the server.
+    pub drain_grace: f64,
+    /// Seconds a request may wait for a ready server before it is answered with an error.
+    pub request_deadline: f64,
+    /// Messages that may wait for a ready server.
+    pub buffer_max_messages: u64,
+    /// Bytes that may wait for a ready server.
+    pub buffer_max_bytes: u64,
+    /// Longest accepted JSON-RPC message, in bytes.
+    pub max_line_bytes: u64,
+    /// Seconds between closing a server's stdin and SIGTERM.
+    pub stop_close_grace: f64,
+    /// Seconds between SIGTERM and SIGKILL.
+    pub stop_term_grace: f64,
+    /// Exit-42 restarts happen at most once per this many seconds.
+    pub restart_interval: f64,
+    /// Delay before restarting a crashed server, by crash number in a streak.
+    #[serde(deserialize_with = "section")]
+    pub crash_backoff: McpBackoffConfig,
+    /// This many crashes within `crash_window` seconds make the supervisor degraded (0: never).
+    pub max_crashes: u64,
+    /// The window for `max_crashes`, in seconds.
+    pub crash_window: f64,
+    /// A server that ran this many seconds before crashing starts a new backoff streak.
+    pub stable_after: f64,
+}
+
+/// The `mcp.crash_backoff` section: three tiers of delay after a crash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpBackoffConfig {
+    /// Seconds to wait after each of the first `first_count` crashes in a row.
+    pub first: f64,
+    /// How many crashes in a row wait `first`.
+    pub first_count: u64,
+    /// Seconds to wait after the following crashes, up to crash number `second_until`.
+    pub second: f64,
+    /// The last crash number (in a row) that waits `second`.
+    pub second_until: u64,
+    /// Seconds to wait after later crashes.
+    pub after: f64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            readiness_timeout: 10.0,
+            first_readiness_timeout: 60.0,
+            drain_grace: 10.0,
+            request_deadline: 30.0,
+            buffer_max_messages: 1000,
+            buffer_max_bytes: 64 * 1024 * 1024,
+            max_line_bytes: 16 * 1024 * 1024,
+            stop_close_grace: 2.0,
+            stop_term_grace: 3.0,
+            restart_interval: 1.0,
+            crash_backoff: McpBackoffConfig::default(),
+            max_crashes: 5,
+            crash_window: 60.0,
+            stable_after: 60.0,
+        }
+    }
+}
+
+impl Default for McpBackoffConfig {
+    /// 1 s for the first 3 crashes in a row, 5 s up to the 10th, 10 s after (issue 6).
+    fn default() -> Self {
+        McpBackoffConfig {
+            first: 1.0,
+            first_count: 3,
+            second: 5.0,
+            second_until: 10,
+            after: 10.0,
+        }
+    }
+}
+
+/// Where run output goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputMode {
+    /// The terminal only.
+    #[default]
+    Terminal,
+    /// `.debussy/logs/` only.
+    File,
+    /// Both.
+    Both,
+}
+
+/// Which agent backend runs sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentKind {
+    /// Claude Code in headless stream-json mode.
+    #[default]
+    Claude,
+    /// The built-in simulated agent (offline demos and tests).
+    Sim,
+}
+
+/// What the agent may do without asking. A headless agent has nobody to ask, so anything
+/// that needs a permission prompt is refused: the default lets it edit files and run the
+/// tools in [`AgentConfig::allowed_tools`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentPermissions {
+    /// Claude Code's `--permission-mode acceptEdits` plus `--allowedTools` from
+    /// `agent.allowed_tools`.
+    #[default]
+    AcceptEdits,
+    /// `--permission-mode bypassPermissions`: every tool call is allowed (opt in).
+    Bypass,
+    /// No permission flags: the agent's own settings decide, and anything they do not
+    /// allow is refused.
+    Ask,
+}
+
+/// Default of `agent.stderr_tail_lines`.
+pub const DEFAULT_STDERR_TAIL_LINES: usize = 20;
+
+/// The tools the agent may use without asking under `agent.permissions: accept-edits`.
+#[must_use]
+pub fn default_allowed_tools() -> Vec<String> {
+    [
+        "Bash",
+        "Read",
+        "Edit",
+        "MultiEdit",
+        "Write",
+        "NotebookEdit",
+        "Glob",
+        "Grep",
+        "TodoWrite",
+        "Task",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect()
+}
+
+/// The `agent` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    /// Which backend.
+    pub kind: AgentKind,
+    /// What the agent may do without asking.
+    pub permissions: AgentPermissions,
+    /// Tools allowed without asking under `accept-edits` (Claude Code's `--allowedTools`
+    /// rules, e.g. `Bash(npm test:*)`).
+    pub allowed_tools: Vec<String>,
+    /// Program to run; `None` means the backend's default (`claude`, or debussy itself for `sim`).
+    pub command: Option<String>,
+    /// Extra arguments appended to the backend's own.
+    pub args: Vec<String>,
+    /// Extra environment variables for the agent process.
+    #[serde(deserialize_with = "section")]
+    pub env: BTreeMap<String, String>,
+    /// Context window in tokens, overriding what the agent reports and the model-name guess.
+    pub model_context_window: Option<u64>,
+    /// Seconds between the steps of the stop ladder (SIGINT, SIGTERM, SIGKILL).
+    pub stop_grace: f64,
+    /// The agent's last stderr lines kept in memory for error messages (all of them go
+    /// to the session's `.stderr.log`).
+    pub stderr_tail_lines: usize,
+    /// Multiplier applied to tiktoken's count when estimating tool results not yet in usage.
+    pub token_estimate_factor: f64,
+    /// Scenario file for the `sim` backend; default `sim-scenario.yaml` beside the master plan.
+    pub scenario: Option<PathBuf>,
+    /// Prices that override the built-in table, by model-name fragment: four numbers,
+    /// dollars per million tokens, `input output cache_write cache_read`.
+    #[serde(deserialize_with = "section")]
+    pub prices: BTreeMap<String, String>,
+}
+
+/// The `notifications` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NotificationsConfig {
+    /// Send notifications at all.
+    pub enabled: bool,
+    /// Where to send them.
+    pub provider: NotificationProvider,
+    /// Settings for the ntfy provider.
+    #[serde(deserialize_with = "section")]
+    pub ntfy: NtfyConfig,
+}
+
+/// Notification providers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NotificationProvider {
+    /// No notifications.
+    #[default]
+    None,
+    /// The desktop's notification daemon.
+    Desktop,
+    /// An ntfy server (HTTP POST).
+    Ntfy,
+}
+
+/// The `notifications.ntfy` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NtfyConfig {
+    /// Server base URL.
+    pub server: String,
+    /// Topic to publish to.
+    pub topic: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            model: "opus".to_owned(),
+            timeout: 1800,
+            max_retries: 2,
+            context_threshold: crate::context::ContextLimit::At(80.0),
+            tool_call_threshold: 100,
+            max_restarts: 3,
+            restart_delay: 2,
+            auto_commit: true,
+            commit_on_failure: false,
+            commit_message_template: "debussy: phase {phase_id} - {phase_name} {status}".to_owned(),
+            interactive: true,
+            output: OutputMode::Terminal,
+            gate_timeout: 600,
+            restart_in_fix_sessions: false,
+            agent: AgentConfig::default(),
+            gates: default_gates(),
+            notifications: NotificationsConfig::default(),
+            mcp: McpConfig::default(),
+            git: GitConfig::default(),
+        }
+    }
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            kind: AgentKind::Claude,
+            permissions: AgentPermissions::default(),
+            allowed_tools: default_allowed_tools(),
+            command: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            model_context_window: None,
+            stop_grace: 2.0,
+            stderr_tail_lines: DEFAULT_STDERR_TAIL_LINES,
+            token_estimate_factor: 1.0,
+            scenario: None,
+            prices: BTreeMap::new(),
+        }
+    }
+}
+
+impl Default for NotificationsConfig {
+    fn default() -> Self {
+        NotificationsConfig {
+            enabled: false,
+            provider: NotificationProvider::None,
+            ntfy: NtfyConfig::default(),
+        }
+    }
+}
+
+impl Default for NtfyConfig {
+    fn default() -> Self {
+        NtfyConfig {
+            server: "https://ntfy.sh".to_owned(),
+            topic: None,
+        }
+    }
+}
+
+/// Deserialize a section or map whose YAML value may be `null` (a key with everything
+/// under it commented out) as its default, so `agent:` alone is not a type error.
+fn section<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// Like [`section`], for `gates`: `null` means the default gate commands.
+fn gates_section<'de, D>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(Option::deserialize(deserializer)?.unwrap_or_else(default_gates))
+}
