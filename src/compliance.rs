@@ -10,6 +10,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::agent::DeniedCall;
+use crate::words::plural;
 
 /// Sections a phase's notes file must have.
 pub const REQUIRED_NOTES_SECTIONS: [&str; 3] =
@@ -266,7 +267,7 @@ fn denials_finding(facts: &Facts) -> Option<Finding> {
         problem: format!(
             "the agent was refused {} tool call{}: {} (add {} to `agent.allowed_tools`)",
             calls.len(),
-            if calls.len() == 1 { "" } else { "s" },
+            plural(calls.len()),
             calls.join(", "),
             rules.join(", ")
         ),

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use git2::{DiffOptions, IndexAddOption, Oid, Repository, Signature, StatusOptions};
 
+use crate::words::plural;
+
 /// Errors from git operations, each saying what it was about.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum GitError {
@@ -556,13 +558,12 @@ pub fn diffstat(changes: &[FileChange]) -> String {
     let insertions: usize = changes.iter().map(|c| c.insertions).sum();
     let deletions: usize = changes.iter().map(|c| c.deletions).sum();
     let files = changes.len();
-    let s = |n: usize| if n == 1 { "" } else { "s" };
     let _ = write!(
         out,
         "{files} file{} changed, {insertions} insertion{}(+), {deletions} deletion{}(-)",
-        s(files),
-        s(insertions),
-        s(deletions)
+        plural(files),
+        plural(insertions),
+        plural(deletions)
     );
     out
 }

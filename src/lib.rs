@@ -28,3 +28,4 @@ pub mod run_env;
 pub mod session;
 pub mod state;
 pub mod ui;
+pub mod words;

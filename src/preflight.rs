@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::agent::sim::{Scenario, ScenarioError};
 use crate::agent::{self, AgentError, BackendContext};
 use crate::config::{AgentKind, Loaded};
+use crate::words::plural;
 
 /// How long `PROGRAM --version` may take before the agent counts as not runnable.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(15);
@@ -323,11 +324,7 @@ fn scenario_check(path: &Path) -> Check {
 }
 
 fn scenario_errors(errors: &[ScenarioError]) -> String {
-    let mut out = format!(
-        "{} problem{}:",
-        errors.len(),
-        if errors.len() == 1 { "" } else { "s" }
-    );
+    let mut out = format!("{} problem{}:", errors.len(), plural(errors.len()));
     for error in errors {
         out.push('\n');
         out.push_str(&error.to_string());
@@ -443,7 +440,7 @@ fn untracked_verdict(files: &[String], plan: Option<&str>) -> Check {
     let mut detail = format!(
         "{} untracked path{} would go into the first phase commit:",
         paths.len(),
-        if paths.len() == 1 { "" } else { "s" }
+        plural(paths.len())
     );
     for path in paths.iter().take(MAX_UNTRACKED_LISTED) {
         detail.push_str("\n  ");

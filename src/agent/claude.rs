@@ -10,7 +10,7 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use super::{AgentBackend, AgentCommand, AgentError, AgentEvent, UsageReporting, stream_json};
+use super::{AgentBackend, AgentCommand, AgentError};
 use crate::config::{AgentConfig, AgentPermissions};
 
 /// The program run when `agent.command` is not set.
@@ -96,14 +96,6 @@ impl AgentBackend for ClaudeBackend {
             env: self.env.clone(),
             stdin: Some(prompt.to_owned()),
         })
-    }
-
-    fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent> {
-        stream_json::parse_line(line).into_iter().collect()
-    }
-
-    fn usage_reporting(&self) -> UsageReporting {
-        UsageReporting::PerMessage
     }
 }
 

@@ -76,11 +76,17 @@ pub trait AgentBackend: Send + Sync {
 
     /// Turn one output line into the events it carries (zero or more). Never fails: lines
     /// the backend does not understand become [`AgentEvent::Unknown`] or
-    /// [`AgentEvent::Text`].
-    fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent>;
+    /// [`AgentEvent::Text`]. By default the line is Claude Code's stream-json, which the
+    /// sim agent speaks too.
+    fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent> {
+        stream_json::parse_line(line).into_iter().collect()
+    }
 
-    /// What usage information this agent reports.
-    fn usage_reporting(&self) -> UsageReporting;
+    /// What usage information this agent reports; by default usage per model request,
+    /// as stream-json carries it.
+    fn usage_reporting(&self) -> UsageReporting {
+        UsageReporting::PerMessage
+    }
 }
 
 /// Where a run is, for backends that need paths (the sim agent's default scenario).

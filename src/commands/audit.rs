@@ -10,6 +10,7 @@ use super::render::{Palette, print};
 use crate::cli::{AuditArgs, GlobalArgs, ReportFormat};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::plan::{self, AuditReport, Inspection, Severity};
+use crate::words::plural;
 
 pub(super) fn run(global: &GlobalArgs, args: &AuditArgs) -> CommandResult {
     let loaded = super::load_config(global, None)?;
@@ -101,20 +102,16 @@ pub(super) fn summary_line(report: &AuditReport) -> String {
     let s = &report.summary;
     format!(
         "{} ({} valid), {}: {}, {}",
-        plural(s.phases_found, "phase"),
+        count(s.phases_found, "phase"),
         s.phases_valid,
-        plural(s.gates_total, "gate"),
-        plural(s.errors, "error"),
-        plural(s.warnings, "warning"),
+        count(s.gates_total, "gate"),
+        count(s.errors, "error"),
+        count(s.warnings, "warning"),
     )
 }
 
-fn plural(count: usize, word: &str) -> String {
-    if count == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{count} {word}s")
-    }
+fn count(count: usize, word: &str) -> String {
+    format!("{count} {word}{}", plural(count))
 }
 
 /// A path as the user would type it: without a leading `./`.

@@ -16,6 +16,7 @@ use crate::restart::{BudgetDecision, RestartBudget};
 use crate::run_env::RunEnv;
 use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
 use crate::state::{CompletionStatus, RestartRecord, SessionRecord, now};
+use crate::words::plural;
 
 use super::runner::{ResumePoint, Runner};
 use super::vcs;
@@ -176,7 +177,7 @@ impl Runner<'_> {
                             return (
                                 AttemptEnd::Failed(format!(
                                     "max restarts exceeded: the context filled again after {max} restart{}",
-                                    if max == 1 { "" } else { "s" }
+                                    plural(max)
                                 )),
                                 tally,
                             );

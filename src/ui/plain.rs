@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::events::{AttemptKind, Event};
 use crate::ui::{Sink, summary, write_flush};
+use crate::words::plural;
 
 /// How much of a session's activity to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,8 +103,8 @@ impl Sink for PlainSink {
                     "run {} {verb}: {plan_title} ({} phase{}; agent {agent}, model {model}; restart at {context_threshold}% context, up to {max_restarts} restart{} per attempt)",
                     short(run_id),
                     phases.len(),
-                    if phases.len() == 1 { "" } else { "s" },
-                    if *max_restarts == 1 { "" } else { "s" },
+                    plural(phases.len()),
+                    plural(*max_restarts),
                 ))
             }
             Event::PhaseSkipped { phase_id, reason } => {
@@ -190,7 +191,7 @@ impl Sink for PlainSink {
                         ", estimated"
                     },
                     snapshot.tool_calls,
-                    if snapshot.tool_calls == 1 { "" } else { "s" },
+                    plural(snapshot.tool_calls),
                 ))
             }
             Event::SessionEnded {
@@ -254,7 +255,7 @@ impl Sink for PlainSink {
             } => self.line(&format!(
                 "phase {phase_id}: committed {} ({files_changed} file{}): {message}",
                 short(commit),
-                if *files_changed == 1 { "" } else { "s" }
+                plural(*files_changed)
             )),
             Event::AttemptFailed {
                 phase_id,
@@ -272,8 +273,8 @@ impl Sink for PlainSink {
             } => {
                 let mut text = format!(
                     "phase {phase_id} {status} ({attempts} attempt{}, {restarts} restart{})",
-                    if *attempts == 1 { "" } else { "s" },
-                    if *restarts == 1 { "" } else { "s" }
+                    plural(*attempts),
+                    plural(*restarts)
                 );
                 if let Some(error) = error {
                     text.push_str(&format!(": {error}"));

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use crate::events::RunSummary;
 use crate::state::RunStatus;
 use crate::ui::text::{Palette, Table};
+use crate::words::plural;
 
 /// Render the summary as an aligned text table followed by totals.
 #[must_use]
@@ -43,7 +44,7 @@ pub fn render(summary: &RunSummary) -> String {
         thousands(summary.tokens),
         money(summary.cost_usd, summary.cost_estimated),
         summary.commits.len(),
-        plural(u32::try_from(summary.commits.len()).unwrap_or(u32::MAX)),
+        plural(summary.commits.len()),
     );
     if summary.cost_estimated {
         let _ = writeln!(
@@ -89,10 +90,6 @@ fn money(usd: f64, estimated: bool) -> String {
     } else {
         format!("${usd:.2}")
     }
-}
-
-fn plural(n: u32) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 fn short(id: &str) -> &str {

@@ -1,6 +1,8 @@
 //! Plain-text building blocks shared by every text output: ANSI colour that can be
 //! switched off, and tables with multi-line cells.
 
+use unicode_width::UnicodeWidthChar;
+
 /// Colours text when enabled (see [`crate::logging::use_color`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Palette {
@@ -47,7 +49,8 @@ impl Palette {
     }
 }
 
-/// The visible width of text that may hold ANSI colour sequences.
+/// The visible width of text that may hold ANSI colour sequences, in terminal columns
+/// (a CJK character or an emoji takes two), as the HUD measures it.
 fn visible_width(text: &str) -> usize {
     let mut width = 0;
     let mut in_escape = false;
@@ -56,7 +59,7 @@ fn visible_width(text: &str) -> usize {
             (false, '\x1b') => in_escape = true,
             (true, 'm') => in_escape = false,
             (true, _) => {}
-            (false, _) => width += 1,
+            (false, _) => width += c.width().unwrap_or(0),
         }
     }
     width
@@ -166,5 +169,15 @@ mod tests {
         );
         let colored = table.render("", Palette::new(true));
         assert!(colored.starts_with("\x1b[1mID\x1b[0m  \x1b[1mGates"));
+    }
+
+    #[test]
+    fn wide_characters_take_two_columns() {
+        assert_eq!(visible_width("日本"), 4);
+        let mut table = Table::new(&["TITLE", "STATUS"]);
+        table.row(vec![vec!["日本語".into()], vec!["done".into()]]);
+        table.row(vec![vec!["abc".into()], vec!["done".into()]]);
+        let text = table.render("", Palette::new(false));
+        assert_eq!(text, "TITLE   STATUS\n日本語  done\nabc     done\n");
     }
 }

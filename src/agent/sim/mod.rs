@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 pub use scenario::{Scenario, ScenarioError};
 
-use super::{AgentBackend, AgentCommand, AgentError, AgentEvent, UsageReporting, stream_json};
+use super::{AgentBackend, AgentCommand, AgentError};
 use crate::config::AgentConfig;
 
 /// File name of the scenario looked for beside the master plan.
@@ -111,14 +111,6 @@ impl AgentBackend for SimBackend {
             env: self.env.clone(),
             stdin: Some(prompt.to_owned()),
         })
-    }
-
-    fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent> {
-        stream_json::parse_line(line).into_iter().collect()
-    }
-
-    fn usage_reporting(&self) -> UsageReporting {
-        UsageReporting::PerMessage
     }
 }
 

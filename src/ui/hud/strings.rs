@@ -98,10 +98,7 @@ pub(crate) mod lines {
     use crate::events::{AttemptKind, GateVerdict, PhaseState};
     use crate::state::RunStatus;
     use crate::ui::summary::{duration, thousands};
-
-    fn plural(n: impl Into<u64>) -> &'static str {
-        if n.into() == 1 { "" } else { "s" }
-    }
+    use crate::words::plural;
 
     fn short(id: &str) -> &str {
         id.get(..8).unwrap_or(id)
@@ -109,10 +106,7 @@ pub(crate) mod lines {
 
     pub(crate) fn run_started(title: &str, phases: usize, resumed: bool) -> String {
         let verb = if resumed { "resumed" } else { "started" };
-        format!(
-            "run {verb}: {title} ({phases} phase{})",
-            plural(u64::try_from(phases).unwrap_or(u64::MAX))
-        )
+        format!("run {verb}: {title} ({phases} phase{})", plural(phases))
     }
 
     pub(crate) fn phase_skipped(id: &str, reason: &str) -> String {
@@ -190,7 +184,7 @@ pub(crate) mod lines {
         format!(
             "committed {} ({files} file{}): {message}",
             short(commit),
-            plural(u64::try_from(files).unwrap_or(u64::MAX))
+            plural(files)
         )
     }
 

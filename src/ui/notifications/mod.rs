@@ -25,6 +25,7 @@ use crate::events::{Event, PhaseState};
 use crate::state::RunStatus;
 use crate::ui::Sink;
 use crate::ui::summary::{duration, thousands};
+use crate::words::plural;
 
 /// Longest wait at the end of a run for queued notifications to go out.
 pub const FLUSH_WAIT: Duration = Duration::from_secs(15);
@@ -167,7 +168,7 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
                 format!("debussy: run {verb}"),
                 format!(
                     "{pending} phase{} to run with {agent} ({model})",
-                    if pending == 1 { "" } else { "s" }
+                    plural(pending)
                 ),
                 Priority::Default,
                 &["arrow_forward"],
@@ -190,8 +191,8 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
                     format!("debussy: phase {phase_id} completed"),
                     format!(
                         "{phase} completed after {attempts} attempt{} and {restarts} restart{}",
-                        if *attempts == 1 { "" } else { "s" },
-                        if *restarts == 1 { "" } else { "s" }
+                        plural(*attempts),
+                        plural(*restarts)
                     ),
                     Priority::Default,
                     &["white_check_mark"],
