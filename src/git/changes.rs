@@ -1,0 +1,153 @@
+//! What changed in the working tree: since a commit (with line counts, for checkpoints)
+//! or against the index (for the pre-flight check), and the diffstat that shows it.
+
+use git2::{DiffOptions, Oid, StatusOptions};
+
+use super::{GitError, Repo, op};
+use crate::words::plural;
+
+/// How a file differs from the base commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// New file (tracked or not).
+    Added,
+    /// Content or mode changed.
+    Modified,
+    /// Removed.
+    Deleted,
+    /// Type changed (file ↔ symlink).
+    TypeChanged,
+}
+
+impl ChangeKind {
+    /// One-letter code as `git status --short` would show it.
+    #[must_use]
+    pub fn letter(self) -> char {
+        match self {
+            ChangeKind::Added => 'A',
+            ChangeKind::Modified => 'M',
+            ChangeKind::Deleted => 'D',
+            ChangeKind::TypeChanged => 'T',
+        }
+    }
+}
+
+/// One changed file with its line counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Path relative to the repository root, with `/` separators.
+    pub path: String,
+    /// What happened to it.
+    pub kind: ChangeKind,
+    /// Lines added (0 for binary files).
+    pub insertions: usize,
+    /// Lines removed (0 for binary files).
+    pub deletions: usize,
+}
+
+impl Repo {
+    /// Tracked files with uncommitted changes (staged or not). Untracked and ignored
+    /// files are not listed: they cannot be lost by a commit.
+    ///
+    /// # Errors
+    /// When the status cannot be computed.
+    pub fn dirty_tracked_files(&self) -> Result<Vec<String>, GitError> {
+        let mut options = StatusOptions::new();
+        options
+            .include_untracked(false)
+            .include_ignored(false)
+            .include_unmodified(false);
+        let statuses = self
+            .inner
+            .statuses(Some(&mut options))
+            .map_err(op("status"))?;
+        Ok(statuses
+            .iter()
+            .filter(|entry| !entry.status().is_ignored() && !entry.status().is_wt_new())
+            .filter_map(|entry| entry.path().ok().map(str::to_owned))
+            .collect())
+    }
+
+    /// Every file that differs between `base` (a commit; `None` = the empty tree) and
+    /// the working tree, untracked files included and ignored ones excluded, with line
+    /// counts: `git add -A && git diff --stat base` without touching the index.
+    ///
+    /// # Errors
+    /// When `base` is not a commit or the diff fails.
+    pub fn changes_since(&self, base: Option<Oid>) -> Result<Vec<FileChange>, GitError> {
+        let tree = base
+            .map(|id| self.inner.find_commit(id).and_then(|c| c.tree()))
+            .transpose()
+            .map_err(op("read base commit"))?;
+        let mut options = DiffOptions::new();
+        options
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .show_untracked_content(true)
+            .include_typechange(true);
+        let diff = self
+            .inner
+            .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut options))
+            .map_err(op("diff"))?;
+        let mut changes = Vec::with_capacity(diff.deltas().len());
+        for (index, delta) in diff.deltas().enumerate() {
+            let kind = match delta.status() {
+                git2::Delta::Added | git2::Delta::Untracked | git2::Delta::Copied => {
+                    ChangeKind::Added
+                }
+                git2::Delta::Deleted => ChangeKind::Deleted,
+                git2::Delta::Typechange => ChangeKind::TypeChanged,
+                _ => ChangeKind::Modified,
+            };
+            let file = if kind == ChangeKind::Deleted {
+                delta.old_file()
+            } else {
+                delta.new_file()
+            };
+            let Some(path) = file.path() else { continue };
+            let (insertions, deletions) = match git2::Patch::from_diff(&diff, index) {
+                Ok(Some(patch)) => patch
+                    .line_stats()
+                    .map(|(_, add, del)| (add, del))
+                    .unwrap_or((0, 0)),
+                _ => (0, 0),
+            };
+            changes.push(FileChange {
+                path: path.to_string_lossy().replace('\\', "/"),
+                kind,
+                insertions,
+                deletions,
+            });
+        }
+        Ok(changes)
+    }
+}
+
+/// Render changes as a `git diff --stat`-like block, one file a line, then a total line.
+#[must_use]
+pub fn diffstat(changes: &[FileChange]) -> String {
+    use std::fmt::Write as _;
+    let width = changes.iter().map(|c| c.path.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for change in changes {
+        let _ = writeln!(
+            out,
+            "{} {:width$} | +{} -{}",
+            change.kind.letter(),
+            change.path,
+            change.insertions,
+            change.deletions
+        );
+    }
+    let insertions: usize = changes.iter().map(|c| c.insertions).sum();
+    let deletions: usize = changes.iter().map(|c| c.deletions).sum();
+    let files = changes.len();
+    let _ = write!(
+        out,
+        "{files} file{} changed, {insertions} insertion{}(+), {deletions} deletion{}(-)",
+        plural(files),
+        plural(insertions),
+        plural(deletions)
+    );
+    out
+}

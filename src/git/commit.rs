@@ -1,0 +1,217 @@
+//! Committing everything as the user's identity (or debussy's fallback), with the
+//! repository's hooks, and clearing an `index.lock` a killed agent left behind.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use git2::{IndexAddOption, Oid, Signature};
+
+use super::{GitError, Repo, hooks, op};
+
+/// Whose name a commit carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// `user.name`/`user.email` from git config (or `GIT_AUTHOR_*`).
+    Configured,
+    /// No identity was configured; `debussy <debussy@localhost>` was used.
+    Fallback,
+}
+
+/// What [`Repo::commit_all`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// A commit was written.
+    Committed {
+        /// The new commit.
+        id: Oid,
+        /// Files that differ from the parent.
+        files_changed: usize,
+        /// Whose identity it carries.
+        identity: Identity,
+        /// A stale `index.lock` (no process held it) was removed first: when it was last
+        /// written, if known.
+        removed_stale_lock: Option<StaleLock>,
+    },
+    /// The tree equals `HEAD`'s: nothing was written.
+    NothingToCommit,
+}
+
+/// A stale `.git/index.lock` that a commit removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StaleLock {
+    /// When the lock file was last written, if the filesystem says.
+    pub last_written: Option<std::time::SystemTime>,
+}
+
+/// The fallback identity for repositories without `user.name`/`user.email`.
+const FALLBACK_NAME: &str = "debussy";
+const FALLBACK_EMAIL: &str = "debussy@localhost";
+
+impl Repo {
+    /// Stage everything (`git add -A`: new, modified and deleted files, `.gitignore`
+    /// respected) and commit it with `message` on the current branch. Skips when the
+    /// tree equals `HEAD`'s. Works on an unborn branch.
+    ///
+    /// An `index.lock` no process has open (left by a killed agent) is removed with a
+    /// warning; one that a live process holds is waited on for up to `lock_wait`.
+    ///
+    /// # Errors
+    /// [`GitError::IndexLocked`] if the lock stays held; libgit2 failures otherwise.
+    pub fn commit_all(
+        &self,
+        message: &str,
+        lock_wait: Duration,
+        run_hooks: bool,
+    ) -> Result<CommitOutcome, GitError> {
+        let removed_stale_lock = self.clear_index_lock(lock_wait)?;
+        let mut index = self.inner.index().map_err(op("open index"))?;
+        index
+            .add_all(["*"], IndexAddOption::DEFAULT, None)
+            .map_err(op("stage files"))?;
+        index
+            .update_all(["*"], None)
+            .map_err(op("stage deletions"))?;
+        index.write().map_err(op("write index"))?;
+        let mut tree_id = index.write_tree().map_err(op("write tree"))?;
+
+        let parent = match self.head_commit()? {
+            Some(id) => Some(self.inner.find_commit(id).map_err(op("read HEAD commit"))?),
+            None => None,
+        };
+        let parent_tree = parent.as_ref().map(git2::Commit::tree_id);
+        let unchanged = match parent_tree {
+            Some(parent_tree) => parent_tree == tree_id,
+            None => index.is_empty(),
+        };
+        if unchanged {
+            return Ok(CommitOutcome::NothingToCommit);
+        }
+        let files_changed = {
+            let tree = self.inner.find_tree(tree_id).map_err(op("read tree"))?;
+            let old = parent
+                .as_ref()
+                .map(git2::Commit::tree)
+                .transpose()
+                .map_err(op("read tree"))?;
+            self.inner
+                .diff_tree_to_tree(old.as_ref(), Some(&tree), None)
+                .map_err(op("diff"))?
+                .deltas()
+                .len()
+        };
+        let mut message = message.to_owned();
+        let hooks = run_hooks.then(|| hooks::Hooks::of(&self.inner, &self.root));
+        if let Some(hooks) = &hooks {
+            hooks.run("pre-commit", &[]).map_err(GitError::Hook)?;
+            // The hook may have staged more (a formatter): commit what the index holds now.
+            index.read(true).map_err(op("re-read the index"))?;
+            tree_id = index.write_tree().map_err(op("write tree"))?;
+            let message_file = self.inner.path().join("COMMIT_EDITMSG");
+            std::fs::write(&message_file, &message).map_err(|source| GitError::MessageFile {
+                path: message_file.clone(),
+                source,
+            })?;
+            hooks
+                .run("commit-msg", &[message_file.as_os_str()])
+                .map_err(GitError::Hook)?;
+            message =
+                std::fs::read_to_string(&message_file).map_err(|source| GitError::MessageFile {
+                    path: message_file.clone(),
+                    source,
+                })?;
+        }
+        let (author, committer, identity) = self.identity()?;
+        let tree = self.inner.find_tree(tree_id).map_err(op("read tree"))?;
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let id = self
+            .inner
+            .commit(Some("HEAD"), &author, &committer, &message, &tree, &parents)
+            .map_err(op("commit"))?;
+        if let Some(hooks) = &hooks
+            && let Err(failure) = hooks.run("post-commit", &[])
+        {
+            // As git does: the commit stands whatever post-commit says.
+            tracing::warn!(
+                "the post-commit hook failed ({}): {}",
+                failure.status,
+                failure.output
+            );
+        }
+        Ok(CommitOutcome::Committed {
+            id,
+            files_changed,
+            identity,
+            removed_stale_lock,
+        })
+    }
+
+    /// The configured author and committer, else the fallback identity.
+    fn identity(&self) -> Result<(Signature<'static>, Signature<'static>, Identity), GitError> {
+        match (
+            self.inner.author_from_env(),
+            self.inner.committer_from_env(),
+        ) {
+            (Ok(author), Ok(committer)) => Ok((author, committer, Identity::Configured)),
+            _ => {
+                let fallback =
+                    Signature::now(FALLBACK_NAME, FALLBACK_EMAIL).map_err(op("make signature"))?;
+                Ok((fallback.clone(), fallback, Identity::Fallback))
+            }
+        }
+    }
+
+    /// Remove a stale `index.lock`, or wait for a live one to go away.
+    /// Returns the stale lock that was removed, if any.
+    fn clear_index_lock(&self, lock_wait: Duration) -> Result<Option<StaleLock>, GitError> {
+        let lock = self.inner.path().join("index.lock");
+        let deadline = Instant::now() + lock_wait;
+        loop {
+            if !lock.exists() {
+                return Ok(None);
+            }
+            let holders = lock_holders(&lock);
+            if holders.is_empty() {
+                let last_written = std::fs::metadata(&lock)
+                    .and_then(|meta| meta.modified())
+                    .ok();
+                std::fs::remove_file(&lock)
+                    .or_else(|err| {
+                        if err.kind() == std::io::ErrorKind::NotFound {
+                            Ok(())
+                        } else {
+                            Err(err)
+                        }
+                    })
+                    .map_err(|source| GitError::RemoveLock {
+                        path: lock.clone(),
+                        source,
+                    })?;
+                return Ok(Some(StaleLock { last_written }));
+            }
+            if Instant::now() >= deadline {
+                return Err(GitError::IndexLocked {
+                    path: lock,
+                    pids: holders,
+                });
+            }
+            // A live git command usually holds the lock for milliseconds; poll until the
+            // deadline rather than failing on the first look.
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Processes that have `path` open, found through `/proc/*/fd`. Empty where `/proc` is
+/// unavailable, which treats the lock as stale: the agent that could hold it was killed.
+fn lock_holders(path: &Path) -> Vec<u32> {
+    let Ok(target) = path.canonicalize() else {
+        return Vec::new();
+    };
+    let Some(processes) = crate::process::procfs::processes() else {
+        return Vec::new();
+    };
+    processes
+        .filter(|(_, dir)| crate::process::procfs::holds_open(dir, &target))
+        .map(|(pid, _)| pid)
+        .collect()
+}

@@ -1,0 +1,63 @@
+//! [`GitError`]: git failures, each saying what was being done.
+
+use std::path::PathBuf;
+
+use super::HookFailure;
+
+/// Errors from git operations, each saying what it was about.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum GitError {
+    /// The directory is not inside a git repository.
+    #[error("{} is not inside a git repository (run `git init` there, or pass --no-auto-commit)", .path.display())]
+    NotARepository {
+        /// The directory searched from.
+        path: PathBuf,
+    },
+    /// The repository has no working tree.
+    #[error("the repository at {} is bare; debussy needs a working tree", .path.display())]
+    Bare {
+        /// The repository's git directory.
+        path: PathBuf,
+    },
+    /// Another process holds the index lock for longer than we are willing to wait.
+    #[error(
+        "{} is held by process {pids:?}; finish or stop that git command, then resume the run",
+        .path.display()
+    )]
+    IndexLocked {
+        /// The lock file.
+        path: PathBuf,
+        /// Processes that have it open.
+        pids: Vec<u32>,
+    },
+    /// Removing a stale lock failed.
+    #[error("failed to remove stale lock {}", .path.display())]
+    RemoveLock {
+        /// The lock file.
+        path: PathBuf,
+        /// Why removal failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A commit hook refused the commit.
+    #[error("the {} hook refused the commit ({}){}", .0.hook, .0.status, if .0.output.is_empty() { String::new() } else { format!(":\n{}", .0.output) })]
+    Hook(HookFailure),
+    /// The commit message file for the hooks could not be written or read back.
+    #[error("failed to pass the commit message through {}", .path.display())]
+    MessageFile {
+        /// `.git/COMMIT_EDITMSG`.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Any other libgit2 failure.
+    #[error("git {action} failed")]
+    Git {
+        /// What was being done.
+        action: &'static str,
+        /// libgit2's error.
+        #[source]
+        source: git2::Error,
+    },
+}

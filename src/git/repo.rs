@@ -1,0 +1,148 @@
+//! [`Repo`]: the repository around the project, where `HEAD` points, and whether a
+//! merge, rebase or similar is under way.
+
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository};
+
+use super::{GitError, op};
+
+/// Where `HEAD` points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadState {
+    /// A branch with no commit yet (a fresh `git init`): fine to commit onto.
+    Unborn {
+        /// The branch the first commit will create.
+        branch: String,
+    },
+    /// A branch with at least one commit.
+    Branch {
+        /// Short branch name.
+        name: String,
+        /// The commit it points at.
+        commit: Oid,
+    },
+    /// `HEAD` points at a commit, not a branch; commits would be lost.
+    Detached {
+        /// The commit `HEAD` points at.
+        commit: Oid,
+    },
+}
+
+/// A repository with a working tree.
+pub struct Repo {
+    pub(super) inner: Repository,
+    pub(super) root: PathBuf,
+}
+
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repo")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Repo {
+    /// Find the repository containing `path`.
+    ///
+    /// # Errors
+    /// [`GitError::NotARepository`] when there is none, [`GitError::Bare`] without a work tree.
+    pub fn discover(path: &Path) -> Result<Repo, GitError> {
+        let inner = Repository::discover(path).map_err(|_| GitError::NotARepository {
+            path: path.to_path_buf(),
+        })?;
+        let root = inner
+            .workdir()
+            .ok_or_else(|| GitError::Bare {
+                path: inner.path().to_path_buf(),
+            })?
+            .to_path_buf();
+        Ok(Repo { inner, root })
+    }
+
+    /// The working tree's root directory.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The git operation left half done in this repository (a merge with conflicts, a
+    /// rebase stopped at a commit, …), as `(what, how to finish or abort it)`; `None`
+    /// when the repository is in its normal state.
+    #[must_use]
+    pub fn operation_in_progress(&self) -> Option<(&'static str, &'static str)> {
+        use git2::RepositoryState as State;
+        match self.inner.state() {
+            State::Clean => None,
+            State::Merge => Some((
+                "a merge",
+                "finish it with `git commit` after resolving the conflicts, or `git merge --abort`",
+            )),
+            State::Revert | State::RevertSequence => Some((
+                "a revert",
+                "finish it with `git revert --continue`, or `git revert --abort`",
+            )),
+            State::CherryPick | State::CherryPickSequence => Some((
+                "a cherry-pick",
+                "finish it with `git cherry-pick --continue`, or `git cherry-pick --abort`",
+            )),
+            State::Bisect => Some(("a bisect", "end it with `git bisect reset`")),
+            State::Rebase
+            | State::RebaseInteractive
+            | State::RebaseMerge
+            | State::ApplyMailboxOrRebase => Some((
+                "a rebase",
+                "finish it with `git rebase --continue`, or `git rebase --abort`",
+            )),
+            State::ApplyMailbox => Some((
+                "a `git am`",
+                "finish it with `git am --continue`, or `git am --abort`",
+            )),
+        }
+    }
+
+    /// Where `HEAD` points.
+    ///
+    /// # Errors
+    /// When `HEAD` cannot be read.
+    pub fn head(&self) -> Result<HeadState, GitError> {
+        let detached = self.inner.head_detached().map_err(op("read HEAD"))?;
+        match self.inner.head() {
+            Ok(head) => {
+                let commit = head.peel_to_commit().map_err(op("read HEAD"))?.id();
+                if detached {
+                    Ok(HeadState::Detached { commit })
+                } else {
+                    let name = head.shorthand().unwrap_or("HEAD").to_owned();
+                    Ok(HeadState::Branch { name, commit })
+                }
+            }
+            Err(err) if err.code() == git2::ErrorCode::UnbornBranch => {
+                let target = self
+                    .inner
+                    .find_reference("HEAD")
+                    .ok()
+                    .and_then(|r| r.symbolic_target().ok().flatten().map(str::to_owned))
+                    .unwrap_or_default();
+                let branch = target
+                    .strip_prefix("refs/heads/")
+                    .unwrap_or(&target)
+                    .to_owned();
+                Ok(HeadState::Unborn { branch })
+            }
+            Err(err) => Err(op("read HEAD")(err)),
+        }
+    }
+
+    /// The commit `HEAD` points at, `None` on an unborn branch.
+    ///
+    /// # Errors
+    /// When `HEAD` cannot be read.
+    pub fn head_commit(&self) -> Result<Option<Oid>, GitError> {
+        Ok(match self.head()? {
+            HeadState::Unborn { .. } => None,
+            HeadState::Branch { commit, .. } | HeadState::Detached { commit } => Some(commit),
+        })
+    }
+}

@@ -1,0 +1,266 @@
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use git2::Repository;
+
+use super::*;
+
+/// A repository in a temp dir with a local identity, so the user's config never matters.
+fn repo() -> (tempfile::TempDir, Repo) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let raw = Repository::init(dir.path()).expect("init");
+    let mut config = raw.config().expect("config");
+    config.set_str("user.name", "Test").expect("name");
+    config
+        .set_str("user.email", "test@example.com")
+        .expect("email");
+    let repo = Repo::discover(dir.path()).expect("discover");
+    (dir, repo)
+}
+
+const WAIT: Duration = Duration::from_secs(2);
+
+fn hook(dir: &Path, name: &str, script: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join(name);
+    fs::create_dir_all(dir).expect("hooks dir");
+    fs::write(&path, format!("#!/bin/sh\n{script}\n")).expect("hook");
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+fn last_message(repo: &Repo) -> String {
+    let head = repo.head_commit().expect("head").expect("a commit");
+    repo.inner
+        .find_commit(head)
+        .expect("commit")
+        .message()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn a_failing_pre_commit_hook_refuses_the_commit_with_its_output() {
+    let (dir, repo) = repo();
+    hook(
+        &dir.path().join(".git/hooks"),
+        "pre-commit",
+        "echo 'lint: trailing whitespace in a.txt' >&2; exit 1",
+    );
+    fs::write(dir.path().join("a.txt"), "one \n").expect("write");
+    let err = repo.commit_all("work", WAIT, true).expect_err("refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("the pre-commit hook refused the commit (exit code 1)")
+            && text.contains("lint: trailing whitespace in a.txt"),
+        "{text}"
+    );
+    assert_eq!(repo.head_commit().expect("head"), None, "nothing committed");
+    // Off, the hook is not run and the commit is made.
+    assert!(matches!(
+        repo.commit_all("work", WAIT, false).expect("commit"),
+        CommitOutcome::Committed { .. }
+    ));
+}
+
+#[test]
+fn commit_msg_edits_the_message_and_pre_commit_may_stage_more() {
+    let (dir, repo) = repo();
+    let hooks = dir.path().join("ci-hooks");
+    repo.inner
+        .config()
+        .expect("config")
+        .set_str("core.hooksPath", "ci-hooks")
+        .expect("hooksPath");
+    hook(
+        &hooks,
+        "pre-commit",
+        "echo generated > gen.txt && git add gen.txt",
+    );
+    hook(
+        &hooks,
+        "commit-msg",
+        "printf '\\nSigned-off-by: hook\\n' >> \"$1\"",
+    );
+    hook(&hooks, "post-commit", "exit 3");
+    fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+    let CommitOutcome::Committed { id, .. } = repo.commit_all("work", WAIT, true).expect("commit")
+    else {
+        panic!("nothing committed")
+    };
+    assert_eq!(last_message(&repo), "work\nSigned-off-by: hook\n");
+    let tree = repo
+        .inner
+        .find_commit(id)
+        .expect("commit")
+        .tree()
+        .expect("tree");
+    assert!(
+        tree.get_name("gen.txt").is_some(),
+        "what pre-commit staged is committed"
+    );
+}
+
+#[test]
+fn unborn_branch_is_reported_and_committable() {
+    let (dir, repo) = repo();
+    assert!(matches!(
+        repo.head().expect("head"),
+        HeadState::Unborn { .. }
+    ));
+    assert_eq!(
+        repo.commit_all("empty", WAIT, true).expect("commit"),
+        CommitOutcome::NothingToCommit
+    );
+    fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+    let CommitOutcome::Committed {
+        files_changed,
+        identity,
+        ..
+    } = repo.commit_all("first", WAIT, true).expect("commit")
+    else {
+        panic!("expected a commit")
+    };
+    assert_eq!((files_changed, identity), (1, Identity::Configured));
+    assert!(matches!(
+        repo.head().expect("head"),
+        HeadState::Branch { .. }
+    ));
+}
+
+#[test]
+fn commit_all_stages_new_modified_and_deleted_but_not_ignored() {
+    let (dir, repo) = repo();
+    fs::write(dir.path().join(".gitignore"), "secret.txt\n").expect("write");
+    fs::write(dir.path().join("keep.txt"), "1\n").expect("write");
+    fs::write(dir.path().join("gone.txt"), "1\n").expect("write");
+    repo.commit_all("base", WAIT, true).expect("commit");
+
+    fs::write(dir.path().join("keep.txt"), "1\n2\n").expect("write");
+    fs::remove_file(dir.path().join("gone.txt")).expect("rm");
+    fs::create_dir(dir.path().join("new")).expect("mkdir");
+    fs::write(dir.path().join("new/file.rs"), "fn main() {}\n").expect("write");
+    fs::write(dir.path().join("secret.txt"), "token\n").expect("write");
+    let CommitOutcome::Committed { files_changed, .. } =
+        repo.commit_all("work", WAIT, true).expect("commit")
+    else {
+        panic!("expected a commit")
+    };
+    assert_eq!(files_changed, 3);
+    assert!(repo.dirty_tracked_files().expect("status").is_empty());
+    let head = repo
+        .inner
+        .head()
+        .expect("head")
+        .peel_to_tree()
+        .expect("tree");
+    assert!(
+        head.get_path(Path::new("secret.txt")).is_err(),
+        "ignored file was committed"
+    );
+    assert!(
+        head.get_path(Path::new("gone.txt")).is_err(),
+        "deletion was not staged"
+    );
+    assert_eq!(
+        repo.commit_all("again", WAIT, true).expect("commit"),
+        CommitOutcome::NothingToCommit
+    );
+}
+
+#[test]
+fn changes_since_lists_untracked_files_with_line_counts() {
+    let (dir, repo) = repo();
+    fs::write(dir.path().join("a.txt"), "1\n2\n3\n").expect("write");
+    repo.commit_all("base", WAIT, true).expect("commit");
+    let base = repo.head_commit().expect("head");
+    fs::write(dir.path().join("a.txt"), "1\n3\n4\n5\n").expect("write");
+    fs::write(dir.path().join("b.txt"), "x\ny\n").expect("write");
+    let mut changes = repo.changes_since(base).expect("diff");
+    changes.sort_by(|a, b| a.path.cmp(&b.path));
+    assert_eq!(
+        changes,
+        [
+            FileChange {
+                path: "a.txt".into(),
+                kind: ChangeKind::Modified,
+                insertions: 2,
+                deletions: 1
+            },
+            FileChange {
+                path: "b.txt".into(),
+                kind: ChangeKind::Added,
+                insertions: 2,
+                deletions: 0
+            },
+        ]
+    );
+    assert_eq!(
+        diffstat(&changes),
+        "M a.txt | +2 -1\nA b.txt | +2 -0\n2 files changed, 4 insertions(+), 1 deletion(-)"
+    );
+    // Changes committed mid-phase still count against the phase's base.
+    repo.commit_all("checkpoint", WAIT, true).expect("commit");
+    assert_eq!(repo.changes_since(base).expect("diff").len(), 2);
+}
+
+#[test]
+fn dirty_tracked_files_ignores_untracked() {
+    let (dir, repo) = repo();
+    fs::write(dir.path().join("a.txt"), "1\n").expect("write");
+    repo.commit_all("base", WAIT, true).expect("commit");
+    fs::write(dir.path().join("untracked.txt"), "1\n").expect("write");
+    assert!(repo.dirty_tracked_files().expect("status").is_empty());
+    fs::write(dir.path().join("a.txt"), "2\n").expect("write");
+    assert_eq!(repo.dirty_tracked_files().expect("status"), ["a.txt"]);
+}
+
+#[test]
+fn detached_head_is_reported() {
+    let (dir, repo) = repo();
+    fs::write(dir.path().join("a.txt"), "1\n").expect("write");
+    repo.commit_all("base", WAIT, true).expect("commit");
+    let id = repo.head_commit().expect("head").expect("commit");
+    repo.inner.set_head_detached(id).expect("detach");
+    assert_eq!(
+        repo.head().expect("head"),
+        HeadState::Detached { commit: id }
+    );
+}
+
+#[test]
+fn stale_index_lock_is_removed() {
+    let (dir, repo) = repo();
+    fs::write(dir.path().join("a.txt"), "1\n").expect("write");
+    fs::write(dir.path().join(".git/index.lock"), "").expect("lock");
+    let CommitOutcome::Committed {
+        removed_stale_lock, ..
+    } = repo.commit_all("after kill", WAIT, true).expect("commit")
+    else {
+        panic!("expected a commit")
+    };
+    assert!(removed_stale_lock.is_some_and(|lock| lock.last_written.is_some()));
+}
+
+#[test]
+fn live_index_lock_fails_after_waiting() {
+    let (dir, repo) = repo();
+    fs::write(dir.path().join("a.txt"), "1\n").expect("write");
+    let lock_path = dir.path().join(".git/index.lock");
+    let _held = fs::File::create(&lock_path).expect("lock");
+    let err = repo
+        .commit_all("blocked", Duration::from_millis(200), true)
+        .expect_err("must fail");
+    let GitError::IndexLocked { pids, .. } = &err else {
+        panic!("wrong error: {err}")
+    };
+    assert!(pids.contains(&std::process::id()));
+    assert!(err.to_string().contains("index.lock"));
+}
+
+#[test]
+fn not_a_repository_says_how_to_fix_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let err = Repo::discover(dir.path()).expect_err("no repo");
+    assert!(err.to_string().contains("git init"), "{err}");
+}
