@@ -46,6 +46,7 @@
 
 mod control;
 mod event;
+mod finish;
 mod log;
 mod outcome;
 mod report;

@@ -12,16 +12,15 @@ use super::control::{Requests, SessionControl};
 use super::event::{Activity, ActivityKind, Thread};
 use super::event::{SessionEvent, SessionWarning, StopCause};
 use super::log::{SessionLog, StderrLog, stderr_log_path};
-use super::outcome::{LimitReason, SessionOutcome, SpawnFailure};
-use super::report::{ReportedWindow, SessionReport, StopSummary};
+use super::outcome::{LimitReason, SpawnFailure};
+use super::report::SessionReport;
 use super::spec::SessionSpec;
 use super::throttle::{Admit, Throttle};
 use super::tracker::Tracker;
 use crate::agent::AgentEvent;
 use crate::context::{ContextMeter, Snapshot, StopReason};
 use crate::process::{
-    ChildControl, ExitReport, ExitStatus, ProcessCommand, ProcessError, ProcessEvent, StopLadder,
-    Stream,
+    ChildControl, ExitReport, ProcessCommand, ProcessError, ProcessEvent, StopLadder, Stream,
 };
 
 /// How long an agent that printed its final `result` may take to exit before it is
@@ -55,48 +54,49 @@ pub async fn run(
 
 /// A stop the session decided on.
 #[derive(Debug)]
-struct Stopping {
-    cause: StopCause,
+pub(super) struct Stopping {
+    pub(super) cause: StopCause,
     /// When the stop was decided: the arrival of the line that crossed the threshold,
     /// or the request.
-    decided_at: Instant,
+    pub(super) decided_at: Instant,
     /// When the process layer was asked to stop.
-    requested_at: Instant,
+    pub(super) requested_at: Instant,
     /// The meter when it was decided.
-    snapshot: Snapshot,
+    pub(super) snapshot: Snapshot,
 }
 
-struct Driver<'a> {
-    spec: &'a SessionSpec,
-    events: mpsc::UnboundedSender<SessionEvent>,
-    meter: ContextMeter,
-    tracker: Tracker,
-    started_at: jiff::Timestamp,
-    started: Instant,
-    last_snapshot: Option<Snapshot>,
-    snapshot_sent_at: Option<Instant>,
+/// One session's state while it runs, owned by [`run`].
+pub(super) struct Driver<'a> {
+    pub(super) spec: &'a SessionSpec,
+    pub(super) events: mpsc::UnboundedSender<SessionEvent>,
+    pub(super) meter: ContextMeter,
+    pub(super) tracker: Tracker,
+    pub(super) started_at: jiff::Timestamp,
+    pub(super) started: Instant,
+    pub(super) last_snapshot: Option<Snapshot>,
+    pub(super) snapshot_sent_at: Option<Instant>,
     /// A changed figure was held back by the pacing and is due at the interval's end.
-    snapshot_held: bool,
-    stop: Option<Stopping>,
+    pub(super) snapshot_held: bool,
+    pub(super) stop: Option<Stopping>,
     /// A successful `result` arrived before any stop was decided: the session
     /// completed, whatever happens after.
-    finished: bool,
-    interrupted: bool,
-    killed: bool,
-    restart_seen: bool,
-    result_at: Option<Instant>,
-    exit: Option<ExitReport>,
-    exited_at: Option<Instant>,
-    stderr_tail: VecDeque<String>,
-    stderr_log: Option<StderrLog>,
-    throttle: Throttle,
-    warnings: Vec<SessionWarning>,
-    log: Option<SessionLog>,
-    log_failed: bool,
-    lines_seen: u64,
-    invalid_utf8_warned: bool,
-    pid: Option<u32>,
-    command: Option<String>,
+    pub(super) finished: bool,
+    pub(super) interrupted: bool,
+    pub(super) killed: bool,
+    pub(super) restart_seen: bool,
+    pub(super) result_at: Option<Instant>,
+    pub(super) exit: Option<ExitReport>,
+    pub(super) exited_at: Option<Instant>,
+    pub(super) stderr_tail: VecDeque<String>,
+    pub(super) stderr_log: Option<StderrLog>,
+    pub(super) throttle: Throttle,
+    pub(super) warnings: Vec<SessionWarning>,
+    pub(super) log: Option<SessionLog>,
+    pub(super) log_failed: bool,
+    pub(super) lines_seen: u64,
+    pub(super) invalid_utf8_warned: bool,
+    pub(super) pid: Option<u32>,
+    pub(super) command: Option<String>,
 }
 
 impl<'a> Driver<'a> {
@@ -335,7 +335,7 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn send_gap_note(&mut self, gap: u64) {
+    pub(super) fn send_gap_note(&mut self, gap: u64) {
         let text = format!(
             "{gap} lines of agent output not shown here; the transcript {} and its .stderr.log have them all",
             self.spec.log_path.display()
@@ -490,7 +490,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Send the meter's figures if they differ from the last ones sent.
-    fn flush_snapshot(&mut self) {
+    pub(super) fn flush_snapshot(&mut self) {
         self.snapshot_held = false;
         let snapshot = self.meter.snapshot();
         if self.last_snapshot.as_ref() != Some(&snapshot) {
@@ -500,151 +500,10 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn warn(&mut self, warning: SessionWarning) {
+    pub(super) fn warn(&mut self, warning: SessionWarning) {
         tracing::warn!("{warning}");
         self.warnings.push(warning.clone());
         self.send(SessionEvent::Warning(warning));
-    }
-
-    /// The agent never started: close the log and report why.
-    async fn not_started(mut self, failure: SpawnFailure) -> SessionReport {
-        tracing::debug!(%failure, "agent session not started");
-        self.close_log(false).await;
-        self.report(SessionOutcome::SpawnError(failure))
-    }
-
-    /// The agent was reaped and its output read: close the log (with the marker for a
-    /// context limit) and report.
-    async fn finish(mut self) -> SessionReport {
-        let outcome = self.outcome();
-        self.flush_snapshot();
-        match self.throttle.take_dropped() {
-            0 => {}
-            gap => self.send_gap_note(gap),
-        }
-        if let Some(log) = self.stderr_log.take()
-            && let Err(err) = log.finish()
-        {
-            let path = stderr_log_path(&self.spec.log_path);
-            self.warn(SessionWarning::Log {
-                path,
-                message: format!("failed to close it: {err}"),
-            });
-        }
-        self.close_log(outcome.is_context_limit()).await;
-        self.report(outcome)
-    }
-
-    async fn close_log(&mut self, marker: bool) {
-        let Some(log) = self.log.take() else { return };
-        let closed = tokio::task::spawn_blocking(move || log.finish(marker)).await;
-        let message = match closed {
-            Ok(Ok(())) => return,
-            Ok(Err(err)) => err.to_string(),
-            Err(err) => err.to_string(),
-        };
-        let what = if marker {
-            "mark it as a context-limit log"
-        } else {
-            "close it"
-        };
-        self.warn(SessionWarning::Log {
-            path: self.spec.log_path.clone(),
-            message: format!("failed to {what}: {message}"),
-        });
-    }
-
-    /// The outcome, by precedence: completed on its own before any stop; interrupted;
-    /// the stop the session decided; the agent's result; the exit status.
-    fn outcome(&self) -> SessionOutcome {
-        let result = self.tracker.result();
-        let completed = |result: &crate::agent::SessionResult| SessionOutcome::Completed {
-            subtype: result.subtype.clone(),
-            is_error: result.is_error,
-            result: result.result.clone(),
-            session_id: result
-                .session_id
-                .clone()
-                .or_else(|| self.tracker.session_id().map(str::to_owned)),
-        };
-        if self.finished
-            && let Some(result) = result
-        {
-            return completed(result);
-        }
-        if let Some(stop) = &self.stop {
-            return match &stop.cause {
-                StopCause::Interrupt => SessionOutcome::Interrupted,
-                StopCause::Timeout { .. } => SessionOutcome::Timeout,
-                StopCause::ContextLimit(reason) => SessionOutcome::ContextLimit {
-                    reason: reason.clone(),
-                    snapshot: stop.snapshot.clone(),
-                },
-            };
-        }
-        if let Some(result) = result {
-            return completed(result);
-        }
-        SessionOutcome::Failed {
-            exit: self
-                .exit
-                .as_ref()
-                .map_or(ExitStatus::Unknown, |exit| exit.status),
-        }
-    }
-
-    fn stop_summary(&self) -> Option<StopSummary> {
-        let stop = self.stop.as_ref()?;
-        let exit_stop = self.exit.as_ref().and_then(|exit| exit.stop.as_ref());
-        let latency = match (exit_stop, self.exited_at) {
-            (Some(report), _) => {
-                stop.requested_at.saturating_duration_since(stop.decided_at) + report.took
-            }
-            (None, Some(exited_at)) => exited_at.saturating_duration_since(stop.decided_at),
-            (None, None) => Duration::ZERO,
-        };
-        Some(StopSummary {
-            cause: stop.cause.clone(),
-            latency,
-            actions: exit_stop
-                .map(|report| report.actions.clone())
-                .unwrap_or_default(),
-            escalated: exit_stop.is_some_and(|report| report.escalated),
-        })
-    }
-
-    fn report(self, outcome: SessionOutcome) -> SessionReport {
-        let stop = self.stop_summary();
-        let reported_window = self
-            .meter
-            .reported_window()
-            .map(|(model, tokens)| ReportedWindow {
-                model: model.to_owned(),
-                tokens,
-            });
-        SessionReport {
-            outcome,
-            snapshot: self.meter.snapshot(),
-            agent_session_id: self.tracker.session_id().map(str::to_owned),
-            model: self.tracker.model().map(str::to_owned),
-            reported_window,
-            todos: self.tracker.todos(),
-            last_message: self.tracker.last_text().map(str::to_owned),
-            invoked_agents: self.tracker.invoked_agents().clone(),
-            permission_denials: self.tracker.permission_denials().to_vec(),
-            files_written: self.tracker.files_written().clone(),
-            result: self.tracker.result().cloned(),
-            exit: self.exit,
-            stop,
-            pid: self.pid,
-            command: self.command,
-            stderr_tail: self.stderr_tail.into(),
-            warnings: self.warnings,
-            started_at: self.started_at,
-            ended_at: jiff::Timestamp::now(),
-            duration: self.started.elapsed(),
-            log_path: self.spec.log_path.clone(),
-        }
     }
 }
 
