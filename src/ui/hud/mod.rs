@@ -34,6 +34,8 @@ mod confirm;
 mod gauge;
 mod header;
 mod hints;
+#[cfg(test)]
+mod key_tests;
 mod keys;
 mod phases;
 mod strings;

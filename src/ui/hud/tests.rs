@@ -11,71 +11,69 @@ use crate::session::OutcomeKind;
 use crate::state::RunStatus;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use serde_json::json;
 
 use super::app::{App, Command};
-use super::{Ending, drive};
 use crate::context::{Exactness, Snapshot, Window, WindowSource};
 use crate::events::{AttemptKind, Event, PhaseInfo, PhaseSummary, RunRequest, RunSummary};
 use crate::session::{Activity, ActivityKind, Subagent, Thread};
 
-const WIDTH: u16 = 100;
-const HEIGHT: u16 = 30;
-const ROOT: &str = "/work/shop";
+pub(super) const WIDTH: u16 = 100;
+pub(super) const HEIGHT: u16 = 30;
+pub(super) const ROOT: &str = "/work/shop";
 
 /// A test clock: every event and frame happens at a fixed offset from one instant.
-struct Clock(Instant);
+pub(super) struct Clock(pub(super) Instant);
 
 impl Clock {
-    fn at(&self, secs: u64) -> Instant {
+    pub(super) fn at(&self, secs: u64) -> Instant {
         self.0 + Duration::from_secs(secs)
     }
 }
 
-struct Scene {
-    clock: Clock,
-    app: App,
+pub(super) struct Scene {
+    pub(super) clock: Clock,
+    pub(super) app: App,
 }
 
 impl Scene {
-    fn new() -> Scene {
+    pub(super) fn new() -> Scene {
         let clock = Clock(Instant::now());
         let app = App::new(Some(PathBuf::from(ROOT)), clock.at(0));
         Scene { clock, app }
     }
 
-    fn feed(&mut self, secs: u64, event: Event) -> &mut Self {
+    pub(super) fn feed(&mut self, secs: u64, event: Event) -> &mut Self {
         let now = self.clock.at(secs);
         self.app.event(&event, now);
         self
     }
 
-    fn key(&mut self, code: KeyCode) -> Option<Command> {
+    pub(super) fn key(&mut self, code: KeyCode) -> Option<Command> {
         self.app.key(&KeyEvent::new(code, KeyModifiers::NONE))
     }
 
-    fn ctrl_c(&mut self) -> Option<Command> {
+    pub(super) fn ctrl_c(&mut self) -> Option<Command> {
         self.app
             .key(&KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL))
     }
 
-    fn draw_at(&mut self, secs: u64) -> Terminal<TestBackend> {
+    pub(super) fn draw_at(&mut self, secs: u64) -> Terminal<TestBackend> {
         self.app.tick(self.clock.at(secs));
         let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
         terminal.draw(|frame| self.app.draw(frame)).expect("draw");
         terminal
     }
 
-    fn screen_at(&mut self, secs: u64) -> String {
+    pub(super) fn screen_at(&mut self, secs: u64) -> String {
         self.draw_at(secs).backend().to_string()
     }
 }
 
-fn snapshot(
+pub(super) fn snapshot(
     tokens: u64,
     percent: f64,
     exactness: Exactness,
@@ -110,7 +108,7 @@ fn snapshot(
     }
 }
 
-fn run_started() -> Event {
+pub(super) fn run_started() -> Event {
     Event::RunStarted {
         run_id: "3f2a9c41-0b7e-4d7e-9a51-6c1d2e3f4a5b".into(),
         plan_title: "Shop Checkout".into(),
@@ -140,7 +138,7 @@ fn run_started() -> Event {
     }
 }
 
-fn phase_started(attempt: u32, kind: AttemptKind) -> Event {
+pub(super) fn phase_started(attempt: u32, kind: AttemptKind) -> Event {
     Event::PhaseStarted {
         phase_id: "2".into(),
         title: "Cart API endpoints".into(),
@@ -152,7 +150,7 @@ fn phase_started(attempt: u32, kind: AttemptKind) -> Event {
     }
 }
 
-fn session_started(restart: u32) -> Event {
+pub(super) fn session_started(restart: u32) -> Event {
     Event::SessionStarted {
         phase_id: "2".into(),
         attempt: 1,
@@ -167,7 +165,7 @@ fn session_started(restart: u32) -> Event {
     }
 }
 
-fn main_line(kind: ActivityKind) -> Event {
+pub(super) fn main_line(kind: ActivityKind) -> Event {
     Event::Activity {
         phase_id: "2".into(),
         activity: Activity {
@@ -177,7 +175,7 @@ fn main_line(kind: ActivityKind) -> Event {
     }
 }
 
-fn tool(name: &str, input: serde_json::Value) -> Event {
+pub(super) fn tool(name: &str, input: serde_json::Value) -> Event {
     main_line(ActivityKind::ToolCall {
         id: format!("toolu_{name}"),
         name: name.into(),
@@ -185,11 +183,17 @@ fn tool(name: &str, input: serde_json::Value) -> Event {
     })
 }
 
-fn text(text: &str) -> Event {
+pub(super) fn text(text: &str) -> Event {
     main_line(ActivityKind::Text { text: text.into() })
 }
 
-fn context(tokens: u64, percent: f64, exactness: Exactness, tool_calls: u32, cost: f64) -> Event {
+pub(super) fn context(
+    tokens: u64,
+    percent: f64,
+    exactness: Exactness,
+    tool_calls: u32,
+    cost: f64,
+) -> Event {
     Event::Context {
         phase_id: "2".into(),
         snapshot: snapshot(tokens, percent, exactness, tool_calls, cost),
@@ -197,7 +201,7 @@ fn context(tokens: u64, percent: f64, exactness: Exactness, tool_calls: u32, cos
 }
 
 /// Phase 2 under way: text, compact tool calls, a subagent, a tool error.
-fn mid_phase(scene: &mut Scene) {
+pub(super) fn mid_phase(scene: &mut Scene) {
     scene
         .feed(0, run_started())
         .feed(0, Event::PhaseSkipped {
@@ -562,71 +566,6 @@ fn quit_asks_first_then_interrupts() {
 }
 
 #[test]
-fn no_keeps_the_run_going() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
-    scene.key(KeyCode::Char('q'));
-    assert_eq!(scene.key(KeyCode::Esc), None);
-    let screen = scene.screen_at(43);
-    assert!(!screen.contains("Confirm"), "{screen}");
-    assert_eq!(scene.key(KeyCode::Char('s')), None);
-    let screen = scene.screen_at(43);
-    assert!(
-        screen.contains("Skip phase 2 \"Cart API endpoints\"?"),
-        "{screen}"
-    );
-    assert_eq!(
-        scene.key(KeyCode::Enter),
-        Some(Command::Send(RunRequest::SkipPhase))
-    );
-    assert!(scene.screen_at(44).contains("skipping the phase"));
-}
-
-#[test]
-fn ctrl_c_needs_no_confirmation() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
-    assert_eq!(scene.ctrl_c(), Some(Command::Send(RunRequest::Interrupt)));
-    assert_eq!(scene.ctrl_c(), Some(Command::Send(RunRequest::Kill)));
-    assert_eq!(scene.ctrl_c(), Some(Command::Abort));
-}
-
-#[test]
-fn pause_is_requested_then_confirmed_by_the_run() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
-    assert_eq!(
-        scene.key(KeyCode::Char('p')),
-        Some(Command::Send(RunRequest::TogglePause))
-    );
-    assert!(scene.screen_at(43).contains("pausing after this session"));
-    scene.feed(
-        50,
-        Event::Paused {
-            phase_id: "2".into(),
-        },
-    );
-    let screen = scene.screen_at(51);
-    assert!(screen.contains("paused (p resumes)"), "{screen}");
-    assert!(screen.contains(" p  resume"), "{screen}");
-    assert_eq!(
-        scene.key(KeyCode::Char('p')),
-        Some(Command::Send(RunRequest::TogglePause))
-    );
-    scene.feed(
-        60,
-        Event::Resumed {
-            phase_id: "2".into(),
-        },
-    );
-    assert!(scene.screen_at(61).contains("● running"));
-    assert_eq!(
-        scene.key(KeyCode::Char('r')),
-        Some(Command::Send(RunRequest::RestartNow))
-    );
-}
-
-#[test]
 fn verbose_shows_full_tool_inputs() {
     let mut scene = Scene::new();
     mid_phase(&mut scene);
@@ -637,165 +576,4 @@ fn verbose_shows_full_tool_inputs() {
     );
     scene.key(KeyCode::Char('v'));
     insta::assert_snapshot!(scene.screen_at(42));
-}
-
-#[test]
-fn scrolling_up_holds_the_view_while_lines_arrive() {
-    let mut scene = Scene::new();
-    scene.feed(0, run_started());
-    for i in 0..100 {
-        scene.feed(i, text(&format!("line {i}")));
-    }
-    assert!(scene.screen_at(100).contains("line 99"));
-    scene.key(KeyCode::PageUp);
-    let screen = scene.screen_at(100);
-    assert!(
-        !screen.contains("line 99") && screen.contains("scrolled"),
-        "{screen}"
-    );
-    let top_line = |screen: &str| {
-        screen
-            .lines()
-            .find_map(|l| l.split("line ").nth(1).map(|rest| rest[..2].to_owned()))
-    };
-    let before = top_line(&screen);
-    scene.feed(101, text("line 100"));
-    assert_eq!(top_line(&scene.screen_at(101)), before);
-    // `a` follows again.
-    scene.key(KeyCode::Char('a'));
-    assert!(scene.screen_at(102).contains("line 100"));
-    scene.key(KeyCode::Home);
-    assert!(scene.screen_at(102).contains("run started"));
-    scene.key(KeyCode::End);
-    assert!(scene.screen_at(102).contains("line 100"));
-}
-
-#[test]
-fn the_activity_log_is_bounded() {
-    let mut scene = Scene::new();
-    scene.feed(0, run_started());
-    for i in 0..(super::activity::CAPACITY as u64 + 500) {
-        scene.feed(1, text(&format!("line {i}")));
-    }
-    assert_eq!(scene.app.activity_len(), super::activity::CAPACITY);
-}
-
-#[test]
-fn small_terminals_do_not_panic() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
-    scene.key(KeyCode::Char('q'));
-    for (w, h) in [(1, 1), (20, 5), (40, 12), (69, 20), (200, 60)] {
-        let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-        terminal.draw(|frame| scene.app.draw(frame)).expect("draw");
-    }
-}
-
-/// The loop itself, on a test backend: keys become requests, a burst of events is drawn
-/// in few frames, and the loop ends when the run finishes.
-#[tokio::test]
-async fn the_loop_sends_requests_and_ends_with_the_run() {
-    let (events_tx, mut events) = crate::events::channel();
-    let (requests, mut requests_rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut app = App::new(None, Instant::now());
-    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
-    let keys = [
-        KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE),
-        KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE),
-    ];
-    let mut input = futures_util::stream::iter(
-        keys.map(|k| Ok::<_, std::io::Error>(crossterm::event::Event::Key(k))),
-    )
-    .chain(super::no_input());
-    events_tx.send(run_started()).expect("send");
-    for i in 0..1_000 {
-        events_tx.send(text(&format!("line {i}"))).expect("send");
-    }
-    events_tx
-        .send(Event::RunFinished {
-            summary: RunSummary {
-                status: RunStatus::Paused,
-                ..RunSummary::default()
-            },
-        })
-        .expect("send");
-    let mut frames = Vec::new();
-    let ending = tokio::time::timeout(
-        Duration::from_secs(10),
-        drive(
-            &mut app,
-            &mut terminal,
-            &mut events,
-            &mut input,
-            &requests,
-            &mut |frame| frames.push(frame),
-        ),
-    )
-    .await
-    .expect("the loop ends")
-    .expect("no error");
-    assert_eq!(ending, Ending::Closed);
-    assert!(app.summary().is_some());
-    // 1,002 events already waiting: drawn in a couple of frames, not a thousand.
-    assert!(frames.len() <= 3, "{} frames", frames.len());
-    // The keys may or may not have been read before the run finished; if they were,
-    // they asked for an interrupt.
-    while let Ok(request) = requests_rx.try_recv() {
-        assert_eq!(request, RunRequest::Interrupt);
-    }
-}
-
-/// Keys reach the request channel while the run goes on.
-#[tokio::test]
-async fn keys_become_requests() {
-    let (events_tx, mut events) = crate::events::channel();
-    let (requests, mut requests_rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut app = App::new(None, Instant::now());
-    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
-    app.event(&run_started(), Instant::now());
-    app.event(&phase_started(1, AttemptKind::First), Instant::now());
-    let keys = ['p', 'r', 's', 'y', 'q', 'y'];
-    let mut input = futures_util::stream::iter(keys.map(|c| {
-        Ok::<_, std::io::Error>(crossterm::event::Event::Key(KeyEvent::new(
-            KeyCode::Char(c),
-            KeyModifiers::NONE,
-        )))
-    }))
-    .chain(super::no_input());
-    let mut ignore = |_| {};
-    let looping = drive(
-        &mut app,
-        &mut terminal,
-        &mut events,
-        &mut input,
-        &requests,
-        &mut ignore,
-    );
-    let collect = async {
-        let mut got = Vec::new();
-        while got.len() < 4 {
-            got.push(requests_rx.recv().await.expect("request"));
-        }
-        events_tx
-            .send(Event::RunFinished {
-                summary: RunSummary::default(),
-            })
-            .expect("send");
-        got
-    };
-    let (ending, got) = tokio::time::timeout(Duration::from_secs(10), async {
-        tokio::join!(looping, collect)
-    })
-    .await
-    .expect("done in time");
-    assert_eq!(ending.expect("no error"), Ending::Closed);
-    assert_eq!(
-        got,
-        [
-            RunRequest::TogglePause,
-            RunRequest::RestartNow,
-            RunRequest::SkipPhase,
-            RunRequest::Interrupt
-        ]
-    );
 }
