@@ -1,0 +1,250 @@
+//! Bad configuration: exit 2, nothing on stdout, and a message naming where and why.
+
+use super::support::Sandbox;
+
+/// Run `debussy config` expecting a usage error; returns stderr.
+fn usage_error(cmd: &mut assert_cmd::Command) -> String {
+    let output = cmd.output().expect("runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(output.stdout.is_empty(), "nothing on stdout: {output:?}");
+    String::from_utf8(output.stderr).expect("utf-8")
+}
+
+fn assert_has(haystack: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(
+            haystack.contains(needle),
+            "missing `{needle}` in:\n{haystack}"
+        );
+    }
+}
+
+#[test]
+fn malformed_yaml_names_file_line_and_column() {
+    let s = Sandbox::new();
+    let file = s.project_file("model: opus\nagent:\n  kind: sim\n   command: x\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &[
+            &format!("{}:4:11: invalid YAML", file.display()),
+            "mapping values are not allowed",
+            "check the indentation",
+        ],
+    );
+}
+
+#[test]
+fn a_repeated_key_points_at_the_repeat() {
+    let s = Sandbox::new();
+    let file = s.project_file("model: a\ntimeout: 5\nmodel: b\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &[&format!(
+            "{}:3:1: key `model` appears twice",
+            file.display()
+        )],
+    );
+}
+
+#[test]
+fn unknown_keys_get_a_suggestion() {
+    let s = Sandbox::new();
+    let file = s.project_file("model: opus\nagent:\n  kindd: sim\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &[
+            &format!("{}:3:3: unknown key `agent.kindd`", file.display()),
+            "did you mean `agent.kind`?",
+        ],
+    );
+}
+
+#[test]
+fn wrong_types_say_what_was_expected() {
+    let s = Sandbox::new();
+    let file = s.project_file("timeout: soon\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &[&format!(
+            "{}:1:10: `timeout` must be a whole number, at most 604,800 (seconds, a week), found string \"soon\"",
+            file.display()
+        )],
+    );
+    let file = s.project_file("agent:\n  kind: claud\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &[
+            &format!(
+                "{}:2:9: `agent.kind` must be one of `claude` or `sim`",
+                file.display()
+            ),
+            "did you mean `claude`?",
+        ],
+    );
+}
+
+#[test]
+fn out_of_range_values_are_errors_not_warnings() {
+    let s = Sandbox::new();
+    let file = s.project_file("model: opus\ncontext_threshold: 150\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &[&format!(
+            "{}:2:20: `context_threshold` must be greater than 0 and at most 100, found 150",
+            file.display()
+        )],
+    );
+    let user = s.user_file("agent:\n  stop_grace: -1\n");
+    s.project_file("model: opus\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &[&format!(
+            "{}:2:15: `agent.stop_grace` must be 0 or more",
+            user.display()
+        )],
+    );
+}
+
+#[test]
+fn numbers_past_their_upper_bound_are_refused_with_the_range() {
+    let s = Sandbox::new();
+    // Each of these used to panic or hang a run: a duration past what an Instant holds.
+    s.project_file("timeout: 18446744073709551615\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &[
+            "config.yaml:1:10: `timeout` must be at most 604,800 (seconds, a week), found 18446744073709551615",
+        ],
+    );
+    s.project_file("restart_delay: 18446744073709551615\n");
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    assert_has(
+        &stderr,
+        &["config.yaml:1:16: `restart_delay` must be at most 3,600 (seconds, an hour)"],
+    );
+    for (text, expected) in [
+        (
+            "timeout: 1e300\n",
+            "`timeout` must be a whole number, at most 604,800 (seconds, a week), found floating point",
+        ),
+        (
+            "timeout: .inf\n",
+            "`timeout` must be a whole number, at most 604,800 (seconds, a week), found floating point `inf`",
+        ),
+        (
+            "mcp:\n  readiness_timeout: 1e300\n",
+            "`mcp.readiness_timeout` must be at most 86,400 (seconds, a day)",
+        ),
+    ] {
+        s.project_file(text);
+        let stderr = usage_error(&mut s.debussy(&["config"]));
+        assert_has(&stderr, &[expected]);
+    }
+    s.project_file("model: opus\n");
+    let stderr = usage_error(s.debussy(&["config"]).env("DEBUSSY_MAX_RESTARTS", "5000"));
+    assert_has(
+        &stderr,
+        &[
+            "environment variable DEBUSSY_MAX_RESTARTS: `max_restarts` must be at most 1,000 (restarts)",
+        ],
+    );
+}
+
+#[test]
+fn graphical_diagnostics_underline_the_value_and_give_help() {
+    let s = Sandbox::new();
+    s.project_file("timeout: 0\n");
+    let stderr = usage_error(&mut s.debussy_in(&s.root, &["config"]));
+    assert_has(
+        &stderr,
+        &[
+            "debussy::config::out_of_range",
+            "config.yaml:1:10]",
+            "1 │ timeout: 0",
+            "must be greater than 0",
+            "help: set `timeout`",
+        ],
+    );
+}
+
+#[test]
+fn environment_errors_name_the_variable() {
+    let s = Sandbox::new();
+    let stderr = usage_error(s.debussy(&["config"]).env("DEBUSSY_MODLE", "x"));
+    assert_has(
+        &stderr,
+        &[
+            "environment variable DEBUSSY_MODLE",
+            "did you mean DEBUSSY_MODEL?",
+        ],
+    );
+    let stderr = usage_error(s.debussy(&["config"]).env("DEBUSSY_TIMEOUT", "soon"));
+    assert_has(
+        &stderr,
+        &["environment variable DEBUSSY_TIMEOUT: `timeout` must be a whole number"],
+    );
+    let stderr = usage_error(s.debussy(&["config"]).env("DEBUSSY_AGENT__KIND", "robot"));
+    assert_has(&stderr, &["environment variable DEBUSSY_AGENT__KIND"]);
+}
+
+#[test]
+fn run_time_variables_are_not_configuration() {
+    let s = Sandbox::new();
+    let output = s
+        .debussy(&["config", "--format", "json"])
+        .env("DEBUSSY_RUN_ID", "r1")
+        .env("DEBUSSY_PHASE_ID", "2")
+        .env("DEBUSSY_ATTEMPT", "1")
+        .env("DEBUSSY_RESTART", "0")
+        .env("DEBUSSY_PROJECT_ROOT", "/elsewhere")
+        .env("DEBUSSY_LOG", "warn")
+        .output()
+        .expect("runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn flag_errors_name_the_flag() {
+    let s = Sandbox::new();
+    let stderr = usage_error(&mut s.debussy(&["config", "--context-threshold", "0"]));
+    assert_has(
+        &stderr,
+        &["flag --context-threshold: `context_threshold` must be greater than 0 and at most 100"],
+    );
+    let stderr = usage_error(&mut s.debussy(&["config", "--agent", "claud"]));
+    assert_has(&stderr, &["flag --agent", "did you mean `claude`?"]);
+}
+
+#[test]
+fn a_missing_config_file_is_a_clear_error() {
+    let s = Sandbox::new();
+    let stderr = usage_error(&mut s.debussy(&["--config", "nope.yaml", "config"]));
+    assert_has(
+        &stderr,
+        &["config file nope.yaml does not exist", "--config"],
+    );
+}
+
+#[test]
+fn a_variable_that_is_not_utf8_is_named() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let s = Sandbox::new();
+    let bad = std::ffi::OsStr::from_bytes(b"op\xffus");
+    let stderr = usage_error(s.debussy(&["config"]).env("DEBUSSY_MODEL", bad));
+    assert_has(
+        &stderr,
+        &["environment variable DEBUSSY_MODEL is not valid UTF-8"],
+    );
+}

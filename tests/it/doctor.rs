@@ -1,0 +1,342 @@
+//! Pre-flight checks through the real binary, in temporary git repositories: `run`
+//! refuses a missing agent or a broken scenario before recording anything, warns once
+//! about untracked files, `--dry-run` runs the same checks, and `debussy doctor` prints
+//! each one.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use crate::support::project::{commit_all, init_repo, wait_exit};
+use debussy::run_env;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+const PLAN: &str = "# Check Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](phase-1.md) | Pending |\n";
+const PHASE: &str = "# Check Phase 1: One\n\n**Status:** Pending\n**Depends On:** N/A\n\n## Gates\n- check: `test -s out.txt` passes\n\n## Tasks\n- [ ] 1.1: Write out.txt\n";
+const SCENARIO: &str = "scripts:\n  - turns:\n      - say: writing\n        percent: 10\n        tools:\n          - write: {path: out.txt, content: \"hi\\n\"}\n          - done: completed\n";
+
+/// A committed plan with a sim scenario in a fresh repository.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new(scenario: &str) -> Project {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        init_repo(root);
+        let write = |path: &str, text: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        };
+        write("plan/MASTER_PLAN.md", PLAN);
+        write("plan/phase-1.md", PHASE);
+        write("plan/sim-scenario.yaml", scenario);
+        write(".gitignore", ".home/\n");
+        commit_all(root, "plan");
+        Project { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `debussy ARGS`, bounded, with its output.
+    fn debussy(&self, args: &[&str]) -> Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_debussy"))
+            .args(args)
+            .current_dir(self.root())
+            .env("HOME", self.root().join(".home"))
+            .env("XDG_CONFIG_HOME", self.root().join(".home/config"))
+            .env("NO_COLOR", "1")
+            .env("COLUMNS", "200")
+            .env_remove("DEBUSSY_LOG")
+            .env_remove(run_env::RUN_ID)
+            .env_remove(run_env::PHASE_ID)
+            .env_remove(run_env::PROJECT_ROOT)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn debussy");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = child.stderr.take().expect("stderr");
+        let out = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut { stdout }, &mut bytes);
+            bytes
+        });
+        let err = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut { stderr }, &mut bytes);
+            bytes
+        });
+        let code = wait_exit(&mut child, LIMIT);
+        Output {
+            status: std::os::unix::process::ExitStatusExt::from_raw(code << 8),
+            stdout: out.join().expect("stdout"),
+            stderr: err.join().expect("stderr"),
+        }
+    }
+
+    fn run(&self, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--no-interactive",
+            "--restart-delay",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        self.debussy(&args)
+    }
+
+    fn recorded_runs(&self) -> usize {
+        match debussy::state::Store::open_existing(self.root()).expect("state") {
+            Some(store) => store.runs(None, 100).expect("runs").len(),
+            None => 0,
+        }
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const BROKEN_SCENARIO: &str = "scripts:\n  - phase: 1\n    turns:\n      - sya: typo\n  - turns:\n      - say: ok\n    exit_kode: 3\n";
+
+#[test]
+fn a_missing_agent_is_refused_before_anything_is_recorded() {
+    let project = Project::new(SCENARIO);
+    let output = project.run(&[
+        "--agent",
+        "claude",
+        "--agent-command",
+        "/nonexistent/claude",
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("agent program `/nonexistent/claude` not found")
+            .count(),
+        1,
+        "said once: {stderr}"
+    );
+    assert!(stderr.contains("✗ agent"), "{stderr}");
+    assert!(stderr.contains("fix:"), "{stderr}");
+    assert_eq!(project.recorded_runs(), 0, "no failed run in history");
+}
+
+#[test]
+fn a_broken_scenario_is_refused_with_every_problem_at_once() {
+    let project = Project::new(BROKEN_SCENARIO);
+    let output = project.run(&["--agent", "sim"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("2 problems"), "{stderr}");
+    assert!(stderr.contains("sim-scenario.yaml:4:"), "{stderr}");
+    assert!(stderr.contains("sim-scenario.yaml:7:"), "{stderr}");
+    assert_eq!(project.recorded_runs(), 0, "no failed run in history");
+}
+
+#[test]
+fn untracked_files_are_named_once_before_the_run() {
+    let project = Project::new(SCENARIO);
+    std::fs::create_dir_all(project.root().join(".claude")).expect("mkdir");
+    std::fs::write(project.root().join(".claude/settings.json"), "{}").expect("write");
+    std::fs::write(project.root().join("scratch.txt"), "mine").expect("write");
+    std::fs::create_dir_all(project.root().join(".debussy")).expect("mkdir");
+    std::fs::write(project.root().join(".debussy/config.yaml"), "model: sim\n").expect("write");
+    let output = project.run(&["--agent", "sim"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("would go into the first phase commit")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("  .claude/"), "{stderr}");
+    assert!(stderr.contains("  scratch.txt"), "{stderr}");
+    assert!(stderr.contains("  .debussy/config.yaml"), "{stderr}");
+    assert!(
+        !stderr.contains("state.db"),
+        "run data is not listed: {stderr}"
+    );
+    assert_eq!(project.recorded_runs(), 1);
+}
+
+#[test]
+fn dry_run_runs_the_same_checks() {
+    let project = Project::new(BROKEN_SCENARIO);
+    let output = project.debussy(&["run", "plan/MASTER_PLAN.md", "--dry-run", "--agent", "sim"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("Pre-flight"), "{stdout}");
+    assert!(stdout.contains("✗ scenario: 2 problems"), "{stdout}");
+    assert!(stdout.contains("✓ writable"), "{stdout}");
+    assert_eq!(project.recorded_runs(), 0);
+}
+
+#[test]
+fn doctor_prints_every_check_and_fails_when_one_does() {
+    let project = Project::new(SCENARIO);
+    let healthy = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
+    let stdout = text(&healthy.stdout);
+    assert_eq!(
+        healthy.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&healthy.stderr)
+    );
+    for line in [
+        "✓ config:",
+        "✓ agent: sim",
+        "✓ scenario:",
+        "✓ writable:",
+        "✓ plan:",
+    ] {
+        assert!(stdout.contains(line), "{line} missing from\n{stdout}");
+    }
+
+    let sick = project.debussy(&[
+        "doctor",
+        "--agent",
+        "claude",
+        "--agent-command",
+        "/nonexistent/claude",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(sick.status.code(), Some(1), "{}", text(&sick.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&sick.stdout).expect("json");
+    let agent = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == "agent")
+        .expect("an agent check");
+    assert_eq!(agent["verdict"], "fail");
+    assert!(
+        agent["fix"]
+            .as_str()
+            .is_some_and(|f| f.contains("agent.command"))
+    );
+    assert_eq!(project.recorded_runs(), 0, "doctor records nothing");
+}
+
+#[test]
+fn doctor_reports_the_real_claude_version() {
+    let claude = Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/npm/node_modules/.bin/claude");
+    if !claude.is_file() {
+        assert!(
+            std::env::var_os("CI").is_none_or(|ci| ci != "true"),
+            "the pinned Claude Code CLI is missing: run scripts/test-tools"
+        );
+        eprintln!("skipped: the pinned Claude Code CLI is not installed (scripts/test-tools)");
+        return;
+    }
+    let project = Project::new(SCENARIO);
+    let claude = claude.to_str().expect("utf-8 path");
+    let output = project.debussy(&["doctor", "--agent", "claude", "--agent-command", claude]);
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("✓ agent: "),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains("Claude Code"),
+        "the version is shown: {stdout}"
+    );
+}
+
+#[test]
+fn a_state_directory_that_cannot_be_written_is_refused() {
+    let project = Project::new(SCENARIO);
+    // A file where `.debussy/` belongs: nothing can be recorded (permissions would not
+    // stop the root user these tests may run as).
+    std::fs::write(project.root().join(".debussy"), "").expect("write");
+    let output = project.run(&["--agent", "sim"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("✗ writable: cannot write:"), "{stderr}");
+    assert!(stderr.contains(".debussy"), "{stderr}");
+    assert!(stderr.contains("a file in the way"), "{stderr}");
+    let doctor = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    assert!(text(&doctor.stdout).contains("✗ writable"));
+}
+
+#[test]
+fn an_uncommitted_plan_is_pointed_out() {
+    let project = Project::new(SCENARIO);
+    let extra = project.root().join("plans/next");
+    std::fs::create_dir_all(&extra).expect("mkdir");
+    for (name, text) in [
+        ("MASTER_PLAN.md", PLAN),
+        ("phase-1.md", PHASE),
+        ("sim-scenario.yaml", SCENARIO),
+    ] {
+        std::fs::write(extra.join(name), text).expect("write");
+    }
+    let output = project.debussy(&["doctor", "plans/next/MASTER_PLAN.md", "--agent", "sim"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "a warning is not a failure: {stdout}"
+    );
+    assert!(stdout.contains("! untracked:"), "{stdout}");
+    assert!(stdout.contains("  plans/  (the plan)"), "{stdout}");
+}
+
+#[test]
+fn doctor_reports_a_broken_config_as_a_failed_check() {
+    let project = Project::new(SCENARIO);
+    std::fs::create_dir_all(project.root().join(".debussy")).expect("mkdir");
+    std::fs::write(project.root().join(".debussy/config.yaml"), "modle: opus\n").expect("write");
+    let output = project.debussy(&["doctor"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains("✗ config: ") && stdout.contains("config.yaml:1:1: unknown key `modle`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("fix: did you mean `model`?"), "{stdout}");
+    assert!(
+        !stdout.contains("╭"),
+        "one line, not a rendered snippet: {stdout}"
+    );
+}
+
+#[test]
+fn doctor_names_uncommitted_changes_as_run_would() {
+    let project = Project::new(SCENARIO);
+    std::fs::write(
+        project.root().join("plan/phase-1.md"),
+        PHASE.replace("One", "Uno"),
+    )
+    .expect("edit a tracked file");
+    let output = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("✗ git: "), "{stdout}");
+    assert!(stdout.contains("plan/phase-1.md"), "{stdout}");
+    let run = project.run(&["--agent", "sim"]);
+    assert_eq!(
+        run.status.code(),
+        Some(2),
+        "run refuses it too: {}",
+        text(&run.stderr)
+    );
+}

@@ -1,0 +1,348 @@
+//! The HUD end to end: the real binary in a real terminal (tmux) with the simulated
+//! agent in a temporary git repository. The screen must show the context gauge moving
+//! and a restart; `q` then `y` must stop the agent, leave the terminal restored (normal
+//! screen, visible cursor, canonical mode) and the run paused. Also: without a terminal,
+//! or with `--no-interactive`, the output is plain lines.
+//!
+//! tmux is an external tool: under `CI=true` a missing tmux fails these tests; elsewhere
+//! they are skipped with a printed reason.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::project::{commit_all, init_repo};
+use debussy::run_env;
+use serde_json::Value;
+
+/// Longest wait for anything to appear on the screen.
+const SCREEN_WAIT: Duration = Duration::from_secs(30);
+
+/// A git repository with a one-phase plan and a sim scenario.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new(scenario: &str) -> Project {
+        let dir = tempfile::tempdir().expect("tempdir");
+        init_repo(dir.path());
+        let project = Project { dir };
+        project.write(
+            "plan/MASTER_PLAN.md",
+            "# HUD Test - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n\
+             | 1 | [Fill the context](phase-1.md) | Pending |\n",
+        );
+        project.write(
+            "plan/phase-1.md",
+            "# HUD Test Phase 1: Fill the context\n\n**Status:** Pending\n**Depends On:** N/A\n\n\
+             ## Process Wrapper\n- [ ] Write notes to: `notes/phase-1.md`\n\n\
+             ## Gates\n- check: `test -f a.txt` passes\n\n## Tasks\n- [ ] 1.1: Write a.txt\n",
+        );
+        project.write("plan/sim-scenario.yaml", scenario);
+        commit_all(project.root(), "plan");
+        project
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.root().join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    /// The sandboxed environment every debussy process here gets.
+    fn env(&self) -> Vec<(&'static str, PathBuf)> {
+        vec![
+            ("HOME", self.root().join(".home")),
+            ("XDG_CONFIG_HOME", self.root().join(".home/config")),
+        ]
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_debussy"));
+        cmd.args(args)
+            .current_dir(self.root())
+            .envs(self.env())
+            .env("NO_COLOR", "1")
+            .env_remove("DEBUSSY_LOG")
+            .env_remove(run_env::RUN_ID)
+            .env_remove(run_env::PHASE_ID)
+            .env_remove(run_env::PROJECT_ROOT)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn status_json(&self) -> Value {
+        let output = self
+            .command(&["status", "--format", "json"])
+            .output()
+            .expect("status");
+        assert!(
+            output.status.success(),
+            "status failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).expect("status json")
+    }
+}
+
+/// Whether tmux can be used; under CI it must be.
+fn tmux_available() -> bool {
+    let found = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "tmux is required for the HUD tests under CI (apt-get install tmux)"
+        );
+        eprintln!("skipping: tmux is not installed (apt-get install tmux)");
+    }
+    found
+}
+
+/// A private tmux server (its own socket in a temp dir) with one 100×30 pane running
+/// `command`; killed, with everything in it, on drop.
+struct Tmux {
+    socket: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn start(project: &Project, command: &str) -> Tmux {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let socket = dir.path().join("tmux.sock");
+        let tmux = Tmux { socket, _dir: dir };
+        let mut start = Command::new("tmux");
+        start
+            .arg("-S")
+            .arg(&tmux.socket)
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "hud",
+                "-x",
+                "100",
+                "-y",
+                "30",
+                "-c",
+            ])
+            .arg(project.root())
+            .arg(command)
+            .envs(project.env())
+            .env("TERM", "xterm-256color")
+            .env_remove("TMUX")
+            .env_remove("DEBUSSY_LOG")
+            .env_remove(run_env::RUN_ID)
+            .env_remove(run_env::PHASE_ID)
+            .env_remove(run_env::PROJECT_ROOT);
+        let output = start.output().expect("start tmux");
+        assert!(
+            output.status.success(),
+            "tmux new-session failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux")
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "hud"]).stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &str) {
+        let output = self.run(&["send-keys", "-t", "hud", keys]);
+        assert!(output.status.success(), "send-keys {keys} failed");
+    }
+
+    /// A pane property (`#{alternate_on}`, `#{cursor_flag}`).
+    fn property(&self, format: &str) -> String {
+        String::from_utf8_lossy(
+            &self
+                .run(&["display-message", "-p", "-t", "hud", format])
+                .stdout,
+        )
+        .trim()
+        .to_owned()
+    }
+
+    /// Poll the screen until `found` says yes; panics with the screen after the deadline.
+    fn wait_for(&self, what: &str, found: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + SCREEN_WAIT;
+        loop {
+            let screen = self.screen();
+            if found(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the screen did not show {what} within {SCREEN_WAIT:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+/// `sh` line that runs debussy, then reports its exit code and the terminal's modes,
+/// prints `shell-done` once everything is on screen, and stays open so the screen can be
+/// read.
+fn shell_line(args: &str) -> String {
+    format!(
+        "{} {args}; echo \"exit=$?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; echo 'shell-done'; exec sleep 120",
+        env!("CARGO_BIN_EXE_debussy")
+    )
+}
+
+/// The context climbs 30 % → 55 % → 88 % (a restart at 80 %), then the restarted
+/// session works for a long time, so the test can quit in the middle of it.
+const SCENARIO: &str = "\
+scripts:
+  - phase: 1
+    restart: 0
+    turns:
+      - say: Reading the task.
+        percent: 30
+        sleep_ms: 400
+      - say: Writing a.txt.
+        percent: 55
+        sleep_ms: 800
+        tools:
+          - write:
+              path: a.txt
+              content: a
+      - say: Checking the file.
+        percent: 88
+        sleep_ms: 800
+      - sleep_ms: 20000
+  - phase: 1
+    restart: 1
+    turns:
+      - say: Resuming from the checkpoint.
+        percent: 12
+        sleep_ms: 200
+      - sleep_ms: 20000
+";
+
+/// One session that does the work, writes the notes and reports done.
+const FINISHING_SCENARIO: &str = "scripts:\n  - phase: 1\n    turns:\n      - say: Writing.\n        percent: 20\n        tools:\n          - write:\n              path: a.txt\n              content: a\n      - say: notes\n        tools:\n          - write:\n              path: ${SCENARIO_DIR}/notes/phase-1.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\na.txt\\n\"\n      - say: done\n        tools:\n          - done: completed\n";
+
+#[test]
+fn the_gauge_moves_a_restart_shows_and_quit_pauses_the_run_and_restores_the_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let project = Project::new(SCENARIO);
+    let tmux = Tmux::start(
+        &project,
+        &shell_line("run plan/MASTER_PLAN.md --agent sim --restart-delay 0"),
+    );
+
+    tmux.wait_for("the gauge at 30 %", |s| s.contains("30.0%"));
+    assert_eq!(
+        tmux.property("#{alternate_on}"),
+        "1",
+        "the HUD uses the alternate screen"
+    );
+    tmux.wait_for("the gauge at 55 %", |s| s.contains("55.0%"));
+    let restarted = tmux.wait_for("a restart", |s| {
+        s.contains("restart 1/3 at 88.0%") && s.contains("12.0%")
+    });
+    assert!(restarted.contains("▸ Write a.txt"), "{restarted}");
+
+    tmux.keys("q");
+    tmux.wait_for("the quit question", |s| {
+        s.contains("Stop the agent and pause the run?")
+    });
+    tmux.keys("y");
+    let after = tmux.wait_for("the shell again", |s| s.contains("shell-done"));
+
+    assert!(
+        after.contains("exit=130"),
+        "interrupted exit code:\n{after}"
+    );
+    assert!(
+        after.contains("paused") && after.contains("Continue with: debussy run --resume"),
+        "the summary stays on the normal screen:\n{after}"
+    );
+    assert!(
+        after.contains("icanon") && !after.contains("-icanon") && !after.contains("-echo"),
+        "the terminal is back in canonical mode with echo:\n{after}"
+    );
+    assert_eq!(
+        tmux.property("#{alternate_on}"),
+        "0",
+        "back on the normal screen"
+    );
+    assert_eq!(
+        tmux.property("#{cursor_flag}"),
+        "1",
+        "the cursor is visible"
+    );
+    assert!(
+        !after.contains("┌ Context"),
+        "no HUD left on screen:\n{after}"
+    );
+
+    let status = project.status_json();
+    assert_eq!(status["run"]["status"], "paused", "{status:#}");
+}
+
+#[test]
+fn no_interactive_prints_plain_lines_in_a_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let project = Project::new(FINISHING_SCENARIO);
+    let tmux = Tmux::start(
+        &project,
+        &shell_line("run plan/MASTER_PLAN.md --agent sim --no-interactive"),
+    );
+    let screen = tmux.wait_for("the end of the run", |s| s.contains("shell-done"));
+    assert!(screen.contains("exit=0"), "{screen}");
+    assert!(
+        screen.contains("] run ") && screen.contains(" started: HUD Test"),
+        "{screen}"
+    );
+    assert!(!screen.contains("┌ Context"), "{screen}");
+}
+
+#[test]
+fn plain_lines_when_stdout_is_not_a_terminal() {
+    let project = Project::new(FINISHING_SCENARIO);
+    let output = project
+        .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim"])
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "no terminal control codes:\n{stdout}"
+    );
+    assert!(stdout.contains("] run "), "{stdout}");
+    assert!(
+        stdout.contains("PHASE  TITLE"),
+        "the summary table:\n{stdout}"
+    );
+}

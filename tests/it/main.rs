@@ -1,0 +1,25 @@
+//! debussy's integration tests: one test binary, a module per area, and one
+//! [`support`] module they share. See `docs/testing.md` for what each area covers and
+//! which external tools (the pinned Claude Code CLI, the Python MCP SDK) it needs.
+
+mod support;
+
+mod claude_cli;
+mod config;
+mod doctor;
+mod hud;
+mod mcp;
+mod mcp_claude;
+mod model_server;
+mod notifications;
+mod outputs;
+mod pipes;
+mod plan;
+mod process_registry;
+mod replay;
+mod run;
+mod run_claude;
+mod session;
+mod show;
+mod sim_agent;
+mod state_commands;

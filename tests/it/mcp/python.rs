@@ -1,0 +1,117 @@
+//! The Python `mcp` SDK (installed by `scripts/test-tools` into `.tools/venv`): its client
+//! through the supervisor to its own server and to the rmcp server, across a restart.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use super::support::{Supervisor, debussy, events_of, root, test_server};
+
+/// The venv's Python, or `None` (with the reason printed) when it is not installed.
+/// Under `CI=true` a missing SDK fails the test instead.
+fn python() -> Option<PathBuf> {
+    let python = root().join(".tools/venv/bin/python");
+    let ready = python.exists()
+        && Command::new(&python)
+            .args(["-c", "import mcp"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if ready {
+        return Some(python);
+    }
+    let reason = format!(
+        "the Python mcp SDK is not installed at {} (run scripts/test-tools)",
+        python.display()
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{reason}");
+    eprintln!("skipped: {reason}");
+    None
+}
+
+fn run_client(python: &PathBuf, server: &[String]) -> Value {
+    let state = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(python)
+        .arg(root().join("tests/it/mcp/python/client.py"))
+        .arg(debussy())
+        .arg(state.path())
+        .args(server)
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the Python client failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.trim()).expect("client output is JSON");
+    assert_eq!(seen["tools_list_changed"], true, "{seen}");
+    let tools = seen["tools"].as_array().expect("tools");
+    assert!(tools.contains(&Value::from("restart_server")), "{seen}");
+    assert_eq!(seen["restarted"]["restarted"], true, "{seen}");
+    assert_ne!(seen["before"]["pid"], seen["after"]["pid"], "{seen}");
+    assert_eq!(
+        seen["after"]["pid"], seen["restarted"]["new"]["pid"],
+        "{seen}"
+    );
+    assert_eq!(seen["echo"], "héllo ✓");
+    assert_eq!(seen["heard_list_changed"], true, "{seen}");
+    seen
+}
+
+#[test]
+fn python_client_and_python_server_survive_a_restart() {
+    let Some(python) = python() else { return };
+    let server = vec![
+        python.display().to_string(),
+        root()
+            .join("tests/it/mcp/python/server.py")
+            .display()
+            .to_string(),
+    ];
+    let seen = run_client(&python, &server);
+    assert_eq!(seen["after"]["generation"], "2", "{seen}");
+}
+
+#[test]
+fn python_client_and_rmcp_server_survive_a_restart() {
+    let Some(python) = python() else { return };
+    let seen = run_client(&python, &[test_server().display().to_string()]);
+    assert_eq!(seen["after"]["generation"], 2, "{seen}");
+}
+
+/// The "first real run": a Python server under `--watch`, an edit with a syntax error.
+/// The supervisor does not crash-loop; the client's next call fails with Python's own
+/// `SyntaxError` in the message; fixing the file brings the server back.
+#[test]
+fn a_python_syntax_error_under_watch_is_shown_to_the_client() {
+    let Some(python) = python() else { return };
+    let work = tempfile::tempdir().expect("tempdir");
+    let src = work.path().join("src");
+    std::fs::create_dir_all(&src).expect("mkdir");
+    let good =
+        std::fs::read_to_string(root().join("tests/it/mcp/python/server.py")).expect("server.py");
+    let server = src.join("server.py");
+    std::fs::write(&server, &good).expect("write");
+    let src_arg = src.display().to_string();
+    let mut s = Supervisor::start_command(
+        &["--watch", &src_arg, "--debounce", "100"],
+        &[python.display().to_string(), server.display().to_string()],
+    );
+    s.initialize();
+    assert_eq!(s.tool_text("echo", json!({"text": "v1"})), "v1");
+
+    let broken = good.replace("def echo(text: str) -> str:", "def echo(text: str) -> str");
+    std::fs::write(&server, broken).expect("write");
+    s.wait_stderr("waiting for the next change");
+    let reply = s.call_tool("echo", json!({"text": "v2"}));
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("SyntaxError"), "{reply}");
+    let audit = s.audit();
+    assert_eq!(events_of(&audit, "server_started").len(), 2, "{audit:?}");
+
+    std::fs::write(&server, &good).expect("write");
+    s.notification("notifications/tools/list_changed");
+    assert_eq!(s.tool_text("echo", json!({"text": "v3"})), "v3");
+}

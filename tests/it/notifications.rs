@@ -1,0 +1,181 @@
+//! Notifications end to end: `debussy run` with the simulated agent and
+//! `notifications.provider: ntfy` pointed at an ntfy-compatible HTTP server on 127.0.0.1
+//! (axum). The server must receive the run start, the context restart, the completed
+//! phase and the run's end, in order, with ntfy's headers; a server that refuses every
+//! post must not change the run's outcome.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::support::project::{commit_all, init_repo, wait_exit};
+use axum::Router;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use debussy::run_env;
+
+/// One post: topic, title, priority, tags, body.
+type Post = [String; 5];
+
+#[derive(Clone)]
+struct Server {
+    posts: Arc<Mutex<Vec<Post>>>,
+    status: StatusCode,
+}
+
+async fn publish(
+    State(server): State<Server>,
+    UrlPath(topic): UrlPath<String>,
+    headers: HeaderMap,
+    body: String,
+) -> StatusCode {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    server.posts.lock().expect("lock").push([
+        topic,
+        header("title"),
+        header("priority"),
+        header("tags"),
+        body,
+    ]);
+    server.status
+}
+
+/// Start the server on its own runtime thread; returns its URL and what it receives.
+fn serve(status: StatusCode) -> (String, Arc<Mutex<Vec<Post>>>, tokio::runtime::Runtime) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let posts: Arc<Mutex<Vec<Post>>> = Arc::default();
+    let app = Router::new()
+        .route("/{topic}", post(publish))
+        .with_state(Server {
+            posts: posts.clone(),
+            status,
+        });
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    runtime.spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{address}"), posts, runtime)
+}
+
+/// A git repository whose one phase restarts once for context (the first session only
+/// fills the context, so the stop cannot race any work), then finishes.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    init_repo(root);
+    let write = |relative: &str, text: &str| {
+        let path = root.join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(
+        "plan/MASTER_PLAN.md",
+        "# Notify Test - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n\
+         | 1 | [Fill the context](phase-1.md) | Pending |\n",
+    );
+    write(
+        "plan/phase-1.md",
+        "# Notify Test Phase 1: Fill the context\n\n**Status:** Pending\n**Depends On:** N/A\n\n\
+         ## Process Wrapper\n- [ ] Write notes to: `notes/phase-1.md`\n\n\
+         ## Gates\n- check: `test -f a.txt` passes\n\n## Tasks\n- [ ] 1.1: Write a.txt\n",
+    );
+    write(
+        "plan/sim-scenario.yaml",
+        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n      - say: Reading everything.\n        percent: 85\n      - sleep_ms: 10000\n  - phase: 1\n    restart: 1\n    turns:\n      - say: Writing a.txt.\n        percent: 10\n        tools:\n          - write:\n              path: a.txt\n              content: a\n      - say: notes\n        tools:\n          - write:\n              path: ${SCENARIO_DIR}/notes/phase-1.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\na.txt\\n\"\n      - say: done\n        tools:\n          - done: completed\n",
+    );
+    commit_all(root, "plan");
+    dir
+}
+
+/// Run the plan with notifications to `server`; returns the exit code, within a deadline.
+fn run(root: &Path, server: &str) -> i32 {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_debussy"))
+        .args([
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--restart-delay",
+            "0",
+            "--output-format",
+            "json",
+        ])
+        .current_dir(root)
+        .env("HOME", root.join(".home"))
+        .env("XDG_CONFIG_HOME", root.join(".home/config"))
+        .env("DEBUSSY_NOTIFICATIONS__ENABLED", "true")
+        .env("DEBUSSY_NOTIFICATIONS__PROVIDER", "ntfy")
+        .env("DEBUSSY_NOTIFICATIONS__NTFY__SERVER", server)
+        .env("DEBUSSY_NOTIFICATIONS__NTFY__TOPIC", "runs")
+        .env_remove("DEBUSSY_LOG")
+        .env_remove(run_env::RUN_ID)
+        .env_remove(run_env::PHASE_ID)
+        .env_remove(run_env::PROJECT_ROOT)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    wait_exit(&mut child, Duration::from_secs(60))
+}
+
+#[test]
+fn a_run_posts_its_milestones_to_ntfy() {
+    let (server, posts, _runtime) = serve(StatusCode::OK);
+    let dir = project();
+    assert_eq!(run(dir.path(), &server), 0);
+    // debussy waits for queued notifications before it exits: all are here now.
+    let posts = posts.lock().expect("lock").clone();
+    let titles: Vec<&str> = posts.iter().map(|p| p[1].as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "debussy: run started",
+            "debussy: context restart 1/3",
+            "debussy: phase 1 completed",
+            "debussy: run completed",
+        ],
+        "{posts:#?}"
+    );
+    assert!(posts.iter().all(|p| p[0] == "runs"));
+    assert_eq!(posts[1][2], "2", "restarts are low priority");
+    assert_eq!(posts[1][3], "arrows_counterclockwise");
+    assert!(
+        posts[1][4].starts_with("Notify Test: phase 1 \"Fill the context\" restarted"),
+        "{}",
+        posts[1][4]
+    );
+    assert!(
+        posts[2][4].ends_with("completed after 1 attempt and 1 restart"),
+        "{}",
+        posts[2][4]
+    );
+    assert_eq!(posts[3][3], "tada");
+}
+
+#[test]
+fn a_failing_server_does_not_change_the_run() {
+    let (server, posts, _runtime) = serve(StatusCode::INTERNAL_SERVER_ERROR);
+    let dir = project();
+    assert_eq!(run(dir.path(), &server), 0);
+    assert_eq!(
+        posts.lock().expect("lock").len(),
+        4,
+        "every notice was tried"
+    );
+}

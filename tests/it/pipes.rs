@@ -1,0 +1,124 @@
+//! Every command with machine-readable output, writing into a pipe whose reader is
+//! already gone (as `debussy status --format json | head -0` leaves it): each exits 0
+//! quietly, with no panic message on stderr.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use debussy::run_env;
+
+use debussy::state::Store;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// A project with one recorded run, a plan and a transcript to replay.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join(".debussy")).expect("mkdir");
+        let store = Store::open(dir.path()).expect("store");
+        for _ in 0..3 {
+            let run = store
+                .create_run("/plan/MASTER_PLAN.md", "Plan")
+                .expect("run");
+            let execution = store
+                .start_execution(&run, "1", 1, false)
+                .expect("execution");
+            store
+                .record_prompt(execution, 0, &"a long prompt\n".repeat(5000), None)
+                .expect("prompt");
+        }
+        Project { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Run `debussy ARGS` with stdout a pipe nobody reads: (exit code, stderr).
+    fn write_to_closed_pipe(&self, args: &[&str]) -> (i32, String) {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_debussy"))
+            .args(args)
+            .current_dir(self.root())
+            .env("HOME", self.root())
+            .env("XDG_CONFIG_HOME", self.root().join("xdg"))
+            .env_remove("DEBUSSY_LOG")
+            .env_remove(run_env::RUN_ID)
+            .env_remove(run_env::PHASE_ID)
+            .env_remove(run_env::PROJECT_ROOT)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn debussy");
+        let stderr = child.stderr.take().expect("stderr");
+        let reader =
+            std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+        let code = crate::support::project::wait_exit(&mut child, LIMIT);
+        (code, reader.join().expect("stderr reader"))
+    }
+}
+
+fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+fn assert_quiet(project: &Project, args: &[&str]) {
+    let (code, stderr) = project.write_to_closed_pipe(args);
+    assert_eq!(
+        code,
+        0,
+        "`debussy {}` into a closed pipe exited {code}: {stderr}",
+        args.join(" ")
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "`debussy {}` panicked: {stderr}",
+        args.join(" ")
+    );
+}
+
+#[test]
+fn reports_survive_a_closed_pipe() {
+    let project = Project::new();
+    for format in ["text", "json"] {
+        assert_quiet(&project, &["status", "--format", format]);
+        assert_quiet(&project, &["show", "--format", format]);
+        assert_quiet(&project, &["history", "--format", format]);
+    }
+}
+
+#[test]
+fn audit_config_and_replay_survive_a_closed_pipe() {
+    let project = Project::new();
+    let plan = fixture("examples/demo/MASTER_PLAN.md");
+    let plan = plan.to_str().expect("utf-8 path");
+    let transcript = fixture("tests/fixtures/transcripts/claude-custom-agent.jsonl");
+    let transcript = transcript.to_str().expect("utf-8 path");
+    for format in ["text", "json"] {
+        assert_quiet(&project, &["audit", plan, "--format", format]);
+        assert_quiet(&project, &["replay", transcript, "--format", format]);
+    }
+    for format in ["yaml", "json"] {
+        assert_quiet(&project, &["config", "--format", format]);
+    }
+    for format in ["text", "json"] {
+        assert_quiet(&project, &["doctor", "--agent", "sim", "--format", format]);
+        assert_quiet(&project, &["run", plan, "--dry-run", "--agent", "sim"]);
+    }
+}
+
+#[test]
+fn completions_survive_a_closed_pipe() {
+    let project = Project::new();
+    for shell in ["bash", "zsh", "fish"] {
+        assert_quiet(&project, &["completions", shell]);
+    }
+}

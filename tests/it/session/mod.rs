@@ -1,0 +1,20 @@
+//! The session layer end to end: `session::run` drives a real agent process and turns its
+//! output into events, a log and an outcome.
+//!
+//! - With the built-in **sim** agent (the debussy binary's `__sim-agent`): fast, no
+//!   external tools; always run.
+//! - With the **real Claude Code CLI** against the scripted model server
+//!   (`tests/support/`, see `docs/testing.md`): fail under `CI=true` when the CLI is
+//!   missing, skipped with a printed reason otherwise. Each saves the session log and the
+//!   requests the server saw under `target/tmp/artifacts/session/<test>/`.
+//!
+//! - With a scripted **shell** agent, for what neither can show on demand (ignoring
+//!   SIGINT, over-long lines, leftover processes).
+//!
+//! Every test is bounded by `common::BOUND` and checks that no process of its agent
+//! survives.
+
+mod common;
+mod real_claude;
+mod script;
+mod sim;

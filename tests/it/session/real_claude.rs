@@ -1,0 +1,450 @@
+//! The real Claude Code CLI against the scripted model server, driven by `session::run`.
+//! Each test saves the session log and the requests the server saw under
+//! `target/tmp/artifacts/session/<test>/`.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use debussy::agent::claude::ClaudeBackend;
+use debussy::checkpoint::{Todo, TodoStatus};
+use debussy::config::{AgentConfig, Config};
+use debussy::context::StopReason;
+use debussy::process::ExitStatus;
+use debussy::session::{
+    CONTEXT_LIMIT_MARKER, LimitReason, SessionControl, SessionOutcome, SessionSpec, Thread,
+};
+use serde_json::json;
+
+use super::common::{Finished, STOP_LATENCY_LIMIT, log_path, processes_in, run, run_env, settled};
+use crate::support::artifacts;
+use crate::support::claude::{self, ClaudeCli, Sandbox};
+use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
+
+const MODEL: &str = claude::DEFAULT_MODEL;
+
+/// The pinned CLI, a sandbox and a server playing one scenario.
+struct Harness {
+    cli: ClaudeCli,
+    sandbox: Sandbox,
+    server: ModelServer,
+}
+
+impl Harness {
+    /// `None` (after printing why) when the CLI is missing outside CI.
+    fn new(scenario: Scenario) -> Option<Self> {
+        Self::with_sandbox(Sandbox::new().expect("sandbox"), scenario)
+    }
+
+    fn with_sandbox(sandbox: Sandbox, scenario: Scenario) -> Option<Self> {
+        let cli = claude::require()?;
+        Some(Harness {
+            cli,
+            sandbox,
+            server: ModelServer::start(scenario).expect("model server"),
+        })
+    }
+
+    /// A session running the pinned CLI the way the harness does (`acceptEdits`, the
+    /// allowed tools, the sandbox's complete environment), threshold 80%.
+    fn spec(&self) -> SessionSpec {
+        let agent = AgentConfig {
+            command: Some(self.cli.path().to_string_lossy().into_owned()),
+            args: vec![
+                "--permission-mode".into(),
+                "acceptEdits".into(),
+                "--allowedTools".into(),
+                claude::DEFAULT_ALLOWED_TOOLS.join(","),
+            ],
+            ..AgentConfig::default()
+        };
+        let config = Config {
+            model: MODEL.into(),
+            context_threshold: debussy::context::ContextLimit::At(80.0),
+            timeout: 60,
+            agent: agent.clone(),
+            ..Config::default()
+        };
+        let mut spec = SessionSpec::from_config(
+            &config,
+            Arc::new(ClaudeBackend::new(&agent)),
+            "Do the scripted work.",
+            self.sandbox.cwd(),
+            log_path(self.sandbox.cwd()),
+        )
+        .expect("spec")
+        .with_env(self.sandbox.envs(&self.server))
+        .with_env(run_env(self.sandbox.cwd()).vars());
+        spec.inherit_env = false;
+        spec
+    }
+
+    /// Save the session log and the server's requests as artifacts.
+    fn save(&self, name: &str, finished: &Finished) {
+        let dir = artifacts::dir(name).expect("artifact dir");
+        self.server
+            .save_requests(&dir.join("requests.jsonl"))
+            .expect("save requests");
+        let _ = std::fs::copy(&finished.report.log_path, dir.join("session.jsonl"));
+        eprintln!(
+            "{name}: {} in {:.2?}; artifacts in {}",
+            finished.report.outcome,
+            finished.report.duration,
+            dir.display()
+        );
+    }
+
+    /// Nothing of this sandbox's Claude Code (or its tools) is still running.
+    fn assert_nothing_left(&self) {
+        let left = settled(|| processes_in(self.sandbox.cwd()));
+        assert!(
+            left.is_empty(),
+            "processes survived in the sandbox: {left:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn claude_a_session_completes_and_reports_what_it_did() {
+    let sandbox = Sandbox::new().expect("sandbox");
+    let target = sandbox.cwd().join("notes.md");
+    let scenario = Scenario::new()
+        .turn(
+            Turn::new()
+                .text("Planning.")
+                .tool_use(
+                    "TaskCreate",
+                    json!({"subject": "Write the notes", "description": "notes.md"}),
+                )
+                .tool_use(
+                    "TaskCreate",
+                    json!({"subject": "Review them", "description": "read back"}),
+                )
+                .usage(Usage::new(10, 12_000, 1_000, 30)),
+        )
+        .turn(
+            Turn::new()
+                .tool_use(
+                    "TaskUpdate",
+                    json!({"taskId": "1", "status": "in_progress"}),
+                )
+                .tool_use(
+                    "Write",
+                    json!({"file_path": target, "content": "# Notes\n"}),
+                )
+                .usage(Usage::new(12, 14_000, 800, 30)),
+        )
+        .turn(
+            Turn::new()
+                .tool_use("TaskUpdate", json!({"taskId": "1", "status": "completed"}))
+                .usage(Usage::new(8, 15_500, 400, 20)),
+        )
+        .turn(Turn::reply("All done.").usage(Usage::new(5, 16_000, 200, 7)));
+    let Some(harness) = Harness::with_sandbox(sandbox, scenario) else {
+        return;
+    };
+    let finished = run(harness.spec(), SessionControl::new()).await;
+    harness.save("claude_completes", &finished);
+    let report = &finished.report;
+
+    assert!(report.outcome.is_success(), "{:?}", report.outcome);
+    assert_eq!(report.code(), 0);
+    assert_eq!(report.last_message.as_deref(), Some("All done."));
+    assert_eq!(report.model.as_deref(), Some(MODEL));
+    let session_ids = harness.server.session_ids();
+    assert_eq!(
+        report.agent_session_id.as_deref(),
+        session_ids.first().map(String::as_str)
+    );
+    let window = report.reported_window.as_ref().expect("reported window");
+    assert_eq!((window.model.as_str(), window.tokens), (MODEL, 200_000));
+    assert_eq!(report.snapshot.tokens, 16_205);
+    assert_eq!(report.snapshot.turns, 4);
+    assert_eq!(report.snapshot.tool_calls, 5);
+    assert!(
+        report.files_written.contains(&target),
+        "{:?}",
+        report.files_written
+    );
+    assert_eq!(
+        report.todos,
+        [
+            Todo {
+                content: "Write the notes".into(),
+                status: TodoStatus::Completed
+            },
+            Todo {
+                content: "Review them".into(),
+                status: TodoStatus::Pending
+            },
+        ]
+    );
+    let lines = finished.log_json(false);
+    assert_eq!(
+        lines.last().map(|line| line["type"].clone()),
+        Some(json!("result"))
+    );
+    assert_eq!(harness.server.main_requests().len(), 4);
+    harness.assert_nothing_left();
+}
+
+#[tokio::test]
+async fn claude_crossing_the_threshold_on_turn_three_stops_before_a_fourth_request() {
+    let bash =
+        |n: u32| json!({"command": format!("echo step {n}"), "description": format!("Step {n}")});
+    let scenario = Scenario::new()
+        .turn(
+            Turn::new()
+                .tool_use("Bash", bash(1))
+                .usage(Usage::new(10, 50_000, 2_000, 30)),
+        )
+        .turn(
+            Turn::new()
+                .tool_use("Bash", bash(2))
+                .usage(Usage::new(10, 100_000, 2_000, 30)),
+        )
+        // 170,010 of 200,000 = 85%: past 80%. Held open, so Claude Code cannot send a
+        // fourth request unless the session fails to stop it.
+        .turn(
+            Turn::new()
+                .text("Third step.")
+                .tool_use("Bash", bash(3))
+                .usage(Usage::new(10, 168_000, 2_000, 30))
+                .hold(),
+        )
+        .turn(Turn::reply("FOURTH-TURN"));
+    let Some(harness) = Harness::new(scenario) else {
+        return;
+    };
+    let finished = run(harness.spec(), SessionControl::new()).await;
+    harness.save("claude_threshold_turn_three", &finished);
+    let report = &finished.report;
+
+    assert_eq!(report.code(), -2, "{:?}", report.outcome);
+    let SessionOutcome::ContextLimit {
+        reason: LimitReason::Meter(StopReason::ContextThreshold { tokens, .. }),
+        snapshot,
+    } = &report.outcome
+    else {
+        panic!("not a threshold stop: {:?}", report.outcome)
+    };
+    assert_eq!(*tokens, 170_010);
+    assert_eq!(snapshot.turns, 3);
+    assert_eq!(harness.server.main_requests().len(), 3);
+    let stop = report.stop.as_ref().expect("a stop");
+    eprintln!(
+        "claude: threshold line → agent reaped in {:?} ({:?})",
+        stop.latency, stop.actions
+    );
+    assert!(
+        stop.latency < STOP_LATENCY_LIMIT,
+        "stop took {:?} ({:?})",
+        stop.latency,
+        stop.actions
+    );
+    let text = finished.log_text();
+    assert!(text.starts_with(&format!("{CONTEXT_LIMIT_MARKER}\n")));
+    assert!(!text.contains("FOURTH-TURN"));
+    finished.log_json(true);
+    harness.assert_nothing_left();
+}
+
+#[tokio::test]
+async fn claude_subagent_traffic_past_the_threshold_does_not_stop_the_session() {
+    let scenario = Scenario::new()
+        .turn(
+            Turn::new()
+                .tool_use_id(
+                    "toolu_task_1",
+                    "Agent",
+                    json!({
+                        "description": "Count the files",
+                        "prompt": "SUBTASK-ALPHA: count the files in the working directory",
+                        "subagent_type": "general-purpose",
+                        "run_in_background": false,
+                    }),
+                )
+                .usage(Usage::new(10, 20_000, 1_000, 30)),
+        )
+        .subagent(
+            "SUBTASK-ALPHA",
+            [
+                Turn::new()
+                    .tool_use("Bash", json!({"command": "ls -a", "description": "List"}))
+                    .usage(Usage::new(5, 170_000, 10_000, 40)),
+                Turn::reply("Report: the directory is empty.")
+                    .usage(Usage::new(7, 185_000, 5_000, 50)),
+            ],
+        )
+        .turn(Turn::reply("The subagent finished.").usage(Usage::new(12, 22_000, 800, 20)));
+    let Some(harness) = Harness::new(scenario) else {
+        return;
+    };
+    let finished = run(harness.spec(), SessionControl::new()).await;
+    harness.save("claude_subagent_no_stop", &finished);
+    let report = &finished.report;
+
+    assert!(report.outcome.is_success(), "{:?}", report.outcome);
+    assert!(report.stop.is_none() && report.snapshot.stop.is_none());
+    assert_eq!(report.snapshot.tokens, 22_812);
+    assert_eq!(
+        report.invoked_agents,
+        BTreeSet::from(["general-purpose".to_owned()])
+    );
+    assert_eq!(
+        report.last_message.as_deref(),
+        Some("The subagent finished.")
+    );
+    let sub_lines: Vec<_> = finished
+        .activity()
+        .into_iter()
+        .filter_map(|(thread, kind)| match thread {
+            Thread::Subagent(sub) => Some((sub, kind)),
+            Thread::Main => None,
+        })
+        .collect();
+    assert!(!sub_lines.is_empty());
+    assert!(
+        sub_lines
+            .iter()
+            .all(|(sub, _)| sub.parent_tool_use_id == "toolu_task_1"
+                && sub.subagent_type.as_deref() == Some("general-purpose"))
+    );
+    assert_eq!(harness.server.subagent_requests().len(), 2);
+    harness.assert_nothing_left();
+}
+
+#[tokio::test]
+async fn claude_a_compact_boundary_stops_the_session() {
+    let scenario = Scenario::new()
+        .turn(
+            Turn::new()
+                .tool_use(
+                    "Bash",
+                    json!({"command": "echo step", "description": "Step"}),
+                )
+                // Past Claude Code's auto-compact threshold (167k of 200k).
+                .usage(Usage::new(10, 190_000, 0, 20)),
+        )
+        .turn(Turn::reply("Continuing after compaction.").stall())
+        .compact_summary("SUMMARY-MARKER-42: one step was asked for.");
+    let Some(harness) = Harness::new(scenario) else {
+        return;
+    };
+    let mut spec = harness.spec();
+    // Only the compaction may stop this session: the percent check is off.
+    spec.meter.threshold = debussy::context::ContextLimit::Off;
+    spec.env
+        .push(("CLAUDE_CODE_AUTO_COMPACT_WINDOW".into(), "200000".into()));
+    let finished = run(spec, SessionControl::new()).await;
+    harness.save("claude_compact_boundary", &finished);
+    let report = &finished.report;
+
+    assert_eq!(report.code(), -2, "{:?}", report.outcome);
+    let SessionOutcome::ContextLimit {
+        reason:
+            LimitReason::Meter(StopReason::Compacted {
+                trigger,
+                pre_tokens,
+            }),
+        ..
+    } = &report.outcome
+    else {
+        panic!("not a compaction stop: {:?}", report.outcome)
+    };
+    assert_eq!(trigger.as_deref(), Some("auto"));
+    assert!(pre_tokens.unwrap_or_default() >= 190_000, "{pre_tokens:?}");
+    let lines = finished.log_json(true);
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["type"] == "system" && line["subtype"] == "compact_boundary")
+    );
+    harness.assert_nothing_left();
+}
+
+#[tokio::test]
+async fn claude_a_session_over_its_timeout_is_stopped() {
+    let Some(harness) = Harness::new(Scenario::new().turn(Turn::reply("never sent").stall()))
+    else {
+        return;
+    };
+    let mut spec = harness.spec();
+    spec.timeout = Some(Duration::from_secs(3));
+    let finished = run(spec, SessionControl::new()).await;
+    harness.save("claude_timeout", &finished);
+    let report = &finished.report;
+    assert_eq!(report.outcome, SessionOutcome::Timeout);
+    assert_eq!(report.code(), -1);
+    let stop = report.stop.as_ref().expect("a stop");
+    eprintln!(
+        "claude: timeout → agent reaped in {:?} ({:?})",
+        stop.latency, stop.actions
+    );
+    assert!(report.duration < Duration::from_secs(3) + Duration::from_secs(10));
+    finished.log_json(false);
+    harness.assert_nothing_left();
+}
+
+#[tokio::test]
+async fn claude_an_agent_that_crashes_fails_with_its_signal() {
+    let scenario = Scenario::new()
+        .turn(Turn::new().tool_use(
+            "Bash",
+            json!({"command": "kill -KILL $PPID", "description": "Stop the agent"}),
+        ))
+        .turn(Turn::reply("never reached"));
+    let Some(harness) = Harness::new(scenario) else {
+        return;
+    };
+    let finished = run(harness.spec(), SessionControl::new()).await;
+    harness.save("claude_crash", &finished);
+    let report = &finished.report;
+    assert_eq!(
+        report.outcome,
+        SessionOutcome::Failed {
+            exit: ExitStatus::Signal(9)
+        }
+    );
+    assert_eq!(report.code(), 137);
+    assert!(report.result.is_none());
+    assert_eq!(harness.server.main_requests().len(), 1);
+    harness.assert_nothing_left();
+}
+
+#[tokio::test]
+async fn claude_a_missing_binary_is_a_spawn_error_saying_how_to_install_it() {
+    // Needs no CLI: the point is that there is none.
+    let sandbox = Sandbox::new().expect("sandbox");
+    let missing = sandbox.cwd().join("bin/claude");
+    let agent = AgentConfig {
+        command: Some(missing.to_string_lossy().into_owned()),
+        ..AgentConfig::default()
+    };
+    let spec = SessionSpec::from_config(
+        &Config::default(),
+        Arc::new(ClaudeBackend::new(&agent)),
+        "Hello.",
+        sandbox.cwd(),
+        log_path(sandbox.cwd()),
+    )
+    .expect("spec");
+    let finished = run(spec, SessionControl::new()).await;
+    let report = &finished.report;
+    let SessionOutcome::SpawnError(failure) = &report.outcome else {
+        panic!("not a spawn error: {:?}", report.outcome)
+    };
+    assert_eq!(report.code(), -5);
+    assert!(
+        failure.message.contains(&missing.display().to_string()),
+        "{failure}"
+    );
+    let help = failure.help.as_deref().unwrap_or_default();
+    assert!(
+        help.contains("npm install -g @anthropic-ai/claude-code"),
+        "{help}"
+    );
+    assert!(help.contains("agent.command"), "{help}");
+    // The session still has its (empty) log.
+    assert_eq!(finished.log_text(), "");
+}

@@ -1,0 +1,257 @@
+//! Locating and running the real Claude Code CLI against a [`ModelServer`].
+//!
+//! - [`require`] finds the pinned `claude` (installed by `scripts/test-tools` into
+//!   `.tools/npm`, or named by `DEBUSSY_TEST_CLAUDE`); when it is missing a test fails
+//!   under `CI=true` and is skipped, with the reason printed, otherwise.
+//! - [`Sandbox`] is a temp dir with an isolated HOME / `CLAUDE_CONFIG_DIR` / TMPDIR
+//!   and a working directory, plus the environment that keeps Claude Code offline
+//!   and pointed at the scripted server.
+//! - [`ClaudeRun`] (in `run.rs`) is one running `claude -p` child: prompt on stdin, stdout read line
+//!   by line with timeouts, its whole process group killed on drop.
+//! - [`Transcript`] is what a finished run printed, with accessors for the
+//!   stream-json lines tests assert on.
+
+mod run;
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use tempfile::TempDir;
+use tokio::process::Command;
+
+use super::model_server::ModelServer;
+
+pub use run::{ClaudeRun, Transcript, run};
+
+/// Environment variable naming the `claude` executable to test against.
+pub const CLAUDE_OVERRIDE_ENV: &str = "DEBUSSY_TEST_CLAUDE";
+
+/// Where `scripts/test-tools` installs the CLI, relative to the crate root.
+pub const CLAUDE_INSTALL_PATH: &str = ".tools/npm/node_modules/.bin/claude";
+
+/// The model the tests ask for; any name works, the server answers every model.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+
+/// Tools allowed without a prompt. As root Claude Code refuses
+/// `--dangerously-skip-permissions`, so the tests run with
+/// `--permission-mode acceptEdits` and allow these explicitly.
+pub const DEFAULT_ALLOWED_TOOLS: &[&str] = &[
+    "Bash",
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "Agent",
+    "Task",
+    "TodoWrite",
+];
+
+/// How long a run may take unless a test says otherwise; a real session against the
+/// scripted server takes about a second.
+pub const RUN_TIMEOUT: Duration = Duration::from_mins(1);
+
+/// A located, working `claude` executable.
+#[derive(Clone, Debug)]
+pub struct ClaudeCli {
+    path: PathBuf,
+    version: String,
+}
+
+impl ClaudeCli {
+    /// The executable.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What `claude --version` printed, e.g. `2.1.330 (Claude Code)`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+}
+
+/// Where to look for `claude`: the override when set and non-empty, else the
+/// project-local install under `manifest_dir`.
+pub fn candidate_path(override_path: Option<OsString>, manifest_dir: &Path) -> PathBuf {
+    match override_path {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => manifest_dir.join(CLAUDE_INSTALL_PATH),
+    }
+}
+
+/// Checks that `path` is a `claude` that runs, returning its version.
+pub fn probe(path: &Path) -> Result<ClaudeCli, String> {
+    if !path.is_file() {
+        return Err(format!(
+            "the Claude Code CLI is not installed at {} (run scripts/test-tools, or set {CLAUDE_OVERRIDE_ENV})",
+            path.display()
+        ));
+    }
+    let output = std::process::Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| format!("cannot run {} --version: {error}", path.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} --version failed ({}): {}",
+            path.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    Ok(ClaudeCli {
+        path: path.to_owned(),
+        version: String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+    })
+}
+
+/// Finds the CLI (once per test process).
+pub fn locate() -> Result<ClaudeCli, String> {
+    static FOUND: OnceLock<Result<ClaudeCli, String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            probe(&candidate_path(
+                std::env::var_os(CLAUDE_OVERRIDE_ENV),
+                Path::new(env!("CARGO_MANIFEST_DIR")),
+            ))
+        })
+        .clone()
+}
+
+/// True when the `CI` variable says this is a CI run (`true` or `1`).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| value.eq_ignore_ascii_case("true") || value == "1")
+}
+
+/// The CLI for a test that needs it. When it is missing: under `CI=true` this panics
+/// (the test fails: CI must run against the real CLI); otherwise it prints why the
+/// test is skipped and returns `None`, and the test returns early:
+///
+/// ```ignore
+/// let Some(claude) = support::claude::require() else { return };
+/// ```
+pub fn require() -> Option<ClaudeCli> {
+    match locate() {
+        Ok(claude) => Some(claude),
+        Err(reason) if in_ci() => {
+            panic!("CI=true and the real Claude Code CLI is required: {reason}")
+        }
+        Err(reason) => {
+            // libtest and nextest name the test's thread after the test.
+            let thread = std::thread::current();
+            let test = thread.name().unwrap_or("test");
+            eprintln!("skipped {test}: {reason}");
+            None
+        }
+    }
+}
+
+/// An isolated place for one Claude Code run: HOME, config dir, TMPDIR and a working
+/// directory inside one temp dir, removed on drop.
+#[derive(Debug)]
+pub struct Sandbox {
+    dir: TempDir,
+    cwd: PathBuf,
+}
+
+impl Sandbox {
+    /// Creates the temp dir with `home/`, `home/.claude/`, `tmp/` and `work/`.
+    pub fn new() -> io::Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("debussy-claude-")
+            .tempdir()?;
+        for sub in ["home/.claude", "tmp", "work"] {
+            std::fs::create_dir_all(dir.path().join(sub))?;
+        }
+        let cwd = dir.path().join("work");
+        Ok(Self { dir, cwd })
+    }
+
+    /// The working directory Claude Code runs in (where its tools create files).
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The isolated HOME.
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// The isolated `CLAUDE_CONFIG_DIR` (session transcripts land under
+    /// `projects/`).
+    pub fn config_dir(&self) -> PathBuf {
+        self.home().join(".claude")
+    }
+
+    /// The complete environment for a Claude Code child talking to `server`: PATH
+    /// from the test process, everything else fixed. Use it as-is (after
+    /// `env_clear`) so the developer's own Claude settings and keys never leak in.
+    pub fn envs(&self, server: &ModelServer) -> Vec<(String, String)> {
+        let home = self.home();
+        let path = |p: PathBuf| p.to_string_lossy().into_owned();
+        let mut envs = vec![
+            (
+                "PATH".to_owned(),
+                std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
+            ),
+            ("HOME".to_owned(), path(home.clone())),
+            ("CLAUDE_CONFIG_DIR".to_owned(), path(self.config_dir())),
+            ("XDG_CONFIG_HOME".to_owned(), path(home.join(".config"))),
+            ("XDG_CACHE_HOME".to_owned(), path(home.join(".cache"))),
+            ("XDG_DATA_HOME".to_owned(), path(home.join(".local/share"))),
+            ("XDG_STATE_HOME".to_owned(), path(home.join(".local/state"))),
+            ("TMPDIR".to_owned(), path(self.dir.path().join("tmp"))),
+            ("SHELL".to_owned(), "/bin/bash".to_owned()),
+            ("LANG".to_owned(), "C.UTF-8".to_owned()),
+            ("ANTHROPIC_BASE_URL".to_owned(), server.base_url()),
+            (
+                "ANTHROPIC_API_KEY".to_owned(),
+                "sk-ant-test-offline-dummy".to_owned(),
+            ),
+        ];
+        for (name, value) in [
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("DISABLE_TELEMETRY", "1"),
+            ("DISABLE_ERROR_REPORTING", "1"),
+            ("ENABLE_TOOL_SEARCH", "false"),
+        ] {
+            envs.push((name.to_owned(), value.to_owned()));
+        }
+        envs
+    }
+
+    /// `claude -p --output-format stream-json --verbose --model MODEL
+    /// --permission-mode acceptEdits --allowedTools …` in [`Self::cwd`] with
+    /// [`Self::envs`], stdio piped, in its own process group. Add arguments
+    /// (`--resume ID`, `--mcp-config …`) and environment as needed, then
+    /// [`ClaudeRun::spawn`] it.
+    pub fn command(&self, claude: &ClaudeCli, server: &ModelServer, model: &str) -> Command {
+        let mut command = Command::new(claude.path());
+        command
+            .args([
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--model",
+                model,
+            ])
+            .args(["--permission-mode", "acceptEdits", "--allowedTools"])
+            .arg(DEFAULT_ALLOWED_TOOLS.join(","))
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(self.envs(server))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        command
+    }
+}
