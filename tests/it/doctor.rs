@@ -4,11 +4,10 @@
 //! each one.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use crate::support::project::{commit_all, init_repo, wait_exit};
-use debussy::run_env;
+use crate::support::project::{Project, commit_all, wait_exit};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -16,16 +15,12 @@ const PLAN: &str = "# Check Plan - Master Plan\n\n## Phases\n\n| Phase | Title |
 const PHASE: &str = "# Check Phase 1: One\n\n**Status:** Pending\n**Depends On:** N/A\n\n## Gates\n- check: `test -s out.txt` passes\n\n## Tasks\n- [ ] 1.1: Write out.txt\n";
 const SCENARIO: &str = "scripts:\n  - turns:\n      - say: writing\n        percent: 10\n        tools:\n          - write: {path: out.txt, content: \"hi\\n\"}\n          - done: completed\n";
 
-/// A committed plan with a sim scenario in a fresh repository.
-struct Project {
-    dir: tempfile::TempDir,
-}
-
+/// What the doctor tests do with a project.
 impl Project {
-    fn new(scenario: &str) -> Project {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path();
-        init_repo(root);
+    /// A committed plan with a sim scenario in a fresh repository.
+    fn with_scenario(scenario: &str) -> Project {
+        let project = Project::new();
+        let root = project.root();
         let write = |path: &str, text: &str| {
             let path = root.join(path);
             std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -36,27 +31,13 @@ impl Project {
         write("plan/sim-scenario.yaml", scenario);
         write(".gitignore", ".home/\n");
         commit_all(root, "plan");
-        Project { dir }
-    }
-
-    fn root(&self) -> &Path {
-        self.dir.path()
+        project
     }
 
     /// `debussy ARGS`, bounded, with its output.
     fn debussy(&self, args: &[&str]) -> Output {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_debussy"))
-            .args(args)
-            .current_dir(self.root())
-            .env("HOME", self.root().join(".home"))
-            .env("XDG_CONFIG_HOME", self.root().join(".home/config"))
-            .env("NO_COLOR", "1")
+        let mut child = crate::support::debussy(self.root(), args)
             .env("COLUMNS", "200")
-            .env_remove("DEBUSSY_LOG")
-            .env_remove(run_env::RUN_ID)
-            .env_remove(run_env::PHASE_ID)
-            .env_remove(run_env::PROJECT_ROOT)
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -81,7 +62,7 @@ impl Project {
         }
     }
 
-    fn run(&self, extra: &[&str]) -> Output {
+    fn run_plan(&self, extra: &[&str]) -> Output {
         let mut args = vec![
             "run",
             "plan/MASTER_PLAN.md",
@@ -109,8 +90,8 @@ const BROKEN_SCENARIO: &str = "scripts:\n  - phase: 1\n    turns:\n      - sya: 
 
 #[test]
 fn a_missing_agent_is_refused_before_anything_is_recorded() {
-    let project = Project::new(SCENARIO);
-    let output = project.run(&[
+    let project = Project::with_scenario(SCENARIO);
+    let output = project.run_plan(&[
         "--agent",
         "claude",
         "--agent-command",
@@ -132,8 +113,8 @@ fn a_missing_agent_is_refused_before_anything_is_recorded() {
 
 #[test]
 fn a_broken_scenario_is_refused_with_every_problem_at_once() {
-    let project = Project::new(BROKEN_SCENARIO);
-    let output = project.run(&["--agent", "sim"]);
+    let project = Project::with_scenario(BROKEN_SCENARIO);
+    let output = project.run_plan(&["--agent", "sim"]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("2 problems"), "{stderr}");
@@ -144,13 +125,13 @@ fn a_broken_scenario_is_refused_with_every_problem_at_once() {
 
 #[test]
 fn untracked_files_are_named_once_before_the_run() {
-    let project = Project::new(SCENARIO);
+    let project = Project::with_scenario(SCENARIO);
     std::fs::create_dir_all(project.root().join(".claude")).expect("mkdir");
     std::fs::write(project.root().join(".claude/settings.json"), "{}").expect("write");
     std::fs::write(project.root().join("scratch.txt"), "mine").expect("write");
     std::fs::create_dir_all(project.root().join(".debussy")).expect("mkdir");
     std::fs::write(project.root().join(".debussy/config.yaml"), "model: sim\n").expect("write");
-    let output = project.run(&["--agent", "sim"]);
+    let output = project.run_plan(&["--agent", "sim"]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert_eq!(
@@ -172,7 +153,7 @@ fn untracked_files_are_named_once_before_the_run() {
 
 #[test]
 fn dry_run_runs_the_same_checks() {
-    let project = Project::new(BROKEN_SCENARIO);
+    let project = Project::with_scenario(BROKEN_SCENARIO);
     let output = project.debussy(&["run", "plan/MASTER_PLAN.md", "--dry-run", "--agent", "sim"]);
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
@@ -184,7 +165,7 @@ fn dry_run_runs_the_same_checks() {
 
 #[test]
 fn doctor_prints_every_check_and_fails_when_one_does() {
-    let project = Project::new(SCENARIO);
+    let project = Project::with_scenario(SCENARIO);
     let healthy = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
     let stdout = text(&healthy.stdout);
     assert_eq!(
@@ -240,7 +221,7 @@ fn doctor_reports_the_real_claude_version() {
         eprintln!("skipped: the pinned Claude Code CLI is not installed (scripts/test-tools)");
         return;
     }
-    let project = Project::new(SCENARIO);
+    let project = Project::with_scenario(SCENARIO);
     let claude = claude.to_str().expect("utf-8 path");
     let output = project.debussy(&["doctor", "--agent", "claude", "--agent-command", claude]);
     let stdout = text(&output.stdout);
@@ -257,11 +238,11 @@ fn doctor_reports_the_real_claude_version() {
 
 #[test]
 fn a_state_directory_that_cannot_be_written_is_refused() {
-    let project = Project::new(SCENARIO);
+    let project = Project::with_scenario(SCENARIO);
     // A file where `.debussy/` belongs: nothing can be recorded (permissions would not
     // stop the root user these tests may run as).
     std::fs::write(project.root().join(".debussy"), "").expect("write");
-    let output = project.run(&["--agent", "sim"]);
+    let output = project.run_plan(&["--agent", "sim"]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("✗ writable: cannot write:"), "{stderr}");
@@ -274,7 +255,7 @@ fn a_state_directory_that_cannot_be_written_is_refused() {
 
 #[test]
 fn an_uncommitted_plan_is_pointed_out() {
-    let project = Project::new(SCENARIO);
+    let project = Project::with_scenario(SCENARIO);
     let extra = project.root().join("plans/next");
     std::fs::create_dir_all(&extra).expect("mkdir");
     for (name, text) in [
@@ -297,7 +278,7 @@ fn an_uncommitted_plan_is_pointed_out() {
 
 #[test]
 fn doctor_reports_a_broken_config_as_a_failed_check() {
-    let project = Project::new(SCENARIO);
+    let project = Project::with_scenario(SCENARIO);
     std::fs::create_dir_all(project.root().join(".debussy")).expect("mkdir");
     std::fs::write(project.root().join(".debussy/config.yaml"), "modle: opus\n").expect("write");
     let output = project.debussy(&["doctor"]);
@@ -321,7 +302,7 @@ fn doctor_reports_a_broken_config_as_a_failed_check() {
 
 #[test]
 fn doctor_names_uncommitted_changes_as_run_would() {
-    let project = Project::new(SCENARIO);
+    let project = Project::with_scenario(SCENARIO);
     std::fs::write(
         project.root().join("plan/phase-1.md"),
         PHASE.replace("One", "Uno"),
@@ -332,7 +313,7 @@ fn doctor_names_uncommitted_changes_as_run_would() {
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("✗ git: "), "{stdout}");
     assert!(stdout.contains("plan/phase-1.md"), "{stdout}");
-    let run = project.run(&["--agent", "sim"]);
+    let run = project.run_plan(&["--agent", "sim"]);
     assert_eq!(
         run.status.code(),
         Some(2),

@@ -7,27 +7,21 @@
 //! tmux is an external tool: under `CI=true` a missing tmux fails these tests; elsewhere
 //! they are skipped with a printed reason.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::support::project::{commit_all, init_repo};
+use crate::support::project::{Project, commit_all};
 use debussy::run_env;
-use serde_json::Value;
 
 /// Longest wait for anything to appear on the screen.
 const SCREEN_WAIT: Duration = Duration::from_secs(30);
 
-/// A git repository with a one-phase plan and a sim scenario.
-struct Project {
-    dir: tempfile::TempDir,
-}
-
+/// What the HUD tests do with a project.
 impl Project {
-    fn new(scenario: &str) -> Project {
-        let dir = tempfile::tempdir().expect("tempdir");
-        init_repo(dir.path());
-        let project = Project { dir };
+    /// A git repository with a one-phase plan and a sim scenario.
+    fn with_hud_scenario(scenario: &str) -> Project {
+        let project = Project::new();
         project.write(
             "plan/MASTER_PLAN.md",
             "# HUD Test - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n\
@@ -44,49 +38,12 @@ impl Project {
         project
     }
 
-    fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.root().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
     /// The sandboxed environment every debussy process here gets.
     fn env(&self) -> Vec<(&'static str, PathBuf)> {
         vec![
             ("HOME", self.root().join(".home")),
             ("XDG_CONFIG_HOME", self.root().join(".home/config")),
         ]
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_debussy"));
-        cmd.args(args)
-            .current_dir(self.root())
-            .envs(self.env())
-            .env("NO_COLOR", "1")
-            .env_remove("DEBUSSY_LOG")
-            .env_remove(run_env::RUN_ID)
-            .env_remove(run_env::PHASE_ID)
-            .env_remove(run_env::PROJECT_ROOT)
-            .stdin(Stdio::null());
-        cmd
-    }
-
-    fn status_json(&self) -> Value {
-        let output = self
-            .command(&["status", "--format", "json"])
-            .output()
-            .expect("status");
-        assert!(
-            output.status.success(),
-            "status failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).expect("status json")
     }
 }
 
@@ -211,7 +168,7 @@ impl Drop for Tmux {
 fn shell_line(args: &str) -> String {
     format!(
         "{} {args}; echo \"exit=$?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; echo 'shell-done'; exec sleep 120",
-        env!("CARGO_BIN_EXE_debussy")
+        crate::support::DEBUSSY
     )
 }
 
@@ -253,7 +210,7 @@ fn the_gauge_moves_a_restart_shows_and_quit_pauses_the_run_and_restores_the_term
     if !tmux_available() {
         return;
     }
-    let project = Project::new(SCENARIO);
+    let project = Project::with_hud_scenario(SCENARIO);
     let tmux = Tmux::start(
         &project,
         &shell_line("run plan/MASTER_PLAN.md --agent sim --restart-delay 0"),
@@ -314,7 +271,7 @@ fn no_interactive_prints_plain_lines_in_a_terminal() {
     if !tmux_available() {
         return;
     }
-    let project = Project::new(FINISHING_SCENARIO);
+    let project = Project::with_hud_scenario(FINISHING_SCENARIO);
     let tmux = Tmux::start(
         &project,
         &shell_line("run plan/MASTER_PLAN.md --agent sim --no-interactive"),
@@ -330,7 +287,7 @@ fn no_interactive_prints_plain_lines_in_a_terminal() {
 
 #[test]
 fn plain_lines_when_stdout_is_not_a_terminal() {
-    let project = Project::new(FINISHING_SCENARIO);
+    let project = Project::with_hud_scenario(FINISHING_SCENARIO);
     let output = project
         .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim"])
         .output()

@@ -19,7 +19,7 @@ fn test_server() -> PathBuf {
         .status()
         .expect("run cargo build --example mcp_test_server");
     assert!(status.success(), "building the test server failed");
-    PathBuf::from(env!("CARGO_BIN_EXE_debussy"))
+    PathBuf::from(crate::support::DEBUSSY)
         .parent()
         .expect("target dir")
         .join("examples/mcp_test_server")
@@ -63,7 +63,7 @@ async fn claude_code_keeps_its_mcp_session_across_restart_server() {
         serde_json::to_vec_pretty(&json!({
             "mcpServers": {
                 "t": {
-                    "command": env!("CARGO_BIN_EXE_debussy"),
+                    "command": crate::support::DEBUSSY,
                     "args": ["mcp", "supervise", "--name", "t", "--state-dir", state,
                              "--", test_server()],
                 }

@@ -5,7 +5,7 @@
 //! post must not change the run's outcome.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,7 +14,6 @@ use axum::Router;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use debussy::run_env;
 
 /// One post: topic, title, priority, tags, body.
 type Post = [String; 5];
@@ -104,8 +103,9 @@ fn project() -> tempfile::TempDir {
 
 /// Run the plan with notifications to `server`; returns the exit code, within a deadline.
 fn run(root: &Path, server: &str) -> i32 {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_debussy"))
-        .args([
+    let mut child = crate::support::debussy(
+        root,
+        &[
             "run",
             "plan/MASTER_PLAN.md",
             "--agent",
@@ -114,23 +114,16 @@ fn run(root: &Path, server: &str) -> i32 {
             "0",
             "--output-format",
             "json",
-        ])
-        .current_dir(root)
-        .env("HOME", root.join(".home"))
-        .env("XDG_CONFIG_HOME", root.join(".home/config"))
-        .env("DEBUSSY_NOTIFICATIONS__ENABLED", "true")
-        .env("DEBUSSY_NOTIFICATIONS__PROVIDER", "ntfy")
-        .env("DEBUSSY_NOTIFICATIONS__NTFY__SERVER", server)
-        .env("DEBUSSY_NOTIFICATIONS__NTFY__TOPIC", "runs")
-        .env_remove("DEBUSSY_LOG")
-        .env_remove(run_env::RUN_ID)
-        .env_remove(run_env::PHASE_ID)
-        .env_remove(run_env::PROJECT_ROOT)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+        ],
+    )
+    .env("DEBUSSY_NOTIFICATIONS__ENABLED", "true")
+    .env("DEBUSSY_NOTIFICATIONS__PROVIDER", "ntfy")
+    .env("DEBUSSY_NOTIFICATIONS__NTFY__SERVER", server)
+    .env("DEBUSSY_NOTIFICATIONS__NTFY__TOPIC", "runs")
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("spawn");
     wait_exit(&mut child, Duration::from_secs(60))
 }
 

@@ -7,23 +7,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::support::project::{commit_all, init_repo, wait_exit};
-use debussy::run_env;
 
 fn debussy(root: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_debussy"));
-    command
-        .args(args)
-        .current_dir(root)
-        .env("HOME", root.join(".home"))
-        .env("XDG_CONFIG_HOME", root.join(".home/config"))
-        .env("NO_COLOR", "1")
-        .env_remove("DEBUSSY_LOG")
-        .env_remove(run_env::RUN_ID)
-        .env_remove(run_env::PHASE_ID)
-        .env_remove(run_env::PROJECT_ROOT)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    let mut command = crate::support::debussy(root, args);
+    command.stdout(Stdio::null()).stderr(Stdio::null());
     command
 }
 
@@ -177,8 +164,8 @@ fn the_json_stream_of_the_demo_run_is_pinned() {
     init_repo(root);
     std::fs::create_dir_all(root.join(".home")).expect("home");
     let binary = root.join(".home/debussy");
-    if std::fs::hard_link(env!("CARGO_BIN_EXE_debussy"), &binary).is_err() {
-        std::fs::copy(env!("CARGO_BIN_EXE_debussy"), &binary).expect("copy debussy");
+    if std::fs::hard_link(crate::support::DEBUSSY, &binary).is_err() {
+        std::fs::copy(crate::support::DEBUSSY, &binary).expect("copy debussy");
     }
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
     for entry in std::fs::read_dir(&demo).expect("demo") {

@@ -44,7 +44,7 @@ impl Project {
     fn write_to_closed_pipe(&self, args: &[&str]) -> (i32, String) {
         let (reader, writer) = std::io::pipe().expect("pipe");
         drop(reader);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_debussy"))
+        let mut child = Command::new(crate::support::DEBUSSY)
             .args(args)
             .current_dir(self.root())
             .env("HOME", self.root())

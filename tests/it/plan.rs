@@ -35,7 +35,7 @@ impl Sandbox {
     }
 
     fn debussy(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_debussy"));
+        let mut command = Command::new(crate::support::DEBUSSY);
         command
             .current_dir(self.path())
             .env("HOME", self.path().join("home"))

@@ -13,7 +13,7 @@ fn fixture(name: &str) -> PathBuf {
 
 /// `debussy replay` run from an empty directory, so no project configuration applies.
 fn replay(dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_debussy"));
+    let mut command = Command::new(crate::support::DEBUSSY);
     command
         .current_dir(dir)
         .env_remove("DEBUSSY_LOG")

@@ -8,38 +8,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::project::{
-    self, commit_all, events_named, group_gone, process_gone, run_json, wait_exit,
+    self, Project, events_named, group_gone, process_gone, run_json, wait_exit,
 };
-use debussy::run_env;
 use serde_json::Value;
 
-/// A git repository with a plan in `plan/` and a sandboxed environment.
-struct Project {
-    dir: tempfile::TempDir,
-}
-
+/// What the run tests do with a project: a plan, runs, and what they recorded.
 impl Project {
-    fn new() -> Project {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let repo = git2::Repository::init(dir.path()).expect("git init");
-        let mut config = repo.config().expect("config");
-        config.set_str("user.name", "Test").expect("name");
-        config
-            .set_str("user.email", "test@example.com")
-            .expect("email");
-        Project { dir }
-    }
-
-    fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.root().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
     /// A plan with phases `(id, depends_on, gate command)` and a sim scenario.
     fn plan(&self, phases: &[(&str, &str, &str)], scenario: &str) {
         let mut master = String::from(
@@ -63,25 +37,6 @@ impl Project {
         self.commit_all("plan");
     }
 
-    fn commit_all(&self, message: &str) {
-        commit_all(self.root(), message);
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_debussy"));
-        cmd.args(args)
-            .current_dir(self.root())
-            .env("HOME", self.root().join(".home"))
-            .env("XDG_CONFIG_HOME", self.root().join(".home/config"))
-            .env("NO_COLOR", "1")
-            .env_remove("DEBUSSY_LOG")
-            .env_remove(run_env::RUN_ID)
-            .env_remove(run_env::PHASE_ID)
-            .env_remove(run_env::PROJECT_ROOT)
-            .stdin(Stdio::null());
-        cmd
-    }
-
     /// Run `debussy run plan/MASTER_PLAN.md --agent sim --output-format json` plus `extra`,
     /// with a hard timeout; returns the exit code and the events.
     fn run(&self, extra: &[&str]) -> (i32, Vec<Value>) {
@@ -97,19 +52,6 @@ impl Project {
         ];
         args.extend_from_slice(extra);
         run_json(self.command(&args), Duration::from_secs(120))
-    }
-
-    fn status_json(&self) -> Value {
-        let output = self
-            .command(&["status", "--format", "json"])
-            .output()
-            .expect("status");
-        assert!(
-            output.status.success(),
-            "status failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).expect("status json")
     }
 
     fn commit_messages(&self) -> Vec<String> {
@@ -878,7 +820,7 @@ async fn skipping_a_phase_skips_the_phases_that_depend_on_it() {
         ("agent.kind".to_owned(), FlagValue::Text("sim".into())),
         (
             "agent.command".to_owned(),
-            FlagValue::Text(env!("CARGO_BIN_EXE_debussy").into()),
+            FlagValue::Text(crate::support::DEBUSSY.into()),
         ),
         ("restart_delay".to_owned(), FlagValue::Whole(0)),
     ]

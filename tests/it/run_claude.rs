@@ -98,7 +98,7 @@ impl Project {
     }
 
     fn command(&self, server: &ModelServer, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_debussy"));
+        let mut cmd = Command::new(crate::support::DEBUSSY);
         cmd.args(args)
             .current_dir(self.root())
             .env_clear()

@@ -2,11 +2,10 @@
 //! checkpoint each session was given, the transcript summary, gate output and commits.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use crate::support::project::{commit_all, init_repo, wait_exit};
-use debussy::run_env;
 use serde_json::Value;
 
 const PLAN: &str = "# Show Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](phase-1.md) | Pending |\n| 2 | [Two](phase-2.md) | Pending |\n";
@@ -94,17 +93,7 @@ impl Project {
 
     fn debussy(&self, args: &[&str]) -> Output {
         let root = self.dir.path();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_debussy"))
-            .args(args)
-            .current_dir(root)
-            .env("HOME", root.join(".home"))
-            .env("XDG_CONFIG_HOME", root.join(".home/config"))
-            .env("NO_COLOR", "1")
-            .env_remove("DEBUSSY_LOG")
-            .env_remove(run_env::RUN_ID)
-            .env_remove(run_env::PHASE_ID)
-            .env_remove(run_env::PROJECT_ROOT)
-            .stdin(Stdio::null())
+        let mut child = crate::support::debussy(root, args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -15,7 +15,7 @@ use debussy::agent::{
 use debussy::config::AgentConfig;
 use debussy::context::{ContextMeter, Exactness, MeterSettings, StopReason, WindowInputs};
 
-const BIN: &str = env!("CARGO_BIN_EXE_debussy");
+const BIN: &str = crate::support::DEBUSSY;
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What one run of the player produced.

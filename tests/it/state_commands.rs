@@ -18,7 +18,7 @@ impl Project {
     }
 
     fn debussy(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_debussy"));
+        let mut cmd = Command::new(crate::support::DEBUSSY);
         cmd.current_dir(self.dir.path())
             .env("HOME", self.dir.path())
             .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
@@ -257,7 +257,7 @@ fn concurrent_debussy_processes_lose_no_writes() {
                 .arg("-c")
                 .arg(script)
                 .current_dir(project.dir.path())
-                .env("DEBUSSY", env!("CARGO_BIN_EXE_debussy"))
+                .env("DEBUSSY", crate::support::DEBUSSY)
                 .env("HOME", project.dir.path())
                 .env(run_env::RUN_ID, &run)
                 .env(run_env::PROJECT_ROOT, project.dir.path())

@@ -41,7 +41,7 @@ impl Sandbox {
 
     /// `debussy ARGS…` in `dir`, with miette's graphical diagnostics.
     pub fn debussy_in(&self, dir: &Path, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_debussy"));
+        let mut cmd = Command::new(crate::support::DEBUSSY);
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("DEBUSSY_") {
                 cmd.env_remove(name);

@@ -17,7 +17,7 @@ pub fn root() -> PathBuf {
 
 /// The debussy binary under test.
 pub fn debussy() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_debussy"))
+    PathBuf::from(crate::support::DEBUSSY)
 }
 
 /// The rmcp test server (`examples/mcp_test_server.rs`), built once per test run.

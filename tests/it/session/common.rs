@@ -231,7 +231,7 @@ impl SimProject {
         };
         SessionSpec::from_config(
             &config,
-            self.backend_with(env!("CARGO_BIN_EXE_debussy")),
+            self.backend_with(crate::support::DEBUSSY),
             "Phase 1: greet the world.",
             self.root(),
             log_path(self.root()),

@@ -1,11 +1,15 @@
-//! Shared support for the integration tests: the scripted Anthropic Messages API
-//! server ([`model_server`]), the real Claude Code CLI runner ([`claude`]) and test
-//! artifacts ([`artifacts`]).
+//! Shared support for the integration tests: starting debussy ([`command`]), temporary
+//! git projects ([`project`]), the scripted Anthropic Messages API server
+//! ([`model_server`]), the real Claude Code CLI runner ([`claude`]) and test artifacts
+//! ([`artifacts`]).
 //!
 //! The one integration binary (`tests/it`) declares it once; every area uses it through
 //! `crate::support`. See `docs/testing.md`.
 
 pub mod artifacts;
 pub mod claude;
+pub mod command;
 pub mod model_server;
 pub mod project;
+
+pub use command::{DEBUSSY, debussy};

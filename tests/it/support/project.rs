@@ -1,4 +1,5 @@
-//! Temporary git projects and bounded process helpers for the `debussy run` tests.
+//! Temporary git projects ([`Project`]) and bounded process helpers for the tests that
+//! drive `debussy`.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -6,6 +7,57 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+/// A git repository in a temporary directory, with a local identity, removed when
+/// dropped. Areas add the methods they need in their own `impl Project` blocks.
+pub struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    /// An empty repository.
+    pub fn new() -> Project {
+        let dir = tempfile::tempdir().expect("tempdir");
+        init_repo(dir.path());
+        Project { dir }
+    }
+
+    /// Its working tree.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Write `text` to `relative`, creating directories.
+    pub fn write(&self, relative: &str, text: &str) {
+        let path = self.root().join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    /// Stage everything and commit it.
+    pub fn commit_all(&self, message: &str) {
+        commit_all(self.root(), message);
+    }
+
+    /// `debussy ARGS` in the project (see [`crate::support::debussy`]).
+    pub fn command(&self, args: &[&str]) -> Command {
+        crate::support::debussy(self.root(), args)
+    }
+
+    /// `debussy status --format json`, which must succeed.
+    pub fn status_json(&self) -> Value {
+        let output = self
+            .command(&["status", "--format", "json"])
+            .output()
+            .expect("status");
+        assert!(
+            output.status.success(),
+            "status failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).expect("status json")
+    }
+}
 
 /// `git init` in `dir` with a local identity, so the developer's config never matters.
 pub fn init_repo(dir: &Path) {
