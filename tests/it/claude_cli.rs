@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::support::artifacts;
-use crate::support::claude::{self, ClaudeCli, ClaudeRun, RUN_TIMEOUT, Sandbox, Transcript};
-use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
+use crate::support::claude::{self, ClaudeRun, Harness, RUN_TIMEOUT, Sandbox, Transcript};
+use crate::support::model_server::{RequestKind, Scenario, Turn, Usage};
 use serde_json::{Value, json};
 use tokio::process::Command;
 
@@ -26,33 +26,7 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-cli")
 }
 
-/// The pinned CLI, a sandbox and a server playing one scenario.
-struct Harness {
-    claude: ClaudeCli,
-    sandbox: Sandbox,
-    server: ModelServer,
-}
-
 impl Harness {
-    /// `None` (after printing why) when the CLI is missing outside CI.
-    fn new(scenario: Scenario) -> Option<Self> {
-        Self::with_sandbox(Sandbox::new().expect("create sandbox"), scenario)
-    }
-
-    /// Like [`Self::new`], for scenarios that need the sandbox's paths.
-    fn with_sandbox(sandbox: Sandbox, scenario: Scenario) -> Option<Self> {
-        let claude = claude::require()?;
-        Some(Self {
-            claude,
-            sandbox,
-            server: ModelServer::start(scenario).expect("start model server"),
-        })
-    }
-
-    fn command(&self) -> Command {
-        self.sandbox.command(&self.claude, &self.server, MODEL)
-    }
-
     /// Runs `command` to completion and saves the artifacts under `name`.
     async fn run_command(&self, name: &str, command: Command, prompt: &str) -> Transcript {
         let started = Instant::now();
@@ -121,7 +95,7 @@ async fn a_session_completes_and_its_stream_is_saved_as_json_lines() {
     assert_eq!(init[0]["model"], MODEL);
     assert_eq!(init[0]["apiKeySource"], "ANTHROPIC_API_KEY");
     let version = harness
-        .claude
+        .cli
         .version()
         .split_whitespace()
         .next()

@@ -18,33 +18,13 @@ use serde_json::json;
 
 use super::common::{Finished, STOP_LATENCY_LIMIT, log_path, processes_in, run, run_env, settled};
 use crate::support::artifacts;
-use crate::support::claude::{self, ClaudeCli, Sandbox};
-use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
+use crate::support::claude::{self, Harness, Sandbox};
+use crate::support::model_server::{Scenario, Turn, Usage};
 
 const MODEL: &str = claude::DEFAULT_MODEL;
 
-/// The pinned CLI, a sandbox and a server playing one scenario.
-struct Harness {
-    cli: ClaudeCli,
-    sandbox: Sandbox,
-    server: ModelServer,
-}
-
+/// What the session tests do with the real CLI.
 impl Harness {
-    /// `None` (after printing why) when the CLI is missing outside CI.
-    fn new(scenario: Scenario) -> Option<Self> {
-        Self::with_sandbox(Sandbox::new().expect("sandbox"), scenario)
-    }
-
-    fn with_sandbox(sandbox: Sandbox, scenario: Scenario) -> Option<Self> {
-        let cli = claude::require()?;
-        Some(Harness {
-            cli,
-            sandbox,
-            server: ModelServer::start(scenario).expect("model server"),
-        })
-    }
-
     /// A session running the pinned CLI the way the harness does (`acceptEdits`, the
     /// allowed tools, the sandbox's complete environment), threshold 80%.
     fn spec(&self) -> SessionSpec {

@@ -255,3 +255,36 @@ impl Sandbox {
         command
     }
 }
+
+/// The pinned CLI, a sandbox and a scripted model server playing one scenario: what
+/// every test of the real CLI starts from. Areas add their own methods.
+pub struct Harness {
+    /// The CLI under test.
+    pub cli: ClaudeCli,
+    /// Its home, working directory and environment.
+    pub sandbox: Sandbox,
+    /// The model it talks to.
+    pub server: ModelServer,
+}
+
+impl Harness {
+    /// `None` (after printing why) when the CLI is missing outside CI.
+    pub fn new(scenario: super::model_server::Scenario) -> Option<Self> {
+        Self::with_sandbox(Sandbox::new().expect("create sandbox"), scenario)
+    }
+
+    /// Like [`Self::new`], for scenarios that need the sandbox's paths.
+    pub fn with_sandbox(sandbox: Sandbox, scenario: super::model_server::Scenario) -> Option<Self> {
+        let cli = require()?;
+        Some(Self {
+            cli,
+            sandbox,
+            server: ModelServer::start(scenario).expect("start model server"),
+        })
+    }
+
+    /// The CLI's command line against the server, with [`DEFAULT_MODEL`].
+    pub fn command(&self) -> Command {
+        self.sandbox.command(&self.cli, &self.server, DEFAULT_MODEL)
+    }
+}
