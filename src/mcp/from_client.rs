@@ -6,11 +6,12 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use super::coordinator::{Source, Waiter};
 use super::handshake::Handshake;
 use super::inflight::{ClientRequest, Entry, Held, Origin};
 use super::message::{self, Kind, Message, Parsed, RequestId};
 use super::oversized;
-use super::proxy::{Idle, Phase, Proxy, Source, Waiter};
+use super::proxy::{Idle, Phase, Proxy};
 use super::say;
 use super::tools::{self, InjectedCall};
 
@@ -61,7 +62,7 @@ impl Proxy {
         let answered = id
             .as_ref()
             .and_then(RequestId::as_u64)
-            .and_then(|server_id| self.server_requests.remove(&server_id));
+            .and_then(|server_id| self.routing.server_requests.remove(&server_id));
         if let Some(request) = answered {
             say(&format!(
                 "the client's answer to a request of the server is {len} bytes, over the {limit}-byte limit (mcp.max_line_bytes): the server gets an error instead"
@@ -114,7 +115,8 @@ impl Proxy {
                 .and_then(|p| p.get("name"))
                 .and_then(Value::as_str);
             let childs_own = name.is_some_and(|name| {
-                self.child_tools
+                self.tools
+                    .child_tools
                     .as_ref()
                     .is_some_and(|names| names.contains(name))
             });
@@ -167,7 +169,7 @@ impl Proxy {
             message.method() == Some("initialize") && !self.handshake.has_baseline();
         let deadline = (is_request && !first_initialize)
             .then(|| Instant::now() + self.opts.limits.buffer_deadline);
-        if let Err(held) = self.buffer.push(Held { message, deadline }) {
+        if let Err(held) = self.routing.buffer.push(Held { message, deadline }) {
             if is_request {
                 let raw = held.message.raw_id().unwrap_or(b"null").to_vec();
                 self.reply_error(
@@ -210,8 +212,7 @@ impl Proxy {
                 replayed: false,
             };
         }
-        self.next_id += 1;
-        let proxy_id = self.next_id;
+        let proxy_id = self.routing.proxy_id();
         let bytes = message.with_raw_id(proxy_id.to_string().as_bytes());
         let raw_id = message.raw_id().unwrap_or(b"null").to_vec();
         // The client's first `initialize` waits for the first server that answers it (or
@@ -219,7 +220,7 @@ impl Proxy {
         // without it, and failing it would end the session.
         let retry =
             is_retryable(method).then_some((message, (!first_initialize).then_some(deadline)));
-        self.inflight.insert(
+        self.routing.inflight.insert(
             proxy_id,
             Entry {
                 generation,
@@ -269,14 +270,14 @@ impl Proxy {
         else {
             return;
         };
-        if self.buffer.remove_request(&id).is_some() {
+        if self.routing.buffer.remove_request(&id).is_some() {
             // Never sent: removing it is the cancellation; the spec wants no answer.
             return;
         }
-        let Some((proxy_id, generation)) = self.inflight.find_client(&id) else {
+        let Some((proxy_id, generation)) = self.routing.inflight.find_client(&id) else {
             return;
         };
-        self.inflight.cancel(proxy_id);
+        self.routing.inflight.cancel(proxy_id);
         self.check_drained();
         let Some(slot) = &self.slot else { return };
         if slot.unit.generation() != generation || matches!(slot.phase, Phase::Stopping(_)) {
@@ -295,7 +296,7 @@ impl Proxy {
             say("dropped a response from the client to a request id the supervisor never sent");
             return;
         };
-        let Some(request) = self.server_requests.remove(&server_id) else {
+        let Some(request) = self.routing.server_requests.remove(&server_id) else {
             tracing::debug!(
                 server_id,
                 "client answered a request of a previous server; dropped"
@@ -316,16 +317,10 @@ impl Proxy {
         }
     }
 
-    pub(crate) fn send_to_current(&self, line: Vec<u8>) {
-        if let Some(slot) = &self.slot {
-            slot.unit.send(line);
-        }
-    }
-
     /// Send held messages to the child while it accepts them, in their original order.
     pub(crate) fn flush_buffer(&mut self) {
         while self.can_forward() {
-            let Some(held) = self.buffer.pop_front() else {
+            let Some(held) = self.routing.buffer.pop_front() else {
                 break;
             };
             match held.message.kind().clone() {
@@ -348,7 +343,8 @@ impl Proxy {
                 self.reply_result(&raw_id, &tools::tool_result(&status, false));
             }
             InjectedCall::Verify { since } => {
-                let result = tools::verify_result(&self.history, since, jiff::Timestamp::now());
+                let result =
+                    tools::verify_result(&self.restarts.history, since, jiff::Timestamp::now());
                 self.reply_result(&raw_id, &tools::tool_result(&result, false));
             }
             InjectedCall::Restart { reason } => {
@@ -364,7 +360,7 @@ impl Proxy {
             "stopping"
         } else if matches!(self.idle, Idle::Degraded(_)) {
             "degraded"
-        } else if self.restart.is_none() && self.can_forward() {
+        } else if self.restarts.restart.is_none() && self.can_forward() {
             "running"
         } else {
             "restarting"
@@ -375,17 +371,17 @@ impl Proxy {
             "generation": current.map(|s| s.unit.generation()),
             "pid": current.map(|s| s.unit.pid()),
             "uptime_seconds": current.map(|s| s.spawned.elapsed().as_secs_f64()),
-            "restart_count": self.restarts,
-            "crash_count": self.crashes,
-            "last_exit": self.last_exit,
+            "restart_count": self.restarts.restarts,
+            "crash_count": self.restarts.crashes,
+            "last_exit": self.restarts.last_exit,
             "degraded_reason": match &self.idle { Idle::Degraded(r) => Some(r.clone()), _ => None },
             "watched_paths": self.opts.watch.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "command": self.opts.command,
             "supervisor_uptime_seconds": self.started.elapsed().as_secs_f64(),
-            "requests_in_flight": self.inflight.len(),
-            "requests_buffered": self.buffer.len(),
-            "build_running": self.build_running,
-            "change_pending": self.change_pending,
+            "requests_in_flight": self.routing.inflight.len(),
+            "requests_buffered": self.routing.buffer.len(),
+            "build_running": self.restarts.build_running,
+            "change_pending": self.restarts.change_pending,
             "state_dir": self.opts.state_dir.display().to_string(),
             "last_stderr": self.stderr_tail.lines(),
         })

@@ -25,7 +25,7 @@ impl Proxy {
                 stream: Stream::Stderr,
                 line,
             } => {
-                if generation == self.generation {
+                if generation == self.restarts.generation {
                     self.stderr_tail.push(&line);
                 }
                 let mut line = line;
@@ -50,7 +50,7 @@ impl Proxy {
                 line.extend_from_slice(
                     format!("… ({len} bytes, over the {limit}-byte limit)").as_bytes(),
                 );
-                if generation == self.generation {
+                if generation == self.restarts.generation {
                     self.stderr_tail.push(&line);
                 }
                 line.push(b'\n');
@@ -80,10 +80,9 @@ impl Proxy {
                         self.on_child_response(generation, &message, id.as_ref(), is_error);
                     }
                     Kind::Request { id, .. } => {
-                        self.next_server_id += 1;
-                        let server_id = self.next_server_id;
+                        let server_id = self.routing.server_id();
                         let raw_id = message.raw_id().unwrap_or(b"null").to_vec();
-                        self.server_requests.insert(
+                        self.routing.server_requests.insert(
                             server_id,
                             ServerRequest {
                                 generation,
@@ -150,7 +149,7 @@ impl Proxy {
             .ok()
             .and_then(RequestId::from_raw)
             .and_then(|id| id.as_u64());
-        let entry = proxy_id.and_then(|id| self.inflight.take(id, generation));
+        let entry = proxy_id.and_then(|id| self.routing.inflight.take(id, generation));
         let Some(entry) = entry else {
             say(&format!(
                 "a request from the server (generation {generation}) is {len} bytes, over the {limit}-byte limit (mcp.max_line_bytes): answered with an error"
@@ -190,6 +189,7 @@ impl Proxy {
             return;
         };
         let Some(server_id) = self
+            .routing
             .server_requests
             .iter()
             .find(|(_, r)| r.generation == generation && r.id == child_id)
@@ -197,7 +197,7 @@ impl Proxy {
         else {
             return;
         };
-        self.server_requests.remove(&server_id);
+        self.routing.server_requests.remove(&server_id);
         let mut params = params.unwrap_or_else(|| json!({}));
         params["requestId"] = json!(server_id);
         self.send_client(message::notification(
@@ -219,7 +219,7 @@ impl Proxy {
             ));
             return;
         };
-        let Some(entry) = self.inflight.take(proxy_id, generation) else {
+        let Some(entry) = self.routing.inflight.take(proxy_id, generation) else {
             tracing::debug!(proxy_id, generation, "late or unknown reply dropped");
             return;
         };
@@ -288,15 +288,15 @@ impl Proxy {
         };
         // A listing without a cursor starts over; pages add up until the last one.
         let names = tools::listed_names(result);
-        self.listing.extend(names);
+        self.tools.listing.extend(names);
         let last_page = result.get("nextCursor").is_none_or(Value::is_null);
         if last_page {
-            self.child_tools = Some(std::mem::take(&mut self.listing));
+            self.tools.child_tools = Some(std::mem::take(&mut self.tools.listing));
         }
         if !self.opts.inject_tools {
             return bytes.to_vec();
         }
-        let child_names = self.child_tools.clone().unwrap_or_default();
+        let child_names = self.tools.child_tools.clone().unwrap_or_default();
         if !tools::append(result, &child_names) {
             return bytes.to_vec();
         }
@@ -307,7 +307,7 @@ impl Proxy {
     /// side effects, otherwise an error saying it was not retried.
     pub(crate) fn fail_inflight(&mut self, generation: u64, why: &str) {
         let mut retry = Vec::new();
-        for (proxy_id, entry) in self.inflight.take_generation(generation) {
+        for (proxy_id, entry) in self.routing.inflight.take_generation(generation) {
             let Origin::Client(request) = entry.origin else {
                 continue;
             };
@@ -331,18 +331,19 @@ impl Proxy {
             );
         }
         if !retry.is_empty() {
-            self.buffer.push_front_all(retry);
+            self.routing.buffer.push_front_all(retry);
         }
         // The child's own requests to the client can no longer be answered: tell the
         // client to stop working on them.
         let orphaned: Vec<u64> = self
+            .routing
             .server_requests
             .iter()
             .filter(|(_, r)| r.generation == generation)
             .map(|(id, _)| *id)
             .collect();
         for server_id in orphaned {
-            self.server_requests.remove(&server_id);
+            self.routing.server_requests.remove(&server_id);
             self.send_client(message::notification(
                 "notifications/cancelled",
                 Some(&json!({"requestId": server_id, "reason": format!("the MCP server {why}")})),
@@ -352,7 +353,7 @@ impl Proxy {
 
     /// Answer held requests with an error (the server is not coming back soon).
     pub(crate) fn fail_buffered(&mut self, text: &str) {
-        for held in self.buffer.take_all() {
+        for held in self.routing.buffer.take_all() {
             if let Kind::Request { .. } = held.message.kind() {
                 let raw = held.message.raw_id().unwrap_or(b"null").to_vec();
                 self.reply_error(Some(&raw), message::INTERNAL_ERROR, text);

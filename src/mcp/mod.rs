@@ -57,6 +57,8 @@
 
 pub mod audit;
 mod child;
+mod coordinator;
+mod exits;
 pub(crate) mod framing;
 mod from_client;
 mod from_server;
@@ -68,13 +70,13 @@ pub(crate) mod message;
 pub mod options;
 mod oversized;
 mod proxy;
+mod routing;
 mod state_dir;
 mod stderr_tail;
 mod stdio;
 pub(crate) mod tools;
 mod watch;
 
-use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -235,32 +237,19 @@ where
 
     let limits = &opts.limits;
     let mut proxy = Proxy {
-        buffer: inflight::Buffer::new(limits.buffer_max_messages, limits.buffer_max_bytes),
-        policy: crate::restart::RestartPolicy::new(opts.restart.clone()),
+        routing: routing::Routing::new(limits.buffer_max_messages, limits.buffer_max_bytes),
+        restarts: coordinator::Restarts::new(crate::restart::RestartPolicy::new(
+            opts.restart.clone(),
+        )),
+        tools: tools::ToolView::default(),
         opts,
         handshake: handshake::Handshake::default(),
         audit: Some(audit),
         to_client: out_tx,
         new_events: None,
         control_tx: control_tx.clone(),
-        next_id: 0,
-        next_server_id: 0,
-        inflight: inflight::InFlight::default(),
-        server_requests: HashMap::new(),
         slot: None,
         idle: Idle::No,
-        generation: 0,
-        history: Vec::new(),
-        restarts: 0,
-        crashes: 0,
-        last_exit: None,
-        restart: None,
-        change_pending: false,
-        build_running: false,
-        pending_change_summary: None,
-        pending_reason: None,
-        child_tools: None,
-        listing: HashSet::new(),
         stderr_tail: stderr_tail::StderrTail::default(),
         started: Instant::now(),
         shutdown: None,

@@ -5,7 +5,6 @@
 //! This file holds the state and the event loop; routing is in `from_client` and
 //! `from_server`, starting, stopping and restarting children in `lifecycle`.
 
-use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -13,12 +12,13 @@ use tokio::sync::mpsc;
 
 use super::audit::{AuditEvent, AuditLog};
 use super::child::ChildUnit;
+use super::coordinator::{Restarts, Source};
 use super::framing::LineReader;
 use super::handshake::Handshake;
-use super::inflight::{Buffer, InFlight, ServerRequest};
 use super::message;
 use super::options::SuperviseOptions;
-use super::tools::StartRecord;
+use super::routing::Routing;
+use super::tools::ToolView;
 use super::{framing::Frame, say};
 use crate::process::{Events, ProcessEvent};
 
@@ -104,47 +104,6 @@ pub(crate) enum Idle {
     Degraded(String),
 }
 
-/// Where a restart request came from (recorded as `source` in the audit log).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source {
-    /// The `restart_server` tool.
-    Tool,
-    /// The server exited with code 42.
-    Exit42,
-    /// A watched file changed.
-    Watch,
-    /// A signal to the supervisor (SIGHUP).
-    Signal,
-}
-
-impl Source {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Source::Tool => "tool",
-            Source::Exit42 => "exit42",
-            Source::Watch => "watch",
-            Source::Signal => "signal",
-        }
-    }
-}
-
-/// A `restart_server` call waiting for the new child.
-#[derive(Debug)]
-pub(crate) struct Waiter {
-    pub(crate) raw_id: Vec<u8>,
-}
-
-/// A restart in progress.
-#[derive(Debug)]
-pub(crate) struct Restart {
-    pub(crate) reason: String,
-    pub(crate) source: Source,
-    pub(crate) requested: Instant,
-    pub(crate) old_pid: Option<u32>,
-    pub(crate) old_generation: u64,
-    pub(crate) waiters: Vec<Waiter>,
-}
-
 /// How the supervisor ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SuperviseOutcome {
@@ -177,26 +136,14 @@ pub(crate) struct Proxy {
     /// Events of a child just started, for the loop to read from.
     pub(crate) new_events: Option<(u64, Events)>,
     pub(crate) control_tx: mpsc::UnboundedSender<Control>,
-    pub(crate) next_id: u64,
-    pub(crate) next_server_id: u64,
-    pub(crate) inflight: InFlight,
-    pub(crate) buffer: Buffer,
-    pub(crate) server_requests: HashMap<u64, ServerRequest>,
+    /// Where each message in flight belongs, and the id allocators.
+    pub(crate) routing: Routing,
     pub(crate) slot: Option<Slot>,
     pub(crate) idle: Idle,
-    pub(crate) generation: u64,
-    pub(crate) history: Vec<StartRecord>,
-    pub(crate) restarts: u64,
-    pub(crate) crashes: u64,
-    pub(crate) last_exit: Option<String>,
-    pub(crate) restart: Option<Restart>,
-    pub(crate) change_pending: bool,
-    pub(crate) build_running: bool,
-    pub(crate) pending_change_summary: Option<String>,
-    pub(crate) pending_reason: Option<String>,
-    pub(crate) policy: crate::restart::RestartPolicy,
-    pub(crate) child_tools: Option<HashSet<String>>,
-    pub(crate) listing: HashSet<String>,
+    /// Restarts: under way, pending, policy, counters.
+    pub(crate) restarts: Restarts,
+    /// The tool list as the client sees it.
+    pub(crate) tools: ToolView,
     /// The end of the latest child's stderr (kept after it exits, to explain why).
     pub(crate) stderr_tail: super::stderr_tail::StderrTail,
     pub(crate) started: Instant,
@@ -267,10 +214,10 @@ impl Proxy {
             Idle::Backoff(until) => Some(until),
             _ => None,
         };
-        let buffered = if self.buffer.is_empty() {
+        let buffered = if self.routing.buffer.is_empty() {
             None
         } else {
-            self.buffer.next_deadline()
+            self.routing.buffer.next_deadline()
         };
         [phase, backoff, buffered].into_iter().flatten().min()
     }
@@ -304,6 +251,14 @@ impl Proxy {
 
     // ----- sending -----
 
+    /// Send a line to the current server child, if there is one.
+    pub(crate) fn send_to_current(&self, line: Vec<u8>) {
+        if let Some(slot) = &self.slot {
+            slot.unit.send(line);
+        }
+    }
+
+    /// Send a line to the client.
     pub(crate) fn send_client(&self, line: Vec<u8>) {
         let _ = self.to_client.send(line);
     }
@@ -316,15 +271,10 @@ impl Proxy {
         self.send_client(message::result_response(raw_id, result));
     }
 
-    pub(crate) fn take_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id
-    }
-
     pub(crate) fn record(&mut self, event: AuditEvent, details: Value) {
         let (generation, pid) = match &self.slot {
             Some(slot) => (Some(slot.unit.generation()), Some(slot.unit.pid())),
-            None => (Some(self.generation).filter(|g| *g > 0), None),
+            None => (Some(self.restarts.generation).filter(|g| *g > 0), None),
         };
         self.record_for(event, generation, pid, details);
     }

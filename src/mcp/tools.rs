@@ -366,3 +366,13 @@ mod tests {
         assert_eq!(tool_error("no")["isError"], true);
     }
 }
+
+/// The tool list as the client sees it: the server's own tools (once listed) and the
+/// names the last `tools/list` answer carried, to tell the client when they change.
+#[derive(Debug, Default)]
+pub(crate) struct ToolView {
+    /// The server's tools, once it has listed them.
+    pub(crate) child_tools: Option<std::collections::HashSet<String>>,
+    /// The names in the last list sent to the client.
+    pub(crate) listing: std::collections::HashSet<String>,
+}

@@ -17,7 +17,8 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::audit::AuditEvent;
-use super::proxy::{Control, Proxy, Source};
+use super::coordinator::Source;
+use super::proxy::{Control, Proxy};
 use super::say;
 use crate::process::{ProcessCommand, ProcessEvent};
 
@@ -97,8 +98,8 @@ impl Proxy {
         if self.shutdown.is_some() {
             return;
         }
-        if self.build_running || self.restart.is_some() {
-            self.change_pending = true;
+        if self.restarts.build_running || self.restarts.restart.is_some() {
+            self.restarts.change_pending = true;
             return;
         }
         let summary = summarize(paths);
@@ -107,8 +108,8 @@ impl Proxy {
                 say(&format!(
                     "files changed ({summary}): running the build: {build}"
                 ));
-                self.build_running = true;
-                self.pending_change_summary = Some(summary);
+                self.restarts.build_running = true;
+                self.restarts.pending_change_summary = Some(summary);
                 spawn_build(build, self.control_tx.clone());
             }
             None => self.request_restart(&format!("files changed: {summary}"), Source::Watch, None),
@@ -117,8 +118,9 @@ impl Proxy {
 
     /// The build finished: restart if it succeeded, keep the old child if not.
     pub(crate) fn on_build_done(&mut self, ok: bool, detail: &str) {
-        self.build_running = false;
+        self.restarts.build_running = false;
         let summary = self
+            .restarts
             .pending_change_summary
             .take()
             .unwrap_or_else(|| "files changed".to_owned());
@@ -138,8 +140,8 @@ impl Proxy {
                 json!({"detail": detail, "changes": summary}),
             );
         }
-        if self.change_pending && self.restart.is_none() {
-            self.change_pending = false;
+        if self.restarts.change_pending && self.restarts.restart.is_none() {
+            self.restarts.change_pending = false;
             self.on_files_changed(&["(changed during the build)".to_owned()]);
         }
     }
