@@ -38,7 +38,7 @@ const STDERR_TAIL_LINE_BYTES: usize = 4096;
 /// picture.
 ///
 /// Never fails: an agent that cannot be started ends as
-/// [`SessionOutcome::SpawnError`]. Never hangs past the timeout plus the stop ladder:
+/// [`SessionOutcome::SpawnError`](super::SessionOutcome::SpawnError). Never hangs past the timeout plus the stop ladder:
 /// every way out of the session reaps the agent. Events are sent on `events` as they
 /// happen; a closed receiver is fine (the events are dropped, the session goes on).
 /// `control` carries stop requests from the caller (manual restart, interrupt).
