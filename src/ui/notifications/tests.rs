@@ -11,9 +11,11 @@ use axum::routing::post;
 use super::desktop::Desktop;
 use super::ntfy::Ntfy;
 use super::*;
-use crate::events::PhaseState;
+use crate::config::{NotificationProvider, NotificationsConfig};
+use crate::events::{Event, PhaseState};
 use crate::events::{PhaseInfo, PhaseSummary, RunSummary};
 use crate::state::RunStatus;
+use crate::ui::Sink;
 
 fn started() -> Event {
     Event::RunStarted {

@@ -1,0 +1,81 @@
+//! What a notification is ([`Notice`], [`Priority`]), how one is delivered
+//! ([`Deliver`]), and what can go wrong doing it.
+
+use std::time::Duration;
+
+/// Longest wait at the end of a run for queued notifications to go out.
+pub const FLUSH_WAIT: Duration = Duration::from_secs(15);
+
+/// How urgent a notification is (ntfy's 1–5 scale).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Priority {
+    /// Routine: a context restart.
+    Low = 2,
+    /// Worth a look: started, completed.
+    Default = 3,
+    /// Something failed.
+    High = 4,
+    /// A person must act: a phase is blocked.
+    Urgent = 5,
+}
+
+impl Priority {
+    /// The number ntfy takes.
+    #[must_use]
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+}
+
+/// One notification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// A short title.
+    pub title: String,
+    /// The text.
+    pub message: String,
+    /// How urgent.
+    pub priority: Priority,
+    /// ntfy tags (emoji short codes such as `white_check_mark`).
+    pub tags: Vec<&'static str>,
+}
+
+/// Why a notification could not be delivered.
+#[derive(Debug, thiserror::Error)]
+pub enum NotifyError {
+    /// The ntfy server could not be reached or refused.
+    #[error("failed to post to {url}: {source}")]
+    Http {
+        /// Where.
+        url: String,
+        /// Why.
+        #[source]
+        source: Box<ureq::Error>,
+    },
+    /// The desktop notifier could not be run.
+    #[error("failed to run {program}: {source}")]
+    Spawn {
+        /// Which program.
+        program: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The desktop notifier failed or hung.
+    #[error("{program} {how}")]
+    Program {
+        /// Which program.
+        program: String,
+        /// `exited with exit status: 1`, `did not finish within 5s`.
+        how: String,
+    },
+}
+
+/// Something that delivers notices (a provider).
+pub trait Deliver: Send {
+    /// Deliver one notice.
+    ///
+    /// # Errors
+    /// When it could not be delivered; the notifier logs it and goes on.
+    fn deliver(&mut self, notice: &Notice) -> Result<(), NotifyError>;
+}
