@@ -1,23 +1,28 @@
-//! Newline-delimited framing on bytes, with a maximum line length.
+//! Newline-delimited framing of the client's stream, with a maximum line length: the
+//! process layer's framer behind an async, cancel-safe reader, and the line writer.
 //!
 //! MCP's stdio transport sends one JSON-RPC message per line. Framing works on bytes, not
 //! text, so a UTF-8 character split across two reads is never corrupted: a line is only
 //! decoded (by `serde_json`, from bytes) once it is whole. A line longer than the limit is
 //! dropped and reported instead of growing the buffer without bound (the same defence as
-//! rmcp's `transport/async_rw.rs`), with its first and last [`EXCERPT_BYTES`] kept so that
+//! rmcp's `transport/async_rw.rs`), with its first and last [`LINE_EXCERPT_BYTES`](crate::process::LINE_EXCERPT_BYTES) kept so that
 //! the proxy can still answer it (see `oversized`). This module owns reading and writing lines; what a line
 //! means is [`super::message`]'s business.
 
+use std::collections::VecDeque;
 use std::io;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
-/// Default cap on one message: 16 MiB, as rmcp's stdio transport.
-pub(crate) const DEFAULT_MAX_LINE_LENGTH: usize = 16 * 1024 * 1024;
+use crate::process::{LineFrame, LineFramer};
 
-/// Bytes kept of each end of an over-long line.
-pub(crate) const EXCERPT_BYTES: usize = crate::process::LINE_EXCERPT_BYTES;
+/// Default cap on one message: 16 MiB, as rmcp's stdio transport (the process layer's
+/// cap on a line, the same framer).
+pub(crate) const DEFAULT_MAX_LINE_LENGTH: usize = crate::process::DEFAULT_MAX_LINE;
+
+/// What is kept of a dropped over-long line: its length and both ends.
+pub(crate) type Dropped = crate::process::Excerpt;
 
 /// One framing step.
 #[derive(Debug, PartialEq, Eq)]
@@ -30,58 +35,16 @@ pub(crate) enum Frame {
     Eof,
 }
 
-/// What is kept of a dropped over-long line.
-#[derive(Debug, PartialEq, Eq, Default)]
-pub(crate) struct Dropped {
-    /// How many bytes it had, without its line terminator.
-    pub(crate) len: usize,
-    /// Its first bytes, at most [`EXCERPT_BYTES`].
-    pub(crate) head: Vec<u8>,
-    /// Its last bytes before the newline, at most [`EXCERPT_BYTES`].
-    pub(crate) tail: Vec<u8>,
-}
-
-impl Dropped {
-    fn extend(&mut self, data: &[u8]) {
-        self.len += data.len();
-        if self.head.len() < EXCERPT_BYTES {
-            let room = EXCERPT_BYTES - self.head.len();
-            self.head.extend_from_slice(&data[..data.len().min(room)]);
-        }
-        if data.len() >= EXCERPT_BYTES {
-            self.tail.clear();
-            self.tail
-                .extend_from_slice(&data[data.len() - EXCERPT_BYTES..]);
-        } else {
-            self.tail.extend_from_slice(data);
-            let over = self.tail.len().saturating_sub(EXCERPT_BYTES);
-            self.tail.drain(..over);
-        }
-    }
-
-    fn end(mut self) -> Frame {
-        let mut content = self.len;
-        while matches!(self.tail.last(), Some(b'\n' | b'\r')) {
-            self.tail.pop();
-            content -= 1;
-        }
-        self.head.truncate(content);
-        self.len = content;
-        Frame::Oversized(self)
-    }
-}
-
-/// Reads lines from a byte stream, never holding more than the maximum line length.
+/// Reads lines from a byte stream with the process layer's [`LineFramer`], never holding
+/// more than the maximum line length.
 ///
 /// Cancel-safe: [`LineReader::next`] may be dropped at any await (it runs in the
-/// dispatcher's `select!`); bytes already taken from the stream stay in the reader and
-/// the next call carries on with the same line.
+/// dispatcher's `select!`); bytes taken from the stream are framed in the same step, and
+/// frames not yet returned wait in the reader.
 pub(crate) struct LineReader<R> {
     inner: BufReader<R>,
-    line: Vec<u8>,
-    max: usize,
-    /// Set while dropping an over-long line: what is kept of it so far.
-    discarded: Option<Dropped>,
+    framer: LineFramer,
+    ready: VecDeque<LineFrame>,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -89,9 +52,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     pub(crate) fn new(inner: R, max: usize) -> Self {
         LineReader {
             inner: BufReader::with_capacity(64 * 1024, inner),
-            line: Vec::new(),
-            max,
-            discarded: None,
+            framer: LineFramer::new(max),
+            ready: VecDeque::new(),
         }
     }
 
@@ -110,49 +72,27 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     async fn next_raw(&mut self) -> io::Result<Frame> {
         loop {
-            // Between the await and `consume` nothing awaits: what is copied out of the
-            // buffer is consumed in the same step, so cancelling loses nothing.
+            match self.ready.pop_front() {
+                Some(LineFrame::Line(line)) => return Ok(Frame::Line(line)),
+                Some(LineFrame::TooLong(excerpt)) => return Ok(Frame::Oversized(excerpt)),
+                None => {}
+            }
+            // Between the await and `consume` nothing awaits: what is read is framed and
+            // consumed in the same step, so cancelling loses nothing.
             let available = self.inner.fill_buf().await?;
             if available.is_empty() {
-                return Ok(match self.discarded.take() {
-                    Some(dropped) => dropped.end(),
-                    None => {
-                        self.line.clear();
-                        Frame::Eof
-                    }
+                return Ok(match self.framer.finish() {
+                    Some(LineFrame::TooLong(excerpt)) => Frame::Oversized(excerpt),
+                    Some(LineFrame::Line(_)) | None => Frame::Eof,
                 });
             }
-            let newline = memchr(available);
-            let take = newline.map_or(available.len(), |i| i + 1);
-            if let Some(dropped) = self.discarded.as_mut() {
-                dropped.extend(&available[..take]);
-            } else if self.line.len() + take > self.max.saturating_add(1) {
-                let mut dropped = Dropped::default();
-                dropped.extend(&self.line);
-                dropped.extend(&available[..take]);
-                self.discarded = Some(dropped);
-                self.line.clear();
-            } else {
-                self.line.extend_from_slice(&available[..take]);
-            }
-            self.inner.consume(take);
-            if newline.is_some() {
-                if let Some(dropped) = self.discarded.take() {
-                    return Ok(dropped.end());
-                }
-                let mut line = std::mem::take(&mut self.line);
-                line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                return Ok(Frame::Line(line));
-            }
+            let read = available.len();
+            let mut frames = Vec::new();
+            self.framer.push(available, &mut frames);
+            self.inner.consume(read);
+            self.ready.extend(frames);
         }
     }
-}
-
-fn memchr(haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == b'\n')
 }
 
 /// Write lines from `lines` to `out`, each followed by `\n`, flushing whenever the queue

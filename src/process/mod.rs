@@ -71,6 +71,7 @@ pub use event::{ExitReport, Leak, ProcessEvent, StopReport, Stream};
 pub use exit::{ExitStatus, signal_name};
 pub use group::{kill_all_groups, live_groups};
 pub use lines::{DEFAULT_MAX_LINE, LINE_EXCERPT_BYTES};
+pub(crate) use lines::{Excerpt, Frame as LineFrame, LineFramer};
 pub use nix::sys::signal::Signal;
 pub use stdin::StdinWriter;
 pub use stop::{StopAction, StopLadder, StopStep};

@@ -5,10 +5,10 @@
 //!
 //! # Theory of operation
 //!
-//! [`Notifier`] is a [`Sink`]: `event` only decides whether an event is worth a
+//! [`Notifier`] is a [`Sink`](crate::ui::Sink): `event` only decides whether an event is worth a
 //! notification ([`notice_for`], pure) and hands it to a worker thread over a channel, so
 //! a slow or dead server never slows the run. The worker delivers notices one at a time;
-//! a failure is logged and the next notice is tried. [`Sink::close`] (the run ended)
+//! a failure is logged and the next notice is tried. [`Sink::close`](crate::ui::Sink::close) (the run ended)
 //! closes the channel and waits, at most [`FLUSH_WAIT`], for the worker to send what is
 //! queued, so the "run finished" notice goes out before debussy exits.
 
