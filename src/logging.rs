@@ -12,13 +12,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use tracing_subscriber::filter::{LevelFilter, Targets};
-use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::fmt::{FormatFields, MakeWriter};
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{EnvFilter, Layer};
 
 use crate::cli::{ColorChoice, GlobalArgs};
 
 static STDERR_ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// The tracing target of the MCP supervisor's lines for people: printed on stderr as
+/// `[<ISO-8601 UTC>] [SUPERVISOR] message` at every verbosity, and kept out of the
+/// ordinary log format.
+pub const SUPERVISOR_TARGET: &str = "debussy::supervisor";
 static RUN_LOG: OnceLock<Mutex<Option<File>>> = OnceLock::new();
 
 /// Install the global subscriber. `DEBUSSY_LOG` (an `EnvFilter` directive such as
@@ -33,6 +38,10 @@ pub fn init(args: &GlobalArgs) {
     };
     let filter = EnvFilter::try_from_env("DEBUSSY_LOG")
         .unwrap_or_else(|_| EnvFilter::new(format!("debussy={level},warn")));
+    let filter = match format!("{SUPERVISOR_TARGET}=off").parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     let ansi = use_color(
         args.color,
         std::io::IsTerminal::is_terminal(&std::io::stderr()),
@@ -52,9 +61,14 @@ pub fn init(args: &GlobalArgs) {
                 .with_target("debussy", LevelFilter::DEBUG)
                 .with_default(LevelFilter::WARN),
         );
+    let supervisor = tracing_subscriber::fmt::layer()
+        .with_writer(|| StderrWriter)
+        .event_format(SupervisorLine)
+        .with_filter(Targets::new().with_target(SUPERVISOR_TARGET, LevelFilter::INFO));
     // A second init (tests calling into the library) is harmless; ignore it.
     let _ = tracing_subscriber::registry()
         .with(stderr)
+        .with(supervisor)
         .with(file)
         .try_init();
 }
@@ -140,5 +154,26 @@ impl Write for RunLogHandle {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// `[<ISO-8601 UTC>] [SUPERVISOR] message`: the MCP supervisor's line format, which
+/// people and scripts watching a supervisor's stderr rely on.
+struct SupervisorLine;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for SupervisorLine
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        write!(writer, "[{:.3}] [SUPERVISOR] ", jiff::Timestamp::now())?;
+        ctx.format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
     }
 }

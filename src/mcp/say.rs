@@ -1,12 +1,11 @@
-//! The supervisor's lines for people on stderr, and the timestamps it writes.
+//! The supervisor's lines for people, and the timestamps it writes.
 
-use std::io::Write;
-
-/// Log one line for humans on stderr: `[<ISO-8601 UTC>] [SUPERVISOR] message`. Never
+/// Log one line for people: a tracing event under
+/// [`SUPERVISOR_TARGET`](crate::logging::SUPERVISOR_TARGET), which the logging setup
+/// prints on stderr as `[<ISO-8601 UTC>] [SUPERVISOR] message` whatever `-q` says. Never
 /// stdout, which belongs to the client.
 pub(crate) fn say(text: &str) {
-    let line = format!("[{}] [SUPERVISOR] {text}\n", iso_now());
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    tracing::info!(target: crate::logging::SUPERVISOR_TARGET, "{text}");
 }
 
 /// `ts` as ISO 8601 UTC with millisecond precision (`2025-01-31T12:00:00.123Z`).
