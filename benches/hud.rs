@@ -8,6 +8,12 @@
 //! terminal output, and the CPU time of the HUD's thread (getrusage `RUSAGE_THREAD`) as
 //! a fraction of one core. Run with `cargo bench --bench hud [-- SECONDS [RATE]]`.
 
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a benchmark turns counts and durations into figures for its report"
+)]
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

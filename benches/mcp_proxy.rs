@@ -14,6 +14,12 @@
 //!
 //! Run with `cargo bench --bench mcp_proxy`.
 
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a benchmark turns counts and durations into figures for its report"
+)]
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;

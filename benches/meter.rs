@@ -5,6 +5,12 @@
 //! a buffered reader, and prints MB/s and peak memory (`VmHWM`). Memory must stay flat:
 //! the file is never loaded whole. Run with `cargo bench --bench meter`.
 
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a benchmark turns counts and durations into figures for its report"
+)]
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;

@@ -9,6 +9,12 @@
 //! children, the shell and `yes`, are a few MB). Run with
 //! `cargo bench --bench output_flood`.
 
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a benchmark turns counts and durations into figures for its report"
+)]
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;

@@ -8,6 +8,12 @@
 //!
 //! Run with `cargo bench --bench process_stop` (add `-- --quick` for fewer rounds).
 
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a benchmark turns counts and durations into figures for its report"
+)]
 mod common;
 
 use std::time::{Duration, Instant};

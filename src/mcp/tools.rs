@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn instants_parse_from_iso_or_unix_seconds() {
         assert_eq!(
-            parse_instant(&json!(1_738_324_800.5)).map(|t| t.as_millisecond()),
+            parse_instant(&json!(1_738_324_800.5)).map(jiff::Timestamp::as_millisecond),
             Ok(1_738_324_800_500)
         );
         assert_eq!(

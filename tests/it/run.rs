@@ -815,14 +815,19 @@ async fn skipping_a_phase_skips_the_phases_that_depend_on_it() {
         ],
         &scenario,
     );
-    use debussy::config::FlagValue;
     let overrides: debussy::config::Overrides = [
-        ("agent.kind".to_owned(), FlagValue::Text("sim".into())),
+        (
+            "agent.kind".to_owned(),
+            debussy::config::FlagValue::Text("sim".into()),
+        ),
         (
             "agent.command".to_owned(),
-            FlagValue::Text(crate::support::DEBUSSY.into()),
+            debussy::config::FlagValue::Text(crate::support::DEBUSSY.into()),
         ),
-        ("restart_delay".to_owned(), FlagValue::Whole(0)),
+        (
+            "restart_delay".to_owned(),
+            debussy::config::FlagValue::Whole(0),
+        ),
     ]
     .into();
     let loaded = debussy::config::load(&debussy::config::LoadOptions {

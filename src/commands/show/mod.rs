@@ -307,7 +307,7 @@ fn render(shown: &Shown) -> String {
                 out.push_str(&indent(prompt));
             }
             (None, None) => {
-                out.push_str("  Prompt: not recorded (a run before prompts were stored)\n")
+                out.push_str("  Prompt: not recorded (a run before prompts were stored)\n");
             }
         }
         match &session.transcript {

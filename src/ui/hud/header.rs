@@ -337,7 +337,7 @@ impl Component for Header {
         let right_width = stage.chars().count() + right.chars().count() + 2;
         let left_room = width.saturating_sub(right_width);
         let left = fit_spans(left, left_room);
-        let used: usize = left.iter().map(|s| s.width()).sum();
+        let used: usize = left.iter().map(ratatui::prelude::Span::width).sum();
         let mut first = left;
         first.push(Span::raw(" ".repeat(left_room.saturating_sub(used))));
         first.push(Span::styled("● ", stage_style));
@@ -357,7 +357,7 @@ impl Component for Header {
             match p.kind {
                 AttemptKind::First => {}
                 AttemptKind::Retry => {
-                    second.push(Span::styled(format!(" ({})", strings::KIND_RETRY), dim))
+                    second.push(Span::styled(format!(" ({})", strings::KIND_RETRY), dim));
                 }
                 AttemptKind::Remediation => second.push(Span::styled(
                     format!(" ({})", strings::KIND_REMEDIATION),
