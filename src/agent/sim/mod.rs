@@ -10,6 +10,7 @@
 //! The scenario is `agent.scenario` when configured (relative to the project root), else
 //! `sim-scenario.yaml` beside the master plan ([`scenario_path`]).
 
+mod calls;
 mod effects;
 mod lines;
 pub mod player;

@@ -11,16 +11,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
 use super::effects;
 use super::lines::{Block, LineWriter, Lines, OwnedTextBlock, ResultContent, ResultLine};
 use super::scenario::{
-    Action, BashSpec, CompactSpec, CrashSpec, DoneSpec, MessageTurn, ProgressSpec, Scenario,
-    Script, Selector, TaskSpec, Todo, Turn, UsageSpec,
+    Action, CompactSpec, CrashSpec, MessageTurn, Scenario, Script, Selector, TaskSpec, Turn,
+    UsageSpec,
 };
 use crate::agent::event::Usage;
-use crate::agent::shell_quote;
 
 /// Everything the player knows about its surroundings, gathered once at start.
 #[derive(Debug, Clone)]
@@ -84,7 +81,7 @@ impl PlayerEnv {
         })
     }
 
-    fn scenario_dir(&self) -> PathBuf {
+    pub(super) fn scenario_dir(&self) -> PathBuf {
         self.scenario_path
             .parent()
             .map_or_else(|| self.cwd.clone(), Path::to_path_buf)
@@ -186,7 +183,7 @@ pub async fn play<W: Write>(
 }
 
 /// Context bookkeeping of one conversation thread (the main one or a subagent's).
-struct Thread {
+pub(super) struct Thread {
     /// Context tokens the last message reported.
     context: u64,
     /// Bytes said or returned since, which the next message's context includes.
@@ -207,19 +204,19 @@ enum Flow {
     End(PlayEnd),
 }
 
-struct Player<'a, W: Write> {
-    scenario: &'a Scenario,
-    env: &'a PlayerEnv,
-    out: LineWriter<W>,
-    lines: Lines,
-    started: Instant,
-    next_id: u64,
+pub(super) struct Player<'a, W: Write> {
+    pub(super) scenario: &'a Scenario,
+    pub(super) env: &'a PlayerEnv,
+    pub(super) out: LineWriter<W>,
+    pub(super) lines: Lines,
+    pub(super) started: Instant,
+    pub(super) next_id: u64,
     /// The conversation whose turns are playing: the main one, or a subagent's.
-    thread: Thread,
-    totals: Usage,
-    cost_usd: f64,
-    num_turns: u32,
-    last_text: Option<String>,
+    pub(super) thread: Thread,
+    pub(super) totals: Usage,
+    pub(super) cost_usd: f64,
+    pub(super) num_turns: u32,
+    pub(super) last_text: Option<String>,
 }
 
 impl<W: Write> Player<'_, W> {
@@ -450,18 +447,18 @@ impl<W: Write> Player<'_, W> {
         usage
     }
 
-    fn id(&mut self, prefix: &str) -> String {
+    pub(super) fn id(&mut self, prefix: &str) -> String {
         self.next_id += 1;
         let session = self.lines.session_id.get(..8).unwrap_or_default();
         format!("{prefix}_{session}_{:03}", self.next_id)
     }
 
     /// Expand `${NAME}` (and `$$` to `$`) in scenario text.
-    fn expand(&self, text: &str) -> Result<String, PlayError> {
+    pub(super) fn expand(&self, text: &str) -> Result<String, PlayError> {
         effects::expand(text, |name| self.var(name)).map_err(PlayError::UnknownVariable)
     }
 
-    fn var(&self, name: &str) -> Option<String> {
+    pub(super) fn var(&self, name: &str) -> Option<String> {
         let env = self.env;
         match name {
             "SCENARIO_DIR" => Some(env.scenario_dir().to_string_lossy().into_owned()),
@@ -473,156 +470,7 @@ impl<W: Write> Player<'_, W> {
         }
     }
 
-    fn resolve(&self, path: &str) -> PathBuf {
+    pub(super) fn resolve(&self, path: &str) -> PathBuf {
         self.env.cwd.join(path)
     }
-
-    /// Turn an action into the tool call the model would make.
-    fn prepare(&mut self, action: &Action) -> Result<Call, PlayError> {
-        let id = self.id("toolu_sim");
-        let (name, input, work) = match action {
-            Action::Write { path, content } => {
-                let path = self.resolve(&self.expand(path)?);
-                let content = self.expand(content)?;
-                let input = json!({"file_path": path, "content": content});
-                ("Write", input, Work::Write { path, content })
-            }
-            Action::Read(spec) => {
-                let path = self.resolve(&self.expand(spec.path())?);
-                ("Read", json!({"file_path": path}), Work::Read { path })
-            }
-            Action::Bash(spec) => {
-                let mut input = json!({"command": spec.command()});
-                if let (Some(description), Some(object)) =
-                    (spec.description(), input.as_object_mut())
-                {
-                    object.insert("description".to_owned(), json!(description));
-                }
-                ("Bash", input, Work::Shell(spec.clone()))
-            }
-            Action::Todos(todos) => ("TodoWrite", self.todo_input(todos)?, Work::Todos),
-            Action::Task(task) => {
-                let input = json!({
-                    "description": self.expand(&task.description)?,
-                    "prompt": self.expand(&task.prompt)?,
-                    "subagent_type": task.subagent_type,
-                });
-                ("Task", input, Work::Task)
-            }
-            Action::Done(done) => {
-                let command = self.done_command(done)?;
-                let input = json!({
-                    "command": command,
-                    "description": "Report the phase's status to debussy",
-                });
-                (
-                    "Bash",
-                    input,
-                    Work::Shell(BashSpec::Full {
-                        command,
-                        description: None,
-                        timeout_ms: None,
-                    }),
-                )
-            }
-            Action::Progress(progress) => {
-                let command = self.progress_command(progress)?;
-                let input = json!({
-                    "command": command,
-                    "description": "Log a finished step with debussy",
-                });
-                (
-                    "Bash",
-                    input,
-                    Work::Shell(BashSpec::Full {
-                        command,
-                        description: None,
-                        timeout_ms: None,
-                    }),
-                )
-            }
-        };
-        Ok(Call {
-            id,
-            name,
-            input,
-            work,
-        })
-    }
-
-    fn todo_input(&self, todos: &[Todo]) -> Result<Value, PlayError> {
-        let mut list = Vec::with_capacity(todos.len());
-        for todo in todos {
-            let content = self.expand(&todo.content)?;
-            let active = match &todo.active_form {
-                Some(active) => self.expand(active)?,
-                None => content.clone(),
-            };
-            list.push(json!({
-                "content": content,
-                "status": todo.status.as_str(),
-                "activeForm": active,
-            }));
-        }
-        Ok(json!({"todos": list}))
-    }
-
-    fn done_command(&self, done: &DoneSpec) -> Result<String, PlayError> {
-        let phase = match done.phase() {
-            Some(phase) => phase.to_owned(),
-            None => self.env.selector.phase.clone().ok_or(PlayError::NoPhase)?,
-        };
-        let mut command = format!(
-            "{} done --phase {} --status {}",
-            shell_quote(&self.env.exe.to_string_lossy()),
-            shell_quote(&phase),
-            done.status().as_str()
-        );
-        if let Some(reason) = done.reason() {
-            command.push_str(" --reason ");
-            command.push_str(&shell_quote(&self.expand(reason)?));
-        }
-        Ok(command)
-    }
-
-    fn progress_command(&self, progress: &ProgressSpec) -> Result<String, PlayError> {
-        let phase = match progress.phase() {
-            Some(phase) => phase.to_owned(),
-            None => self.env.selector.phase.clone().ok_or(PlayError::NoPhase)?,
-        };
-        Ok(format!(
-            "{} progress --phase {} {}",
-            shell_quote(&self.env.exe.to_string_lossy()),
-            shell_quote(&phase),
-            shell_quote(&self.expand(progress.step())?)
-        ))
-    }
-
-    /// Really do what a call says; the text and error flag of its tool result.
-    async fn perform(&self, call: &Call) -> (String, bool) {
-        match &call.work {
-            Work::Write { path, content } => effects::write_file(path, content),
-            Work::Read { path } => effects::read_file(path),
-            Work::Shell(spec) => {
-                effects::shell(spec, &self.env.cwd, &self.env.scenario_dir()).await
-            }
-            Work::Todos => (effects::TODO_ACK.to_owned(), false),
-            Work::Task => (String::new(), false),
-        }
-    }
-}
-
-struct Call {
-    id: String,
-    name: &'static str,
-    input: Value,
-    work: Work,
-}
-
-enum Work {
-    Write { path: PathBuf, content: String },
-    Read { path: PathBuf },
-    Shell(BashSpec),
-    Todos,
-    Task,
 }
