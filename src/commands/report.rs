@@ -1,8 +1,37 @@
-//! Small text helpers shared by the reporting commands: aligned tables, durations, JSON.
+//! What the reporting commands share: the recorded runs, aligned tables, durations, JSON.
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
+use crate::cli::GlobalArgs;
 use crate::exit::Failure;
+use crate::state::{RunRecord, Store};
+
+/// The project root and its run history, or a failure saying no run was recorded there.
+pub(super) fn recorded_runs(global: &GlobalArgs) -> Result<(PathBuf, Store), Failure> {
+    let root = super::load_config(global, None)?.project_root;
+    match Store::open_existing(&root).map_err(Failure::failed)? {
+        Some(store) => Ok((root, store)),
+        None => Err(no_runs(&root)),
+    }
+}
+
+/// The newest recorded run.
+pub(super) fn latest_run(store: &Store, root: &Path) -> Result<RunRecord, Failure> {
+    store
+        .runs(None, 1)
+        .map_err(Failure::failed)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| no_runs(root))
+}
+
+fn no_runs(root: &Path) -> Failure {
+    Failure::failed(miette::miette!(
+        "no runs recorded in {} yet",
+        root.display()
+    ))
+}
 
 /// Left-aligned columns separated by two spaces, header first.
 pub(super) fn table(header: &[&str], rows: &[Vec<String>]) -> String {

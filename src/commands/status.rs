@@ -25,13 +25,7 @@ struct ExecutionReport {
 }
 
 pub(super) fn run(global: &GlobalArgs, args: &StatusArgs) -> CommandResult {
-    let root = super::load_config(global, None)?.project_root;
-    let Some(store) = Store::open_existing(&root).map_err(Failure::failed)? else {
-        return Err(Failure::failed(miette::miette!(
-            "no runs recorded in {} yet",
-            root.display()
-        )));
-    };
+    let (root, store) = super::report::recorded_runs(global)?;
     let run = match &args.run {
         Some(id) => store.run(id).map_err(Failure::failed)?.ok_or_else(|| {
             Failure::usage(miette::miette!(
@@ -39,17 +33,7 @@ pub(super) fn run(global: &GlobalArgs, args: &StatusArgs) -> CommandResult {
                 "no run matches `{id}` (or the prefix is ambiguous)"
             ))
         })?,
-        None => store
-            .runs(None, 1)
-            .map_err(Failure::failed)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| {
-                Failure::failed(miette::miette!(
-                    "no runs recorded in {} yet",
-                    root.display()
-                ))
-            })?,
+        None => super::report::latest_run(&store, &root)?,
     };
     let report = collect(&store, run).map_err(Failure::failed)?;
     match args.format {

@@ -59,13 +59,7 @@ struct SessionShown {
 }
 
 pub(super) fn run(global: &GlobalArgs, args: &ShowArgs) -> CommandResult {
-    let root = super::load_config(global, None)?.project_root;
-    let Some(store) = Store::open_existing(&root).map_err(Failure::failed)? else {
-        return Err(Failure::failed(miette::miette!(
-            "no runs recorded in {} yet",
-            root.display()
-        )));
-    };
+    let (root, store) = super::report::recorded_runs(global)?;
     let run = find_run(&store, args.run.as_deref(), &root)?;
     let executions = store.executions(&run.id).map_err(Failure::failed)?;
     let execution = pick(&executions, &run, args)?;
@@ -89,17 +83,7 @@ fn find_run(store: &Store, wanted: Option<&str>, root: &Path) -> Result<RunRecor
                 "no run matches `{id}` (or the prefix is ambiguous)"
             ))
         }),
-        _ => store
-            .runs(None, 1)
-            .map_err(Failure::failed)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| {
-                Failure::failed(miette::miette!(
-                    "no runs recorded in {} yet",
-                    root.display()
-                ))
-            }),
+        _ => super::report::latest_run(store, root),
     }
 }
 
