@@ -12,6 +12,7 @@
 
 pub mod claude;
 mod event;
+mod lenient;
 pub mod sim;
 pub mod stream_json;
 

@@ -521,3 +521,6 @@ pub fn group(value: u64) -> String {
 #[cfg(test)]
 #[path = "meter_tests.rs"]
 mod tests;
+#[cfg(test)]
+#[path = "meter_window_tests.rs"]
+mod window_tests;

@@ -7,12 +7,14 @@ use crate::agent::{
     ToolResult, ToolResultContent, ToolUse, Usage, UserMessage,
 };
 use crate::context::estimate::count_tokens;
-use crate::context::window::{DEFAULT_WINDOW, ONE_MILLION, WindowSource};
+use crate::context::window::WindowSource;
 
-const SUBAGENT: &str = include_str!("../../tests/fixtures/transcripts/claude-task-subagent.jsonl");
-const CUSTOM: &str = include_str!("../../tests/fixtures/transcripts/claude-custom-agent.jsonl");
+pub(super) const SUBAGENT: &str =
+    include_str!("../../tests/fixtures/transcripts/claude-task-subagent.jsonl");
+pub(super) const CUSTOM: &str =
+    include_str!("../../tests/fixtures/transcripts/claude-custom-agent.jsonl");
 
-fn settings(threshold_percent: f64, tool_call_threshold: u32) -> MeterSettings {
+pub(super) fn settings(threshold_percent: f64, tool_call_threshold: u32) -> MeterSettings {
     MeterSettings {
         threshold: threshold_percent.into(),
         tool_call_threshold,
@@ -23,14 +25,14 @@ fn settings(threshold_percent: f64, tool_call_threshold: u32) -> MeterSettings {
     }
 }
 
-fn meter(threshold_percent: f64, tool_call_threshold: u32) -> ContextMeter {
+pub(super) fn meter(threshold_percent: f64, tool_call_threshold: u32) -> ContextMeter {
     ContextMeter::new(
         settings(threshold_percent, tool_call_threshold),
         WindowInputs::default(),
     )
 }
 
-fn usage(context: u64) -> Usage {
+pub(super) fn usage(context: u64) -> Usage {
     Usage {
         input_tokens: 3,
         cache_read_input_tokens: context.saturating_sub(103),
@@ -39,7 +41,12 @@ fn usage(context: u64) -> Usage {
     }
 }
 
-fn assistant(id: &str, parent: Option<&str>, context: Option<u64>, tools: usize) -> AgentEvent {
+pub(super) fn assistant(
+    id: &str,
+    parent: Option<&str>,
+    context: Option<u64>,
+    tools: usize,
+) -> AgentEvent {
     let mut content = vec![AssistantBlock::Text {
         text: "working".into(),
     }];
@@ -60,7 +67,7 @@ fn assistant(id: &str, parent: Option<&str>, context: Option<u64>, tools: usize)
     })
 }
 
-fn tool_result(parent: Option<&str>, text: &str) -> AgentEvent {
+pub(super) fn tool_result(parent: Option<&str>, text: &str) -> AgentEvent {
     AgentEvent::User(UserMessage {
         parent_tool_use_id: parent.map(str::to_owned),
         content: vec![UserBlock::ToolResult(ToolResult {
@@ -71,7 +78,7 @@ fn tool_result(parent: Option<&str>, text: &str) -> AgentEvent {
     })
 }
 
-fn result(models: &[(&str, u64)], cumulative: u64) -> AgentEvent {
+pub(super) fn result(models: &[(&str, u64)], cumulative: u64) -> AgentEvent {
     AgentEvent::Result(SessionResult {
         subtype: "success".into(),
         total_cost_usd: Some(1.25),
@@ -92,14 +99,14 @@ fn result(models: &[(&str, u64)], cumulative: u64) -> AgentEvent {
     })
 }
 
-fn init(model: &str) -> AgentEvent {
+pub(super) fn init(model: &str) -> AgentEvent {
     AgentEvent::Init(SessionInit {
         model: Some(model.into()),
         ..SessionInit::default()
     })
 }
 
-fn replay(text: &str, meter: &mut ContextMeter) -> Vec<StopReason> {
+pub(super) fn replay(text: &str, meter: &mut ContextMeter) -> Vec<StopReason> {
     text.lines()
         .filter_map(|line| parse_line(line.as_bytes()))
         .filter_map(|event| meter.observe(&event))
@@ -425,125 +432,6 @@ fn an_observe_only_meter_never_stops() {
     });
     assert_eq!(meter.observe(&compact), None);
     assert!(meter.snapshot().percent > 90.0, "it still measures");
-}
-
-#[test]
-fn window_follows_the_model_the_agent_reports() {
-    let mut meter = meter(80.0, 0);
-    assert_eq!(meter.window().tokens, DEFAULT_WINDOW);
-    meter.observe(&init("claude-sonnet-4-5[1m]"));
-    assert_eq!(
-        meter.window(),
-        Window {
-            tokens: ONE_MILLION,
-            source: WindowSource::ModelName
-        }
-    );
-    // 300,000 is 30 % of a million: no stop.
-    assert_eq!(
-        meter.observe(&assistant("m1", None, Some(300_000), 0)),
-        None
-    );
-    assert!((meter.snapshot().percent - 30.0).abs() < 1e-9);
-}
-
-#[test]
-fn the_model_of_the_first_message_counts_when_there_is_no_init() {
-    let mut meter = ContextMeter::new(
-        settings(80.0, 0),
-        WindowInputs {
-            remembered: [("claude-test".to_owned(), 400_000)].into(),
-            ..WindowInputs::default()
-        },
-    );
-    meter.observe(&assistant("m1", None, Some(1_000), 0));
-    assert_eq!(
-        meter.window(),
-        Window {
-            tokens: 400_000,
-            source: WindowSource::Remembered
-        }
-    );
-}
-
-#[test]
-fn configured_window_overrides_what_the_agent_reports() {
-    let mut meter = ContextMeter::new(
-        settings(80.0, 0),
-        WindowInputs {
-            configured: Some(100_000),
-            ..WindowInputs::default()
-        },
-    );
-    meter.observe(&init("x[1m]"));
-    assert!(
-        meter
-            .observe(&assistant("m1", None, Some(80_000), 0))
-            .is_some()
-    );
-    meter.observe(&result(&[("x[1m]", ONE_MILLION)], 0));
-    assert_eq!(meter.window().source, WindowSource::Configured);
-    // The report is still offered to the state store.
-    assert_eq!(meter.reported_window(), Some(("x[1m]", ONE_MILLION)));
-}
-
-#[test]
-fn reported_window_is_taken_for_the_main_model_among_several() {
-    let mut meter = meter(80.0, 0);
-    meter.observe(&init("main-model"));
-    meter.observe(&result(
-        &[("helper-model", 100_000), ("main-model", 500_000)],
-        0,
-    ));
-    assert_eq!(
-        meter.window(),
-        Window {
-            tokens: 500_000,
-            source: WindowSource::Reported
-        }
-    );
-    // Several models, none of them ours: nothing is learned.
-    let mut other = self::meter(80.0, 0);
-    other.observe(&init("ours"));
-    other.observe(&result(&[("a", 1), ("b", 2)], 0));
-    assert_eq!(other.reported_window(), None);
-    assert_eq!(other.window().source, WindowSource::Default);
-}
-
-#[test]
-fn agents_without_usage_are_estimated_entirely() {
-    let mut meter = ContextMeter::new(
-        MeterSettings {
-            usage_reporting: UsageReporting::Nothing,
-            ..settings(80.0, 0)
-        },
-        WindowInputs {
-            configured: Some(10_000),
-            ..WindowInputs::default()
-        },
-    );
-    assert_eq!(meter.observe_prompt(&" word".repeat(2_000)), None);
-    // Usage numbers, if any, are ignored; the text is counted.
-    assert_eq!(meter.observe(&assistant("m1", None, Some(9_999), 1)), None);
-    let snapshot = meter.snapshot();
-    assert_eq!(snapshot.reported_tokens, 0);
-    assert_eq!(snapshot.exactness, Exactness::Estimated);
-    assert!(snapshot.tokens >= 2_000);
-    let stop = meter.observe(&tool_result(None, &" word".repeat(6_000)));
-    assert!(
-        matches!(
-            stop,
-            Some(StopReason::ContextThreshold { limit: 8_000, .. })
-        ),
-        "{stop:?}"
-    );
-}
-
-#[test]
-fn with_usage_the_prompt_is_not_counted_twice() {
-    let mut meter = meter(80.0, 0);
-    meter.observe_prompt(&" word".repeat(100_000));
-    assert_eq!(meter.snapshot().tokens, 0);
 }
 
 #[test]

@@ -140,4 +140,6 @@ pub enum ProcessError {
 }
 
 #[cfg(test)]
+mod group_tests;
+#[cfg(test)]
 mod tests;

@@ -9,26 +9,26 @@ use std::time::{Duration, Instant};
 use super::*;
 
 /// Upper bound for any single wait in these tests: a hang guard, not a measurement.
-const BOUND: Duration = Duration::from_secs(10);
-const SHORT: Duration = Duration::from_millis(300);
+pub(super) const BOUND: Duration = Duration::from_secs(10);
+pub(super) const SHORT: Duration = Duration::from_millis(300);
 
-async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
+pub(super) async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
     match tokio::time::timeout(BOUND, future).await {
         Ok(value) => value,
         Err(_) => panic!("timed out waiting for {what}"),
     }
 }
 
-fn sh(script: &str) -> ProcessCommand {
+pub(super) fn sh(script: &str) -> ProcessCommand {
     ProcessCommand::new("sh").arg("-c").arg(script)
 }
 
-fn text(line: &[u8]) -> String {
+pub(super) fn text(line: &[u8]) -> String {
     String::from_utf8_lossy(line).into_owned()
 }
 
 /// Read events until a stdout line arrives; return it.
-async fn next_stdout_line(child: &mut Child) -> String {
+pub(super) async fn next_stdout_line(child: &mut Child) -> String {
     within("a stdout line", async {
         loop {
             match child.next_event().await {
@@ -46,7 +46,7 @@ async fn next_stdout_line(child: &mut Child) -> String {
 }
 
 /// Read every event up to and including `Exited`.
-async fn all_events(child: &mut Child) -> Vec<ProcessEvent> {
+pub(super) async fn all_events(child: &mut Child) -> Vec<ProcessEvent> {
     within("the exit event", async {
         let mut events = Vec::new();
         while let Some(event) = child.next_event().await {
@@ -61,7 +61,7 @@ async fn all_events(child: &mut Child) -> Vec<ProcessEvent> {
     .await
 }
 
-fn lines_of(events: &[ProcessEvent], which: Stream) -> Vec<String> {
+pub(super) fn lines_of(events: &[ProcessEvent], which: Stream) -> Vec<String> {
     events
         .iter()
         .filter_map(|event| match event {
@@ -71,7 +71,7 @@ fn lines_of(events: &[ProcessEvent], which: Stream) -> Vec<String> {
         .collect()
 }
 
-fn exit_of(events: &[ProcessEvent]) -> ExitReport {
+pub(super) fn exit_of(events: &[ProcessEvent]) -> ExitReport {
     match events.last() {
         Some(ProcessEvent::Exited(report)) => report.clone(),
         other => panic!("last event is not Exited: {other:?}"),
@@ -79,7 +79,7 @@ fn exit_of(events: &[ProcessEvent]) -> ExitReport {
 }
 
 /// True while `pid` exists and is not a zombie.
-fn is_alive(pid: u32) -> bool {
+pub(super) fn is_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
             let state = stat
@@ -93,7 +93,7 @@ fn is_alive(pid: u32) -> bool {
     }
 }
 
-fn proc_state(pid: u32) -> Option<String> {
+pub(super) fn proc_state(pid: u32) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit(')')
         .next()
@@ -102,7 +102,7 @@ fn proc_state(pid: u32) -> Option<String> {
 }
 
 /// Wait (bounded) until `condition` holds, checking as the scheduler allows.
-async fn until(what: &str, condition: impl Fn() -> bool) {
+pub(super) async fn until(what: &str, condition: impl Fn() -> bool) {
     within(what, async {
         while !condition() {
             tokio::time::sleep(Duration::from_millis(2)).await;
@@ -111,7 +111,7 @@ async fn until(what: &str, condition: impl Fn() -> bool) {
     .await;
 }
 
-fn sig(signal: Signal) -> StopAction {
+pub(super) fn sig(signal: Signal) -> StopAction {
     StopAction::Signal(signal)
 }
 
@@ -255,7 +255,7 @@ async fn well_behaved_child_stops_on_sigint_quickly() {
     assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
 }
 
-fn libc_sig(signal: Signal) -> i32 {
+pub(super) fn libc_sig(signal: Signal) -> i32 {
     signal as i32
 }
 
@@ -401,91 +401,6 @@ async fn stop_after_a_natural_exit_reports_no_stop() {
 }
 
 #[tokio::test]
-async fn grandchildren_die_with_the_group_on_kill() {
-    let mut child = sh("sleep 100 & echo $!; wait").spawn().expect("spawn");
-    let grandchild: u32 = next_stdout_line(&mut child).await.parse().expect("pid");
-    assert!(is_alive(grandchild));
-    let report = within("kill", child.kill()).await;
-    assert_eq!(report.status, ExitStatus::Signal(libc_sig(Signal::SIGKILL)));
-    until("the grandchild to be gone", || !is_alive(grandchild)).await;
-    let events = all_events(&mut child).await;
-    assert!(
-        !events.iter().any(|e| matches!(e, ProcessEvent::Leaked(_))),
-        "{events:?}"
-    );
-}
-
-#[tokio::test]
-async fn a_grandchild_left_in_the_group_is_reported_and_killed() {
-    // The grandchild ignores SIGINT and says so only once it does; the ladder's SIGINT
-    // ends sh but not the grandchild, which keeps stdout open.
-    let mut child = sh(r#"sh -c 'trap "" INT; echo $$; exec sleep 100' & wait"#)
-        .stop_ladder(StopLadder::agent(Duration::from_secs(5)))
-        .spawn()
-        .expect("spawn");
-    let grandchild: u32 = next_stdout_line(&mut child).await.parse().expect("pid");
-    let report = within("stop", child.stop()).await;
-    assert_eq!(report.status, ExitStatus::Signal(libc_sig(Signal::SIGINT)));
-    let events = all_events(&mut child).await;
-    let leak = events
-        .iter()
-        .find_map(|e| match e {
-            ProcessEvent::Leaked(leak) => Some(leak.clone()),
-            _ => None,
-        })
-        .expect("a leak event");
-    assert_eq!(leak.group_pids, [grandchild]);
-    assert!(leak.open_pipes.is_empty(), "killing the group closed them");
-    assert!(leak.to_string().contains(&grandchild.to_string()));
-    until("the grandchild to be gone", || !is_alive(grandchild)).await;
-    assert!(!live_groups().contains(&child.pid()));
-}
-
-#[tokio::test]
-async fn pipes_held_outside_the_group_are_abandoned() {
-    // `setsid` takes the sleeper out of our group: it cannot be killed with it, but its
-    // hold on our pipes must not keep us waiting. (Not a group leader, `setsid` does not
-    // fork, so `$!` is the sleeper's pid.)
-    let mut child = sh("setsid sleep 100 & echo $!")
-        .leak_grace(Duration::from_millis(100))
-        .spawn()
-        .expect("spawn");
-    let escapee: u32 = next_stdout_line(&mut child).await.parse().expect("pid");
-    let events = all_events(&mut child).await;
-    let escapee_pid = nix::unistd::Pid::from_raw(i32::try_from(escapee).expect("pid"));
-    let _ = nix::sys::signal::kill(escapee_pid, Signal::SIGKILL);
-    let leak = events
-        .iter()
-        .find_map(|e| match e {
-            ProcessEvent::Leaked(leak) => Some(leak.clone()),
-            _ => None,
-        })
-        .expect("a leak event");
-    assert_eq!(leak.open_pipes, [Stream::Stdout, Stream::Stderr]);
-    assert!(leak.group_pids.is_empty(), "{leak:?}");
-    assert!(exit_of(&events).is_success());
-}
-
-#[tokio::test]
-async fn dropping_the_child_kills_the_whole_group() {
-    let mut child = sh("sleep 100 & echo $!; wait").spawn().expect("spawn");
-    let grandchild: u32 = next_stdout_line(&mut child).await.parse().expect("pid");
-    let control = child.control();
-    let pid = child.pid();
-    assert!(live_groups().contains(&pid));
-    drop(child);
-    until("the grandchild to be gone", || !is_alive(grandchild)).await;
-    until("the child to be gone", || !is_alive(pid)).await;
-    let report = within("wait", control.wait()).await;
-    assert_eq!(report.status, ExitStatus::Signal(libc_sig(Signal::SIGKILL)));
-    assert!(report.stop.expect("stop").escalated);
-    until("the group to be unregistered", || {
-        !live_groups().contains(&pid)
-    })
-    .await;
-}
-
-#[tokio::test]
 async fn a_consumer_that_drops_events_never_blocks_the_child() {
     let mut child = sh("head -c 20000000 /dev/zero | tr '\\0' 'x' | fold -w 100; \
                         head -c 2000000 /dev/zero | tr '\\0' 'y' | fold -w 100 >&2")
@@ -582,46 +497,6 @@ fn make_executable(path: &std::path::Path) {
     let mut permissions = std::fs::metadata(path).expect("metadata").permissions();
     permissions.set_mode(0o755);
     std::fs::set_permissions(path, permissions).expect("chmod");
-}
-
-#[tokio::test]
-async fn a_panicking_owner_takes_its_children_down() {
-    let (pid_tx, pid_rx) = tokio::sync::oneshot::channel();
-    let task = tokio::spawn(async move {
-        let mut child = sh("sleep 100 & echo $!; wait").spawn().expect("spawn");
-        let grandchild: u32 = next_stdout_line(&mut child).await.parse().expect("pid");
-        let _ = pid_tx.send((child.pid(), grandchild));
-        panic!("the owner fails while the child runs");
-    });
-    let (pid, grandchild) = within("pids", pid_rx).await.expect("pids sent");
-    assert!(within("the task", task).await.is_err(), "the task panicked");
-    until("the child to be gone", || !is_alive(pid)).await;
-    until("the grandchild to be gone", || !is_alive(grandchild)).await;
-}
-
-#[test]
-fn runtime_shutdown_kills_children_it_was_running() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let (pid, grandchild) = runtime.block_on(async {
-        let mut child = sh("sleep 100 & echo $!; wait").spawn().expect("spawn");
-        let grandchild: u32 = next_stdout_line(&mut child).await.parse().expect("pid");
-        let pid = child.pid();
-        // Parked in a task that never ends: only the runtime's shutdown drops it.
-        tokio::spawn(async move {
-            let _owned = child;
-            std::future::pending::<()>().await;
-        });
-        (pid, grandchild)
-    });
-    drop(runtime);
-    let deadline = Instant::now() + BOUND;
-    while is_alive(pid) || is_alive(grandchild) {
-        assert!(Instant::now() < deadline, "children survived the runtime");
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 #[tokio::test]
