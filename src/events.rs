@@ -9,6 +9,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use crate::compliance::VerdictKind;
+use crate::context::cost::Billed;
 use crate::context::{ContextLimit, Snapshot};
 use crate::session::{Activity, OutcomeKind};
 use crate::state::RunStatus;
@@ -325,14 +326,21 @@ pub struct RunSummary {
     pub restarts: u32,
     /// Sessions over the run.
     pub sessions: u32,
-    /// Context tokens summed over sessions' final readings.
-    pub tokens: u64,
-    /// Cost in US dollars.
+    /// Tokens billed over the run, by kind, summed over every request of every session
+    /// (handoffs included): not a context figure.
+    pub billed: Billed,
+    /// Cost in US dollars, handoffs included.
     pub cost_usd: f64,
     /// Whether some of `cost_usd` is debussy's estimate (sessions stopped before the
     /// agent reported its cost) rather than the agent's own figure.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cost_estimated: bool,
+    /// Handoff requests made after context stops (see `docs/sessions.md`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub handoffs: u32,
+    /// What the handoffs cost, in US dollars (part of `cost_usd`).
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub handoff_cost_usd: f64,
     /// Wall time in seconds.
     pub duration_secs: f64,
     /// Commits made, oldest first.
@@ -380,13 +388,16 @@ pub struct PhaseSummary {
     pub restarts: u32,
     /// Sessions.
     pub sessions: u32,
-    /// Context tokens summed over sessions' final readings.
-    pub tokens: u64,
-    /// Cost in US dollars.
+    /// Tokens billed, by kind, summed over every request of the phase's sessions.
+    pub billed: Billed,
+    /// Cost in US dollars, handoffs included.
     pub cost_usd: f64,
     /// Whether some of `cost_usd` is debussy's estimate.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cost_estimated: bool,
+    /// Handoff requests made after the phase's context stops.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub handoffs: u32,
     /// Wall time in seconds.
     pub duration_secs: f64,
     /// Tool calls the agent's permission system refused, with the rule that allows each.
@@ -422,3 +433,19 @@ pub enum RunRequest {
 pub type RequestSender = mpsc::UnboundedSender<RunRequest>;
 /// The receiving half of the request channel.
 pub type RequestReceiver = mpsc::UnboundedReceiver<RunRequest>;
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde passes fields by reference"
+)]
+fn is_zero(value: &u32) -> bool {
+    *value == 0
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde passes fields by reference"
+)]
+fn is_zero_f64(value: &f64) -> bool {
+    *value == 0.0
+}

@@ -4,7 +4,10 @@ use serde::Serialize;
 
 use crate::cli::{GlobalArgs, ReportFormat, StatusArgs};
 use crate::exit::{CommandResult, Exit, Failure};
-use crate::state::{ExecutionRecord, GateRecord, RestartRecord, RunRecord, SessionRecord, Store};
+use crate::state::{
+    ExecutionRecord, GateRecord, RestartRecord, RunRecord, RunTotals, SessionKind, SessionRecord,
+    Store,
+};
 
 use super::report::{duration_between, local_time, outcome_name, table, tail};
 use crate::ui::summary::thousands;
@@ -12,6 +15,8 @@ use crate::ui::summary::thousands;
 #[derive(Serialize)]
 struct StatusReport {
     run: RunRecord,
+    /// What the run spent over every recorded session, handoffs included.
+    totals: RunTotals,
     executions: Vec<ExecutionReport>,
 }
 
@@ -47,21 +52,56 @@ fn collect(store: &Store, run: RunRecord) -> Result<StatusReport, crate::state::
     let executions = store
         .executions(&run.id)?
         .into_iter()
-        .map(|execution| {
+        .map(|mut execution| {
+            let sessions = store.sessions(execution.id)?;
+            // An attempt records its totals when it ends; until then, its sessions say.
+            if execution.ended_at.is_none() {
+                execution.billed = sessions
+                    .iter()
+                    .fold(Default::default(), |sum, session| sum + session.billed);
+            }
             Ok(ExecutionReport {
-                sessions: store.sessions(execution.id)?,
+                sessions,
                 restart_events: store.restarts(execution.id)?,
                 gates: store.gates(execution.id)?,
                 execution,
             })
         })
         .collect::<Result<_, crate::state::StateError>>()?;
-    Ok(StatusReport { run, executions })
+    let totals = store.totals(&run.id, None)?;
+    Ok(StatusReport {
+        run,
+        totals,
+        executions,
+    })
 }
 
 /// How many lines of a failed gate's output the text report shows (its end, where
 /// test runners and compilers put the verdict).
 const GATE_OUTPUT_LINES: usize = 15;
+
+/// The run's spending in one line: billed tokens by kind and cost, handoffs named.
+pub(super) fn totals_line(totals: &RunTotals) -> String {
+    let billed = totals.billed;
+    let tilde = if totals.cost_estimated { "~" } else { "" };
+    let handoffs = if totals.handoffs > 0 {
+        format!(
+            " (handoffs: {}, {tilde}${:.2})",
+            totals.handoffs, totals.handoff_cost_usd
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Billed:  {} tokens ({} input, {} cache write, {} cache read, {} output), {tilde}${:.2}{handoffs}\n",
+        thousands(billed.total()),
+        thousands(billed.input),
+        thousands(billed.cache_write),
+        thousands(billed.cache_read),
+        thousands(billed.output),
+        totals.cost_usd,
+    )
+}
 
 fn render(report: &StatusReport) -> String {
     let run = &report.run;
@@ -102,9 +142,13 @@ fn render(report: &StatusReport) -> String {
                 ),
                 ex.status.to_string(),
                 ex.restarts.to_string(),
-                e.sessions.len().to_string(),
+                e.sessions
+                    .iter()
+                    .filter(|s| s.kind == SessionKind::Work)
+                    .count()
+                    .to_string(),
                 ex.outcome_code.map_or_else(|| "-".into(), outcome_name),
-                thousands(ex.tokens),
+                thousands(ex.billed.total()),
                 if ex.cost_estimated {
                     format!("~${:.2}", ex.cost_usd)
                 } else {
@@ -122,11 +166,12 @@ fn render(report: &StatusReport) -> String {
     out.push('\n');
     out.push_str(&table(
         &[
-            "PHASE", "ATTEMPT", "STATUS", "RESTARTS", "SESSIONS", "OUTCOME", "TOKENS", "COST",
+            "PHASE", "ATTEMPT", "STATUS", "RESTARTS", "SESSIONS", "OUTCOME", "BILLED", "COST",
             "GATES", "TIME",
         ],
         &rows,
     ));
+    out.push_str(&totals_line(&report.totals));
     for e in &report.executions {
         for restart in &e.restart_events {
             out.push_str(&format!(
@@ -201,6 +246,17 @@ mod tests {
                 started_with: StartedWith::default(),
                 pause: None,
             },
+            totals: RunTotals {
+                sessions: 1,
+                billed: crate::context::cost::Billed {
+                    input: 580,
+                    cache_write: 10_000,
+                    cache_read: 50_000,
+                    output: 0,
+                },
+                cost_usd: 0.2,
+                ..RunTotals::default()
+            },
             executions: vec![ExecutionReport {
                 execution: ExecutionRecord {
                     id: 1,
@@ -211,7 +267,12 @@ mod tests {
                     status: ExecutionStatus::Failed,
                     restarts: 0,
                     outcome_code: Some(-4),
-                    tokens: 60_580,
+                    billed: crate::context::cost::Billed {
+                        input: 580,
+                        cache_write: 10_000,
+                        cache_read: 50_000,
+                        output: 0,
+                    },
                     cost_usd: 0.2,
                     cost_estimated: false,
                     commit_id: None,

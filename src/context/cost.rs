@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::agent::Usage;
 
@@ -94,7 +94,7 @@ impl Prices {
 }
 
 /// Tokens billed, by kind, summed over requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Billed {
     /// Uncached input.
     pub input: u64,
@@ -134,15 +134,6 @@ impl Billed {
         }
     }
 
-    fn add(self, other: Billed) -> Billed {
-        Billed {
-            input: self.input.saturating_add(other.input),
-            cache_write: self.cache_write.saturating_add(other.cache_write),
-            cache_read: self.cache_read.saturating_add(other.cache_read),
-            output: self.output.saturating_add(other.output),
-        }
-    }
-
     /// The cost of these tokens at `prices`, in US dollars.
     #[must_use]
     #[expect(clippy::cast_precision_loss, reason = "token counts far below 2^52")]
@@ -152,6 +143,26 @@ impl Billed {
             + self.cache_write as f64 * prices.cache_write
             + self.cache_read as f64 * prices.cache_read)
             / 1_000_000.0
+    }
+}
+
+impl std::ops::Add for Billed {
+    type Output = Billed;
+
+    /// Both counts together, kind by kind (saturating).
+    fn add(self, other: Billed) -> Billed {
+        Billed {
+            input: self.input.saturating_add(other.input),
+            cache_write: self.cache_write.saturating_add(other.cache_write),
+            cache_read: self.cache_read.saturating_add(other.cache_read),
+            output: self.output.saturating_add(other.output),
+        }
+    }
+}
+
+impl std::ops::AddAssign for Billed {
+    fn add_assign(&mut self, other: Billed) {
+        *self = *self + other;
     }
 }
 
@@ -179,7 +190,7 @@ impl Billing {
     pub fn billed(&self) -> Billed {
         self.requests
             .values()
-            .fold(Billed::default(), |sum, (_, billed)| sum.add(*billed))
+            .fold(Billed::default(), |sum, (_, billed)| sum + *billed)
     }
 
     /// The estimated cost so far from [`PRICE_TABLE`]; `None` when no request's model has

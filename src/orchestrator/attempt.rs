@@ -10,12 +10,13 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::checkpoint::{self, CheckpointFacts};
+use crate::context::cost::Billed;
 use crate::events::{Event, RunRequest};
 use crate::plan::Phase;
 use crate::restart::{BudgetDecision, RestartBudget};
 use crate::run_env::RunEnv;
 use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
-use crate::state::{CompletionStatus, RestartRecord, SessionRecord, now};
+use crate::state::{CompletionStatus, RestartRecord, SessionKind, SessionRecord, now};
 use crate::words::plural;
 
 use super::runner::{ResumePoint, Runner};
@@ -46,8 +47,12 @@ pub(crate) enum AttemptEnd {
 pub(crate) struct AttemptTally {
     pub(crate) sessions: u32,
     pub(crate) restarts: u32,
-    pub(crate) tokens: u64,
+    /// Tokens billed over every session, handoffs included.
+    pub(crate) billed: Billed,
+    /// Cost over every session, handoffs included.
     pub(crate) cost_usd: f64,
+    pub(crate) handoffs: u32,
+    pub(crate) handoff_cost_usd: f64,
     pub(crate) cost_estimated: bool,
     pub(crate) last_code: Option<i32>,
     pub(crate) invoked_agents: BTreeSet<String>,
@@ -58,8 +63,10 @@ impl AttemptTally {
     pub(crate) fn absorb(&mut self, other: &AttemptTally) {
         self.sessions += other.sessions;
         self.restarts += other.restarts;
-        self.tokens += other.tokens;
+        self.billed += other.billed;
         self.cost_usd += other.cost_usd;
+        self.handoffs += other.handoffs;
+        self.handoff_cost_usd += other.handoff_cost_usd;
         self.cost_estimated |= other.cost_estimated;
         self.last_code = other.last_code.or(self.last_code);
         self.invoked_agents
@@ -70,7 +77,7 @@ impl AttemptTally {
 
     fn add_session(&mut self, report: &SessionReport) {
         self.sessions += 1;
-        self.tokens += report.snapshot.tokens;
+        self.billed += report.snapshot.billed;
         self.cost_usd += report.snapshot.cost_usd.unwrap_or(0.0);
         self.cost_estimated |= report.snapshot.cost_estimated && report.snapshot.cost_usd.is_some();
         self.last_code = Some(report.outcome.code());
@@ -492,6 +499,7 @@ impl Runner<'_> {
     fn record_session(&self, execution: i64, restart: u32, report: &SessionReport) {
         let record = SessionRecord {
             session_index: restart,
+            kind: SessionKind::Work,
             agent_session_id: report.agent_session_id.clone(),
             model: report.model.clone(),
             outcome: report.outcome.name().to_owned(),
@@ -502,6 +510,7 @@ impl Runner<'_> {
             tool_calls: report.snapshot.tool_calls,
             cost_usd: report.snapshot.cost_usd.unwrap_or(0.0),
             cost_estimated: report.snapshot.cost_estimated && report.snapshot.cost_usd.is_some(),
+            billed: report.snapshot.billed,
             log_path: Some(report.log_path.display().to_string()),
             agent_pgid: report.pid.and_then(|pid| i32::try_from(pid).ok()),
             started_at: report.started_at.to_string(),

@@ -228,7 +228,7 @@ impl Runner<'_> {
                 status,
                 restarts: attempt_tally.restarts,
                 outcome_code: attempt_tally.last_code.map(i64::from),
-                tokens: attempt_tally.tokens,
+                billed: attempt_tally.billed,
                 cost_usd: attempt_tally.cost_usd,
                 cost_estimated: attempt_tally.cost_estimated,
                 commit_id: commit,
@@ -274,8 +274,10 @@ impl Runner<'_> {
         });
         self.summary.restarts += tally.restarts;
         self.summary.sessions += tally.sessions;
-        self.summary.tokens += tally.tokens;
+        self.summary.billed += tally.billed;
         self.summary.cost_usd += tally.cost_usd;
+        self.summary.handoffs += tally.handoffs;
+        self.summary.handoff_cost_usd += tally.handoff_cost_usd;
         self.summary.cost_estimated |= tally.cost_estimated;
         let summary = PhaseSummary {
             id: phase.id.as_str().to_owned(),
@@ -284,7 +286,8 @@ impl Runner<'_> {
             attempts,
             restarts: tally.restarts,
             sessions: tally.sessions,
-            tokens: tally.tokens,
+            billed: tally.billed,
+            handoffs: tally.handoffs,
             cost_usd: tally.cost_usd,
             cost_estimated: tally.cost_estimated,
             duration_secs: started.elapsed().as_secs_f64(),

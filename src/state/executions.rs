@@ -3,9 +3,20 @@
 use rusqlite::{Row, params};
 
 use super::{
-    ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord, RestartRecord, SessionRecord,
-    StateError, Store, now,
+    ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord, RestartRecord, SessionKind,
+    SessionRecord, StateError, Store, now,
 };
+use crate::context::cost::Billed;
+
+/// The four `billed_*` columns of a row.
+fn billed(row: &Row<'_>) -> rusqlite::Result<Billed> {
+    Ok(Billed {
+        input: row.get("billed_input")?,
+        cache_write: row.get("billed_cache_write")?,
+        cache_read: row.get("billed_cache_read")?,
+        output: row.get("billed_output")?,
+    })
+}
 
 impl Store {
     /// Record the start of an attempt at a phase; returns the execution id.
@@ -59,18 +70,24 @@ impl Store {
         self.conn
             .execute(
                 "UPDATE phase_executions SET status = ?2, restarts = ?3, outcome_code = ?4, tokens = ?5,
-                 cost_usd = ?6, commit_id = ?7, error = ?8, ended_at = ?9, cost_estimated = ?10 WHERE id = ?1",
+                 cost_usd = ?6, commit_id = ?7, error = ?8, ended_at = ?9, cost_estimated = ?10,
+                 billed_input = ?11, billed_cache_write = ?12, billed_cache_read = ?13, billed_output = ?14
+                 WHERE id = ?1",
                 params![
                     execution_id,
                     end.status.as_str(),
                     end.restarts,
                     end.outcome_code,
-                    end.tokens,
+                    end.billed.total(),
                     end.cost_usd,
                     end.commit_id,
                     end.error,
                     now(),
-                    end.cost_estimated
+                    end.cost_estimated,
+                    end.billed.input,
+                    end.billed.cache_write,
+                    end.billed.cache_read,
+                    end.billed.output
                 ],
             )
             .map_err(self.sql("finish an execution"))?;
@@ -103,7 +120,7 @@ impl Store {
             status: self.parse(&row.get::<_, String>("status").map_err(get)?)?,
             restarts: row.get("restarts").map_err(get)?,
             outcome_code: row.get("outcome_code").map_err(get)?,
-            tokens: row.get("tokens").map_err(get)?,
+            billed: billed(row).map_err(get)?,
             cost_usd: row.get("cost_usd").map_err(get)?,
             cost_estimated: row.get("cost_estimated").map_err(get)?,
             commit_id: row.get("commit_id").map_err(get)?,
@@ -121,8 +138,9 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO sessions (execution_id, session_index, agent_session_id, model, outcome, outcome_code,
-                 context_tokens, context_window, context_percent, tool_calls, cost_usd, log_path, started_at, ended_at, agent_pgid, cost_estimated)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                 context_tokens, context_window, context_percent, tool_calls, cost_usd, log_path, started_at, ended_at, agent_pgid, cost_estimated,
+                 billed_input, billed_cache_write, billed_cache_read, billed_output, kind)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
                 params![
                     execution_id,
                     s.session_index,
@@ -139,7 +157,12 @@ impl Store {
                     s.started_at,
                     s.ended_at,
                     s.agent_pgid,
-                    s.cost_estimated
+                    s.cost_estimated,
+                    s.billed.input,
+                    s.billed.cache_write,
+                    s.billed.cache_read,
+                    s.billed.output,
+                    s.kind.as_str()
                 ],
             )
             .map_err(self.sql("record a session"))?;
@@ -158,6 +181,7 @@ impl Store {
         stmt.query_map([execution_id], |row| {
             Ok(SessionRecord {
                 session_index: row.get("session_index")?,
+                kind: SessionKind::from_stored(&row.get::<_, String>("kind")?),
                 agent_session_id: row.get("agent_session_id")?,
                 model: row.get("model")?,
                 outcome: row.get("outcome")?,
@@ -168,6 +192,7 @@ impl Store {
                 tool_calls: row.get("tool_calls")?,
                 cost_usd: row.get("cost_usd")?,
                 cost_estimated: row.get("cost_estimated")?,
+                billed: billed(row)?,
                 log_path: row.get("log_path")?,
                 agent_pgid: row.get("agent_pgid")?,
                 started_at: row.get("started_at")?,

@@ -19,17 +19,19 @@ mod runs;
 mod schema;
 mod signals;
 mod store;
+mod totals;
 mod windows;
 
 pub use error::StateError;
 pub use owner::Owner;
 pub use prompts::PromptRecord;
 pub use store::Store;
+pub use totals::RunTotals;
 
 pub use records::{
     CompletionSignal, CompletionStatus, ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord,
-    PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionRecord, StartedWith,
-    now,
+    PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionKind, SessionRecord,
+    StartedWith, now,
 };
 
 /// The database file, relative to the project root.

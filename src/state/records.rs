@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::context::cost::Billed;
+
 /// How a run stands: stored in the state database and reported in the run's summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -174,8 +176,8 @@ pub struct ExecutionRecord {
     pub restarts: u32,
     /// The final session outcome code (0, −1 timeout, −2 context limit, −3 max restarts, or the exit code).
     pub outcome_code: Option<i64>,
-    /// Context tokens of the last session.
-    pub tokens: u64,
+    /// Tokens billed over all its sessions, handoffs included.
+    pub billed: Billed,
     /// Cost of all its sessions, in US dollars.
     pub cost_usd: f64,
     /// Whether some of `cost_usd` is debussy's estimate from tokens and list prices.
@@ -199,8 +201,8 @@ pub struct ExecutionEnd {
     pub restarts: u32,
     /// Final outcome code.
     pub outcome_code: Option<i64>,
-    /// Context tokens of the last session.
-    pub tokens: u64,
+    /// Tokens billed over all its sessions, handoffs included.
+    pub billed: Billed,
     /// Total cost.
     pub cost_usd: f64,
     /// Whether some of `cost_usd` is an estimate.
@@ -214,8 +216,11 @@ pub struct ExecutionEnd {
 /// One agent session within an execution.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionRecord {
-    /// 0-based index within the execution (= restart number).
+    /// 0-based index within the execution (= restart number; a handoff has the index
+    /// of the session it speaks for).
     pub session_index: u32,
+    /// A working session or the handoff after a context stop.
+    pub kind: SessionKind,
     /// The agent's own session id.
     pub agent_session_id: Option<String>,
     /// The model the agent reported.
@@ -236,6 +241,8 @@ pub struct SessionRecord {
     pub cost_usd: f64,
     /// Whether `cost_usd` is debussy's estimate from tokens and list prices.
     pub cost_estimated: bool,
+    /// Tokens billed over its requests.
+    pub billed: Billed,
     /// The saved NDJSON transcript.
     pub log_path: Option<String>,
     /// The agent's process group.
@@ -244,6 +251,38 @@ pub struct SessionRecord {
     pub started_at: String,
     /// RFC 3339 end time.
     pub ended_at: String,
+}
+
+/// What a recorded session was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionKind {
+    /// The agent working on the phase.
+    #[default]
+    Work,
+    /// The stopped session resumed once to write its own handoff.
+    Handoff,
+}
+
+impl SessionKind {
+    /// The name stored in the database.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionKind::Work => "work",
+            SessionKind::Handoff => "handoff",
+        }
+    }
+
+    /// The kind a stored name means (an unknown name is a working session).
+    #[must_use]
+    pub fn from_stored(name: &str) -> SessionKind {
+        if name == "handoff" {
+            SessionKind::Handoff
+        } else {
+            SessionKind::Work
+        }
+    }
 }
 
 /// A context restart.

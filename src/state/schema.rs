@@ -132,4 +132,17 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE phase_executions ADD COLUMN cost_estimated INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN cost_estimated INTEGER NOT NULL DEFAULT 0;
     ",
+    // 5: tokens billed by kind (summed over requests, not a context figure), and which
+    // sessions were handoffs (a stopped session asked to write its own handoff).
+    "
+    ALTER TABLE phase_executions ADD COLUMN billed_input INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE phase_executions ADD COLUMN billed_cache_write INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE phase_executions ADD COLUMN billed_cache_read INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE phase_executions ADD COLUMN billed_output INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN billed_input INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN billed_cache_write INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN billed_cache_read INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN billed_output INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'work';
+    ",
 ];

@@ -16,7 +16,12 @@ fn end(status: ExecutionStatus) -> ExecutionEnd {
         status,
         restarts: 2,
         outcome_code: Some(0),
-        tokens: 1234,
+        billed: crate::context::cost::Billed {
+            input: 1000,
+            cache_write: 200,
+            cache_read: 0,
+            output: 34,
+        },
         cost_usd: 0.5,
         cost_estimated: false,
         commit_id: Some("abc".into()),
@@ -125,6 +130,7 @@ fn executions_sessions_restarts_and_gates_link_to_their_execution() {
         .expect("restart");
     let session = SessionRecord {
         session_index: 0,
+        kind: crate::state::SessionKind::Work,
         agent_session_id: Some("s-1".into()),
         model: Some("opus".into()),
         outcome: "context_limit".into(),
@@ -135,6 +141,12 @@ fn executions_sessions_restarts_and_gates_link_to_their_execution() {
         tool_calls: 7,
         cost_usd: 0.25,
         cost_estimated: false,
+        billed: crate::context::cost::Billed {
+            input: 100,
+            cache_write: 20_000,
+            cache_read: 150_000,
+            output: 900,
+        },
         log_path: Some(".debussy/runs/x/1/attempt-2-session-1.jsonl".into()),
         agent_pgid: Some(4242),
         started_at: now(),
@@ -155,7 +167,35 @@ fn executions_sessions_restarts_and_gates_link_to_their_execution() {
             .as_deref(),
         Some("def")
     );
-    assert_eq!(store.sessions(second).expect("sessions"), [session]);
+    assert_eq!(store.sessions(second).expect("sessions"), [session.clone()]);
+    assert_eq!(executions[0].billed, end(ExecutionStatus::Failed).billed);
+
+    let handoff = SessionRecord {
+        kind: SessionKind::Handoff,
+        cost_usd: 0.05,
+        billed: crate::context::cost::Billed {
+            input: 10,
+            cache_write: 0,
+            cache_read: 170_000,
+            output: 400,
+        },
+        ..session.clone()
+    };
+    store.record_session(second, &handoff).expect("handoff");
+    let totals = store.totals(&run, None).expect("totals");
+    assert_eq!(totals.sessions, 1, "a handoff is not a working session");
+    assert_eq!(totals.handoffs, 1);
+    assert!((totals.cost_usd - 0.30).abs() < 1e-9, "{totals:?}");
+    assert!((totals.handoff_cost_usd - 0.05).abs() < 1e-9, "{totals:?}");
+    assert_eq!(totals.billed, session.billed + handoff.billed);
+    assert_eq!(
+        store.totals(&run, Some("other")).expect("totals"),
+        RunTotals::default()
+    );
+    assert_eq!(
+        store.sessions(second).expect("sessions")[1].kind,
+        SessionKind::Handoff
+    );
 }
 
 #[test]

@@ -7,11 +7,24 @@ use crate::state::RunStatus;
 use crate::ui::text::{Palette, Table};
 use crate::words::plural;
 
+/// `" (handoffs $0.04)"` when handoff requests were made: their cost is in the total.
+fn handoff_note(summary: &RunSummary) -> String {
+    if summary.handoffs == 0 {
+        return String::new();
+    }
+    format!(
+        " (of which {} handoff{} {})",
+        summary.handoffs,
+        plural(summary.handoffs),
+        money(summary.handoff_cost_usd, summary.cost_estimated)
+    )
+}
+
 /// Render the summary as an aligned text table followed by totals.
 #[must_use]
 pub fn render(summary: &RunSummary) -> String {
     let mut table = Table::new(&[
-        "PHASE", "TITLE", "STATUS", "ATTEMPTS", "RESTARTS", "TOKENS", "COST", "TIME",
+        "PHASE", "TITLE", "STATUS", "ATTEMPTS", "RESTARTS", "BILLED", "COST", "TIME",
     ]);
     for p in &summary.phases {
         table.row(
@@ -21,7 +34,7 @@ pub fn render(summary: &RunSummary) -> String {
                 p.status.to_string(),
                 p.attempts.to_string(),
                 p.restarts.to_string(),
-                thousands(p.tokens),
+                thousands(p.billed.total()),
                 money(p.cost_usd, p.cost_estimated),
                 duration(p.duration_secs),
             ]
@@ -33,7 +46,7 @@ pub fn render(summary: &RunSummary) -> String {
     let mut out = table.render("", Palette::new(false));
     let _ = writeln!(
         out,
-        "\nRun {} {} in {}: {} session{}, {} restart{}, {} tokens, {}, {} commit{}",
+        "\nRun {} {} in {}: {} session{}, {} restart{}, {} tokens billed, {}{}, {} commit{}",
         short(&summary.run_id),
         summary.status,
         duration(summary.duration_secs),
@@ -41,11 +54,23 @@ pub fn render(summary: &RunSummary) -> String {
         plural(summary.sessions),
         summary.restarts,
         plural(summary.restarts),
-        thousands(summary.tokens),
+        thousands(summary.billed.total()),
         money(summary.cost_usd, summary.cost_estimated),
+        handoff_note(summary),
         summary.commits.len(),
         plural(summary.commits.len()),
     );
+    if summary.billed.total() > 0 {
+        let billed = summary.billed;
+        let _ = writeln!(
+            out,
+            "Billed tokens: {} input, {} cache write, {} cache read, {} output (summed over requests; not the context)",
+            thousands(billed.input),
+            thousands(billed.cache_write),
+            thousands(billed.cache_read),
+            thousands(billed.output),
+        );
+    }
     if summary.cost_estimated {
         let _ = writeln!(
             out,
@@ -145,9 +170,15 @@ mod tests {
                     attempts: 1,
                     restarts: 1,
                     sessions: 2,
-                    tokens: 197_000,
+                    billed: crate::context::cost::Billed {
+                        input: 7_000,
+                        cache_write: 40_000,
+                        cache_read: 150_000,
+                        output: 0,
+                    },
                     cost_usd: 0.5,
                     cost_estimated: false,
+                    handoffs: 1,
                     duration_secs: 4.2,
                     refused_calls: Vec::new(),
                 },
@@ -160,9 +191,16 @@ mod tests {
             ],
             restarts: 1,
             sessions: 2,
-            tokens: 197_000,
+            billed: crate::context::cost::Billed {
+                input: 7_000,
+                cache_write: 40_000,
+                cache_read: 150_000,
+                output: 0,
+            },
             cost_usd: 0.5,
             cost_estimated: false,
+            handoffs: 1,
+            handoff_cost_usd: 0.04,
             duration_secs: 65.0,
             commits: vec!["abcdef0123456".into()],
             error: None,

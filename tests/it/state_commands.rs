@@ -188,7 +188,12 @@ fn status_and_history_report_recorded_runs() {
                 status: ExecutionStatus::Completed,
                 restarts: 1,
                 outcome_code: Some(0),
-                tokens: 24_910,
+                billed: debussy::context::cost::Billed {
+                    input: 910,
+                    cache_write: 4_000,
+                    cache_read: 20_000,
+                    output: 0,
+                },
                 cost_usd: 0.12,
                 cost_estimated: false,
                 commit_id: None,

@@ -527,7 +527,7 @@ impl Component for ActivityLog {
                 lines::run_finished(
                     summary.status,
                     summary.duration_secs,
-                    summary.tokens,
+                    summary.billed.total(),
                     summary.cost_usd,
                 ),
             ),

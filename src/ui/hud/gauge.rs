@@ -44,9 +44,10 @@ pub(crate) struct Gauge {
     closed: Totals,
 }
 
-/// Tokens, cost and tool calls summed over sessions.
+/// Billed tokens, cost and tool calls summed over sessions.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 struct Totals {
+    /// Tokens billed (every kind, every request): what the session used, not its context.
     tokens: u64,
     cost_usd: f64,
     tool_calls: u64,
@@ -54,7 +55,7 @@ struct Totals {
 
 impl Totals {
     fn add(&mut self, snapshot: &Snapshot) {
-        self.tokens += snapshot.tokens;
+        self.tokens += snapshot.billed.total();
         self.cost_usd += snapshot.cost_usd.unwrap_or(0.0);
         self.tool_calls += u64::from(snapshot.tool_calls);
     }
@@ -149,7 +150,7 @@ impl Component for Gauge {
             }
             // The summary's totals are the run's own accounts: show those at the end.
             Event::RunFinished { summary } => {
-                self.closed.tokens = summary.tokens;
+                self.closed.tokens = summary.billed.total();
                 self.closed.cost_usd = summary.cost_usd;
                 self.live_ended = true;
             }
@@ -232,15 +233,15 @@ impl Component for Gauge {
         let bold = Style::new().add_modifier(Modifier::BOLD);
         let figures = Line::from(vec![
             Span::styled(format!("{} ", strings::GAUGE_SESSION), dim),
-            Span::styled(thousands(session.map_or(0, |s| s.tokens)), bold),
-            Span::raw(format!(" {} · ", strings::GAUGE_TOKENS)),
+            Span::styled(thousands(session.map_or(0, |s| s.billed.total())), bold),
+            Span::raw(format!(" {} · ", strings::GAUGE_BILLED)),
             Span::styled(money(session.and_then(|s| s.cost_usd).unwrap_or(0.0)), bold),
             Span::raw(" · "),
             Span::styled(session.map_or(0, |s| s.tool_calls).to_string(), bold),
             Span::raw(format!(" {}", strings::GAUGE_TOOL_CALLS)),
             Span::styled(format!("    {} ", strings::GAUGE_RUN), dim),
             Span::styled(thousands(run.tokens), bold),
-            Span::raw(format!(" {} · ", strings::GAUGE_TOKENS)),
+            Span::raw(format!(" {} · ", strings::GAUGE_BILLED)),
             Span::styled(money(run.cost_usd), bold),
             Span::raw(" · "),
             Span::styled(run.tool_calls.to_string(), bold),

@@ -42,6 +42,7 @@ pub(crate) const KIND_REMEDIATION: &str = "fixing findings";
 pub(crate) const GAUGE_WAITING: &str = "no usage reported yet";
 pub(crate) const GAUGE_ESTIMATED: &str = "estimated";
 pub(crate) const GAUGE_TOKENS: &str = "tokens";
+pub(crate) const GAUGE_BILLED: &str = "billed";
 pub(crate) const GAUGE_RESTART_AT: &str = "restart at";
 pub(crate) const GAUGE_SESSION: &str = "session";
 pub(crate) const GAUGE_RUN: &str = "run";
@@ -233,7 +234,7 @@ pub(crate) mod lines {
 
     pub(crate) fn run_finished(status: RunStatus, secs: f64, tokens: u64, cost: f64) -> String {
         format!(
-            "run {status} in {}: {} tokens, ${cost:.2}",
+            "run {status} in {}: {} tokens billed, ${cost:.2}",
             duration(secs),
             thousands(tokens)
         )

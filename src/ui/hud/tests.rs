@@ -102,7 +102,12 @@ pub(super) fn snapshot(
         turns: tool_calls + 1,
         cost_usd: Some(cost),
         cost_estimated: false,
-        billed: crate::context::cost::Billed::default(),
+        billed: crate::context::cost::Billed {
+            input: 500,
+            cache_write: tokens / 4,
+            cache_read: tokens,
+            output: u64::from(tool_calls) * 100,
+        },
         model: Some("claude-opus-4".into()),
         stop: None,
     }
@@ -446,7 +451,11 @@ fn completed() {
         attempts: u32::from(status == PhaseState::Completed),
         restarts: 0,
         sessions: u32::from(status == PhaseState::Completed),
-        tokens,
+        billed: crate::context::cost::Billed {
+            input: tokens,
+            ..Default::default()
+        },
+        handoffs: 0,
         cost_usd: cost,
         cost_estimated: false,
         duration_secs: 60.0,
@@ -534,8 +543,13 @@ fn completed() {
                     ],
                     restarts: 0,
                     sessions: 2,
-                    tokens: 180_000,
+                    billed: crate::context::cost::Billed {
+                        input: 180_000,
+                        ..Default::default()
+                    },
                     cost_usd: 1.02,
+                    handoffs: 0,
+                    handoff_cost_usd: 0.0,
                     cost_estimated: false,
                     duration_secs: 125.0,
                     commits: vec![],

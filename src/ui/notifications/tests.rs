@@ -52,7 +52,12 @@ fn finished(status: RunStatus, error: Option<&str>) -> Event {
                 status: PhaseState::Completed,
                 ..PhaseSummary::default()
             }],
-            tokens: 244_788,
+            billed: crate::context::cost::Billed {
+                input: 4_788,
+                cache_write: 40_000,
+                cache_read: 200_000,
+                output: 0,
+            },
             cost_usd: 0.95,
             cost_estimated: false,
             duration_secs: 65.0,
@@ -130,7 +135,7 @@ fn the_events_people_want_to_hear_about() {
             "[3] debussy: phase 1 completed | Greeting Demo: phase 1 \"Write the greeting\" completed after 2 attempts and 1 restart | white_check_mark",
             "[4] debussy: phase 1 failed | Greeting Demo: phase 1 \"Write the greeting\" failed: gate tests failed | x",
             "[5] debussy: phase 1 needs you | Greeting Demo: phase 1 \"Write the greeting\" is blocked: the API key is missing | warning,raising_hand",
-            "[4] debussy: run failed | Greeting Demo: 1/1 phases completed in 1m05s, 244,788 tokens, $0.95; phase 1 failed | x",
+            "[4] debussy: run failed | Greeting Demo: 1/1 phases completed in 1m05s, 244,788 tokens billed, $0.95; phase 1 failed | x",
         ]
     );
 }

@@ -138,10 +138,10 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
                 .filter(|p| p.status == PhaseState::Completed)
                 .count();
             let figures = format!(
-                "{done}/{} phases completed in {}, {} tokens, ${:.2}",
+                "{done}/{} phases completed in {}, {} tokens billed, ${:.2}",
                 summary.phases.len(),
                 duration(summary.duration_secs),
-                thousands(summary.tokens),
+                thousands(summary.billed.total()),
                 summary.cost_usd
             );
             let because = summary
