@@ -224,6 +224,19 @@ pub enum Event {
         /// Where: the phase that continues on resume.
         phase_id: String,
     },
+    /// A spending or time limit was reached: the running session is stopped, its work
+    /// committed, and the run pauses.
+    LimitReached {
+        /// The phase being worked on.
+        phase_id: String,
+        /// The configuration key of the limit (`max_cost_usd`, `max_phase_cost_usd`,
+        /// `max_duration`).
+        limit: String,
+        /// What was reached, in words.
+        detail: String,
+        /// The flag that raises the limit on `--resume`, e.g. `--max-cost 10`.
+        raise_with: String,
+    },
     /// The run continues after a pause.
     Resumed {
         /// The phase.
@@ -345,8 +358,12 @@ pub struct RunSummary {
     pub duration_secs: f64,
     /// Commits made, oldest first.
     pub commits: Vec<String>,
-    /// Why the run did not complete.
+    /// Why the run did not complete (for a paused run, why it paused).
     pub error: Option<String>,
+    /// The limit that paused the run (`max_cost_usd`, `max_phase_cost_usd`,
+    /// `max_duration`), when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
 }
 
 /// Why a session runs without context restarts (the orchestrator decides; the outputs

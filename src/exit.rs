@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-/// The exit codes debussy documents (see `docs/exit-codes.md`).
+/// The exit codes debussy documents (README, "Commands").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// 0: everything asked for was done.
@@ -14,6 +14,9 @@ pub enum Exit {
     Failure,
     /// 2: bad usage or configuration; nothing was run.
     Usage,
+    /// 3: a spending or time limit (`max_cost_usd`, `max_phase_cost_usd`, `max_duration`)
+    /// paused the run; its work was committed and `--resume` continues it.
+    LimitReached,
     /// 130: interrupted by Ctrl-C or SIGTERM; state was saved.
     Interrupted,
 }
@@ -26,6 +29,7 @@ impl Exit {
             Exit::Success => 0,
             Exit::Failure => 1,
             Exit::Usage => 2,
+            Exit::LimitReached => 3,
             Exit::Interrupted => 130,
         }
     }

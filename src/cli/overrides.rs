@@ -280,6 +280,18 @@ mod tests {
             "SIM",
             "--agent-command",
             "/bin/a",
+            "--max-cost",
+            "12.5",
+            "--max-phase-cost",
+            "3",
+            "--max-duration",
+            "2h",
+            "--no-progress-restarts",
+            "4",
+            "--handoff",
+            "mechanical",
+            "--handoff-timeout",
+            "30",
         ]);
         let mut with_flags: Vec<&str> = flagged().map(|(key, _)| key.path).collect();
         with_flags.sort_unstable();
@@ -288,6 +300,8 @@ mod tests {
             with_flags
         );
         assert_eq!(typed["max_retries"], FlagValue::Whole(4));
+        assert_eq!(typed["max_cost_usd"], FlagValue::Number(12.5));
+        assert_eq!(typed["max_duration"], FlagValue::Text("2h".into()));
         assert_eq!(typed["context_threshold"], FlagValue::Number(72.5));
         assert_eq!(typed["auto_commit"], FlagValue::Switch(false));
         assert_eq!(typed["agent.kind"], FlagValue::Text("SIM".into()));

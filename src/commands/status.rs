@@ -245,6 +245,7 @@ mod tests {
                 phase_ids: vec!["1".into()],
                 started_with: StartedWith::default(),
                 pause: None,
+                active_secs: 0.0,
             },
             totals: RunTotals {
                 sessions: 1,

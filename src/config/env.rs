@@ -200,8 +200,9 @@ fn convert(raw: &str, kind: Kind) -> Result<Value, String> {
     let expected = || kind.expectation();
     match kind {
         Kind::Str => Ok(Value::String(raw.to_owned())),
-        Kind::OptStr | Kind::OptPath if raw.is_empty() => Ok(Value::Null),
+        Kind::OptStr | Kind::OptPath | Kind::OptDuration if raw.is_empty() => Ok(Value::Null),
         Kind::OptStr | Kind::OptPath => Ok(Value::String(raw.to_owned())),
+        Kind::OptDuration => Ok(Value::String(trimmed.to_owned())),
         Kind::Bool => match trimmed.to_lowercase().as_str() {
             "true" | "1" | "yes" | "on" => Ok(Value::Bool(true)),
             "false" | "0" | "no" | "off" => Ok(Value::Bool(false)),
@@ -212,7 +213,8 @@ fn convert(raw: &str, kind: Kind) -> Result<Value, String> {
             .parse::<u64>()
             .map(|n| Value::Number(n.into()))
             .map_err(|_| expected()),
-        Kind::Float => trimmed
+        Kind::OptFloat if raw.is_empty() => Ok(Value::Null),
+        Kind::Float | Kind::OptFloat => trimmed
             .parse::<f64>()
             .map(|n| Value::Number(n.into()))
             .map_err(|_| expected()),
@@ -262,9 +264,10 @@ mod tests {
             let var = schema::env_var(key.path);
             let sample = match key.kind {
                 Kind::Bool => "true",
-                Kind::UInt | Kind::OptUInt | Kind::Float => "7",
+                Kind::UInt | Kind::OptUInt | Kind::Float | Kind::OptFloat => "7",
                 Kind::Enum(words) => words[0],
                 Kind::List => "--a --b",
+                Kind::OptDuration => "90m",
                 Kind::OptStr | Kind::OptPath | Kind::Str => "https://example.test",
                 Kind::Map => unreachable!(),
             };

@@ -31,6 +31,10 @@ pub(crate) enum Kind {
     OptUInt,
     /// A number.
     Float,
+    /// A number or `null`.
+    OptFloat,
+    /// A span of time (`90m`, `2h30m`, seconds) or `null`.
+    OptDuration,
     /// One of a fixed set of words.
     Enum(&'static [&'static str]),
     /// A list of strings.
@@ -213,6 +217,50 @@ pub(crate) const KEYS: &[Key] = &[
             "N",
             FlagParse::U32,
             "Context restarts allowed per attempt; 0 disables restarts (`max_restarts`)",
+        ),
+    key("max_cost_usd", Kind::OptFloat)
+        .at_most(1_000_000.0, "US dollars")
+        .flag(
+            "max-cost",
+            "USD",
+            FlagParse::F64,
+            "Pause the run when its cost reaches this many US dollars (`max_cost_usd`)",
+        ),
+    key("max_phase_cost_usd", Kind::OptFloat)
+        .at_most(1_000_000.0, "US dollars")
+        .flag(
+            "max-phase-cost",
+            "USD",
+            FlagParse::F64,
+            "Pause the run when one phase's cost reaches this many US dollars (`max_phase_cost_usd`)",
+        ),
+    key("max_duration", Kind::OptDuration).flag(
+        "max-duration",
+        "DURATION",
+        FlagParse::Text,
+        "Pause the run when it has been running this long, e.g. 90m or 2h30m (`max_duration`)",
+    ),
+    key("no_progress_restarts", Kind::UInt)
+        .at_most(1_000.0, "restarts")
+        .flag(
+            "no-progress-restarts",
+            "N",
+            FlagParse::U32,
+            "Fail an attempt after this many context restarts in a row without progress; 0 never (`no_progress_restarts`)",
+        ),
+    key("handoff", Kind::Enum(&["agent", "mechanical"])).flag(
+        "handoff",
+        "KIND",
+        FlagParse::Text,
+        "Who writes a restart's handoff: the stopped agent, or debussy alone (`handoff`)",
+    ),
+    key("handoff_timeout", Kind::UInt)
+        .at_most(3_600.0, "seconds, an hour")
+        .flag(
+            "handoff-timeout",
+            "SECS",
+            FlagParse::U64,
+            "Seconds the stopped agent has to write its handoff (`handoff_timeout`)",
         ),
     key("restart_delay", Kind::UInt)
         .at_most(3_600.0, "seconds, an hour")

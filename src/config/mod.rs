@@ -15,6 +15,7 @@
 
 mod check;
 mod duplicate;
+mod duration;
 mod env;
 mod error;
 mod file;
@@ -31,6 +32,7 @@ mod schema;
 mod settings;
 mod validate;
 
+pub use duration::RunDuration;
 pub use error::{ConfigError, Invalid, Origin, Problem};
 pub use flags::{FlagValue, Overrides, flag_words};
 pub use load::{Discovery, LoadOptions, discover, load};
@@ -40,8 +42,8 @@ pub use render::{to_annotated_yaml, to_json};
 pub use schema::RESERVED_ENV_VARS;
 pub use settings::{
     AgentConfig, AgentKind, AgentPermissions, Config, DEFAULT_STDERR_TAIL_LINES, GitConfig,
-    McpBackoffConfig, McpConfig, NotificationProvider, NotificationsConfig, NtfyConfig, OutputMode,
-    default_allowed_tools,
+    HandoffMode, McpBackoffConfig, McpConfig, NotificationProvider, NotificationsConfig,
+    NtfyConfig, OutputMode, default_allowed_tools,
 };
 
 #[cfg(test)]

@@ -29,6 +29,8 @@ impl Kind {
             Kind::UInt => "a whole number (0 or more)".to_owned(),
             Kind::OptUInt => "a whole number or null".to_owned(),
             Kind::Float => "a number".to_owned(),
+            Kind::OptFloat => "a number or null".to_owned(),
+            Kind::OptDuration => "a duration such as 90m or 2h30m, or null".to_owned(),
             Kind::Enum(words) => format!("one of {}", words_list(words)),
             Kind::List => "a list of strings".to_owned(),
             Kind::Map => "a mapping of names to strings".to_owned(),
@@ -48,6 +50,9 @@ impl Key {
                     "a whole number, at most {} ({unit}), or null",
                     format_bound(max)
                 )
+            }
+            (Kind::OptFloat, Some((max, unit))) => {
+                format!("a number, at most {} ({unit}), or null", format_bound(max))
             }
             (Kind::Float, Some((max, unit))) => {
                 format!("a number, at most {} ({unit})", format_bound(max))

@@ -26,6 +26,19 @@ pub struct Config {
     pub tool_call_threshold: u32,
     /// Context restarts allowed per attempt (0 disables restarts).
     pub max_restarts: u32,
+    /// Pause the run when its cost reaches this many US dollars (`None`: no limit).
+    pub max_cost_usd: Option<f64>,
+    /// Pause the run when one phase's cost reaches this many US dollars.
+    pub max_phase_cost_usd: Option<f64>,
+    /// Pause the run when it has run this long.
+    pub max_duration: Option<super::RunDuration>,
+    /// Fail an attempt after this many context restarts in a row that made no progress
+    /// (0: never).
+    pub no_progress_restarts: u32,
+    /// Who writes the handoff a restarted session starts from.
+    pub handoff: HandoffMode,
+    /// Seconds the stopped agent has to write its handoff.
+    pub handoff_timeout: u64,
     /// Seconds between a context stop and the next session.
     pub restart_delay: u64,
     /// Commit the agent's work after each phase and at each checkpoint.
@@ -57,6 +70,18 @@ pub struct Config {
     /// How debussy's commits treat the repository.
     #[serde(deserialize_with = "section")]
     pub git: GitConfig,
+}
+
+/// Who writes the handoff at the top of a restarted session's checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HandoffMode {
+    /// The stopped session is resumed once to write it, with the mechanical sections
+    /// below it; backends that cannot resume fall back to `mechanical`.
+    #[default]
+    Agent,
+    /// debussy assembles the checkpoint alone (progress, todos, changes, last message).
+    Mechanical,
 }
 
 /// The `git` section.
@@ -304,6 +329,12 @@ impl Default for Config {
             context_threshold: crate::context::ContextLimit::At(80.0),
             tool_call_threshold: 100,
             max_restarts: 3,
+            max_cost_usd: None,
+            max_phase_cost_usd: None,
+            max_duration: None,
+            no_progress_restarts: 2,
+            handoff: HandoffMode::Agent,
+            handoff_timeout: 120,
             restart_delay: 2,
             auto_commit: true,
             commit_on_failure: false,

@@ -60,6 +60,27 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
             "set `context_threshold` to a percent of the context window, e.g. 80; 100 disables context restarts",
         ));
     }
+    for (key, limit) in [
+        ("max_cost_usd", config.max_cost_usd),
+        ("max_phase_cost_usd", config.max_phase_cost_usd),
+    ] {
+        if let Some(limit) = limit.filter(|limit| limit.is_nan() || *limit <= 0.0) {
+            out.push(violation(
+                key,
+                "must be more than 0",
+                limit,
+                &format!("set `{key}` to the US dollars the run may spend, e.g. 20, or to null for no limit"),
+            ));
+        }
+    }
+    if config.handoff_timeout == 0 {
+        out.push(violation(
+            "handoff_timeout",
+            "must be greater than 0",
+            0,
+            "set `handoff_timeout` to the seconds the stopped agent has to write its handoff, e.g. 120, or set `handoff: mechanical`",
+        ));
+    }
     if config.tool_call_threshold == 0 {
         out.push(violation(
             "tool_call_threshold",
@@ -414,6 +435,27 @@ mod tests {
             paths(&config).is_empty(),
             "zero retries, restarts and delay are allowed"
         );
+    }
+
+    #[test]
+    fn spending_limits_must_be_positive_and_the_handoff_needs_time() {
+        let config = Config {
+            max_cost_usd: Some(0.0),
+            max_phase_cost_usd: Some(-1.0),
+            handoff_timeout: 0,
+            ..Config::default()
+        };
+        assert_eq!(
+            paths(&config),
+            ["max_cost_usd", "max_phase_cost_usd", "handoff_timeout"]
+        );
+        let config = Config {
+            max_cost_usd: Some(2.5),
+            max_phase_cost_usd: Some(1.0),
+            no_progress_restarts: 0,
+            ..Config::default()
+        };
+        assert!(paths(&config).is_empty());
     }
 
     #[test]

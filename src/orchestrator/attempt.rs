@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::checkpoint::{self, CheckpointFacts};
+use crate::checkpoint::{self, CheckpointFacts, TodoStatus};
 use crate::context::cost::Billed;
 use crate::events::{Event, RunRequest};
 use crate::plan::Phase;
-use crate::restart::{BudgetDecision, RestartBudget};
+use crate::restart::{BudgetDecision, NO_PROGRESS, ProgressWatch, RestartBudget, SessionProgress};
 use crate::run_env::RunEnv;
 use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
 use crate::state::{CompletionStatus, RestartRecord, SessionKind, SessionRecord, now};
@@ -115,9 +115,16 @@ impl Runner<'_> {
             checkpoint_text = Some(checkpoint);
         }
         let mut restart = 0;
+        let mut watch = ProgressWatch::new(self.config.no_progress_restarts);
+        let mut tree_before = vcs::changes_since(self.root.clone(), base).await;
+        let mut logged_before = self.progress_steps(&id).len();
+        let mut completed_before = 0;
         loop {
             if self.flags.pause_requested && !self.wait_while_paused(&id).await {
                 return (self.stop_reason(), tally);
+            }
+            if self.limit_reached(&id, 0.0) {
+                return (AttemptEnd::Interrupted, tally);
             }
             let signal_before = self.latest_signal_id(&id);
             // For `debussy show`: the transcript does not hold the prompt.
@@ -140,9 +147,14 @@ impl Runner<'_> {
                 )
                 .await;
             tally.add_session(&report);
+            self.guards.spent(report.snapshot.cost_usd.unwrap_or(0.0));
             self.record_session(execution, restart, &report);
             if self.flags.skip_requested {
                 return (AttemptEnd::Skipped, tally);
+            }
+            // A limit stopped the session: whatever it ended as, the run pauses.
+            if self.flags.limit.is_some() {
+                return (AttemptEnd::Interrupted, tally);
             }
             match &report.outcome {
                 SessionOutcome::Interrupted => return (AttemptEnd::Interrupted, tally),
@@ -177,6 +189,20 @@ impl Runner<'_> {
                     return (self.completion_verdict(&id, signal_before), tally);
                 }
                 SessionOutcome::ContextLimit { reason, snapshot } => {
+                    let changes = vcs::changes_since(self.root.clone(), base).await;
+                    let progress = self.progress_steps(&id);
+                    let completed = report
+                        .todos
+                        .iter()
+                        .filter(|todo| todo.status == TodoStatus::Completed)
+                        .count();
+                    let moved = SessionProgress {
+                        changed_files: changes != tree_before,
+                        logged_progress: progress.len() > logged_before,
+                        completed_todos: completed > completed_before,
+                    };
+                    (tree_before, logged_before, completed_before) =
+                        (changes.clone(), progress.len(), completed);
                     let number = match budget.try_restart() {
                         BudgetDecision::Restart { number } => number,
                         BudgetDecision::Exhausted { max } => {
@@ -190,6 +216,16 @@ impl Runner<'_> {
                             );
                         }
                     };
+                    if let Some(stalled) = watch.after_stop(moved) {
+                        tally.last_code = Some(NO_PROGRESS);
+                        return (
+                            AttemptEnd::Failed(format!(
+                                "no progress: the last {stalled} session{} stopped for their context changed no file, logged no progress and completed no todo",
+                                plural(stalled)
+                            )),
+                            tally,
+                        );
+                    }
                     tally.restarts += 1;
                     let reason = reason.to_string();
                     let status = format!(
@@ -236,13 +272,9 @@ impl Runner<'_> {
                         max_restarts,
                         stop_reason: reason.clone(),
                         commit: commit.clone(),
-                        progress: self
-                            .store
-                            .progress(&self.run_id, &id)
-                            .map(|entries| entries.into_iter().map(|e| e.step).collect())
-                            .unwrap_or_default(),
+                        progress,
                         todos: report.todos.clone(),
-                        changes: vcs::changes_since(self.root.clone(), base).await,
+                        changes,
                         last_message: report.last_message.clone(),
                     };
                     let delay = self.config.restart_delay;
@@ -268,6 +300,14 @@ impl Runner<'_> {
         }
     }
 
+    /// The progress steps the agent logged for `phase_id` in this run, oldest first.
+    fn progress_steps(&self, phase_id: &str) -> Vec<String> {
+        self.store
+            .progress(&self.run_id, phase_id)
+            .map(|entries| entries.into_iter().map(|e| e.step).collect())
+            .unwrap_or_default()
+    }
+
     /// The checkpoint context for the first session of a resumed paused phase.
     async fn resume_checkpoint(
         &self,
@@ -287,11 +327,7 @@ impl Runner<'_> {
             max_restarts,
             stop_reason: "the run was paused by the user and is now resumed".into(),
             commit: point.pause.commit.clone(),
-            progress: self
-                .store
-                .progress(&self.run_id, &point.phase)
-                .map(|entries| entries.into_iter().map(|e| e.step).collect())
-                .unwrap_or_default(),
+            progress: self.progress_steps(&point.phase),
             todos: Vec::new(),
             changes: vcs::changes_since(self.root.clone(), base).await,
             last_message: None,
@@ -392,12 +428,24 @@ impl Runner<'_> {
         let (sender, mut receiver) = mpsc::unbounded_channel();
         let running = session::run(spec, sender, control.clone());
         tokio::pin!(running);
+        let deadline = self.guards.deadline();
         let report = loop {
             tokio::select! {
                 report = &mut running => break report,
                 Some(event) = receiver.recv() => {
                     self.note_agent_group(&event);
+                    if let SessionEvent::Context(snapshot) = &event
+                        && self.flags.limit.is_none()
+                        && self.limit_reached(&id, snapshot.cost_usd.unwrap_or(0.0))
+                    {
+                        control.interrupt();
+                    }
                     self.forward(&id, attempt, restart, max_restarts, event);
+                }
+                () = sleep_until(deadline), if self.flags.limit.is_none() => {
+                    if self.limit_reached(&id, 0.0) {
+                        control.interrupt();
+                    }
                 }
                 Some(request) = self.requests.recv() => self.handle_session_request(request, &control, restarts_allowed),
             }
@@ -519,5 +567,13 @@ impl Runner<'_> {
         if let Err(err) = self.store.record_session(execution, &record) {
             self.warn(format!("could not record the session: {err}"));
         }
+    }
+}
+
+/// Sleep until `deadline`, or forever without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }

@@ -24,6 +24,7 @@
 //! first session gets a checkpoint of it. See `docs/reliability.md`.
 
 pub mod attempt;
+mod guards;
 pub mod lock;
 mod orphans;
 pub mod phase;

@@ -38,6 +38,14 @@ impl Runner<'_> {
         let started = Instant::now();
         let id = phase.id.as_str().to_owned();
         self.flags.skip_requested = false;
+        let phase_spent = match self.store.totals(&self.run_id, Some(&id)) {
+            Ok(totals) => totals.cost_usd,
+            Err(err) => {
+                self.warn(format!("could not read what phase {id} cost so far: {err}"));
+                0.0
+            }
+        };
+        self.guards.enter_phase(&id, phase_spent);
         let base = vcs::head(self.root.clone()).await;
         let gates = self.gate_specs(phase);
         let prompt_gates: Vec<PromptGate> = gates

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::agent::AgentBackend;
 use crate::config::Loaded;
@@ -14,6 +14,7 @@ use crate::plan::{Phase, Plan, execution_order};
 use crate::session::SessionSpec;
 use crate::state::{RunRecord, RunStatus, StateError, Store};
 
+use super::guards::Guards;
 use super::selection::{self, History, Standing};
 use super::{lock, orphans, runner, vcs};
 
@@ -200,8 +201,10 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let mut standings = selection::select(&order, &history).map_err(RunError::UnknownPhase)?;
 
     let mut resume_point = None;
+    let mut ran_before = Duration::ZERO;
     let (run_id, resumed) = match resumable {
         Some(run) => {
+            ran_before = Duration::try_from_secs_f64(run.active_secs).unwrap_or_default();
             if let (Some(pause), Some(phase)) = (run.pause.clone(), run.current_phase.clone()) {
                 resume_point = Some(runner::ResumePoint { phase, pause });
                 store.set_pause(&run.id, None)?;
@@ -245,6 +248,9 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         let _ = events.send(Event::Warning { message });
     }
 
+    let started = Instant::now();
+    let spent_before = store.totals(&run_id, None)?.cost_usd;
+    let guards = Guards::new(&config, spent_before, ran_before, started.into());
     let mut runner = runner::Runner {
         config,
         root,
@@ -263,8 +269,8 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         resume_point,
         agent_group: None,
         no_restart: None,
+        guards,
     };
-    let started = Instant::now();
     let mut run_error: Option<String> = None;
     let mut paused_at: Option<String> = None;
     // The phase the run stopped in (or, completed, its last), as recorded and reported.
@@ -354,6 +360,14 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         runner.summary.phases.push(skipped_summary(phase, status));
     }
 
+    if let Some(hit) = &runner.flags.limit {
+        run_error = Some(format!(
+            "paused: {hit}; continue with `debussy run {} --resume {}`",
+            plan.master.display(),
+            hit.raise_hint()
+        ));
+        runner.summary.limit = Some(hit.key().to_owned());
+    }
     let status = if paused_at.is_some() {
         RunStatus::Paused
     } else if run_error.is_some() {
@@ -368,6 +382,12 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             .update_run(&run_id, status, current.as_deref(), run_error.as_deref())
     {
         runner.warn(format!("could not record the run's end: {err}"));
+    }
+    if let Err(err) = runner
+        .store
+        .add_active_secs(&run_id, started.elapsed().as_secs_f64())
+    {
+        runner.warn(format!("could not record the run's time: {err}"));
     }
     if let Err(err) = runner.store.set_run_owner(&run_id, None) {
         runner.warn(format!("could not record the run's end: {err}"));

@@ -10,6 +10,7 @@ use crate::plan::{Phase, Plan};
 use crate::session::SessionSpec;
 use crate::state::{PauseRecord, Store};
 
+use super::guards::{Guards, LimitHit};
 use super::vcs;
 
 /// What the user has asked for that outlives one session.
@@ -21,6 +22,8 @@ pub(crate) struct Flags {
     pub(crate) interrupted: bool,
     /// The current phase is being skipped.
     pub(crate) skip_requested: bool,
+    /// A spending or time limit was reached: the run pauses.
+    pub(crate) limit: Option<LimitHit>,
 }
 
 /// The state of a running run, owned by its one task.
@@ -43,6 +46,8 @@ pub(crate) struct Runner<'plan> {
     pub(crate) agent_group: Option<i32>,
     /// Why the current attempt's sessions are not restarted for their context, if so.
     pub(crate) no_restart: Option<NoRestart>,
+    /// The run's spending and time limits, and what it spent.
+    pub(crate) guards: Guards,
 }
 
 /// The phase a paused run stopped in and what its pause recorded.
@@ -62,6 +67,26 @@ impl Runner<'_> {
     pub(crate) fn warn(&self, message: String) {
         tracing::warn!("{message}");
         self.emit(Event::Warning { message });
+    }
+
+    /// Whether a limit is reached with the running session's cost so far (`live_cost`);
+    /// the first one reached is announced and remembered, and the run will pause.
+    pub(crate) fn limit_reached(&mut self, phase_id: &str, live_cost: f64) -> bool {
+        if self.flags.limit.is_some() {
+            return true;
+        }
+        let Some(hit) = self.guards.check(live_cost, tokio::time::Instant::now()) else {
+            return false;
+        };
+        tracing::warn!("{hit}");
+        self.emit(Event::LimitReached {
+            phase_id: phase_id.to_owned(),
+            limit: hit.key().to_owned(),
+            detail: hit.to_string(),
+            raise_with: hit.raise_hint(),
+        });
+        self.flags.limit = Some(hit);
+        true
     }
 
     /// Handle a request that arrives outside a session (during gates, waits, pauses).

@@ -134,6 +134,8 @@ pub struct RunRecord {
     pub started_with: StartedWith,
     /// Where a pause left the work, when the run is paused.
     pub pause: Option<PauseRecord>,
+    /// Seconds the run has been running, summed over the invocations that ended.
+    pub active_secs: f64,
 }
 
 /// How a run was configured on its command line, so `--resume` can do the same.

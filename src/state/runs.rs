@@ -130,6 +130,7 @@ impl Store {
             phase_ids: lines(row.get("phase_ids").map_err(get)?),
             started_with,
             pause,
+            active_secs: row.get("active_secs").map_err(get)?,
         })
     }
 
@@ -224,6 +225,20 @@ impl Store {
                 params![run_id, text],
             )
             .map_err(self.sql("record the run's flags"))?;
+        Ok(())
+    }
+
+    /// Add the running time of one invocation to the run's total.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn add_active_secs(&self, run_id: &str, secs: f64) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET active_secs = active_secs + ?2 WHERE id = ?1",
+                params![run_id, secs],
+            )
+            .map_err(self.sql("record the run's time"))?;
         Ok(())
     }
 

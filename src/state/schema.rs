@@ -132,8 +132,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE phase_executions ADD COLUMN cost_estimated INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN cost_estimated INTEGER NOT NULL DEFAULT 0;
     ",
-    // 5: tokens billed by kind (summed over requests, not a context figure), and which
-    // sessions were handoffs (a stopped session asked to write its own handoff).
+    // 5: tokens billed by kind (summed over requests, not a context figure), which
+    // sessions were handoffs (a stopped session asked to write its own handoff), and how
+    // long a run has been running over its invocations (for `max_duration`).
     "
     ALTER TABLE phase_executions ADD COLUMN billed_input INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE phase_executions ADD COLUMN billed_cache_write INTEGER NOT NULL DEFAULT 0;
@@ -144,5 +145,6 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN billed_cache_read INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN billed_output INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'work';
+    ALTER TABLE runs ADD COLUMN active_secs REAL NOT NULL DEFAULT 0;
     ",
 ];

@@ -167,7 +167,10 @@ fn executions_sessions_restarts_and_gates_link_to_their_execution() {
             .as_deref(),
         Some("def")
     );
-    assert_eq!(store.sessions(second).expect("sessions"), [session.clone()]);
+    assert_eq!(
+        store.sessions(second).expect("sessions"),
+        std::slice::from_ref(&session)
+    );
     assert_eq!(executions[0].billed, end(ExecutionStatus::Failed).billed);
 
     let handoff = SessionRecord {

@@ -285,6 +285,14 @@ impl Sink for PlainSink {
                 "paused before the next session of phase {phase_id}"
             )),
             Event::Resumed { phase_id } => self.line(&format!("resumed phase {phase_id}")),
+            Event::LimitReached {
+                phase_id,
+                detail,
+                raise_with,
+                ..
+            } => self.line(&format!(
+                "phase {phase_id}: {detail}; stopping the session and pausing the run (continue with --resume, e.g. --resume {raise_with})"
+            )),
             Event::Warning { message } => self.line(&format!("warning: {message}")),
             Event::RunFinished { summary } => {
                 let text = format!("\n{}", summary::render(summary));

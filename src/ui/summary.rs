@@ -204,6 +204,7 @@ mod tests {
             duration_secs: 65.0,
             commits: vec!["abcdef0123456".into()],
             error: None,
+            limit: None,
         };
         insta::assert_snapshot!(render(&summary));
     }

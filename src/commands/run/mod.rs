@@ -160,6 +160,7 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     match result {
         Ok(summary) => Ok(match summary.status {
             RunStatus::Completed => Exit::Success,
+            RunStatus::Paused if summary.limit.is_some() => Exit::LimitReached,
             RunStatus::Paused => Exit::Interrupted,
             RunStatus::Failed | RunStatus::Running | RunStatus::Interrupted => Exit::Failure,
         }),

@@ -509,6 +509,13 @@ impl Component for ActivityLog {
                 String::new(),
                 lines::paused(phase_id),
             ),
+            Event::LimitReached { detail, .. } => self.push(
+                now,
+                None,
+                Tone::Warning,
+                String::new(),
+                lines::limit_reached(detail),
+            ),
             Event::Resumed { phase_id } => self.push(
                 now,
                 None,

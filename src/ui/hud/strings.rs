@@ -232,6 +232,10 @@ pub(crate) mod lines {
         )
     }
 
+    pub(crate) fn limit_reached(detail: &str) -> String {
+        format!("{detail}: pausing the run")
+    }
+
     pub(crate) fn run_finished(status: RunStatus, secs: f64, tokens: u64, cost: f64) -> String {
         format!(
             "run {status} in {}: {} tokens billed, ${cost:.2}",

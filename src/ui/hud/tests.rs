@@ -554,6 +554,7 @@ fn completed() {
                     duration_secs: 125.0,
                     commits: vec![],
                     error: None,
+                    limit: None,
                 },
             },
         );

@@ -1209,3 +1209,5 @@ fn a_session_stopped_for_its_context_is_priced_from_its_tokens_and_marked_estima
         String::from_utf8_lossy(&text.stdout)
     );
 }
+
+mod guards;

@@ -1,0 +1,123 @@
+//! The guards of an unattended run, with the simulated agent: a cost limit pauses the
+//! run with its work committed and `--resume` with a higher limit finishes it; a time
+//! limit does the same; restarts that make no progress fail the attempt early.
+
+use super::{DONE_TURN, notes_turn, summary, write_turn};
+use crate::support::project::{Project, events_named};
+
+/// Phase 1 writes a.txt cheaply, then its context (and cost) jumps and it idles.
+fn expensive_scenario() -> String {
+    format!(
+        "scripts:\n  - phase: 1\n    turns:\n{}      - say: thinking hard\n        percent: 50\n      - sleep_ms: 20000\n",
+        write_turn(1, "a.txt", "a"),
+    )
+}
+
+#[test]
+fn a_cost_limit_pauses_the_run_with_its_work_committed_and_resume_raises_it() {
+    let project = Project::new();
+    project.plan(&[("1", "N/A", "test -f a.txt")], &expensive_scenario());
+
+    let (code, events) = project.run(&["--max-cost", "0.5"]);
+    assert_eq!(code, 3, "a limit pause exits 3: {events:#?}");
+    let reached = events_named(&events, "limit_reached");
+    assert_eq!(reached.len(), 1, "{events:#?}");
+    assert_eq!(reached[0]["limit"], "max_cost_usd");
+    assert_eq!(reached[0]["raise_with"], "--max-cost 1");
+    let paused = summary(&events);
+    assert_eq!(paused["status"], "paused");
+    assert_eq!(paused["limit"], "max_cost_usd");
+    let error = paused["error"].as_str().expect("reason");
+    assert!(
+        error.contains("max_cost_usd $0.5") && error.contains("--resume --max-cost 1"),
+        "{error}"
+    );
+    assert!(paused["cost_usd"].as_f64().expect("cost") >= 0.5);
+    let messages = project.commit_messages();
+    assert!(messages[0].contains("paused (checkpoint)"), "{messages:?}");
+    let status = project.status_json();
+    assert_eq!(status["run"]["status"], "paused");
+    assert!(
+        status["run"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("max_cost_usd")),
+        "{status:#}"
+    );
+
+    // The same limit pauses again at once, before any session starts.
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 3, "{events:#?}");
+    assert!(events_named(&events, "session_started").is_empty());
+
+    // The resumed session is told where the paused one stopped.
+    let resumed = format!(
+        "scripts:\n  - phase: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"a.txt\"]\n    turns:\n{}{}",
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.write("plan/sim-scenario.yaml", &resumed);
+    project.commit_all("resume scenario");
+    let (code, events) = project.run(&["--resume", "--max-cost", "100"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(summary(&events)["status"], "completed");
+}
+
+#[test]
+fn a_time_limit_pauses_the_run_mid_session() {
+    let project = Project::new();
+    project.plan(&[("1", "N/A", "test -f a.txt")], &expensive_scenario());
+    let started = std::time::Instant::now();
+    let (code, events) = project.run(&["--max-duration", "2s"]);
+    assert_eq!(code, 3, "{events:#?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "the idle session was stopped at the limit, not left to finish"
+    );
+    assert_eq!(
+        events_named(&events, "limit_reached")[0]["limit"],
+        "max_duration"
+    );
+    assert_eq!(summary(&events)["limit"], "max_duration");
+    assert!(
+        project.commit_messages()[0].contains("paused (checkpoint)"),
+        "the work is committed"
+    );
+}
+
+#[test]
+fn restarts_that_change_nothing_fail_the_attempt_with_no_progress() {
+    let project = Project::new();
+    // Every session only reads and fills its context: nothing is written, logged or done.
+    let idle = "scripts:\n  - phase: 1\n    turns:\n      - say: reading\n        percent: 10\n        tools:\n          - read: plan/MASTER_PLAN.md\n      - say: still reading\n        percent: 90\n      - sleep_ms: 20000\n";
+    project.plan(&[("1", "N/A", "true")], idle);
+    let (code, events) = project.run(&["--max-retries", "0", "--max-restarts", "5"]);
+    assert_eq!(code, 1, "{events:#?}");
+    assert_eq!(
+        events_named(&events, "restart").len(),
+        1,
+        "the second stalled session ends the attempt instead of restarting"
+    );
+    let error = summary(&events)["error"]
+        .as_str()
+        .expect("error")
+        .to_owned();
+    assert!(error.contains("no progress"), "{error}");
+    let status = project.status_json();
+    assert_eq!(status["executions"][0]["outcome_code"], -6, "{status:#}");
+
+    let (code, events) = project.run(&[
+        "--restart",
+        "--max-retries",
+        "0",
+        "--max-restarts",
+        "2",
+        "--no-progress-restarts",
+        "0",
+    ]);
+    assert_eq!(code, 1);
+    let error = summary(&events)["error"]
+        .as_str()
+        .expect("error")
+        .to_owned();
+    assert!(error.contains("max restarts exceeded"), "{error}");
+}
