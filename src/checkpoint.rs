@@ -12,6 +12,8 @@ use crate::git::{FileChange, diffstat};
 
 /// The most changed files listed before the rest are summarised.
 const MAX_FILES: usize = 100;
+/// The most characters kept of the handoff the previous session wrote.
+const MAX_HANDOFF: usize = 12_000;
 /// The most characters kept of the previous session's last message.
 const MAX_LAST_MESSAGE: usize = 2_000;
 
@@ -58,6 +60,8 @@ pub struct CheckpointFacts {
     pub changes: Vec<FileChange>,
     /// The previous session's last assistant text.
     pub last_message: Option<String>,
+    /// The handoff the previous session wrote when resumed after its stop, if it did.
+    pub handoff: Option<String>,
 }
 
 /// Render the checkpoint context.
@@ -85,6 +89,27 @@ pub fn render(facts: &CheckpointFacts) -> String {
     out.push_str(
         " Everything below is already done or in progress: continue it, do not redo it.\n",
     );
+
+    if let Some(handoff) = facts
+        .handoff
+        .as_deref()
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+    {
+        out.push_str("\n## Handoff from the previous session\n\n");
+        out.push_str(
+            "The previous session wrote this for you when it was stopped; debussy's own \
+             record follows it.\n\n",
+        );
+        for line in head(handoff, MAX_HANDOFF).lines() {
+            // Its headings sit one level below this section's.
+            if line.starts_with('#') {
+                out.push('#');
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
 
     out.push_str("\n## Progress reported so far\n");
     if facts.progress.is_empty() {
@@ -172,6 +197,14 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Keep the first `max` characters: a handoff leads with its goal and what is done.
+fn head(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
 /// Keep the last `max` characters: the end of a message says where the work stopped.
 fn truncate(text: &str, max: usize) -> String {
     let count = text.chars().count();
@@ -225,6 +258,7 @@ mod tests {
                 },
             ],
             last_message: Some("Now writing the handlers for /tasks.".into()),
+            handoff: None,
         }
     }
 
@@ -244,6 +278,24 @@ mod tests {
             ..CheckpointFacts::default()
         };
         insta::assert_snapshot!(render(&bare));
+    }
+
+    #[test]
+    fn renders_the_agents_handoff_first_with_its_headings_nested() {
+        let with_handoff = CheckpointFacts {
+            handoff: Some(
+                "## Goal\nA cart API.\n\n## Half done\n`src/api.rs`: `delete_item` lacks its test.\n"
+                    .into(),
+            ),
+            ..facts()
+        };
+        let text = render(&with_handoff);
+        let handoff = text
+            .find("## Handoff from the previous session")
+            .expect("section");
+        assert!(handoff < text.find("## Progress reported so far").expect("progress"));
+        assert!(text.contains("\n### Half done\n"), "{text}");
+        insta::assert_snapshot!(text);
     }
 
     #[test]

@@ -224,6 +224,33 @@ pub enum Event {
         /// Where: the phase that continues on resume.
         phase_id: String,
     },
+    /// After a context stop: the stopped session is resumed to write its handoff.
+    HandoffRequested {
+        /// The phase.
+        phase_id: String,
+        /// 1-based attempt.
+        attempt: u32,
+        /// The restart the handoff is for.
+        restart: u32,
+    },
+    /// After a context stop: the stopped session's own handoff was written, or why the
+    /// checkpoint goes without one.
+    Handoff {
+        /// The phase.
+        phase_id: String,
+        /// 1-based attempt.
+        attempt: u32,
+        /// The restart the handoff is for.
+        restart: u32,
+        /// Whether the stopped session wrote it (it heads the next checkpoint).
+        written: bool,
+        /// What happened, or why debussy's checkpoint is used alone.
+        detail: String,
+        /// Tokens the handoff request billed.
+        billed: Billed,
+        /// What it cost, in US dollars (counted in the run's totals).
+        cost_usd: f64,
+    },
     /// A spending or time limit was reached: the running session is stopped, its work
     /// committed, and the run pauses.
     LimitReached {

@@ -74,6 +74,47 @@ impl AgentBackend for ClaudeBackend {
         "claude"
     }
 
+    fn can_resume(&self) -> bool {
+        true
+    }
+
+    /// `claude -p --resume ID` with no built-in tools (`--tools ""`), no MCP servers
+    /// (`--strict-mcp-config` without a config) and one turn. `agent.args` are left out:
+    /// they add tools and servers the handoff must not have; `agent.env` still applies.
+    fn resume_command(
+        &self,
+        session_id: &str,
+        prompt: &str,
+        model: &str,
+    ) -> Result<AgentCommand, AgentError> {
+        let path_var = std::env::var_os("PATH");
+        let program = resolve_program(&self.program, path_var.as_deref(), INSTALL_HINT)?;
+        let args = [
+            "-p",
+            "--resume",
+            session_id,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            model,
+            "--tools",
+            "",
+            "--strict-mcp-config",
+            "--max-turns",
+            "1",
+        ]
+        .iter()
+        .map(|arg| (*arg).to_owned())
+        .collect();
+        Ok(AgentCommand {
+            program,
+            args,
+            env: self.env.clone(),
+            stdin: Some(prompt.to_owned()),
+        })
+    }
+
     fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
         let path_var = std::env::var_os("PATH");
         let program = resolve_program(&self.program, path_var.as_deref(), INSTALL_HINT)?;

@@ -88,6 +88,28 @@ pub trait AgentBackend: Send + Sync {
     fn usage_reporting(&self) -> UsageReporting {
         UsageReporting::PerMessage
     }
+
+    /// Whether [`resume_command`](Self::resume_command) can continue a stopped session, so
+    /// the stopped agent can write its own handoff. By default it cannot.
+    fn can_resume(&self) -> bool {
+        false
+    }
+
+    /// The command that resumes the agent's session `session_id` (same context) for one
+    /// turn on `prompt`, with no tools allowed: the agent-written handoff. Only called
+    /// when [`can_resume`](Self::can_resume) says so.
+    ///
+    /// # Errors
+    /// As [`command`](Self::command); [`AgentError::CannotResume`] by default.
+    fn resume_command(
+        &self,
+        session_id: &str,
+        prompt: &str,
+        model: &str,
+    ) -> Result<AgentCommand, AgentError> {
+        let _ = (session_id, prompt, model);
+        Err(AgentError::CannotResume { agent: self.name() })
+    }
 }
 
 /// Where a run is, for backends that need paths (the sim agent's default scenario).
@@ -149,6 +171,13 @@ pub enum AgentError {
     ScenarioMissing {
         /// The path that was tried.
         path: PathBuf,
+    },
+    /// The agent cannot resume a stopped session (for the agent-written handoff).
+    #[error("the {agent} agent cannot resume a stopped session")]
+    #[diagnostic(code(debussy::agent::cannot_resume), help("set `handoff: mechanical`"))]
+    CannotResume {
+        /// The backend's name.
+        agent: &'static str,
     },
     /// The sim agent's scenario is invalid.
     #[error(transparent)]

@@ -369,6 +369,10 @@ pub struct SimAgentArgs {
     /// Model name to report in the stream.
     #[arg(long, default_value = "sim")]
     pub model: String,
+
+    /// Continue the stopped session with this id: play its script's `handoff` turns.
+    #[arg(long, value_name = "SESSION_ID")]
+    pub resume: Option<String>,
 }
 
 #[cfg(test)]

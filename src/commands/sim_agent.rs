@@ -1,4 +1,5 @@
-//! `debussy __sim-agent SCENARIO --model M`: the simulated agent's process entry point.
+//! `debussy __sim-agent SCENARIO --model M [--resume ID]`: the simulated agent's process
+//! entry point.
 //!
 //! Reads the prompt from stdin (until EOF), plays the scenario's script for this session
 //! (chosen by `DEBUSSY_PHASE_ID`, `DEBUSSY_ATTEMPT`, `DEBUSSY_RESTART`) and exits with the
@@ -21,8 +22,9 @@ pub(super) async fn run(args: SimAgentArgs) -> CommandResult {
         .read_to_string(&mut prompt)
         .await
         .map_err(|err| Failure::usage(miette::miette!("read the prompt from stdin: {err}")))?;
-    let env = PlayerEnv::from_process(&args.scenario, args.model, prompt)
+    let mut env = PlayerEnv::from_process(&args.scenario, args.model, prompt)
         .map_err(|err| Failure::usage(miette::miette!("{err}")))?;
+    env.resume = args.resume;
     let end = player::play(&scenario, &env, std::io::stdout())
         .await
         .map_err(|err| Failure::failed(miette::miette!("{err}")))?;

@@ -227,6 +227,7 @@ impl Runner<'_> {
                         );
                     }
                     tally.restarts += 1;
+                    let limit_reason = reason.clone();
                     let reason = reason.to_string();
                     let status = format!(
                         "checkpoint (restart {number}/{max_restarts}, context {:.1}%)",
@@ -265,6 +266,24 @@ impl Runner<'_> {
                     if let Err(err) = self.store.record_restart(execution, &record) {
                         self.warn(format!("could not record the restart: {err}"));
                     }
+                    let handoff = self
+                        .handoff(
+                            phase,
+                            attempt,
+                            restart,
+                            number,
+                            execution,
+                            &report,
+                            &limit_reason,
+                            &mut tally,
+                        )
+                        .await;
+                    if self.flags.skip_requested {
+                        return (AttemptEnd::Skipped, tally);
+                    }
+                    if self.flags.interrupted || self.limit_reached(&id, 0.0) {
+                        return (AttemptEnd::Interrupted, tally);
+                    }
                     let facts = CheckpointFacts {
                         phase_id: id.clone(),
                         phase_title: phase.title.clone(),
@@ -276,6 +295,7 @@ impl Runner<'_> {
                         todos: report.todos.clone(),
                         changes,
                         last_message: report.last_message.clone(),
+                        handoff: handoff.text,
                     };
                     let delay = self.config.restart_delay;
                     self.emit(Event::Restart {
@@ -331,6 +351,7 @@ impl Runner<'_> {
             todos: Vec::new(),
             changes: vcs::changes_since(self.root.clone(), base).await,
             last_message: None,
+            handoff: None,
         };
         checkpoint::render(&facts)
     }
@@ -482,7 +503,7 @@ impl Runner<'_> {
 
     /// Record a started agent's process group (it leads its own group, so pgid = pid), so
     /// that a resume after this process dies can find and kill it.
-    fn note_agent_group(&mut self, event: &SessionEvent) {
+    pub(super) fn note_agent_group(&mut self, event: &SessionEvent) {
         if let SessionEvent::Started { pid, .. } = event {
             let pgid = i32::try_from(*pid).ok();
             self.agent_group = pgid;

@@ -25,6 +25,7 @@
 
 pub mod attempt;
 mod guards;
+mod handoff;
 pub mod lock;
 mod orphans;
 pub mod phase;

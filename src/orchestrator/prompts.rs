@@ -89,6 +89,31 @@ pub fn phase_prompt(plan: &Plan, phase: &Phase, gates: &[PromptGate], root: &Pat
     out
 }
 
+/// How the handoff prompt begins (it identifies a handoff request in a transcript).
+pub const HANDOFF_OPENING: &str = "debussy is stopping this session now";
+
+/// The prompt a stopped session is resumed with to write its own handoff: one reply, no
+/// tools, fixed sections.
+#[must_use]
+pub fn handoff_prompt(phase_id: &str, phase_title: &str, stop_reason: &str) -> String {
+    format!(
+        "{HANDOFF_OPENING} ({stop_reason}). A fresh session with an empty context will \
+         continue phase {phase_id} ({phase_title}) from the files in git and from the handoff \
+         you write now; it will not see this conversation. You have this one reply and no \
+         tools: do not continue the work.\n\n\
+         Write the handoff in Markdown with exactly these sections, short and concrete, naming \
+         files and functions:\n\n\
+         ## Goal\nWhat this phase must achieve, in one or two sentences.\n\n\
+         ## Done\nWhat is finished (files, functions, tests).\n\n\
+         ## Half done\nWhat was in progress when you were stopped: the file and function, and \
+         what is still missing.\n\n\
+         ## Next steps\nThe exact next steps, in order.\n\n\
+         ## Decisions\nDecisions taken and the reason for each, so they are not revisited.\n\n\
+         ## Traps\nWhat did not work, surprising behaviour, commands that fail and why.\n\n\
+         Write nothing before the first section or after the last.\n"
+    )
+}
+
 /// The prompt for a full retry: what went wrong, then the phase prompt again.
 #[must_use]
 pub fn full_retry_prompt(phase_prompt: &str, attempt: u32, findings: &[Finding]) -> String {
@@ -238,6 +263,13 @@ mod tests {
             output_tail: "line 1\nno such file\n".into(),
         }];
         insta::assert_snapshot!(remediation_prompt(phase, &findings, &gate_runs, &root));
+    }
+
+    #[test]
+    fn handoff_prompt_asks_for_every_section() {
+        let prompt = handoff_prompt("2", "Cart API", "context at 81.3% of 200,000 tokens");
+        assert!(prompt.starts_with(HANDOFF_OPENING));
+        insta::assert_snapshot!(prompt);
     }
 
     #[test]

@@ -148,7 +148,13 @@ impl<'a> Driver<'a> {
                     .await;
             }
         }
-        let command = match spec.backend.command(&spec.prompt, &spec.model) {
+        let command = match &spec.resume {
+            Some(session_id) => spec
+                .backend
+                .resume_command(session_id, &spec.prompt, &spec.model),
+            None => spec.backend.command(&spec.prompt, &spec.model),
+        };
+        let command = match command {
             Ok(command) => command,
             Err(err) => {
                 let help = miette::Diagnostic::help(&err).map(|help| help.to_string());

@@ -22,6 +22,9 @@ pub struct SessionSpec {
     pub model: String,
     /// The prompt, written to the agent's stdin (then closed).
     pub prompt: String,
+    /// Resume the agent's session with this id for one turn without tools (the
+    /// agent-written handoff) instead of starting a fresh one.
+    pub resume: Option<String>,
     /// The agent's working directory (the project root).
     pub cwd: PathBuf,
     /// Extra environment for the agent, applied last (the run's
@@ -75,6 +78,7 @@ impl SessionSpec {
             backend,
             model: config.model.clone(),
             prompt: prompt.into(),
+            resume: None,
             cwd: cwd.into(),
             env: Vec::new(),
             inherit_env: true,
@@ -122,6 +126,7 @@ impl fmt::Debug for SessionSpec {
             .field("backend", &self.backend.name())
             .field("model", &self.model)
             .field("prompt_bytes", &self.prompt.len())
+            .field("resume", &self.resume)
             .field("cwd", &self.cwd)
             .field("env", &self.env)
             .field("inherit_env", &self.inherit_env)

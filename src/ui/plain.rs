@@ -285,6 +285,24 @@ impl Sink for PlainSink {
                 "paused before the next session of phase {phase_id}"
             )),
             Event::Resumed { phase_id } => self.line(&format!("resumed phase {phase_id}")),
+            Event::HandoffRequested { phase_id, .. } => self.line(&format!(
+                "phase {phase_id}: asking the stopped session to write its handoff"
+            )),
+            Event::Handoff {
+                phase_id,
+                written,
+                detail,
+                cost_usd,
+                ..
+            } => {
+                if *written {
+                    self.line(&format!("phase {phase_id}: {detail}, ${cost_usd:.2}"))
+                } else {
+                    self.line(&format!(
+                        "phase {phase_id}: no handoff from the agent ({detail}); the checkpoint is debussy's own"
+                    ))
+                }
+            }
             Event::LimitReached {
                 phase_id,
                 detail,

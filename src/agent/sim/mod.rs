@@ -93,6 +93,24 @@ impl AgentBackend for SimBackend {
         "sim"
     }
 
+    fn can_resume(&self) -> bool {
+        true
+    }
+
+    /// The player with `--resume ID`: it plays the matching script's `handoff` turns.
+    fn resume_command(
+        &self,
+        session_id: &str,
+        prompt: &str,
+        model: &str,
+    ) -> Result<AgentCommand, AgentError> {
+        let mut command = self.command(prompt, model)?;
+        command
+            .args
+            .extend(["--resume".to_owned(), session_id.to_owned()]);
+        Ok(command)
+    }
+
     fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
         if !self.scenario.is_file() {
             return Err(AgentError::ScenarioMissing {

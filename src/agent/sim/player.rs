@@ -36,6 +36,8 @@ pub struct PlayerEnv {
     pub prompt: String,
     /// Environment variables available to `${NAME}` expansion.
     pub vars: BTreeMap<String, String>,
+    /// The session continued with `--resume`: the script's `handoff` turns play.
+    pub resume: Option<String>,
 }
 
 impl PlayerEnv {
@@ -78,6 +80,7 @@ impl PlayerEnv {
             model,
             prompt,
             vars,
+            resume: None,
         })
     }
 
@@ -151,7 +154,10 @@ pub async fn play<W: Write>(
         env,
         out: LineWriter::new(out),
         lines: Lines {
-            session_id: uuid::Uuid::new_v4().to_string(),
+            session_id: env
+                .resume
+                .clone()
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
             model,
         },
         started: Instant::now(),
@@ -228,6 +234,9 @@ impl<W: Write> Player<'_, W> {
                     path: self.env.scenario_path.display().to_string(),
                     selector: self.env.selector.clone(),
                 })?;
+        if self.env.resume.is_some() {
+            return self.play_handoff(script).await;
+        }
         if let Some(missing) = script
             .expect_prompt
             .iter()
@@ -247,6 +256,33 @@ impl<W: Write> Player<'_, W> {
         };
         self.finish(&script.result.subtype, script.result.is_error(), &text, &[])?;
         Ok(PlayEnd::Exit(script.exit_code))
+    }
+
+    /// A resumed session: the script's `handoff` turns, or one message saying what the
+    /// script did, then a successful result.
+    async fn play_handoff(&mut self, script: &Script) -> Result<PlayEnd, PlayError> {
+        self.thread.added_bytes = self.env.prompt.len() as u64;
+        let default;
+        let turns = match &script.handoff {
+            Some(turns) => turns.as_slice(),
+            None => {
+                default = [Turn::Message(MessageTurn {
+                    say: Some(
+                        "## Goal\nPhase ${PHASE}, as the plan describes it.\n\n## Done\nThe steps of the previous session (restart ${RESTART}); the checkpoint below lists its files.\n\n## Next steps\nContinue from the first unfinished task.".to_owned(),
+                    ),
+                    ..MessageTurn::default()
+                })];
+                &default
+            }
+        };
+        for turn in turns {
+            if let Flow::End(end) = self.play_turn(turn, None).await? {
+                return Ok(end);
+            }
+        }
+        let text = self.last_text.clone().unwrap_or_default();
+        self.finish("success", false, &text, &[])?;
+        Ok(PlayEnd::Exit(0))
     }
 
     fn finish(

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::cli::{GlobalArgs, ReportFormat, ShowArgs};
 use crate::exit::{CommandResult, Exit, Failure};
-use crate::state::{ExecutionRecord, GateRecord, RunRecord, StateError, Store};
+use crate::state::{ExecutionRecord, GateRecord, RunRecord, SessionKind, StateError, Store};
 
 use super::render::print;
 mod transcript;
@@ -56,6 +56,17 @@ struct SessionShown {
     prompt: Option<String>,
     checkpoint: Option<String>,
     transcript: Option<TranscriptSummary>,
+    /// After a context stop: the session resumed to write its own handoff.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    handoff: Option<HandoffShown>,
+}
+
+/// The handoff a stopped session was asked for.
+#[derive(Debug, Serialize)]
+struct HandoffShown {
+    outcome: String,
+    cost_usd: f64,
+    log_path: Option<String>,
 }
 
 pub(super) fn run(global: &GlobalArgs, args: &ShowArgs) -> CommandResult {
@@ -143,10 +154,21 @@ fn collect(
     root: &Path,
 ) -> Result<Shown, StateError> {
     let prompts = store.prompts(execution.id)?;
-    let mut sessions: Vec<SessionShown> = store
+    let (handoffs, worked): (Vec<_>, Vec<_>) = store
         .sessions(execution.id)?
         .into_iter()
+        .partition(|session| session.kind == SessionKind::Handoff);
+    let mut sessions: Vec<SessionShown> = worked
+        .into_iter()
         .map(|session| {
+            let handoff = handoffs
+                .iter()
+                .find(|h| h.session_index == session.session_index)
+                .map(|h| HandoffShown {
+                    outcome: h.outcome.clone(),
+                    cost_usd: h.cost_usd,
+                    log_path: h.log_path.clone(),
+                });
             let told = prompts
                 .iter()
                 .find(|p| p.session_index == session.session_index);
@@ -165,6 +187,7 @@ fn collect(
                 prompt: told.map(|p| p.prompt.clone()),
                 checkpoint: told.and_then(|p| p.checkpoint.clone()),
                 transcript,
+                handoff,
             }
         })
         .collect();
@@ -187,6 +210,7 @@ fn collect(
                 prompt: Some(told.prompt.clone()),
                 checkpoint: told.checkpoint.clone(),
                 transcript: None,
+                handoff: None,
             });
         }
     }
@@ -329,6 +353,19 @@ fn render(shown: &Shown) -> String {
         }
         if let Some(path) = &session.log_path {
             let _ = writeln!(out, "  Log: {path}");
+        }
+        if let Some(handoff) = &session.handoff {
+            let _ = writeln!(
+                out,
+                "  Handoff: {}, ${:.2}{}",
+                handoff.outcome.replace('_', " "),
+                handoff.cost_usd,
+                handoff
+                    .log_path
+                    .as_deref()
+                    .map(|path| format!(" ({path})"))
+                    .unwrap_or_default()
+            );
         }
     }
     if !shown.gates.is_empty() {

@@ -509,6 +509,22 @@ impl Component for ActivityLog {
                 String::new(),
                 lines::paused(phase_id),
             ),
+            Event::HandoffRequested { .. } => self.push(
+                now,
+                None,
+                Tone::Restart,
+                String::new(),
+                lines::HANDOFF_REQUESTED.to_owned(),
+            ),
+            Event::Handoff {
+                written, detail, ..
+            } => self.push(
+                now,
+                None,
+                if *written { Tone::Good } else { Tone::Warning },
+                String::new(),
+                lines::handoff(*written, detail),
+            ),
             Event::LimitReached { detail, .. } => self.push(
                 now,
                 None,

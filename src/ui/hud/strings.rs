@@ -232,6 +232,16 @@ pub(crate) mod lines {
         )
     }
 
+    pub(crate) const HANDOFF_REQUESTED: &str = "asking the stopped session to write its handoff";
+
+    pub(crate) fn handoff(written: bool, detail: &str) -> String {
+        if written {
+            format!("handoff: {detail}")
+        } else {
+            format!("no handoff from the agent: {detail}")
+        }
+    }
+
     pub(crate) fn limit_reached(detail: &str) -> String {
         format!("{detail}: pausing the run")
     }

@@ -140,10 +140,18 @@ fn context_restarts_commit_checkpoints_and_the_next_session_gets_the_checkpoint(
     let status = project.status_json();
     assert_eq!(status["run"]["status"], "completed");
     assert_eq!(status["executions"][0]["restarts"], 2);
+    let kinds: Vec<&str> = status["executions"][0]["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|s| s["kind"].as_str().expect("kind"))
+        .collect();
     assert_eq!(
-        status["executions"][0]["sessions"].as_array().map(Vec::len),
-        Some(3)
+        kinds,
+        ["work", "handoff", "work", "handoff", "work"],
+        "each stopped session wrote its handoff"
     );
+    assert_eq!(status["totals"]["handoffs"], 2);
     let log = status["executions"][0]["sessions"][0]["log_path"]
         .as_str()
         .expect("log path");
@@ -1211,3 +1219,4 @@ fn a_session_stopped_for_its_context_is_priced_from_its_tokens_and_marked_estima
 }
 
 mod guards;
+mod handoff;

@@ -91,6 +91,10 @@ pub struct Script {
     pub expect_prompt: Vec<String>,
     /// What the agent does, in order.
     pub turns: Vec<Turn>,
+    /// What the agent does when this session is resumed to write its handoff (after a
+    /// context stop); a default handoff message when absent.
+    #[serde(default)]
+    pub handoff: Option<Vec<Turn>>,
     /// The final `result` line.
     #[serde(default)]
     pub result: ResultSpec,
