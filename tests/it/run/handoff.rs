@@ -95,3 +95,67 @@ fn mechanical_handoffs_ask_nobody() {
     assert_eq!(handoff["detail"], "handoff is set to mechanical");
     assert!(summary(&events).get("handoffs").is_none());
 }
+
+#[test]
+fn a_handoff_that_takes_too_long_is_stopped_and_not_used() {
+    let project = Project::new();
+    let slow = "    handoff:\n      - sleep_ms: 30000\n      - say: too late\n";
+    project.plan(
+        &[("1", "N/A", "test -f b.txt")],
+        &scenario(slow, "\"# Checkpoint: phase 1\""),
+    );
+    let started = std::time::Instant::now();
+    let (code, events) = project.run(&["--handoff-timeout", "1"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let handoff = events_named(&events, "handoff")[0].clone();
+    assert_eq!(handoff["written"], false);
+    assert_eq!(
+        handoff["detail"],
+        "the handoff session did not answer within handoff_timeout (1s)"
+    );
+}
+
+#[test]
+fn a_handoff_session_that_compacts_is_not_used() {
+    let project = Project::new();
+    let compacts =
+        "    handoff:\n      - compact: {trigger: auto}\n      - say: summary-based handoff\n";
+    project.plan(
+        &[("1", "N/A", "test -f b.txt")],
+        &scenario(compacts, "\"# Checkpoint: phase 1\""),
+    );
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let handoff = events_named(&events, "handoff")[0].clone();
+    assert_eq!(handoff["written"], false);
+    assert_eq!(
+        handoff["detail"],
+        "the handoff session compacted its context"
+    );
+}
+
+#[test]
+fn a_stop_too_close_to_the_window_asks_for_no_handoff() {
+    let project = Project::new();
+    let text = format!(
+        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}{}      - sleep_ms: 5000\n    handoff:\n      - crash: {{exit_code: 9}}\n  - phase: 1\n    restart: 1\n    turns:\n{}{}",
+        write_turn(30, "a.txt", "a"),
+        write_turn(97, "b.txt", "b"),
+        notes_turn("1"),
+        DONE_TURN,
+    );
+    project.plan(&[("1", "N/A", "test -f b.txt")], &text);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(events_named(&events, "handoff_requested").is_empty());
+    let handoff = events_named(&events, "handoff")[0].clone();
+    assert_eq!(handoff["written"], false);
+    assert!(
+        handoff["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("the stop left ")
+                && d.contains("of 200,000 tokens, too few for one more request")),
+        "{handoff:#}"
+    );
+}

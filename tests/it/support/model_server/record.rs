@@ -28,6 +28,8 @@ pub enum RequestKind {
     },
     /// Claude Code asking for a compaction summary (auto-compact or `/compact`).
     Compact,
+    /// debussy's handoff request: a stopped session resumed with the handoff prompt.
+    Handoff,
     /// A side request: non-streaming, or streaming without tools (titles, summaries,
     /// small-model helpers).
     Side,
@@ -50,6 +52,7 @@ impl fmt::Display for RequestKind {
             } => write!(f, "subagent {key:?} turn {turn}"),
             Self::Subagent { key: None, turn } => write!(f, "unmatched subagent turn {turn}"),
             Self::Compact => f.write_str("compaction"),
+            Self::Handoff => f.write_str("handoff"),
             Self::Side => f.write_str("side request"),
             Self::CountTokens => f.write_str("count_tokens"),
             Self::Hello => f.write_str("hello probe"),

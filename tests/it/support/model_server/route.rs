@@ -9,7 +9,9 @@
 //! - subagent calls carry `cc_is_subagent=true` in the first system block (the
 //!   billing header) and the subagent's prompt as the last text of the first user
 //!   message;
-//! - the main thread streams and offers tools.
+//! - the main thread streams and offers tools;
+//! - debussy's handoff request (a stopped session resumed without tools) is the one
+//!   whose last user message begins with debussy's handoff prompt.
 //!
 //! Anything non-streaming, or streaming without tools, is a side request and gets the
 //! scenario's canned text. Scripts advance per conversation, so a side request or a
@@ -25,6 +27,9 @@ const SUBAGENT_MARKER: &str = "cc_is_subagent=true";
 
 /// Phrase of Claude Code's compaction prompt.
 const COMPACT_MARKER: &str = "create a detailed summary of the conversation";
+
+/// How debussy's handoff prompt begins (`orchestrator::prompts::HANDOFF_OPENING`).
+const HANDOFF_MARKER: &str = "debussy is stopping this session now";
 
 /// What the server sends back.
 #[derive(Debug)]
@@ -159,6 +164,16 @@ impl Router {
                 scripted: true,
                 answer: Answer::Turn {
                     turn: Turn::reply(summary).usage(Usage::new(2_000, 0, 0, 400)),
+                    streaming,
+                },
+            };
+        }
+        if request.last_user_text().contains(HANDOFF_MARKER) {
+            return Decision {
+                kind: RequestKind::Handoff,
+                scripted: true,
+                answer: Answer::Turn {
+                    turn: self.scenario.handoff.clone(),
                     streaming,
                 },
             };

@@ -286,6 +286,7 @@ pub struct Scenario {
     pub(super) subagents: Vec<SubagentScript>,
     pub(super) when_exhausted: Turn,
     pub(super) compact_summary: String,
+    pub(super) handoff: Turn,
     pub(super) side_reply: String,
     pub(super) count_tokens: Option<u64>,
 }
@@ -304,6 +305,10 @@ impl Scenario {
             subagents: Vec::new(),
             when_exhausted: Turn::reply("The scripted model has no more turns."),
             compact_summary: "Scripted summary of the conversation so far.".to_owned(),
+            handoff: Turn::reply(
+                "## Goal\nThe scripted phase.\n\n## Done\nWhat the transcript shows.\n\n## Next steps\nContinue.",
+            )
+            .usage(Usage::new(10, 0, 0, 60)),
             side_reply: "ok".to_owned(),
             count_tokens: None,
         }
@@ -355,6 +360,14 @@ impl Scenario {
     #[must_use]
     pub fn compact_summary(mut self, summary: impl Into<String>) -> Self {
         self.compact_summary = summary.into();
+        self
+    }
+
+    /// The answer to debussy's handoff request (default: a short three-section handoff).
+    /// Error turns answer every handoff request.
+    #[must_use]
+    pub fn handoff(mut self, turn: Turn) -> Self {
+        self.handoff = turn;
         self
     }
 
