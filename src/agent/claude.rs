@@ -89,7 +89,7 @@ impl AgentBackend for ClaudeBackend {
     ) -> Result<AgentCommand, AgentError> {
         let path_var = std::env::var_os("PATH");
         let program = resolve_program(&self.program, path_var.as_deref(), INSTALL_HINT)?;
-        let args = [
+        let mut args: Vec<String> = [
             "-p",
             "--resume",
             session_id,
@@ -107,6 +107,7 @@ impl AgentBackend for ClaudeBackend {
         .iter()
         .map(|arg| (*arg).to_owned())
         .collect();
+        args.extend(guard_settings());
         Ok(AgentCommand {
             program,
             args,
@@ -129,6 +130,7 @@ impl AgentBackend for ClaudeBackend {
         .iter()
         .map(|arg| (*arg).to_owned())
         .collect();
+        args.extend(guard_settings());
         args.extend(self.permissions.iter().cloned());
         args.extend(self.args.iter().cloned());
         Ok(AgentCommand {
@@ -138,6 +140,26 @@ impl AgentBackend for ClaudeBackend {
             stdin: Some(prompt.to_owned()),
         })
     }
+}
+
+/// `--settings` with debussy's own hooks for a session: a `PreCompact` hook running
+/// `debussy __hook pre-compact`, which blocks the agent's compaction when the session
+/// listens (see [`crate::session::guard`]) and lets it happen otherwise. Claude Code
+/// merges these settings with the user's and project's own, hooks included; a
+/// `--settings` in `agent.args` comes later and replaces them.
+fn guard_settings() -> Vec<String> {
+    let Ok(exe) = std::env::current_exe() else {
+        tracing::warn!("cannot locate the debussy executable for the compaction hook");
+        return Vec::new();
+    };
+    let command = format!(
+        "{} __hook pre-compact",
+        crate::process::shell_quote(&exe.to_string_lossy())
+    );
+    let settings = serde_json::json!({
+        "hooks": {"PreCompact": [{"hooks": [{"type": "command", "command": command}]}]}
+    });
+    vec!["--settings".to_owned(), settings.to_string()]
 }
 
 /// Find `program`: a name without a `/` is looked up in `path_var` (the value of `PATH`); a
@@ -268,8 +290,21 @@ mod tests {
             .command("do the thing", "sonnet")
             .expect("command");
         assert_eq!(command.program, program);
+        let settings = command
+            .args
+            .iter()
+            .position(|arg| arg == "--settings")
+            .expect("debussy's settings");
+        let hooks: serde_json::Value =
+            serde_json::from_str(&command.args[settings + 1]).expect("settings json");
+        let hook = hooks["hooks"]["PreCompact"][0]["hooks"][0]["command"]
+            .as_str()
+            .expect("hook command");
+        assert!(hook.ends_with(" __hook pre-compact"), "{hook}");
+        let mut args = command.args.clone();
+        args.drain(settings..settings + 2);
         assert_eq!(
-            command.args,
+            args,
             [
                 "-p",
                 "--output-format",

@@ -91,6 +91,24 @@ pub enum Command {
     /// Play a simulated agent scenario (used by the `sim` agent backend).
     #[command(name = "__sim-agent", hide = true)]
     SimAgent(SimAgentArgs),
+    /// A hook debussy gives the agent (Claude Code runs it).
+    #[command(name = "__hook", hide = true)]
+    Hook(HookArgs),
+}
+
+/// `debussy __hook EVENT`.
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The hook event being handled.
+    #[arg(value_enum)]
+    pub event: HookEvent,
+}
+
+/// The agent hook events debussy handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookEvent {
+    /// Claude Code is about to compact the context: block it when a session listens.
+    PreCompact,
 }
 
 /// Output format of reporting commands.

@@ -8,6 +8,7 @@ mod config;
 mod doctor;
 mod done;
 mod history;
+mod hook;
 mod init;
 mod mcp;
 mod progress;
@@ -40,6 +41,7 @@ pub async fn dispatch(cli: Cli) -> CommandResult {
         Command::Show(args) => show::run(global, &args),
         Command::Mcp(McpCommand::Supervise(args)) => mcp::supervise(global, args).await,
         Command::SimAgent(args) => sim_agent::run(args).await,
+        Command::Hook(args) => hook::run(&args),
     }
 }
 

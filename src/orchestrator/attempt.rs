@@ -15,6 +15,7 @@ use crate::events::{Event, RunRequest};
 use crate::plan::Phase;
 use crate::restart::{BudgetDecision, NO_PROGRESS, ProgressWatch, RestartBudget, SessionProgress};
 use crate::run_env::RunEnv;
+use crate::session::guard::CompactionGuard;
 use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
 use crate::state::{CompletionStatus, RestartRecord, SessionKind, SessionRecord, now};
 use crate::words::plural;
@@ -440,6 +441,11 @@ impl Runner<'_> {
         spec.log_path = log_path;
         if !restarts_allowed {
             spec.meter = spec.meter.observe_only();
+        }
+        // The agent's own compaction becomes a checkpoint restart while one is left;
+        // after that it compacts as it would without debussy.
+        if restarts_allowed && restart < max_restarts {
+            spec.compaction_guard = CompactionGuard::Stop;
         }
         // Every remembered window: the agent names its model in full (`claude-opus-5-5`)
         // on its first line while the config may hold an alias (`opus`), so the window

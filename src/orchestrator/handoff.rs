@@ -20,6 +20,7 @@ use crate::context::StopReason;
 use crate::events::{Event, RunRequest};
 use crate::plan::Phase;
 use crate::run_env::RunEnv;
+use crate::session::guard::CompactionGuard;
 use crate::session::{
     self, LimitReason, SessionControl, SessionEvent, SessionOutcome, SessionReport,
 };
@@ -29,10 +30,12 @@ use super::attempt::AttemptTally;
 use super::prompts;
 use super::runner::Runner;
 
-/// Tokens of the window that must be left after a stop for the handoff request: its
-/// prompt (about 400 tokens), an answer of a few thousand tokens, and the agent's own
-/// per-request additions, with room to spare.
-pub const HANDOFF_HEADROOM: u64 = 10_000;
+/// Tokens of the window that must be left after a stop for the handoff request. Claude
+/// Code keeps this much free (20,000 for the answer, 13,000 of buffer) and compacts
+/// before any request that would eat into it, so a session stopped closer to its window
+/// cannot be resumed without compacting; it also covers the handoff prompt (about 400
+/// tokens) and its answer.
+pub const HANDOFF_HEADROOM: u64 = 33_000;
 
 /// What is known about the stopped session when deciding whether to ask it.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +83,7 @@ fn skip_reason(
     let left = stopped.window.saturating_sub(stopped.tokens);
     if stopped.window > 0 && left < HANDOFF_HEADROOM {
         return Some(format!(
-            "the stop left {} of {} tokens, too few for one more request (at least {} needed)",
+            "the stop left {} of {} tokens, fewer than the {} the agent keeps free: it would compact before answering",
             crate::context::group(left),
             crate::context::group(stopped.window),
             crate::context::group(HANDOFF_HEADROOM)
@@ -106,7 +109,15 @@ fn handoff_text(report: &SessionReport, timeout: u64) -> Result<String, String> 
             "the handoff session did not answer within handoff_timeout ({timeout}s)"
         )),
         SessionOutcome::Interrupted => Err("the handoff session was interrupted".to_owned()),
-        other => Err(format!("the handoff session failed: {other}")),
+        other => Err(match report.last_message.as_deref().map(str::trim) {
+            Some(said) if !said.is_empty() => {
+                format!(
+                    "the handoff session failed: {other}: {}",
+                    said.lines().next().unwrap_or(said)
+                )
+            }
+            _ => format!("the handoff session failed: {other}"),
+        }),
     }
 }
 
@@ -226,6 +237,7 @@ impl Runner<'_> {
         // summary, so that ends it.
         spec.meter = spec.meter.observe_only();
         spec.meter.stop_on_compact = true;
+        spec.compaction_guard = CompactionGuard::Block;
         spec.window.remembered = self.store.context_windows().unwrap_or_default();
         let control = SessionControl::new();
         let (sender, mut receiver) = mpsc::unbounded_channel();
@@ -347,7 +359,7 @@ mod tests {
                     tokens: 195_000,
                     ..ASKABLE
                 },
-                "the stop left 5,000 of 200,000 tokens",
+                "the stop left 5,000 of 200,000 tokens, fewer than the 33,000",
             ),
         ];
         for (mode, can_resume, stopped, words) in cases {

@@ -73,6 +73,7 @@ impl fmt::Display for StopCause {
         match self {
             StopCause::ContextLimit(LimitReason::Meter(reason)) => reason.fmt(f),
             StopCause::ContextLimit(LimitReason::Manual) => f.write_str("manual restart"),
+            StopCause::ContextLimit(reason @ LimitReason::AgentCompactionBlocked) => reason.fmt(f),
             StopCause::Timeout { after } => write!(f, "timed out after {after:.0?}"),
             StopCause::Interrupt => f.write_str("interrupted"),
         }
@@ -114,6 +115,11 @@ pub enum SessionWarning {
         /// What failed.
         message: String,
     },
+    /// The compaction guard could not be set up: the agent may compact on its own.
+    Guard {
+        /// What failed.
+        message: String,
+    },
 }
 
 impl fmt::Display for SessionWarning {
@@ -135,6 +141,10 @@ impl fmt::Display for SessionWarning {
             SessionWarning::Log { path, message } => {
                 write!(f, "session log {}: {message}", path.display())
             }
+            SessionWarning::Guard { message } => write!(
+                f,
+                "the compaction guard could not be set up ({message}); the agent may compact its context on its own"
+            ),
         }
     }
 }

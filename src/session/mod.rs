@@ -47,6 +47,7 @@
 mod control;
 mod event;
 mod finish;
+pub mod guard;
 mod log;
 mod outcome;
 mod report;

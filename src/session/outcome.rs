@@ -224,6 +224,9 @@ pub enum LimitReason {
     Meter(StopReason),
     /// The user asked for a restart (the HUD's `r`).
     Manual,
+    /// The agent was about to compact its own context and debussy's `PreCompact` hook
+    /// blocked it (see [`super::guard`]).
+    AgentCompactionBlocked,
 }
 
 impl fmt::Display for LimitReason {
@@ -232,6 +235,9 @@ impl fmt::Display for LimitReason {
         match self {
             LimitReason::Meter(reason) => reason.fmt(f),
             LimitReason::Manual => f.write_str("manual"),
+            LimitReason::AgentCompactionBlocked => f.write_str(
+                "agent_compaction_blocked: the agent was about to compact its context; debussy's PreCompact hook blocked it",
+            ),
         }
     }
 }

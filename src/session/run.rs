@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use super::control::{Requests, SessionControl};
 use super::event::{Activity, ActivityKind, Thread};
 use super::event::{SessionEvent, SessionWarning, StopCause};
+use super::guard::{CompactionGuard, GUARD_ENV, GuardPipe, guard_path};
 use super::log::{SessionLog, StderrLog, stderr_log_path};
 use super::outcome::{LimitReason, SpawnFailure};
 use super::report::SessionReport;
@@ -170,6 +171,22 @@ impl<'a> Driver<'a> {
             process = process.env_clear();
         }
         process = process.envs(&command.env).envs(spec.env.iter().cloned());
+        let guard = if spec.compaction_guard != CompactionGuard::Off {
+            match GuardPipe::open(guard_path(&spec.log_path)) {
+                Ok(guard) => {
+                    process = process.env(GUARD_ENV, guard.path().display().to_string());
+                    Some(guard)
+                }
+                Err(err) => {
+                    self.warn(SessionWarning::Guard {
+                        message: err.to_string(),
+                    });
+                    None
+                }
+            }
+        } else {
+            None
+        };
         if let Some(stdin) = command.stdin {
             process = process.stdin_payload(stdin);
         }
@@ -194,7 +211,7 @@ impl<'a> Driver<'a> {
         self.send_snapshot();
 
         if let Some(mut output) = child.take_events() {
-            self.drive(&mut output, &ctl, control).await;
+            self.drive(&mut output, &ctl, control, guard).await;
         } else {
             // Not reachable (the events were just created), but never leave a child.
             self.exit = Some(ctl.kill().await);
@@ -210,6 +227,7 @@ impl<'a> Driver<'a> {
         output: &mut crate::process::Events,
         ctl: &ChildControl,
         control: &SessionControl,
+        mut guard: Option<GuardPipe>,
     ) {
         let mut requests = control.subscribe();
         let mut requests_open = true;
@@ -245,6 +263,20 @@ impl<'a> Driver<'a> {
                     if ctl.is_running() {
                         self.warn(SessionWarning::Lingered { after: RESULT_LINGER });
                         ctl.request_stop();
+                    }
+                }
+                () = pre_compact(guard.as_mut()), if guard.is_some() => {
+                    if self.spec.compaction_guard == CompactionGuard::Stop {
+                        tracing::debug!("the agent was about to compact; its hook blocked it, stopping the session");
+                        self.begin_stop(
+                            StopCause::ContextLimit(LimitReason::AgentCompactionBlocked),
+                            Instant::now(),
+                            ctl,
+                        );
+                        // Heard once is enough; the FIFO goes with it.
+                        guard = None;
+                    } else {
+                        tracing::debug!("the agent was about to compact; its hook blocked it");
                     }
                 }
                 () = sleep_until(snapshot_due), if snapshot_due.is_some() => self.flush_snapshot(),
@@ -510,6 +542,14 @@ impl<'a> Driver<'a> {
         tracing::warn!("{warning}");
         self.warnings.push(warning.clone());
         self.send(SessionEvent::Warning(warning));
+    }
+}
+
+/// Wait for the agent's hook to announce a compaction, or forever without a guard.
+async fn pre_compact(guard: Option<&mut GuardPipe>) {
+    match guard {
+        Some(guard) => guard.pre_compact().await,
+        None => std::future::pending().await,
     }
 }
 

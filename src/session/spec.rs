@@ -38,6 +38,10 @@ pub struct SessionSpec {
     pub timeout: Option<Duration>,
     /// The context meter's thresholds.
     pub meter: MeterSettings,
+    /// What to do when the agent is about to compact its own context (Claude Code's
+    /// `PreCompact` hook, see [`super::guard`]); off when the session cannot be
+    /// restarted, so the agent may compact and carry on.
+    pub compaction_guard: super::guard::CompactionGuard,
     /// How the context window is resolved: the configured override, the windows
     /// remembered for models in earlier sessions, the configured model name.
     pub window: WindowInputs,
@@ -84,6 +88,7 @@ impl SessionSpec {
             inherit_env: true,
             timeout: (config.timeout > 0).then(|| Duration::from_secs(config.timeout)),
             meter,
+            compaction_guard: super::guard::CompactionGuard::Off,
             window: WindowInputs {
                 configured: config.agent.model_context_window,
                 remembered: std::collections::BTreeMap::new(),
@@ -132,6 +137,7 @@ impl fmt::Debug for SessionSpec {
             .field("inherit_env", &self.inherit_env)
             .field("timeout", &self.timeout)
             .field("meter", &self.meter)
+            .field("compaction_guard", &self.compaction_guard)
             .field("window", &self.window)
             .field("stop_grace", &self.stop_grace)
             .field("log_path", &self.log_path)

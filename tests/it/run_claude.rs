@@ -478,7 +478,7 @@ fn one_stop_scenario(project: &Project) -> Scenario {
                 json!({"file_path": project.path("a.txt"), "content": "a\n"}),
             )
             .usage(usage(50)),
-        Turn::new().text("Next, b.txt.").usage(usage(85)).hold(),
+        Turn::new().text("Next, b.txt.").usage(usage(82)).hold(),
         Turn::new()
             .text("Creating b.txt.")
             .tool_use(
@@ -571,4 +571,101 @@ fn a_handoff_request_that_fails_falls_back_to_the_mechanical_checkpoint() {
         !next.contains("## Handoff from the previous session"),
         "{next}"
     );
+}
+
+#[test]
+fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
+    let Some(cli) = claude::require() else { return };
+    let project = Project::new(cli);
+    // Claude Code arms its auto-compaction only when it knows the window.
+    let args: Vec<String> = [
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        &DEFAULT_ALLOWED_TOOLS.join(","),
+    ]
+    .iter()
+    .map(|a| format!("\"{a}\""))
+    .collect();
+    project.plan_with_agent(
+        &[("1", "test -f a.txt && test -f b.txt")],
+        &format!(
+            "  args: [{}]\n  env:\n    CLAUDE_CODE_AUTO_COMPACT_WINDOW: \"200000\"\n",
+            args.join(", ")
+        ),
+    );
+    // The user's own settings and hooks (here a PostToolUse hook in their user settings)
+    // keep working beside debussy's.
+    let marker = project.sandbox.home().join("user-hook-ran");
+    let settings = json!({"hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{
+        "type": "command",
+        "command": format!("touch '{}'", marker.display()),
+    }]}]}});
+    std::fs::write(
+        project.sandbox.config_dir().join("settings.json"),
+        settings.to_string(),
+    )
+    .expect("user settings");
+    let server = ModelServer::start(
+        Scenario::new().turns([
+            // One turn takes the context from nothing to 90 %: under debussy's 97 % threshold,
+            // past Claude Code's own compaction point (about 83 % of 200,000). Claude Code
+            // then compacts before its next request: the hook blocks that and debussy stops
+            // the session.
+            Turn::new()
+                .text("Creating a.txt.")
+                .tool_use(
+                    "Write",
+                    json!({"file_path": project.path("a.txt"), "content": "a\n"}),
+                )
+                .usage(Usage::new(10, 179_000, 1_000, 50)),
+            Turn::new()
+                .text("Creating b.txt.")
+                .tool_use(
+                    "Write",
+                    json!({"file_path": project.path("b.txt"), "content": "b\n"}),
+                )
+                .usage(usage(20)),
+            Turn::reply("Phase 1 is done.").usage(usage(21)),
+        ]),
+    )
+    .expect("model server");
+
+    let (code, events) = project.run(&server, &["--context-threshold", "97"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let restarts = named(&events, "restart");
+    assert_eq!(restarts.len(), 1, "{events:#?}");
+    assert!(
+        restarts[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
+        "{:#}",
+        restarts[0]
+    );
+    assert!(
+        server.requests_of(&RequestKind::Compact).is_empty(),
+        "no summarisation request reached the model: {:#?}",
+        server.requests()
+    );
+    assert!(marker.exists(), "the user's own hook ran too");
+    // Stopped at Claude Code's own compaction point, the session has no room left for a
+    // handoff request: resumed, it would compact first.
+    let handoff = named(&events, "handoff")[0].clone();
+    assert_eq!(handoff["written"], false, "{handoff:#}");
+    assert!(
+        handoff["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("would compact before answering")),
+        "{handoff:#}"
+    );
+    assert!(server.requests_of(&RequestKind::Handoff).is_empty());
+    assert_eq!(sessions(&server).len(), 2, "{:#?}", server.requests());
+    let status = project.status(&server);
+    assert!(
+        status["executions"][0]["restart_events"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
+        "{status:#}"
+    );
+    assert!(project.root().join("b.txt").exists());
 }

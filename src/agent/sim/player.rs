@@ -323,12 +323,45 @@ impl<W: Write> Player<'_, W> {
     }
 
     fn compact(&mut self, spec: &CompactSpec) -> Result<(), PlayError> {
+        if self.pre_compact_blocked(spec) {
+            // As Claude Code: the compaction does not happen and the turn goes on.
+            return Ok(());
+        }
         let pre_tokens = spec.pre_tokens.unwrap_or(self.thread.context);
         self.out
             .emit(&self.lines.compact_boundary(&spec.trigger, pre_tokens))?;
         // What survives compaction is a summary: the context starts small again.
         self.thread = Thread::new(pre_tokens / 10);
         Ok(())
+    }
+
+    /// Run debussy's `PreCompact` hook, as Claude Code runs the hooks of its settings,
+    /// when the session set up a compaction guard; true when the hook blocked it (exit 2).
+    fn pre_compact_blocked(&self, spec: &CompactSpec) -> bool {
+        if self
+            .env
+            .vars
+            .get(crate::session::guard::GUARD_ENV)
+            .is_none_or(String::is_empty)
+        {
+            return false;
+        }
+        let input = serde_json::json!({
+            "hook_event_name": "PreCompact",
+            "session_id": self.lines.session_id,
+            "trigger": spec.trigger,
+        });
+        let child = std::process::Command::new(&self.env.exe)
+            .args(["__hook", "pre-compact"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let Ok(mut child) = child else { return false };
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(input.to_string().as_bytes());
+        }
+        child.wait().is_ok_and(|status| status.code() == Some(2))
     }
 
     fn crash(&mut self, spec: &CrashSpec) -> Result<PlayEnd, PlayError> {

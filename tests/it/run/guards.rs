@@ -121,3 +121,38 @@ fn restarts_that_change_nothing_fail_the_attempt_with_no_progress() {
         .to_owned();
     assert!(error.contains("max restarts exceeded"), "{error}");
 }
+
+#[test]
+fn the_agents_own_compaction_becomes_a_restart_until_the_last_session() {
+    let project = Project::new();
+    // Every session writes a file, then compacts. The agent's hook reports each
+    // compaction; while a restart is left it is blocked and the session restarted, the
+    // last session (no restart left) compacts as it would without debussy.
+    let text = "scripts:\n  - turns:\n      - say: writing\n        percent: 30\n        tools:\n          - write: {path: \"f${RESTART}.txt\", content: x}\n      - compact: {trigger: auto}\n      - sleep_ms: 5000\n";
+    project.plan(&[("1", "N/A", "true")], text);
+    let (code, events) = project.run(&["--max-restarts", "1", "--max-retries", "0"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let restarts = events_named(&events, "restart");
+    assert_eq!(restarts.len(), 1, "{events:#?}");
+    assert!(
+        restarts[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
+        "{:#}",
+        restarts[0]
+    );
+    let ended = events_named(&events, "session_ended");
+    assert!(
+        ended[1]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("compacted")),
+        "the last session compacted on its own: {:#}",
+        ended[1]
+    );
+    assert!(
+        summary(&events)["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("max restarts exceeded")),
+        "{events:#?}"
+    );
+}

@@ -146,12 +146,15 @@ fn context_restarts_commit_checkpoints_and_the_next_session_gets_the_checkpoint(
         .iter()
         .map(|s| s["kind"].as_str().expect("kind"))
         .collect();
-    assert_eq!(
-        kinds,
-        ["work", "handoff", "work", "handoff", "work"],
-        "each stopped session wrote its handoff"
+    // Stopped at 85 % and 90 %, neither session had room left to write a handoff.
+    assert_eq!(kinds, ["work", "work", "work"]);
+    assert_eq!(status["totals"]["handoffs"], 0);
+    assert!(
+        events_named(&events, "handoff")
+            .iter()
+            .all(|h| h["written"] == false),
+        "{events:#?}"
     );
-    assert_eq!(status["totals"]["handoffs"], 2);
     let log = status["executions"][0]["sessions"][0]["log_path"]
         .as_str()
         .expect("log path");

@@ -1,0 +1,45 @@
+//! `debussy __hook pre-compact`: the `PreCompact` hook debussy gives Claude Code.
+//!
+//! Claude Code runs it before it compacts a session's context, with the hook's JSON on
+//! stdin. When the session's debussy listens on the FIFO named in
+//! [`GUARD_ENV`](crate::session::guard::GUARD_ENV), the hook tells it and exits 2, which
+//! blocks the compaction (stderr is the reason Claude Code records); debussy then stops
+//! the session and continues in a fresh one from a checkpoint. When nobody listens it
+//! exits 0 without a word and the compaction goes ahead, as without debussy.
+
+use std::io::Read as _;
+use std::path::Path;
+
+use crate::cli::HookArgs;
+use crate::exit::{CommandResult, Exit};
+use crate::session::guard::{self, GUARD_ENV};
+
+/// The most bytes of hook input read (and ignored): Claude Code's input is small JSON.
+const MAX_INPUT: u64 = 1 << 20;
+
+/// Why the compaction was blocked, as Claude Code records it.
+const BLOCKED: &str = "debussy blocked this compaction: it stops the session and continues the work in a fresh one from a checkpoint";
+
+pub(super) fn run(args: &HookArgs) -> CommandResult {
+    let _ = std::io::stdin()
+        .take(MAX_INPUT)
+        .read_to_end(&mut Vec::new());
+    let crate::cli::HookEvent::PreCompact = args.event;
+    let Some(path) = std::env::var_os(GUARD_ENV).filter(|path| !path.is_empty()) else {
+        return Ok(Exit::Success);
+    };
+    match guard::notify(Path::new(&path)) {
+        Ok(true) => {
+            eprintln!("{BLOCKED}");
+            std::process::exit(2)
+        }
+        Ok(false) => Ok(Exit::Success),
+        Err(err) => {
+            // Fail open: an agent that compacts loses detail, one that cannot is stuck.
+            eprintln!(
+                "debussy: could not reach the session ({err}); letting the compaction go ahead"
+            );
+            Ok(Exit::Success)
+        }
+    }
+}
