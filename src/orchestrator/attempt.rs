@@ -4,20 +4,15 @@
 //! the restart budget runs out.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::time::Duration;
-
-use tokio::sync::mpsc;
 
 use crate::checkpoint::{self, CheckpointFacts, TodoStatus};
 use crate::context::cost::Billed;
-use crate::events::{Event, RunRequest};
+use crate::events::Event;
 use crate::plan::Phase;
 use crate::restart::{BudgetDecision, NO_PROGRESS, ProgressWatch, RestartBudget, SessionProgress};
-use crate::run_env::RunEnv;
-use crate::session::guard::CompactionGuard;
-use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
-use crate::state::{CompletionStatus, RestartRecord, SessionKind, SessionRecord, now};
+use crate::session::{SessionOutcome, SessionReport};
+use crate::state::{CompletionStatus, RestartRecord, now};
 use crate::words::plural;
 
 use super::runner::{ResumePoint, Runner};
@@ -357,24 +352,6 @@ impl Runner<'_> {
         checkpoint::render(&facts)
     }
 
-    /// A transcript path no earlier session of this run used: sessions of a resumed run
-    /// start their numbering again, so the number continues past existing files.
-    fn fresh_log_path(&self, phase_id: &str, attempt: u32, restart: u32) -> PathBuf {
-        let dir = self
-            .root
-            .join(".debussy/runs")
-            .join(&self.run_id)
-            .join(phase_id);
-        let mut number = restart + 1;
-        loop {
-            let path = dir.join(format!("attempt-{attempt}-session-{number}.jsonl"));
-            if !path.exists() {
-                return path;
-            }
-            number += 1;
-        }
-    }
-
     /// Interrupt or skip, whichever stopped the current step.
     fn stop_reason(&self) -> AttemptEnd {
         if self.flags.skip_requested {
@@ -415,192 +392,5 @@ impl Runner<'_> {
             .ok()
             .flatten()
             .map(|s| s.id)
-    }
-
-    /// Run one session, forwarding its events and serving requests while it runs.
-    async fn run_session(
-        &mut self,
-        phase: &Phase,
-        attempt: u32,
-        restart: u32,
-        max_restarts: u32,
-        prompt: &str,
-        restarts_allowed: bool,
-    ) -> SessionReport {
-        let id = phase.id.as_str().to_owned();
-        let log_path = self.fresh_log_path(&id, attempt, restart);
-        let run_env = RunEnv {
-            run_id: self.run_id.clone(),
-            phase_id: id.clone(),
-            attempt,
-            restart,
-            project_root: self.root.clone(),
-        };
-        let mut spec = self.session.clone().with_env(run_env.vars());
-        prompt.clone_into(&mut spec.prompt);
-        spec.log_path = log_path;
-        if !restarts_allowed {
-            spec.meter = spec.meter.observe_only();
-        }
-        // The agent's own compaction becomes a checkpoint restart while one is left;
-        // after that it compacts as it would without debussy.
-        if restarts_allowed && restart < max_restarts {
-            spec.compaction_guard = CompactionGuard::Stop;
-        }
-        // Every remembered window: the agent names its model in full (`claude-opus-5-5`)
-        // on its first line while the config may hold an alias (`opus`), so the window
-        // is found by either name as soon as the agent says which model runs.
-        spec.window.remembered = self.store.context_windows().unwrap_or_default();
-        let control = SessionControl::new();
-        let (sender, mut receiver) = mpsc::unbounded_channel();
-        let running = session::run(spec, sender, control.clone());
-        tokio::pin!(running);
-        let deadline = self.guards.deadline();
-        let report = loop {
-            tokio::select! {
-                report = &mut running => break report,
-                Some(event) = receiver.recv() => {
-                    self.note_agent_group(&event);
-                    if let SessionEvent::Context(snapshot) = &event
-                        && self.flags.limit.is_none()
-                        && self.limit_reached(&id, snapshot.cost_usd.unwrap_or(0.0))
-                    {
-                        control.interrupt();
-                    }
-                    self.forward(&id, attempt, restart, max_restarts, event);
-                }
-                () = sleep_until(deadline), if self.flags.limit.is_none() => {
-                    if self.limit_reached(&id, 0.0) {
-                        control.interrupt();
-                    }
-                }
-                Some(request) = self.requests.recv() => self.handle_session_request(request, &control, restarts_allowed),
-            }
-        };
-        while let Ok(event) = receiver.try_recv() {
-            self.forward(&id, attempt, restart, max_restarts, event);
-        }
-        if self.agent_group.take().is_some()
-            && let Err(err) = self.store.set_agent_group(&self.run_id, None)
-        {
-            self.warn(format!("could not record the agent's end: {err}"));
-        }
-        self.emit(Event::SessionEnded {
-            phase_id: id,
-            attempt,
-            restart,
-            outcome: report.outcome.kind(),
-            code: report.outcome.code(),
-            detail: report.outcome.to_string(),
-            snapshot: report.snapshot.clone(),
-        });
-        if let Some(window) = &report.reported_window {
-            // Under the configured name too, so the next session knows the window even
-            // before the agent names its model.
-            let names = [window.model.as_str(), self.config.model.as_str()];
-            for name in names.iter().take(if names[0] == names[1] { 1 } else { 2 }) {
-                if let Err(err) = self.store.learn_context_window(name, window.tokens) {
-                    self.warn(format!("could not remember the context window: {err}"));
-                }
-            }
-        }
-        report
-    }
-
-    /// Record a started agent's process group (it leads its own group, so pgid = pid), so
-    /// that a resume after this process dies can find and kill it.
-    pub(super) fn note_agent_group(&mut self, event: &SessionEvent) {
-        if let SessionEvent::Started { pid, .. } = event {
-            let pgid = i32::try_from(*pid).ok();
-            self.agent_group = pgid;
-            if let Err(err) = self.store.set_agent_group(&self.run_id, pgid) {
-                self.warn(format!("could not record the agent's process group: {err}"));
-            }
-        }
-    }
-
-    fn handle_session_request(
-        &mut self,
-        request: RunRequest,
-        control: &SessionControl,
-        restarts_allowed: bool,
-    ) {
-        match request {
-            RunRequest::Interrupt => {
-                self.flags.interrupted = true;
-                control.interrupt();
-            }
-            RunRequest::Kill => {
-                self.flags.interrupted = true;
-                control.kill();
-            }
-            RunRequest::SkipPhase => {
-                self.flags.skip_requested = true;
-                control.interrupt();
-            }
-            RunRequest::TogglePause => self.flags.pause_requested = !self.flags.pause_requested,
-            RunRequest::RestartNow if restarts_allowed => control.restart(),
-            RunRequest::RestartNow => self.warn("restarts are off for this attempt".into()),
-        }
-    }
-
-    fn forward(
-        &self,
-        phase_id: &str,
-        attempt: u32,
-        restart: u32,
-        max_restarts: u32,
-        event: SessionEvent,
-    ) {
-        let phase_id = phase_id.to_owned();
-        match event {
-            SessionEvent::Started { pid, log_path, .. } => self.emit(Event::SessionStarted {
-                phase_id,
-                attempt,
-                restart,
-                max_restarts,
-                pid,
-                log_path: log_path.display().to_string(),
-                no_restart: self.no_restart,
-            }),
-            SessionEvent::Activity(activity) => self.emit(Event::Activity { phase_id, activity }),
-            SessionEvent::Context(snapshot) => self.emit(Event::Context { phase_id, snapshot }),
-            SessionEvent::Stderr(line) => self.emit(Event::AgentStderr { phase_id, line }),
-            SessionEvent::Warning(warning) => self.warn(format!("phase {phase_id}: {warning}")),
-            SessionEvent::Stopping { .. } => {}
-        }
-    }
-
-    fn record_session(&self, execution: i64, restart: u32, report: &SessionReport) {
-        let record = SessionRecord {
-            session_index: restart,
-            kind: SessionKind::Work,
-            agent_session_id: report.agent_session_id.clone(),
-            model: report.model.clone(),
-            outcome: report.outcome.name().to_owned(),
-            outcome_code: i64::from(report.outcome.code()),
-            context_tokens: report.snapshot.tokens,
-            context_window: report.snapshot.window.tokens,
-            context_percent: report.snapshot.percent,
-            tool_calls: report.snapshot.tool_calls,
-            cost_usd: report.snapshot.cost_usd.unwrap_or(0.0),
-            cost_estimated: report.snapshot.cost_estimated && report.snapshot.cost_usd.is_some(),
-            billed: report.snapshot.billed,
-            log_path: Some(report.log_path.display().to_string()),
-            agent_pgid: report.pid.and_then(|pid| i32::try_from(pid).ok()),
-            started_at: report.started_at.to_string(),
-            ended_at: report.ended_at.to_string(),
-        };
-        if let Err(err) = self.store.record_session(execution, &record) {
-            self.warn(format!("could not record the session: {err}"));
-        }
-    }
-}
-
-/// Sleep until `deadline`, or forever without one.
-async fn sleep_until(deadline: Option<tokio::time::Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
-        None => std::future::pending().await,
     }
 }

@@ -33,6 +33,7 @@ pub mod prompts;
 mod run;
 mod runner;
 pub mod selection;
+mod session;
 mod validate;
 pub mod vcs;
 

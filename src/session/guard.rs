@@ -78,6 +78,25 @@ impl GuardPipe {
         })
     }
 
+    /// The session's guard for `mode`: none when off, else the FIFO beside the transcript
+    /// at `log_path`.
+    pub(super) fn arm(mode: CompactionGuard, log_path: &Path) -> std::io::Result<Option<Self>> {
+        match mode {
+            CompactionGuard::Off => Ok(None),
+            CompactionGuard::Stop | CompactionGuard::Block => {
+                GuardPipe::open(guard_path(log_path)).map(Some)
+            }
+        }
+    }
+
+    /// Wait until the agent's hook announces a compaction; forever without a guard.
+    pub(super) async fn heard(guard: Option<&mut GuardPipe>) {
+        match guard {
+            Some(guard) => guard.pre_compact().await,
+            None => std::future::pending().await,
+        }
+    }
+
     /// The path to name in [`GUARD_ENV`].
     pub(super) fn path(&self) -> &Path {
         &self.path

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::control::{Requests, SessionControl};
 use super::event::{Activity, ActivityKind, Thread};
 use super::event::{SessionEvent, SessionWarning, StopCause};
-use super::guard::{CompactionGuard, GUARD_ENV, GuardPipe, guard_path};
+use super::guard::{CompactionGuard, GUARD_ENV, GuardPipe};
 use super::log::{SessionLog, StderrLog, stderr_log_path};
 use super::outcome::{LimitReason, SpawnFailure};
 use super::report::SessionReport;
@@ -171,22 +171,15 @@ impl<'a> Driver<'a> {
             process = process.env_clear();
         }
         process = process.envs(&command.env).envs(spec.env.iter().cloned());
-        let guard = if spec.compaction_guard != CompactionGuard::Off {
-            match GuardPipe::open(guard_path(&spec.log_path)) {
-                Ok(guard) => {
-                    process = process.env(GUARD_ENV, guard.path().display().to_string());
-                    Some(guard)
-                }
-                Err(err) => {
-                    self.warn(SessionWarning::Guard {
-                        message: err.to_string(),
-                    });
-                    None
-                }
-            }
-        } else {
+        let guard = GuardPipe::arm(spec.compaction_guard, &spec.log_path).unwrap_or_else(|err| {
+            self.warn(SessionWarning::Guard {
+                message: err.to_string(),
+            });
             None
-        };
+        });
+        if let Some(guard) = &guard {
+            process = process.env(GUARD_ENV, guard.path().display().to_string());
+        }
         if let Some(stdin) = command.stdin {
             process = process.stdin_payload(stdin);
         }
@@ -265,7 +258,7 @@ impl<'a> Driver<'a> {
                         ctl.request_stop();
                     }
                 }
-                () = pre_compact(guard.as_mut()), if guard.is_some() => {
+                () = GuardPipe::heard(guard.as_mut()), if guard.is_some() => {
                     if self.spec.compaction_guard == CompactionGuard::Stop {
                         tracing::debug!("the agent was about to compact; its hook blocked it, stopping the session");
                         self.begin_stop(
@@ -542,14 +535,6 @@ impl<'a> Driver<'a> {
         tracing::warn!("{warning}");
         self.warnings.push(warning.clone());
         self.send(SessionEvent::Warning(warning));
-    }
-}
-
-/// Wait for the agent's hook to announce a compaction, or forever without a guard.
-async fn pre_compact(guard: Option<&mut GuardPipe>) {
-    match guard {
-        Some(guard) => guard.pre_compact().await,
-        None => std::future::pending().await,
     }
 }
 

@@ -34,6 +34,20 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     out.push('\n');
     out.push_str(&config_table(&loaded, args).render("  ", palette));
     out.push('\n');
+    out.push_str(&palette.bold("Restarts and limits"));
+    out.push('\n');
+    let backend = crate::agent::backend(
+        &loaded.config.agent,
+        crate::agent::BackendContext {
+            project_root: &loaded.project_root,
+            plan_path: Some(master),
+        },
+    );
+    let (agent, can_resume) = backend
+        .as_ref()
+        .map_or(("agent", false), |b| (b.name(), b.can_resume()));
+    out.push_str(&restart_lines(&loaded.config, agent, can_resume));
+    out.push('\n');
     // The checks `run` makes before it records anything.
     let preflight = crate::preflight::check(crate::preflight::Target {
         loaded: &loaded,
@@ -139,6 +153,40 @@ fn shown_dir(dir: &Path) -> String {
 
 /// Every configuration value a run uses (the `gates` map is shown per gate in the
 /// execution order), then the run options, each with where it came from.
+/// What happens at a context stop and which limits pause the run, in words.
+fn restart_lines(config: &crate::config::Config, agent: &str, can_resume: bool) -> String {
+    use crate::config::HandoffMode;
+    let handoff = match (config.handoff, can_resume) {
+        (HandoffMode::Mechanical, _) => {
+            "mechanical: debussy writes the checkpoint alone".to_owned()
+        }
+        (HandoffMode::Agent, true) => format!(
+            "agent: the stopped {agent} session is resumed once to write it (up to {}s), debussy's checkpoint below it",
+            config.handoff_timeout
+        ),
+        (HandoffMode::Agent, false) => format!(
+            "mechanical: the {agent} agent cannot resume a stopped session, so debussy writes the checkpoint alone"
+        ),
+    };
+    let money =
+        |limit: Option<f64>| limit.map_or_else(|| "none".to_owned(), |usd| format!("${usd:.2}"));
+    let progress = match config.no_progress_restarts {
+        0 => "never".to_owned(),
+        n => format!(
+            "after {n} restart{} in a row without progress",
+            crate::words::plural(n)
+        ),
+    };
+    format!(
+        "  handoff:       {handoff}\n  max cost:      {} per run, {} per phase\n  max duration:  {}\n  no progress:   {progress}\n",
+        money(config.max_cost_usd),
+        money(config.max_phase_cost_usd),
+        config
+            .max_duration
+            .map_or_else(|| "none".to_owned(), |d| d.to_string()),
+    )
+}
+
 pub(crate) fn config_table(loaded: &Loaded, args: &RunArgs) -> Table {
     let mut table = Table::new(&["Key", "Value", "Source"]);
     for (key, value) in effective_config(loaded) {
@@ -368,6 +416,45 @@ fn order_table(
         ]);
     }
     table
+}
+
+#[cfg(test)]
+mod restart_tests {
+    use super::*;
+    use crate::config::{Config, HandoffMode, RunDuration};
+
+    #[test]
+    fn the_dry_run_says_who_writes_the_handoff_and_what_limits_apply() {
+        let config = Config {
+            max_cost_usd: Some(20.0),
+            max_duration: RunDuration::parse("2h").ok(),
+            ..Config::default()
+        };
+        let text = restart_lines(&config, "claude", true);
+        assert!(
+            text.contains("agent: the stopped claude session is resumed once"),
+            "{text}"
+        );
+        assert!(text.contains("$20.00 per run, none per phase"), "{text}");
+        assert!(text.contains("max duration:  2h"), "{text}");
+        assert!(text.contains("after 2 restarts in a row"), "{text}");
+        let text = restart_lines(&config, "other", false);
+        assert!(
+            text.contains("the other agent cannot resume a stopped session"),
+            "{text}"
+        );
+        let mechanical = Config {
+            handoff: HandoffMode::Mechanical,
+            no_progress_restarts: 0,
+            ..Config::default()
+        };
+        let text = restart_lines(&mechanical, "claude", true);
+        assert!(
+            text.contains("mechanical: debussy writes the checkpoint alone"),
+            "{text}"
+        );
+        assert!(text.contains("no progress:   never"), "{text}");
+    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use unicode_width::UnicodeWidthStr;
 use super::Component;
 use super::compact::{self, clock, cut, one_line, wrap};
 use super::strings::{self, lines};
+use super::tone::Tone;
 use crate::compliance::VerdictKind;
 use crate::events::{Event, PhaseState};
 use crate::session::{ActivityKind, OutcomeKind, Thread};
@@ -31,57 +32,6 @@ pub(crate) const CAPACITY: usize = 2_000;
 
 /// Longest text kept for verbose mode, in bytes (a 1 MB tool input is not worth keeping).
 const FULL_TEXT_LIMIT: usize = 8_000;
-
-/// What kind of line an entry is; decides its colour and marker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tone {
-    /// Assistant text.
-    Text,
-    /// A tool call.
-    Tool,
-    /// A failure: tool error, failed gate, failed attempt or phase.
-    Error,
-    /// A context restart.
-    Restart,
-    /// A success: gate passed, phase completed.
-    Good,
-    /// Something to notice: a warning, a pause, compliance findings.
-    Warning,
-    /// Commits.
-    Commit,
-    /// Phase and run milestones.
-    Milestone,
-    /// Background detail: sessions, gate commands, stderr, notices.
-    Dim,
-}
-
-impl Tone {
-    fn mark(self) -> &'static str {
-        match self {
-            Tone::Tool => strings::MARK_TOOL,
-            Tone::Error => strings::MARK_ERROR,
-            Tone::Good => strings::MARK_OK,
-            Tone::Restart => strings::MARK_RESTART,
-            Tone::Warning => strings::MARK_WARNING,
-            Tone::Commit => strings::MARK_COMMIT,
-            Tone::Text | Tone::Milestone | Tone::Dim => "",
-        }
-    }
-
-    fn style(self) -> Style {
-        match self {
-            Tone::Text => Style::new(),
-            Tone::Tool => Style::new().fg(Color::Cyan),
-            Tone::Error => Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
-            Tone::Restart => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-            Tone::Good => Style::new().fg(Color::Green),
-            Tone::Warning => Style::new().fg(Color::Yellow),
-            Tone::Commit => Style::new().fg(Color::Blue),
-            Tone::Milestone => Style::new().add_modifier(Modifier::BOLD),
-            Tone::Dim => Style::new().fg(Color::DarkGray),
-        }
-    }
-}
 
 /// One line of the log, formatted when its event arrived.
 #[derive(Debug, Clone)]

@@ -42,6 +42,7 @@ mod strings;
 mod terminal;
 #[cfg(test)]
 mod tests;
+mod tone;
 
 use std::io;
 use std::path::PathBuf;
