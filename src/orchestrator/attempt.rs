@@ -341,7 +341,10 @@ impl Runner<'_> {
             phase_title: phase.title.clone(),
             restart_number: 0,
             max_restarts,
-            stop_reason: "the run was paused by the user and is now resumed".into(),
+            stop_reason: point.reason.as_deref().map_or_else(
+                || "the run was paused by the user and is now resumed".to_owned(),
+                |reason| format!("the run was {reason}; it is now resumed"),
+            ),
             commit: point.pause.commit.clone(),
             progress: self.progress_steps(&point.phase),
             todos: Vec::new(),

@@ -206,7 +206,18 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         Some(run) => {
             ran_before = Duration::try_from_secs_f64(run.active_secs).unwrap_or_default();
             if let (Some(pause), Some(phase)) = (run.pause.clone(), run.current_phase.clone()) {
-                resume_point = Some(runner::ResumePoint { phase, pause });
+                resume_point = Some(runner::ResumePoint {
+                    phase,
+                    pause,
+                    // What paused it, without the advice on how to continue.
+                    reason: run.error.as_deref().map(|error| {
+                        error
+                            .split("; continue with")
+                            .next()
+                            .unwrap_or(error)
+                            .to_owned()
+                    }),
+                });
                 store.set_pause(&run.id, None)?;
             }
             store.update_run(&run.id, RunStatus::Running, None, None)?;

@@ -55,6 +55,8 @@ pub(crate) struct Runner<'plan> {
 pub(crate) struct ResumePoint {
     pub(crate) phase: String,
     pub(crate) pause: PauseRecord,
+    /// Why the run paused, when a limit paused it (the user's own pause has none).
+    pub(crate) reason: Option<String>,
 }
 
 impl Runner<'_> {

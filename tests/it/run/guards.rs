@@ -51,7 +51,7 @@ fn a_cost_limit_pauses_the_run_with_its_work_committed_and_resume_raises_it() {
 
     // The resumed session is told where the paused one stopped.
     let resumed = format!(
-        "scripts:\n  - phase: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"a.txt\"]\n    turns:\n{}{}",
+        "scripts:\n  - phase: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"a.txt\", \"the run was paused: the run's cost reached\"]\n    turns:\n{}{}",
         notes_turn("1"),
         DONE_TURN
     );
