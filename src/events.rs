@@ -391,6 +391,9 @@ pub struct RunSummary {
     /// `max_duration`), when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<String>,
+    /// The flag that raises that limit on `--resume`, e.g. `--max-cost 10`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raise_with: Option<String>,
 }
 
 /// Why a session runs without context restarts (the orchestrator decides; the outputs

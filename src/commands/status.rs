@@ -86,7 +86,7 @@ pub(super) fn totals_line(totals: &RunTotals) -> String {
     let tilde = if totals.cost_estimated { "~" } else { "" };
     let handoffs = if totals.handoffs > 0 {
         format!(
-            " (handoffs: {}, {tilde}${:.2})",
+            " (handoffs: {}, ${:.2})",
             totals.handoffs, totals.handoff_cost_usd
         )
     } else {

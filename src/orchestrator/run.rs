@@ -209,14 +209,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
                 resume_point = Some(runner::ResumePoint {
                     phase,
                     pause,
-                    // What paused it, without the advice on how to continue.
-                    reason: run.error.as_deref().map(|error| {
-                        error
-                            .split("; continue with")
-                            .next()
-                            .unwrap_or(error)
-                            .to_owned()
-                    }),
+                    reason: run.error.clone(),
                 });
                 store.set_pause(&run.id, None)?;
             }
@@ -372,12 +365,9 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     }
 
     if let Some(hit) = &runner.flags.limit {
-        run_error = Some(format!(
-            "paused: {hit}; continue with `debussy run {} --resume {}`",
-            plan.master.display(),
-            hit.raise_hint()
-        ));
+        run_error = Some(format!("paused: {hit}"));
         runner.summary.limit = Some(hit.key().to_owned());
+        runner.summary.raise_with = Some(hit.raise_hint());
     }
     let status = if paused_at.is_some() {
         RunStatus::Paused

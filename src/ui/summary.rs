@@ -16,7 +16,7 @@ fn handoff_note(summary: &RunSummary) -> String {
         " (of which {} handoff{} {})",
         summary.handoffs,
         plural(summary.handoffs),
-        money(summary.handoff_cost_usd, summary.cost_estimated)
+        money(summary.handoff_cost_usd, false)
     )
 }
 
@@ -99,9 +99,14 @@ pub fn render(summary: &RunSummary) -> String {
         let _ = writeln!(out, "Stopped: {error}");
     }
     if summary.status == RunStatus::Paused {
+        let raise = summary
+            .raise_with
+            .as_deref()
+            .map(|flag| format!(" {flag}"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "Continue with: debussy run --resume {}",
+            "Continue with: debussy run --resume{raise} {}",
             summary.plan_path
         );
     }
@@ -205,6 +210,7 @@ mod tests {
             commits: vec!["abcdef0123456".into()],
             error: None,
             limit: None,
+            raise_with: None,
         };
         insta::assert_snapshot!(render(&summary));
     }

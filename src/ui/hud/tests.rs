@@ -555,6 +555,7 @@ fn completed() {
                     commits: vec![],
                     error: None,
                     limit: None,
+                    raise_with: None,
                 },
             },
         );
