@@ -1,7 +1,8 @@
 //! `debussy run` end to end with the real Claude Code CLI against the scripted model
 //! server, in temporary git repositories: context restarts whose checkpoint reaches the
 //! next session, max restarts exceeded, a failing gate fixed by remediation, and Ctrl-C
-//! then `--resume`.
+//! then `--resume`; the handoff and the compaction guard (`handoff`), and the run's limits
+//! (`guards`).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -9,9 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::support::claude::{self, ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Sandbox};
-use crate::support::model_server::{
-    ModelServer, RecordedRequest, RequestKind, Scenario, Turn, Usage,
-};
+use crate::support::model_server::{ModelServer, RecordedRequest, Scenario, Turn, Usage};
 use crate::support::project::{
     self, events_named as named, group_gone, run_json, wait_exit as wait,
 };
@@ -467,205 +466,5 @@ fn ctrl_c_pauses_without_orphans_and_resume_completes() {
     assert_eq!(project.status(&server)["run"]["status"], "completed");
 }
 
-/// Phase 1 with one context stop: a.txt is written, the context crosses 85 %, and the
-/// restarted session writes b.txt and finishes.
-fn one_stop_scenario(project: &Project) -> Scenario {
-    Scenario::new().turns([
-        Turn::new()
-            .text("Creating a.txt.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-            )
-            .usage(usage(50)),
-        Turn::new().text("Next, b.txt.").usage(usage(82)).hold(),
-        Turn::new()
-            .text("Creating b.txt.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("b.txt"), "content": "b\n"}),
-            )
-            .usage(usage(20)),
-        Turn::reply("Phase 1 is done.").usage(usage(21)),
-    ])
-}
-
-#[test]
-fn the_stopped_session_writes_its_handoff_and_the_next_session_starts_from_it() {
-    let Some(cli) = claude::require() else { return };
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f a.txt && test -f b.txt")]);
-    let server = ModelServer::start(
-        one_stop_scenario(&project).handoff(
-            Turn::reply("## Goal\nTwo files.\n\n## Half done\nb.txt is next (HANDOFF-7).")
-                .usage(Usage::new(10, 170_000, 200, 80)),
-        ),
-    )
-    .expect("model server");
-
-    let (code, events) = project.run(&server, &[]);
-    assert_eq!(code, 0, "{events:#?}");
-    let handoff_events = named(&events, "handoff");
-    assert_eq!(handoff_events.len(), 1, "{events:#?}");
-    assert_eq!(handoff_events[0]["written"], true, "{events:#?}");
-
-    let sessions = sessions(&server);
-    assert_eq!(sessions.len(), 2, "two working sessions");
-    let handoffs = server.requests_of(&RequestKind::Handoff);
-    assert_eq!(handoffs.len(), 1, "{:#?}", server.requests());
-    let request = &handoffs[0];
-    // The resumed request is the stopped conversation, whole, with the prompt at its end.
-    assert_eq!(request.session_id(), sessions[0][0].session_id());
-    assert!(request.first_user_text().contains("phase 1 of the plan"));
-    let history = serde_json::to_string(request.messages()).expect("messages");
-    assert!(
-        history.contains("Creating a.txt.") && history.contains("\"tool_result\""),
-        "the handoff request carries the stopped session's history: {history}"
-    );
-    assert!(request.tool_names().is_empty(), "the handoff has no tools");
-    assert!(
-        request.last_user_text().contains("## Half done"),
-        "the handoff prompt asks for the sections"
-    );
-
-    let next = sessions[1][0].first_user_text();
-    assert!(
-        next.contains("## Handoff from the previous session") && next.contains("HANDOFF-7"),
-        "{next}"
-    );
-    assert!(
-        next.find("HANDOFF-7") < next.find("## Files changed since the phase started"),
-        "the handoff comes before debussy's own sections: {next}"
-    );
-    let totals = &project.status(&server)["totals"];
-    assert_eq!(totals["handoffs"], 1, "{totals:#}");
-    assert!(totals["billed"]["cache_read"].as_u64().expect("billed") >= 170_000);
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
-}
-
-#[test]
-fn a_handoff_request_that_fails_falls_back_to_the_mechanical_checkpoint() {
-    let Some(cli) = claude::require() else { return };
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f a.txt && test -f b.txt")]);
-    let server = ModelServer::start(one_stop_scenario(&project).handoff(Turn::api_error(
-        400,
-        "invalid_request_error",
-        "scripted handoff failure",
-    )))
-    .expect("model server");
-
-    let (code, events) = project.run(&server, &[]);
-    assert_eq!(code, 0, "{events:#?}");
-    let handoff = named(&events, "handoff")[0].clone();
-    assert_eq!(handoff["written"], false, "{handoff:#}");
-    assert!(
-        handoff["detail"]
-            .as_str()
-            .is_some_and(|d| d.contains("the handoff session failed")),
-        "{handoff:#}"
-    );
-    let next = sessions(&server)[1][0].first_user_text();
-    assert!(next.contains("# Checkpoint: phase 1"), "{next}");
-    assert!(
-        !next.contains("## Handoff from the previous session"),
-        "{next}"
-    );
-}
-
-#[test]
-fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
-    let Some(cli) = claude::require() else { return };
-    let project = Project::new(cli);
-    // Claude Code arms its auto-compaction only when it knows the window.
-    let args: Vec<String> = [
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        &DEFAULT_ALLOWED_TOOLS.join(","),
-    ]
-    .iter()
-    .map(|a| format!("\"{a}\""))
-    .collect();
-    project.plan_with_agent(
-        &[("1", "test -f a.txt && test -f b.txt")],
-        &format!(
-            "  args: [{}]\n  env:\n    CLAUDE_CODE_AUTO_COMPACT_WINDOW: \"200000\"\n",
-            args.join(", ")
-        ),
-    );
-    // The user's own settings and hooks (here a PostToolUse hook in their user settings)
-    // keep working beside debussy's.
-    let marker = project.sandbox.home().join("user-hook-ran");
-    let settings = json!({"hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{
-        "type": "command",
-        "command": format!("touch '{}'", marker.display()),
-    }]}]}});
-    std::fs::write(
-        project.sandbox.config_dir().join("settings.json"),
-        settings.to_string(),
-    )
-    .expect("user settings");
-    let server = ModelServer::start(
-        Scenario::new().turns([
-            // One turn takes the context from nothing to 90 %: under debussy's 97 % threshold,
-            // past Claude Code's own compaction point (about 83 % of 200,000). Claude Code
-            // then compacts before its next request: the hook blocks that and debussy stops
-            // the session.
-            Turn::new()
-                .text("Creating a.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-                )
-                .usage(Usage::new(10, 179_000, 1_000, 50)),
-            Turn::new()
-                .text("Creating b.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("b.txt"), "content": "b\n"}),
-                )
-                .usage(usage(20)),
-            Turn::reply("Phase 1 is done.").usage(usage(21)),
-        ]),
-    )
-    .expect("model server");
-
-    let (code, events) = project.run(&server, &["--context-threshold", "97"]);
-    assert_eq!(code, 0, "{events:#?}");
-    let restarts = named(&events, "restart");
-    assert_eq!(restarts.len(), 1, "{events:#?}");
-    assert!(
-        restarts[0]["reason"]
-            .as_str()
-            .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
-        "{:#}",
-        restarts[0]
-    );
-    assert!(
-        server.requests_of(&RequestKind::Compact).is_empty(),
-        "no summarisation request reached the model: {:#?}",
-        server.requests()
-    );
-    assert!(marker.exists(), "the user's own hook ran too");
-    // Stopped at Claude Code's own compaction point, the session has no room left for a
-    // handoff request: resumed, it would compact first.
-    let handoff = named(&events, "handoff")[0].clone();
-    assert_eq!(handoff["written"], false, "{handoff:#}");
-    assert!(
-        handoff["detail"]
-            .as_str()
-            .is_some_and(|d| d.contains("would compact before answering")),
-        "{handoff:#}"
-    );
-    assert!(server.requests_of(&RequestKind::Handoff).is_empty());
-    assert_eq!(sessions(&server).len(), 2, "{:#?}", server.requests());
-    let status = project.status(&server);
-    assert!(
-        status["executions"][0]["restart_events"][0]["reason"]
-            .as_str()
-            .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
-        "{status:#}"
-    );
-    assert!(project.root().join("b.txt").exists());
-}
+mod guards;
+mod handoff;
