@@ -197,6 +197,9 @@ pub struct Snapshot {
     pub stop: Option<StopReason>,
 }
 
+/// The model name Claude Code gives the assistant messages it writes itself.
+const SYNTHETIC_MODEL: &str = "<synthetic>";
+
 /// Follows one session's events and says when to stop it.
 #[derive(Debug, Clone)]
 pub struct ContextMeter {
@@ -264,6 +267,11 @@ impl ContextMeter {
                 if let Some(model) = &init.model {
                     self.set_model(model);
                 }
+            }
+            // Claude Code's own messages (an interruption, "Prompt is too long") carry
+            // model `<synthetic>` and zero usage: they are not model turns and say nothing
+            // about the context.
+            AgentEvent::Assistant(message) if message.model.as_deref() == Some(SYNTHETIC_MODEL) => {
             }
             AgentEvent::Assistant(message) if message.parent_tool_use_id.is_none() => {
                 let is_new = match (&message.message_id, &self.last_message_id) {

@@ -218,6 +218,20 @@ fn repeated_message_ids_count_once() {
 }
 
 #[test]
+fn claude_codes_own_synthetic_messages_leave_the_context_as_it_was() {
+    let mut meter = meter(95.0, 0);
+    meter.observe(&assistant("m1", None, Some(180_000), 1));
+    // What Claude Code 2.1.330 prints itself when a request is refused locally or a
+    // compaction is interrupted: model `<synthetic>`, every usage figure 0.
+    let line = br#"{"type":"assistant","message":{"id":"b2df5d18","model":"<synthetic>","role":"assistant","stop_reason":"stop_sequence","type":"message","usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"content":[{"type":"text","text":"Prompt is too long"}]},"parent_tool_use_id":null,"session_id":"s"}"#;
+    let event = parse_line(line).expect("an assistant line");
+    meter.observe(&event);
+    let snapshot = meter.snapshot();
+    assert_eq!(snapshot.tokens, 180_000);
+    assert_eq!(snapshot.turns, 1);
+}
+
+#[test]
 fn result_usage_is_never_context() {
     let mut meter = meter(80.0, 0);
     meter.observe(&assistant("m1", None, Some(10_000), 0));

@@ -12,7 +12,7 @@ use crate::events::Event;
 use crate::plan::Phase;
 use crate::restart::{BudgetDecision, NO_PROGRESS, ProgressWatch, RestartBudget, SessionProgress};
 use crate::session::{SessionOutcome, SessionReport};
-use crate::state::{CompletionStatus, RestartRecord, now};
+use crate::state::{CompletionStatus, RestartRecord, SessionKind, now};
 use crate::words::plural;
 
 use super::runner::{ResumePoint, Runner};
@@ -144,7 +144,7 @@ impl Runner<'_> {
                 .await;
             tally.add_session(&report);
             self.guards.spent(report.snapshot.cost_usd.unwrap_or(0.0));
-            self.record_session(execution, restart, &report);
+            self.record_session(execution, restart, SessionKind::Work, &report);
             if self.flags.skip_requested {
                 return (AttemptEnd::Skipped, tally);
             }

@@ -24,7 +24,7 @@ use crate::session::guard::CompactionGuard;
 use crate::session::{
     self, LimitReason, SessionControl, SessionEvent, SessionOutcome, SessionReport,
 };
-use crate::state::{SessionKind, SessionRecord};
+use crate::state::SessionKind;
 
 use super::attempt::AttemptTally;
 use super::prompts;
@@ -285,28 +285,7 @@ impl Runner<'_> {
         {
             self.warn(format!("could not record the agent's end: {err}"));
         }
-        let record = SessionRecord {
-            session_index: restart,
-            kind: SessionKind::Handoff,
-            agent_session_id: report.agent_session_id.clone(),
-            model: report.model.clone(),
-            outcome: report.outcome.name().to_owned(),
-            outcome_code: i64::from(report.outcome.code()),
-            context_tokens: report.snapshot.tokens,
-            context_window: report.snapshot.window.tokens,
-            context_percent: report.snapshot.percent,
-            tool_calls: report.snapshot.tool_calls,
-            cost_usd: report.snapshot.cost_usd.unwrap_or(0.0),
-            cost_estimated: report.snapshot.cost_estimated && report.snapshot.cost_usd.is_some(),
-            billed: report.snapshot.billed,
-            log_path: Some(report.log_path.display().to_string()),
-            agent_pgid: report.pid.and_then(|pid| i32::try_from(pid).ok()),
-            started_at: report.started_at.to_string(),
-            ended_at: report.ended_at.to_string(),
-        };
-        if let Err(err) = self.store.record_session(execution, &record) {
-            self.warn(format!("could not record the handoff session: {err}"));
-        }
+        self.record_session(execution, restart, SessionKind::Handoff, report);
     }
 }
 

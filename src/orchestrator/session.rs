@@ -188,10 +188,17 @@ impl Runner<'_> {
         }
     }
 
-    pub(super) fn record_session(&self, execution: i64, restart: u32, report: &SessionReport) {
+    /// Record a finished session (of `kind`) in the state store; a failure is a warning.
+    pub(super) fn record_session(
+        &self,
+        execution: i64,
+        restart: u32,
+        kind: SessionKind,
+        report: &SessionReport,
+    ) {
         let record = SessionRecord {
             session_index: restart,
-            kind: SessionKind::Work,
+            kind,
             agent_session_id: report.agent_session_id.clone(),
             model: report.model.clone(),
             outcome: report.outcome.name().to_owned(),

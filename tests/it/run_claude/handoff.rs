@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{DEFAULT_ALLOWED_TOOLS, Project, claude, named, sessions, usage};
+use super::{Project, claude, named, permission_args_yaml, sessions, usage};
 use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
 
 /// Phase 1 with one context stop: a.txt is written, the context crosses 85 %, and the
@@ -119,20 +119,11 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
     let Some(cli) = claude::require() else { return };
     let project = Project::new(cli);
     // Claude Code arms its auto-compaction only when it knows the window.
-    let args: Vec<String> = [
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        &DEFAULT_ALLOWED_TOOLS.join(","),
-    ]
-    .iter()
-    .map(|a| format!("\"{a}\""))
-    .collect();
     project.plan_with_agent(
         &[("1", "test -f a.txt && test -f b.txt")],
         &format!(
-            "  args: [{}]\n  env:\n    CLAUDE_CODE_AUTO_COMPACT_WINDOW: \"200000\"\n",
-            args.join(", ")
+            "{}  env:\n    CLAUDE_CODE_AUTO_COMPACT_WINDOW: \"200000\"\n",
+            permission_args_yaml()
         ),
     );
     // The user's own settings and hooks (here a PostToolUse hook in their user settings)
@@ -197,7 +188,7 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
         handoff["detail"]
             .as_str()
             .is_some_and(|d| d.contains("would compact before answering")),
-        "{handoff:#}"
+        "{events:#?}"
     );
     assert!(server.requests_of(&RequestKind::Handoff).is_empty());
     assert_eq!(sessions(&server).len(), 2, "{:#?}", server.requests());

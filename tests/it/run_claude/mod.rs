@@ -56,16 +56,7 @@ impl Project {
     /// A plan of phases `(id, gate command)`, each depending on the previous one, and a
     /// config that runs the real CLI.
     fn plan(&self, phases: &[(&str, &str)]) {
-        let args: Vec<String> = [
-            "--permission-mode",
-            "acceptEdits",
-            "--allowedTools",
-            &DEFAULT_ALLOWED_TOOLS.join(","),
-        ]
-        .iter()
-        .map(|a| format!("\"{a}\""))
-        .collect();
-        self.plan_with_agent(phases, &format!("  args: [{}]\n", args.join(", ")));
+        self.plan_with_agent(phases, &permission_args_yaml());
     }
 
     /// The plan of [`Project::plan`] with `agent_yaml` (indented lines) in the `agent`
@@ -127,6 +118,21 @@ impl Project {
     fn commit_messages(&self) -> Vec<String> {
         project::commit_messages(self.root())
     }
+}
+
+/// The `agent.args` line (indented for the `agent` section) that lets the CLI edit files
+/// and run commands without asking.
+fn permission_args_yaml() -> String {
+    let args: Vec<String> = [
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        &DEFAULT_ALLOWED_TOOLS.join(","),
+    ]
+    .iter()
+    .map(|a| format!("\"{a}\""))
+    .collect();
+    format!("  args: [{}]\n", args.join(", "))
 }
 
 /// Main-thread requests grouped by Claude Code session, in order.
