@@ -5,8 +5,8 @@
 //! it to the agent in [`GUARD_ENV`]. Claude Code runs every `PreCompact` hook in its
 //! settings; debussy's own (passed with `--settings`, see
 //! [`crate::agent::claude`]) runs `debussy __hook pre-compact`, which writes one line to
-//! the FIFO ([`notify`]) and blocks the compaction. The session reads the line
-//! ([`GuardPipe`]) and stops the agent like a threshold stop, with reason
+//! the FIFO ([`notify()`]) and blocks the compaction. The session reads the line
+//! (`GuardPipe`) and stops the agent like a threshold stop, with reason
 //! `agent_compaction_blocked`.
 //!
 //! Nobody listening (no variable, a session whose restarts are off, a debussy that died)
