@@ -154,3 +154,22 @@ fn the_agents_own_compaction_becomes_a_restart_until_the_last_session() {
         "{events:#?}"
     );
 }
+
+#[test]
+fn a_phase_cost_limit_pauses_the_run_in_that_phase() {
+    let project = Project::new();
+    project.plan(&[("1", "N/A", "test -f a.txt")], &expensive_scenario());
+    let (code, events) = project.run(&["--max-phase-cost", "0.5", "--max-cost", "100"]);
+    assert_eq!(code, 3, "{events:#?}");
+    let reached = events_named(&events, "limit_reached");
+    assert_eq!(reached[0]["limit"], "max_phase_cost_usd", "{events:#?}");
+    assert_eq!(reached[0]["phase_id"], "1");
+    assert!(
+        reached[0]["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("phase 1's cost reached")),
+        "{:#}",
+        reached[0]
+    );
+    assert_eq!(summary(&events)["raise_with"], "--max-phase-cost 1");
+}
