@@ -56,6 +56,7 @@ pub struct Supervisor {
     exited: Option<std::process::ExitStatus>,
     pid: u32,
     stderr: Arc<Mutex<String>>,
+    stderr_closed: Receiver<()>,
     stash: Vec<Value>,
     next_id: u64,
     /// The state directory (audit log, marker); for a supervisor started with
@@ -141,6 +142,7 @@ impl Supervisor {
         });
         let stderr = Arc::new(Mutex::new(String::new()));
         let sink = Arc::clone(&stderr);
+        let (stderr_tx, stderr_closed) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr_pipe).lines() {
                 let Ok(line) = line else { break };
@@ -151,6 +153,7 @@ impl Supervisor {
                 text.push_str(&line);
                 text.push('\n');
             }
+            let _ = stderr_tx.send(());
         });
         let (exit_tx, exit) = mpsc::channel();
         std::thread::spawn(move || {
@@ -165,6 +168,7 @@ impl Supervisor {
             exited: None,
             pid,
             stderr,
+            stderr_closed,
             stash: Vec::new(),
             next_id: 0,
             state_dir,
@@ -345,6 +349,10 @@ impl Supervisor {
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
         if self.exited.is_none() {
             self.exited = self.exit.recv_timeout(timeout).ok();
+            if self.exited.is_some() {
+                // The exit can be seen before the last of stderr is read.
+                let _ = self.stderr_closed.recv_timeout(WAIT);
+            }
         }
         self.exited
     }
