@@ -33,6 +33,8 @@ pub enum AgentEvent {
     Stream(StreamEvent),
     /// The agent's rate-limit state: `rate_limit_event`.
     RateLimit(RateLimitEvent),
+    /// Token usage reported apart from the messages (Codex's rollout file).
+    UsageReport(UsageReport),
     /// Valid JSON of a type (or system subtype) this version does not know; kept verbatim.
     Unknown(UnknownLine),
     /// A line that is not JSON at all (a warning, a stack trace), kept as text.
@@ -93,6 +95,23 @@ impl Usage {
 
 fn null_as_zero<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
     Ok(Option::<u64>::deserialize(deserializer)?.unwrap_or(0))
+}
+
+/// Token usage an agent reports apart from its messages, as Codex writes it to its
+/// rollout file: a request's billed tokens, the context it occupies and the window, each
+/// when the report carries it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct UsageReport {
+    /// A key for the request the billed tokens are for: reports repeating a key repeat
+    /// its usage and count once.
+    pub request_id: Option<String>,
+    /// Tokens billed for the request, in the Anthropic shape (uncached input, cache
+    /// read, cache write, output).
+    pub usage: Option<Usage>,
+    /// The context occupied after the request, in tokens.
+    pub context_tokens: Option<u64>,
+    /// The model's context window as the agent counts it.
+    pub context_window: Option<u64>,
 }
 
 /// `system`/`init`: what the session runs with.

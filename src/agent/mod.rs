@@ -7,10 +7,16 @@
 //! ([`UsageReporting`]), which tells the context meter whether to trust the agent's numbers
 //! or estimate.
 //!
-//! Backends: [`claude::ClaudeBackend`] (Claude Code in `stream-json` mode) and
-//! [`sim::SimBackend`] (the built-in simulated agent, which prints the same format).
+//! Backends: [`claude::ClaudeBackend`] (Claude Code in `stream-json` mode),
+//! [`codex::CodexBackend`] (`codex exec --json`, plus its rollout file) and
+//! [`sim::SimBackend`] (the built-in simulated agent, which prints Claude Code's format).
+//!
+//! A backend never does I/O beyond locating its program: what a session needs made on
+//! disk (a private home directory for the agent, a file it writes to follow live) is
+//! described in the [`AgentCommand`] and done by the session layer.
 
 pub mod claude;
+pub mod codex;
 mod event;
 mod lenient;
 pub mod sim;
@@ -24,10 +30,10 @@ pub use event::{
     AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, DeniedCall, HookEvent,
     McpServerStatus, ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit,
     SessionResult, StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse,
-    UnknownLine, Usage, UserBlock, UserMessage,
+    UnknownLine, Usage, UsageReport, UserBlock, UserMessage,
 };
 
-use crate::config::{AgentConfig, AgentKind};
+use crate::config::{AgentKind, Config};
 
 /// A process to start for one agent session, as plain data for the `process` layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +46,39 @@ pub struct AgentCommand {
     pub env: BTreeMap<String, String>,
     /// Text to write to the child's stdin before closing it; `None` leaves stdin empty.
     pub stdin: Option<String>,
+    /// A private home directory the session layer makes for this session, if the agent
+    /// needs one.
+    pub home: Option<AgentHome>,
+}
+
+/// A directory of its own for one session's agent (Codex's `CODEX_HOME`), made by the
+/// session layer beside the transcript and named to the agent in [`AgentHome::var`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentHome {
+    /// The environment variable that names the directory to the agent.
+    pub var: String,
+    /// The user's own home for this agent: each of its entries is linked into the
+    /// private one, so settings, credentials and instructions stay the user's (and
+    /// writes to them go through to the user's files).
+    pub link_from: Option<PathBuf>,
+    /// Entries of [`link_from`](Self::link_from) not linked (a name prefix match): the
+    /// agent's per-session data.
+    pub skip: Vec<String>,
+    /// A file the agent writes under the home, followed live beside stdout and parsed by
+    /// [`AgentBackend::parse_followed_line`].
+    pub follow: Option<Follow>,
+}
+
+/// Which file under an [`AgentHome`] to follow: the first one found under `under`, at
+/// any depth, whose name starts with `prefix` and ends with `suffix`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Follow {
+    /// The directory to look in, relative to the home.
+    pub under: PathBuf,
+    /// How the file name begins.
+    pub prefix: String,
+    /// How the file name ends.
+    pub suffix: String,
 }
 
 impl fmt::Display for AgentCommand {
@@ -58,6 +97,8 @@ impl fmt::Display for AgentCommand {
 pub enum UsageReporting {
     /// Every assistant message carries the API's token usage (Claude Code).
     PerMessage,
+    /// Each model request's usage comes as a [`UsageReport`] of its own (Codex's rollout).
+    PerRequest,
     /// No usage at all: the meter estimates everything it sees with the tokenizer.
     Nothing,
 }
@@ -81,6 +122,13 @@ pub trait AgentBackend: Send + Sync {
     /// sim agent speaks too.
     fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent> {
         stream_json::parse_line(line).into_iter().collect()
+    }
+
+    /// Turn one line of the file the session follows ([`AgentHome::follow`]) into the
+    /// events it carries. By default the backend follows no file and this gives nothing.
+    fn parse_followed_line(&self, line: &[u8]) -> Vec<AgentEvent> {
+        let _ = line;
+        Vec::new()
     }
 
     /// What usage information this agent reports; by default usage per model request,
@@ -127,14 +175,16 @@ pub struct BackendContext<'a> {
 /// # Errors
 /// None today; the `Result` leaves room for backends whose setup can fail.
 pub fn backend(
-    config: &AgentConfig,
+    config: &Config,
     context: BackendContext<'_>,
 ) -> Result<Box<dyn AgentBackend>, AgentError> {
-    Ok(match config.kind {
-        AgentKind::Claude => Box::new(claude::ClaudeBackend::new(config)),
+    let agent = &config.agent;
+    Ok(match agent.kind {
+        AgentKind::Claude => Box::new(claude::ClaudeBackend::new(agent)),
+        AgentKind::Codex => Box::new(codex::CodexBackend::new(config)),
         AgentKind::Sim => {
-            let scenario = sim::scenario_path(config, context.project_root, context.plan_path);
-            Box::new(sim::SimBackend::new(config, scenario))
+            let scenario = sim::scenario_path(agent, context.project_root, context.plan_path);
+            Box::new(sim::SimBackend::new(agent, scenario))
         }
     })
 }
@@ -207,6 +257,7 @@ mod tests {
             args: vec!["-p".into(), "--model".into(), "opus 4".into()],
             env: BTreeMap::new(),
             stdin: Some("prompt".into()),
+            home: None,
         };
         assert_eq!(command.to_string(), "/bin/claude -p --model 'opus 4'");
     }
@@ -220,14 +271,16 @@ mod tests {
             project_root: dir.path(),
             plan_path: Some(&plan),
         };
-        let claude = backend(&AgentConfig::default(), context).expect("claude");
+        let mut config = Config::default();
+        let claude = backend(&config, context).expect("claude");
         assert_eq!(claude.name(), "claude");
         assert_eq!(claude.usage_reporting(), UsageReporting::PerMessage);
-        let sim_config = AgentConfig {
-            kind: AgentKind::Sim,
-            ..AgentConfig::default()
-        };
-        let sim = backend(&sim_config, context).expect("sim");
+        config.agent.kind = AgentKind::Codex;
+        let codex = backend(&config, context).expect("codex");
+        assert_eq!(codex.name(), "codex");
+        assert_eq!(codex.usage_reporting(), UsageReporting::PerRequest);
+        config.agent.kind = AgentKind::Sim;
+        let sim = backend(&config, context).expect("sim");
         assert_eq!(sim.name(), "sim");
     }
 }

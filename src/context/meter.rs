@@ -22,7 +22,7 @@ use super::ContextLimit;
 use super::cost::{Billed, Billing, Prices};
 use super::estimate::{self, IMAGE_TOKENS, Pending};
 use super::window::{self, Window, WindowInputs, WindowSource};
-use crate::agent::{AgentEvent, AssistantBlock, UsageReporting, UserBlock};
+use crate::agent::{AgentEvent, AssistantBlock, UsageReport, UsageReporting, UserBlock};
 use crate::config::Config;
 
 /// The meter's thresholds and estimate settings.
@@ -316,6 +316,7 @@ impl ContextMeter {
                     }
                 }
             }
+            AgentEvent::UsageReport(report) => self.observe_report(report),
             AgentEvent::CompactBoundary(compact) if self.settings.stop_on_compact => {
                 return self.fire(StopReason::Compacted {
                     trigger: compact.trigger.clone(),
@@ -343,6 +344,33 @@ impl ContextMeter {
             _ => {}
         }
         self.check()
+    }
+
+    /// A usage report apart from the messages (Codex): billed tokens, the context figure
+    /// and the window. A report repeating the figure in force says nothing new, so what
+    /// was estimated since that figure stays.
+    fn observe_report(&mut self, report: &UsageReport) {
+        if let Some(usage) = &report.usage {
+            self.billing
+                .observe(report.request_id.as_deref(), self.model.as_deref(), usage);
+        }
+        if let Some(tokens) = report.context_tokens
+            && self.reported != Some(tokens)
+        {
+            self.reported = Some(tokens);
+            self.pending.clear();
+        }
+        if let Some(tokens) = report.context_window.filter(|t| *t > 0) {
+            let model = self
+                .model
+                .clone()
+                .or_else(|| self.window_inputs.model.clone())
+                .unwrap_or_default();
+            if self.reported_window != Some((model.clone(), tokens)) {
+                self.reported_window = Some((model, tokens));
+                self.refresh_window();
+            }
+        }
     }
 
     fn estimate_assistant(&mut self, blocks: &[AssistantBlock]) {
@@ -446,6 +474,7 @@ impl ContextMeter {
     pub fn reported_window(&self) -> Option<(&str, u64)> {
         self.reported_window
             .as_ref()
+            .filter(|(model, _)| !model.is_empty())
             .map(|(model, tokens)| (model.as_str(), *tokens))
     }
 
@@ -460,7 +489,7 @@ impl ContextMeter {
         let tokens = reported + estimated;
         let exact = self.reported.is_some()
             && self.pending.is_empty()
-            && self.settings.usage_reporting == UsageReporting::PerMessage;
+            && self.settings.usage_reporting != UsageReporting::Nothing;
         Snapshot {
             tokens,
             reported_tokens: reported,

@@ -532,3 +532,57 @@ fn unrelated_events_change_nothing() {
     }
     assert_eq!(meter.snapshot(), before);
 }
+
+fn report(key: Option<&str>, context: Option<u64>, window: Option<u64>) -> AgentEvent {
+    AgentEvent::UsageReport(crate::agent::UsageReport {
+        request_id: key.map(str::to_owned),
+        usage: key.map(|_| Usage {
+            input_tokens: 100,
+            cache_read_input_tokens: 900,
+            cache_creation_input_tokens: 0,
+            output_tokens: 20,
+        }),
+        context_tokens: context,
+        context_window: window,
+    })
+}
+
+#[test]
+fn usage_reports_set_the_context_bill_once_per_key_and_report_the_window() {
+    let mut meter = ContextMeter::new(
+        MeterSettings {
+            usage_reporting: UsageReporting::PerRequest,
+            ..settings(80.0, 0)
+        },
+        WindowInputs {
+            model: Some("gpt-test".into()),
+            ..WindowInputs::default()
+        },
+    );
+    assert_eq!(meter.observe(&report(None, Some(1_020), None)), None);
+    assert_eq!(meter.snapshot().tokens, 1_020);
+    assert_eq!(meter.snapshot().exactness, Exactness::Exact);
+    meter.observe(&tool_result(
+        None,
+        "a tool result the next request will carry",
+    ));
+    assert_eq!(meter.snapshot().exactness, Exactness::Estimated);
+    // The same figure again (the rollout's token_count after its token_usage_record)
+    // keeps the estimate made since.
+    meter.observe(&report(Some("total-1020"), Some(1_020), Some(10_000)));
+    meter.observe(&report(Some("total-1020"), Some(1_020), Some(10_000)));
+    let snapshot = meter.snapshot();
+    assert!(snapshot.tokens > 1_020, "{snapshot:?}");
+    assert_eq!(snapshot.billed.output, 20);
+    assert_eq!(snapshot.window.tokens, 10_000);
+    assert_eq!(snapshot.window.source, WindowSource::Reported);
+    assert_eq!(meter.reported_window(), Some(("gpt-test", 10_000)));
+    let stop = meter.observe(&report(None, Some(8_000), None));
+    assert!(
+        matches!(
+            stop,
+            Some(StopReason::ContextThreshold { tokens: 8_000, .. })
+        ),
+        "{stop:?}"
+    );
+}

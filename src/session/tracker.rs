@@ -199,6 +199,7 @@ impl Tracker {
             AgentEvent::Hook(_)
             | AgentEvent::Stream(_)
             | AgentEvent::RateLimit(_)
+            | AgentEvent::UsageReport(_)
             | AgentEvent::Unknown(_) => {}
         }
         out
