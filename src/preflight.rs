@@ -212,11 +212,11 @@ pub(crate) fn plan_check(passed: bool, summary: String) -> Check {
     }
 }
 
-/// The agent program can be found (and, for Claude Code, runs and says its version).
+/// The agent program can be found (and, for a real agent CLI, runs and says its version).
 fn agent_check(target: Target<'_>) -> Check {
     let config = target.loaded.config.clone();
     let backend = match agent::backend(
-        &config.agent,
+        &config,
         BackendContext {
             project_root: &target.loaded.project_root,
             plan_path: target.plan,
@@ -233,7 +233,7 @@ fn agent_check(target: Target<'_>) -> Check {
         }
         Err(err) => return agent_failure(&err),
     };
-    if config.agent.kind != AgentKind::Claude {
+    if config.agent.kind == AgentKind::Sim {
         return Check::pass(
             "agent",
             format!("{} ({})", backend.name(), program.display()),
@@ -244,7 +244,10 @@ fn agent_check(target: Target<'_>) -> Check {
         Err(why) => Check::fail(
             "agent",
             format!("{} does not run: {why}", program.display()),
-            agent::claude::INSTALL_HINT,
+            match config.agent.kind {
+                AgentKind::Codex => agent::codex::INSTALL_HINT,
+                AgentKind::Claude | AgentKind::Sim => agent::claude::INSTALL_HINT,
+            },
         ),
     }
 }

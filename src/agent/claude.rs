@@ -113,6 +113,7 @@ impl AgentBackend for ClaudeBackend {
             args,
             env: self.env.clone(),
             stdin: Some(prompt.to_owned()),
+            home: None,
         })
     }
 
@@ -138,6 +139,7 @@ impl AgentBackend for ClaudeBackend {
             args,
             env: self.env.clone(),
             stdin: Some(prompt.to_owned()),
+            home: None,
         })
     }
 }

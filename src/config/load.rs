@@ -210,9 +210,16 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Loaded, ConfigError> {
         );
     }
 
-    let config: Config = serde_norway::from_value(merged).map_err(|err| ConfigError::Merge {
-        message: err.to_string(),
-    })?;
+    let mut config: Config =
+        serde_norway::from_value(merged).map_err(|err| ConfigError::Merge {
+            message: err.to_string(),
+        })?;
+    // The built-in model is a Claude one; another agent runs its own default instead.
+    if config.agent.kind == crate::config::AgentKind::Codex
+        && matches!(sources.get("model"), None | Some(Source::Default))
+    {
+        config.model = String::new();
+    }
     if let Some(violation) = validate::check_combined(&config).first() {
         return Err(attribute(violation, &sources, &texts));
     }

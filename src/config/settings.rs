@@ -205,6 +205,8 @@ pub enum AgentKind {
     /// Claude Code in headless stream-json mode.
     #[default]
     Claude,
+    /// The Codex CLI (`codex exec --json`).
+    Codex,
     /// The built-in simulated agent (offline demos and tests).
     Sim,
 }

@@ -21,7 +21,9 @@ pub const ONE_MILLION: u64 = 1_000_000;
 const KNOWN_WINDOWS: &[(&str, u64)] = &[
     ("gemini-2.0", 1_048_576),
     ("gemini-2.5", 1_048_576),
+    ("gemini-3", 1_048_576),
     ("gpt-4.1", 1_047_576),
+    ("gpt-5", 272_000),
 ];
 
 /// What the window resolution starts from.

@@ -48,6 +48,7 @@ mod control;
 mod event;
 mod finish;
 pub mod guard;
+pub mod home;
 mod log;
 mod outcome;
 mod report;

@@ -3,6 +3,7 @@
 //! end into a [`SessionReport`].
 
 use std::collections::VecDeque;
+use std::path::Path;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -12,6 +13,7 @@ use super::control::{Requests, SessionControl};
 use super::event::{Activity, ActivityKind, Thread};
 use super::event::{SessionEvent, SessionWarning, StopCause};
 use super::guard::{CompactionGuard, GUARD_ENV, GuardPipe};
+use super::home::{self, Followed};
 use super::log::{SessionLog, StderrLog, stderr_log_path};
 use super::outcome::{LimitReason, SpawnFailure};
 use super::report::SessionReport;
@@ -163,6 +165,27 @@ impl<'a> Driver<'a> {
             }
         };
         self.command = Some(command.to_string());
+        let mut home_var = None;
+        let mut followed = None;
+        if let Some(home) = &command.home {
+            match home::prepare(home, &spec.log_path) {
+                Ok(dir) => {
+                    followed = home
+                        .follow
+                        .clone()
+                        .map(|follow| Followed::new(&dir, follow));
+                    home_var = Some((home.var.clone(), dir.display().to_string()));
+                }
+                Err(message) => {
+                    return self
+                        .not_started(SpawnFailure {
+                            message: format!("prepare the agent's home: {message}"),
+                            help: Some("check that the run directory is writable".to_owned()),
+                        })
+                        .await;
+                }
+            }
+        }
         let mut process = ProcessCommand::new(&command.program)
             .args(&command.args)
             .current_dir(&spec.cwd)
@@ -171,6 +194,9 @@ impl<'a> Driver<'a> {
             process = process.env_clear();
         }
         process = process.envs(&command.env).envs(spec.env.iter().cloned());
+        if let Some((var, dir)) = home_var {
+            process = process.env(var, dir);
+        }
         let guard = GuardPipe::arm(spec.compaction_guard, &spec.log_path).unwrap_or_else(|err| {
             self.warn(SessionWarning::Guard {
                 message: err.to_string(),
@@ -204,7 +230,8 @@ impl<'a> Driver<'a> {
         self.send_snapshot();
 
         if let Some(mut output) = child.take_events() {
-            self.drive(&mut output, &ctl, control, guard).await;
+            self.drive(&mut output, &ctl, control, guard, followed)
+                .await;
         } else {
             // Not reachable (the events were just created), but never leave a child.
             self.exit = Some(ctl.kill().await);
@@ -221,7 +248,10 @@ impl<'a> Driver<'a> {
         ctl: &ChildControl,
         control: &SessionControl,
         mut guard: Option<GuardPipe>,
+        mut followed: Option<Followed>,
     ) {
+        let mut follow_tick = tokio::time::interval(home::FOLLOW_INTERVAL);
+        follow_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut requests = control.subscribe();
         let mut requests_open = true;
         let timeout = self.spec.timeout;
@@ -273,12 +303,42 @@ impl<'a> Driver<'a> {
                     }
                 }
                 () = sleep_until(snapshot_due), if snapshot_due.is_some() => self.flush_snapshot(),
+                _ = follow_tick.tick(), if followed.is_some() => {
+                    self.read_followed(&mut followed, false, ctl);
+                }
                 event = output.recv() => match event {
                     Some(event) => self.on_process_event(event, ctl),
                     None => break,
                 },
             }
         }
+        // What the agent wrote last, before it exited.
+        self.read_followed(&mut followed, true, ctl);
+    }
+
+    /// Take in the lines the agent added to the file it writes beside stdout (Codex's
+    /// rollout). A file that cannot be read any more is left with a warning.
+    fn read_followed(&mut self, followed: &mut Option<Followed>, at_end: bool, ctl: &ChildControl) {
+        let Some(file) = followed else { return };
+        let lines = match file.read_lines(at_end) {
+            Ok(lines) => lines,
+            Err(err) => {
+                let path = file.path().map(Path::to_path_buf).unwrap_or_default();
+                *followed = None;
+                self.warn(SessionWarning::Log {
+                    path,
+                    message: format!("could not be read, its context figures are lost: {err}"),
+                });
+                return;
+            }
+        };
+        let arrived = Instant::now();
+        for line in lines {
+            for event in self.spec.backend.parse_followed_line(&line) {
+                self.on_event(event, arrived, ctl);
+            }
+        }
+        self.send_snapshot();
     }
 
     fn on_process_event(&mut self, event: ProcessEvent, ctl: &ChildControl) {
@@ -333,24 +393,30 @@ impl<'a> Driver<'a> {
             });
         }
         for event in self.spec.backend.parse_line(line) {
-            let activity = self.tracker.observe(&event);
-            let reason = self.meter.observe(&event);
-            if let AgentEvent::Result(result) = &event {
-                self.result_at.get_or_insert(arrived);
-                if result.is_success() && self.stop.is_none() {
-                    self.finished = true;
-                }
-            }
-            if let Some(reason) = reason {
-                self.meter_stop(reason, arrived, ctl);
-            }
-            for line in activity {
-                if self.admit() {
-                    self.send(SessionEvent::Activity(line));
-                }
-            }
+            self.on_event(event, arrived, ctl);
         }
         self.send_snapshot();
+    }
+
+    /// One agent event: track it, meter it — and stop at once if it crossed a threshold
+    /// — then show what it did.
+    fn on_event(&mut self, event: AgentEvent, arrived: Instant, ctl: &ChildControl) {
+        let activity = self.tracker.observe(&event);
+        let reason = self.meter.observe(&event);
+        if let AgentEvent::Result(result) = &event {
+            self.result_at.get_or_insert(arrived);
+            if result.is_success() && self.stop.is_none() {
+                self.finished = true;
+            }
+        }
+        if let Some(reason) = reason {
+            self.meter_stop(reason, arrived, ctl);
+        }
+        for line in activity {
+            if self.admit() {
+                self.send(SessionEvent::Activity(line));
+            }
+        }
     }
 
     /// Whether one more activity or stderr line may be shown; when lines were left out

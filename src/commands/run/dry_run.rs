@@ -37,16 +37,16 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     out.push_str(&palette.bold("Restarts and limits"));
     out.push('\n');
     let backend = crate::agent::backend(
-        &loaded.config.agent,
+        &loaded.config,
         crate::agent::BackendContext {
             project_root: &loaded.project_root,
             plan_path: Some(master),
         },
     );
-    let (agent, can_resume) = backend
-        .as_ref()
-        .map_or(("agent", false), |b| (b.name(), b.can_resume()));
-    out.push_str(&restart_lines(&loaded.config, agent, can_resume));
+    let (agent, can_resume, usage) = backend.as_ref().map_or(("agent", false, None), |b| {
+        (b.name(), b.can_resume(), Some(b.usage_reporting()))
+    });
+    out.push_str(&restart_lines(&loaded.config, agent, can_resume, usage));
     out.push('\n');
     // The checks `run` makes before it records anything.
     let preflight = crate::preflight::check(crate::preflight::Target {
@@ -154,8 +154,22 @@ fn shown_dir(dir: &Path) -> String {
 /// Every configuration value a run uses (the `gates` map is shown per gate in the
 /// execution order), then the run options, each with where it came from.
 /// What happens at a context stop and which limits pause the run, in words.
-fn restart_lines(config: &crate::config::Config, agent: &str, can_resume: bool) -> String {
+fn restart_lines(
+    config: &crate::config::Config,
+    agent: &str,
+    can_resume: bool,
+    usage: Option<crate::agent::UsageReporting>,
+) -> String {
+    use crate::agent::UsageReporting;
     use crate::config::HandoffMode;
+    let measured = match usage {
+        Some(UsageReporting::PerMessage) => "exact, from the usage on each of its messages",
+        Some(UsageReporting::PerRequest) => {
+            "exact, from each request's usage in the file it writes beside its output"
+        }
+        Some(UsageReporting::Nothing) => "estimated with the tokenizer (it reports no usage)",
+        None => "unknown (the agent could not be prepared)",
+    };
     let handoff = match (config.handoff, can_resume) {
         (HandoffMode::Mechanical, _) => {
             "mechanical: debussy writes the checkpoint alone".to_owned()
@@ -177,8 +191,13 @@ fn restart_lines(config: &crate::config::Config, agent: &str, can_resume: bool) 
             crate::words::plural(n)
         ),
     };
+    let model = if config.model.is_empty() {
+        format!("{agent}'s own default")
+    } else {
+        config.model.clone()
+    };
     format!(
-        "  handoff:       {handoff}\n  max cost:      {} per run, {} per phase\n  max duration:  {}\n  no progress:   {progress}\n",
+        "  agent:         {agent}, model {model}; context {measured}\n  handoff:       {handoff}\n  max cost:      {} per run, {} per phase\n  max duration:  {}\n  no progress:   {progress}\n",
         money(config.max_cost_usd),
         money(config.max_phase_cost_usd),
         config
@@ -421,6 +440,7 @@ fn order_table(
 #[cfg(test)]
 mod restart_tests {
     use super::*;
+    use crate::agent::UsageReporting;
     use crate::config::{Config, HandoffMode, RunDuration};
 
     #[test]
@@ -430,7 +450,11 @@ mod restart_tests {
             max_duration: RunDuration::parse("2h").ok(),
             ..Config::default()
         };
-        let text = restart_lines(&config, "claude", true);
+        let text = restart_lines(&config, "claude", true, Some(UsageReporting::PerMessage));
+        assert!(
+            text.contains("agent:         claude, model opus; context exact"),
+            "{text}"
+        );
         assert!(
             text.contains("agent: the stopped claude session is resumed once"),
             "{text}"
@@ -438,9 +462,19 @@ mod restart_tests {
         assert!(text.contains("$20.00 per run, none per phase"), "{text}");
         assert!(text.contains("max duration:  2h"), "{text}");
         assert!(text.contains("after 2 restarts in a row"), "{text}");
-        let text = restart_lines(&config, "other", false);
+        let codex = Config {
+            model: String::new(),
+            ..config
+        };
+        let text = restart_lines(&codex, "codex", false, Some(UsageReporting::PerRequest));
         assert!(
-            text.contains("the other agent cannot resume a stopped session"),
+            text.contains("the codex agent cannot resume a stopped session"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "codex, model codex's own default; context exact, from each request's usage"
+            ),
             "{text}"
         );
         let mechanical = Config {
@@ -448,7 +482,7 @@ mod restart_tests {
             no_progress_restarts: 0,
             ..Config::default()
         };
-        let text = restart_lines(&mechanical, "claude", true);
+        let text = restart_lines(&mechanical, "claude", true, None);
         assert!(
             text.contains("mechanical: debussy writes the checkpoint alone"),
             "{text}"

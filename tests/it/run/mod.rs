@@ -558,7 +558,8 @@ fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
         .expect("dry run");
     assert!(
         dry.status.success(),
-        "a dry run needs no lock: {}",
+        "a dry run needs no lock: {}{}",
+        String::from_utf8_lossy(&dry.stdout),
         String::from_utf8_lossy(&dry.stderr)
     );
     let status = project.status_json();
@@ -851,7 +852,7 @@ async fn skipping_a_phase_skips_the_phases_that_depend_on_it() {
     .expect("config");
     let plan = debussy::plan::load(&project.root().join("plan/MASTER_PLAN.md")).expect("plan");
     let backend = debussy::agent::backend(
-        &loaded.config.agent,
+        &loaded.config,
         debussy::agent::BackendContext {
             project_root: project.root(),
             plan_path: Some(&plan.master),

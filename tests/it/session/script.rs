@@ -31,6 +31,7 @@ impl AgentBackend for ScriptBackend {
             args: vec!["-c".into(), self.script.clone()],
             env: std::collections::BTreeMap::new(),
             stdin: Some(prompt.to_owned()),
+            home: None,
         })
     }
 

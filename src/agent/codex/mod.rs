@@ -1,0 +1,297 @@
+//! The Codex CLI backend: `codex exec --json`, the prompt on stdin, with the session's
+//! rollout file followed for exact context figures.
+//!
+//! Each session runs with a private `CODEX_HOME` ([`AgentHome`]) made by the session
+//! layer beside the transcript: the user's own Codex home is linked into it entry by entry
+//! (config, auth, instructions, skills: writes to them go through to the user's files),
+//! except Codex's per-session data (sessions, logs, state databases), so the rollout
+//! lands at a known place and nothing of the user's is changed. stdout
+//! ([`exec_json`]) carries the messages and tool calls; the rollout ([`rollout`]) the
+//! usage of every model request and the window.
+//!
+//! Codex compacts on its own at `model_auto_compact_token_limit`; debussy sets it between
+//! its own threshold and the window ([`auto_compact_limit`]), so debussy stops the session
+//! first and Codex still compacts when debussy will not restart it. This module locates
+//! the program and nothing else: it never spawns anything or touches a file.
+
+pub mod exec_json;
+pub mod rollout;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::{
+    AgentBackend, AgentCommand, AgentError, AgentEvent, AgentHome, Follow, UsageReporting,
+};
+use crate::config::{AgentPermissions, Config};
+use crate::context::ContextLimit;
+use crate::context::window;
+
+/// The program run when `agent.command` is not set.
+pub const DEFAULT_PROGRAM: &str = "codex";
+
+/// How to install the Codex CLI, for error messages.
+pub const INSTALL_HINT: &str = "install the Codex CLI with `npm install -g @openai/codex`, or set `agent.command` to the path of the `codex` program";
+
+/// The window assumed for Codex before it reports one: the GPT-5 family's 272,000 tokens.
+pub const DEFAULT_WINDOW: u64 = 272_000;
+
+/// Entries of the user's Codex home that are Codex's per-session data, never linked into
+/// a session's private home (a prefix match).
+const PER_SESSION: &[&str] = &[
+    "sessions",
+    "archived_sessions",
+    "log",
+    "history.jsonl",
+    "tmp",
+    ".tmp",
+    "thread-writer-locks",
+    "shell_snapshots",
+];
+
+/// The Codex CLI in `exec --json` mode.
+#[derive(Debug, Clone)]
+pub struct CodexBackend {
+    program: String,
+    args: Vec<String>,
+    env: BTreeMap<String, String>,
+    permissions: AgentPermissions,
+    auto_compact_limit: Option<u64>,
+}
+
+impl CodexBackend {
+    /// A backend running `agent.command` (default `codex` on `PATH`) with `agent.args`,
+    /// `agent.env` and `agent.permissions`.
+    #[must_use]
+    pub fn new(config: &Config) -> Self {
+        let agent = &config.agent;
+        CodexBackend {
+            program: agent
+                .command
+                .clone()
+                .unwrap_or_else(|| DEFAULT_PROGRAM.to_owned()),
+            args: agent.args.clone(),
+            env: agent.env.clone(),
+            permissions: agent.permissions,
+            auto_compact_limit: auto_compact_limit(config),
+        }
+    }
+
+    /// The user's own Codex home: `CODEX_HOME` (from `agent.env`, else the environment),
+    /// else `~/.codex`.
+    fn user_home(&self) -> Option<PathBuf> {
+        if let Some(home) = self.env.get("CODEX_HOME") {
+            return Some(PathBuf::from(home));
+        }
+        if let Some(home) = std::env::var_os("CODEX_HOME").filter(|home| !home.is_empty()) {
+            return Some(PathBuf::from(home));
+        }
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".codex"))
+    }
+}
+
+/// Where Codex may compact on its own: halfway between debussy's threshold and the full
+/// window (80% gives 90%), of the configured window, else the model's known window, else
+/// [`DEFAULT_WINDOW`]. `None` (Codex's own default) when the context check is off.
+#[must_use]
+pub fn auto_compact_limit(config: &Config) -> Option<u64> {
+    let ContextLimit::At(percent) = config.context_threshold else {
+        return None;
+    };
+    let window = config
+        .agent
+        .model_context_window
+        .filter(|tokens| *tokens > 0)
+        .or_else(|| window::by_model_name(&config.model))
+        .unwrap_or(DEFAULT_WINDOW);
+    let at = f64::midpoint(percent.clamp(0.0, 100.0), 100.0);
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "windows are far below 2^52 tokens and the percent is clamped"
+    )]
+    let limit = (window as f64 * at / 100.0).floor() as u64;
+    Some(limit)
+}
+
+/// Codex's flags for `agent.permissions`: a headless agent has nobody to approve
+/// anything, so approvals are off; `accept-edits` keeps Codex's `workspace-write`
+/// sandbox (edits in the project, no network), `bypass` drops the sandbox.
+#[must_use]
+pub fn permission_args(permissions: AgentPermissions) -> Vec<String> {
+    match permissions {
+        AgentPermissions::AcceptEdits => vec![
+            "--sandbox".to_owned(),
+            "workspace-write".to_owned(),
+            "-c".to_owned(),
+            "approval_policy=\"never\"".to_owned(),
+        ],
+        AgentPermissions::Bypass => vec!["--dangerously-bypass-approvals-and-sandbox".to_owned()],
+        AgentPermissions::Ask => Vec::new(),
+    }
+}
+
+impl AgentBackend for CodexBackend {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
+        let path_var = std::env::var_os("PATH");
+        let program =
+            super::claude::resolve_program(&self.program, path_var.as_deref(), INSTALL_HINT)?;
+        let mut args: Vec<String> = vec![
+            "exec".into(),
+            "--json".into(),
+            "--skip-git-repo-check".into(),
+        ];
+        if !model.is_empty() {
+            args.extend(["-m".to_owned(), model.to_owned()]);
+        }
+        if let Some(limit) = self.auto_compact_limit {
+            args.extend([
+                "-c".to_owned(),
+                format!("model_auto_compact_token_limit={limit}"),
+            ]);
+        }
+        args.extend(permission_args(self.permissions));
+        args.extend(self.args.iter().cloned());
+        args.push("-".to_owned());
+        let mut env = self.env.clone();
+        env.remove("CODEX_HOME");
+        Ok(AgentCommand {
+            program,
+            args,
+            env,
+            stdin: Some(prompt.to_owned()),
+            home: Some(AgentHome {
+                var: "CODEX_HOME".to_owned(),
+                link_from: self.user_home(),
+                skip: PER_SESSION.iter().map(|s| (*s).to_owned()).collect(),
+                follow: Some(Follow {
+                    under: PathBuf::from("sessions"),
+                    prefix: "rollout-".to_owned(),
+                    suffix: ".jsonl".to_owned(),
+                }),
+            }),
+        })
+    }
+
+    fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent> {
+        exec_json::parse_line(line)
+    }
+
+    fn parse_followed_line(&self, line: &[u8]) -> Vec<AgentEvent> {
+        rollout::parse_line(line, rollout::Mode::Usage)
+    }
+
+    fn usage_reporting(&self) -> UsageReporting {
+        UsageReporting::PerRequest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(threshold: f64) -> Config {
+        let mut config = Config {
+            model: "gpt-5-codex".to_owned(),
+            context_threshold: ContextLimit::At(threshold),
+            ..Config::default()
+        };
+        config.agent.command = Some("/bin/sh".to_owned());
+        config
+    }
+
+    #[test]
+    fn the_command_is_exec_json_with_the_prompt_on_stdin_and_a_private_home() {
+        let mut config = config(80.0);
+        config.agent.args = vec!["-c".into(), "model_reasoning_effort=\"high\"".into()];
+        let command = CodexBackend::new(&config)
+            .command("do it", "gpt-5-codex")
+            .expect("command");
+        assert_eq!(
+            command.args,
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "-m",
+                "gpt-5-codex",
+                "-c",
+                "model_auto_compact_token_limit=244800",
+                "--sandbox",
+                "workspace-write",
+                "-c",
+                "approval_policy=\"never\"",
+                "-c",
+                "model_reasoning_effort=\"high\"",
+                "-",
+            ]
+        );
+        assert_eq!(command.stdin.as_deref(), Some("do it"));
+        let home = command.home.expect("a private home");
+        assert_eq!(home.var, "CODEX_HOME");
+        assert!(home.skip.iter().any(|entry| entry == "sessions"));
+        let follow = home.follow.expect("the rollout is followed");
+        assert_eq!(follow.under, PathBuf::from("sessions"));
+    }
+
+    #[test]
+    fn an_empty_model_leaves_the_choice_to_codex_and_bypass_drops_the_sandbox() {
+        let mut config = config(80.0);
+        config.agent.permissions = AgentPermissions::Bypass;
+        let command = CodexBackend::new(&config)
+            .command("p", "")
+            .expect("command");
+        assert!(!command.args.iter().any(|arg| arg == "-m"));
+        assert!(
+            command
+                .args
+                .iter()
+                .any(|arg| arg == "--dangerously-bypass-approvals-and-sandbox")
+        );
+    }
+
+    #[test]
+    fn codex_compacts_halfway_between_the_threshold_and_the_window() {
+        assert_eq!(auto_compact_limit(&config(80.0)), Some(244_800));
+        let mut configured = config(90.0);
+        configured.agent.model_context_window = Some(100_000);
+        assert_eq!(auto_compact_limit(&configured), Some(95_000));
+        let mut off = config(80.0);
+        off.context_threshold = ContextLimit::Off;
+        assert_eq!(auto_compact_limit(&off), None);
+    }
+
+    #[test]
+    fn the_users_codex_home_comes_from_agent_env_first() {
+        let mut config = config(80.0);
+        config
+            .agent
+            .env
+            .insert("CODEX_HOME".into(), "/custom/codex".into());
+        let backend = CodexBackend::new(&config);
+        let command = backend.command("p", "m").expect("command");
+        assert_eq!(
+            command.home.expect("home").link_from,
+            Some(PathBuf::from("/custom/codex"))
+        );
+        assert!(!command.env.contains_key("CODEX_HOME"));
+    }
+
+    #[test]
+    fn a_missing_program_names_the_install_command() {
+        let mut config = config(80.0);
+        config.agent.command = Some("/nowhere/codex".into());
+        let err = CodexBackend::new(&config)
+            .command("p", "m")
+            .expect_err("missing");
+        let AgentError::ProgramNotFound { help, .. } = err else {
+            panic!("{err:?}")
+        };
+        assert!(help.contains("npm install -g @openai/codex"), "{help}");
+    }
+}

@@ -1,0 +1,250 @@
+//! An agent's private home for one session ([`AgentHome`]) and the file followed in it.
+//!
+//! [`prepare`] makes the directory beside the transcript (`…session-K.home/`) and links
+//! each entry of the user's own home into it, but the agent's per-session data; the
+//! agent is told its path in the backend's variable. [`Followed`] then reads the file the
+//! agent writes there (Codex's rollout) line by line as it grows: the session polls it on
+//! a short tick beside stdout, and once more at the end so nothing written last is lost.
+
+use std::fs::File;
+use std::io::{self, Read as _};
+use std::path::{Path, PathBuf};
+
+use crate::agent::{AgentHome, Follow};
+
+/// How often the followed file is read while the agent runs.
+pub(super) const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Longest line kept from the followed file; a longer one is skipped whole.
+const MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// The private home for the session whose transcript is `log_path`:
+/// `…session-K.home/` beside it.
+#[must_use]
+pub fn home_path(log_path: &Path) -> PathBuf {
+    log_path.with_extension("home")
+}
+
+/// Make the private home and link the user's entries into it.
+///
+/// # Errors
+/// When the directory cannot be made or an entry cannot be linked; the message names the
+/// path.
+pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, String> {
+    let dir = home_path(log_path);
+    std::fs::create_dir_all(&dir).map_err(|err| format!("create {}: {err}", dir.display()))?;
+    let Some(user) = home.link_from.as_deref() else {
+        return Ok(dir);
+    };
+    let entries = match std::fs::read_dir(user) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(dir),
+        Err(err) => return Err(format!("read {}: {err}", user.display())),
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let text = name.to_string_lossy();
+        if is_session_data(&text, &home.skip) {
+            continue;
+        }
+        let link = dir.join(&name);
+        if link.symlink_metadata().is_ok() {
+            continue;
+        }
+        std::os::unix::fs::symlink(entry.path(), &link).map_err(|err| {
+            format!(
+                "link {} to {}: {err}",
+                link.display(),
+                entry.path().display()
+            )
+        })?;
+    }
+    Ok(dir)
+}
+
+/// Whether an entry of the user's home is per-session data: a skipped name, or one of
+/// the agent's databases and their journals.
+fn is_session_data(name: &str, skip: &[String]) -> bool {
+    skip.iter().any(|prefix| name.starts_with(prefix.as_str())) || name.contains(".sqlite")
+}
+
+/// The file the agent writes under its home, read as it grows.
+#[derive(Debug)]
+pub(super) struct Followed {
+    root: PathBuf,
+    follow: Follow,
+    file: Option<(PathBuf, File)>,
+    partial: Vec<u8>,
+    skipping: bool,
+}
+
+impl Followed {
+    /// Follow `follow` under `home` (the file may not exist yet).
+    pub(super) fn new(home: &Path, follow: Follow) -> Self {
+        Followed {
+            root: home.join(&follow.under),
+            follow,
+            file: None,
+            partial: Vec::new(),
+            skipping: false,
+        }
+    }
+
+    /// The file, once it was found.
+    pub(super) fn path(&self) -> Option<&Path> {
+        self.file.as_ref().map(|(path, _)| path.as_path())
+    }
+
+    /// The complete lines written since the last call. `at_end` also returns a last line
+    /// without its newline (the agent has exited).
+    pub(super) fn read_lines(&mut self, at_end: bool) -> io::Result<Vec<Vec<u8>>> {
+        if self.file.is_none() {
+            let Some(path) = find(&self.root, &self.follow) else {
+                return Ok(Vec::new());
+            };
+            let file = File::open(&path)?;
+            self.file = Some((path, file));
+        }
+        let Some((_, file)) = &mut self.file else {
+            return Ok(Vec::new());
+        };
+        let mut buffer = Vec::new();
+        file.read_to_end(&mut buffer)?;
+        let mut lines = Vec::new();
+        for chunk in buffer.split_inclusive(|byte| *byte == b'\n') {
+            if chunk.ends_with(b"\n") {
+                if !self.skipping {
+                    self.partial.extend_from_slice(&chunk[..chunk.len() - 1]);
+                    lines.push(std::mem::take(&mut self.partial));
+                }
+                self.skipping = false;
+            } else if !self.skipping {
+                self.partial.extend_from_slice(chunk);
+                if self.partial.len() > MAX_LINE {
+                    self.partial = Vec::new();
+                    self.skipping = true;
+                }
+            }
+        }
+        if at_end && !self.partial.is_empty() {
+            lines.push(std::mem::take(&mut self.partial));
+        }
+        Ok(lines)
+    }
+}
+
+/// The first file under `root`, at any depth, whose name matches `follow`.
+fn find(root: &Path, follow: &Follow) -> Option<PathBuf> {
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => dirs.push(path),
+                Ok(kind)
+                    if kind.is_file()
+                        && name.starts_with(follow.prefix.as_str())
+                        && name.ends_with(follow.suffix.as_str()) =>
+                {
+                    return Some(path);
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn follow() -> Follow {
+        Follow {
+            under: PathBuf::from("sessions"),
+            prefix: "rollout-".into(),
+            suffix: ".jsonl".into(),
+        }
+    }
+
+    #[test]
+    fn the_home_links_the_users_entries_but_per_session_data() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let user = dir.path().join("user-home");
+        std::fs::create_dir_all(user.join("sessions")).expect("mkdir");
+        std::fs::create_dir_all(user.join("prompts")).expect("mkdir");
+        for file in [
+            "config.toml",
+            "auth.json",
+            "state_5.sqlite",
+            "history.jsonl",
+        ] {
+            std::fs::write(user.join(file), file).expect("write");
+        }
+        let home = AgentHome {
+            var: "CODEX_HOME".into(),
+            link_from: Some(user.clone()),
+            skip: vec!["sessions".into(), "history.jsonl".into()],
+            follow: None,
+        };
+        let log = dir.path().join("phase-1-attempt-1-session-1.jsonl");
+        let made = prepare(&home, &log).expect("prepare");
+        assert_eq!(made, dir.path().join("phase-1-attempt-1-session-1.home"));
+        let mut names: Vec<String> = std::fs::read_dir(&made)
+            .expect("read")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["auth.json", "config.toml", "prompts"]);
+        assert_eq!(
+            std::fs::read_link(made.join("auth.json")).expect("a link"),
+            user.join("auth.json")
+        );
+        // Again (a resumed session reusing the path): nothing fails.
+        prepare(&home, &log).expect("prepare again");
+        // A user without a home of their own gets an empty one.
+        let none = AgentHome {
+            link_from: Some(dir.path().join("missing")),
+            ..home
+        };
+        prepare(&none, &dir.path().join("other.jsonl")).expect("no user home");
+    }
+
+    #[test]
+    fn the_followed_file_is_found_when_it_appears_and_read_line_by_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut followed = Followed::new(dir.path(), follow());
+        assert!(followed.read_lines(false).expect("read").is_empty());
+        let day = dir.path().join("sessions/2026/11/25");
+        std::fs::create_dir_all(&day).expect("mkdir");
+        std::fs::write(day.join("other.jsonl"), "not this\n").expect("write");
+        let path = day.join("rollout-2026-11-25-abc.jsonl");
+        let mut file = File::create(&path).expect("create");
+        file.write_all(b"{\"a\":1}\n{\"b\":").expect("write");
+        assert_eq!(
+            followed.read_lines(false).expect("read"),
+            [b"{\"a\":1}".to_vec()]
+        );
+        assert_eq!(followed.path(), Some(path.as_path()));
+        file.write_all(b"2}\n{\"c\":3}").expect("write");
+        assert_eq!(
+            followed.read_lines(false).expect("read"),
+            [b"{\"b\":2}".to_vec()]
+        );
+        assert_eq!(
+            followed.read_lines(true).expect("read"),
+            [b"{\"c\":3}".to_vec()]
+        );
+        assert!(followed.read_lines(true).expect("read").is_empty());
+    }
+}
