@@ -19,6 +19,7 @@ mod process_registry;
 mod replay;
 mod run;
 mod run_claude;
+mod run_codex;
 mod session;
 mod show;
 mod sim_agent;

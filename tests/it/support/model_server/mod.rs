@@ -1,5 +1,6 @@
-//! A scripted Anthropic Messages API server for running the real Claude Code CLI
-//! offline.
+//! A scripted model server for running the real agent CLIs offline: the Anthropic
+//! Messages API for Claude Code, the OpenAI Responses API (`POST /v1/responses`) for the
+//! Codex CLI, both playing the same [`Scenario`].
 //!
 //! # Theory of operation
 //!
@@ -25,6 +26,7 @@
 //! handle.
 
 mod record;
+mod responses;
 mod route;
 mod scenario;
 mod sse;
@@ -51,7 +53,7 @@ pub use record::{RecordedRequest, RequestKind, WaitTimeout};
 pub use scenario::{Pause, Scenario, Turn, Usage};
 
 use record::Recorder;
-use route::{Answer, Router};
+use route::{Answer, Router, Wire};
 
 /// State shared by the handler and the [`ModelServer`] handle.
 #[derive(Debug)]
@@ -350,7 +352,11 @@ async fn handle(
             &request_id,
             Body::from(body.to_string()),
         ),
-        Answer::Turn { turn, streaming } => {
+        Answer::Turn {
+            turn,
+            streaming,
+            wire,
+        } => {
             if !turn.delay.is_zero() {
                 tokio::time::sleep(turn.delay).await;
             }
@@ -362,7 +368,13 @@ async fn handle(
                     error.status,
                     Some("application/json"),
                     &request_id,
-                    Body::from(sse::error_body(error).to_string()),
+                    Body::from(
+                        match wire {
+                            Wire::Messages => sse::error_body(error),
+                            Wire::Responses => responses::error_body(error),
+                        }
+                        .to_string(),
+                    ),
                 );
                 // Ask the SDK not to retry; Claude Code may still retry on its own,
                 // which is why error turns are sticky.
@@ -380,7 +392,12 @@ async fn handle(
                     Body::from(message.to_string()),
                 );
             }
-            let encoded = sse::stream(&turn, &model, &message_id);
+            let encoded = match wire {
+                Wire::Messages => sse::stream(&turn, &model, &message_id),
+                Wire::Responses => {
+                    responses::stream(&turn, &model, &format!("resp_scripted_{index:04}"))
+                }
+            };
             let (sender, receiver) = mpsc::channel::<Result<String, Infallible>>(16);
             let hold = turn.pause == Pause::Hold;
             let writer_shared = Arc::clone(&shared);

@@ -106,6 +106,7 @@ impl RecordedRequest {
     /// The Claude Code session that sent the request (`X-Claude-Code-Session-Id`).
     pub fn session_id(&self) -> Option<&str> {
         self.header("x-claude-code-session-id")
+            .or_else(|| self.header("session-id"))
     }
 
     /// The requested model.
@@ -144,8 +145,23 @@ impl RecordedRequest {
     pub fn messages(&self) -> &[Value] {
         self.body
             .get("messages")
+            .or_else(|| self.body.get("input"))
             .and_then(Value::as_array)
             .map_or(&[], Vec::as_slice)
+    }
+
+    /// All text the request sends the model, every message and tool output joined.
+    pub fn input_text(&self) -> String {
+        self.messages()
+            .iter()
+            .map(|message| {
+                message
+                    .get("output")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| message_text(message), str::to_owned)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// All text of the first user message (text blocks and tool results). For a fresh
@@ -206,7 +222,9 @@ pub fn content_text(content: &Value) -> String {
         Value::Array(blocks) => blocks
             .iter()
             .filter_map(|block| match block.get("type").and_then(Value::as_str) {
-                Some("text") => block.get("text").and_then(Value::as_str).map(str::to_owned),
+                Some("text" | "input_text" | "output_text") => {
+                    block.get("text").and_then(Value::as_str).map(str::to_owned)
+                }
                 Some("tool_result") => block.get("content").map(content_text),
                 _ => None,
             })

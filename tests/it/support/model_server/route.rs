@@ -28,8 +28,20 @@ const SUBAGENT_MARKER: &str = "cc_is_subagent=true";
 /// Phrase of Claude Code's compaction prompt.
 const COMPACT_MARKER: &str = "create a detailed summary of the conversation";
 
+/// Phrase of the Codex CLI's compaction prompt.
+const CODEX_COMPACT_MARKER: &str = "CONTEXT CHECKPOINT COMPACTION";
+
 /// How debussy's handoff prompt begins (`orchestrator::prompts::HANDOFF_OPENING`).
 const HANDOFF_MARKER: &str = "debussy is stopping this session now";
+
+/// Which API a turn is answered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wire {
+    /// The Anthropic Messages API (Claude Code).
+    Messages,
+    /// The OpenAI Responses API (the Codex CLI).
+    Responses,
+}
 
 /// What the server sends back.
 #[derive(Debug)]
@@ -40,6 +52,8 @@ pub(super) enum Answer {
         turn: Turn,
         /// Whether the request asked for `stream: true`.
         streaming: bool,
+        /// The API to answer in.
+        wire: Wire,
     },
     /// A fixed JSON body.
     Json {
@@ -126,6 +140,7 @@ impl Router {
                 }
             }
             ("POST", "/v1/messages") => self.route_message(request),
+            ("POST", "/v1/responses") => self.route_response(request),
             _ => Decision {
                 kind: RequestKind::Unknown,
                 scripted: false,
@@ -165,6 +180,7 @@ impl Router {
                 answer: Answer::Turn {
                     turn: Turn::reply(summary).usage(Usage::new(2_000, 0, 0, 400)),
                     streaming,
+                    wire: Wire::Messages,
                 },
             };
         }
@@ -175,6 +191,7 @@ impl Router {
                 answer: Answer::Turn {
                     turn: self.scenario.handoff.clone(),
                     streaming,
+                    wire: Wire::Messages,
                 },
             };
         }
@@ -210,7 +227,11 @@ impl Router {
             return Decision {
                 kind: RequestKind::Subagent { key, turn: index },
                 scripted,
-                answer: Answer::Turn { turn, streaming },
+                answer: Answer::Turn {
+                    turn,
+                    streaming,
+                    wire: Wire::Messages,
+                },
             };
         }
         if request.tool_names().is_empty() {
@@ -224,7 +245,40 @@ impl Router {
         Decision {
             kind: RequestKind::Main { turn: index },
             scripted,
-            answer: Answer::Turn { turn, streaming },
+            answer: Answer::Turn {
+                turn,
+                streaming,
+                wire: Wire::Messages,
+            },
+        }
+    }
+
+    /// A Codex request: compaction when it asks for a summary, a side request without
+    /// tools, else the next main-conversation turn.
+    fn route_response(&mut self, request: &RecordedRequest) -> Decision {
+        let (kind, turn, scripted) = if request.last_user_text().contains(CODEX_COMPACT_MARKER) {
+            let turn = Turn::reply(self.scenario.compact_summary.clone())
+                .usage(Usage::new(2_000, 0, 0, 400));
+            (RequestKind::Compact, turn, true)
+        } else if request.tool_names().is_empty() {
+            let turn = Turn::reply(self.scenario.side_reply.clone());
+            (RequestKind::Side, turn, true)
+        } else {
+            let (turn, index, scripted) = take(
+                &self.scenario.main,
+                &mut self.main_next,
+                &self.scenario.when_exhausted,
+            );
+            (RequestKind::Main { turn: index }, turn, scripted)
+        };
+        Decision {
+            kind,
+            scripted,
+            answer: Answer::Turn {
+                turn,
+                streaming: true,
+                wire: Wire::Responses,
+            },
         }
     }
 
@@ -235,6 +289,7 @@ impl Router {
             answer: Answer::Turn {
                 turn: Turn::reply(self.scenario.side_reply.clone()),
                 streaming,
+                wire: Wire::Messages,
             },
         }
     }

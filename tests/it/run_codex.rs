@@ -1,0 +1,239 @@
+//! `debussy run` end to end with the real Codex CLI against the scripted model server's
+//! Responses API, in temporary git repositories: a phase completes with exact context
+//! figures from the rollout; the threshold is crossed on a turn and the session is
+//! stopped before its next request, the restart carrying the checkpoint; an API error
+//! ends the attempt with Codex's message; a model that never answers is timed out.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::codex::{self, CodexCli, DEFAULT_MODEL, Sandbox};
+use crate::support::model_server::{ModelServer, RecordedRequest, Scenario, Turn, Usage};
+use crate::support::project::{self, events_named as named, run_json};
+
+/// Usage putting `percent` of a 100,000-token window in use after the turn (the
+/// context Codex counts is the input plus the output).
+fn usage(percent: u64) -> Usage {
+    Usage::new(100, percent * 1_000 - 150, 0, 50)
+}
+
+/// A shell command for Codex's `exec_command` tool.
+fn shell(command: &str) -> Turn {
+    Turn::new().tool_use("exec_command", json!({ "cmd": command }))
+}
+
+/// A git project in a Codex sandbox whose model provider is `server`.
+struct Project {
+    sandbox: Sandbox,
+    cli: CodexCli,
+}
+
+impl Project {
+    fn new(cli: CodexCli, server: &ModelServer) -> Project {
+        let sandbox = Sandbox::new(server).expect("sandbox");
+        let repo = git2::Repository::init(sandbox.cwd()).expect("git init");
+        let mut config = repo.config().expect("config");
+        config.set_str("user.name", "Test").expect("name");
+        config
+            .set_str("user.email", "test@example.com")
+            .expect("email");
+        Project { sandbox, cli }
+    }
+
+    fn root(&self) -> &Path {
+        self.sandbox.cwd()
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.root().join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    /// One phase gated by `gate`, and a config running the real Codex with a
+    /// 100,000-token window and `extra` top-level config lines.
+    fn plan(&self, gate: &str, extra: &str) {
+        let extra = if extra.contains("timeout:") {
+            extra.to_owned()
+        } else {
+            format!("timeout: 120\n{extra}")
+        };
+        self.write(
+            "plan/MASTER_PLAN.md",
+            "# Codex Plan\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [Step 1](phase-1.md) | Pending |\n",
+        );
+        self.write(
+            "plan/phase-1.md",
+            &format!(
+                "# Phase 1: Step 1\n\n**Status:** Pending\n\n## Gates\n- check: `{gate}` passes\n\n## Tasks\n- [ ] 1.1: Do step 1\n"
+            ),
+        );
+        self.write(
+            ".debussy/config.yaml",
+            &format!(
+                "model: {DEFAULT_MODEL}\nrestart_delay: 0\nmax_retries: 0\n{extra}\
+                 agent:\n  kind: codex\n  command: {}\n  model_context_window: 100000\n",
+                self.cli.path().display(),
+            ),
+        );
+        project::commit_all(self.root(), "plan");
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(crate::support::DEBUSSY);
+        cmd.args(args)
+            .current_dir(self.root())
+            .env_clear()
+            .envs(self.sandbox.envs())
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self) -> (i32, Vec<Value>) {
+        run_json(
+            self.command(&["run", "plan/MASTER_PLAN.md", "--output-format", "json"]),
+            Duration::from_secs(180),
+        )
+    }
+}
+
+/// Main-thread requests grouped by Codex session (its `session-id` header), in order.
+fn sessions(server: &ModelServer) -> Vec<Vec<RecordedRequest>> {
+    let mut sessions: Vec<(String, Vec<RecordedRequest>)> = Vec::new();
+    for request in server.main_requests() {
+        let id = request.session_id().unwrap_or_default().to_owned();
+        match sessions.iter_mut().find(|(known, _)| *known == id) {
+            Some((_, requests)) => requests.push(request),
+            None => sessions.push((id, vec![request])),
+        }
+    }
+    sessions.into_iter().map(|(_, requests)| requests).collect()
+}
+
+#[test]
+fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
+    let Some(cli) = codex::require() else { return };
+    let server = ModelServer::start(Scenario::new().turns([
+        shell("echo a > a.txt").usage(usage(20)),
+        Turn::reply("Phase 1 is done.").usage(usage(25)),
+    ]))
+    .expect("model server");
+    let project = Project::new(cli, &server);
+    project.plan("test -f a.txt", "");
+    let (code, events) = project.run();
+    assert_eq!(code, 0, "events: {events:#?}");
+    let context: Vec<&Value> = named(&events, "context");
+    let last = &context.last().expect("context figures")["snapshot"];
+    assert_eq!(last["tokens"], 25_000, "{last}");
+    assert_eq!(last["exactness"], "exact", "{last}");
+    assert_eq!(last["window"]["tokens"], 100_000, "{last}");
+    let finished = named(&events, "run_finished");
+    let billed = &finished[0]["summary"]["billed"];
+    assert_eq!(
+        billed["output"], 100,
+        "two requests of 50 output tokens: {billed}"
+    );
+    let calls: Vec<&Value> = named(&events, "activity")
+        .into_iter()
+        .map(|e| &e["activity"]["kind"])
+        .filter(|kind| kind["kind"] == "tool_call")
+        .collect();
+    assert!(
+        calls.iter().any(|a| a["name"] == "Bash"),
+        "Codex's command shows as a Bash call: {calls:#?}"
+    );
+    let messages = project::commit_messages(project.root());
+    assert!(
+        messages[0].contains("phase 1 - Step 1 completed"),
+        "{messages:?}"
+    );
+    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+}
+
+#[test]
+fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_the_checkpoint() {
+    let Some(cli) = codex::require() else { return };
+    let server = ModelServer::start(Scenario::new().turns([
+        // Session 1: writes a.txt; the next turn crosses 80 % while its tool runs.
+        shell("echo a > a.txt").usage(usage(40)),
+        shell("sleep 30").usage(usage(85)),
+        // Session 2: finishes.
+        shell("echo b > b.txt").usage(usage(30)),
+        Turn::reply("Phase 1 is done.").usage(usage(32)),
+    ]))
+    .expect("model server");
+    let project = Project::new(cli, &server);
+    project.plan("test -f a.txt && test -f b.txt", "");
+    let started = Instant::now();
+    let (code, events) = project.run();
+    assert_eq!(code, 0, "events: {events:#?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the stop did not wait for the tool: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(named(&events, "restart").len(), 1, "{events:#?}");
+    let sessions = sessions(&server);
+    assert_eq!(sessions.len(), 2, "{sessions:#?}");
+    assert_eq!(
+        sessions[0].len(),
+        2,
+        "the first session was stopped before a third request"
+    );
+    let second = sessions[1][0].input_text();
+    assert!(
+        second.contains("# Checkpoint: phase 1 (Step 1), restart 1 of 3"),
+        "{second}"
+    );
+    assert!(second.contains("a.txt"), "{second}");
+    let messages = project::commit_messages(project.root());
+    assert!(
+        messages.iter().any(|m| m.contains("checkpoint (restart 1")),
+        "{messages:?}"
+    );
+    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+}
+
+#[test]
+fn an_api_error_ends_the_attempt_with_codexs_message() {
+    let Some(cli) = codex::require() else { return };
+    let server = ModelServer::start(Scenario::new().turn(Turn::api_error(
+        400,
+        "invalid_request_error",
+        "scripted refusal",
+    )))
+    .expect("model server");
+    let project = Project::new(cli, &server);
+    project.plan("true", "");
+    let (code, events) = project.run();
+    assert_eq!(code, 1, "events: {events:#?}");
+    let text = serde_json::to_string(&events).expect("json");
+    assert!(text.contains("scripted refusal"), "{events:#?}");
+}
+
+#[test]
+fn a_model_that_never_answers_is_timed_out() {
+    let Some(cli) = codex::require() else { return };
+    let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
+        .expect("model server");
+    let project = Project::new(cli, &server);
+    project.plan("true", "timeout: 3\n");
+    let started = Instant::now();
+    let (code, events) = project.run();
+    assert_eq!(code, 1, "events: {events:#?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let text = serde_json::to_string(&events).expect("json");
+    assert!(
+        text.contains("timed out") || text.contains("timeout"),
+        "{events:#?}"
+    );
+    server.release();
+}

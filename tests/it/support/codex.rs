@@ -1,0 +1,163 @@
+//! Locating the real Codex CLI and giving it an isolated home pointed at the scripted
+//! model server's Responses API.
+//!
+//! [`require`] finds the pinned `codex` (installed by `scripts/test-tools` into
+//! `.tools/npm`, or named by `DEBUSSY_TEST_CODEX`); when it is missing a test fails under
+//! `CI=true` and is skipped, with the reason printed, otherwise. [`Sandbox`] is a temp dir
+//! with an isolated HOME whose `~/.codex/config.toml` names the server as the model
+//! provider: debussy links that file into each session's private `CODEX_HOME`, so the
+//! tests go through the same path as a user's own configuration.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+
+use tempfile::TempDir;
+
+use super::claude::in_ci;
+use super::model_server::ModelServer;
+
+/// Environment variable naming the `codex` executable to test against.
+pub const CODEX_OVERRIDE_ENV: &str = "DEBUSSY_TEST_CODEX";
+
+/// Where `scripts/test-tools` installs the CLI, relative to the crate root.
+pub const CODEX_INSTALL_PATH: &str = ".tools/npm/node_modules/.bin/codex";
+
+/// The model the tests ask for: one Codex knows, so it offers its usual tools.
+pub const DEFAULT_MODEL: &str = "gpt-5.5";
+
+/// The variable holding the (dummy) key for the scripted provider.
+const KEY_ENV: &str = "DEBUSSY_TEST_OPENAI_KEY";
+
+/// A located, working `codex` executable.
+#[derive(Clone, Debug)]
+pub struct CodexCli {
+    path: PathBuf,
+}
+
+impl CodexCli {
+    /// The executable.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn candidate_path(override_path: Option<OsString>) -> PathBuf {
+    match override_path {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join(CODEX_INSTALL_PATH),
+    }
+}
+
+fn probe(path: &Path) -> Result<CodexCli, String> {
+    if !path.is_file() {
+        return Err(format!(
+            "the Codex CLI is not installed at {} (run scripts/test-tools, or set {CODEX_OVERRIDE_ENV})",
+            path.display()
+        ));
+    }
+    let output = std::process::Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| format!("cannot run {} --version: {error}", path.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} --version failed ({}): {}",
+            path.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    Ok(CodexCli {
+        path: path.to_owned(),
+    })
+}
+
+/// The CLI for a test that needs it; see the module docs for what happens when it is
+/// missing.
+pub fn require() -> Option<CodexCli> {
+    static FOUND: OnceLock<Result<CodexCli, String>> = OnceLock::new();
+    match FOUND
+        .get_or_init(|| probe(&candidate_path(std::env::var_os(CODEX_OVERRIDE_ENV))))
+        .clone()
+    {
+        Ok(codex) => Some(codex),
+        Err(reason) if in_ci() => panic!("CI=true and the real Codex CLI is required: {reason}"),
+        Err(reason) => {
+            let thread = std::thread::current();
+            eprintln!("skipped {}: {reason}", thread.name().unwrap_or("test"));
+            None
+        }
+    }
+}
+
+/// An isolated HOME (with `~/.codex/config.toml`), TMPDIR and working directory inside
+/// one temp dir, removed on drop.
+#[derive(Debug)]
+pub struct Sandbox {
+    dir: TempDir,
+    cwd: PathBuf,
+}
+
+impl Sandbox {
+    /// The directories, and a Codex configuration whose model provider is `server`.
+    pub fn new(server: &ModelServer) -> io::Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("debussy-codex-")
+            .tempdir()?;
+        for sub in ["home/.codex", "tmp", "work"] {
+            std::fs::create_dir_all(dir.path().join(sub))?;
+        }
+        std::fs::write(
+            dir.path().join("home/.codex/config.toml"),
+            format!(
+                "model_provider = \"scripted\"\n\
+                 check_for_update_on_startup = false\n\n\
+                 [model_providers.scripted]\n\
+                 name = \"scripted\"\n\
+                 base_url = \"{}/v1\"\n\
+                 wire_api = \"responses\"\n\
+                 env_key = \"{KEY_ENV}\"\n\
+                 request_max_retries = 0\n\
+                 stream_max_retries = 0\n",
+                server.base_url()
+            ),
+        )?;
+        let cwd = dir.path().join("work");
+        Ok(Self { dir, cwd })
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The isolated HOME.
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// The complete environment for debussy and the Codex it starts: PATH from the test
+    /// process, everything else fixed, so the developer's own Codex settings and keys
+    /// never leak in.
+    pub fn envs(&self) -> Vec<(String, String)> {
+        let home = self.home();
+        let path = |p: PathBuf| p.to_string_lossy().into_owned();
+        vec![
+            (
+                "PATH".to_owned(),
+                std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
+            ),
+            ("HOME".to_owned(), path(home.clone())),
+            ("XDG_CONFIG_HOME".to_owned(), path(home.join(".config"))),
+            ("XDG_CACHE_HOME".to_owned(), path(home.join(".cache"))),
+            ("TMPDIR".to_owned(), path(self.dir.path().join("tmp"))),
+            ("SHELL".to_owned(), "/bin/bash".to_owned()),
+            ("LANG".to_owned(), "C.UTF-8".to_owned()),
+            (KEY_ENV.to_owned(), "sk-test-offline-dummy".to_owned()),
+        ]
+    }
+}
