@@ -1,8 +1,12 @@
-//! `debussy replay FILE.jsonl`: feed a saved session transcript through the stream-json
-//! parser and the context meter, and show per main-thread turn the context in use and
-//! where a stop would have fired. It is how thresholds are debugged on real data.
+//! `debussy replay FILE.jsonl`: feed a saved session transcript through its parser and
+//! the context meter, and show per main-thread turn (per model request for Codex) the
+//! context in use and where a stop would have fired. It is how thresholds are debugged
+//! on real data.
 //!
-//! The file is streamed line by line, never loaded whole. Thresholds default to the
+//! The format is detected from the first lines ([`Format`]): Claude Code's stream-json
+//! (and the sim agent's), or a Codex rollout. A Codex session's stdout log holds no usage;
+//! given one, replay reads the rollout debussy kept beside it. The file is streamed line
+//! by line, never loaded whole. Thresholds default to the
 //! configuration's (`context_threshold`, `tool_call_threshold`,
 //! `agent.token_estimate_factor`, `agent.model_context_window`).
 
@@ -14,6 +18,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::agent::codex::rollout;
 use crate::agent::{AgentEvent, UsageReporting, stream_json};
 use crate::cli::{GlobalArgs, ReplayArgs, ReportFormat};
 use crate::context::{
@@ -42,25 +47,49 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
         configured: args.window.or(config.agent.model_context_window),
         ..WindowInputs::default()
     };
-    let file = File::open(&args.file).map_err(|err| {
-        Failure::usage(miette::miette!(
-            "cannot open transcript {}: {err}",
+    let open = |path: &Path| {
+        File::open(path).map_err(|err| {
+            Failure::usage(miette::miette!(
+                "cannot open transcript {}: {err}",
+                path.display()
+            ))
+        })
+    };
+    let mut path = args.file.clone();
+    let mut format = detect(&mut BufReader::new(open(&path)?)).unwrap_or(Format::Claude);
+    if format == Format::CodexExec {
+        let home = crate::session::home::home_path(&path);
+        path = codex_rollout(&home).ok_or_else(|| {
+            Failure::usage(miette::miette!(
+                help = "replay the rollout file Codex wrote for the session (under                         $CODEX_HOME/sessions/, or the session's .home/sessions/ in a debussy run)",
+                "{} is `codex exec --json` output, which carries no usage, and no rollout was found under {}",
+                args.file.display(),
+                home.display()
+            ))
+        })?;
+        format = Format::CodexRollout;
+    }
+    if format == Format::CodexRollout {
+        settings.usage_reporting = UsageReporting::PerRequest;
+    }
+    let report = replay(
+        BufReader::with_capacity(1 << 20, open(&path)?),
+        format,
+        settings,
+        inputs,
+    )
+    .map_err(|err| {
+        Failure::failed(miette::miette!(
+            "failed to read transcript {}: {err}",
             args.file.display()
         ))
     })?;
-    let report =
-        replay(BufReader::with_capacity(1 << 20, file), settings, inputs).map_err(|err| {
-            Failure::failed(miette::miette!(
-                "failed to read transcript {}: {err}",
-                args.file.display()
-            ))
-        })?;
     if report.transcript_lines == 0 {
         // A report of nothing would read as "no stop would fire"; say what is wrong.
         return Err(Failure::failed(miette::miette!(
             help = "replay reads a session log saved by `debussy run` \
-                    (.debussy/runs/RUN/PHASE/attempt-N-session-K.jsonl) or the output of \
-                    `claude -p --output-format stream-json --verbose`",
+                    (.debussy/runs/RUN/PHASE/attempt-N-session-K.jsonl), the output of \
+                    `claude -p --output-format stream-json --verbose`, or a Codex rollout",
             "{} has no transcript lines ({} read)",
             args.file.display(),
             count(report.lines, "line")
@@ -68,7 +97,7 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
     }
     let mut out = std::io::stdout().lock();
     let written = match args.format {
-        ReportFormat::Text => write_text(&mut out, &args.file, &report),
+        ReportFormat::Text => write_text(&mut out, &path, &report),
         ReportFormat::Json => serde_json::to_writer_pretty(&mut out, &report)
             .map_err(std::io::Error::from)
             .and_then(|()| writeln!(out)),
@@ -80,6 +109,66 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
         )),
         _ => Ok(Exit::Success),
     }
+}
+
+/// The transcript formats replay reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// Claude Code's stream-json, which the sim agent prints too.
+    Claude,
+    /// A Codex rollout file: one `{timestamp, type, payload}` record per line.
+    CodexRollout,
+    /// What `codex exec --json` prints (no usage: its rollout is read instead).
+    CodexExec,
+}
+
+/// The format of the first JSON line among the first few; `None` when none is JSON.
+fn detect(reader: &mut impl BufRead) -> Option<Format> {
+    let mut line = Vec::new();
+    for _ in 0..16 {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        #[derive(serde::Deserialize)]
+        struct Probe {
+            #[serde(rename = "type")]
+            kind: Option<String>,
+            payload: Option<serde::de::IgnoredAny>,
+            timestamp: Option<serde::de::IgnoredAny>,
+        }
+        let Ok(probe) = serde_json::from_slice::<Probe>(&line) else {
+            continue;
+        };
+        let kind = probe.kind.unwrap_or_default();
+        return Some(if probe.payload.is_some() && probe.timestamp.is_some() {
+            Format::CodexRollout
+        } else if kind.starts_with("thread.")
+            || kind.starts_with("turn.")
+            || kind.starts_with("item.")
+        {
+            Format::CodexExec
+        } else {
+            Format::Claude
+        });
+    }
+    None
+}
+
+/// The rollout under a Codex session's private home, if there is one.
+fn codex_rollout(home: &Path) -> Option<std::path::PathBuf> {
+    let mut dirs = vec![home.join("sessions")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if entry.file_name().to_string_lossy().starts_with("rollout-") {
+                return Some(path);
+            }
+        }
+    }
+    None
 }
 
 /// What a replay found.
@@ -123,6 +212,7 @@ struct StopAt {
 
 fn replay(
     mut reader: impl BufRead,
+    format: Format,
     settings: MeterSettings,
     inputs: WindowInputs,
 ) -> std::io::Result<Report> {
@@ -151,48 +241,82 @@ fn replay(
         if report.lines == 1 && buf.trim_ascii_end() == CONTEXT_LIMIT_MARKER.as_bytes() {
             continue;
         }
-        let Some(event) = stream_json::parse_line(&buf) else {
-            continue;
+        let events = match format {
+            Format::Claude | Format::CodexExec => {
+                stream_json::parse_line(&buf).into_iter().collect()
+            }
+            Format::CodexRollout => rollout::parse_line(&buf, rollout::Mode::Full),
         };
-        match &event {
-            AgentEvent::Unknown(_) => report.unknown_lines += 1,
-            AgentEvent::Text(_) => report.text_lines += 1,
-            _ if !event.is_main_thread() => {
-                report.subagent_lines += 1;
-                report.transcript_lines += 1;
-            }
-            _ => report.transcript_lines += 1,
-        }
-        let turns_before = meter.turns();
-        let stop = meter.observe(&event);
-        if let AgentEvent::Assistant(message) = &event
-            && message.parent_tool_use_id.is_none()
-        {
-            let snapshot = meter.snapshot();
-            if meter.turns() > turns_before {
-                report.turns.push(TurnRow {
-                    turn: snapshot.turns,
-                    line: report.lines,
-                    message_id: message.message_id.clone(),
-                    tokens: snapshot.tokens,
-                    percent: snapshot.percent,
-                    tool_calls: snapshot.tool_calls,
-                });
-            } else if let Some(row) = report.turns.last_mut() {
-                row.tool_calls = snapshot.tool_calls;
-            }
-        }
-        if let Some(reason) = stop {
-            report.stop = Some(StopAt {
-                line: report.lines,
-                turn: meter.turns(),
-                message: reason.to_string(),
-                reason,
-            });
+        for event in events {
+            observe(&mut report, &mut meter, format, &event);
         }
     }
     report.end = meter.snapshot();
     Ok(report)
+}
+
+/// One event of line `report.lines`: count it, meter it, and add the turn row it starts.
+fn observe(report: &mut Report, meter: &mut ContextMeter, format: Format, event: &AgentEvent) {
+    match event {
+        AgentEvent::Unknown(_) => report.unknown_lines += 1,
+        AgentEvent::Text(_) => report.text_lines += 1,
+        _ if !event.is_main_thread() => {
+            report.subagent_lines += 1;
+            report.transcript_lines += 1;
+        }
+        _ => report.transcript_lines += 1,
+    }
+    let turns_before = meter.turns();
+    let stop = meter.observe(event);
+    // A Codex request ends with its token count: one row per request.
+    if format == Format::CodexRollout {
+        if let AgentEvent::UsageReport(usage) = event
+            && usage.request_id.is_some()
+        {
+            let snapshot = meter.snapshot();
+            let turn = u32::try_from(report.turns.len() + 1).unwrap_or(u32::MAX);
+            report.turns.push(TurnRow {
+                turn,
+                line: report.lines,
+                message_id: None,
+                tokens: snapshot.tokens,
+                percent: snapshot.percent,
+                tool_calls: snapshot.tool_calls,
+            });
+        }
+    } else if let AgentEvent::Assistant(message) = event
+        && message.parent_tool_use_id.is_none()
+    {
+        let snapshot = meter.snapshot();
+        if meter.turns() > turns_before {
+            report.turns.push(TurnRow {
+                turn: snapshot.turns,
+                line: report.lines,
+                message_id: message.message_id.clone(),
+                tokens: snapshot.tokens,
+                percent: snapshot.percent,
+                tool_calls: snapshot.tool_calls,
+            });
+        } else if let Some(row) = report.turns.last_mut() {
+            row.tool_calls = snapshot.tool_calls;
+        }
+    }
+    if let Some(reason) = stop {
+        let turn = match format {
+            // A request's first report comes before its row.
+            Format::CodexRollout => {
+                let pending = matches!(event, AgentEvent::UsageReport(u) if u.request_id.is_none());
+                u32::try_from(report.turns.len() + usize::from(pending)).unwrap_or(u32::MAX)
+            }
+            _ => meter.turns(),
+        };
+        report.stop = Some(StopAt {
+            line: report.lines,
+            turn,
+            message: reason.to_string(),
+            reason,
+        });
+    }
 }
 
 fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Result<()> {

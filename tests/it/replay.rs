@@ -232,3 +232,44 @@ fn a_file_without_transcript_lines_is_a_failure_that_says_so() {
         }
     }
 }
+
+#[test]
+fn a_codex_rollout_replays_one_row_per_request_with_its_reported_window() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = fixture("codex-rollout.jsonl");
+    let report = json(dir.path(), &[file.to_str().expect("utf-8")]);
+    let turns = report["turns"].as_array().expect("turns");
+    assert_eq!(turns.len(), 2, "{report:#}");
+    assert_eq!(report["final"]["window"]["tokens"], 258_400);
+    assert_eq!(report["final"]["window"]["source"], "reported");
+    assert_eq!(report["final"]["reported_tokens"], 1_020);
+    assert_eq!(report["final"]["billed"]["output"], 40);
+    let stopped = json(
+        dir.path(),
+        &[file.to_str().expect("utf-8"), "--window", "1200"],
+    );
+    assert_eq!(stopped["stop"]["turn"], 1, "{stopped:#}");
+}
+
+#[test]
+fn a_codex_session_log_replays_the_rollout_kept_beside_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("attempt-1-session-1.jsonl");
+    std::fs::copy(fixture("codex-exec.jsonl"), &log).expect("copy");
+    replay(dir.path())
+        .arg(&log)
+        .assert()
+        .code(2)
+        .stderr(contains("carries no usage"));
+    let day = dir
+        .path()
+        .join("attempt-1-session-1.home/sessions/2026/11/25");
+    std::fs::create_dir_all(&day).expect("mkdir");
+    std::fs::copy(fixture("codex-rollout.jsonl"), day.join("rollout-x.jsonl")).expect("copy");
+    replay(dir.path())
+        .arg(&log)
+        .assert()
+        .success()
+        .stdout(contains("rollout-x.jsonl"))
+        .stdout(contains("end: 1,047 / 258,400 tokens"));
+}
