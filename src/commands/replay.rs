@@ -122,6 +122,15 @@ enum Format {
     CodexExec,
 }
 
+/// The fields that tell the formats apart.
+#[derive(serde::Deserialize)]
+struct Probe {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    payload: Option<serde::de::IgnoredAny>,
+    timestamp: Option<serde::de::IgnoredAny>,
+}
+
 /// The format of the first JSON line among the first few; `None` when none is JSON.
 fn detect(reader: &mut impl BufRead) -> Option<Format> {
     let mut line = Vec::new();
@@ -129,13 +138,6 @@ fn detect(reader: &mut impl BufRead) -> Option<Format> {
         line.clear();
         if reader.read_until(b'\n', &mut line).ok()? == 0 {
             return None;
-        }
-        #[derive(serde::Deserialize)]
-        struct Probe {
-            #[serde(rename = "type")]
-            kind: Option<String>,
-            payload: Option<serde::de::IgnoredAny>,
-            timestamp: Option<serde::de::IgnoredAny>,
         }
         let Ok(probe) = serde_json::from_slice::<Probe>(&line) else {
             continue;
