@@ -1,9 +1,11 @@
-//! Throughput of the stream-json parser and the context meter on a large transcript.
+//! Throughput of the transcript parsers and the context meter on large transcripts.
 //!
-//! Builds a transcript of at least 100 MB by repeating the recorded fixtures into a temp
-//! file, then streams it through `stream_json::parse_line` and `ContextMeter::observe` with
-//! a buffered reader, and prints MB/s and peak memory (`VmHWM`). Memory must stay flat:
-//! the file is never loaded whole. Run with `cargo bench --bench meter`.
+//! Builds a Claude Code transcript of at least 100 MB by repeating the recorded fixtures
+//! into a temp file, then streams it through `stream_json::parse_line` and
+//! `ContextMeter::observe` with a buffered reader; then the same for a Codex rollout of at
+//! least 100 MB through `codex::rollout::parse_line` (as `debussy replay` reads it). It
+//! prints MB/s and peak memory (`VmHWM`). Memory must stay flat: no file is ever loaded
+//! whole. Run with `cargo bench --bench meter`.
 
 #![allow(
     clippy::cast_precision_loss,
@@ -16,6 +18,7 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
 
+use debussy::agent::codex::rollout;
 use debussy::agent::{AgentEvent, UsageReporting, stream_json};
 use debussy::context::{ContextMeter, MeterSettings, WindowInputs};
 
@@ -81,6 +84,68 @@ fn main() {
         peak.saturating_sub(baseline),
         written as f64 / MIB
     );
+
+    let rollout = std::fs::read(fixtures.join("codex-rollout.jsonl")).expect("read fixture");
+    let path = dir.path().join("rollout.jsonl");
+    let (written, copies) = repeat_into(&path, &rollout);
+    println!(
+        "codex rollout: {:.1} MiB ({copies} copies of the fixture, {} KiB each)",
+        written as f64 / MIB,
+        rollout.len() / 1024
+    );
+    let _ = read_only(&path);
+    let (bytes, timing, stops) = rollout_and_meter(&path);
+    report("codex rollout: parse (full) + meter, 80%", bytes, timing);
+    println!("    {stops} stops in {copies} sessions");
+    let peak_after = peak_rss_kib();
+    println!(
+        "peak RSS after the rollout: {peak_after} KiB (+{} KiB over the Claude pass)",
+        peak_after.saturating_sub(peak)
+    );
+}
+
+/// Write `sample` into `path` until it holds [`TARGET_BYTES`]; returns the bytes written
+/// and the copies made.
+fn repeat_into(path: &Path, sample: &[u8]) -> (u64, u64) {
+    let mut out = BufWriter::new(File::create(path).expect("create"));
+    let (mut written, mut copies) = (0u64, 0u64);
+    while written < TARGET_BYTES {
+        out.write_all(sample).expect("write");
+        written += sample.len() as u64;
+        copies += 1;
+    }
+    out.flush().expect("flush");
+    (written, copies)
+}
+
+/// A Codex rollout through the parser (conversation included) and a meter per session
+/// (a new one at each `session_meta`), with a 1,200-token window so the stop fires.
+fn rollout_and_meter(path: &Path) -> (u64, Timing, u64) {
+    let settings = MeterSettings {
+        threshold: 80.0.into(),
+        tool_call_threshold: 0,
+        token_estimate_factor: 1.0,
+        usage_reporting: UsageReporting::PerRequest,
+        stop_on_compact: true,
+        prices: Vec::new(),
+    };
+    let inputs = WindowInputs {
+        configured: Some(1_200),
+        ..WindowInputs::default()
+    };
+    let mut meter = ContextMeter::new(settings.clone(), inputs.clone());
+    let mut stops = 0u64;
+    let (bytes, timing) = lines(path, |line| {
+        for event in rollout::parse_line(line, rollout::Mode::Full) {
+            if matches!(&event, AgentEvent::Init(init) if init.session_id.is_some()) {
+                meter = ContextMeter::new(settings.clone(), inputs.clone());
+            }
+            if meter.observe(&event).is_some() {
+                stops += 1;
+            }
+        }
+    });
+    (bytes, timing, stops)
 }
 
 /// Wall-clock and on-CPU throughput. The machine may be shared: on-CPU time (from the
