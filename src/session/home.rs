@@ -1,8 +1,8 @@
 //! An agent's private home for one session ([`AgentHome`]) and the file followed in it.
 //!
-//! [`prepare`] makes the directory beside the transcript (`…session-K.home/`) and links
+//! `prepare` makes the directory beside the transcript (`…session-K.home/`) and links
 //! each entry of the user's own home into it, but the agent's per-session data; the
-//! agent is told its path in the backend's variable. [`Followed`] then reads the file the
+//! agent is told its path in the backend's variable. `Followed` then reads the file the
 //! agent writes there (Codex's rollout) line by line as it grows: the session polls it on
 //! a short tick beside stdout, and once more at the end so nothing written last is lost.
 
