@@ -208,6 +208,8 @@ fn event(i: u64) -> Event {
     }
     if i % 2_000 == 1 {
         return Event::SessionStarted {
+            agent: "claude".into(),
+            model: "opus".into(),
             phase_id,
             attempt: 1,
             restart: u32::try_from(i / 2_000).unwrap_or(0),

@@ -86,6 +86,10 @@ pub enum Event {
         restart: u32,
         /// Restarts allowed in this attempt (0 when restarts are off).
         max_restarts: u32,
+        /// The agent running the session (`claude`, `codex`, `sim`).
+        agent: String,
+        /// The model it was asked to run; empty for the agent's own default.
+        model: String,
         /// The agent's pid.
         pid: u32,
         /// The session's NDJSON log.

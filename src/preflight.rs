@@ -252,6 +252,54 @@ fn agent_check(target: Target<'_>) -> Check {
     }
 }
 
+/// For each phase that names an agent of its own (`**Agent:**`), whether its program can
+/// be found: `run` refuses to start without it.
+pub(crate) fn phase_agent_checks(loaded: &Loaded, plan: &crate::plan::Plan) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for phase in &plan.phases {
+        let Some(own) = crate::orchestrator::agents::phase_config(&loaded.config, phase) else {
+            continue;
+        };
+        if own.agent.kind == loaded.config.agent.kind {
+            continue;
+        }
+        let id = &phase.id;
+        let backend = agent::backend(
+            &own,
+            BackendContext {
+                project_root: &loaded.project_root,
+                plan_path: Some(&plan.master),
+            },
+        );
+        let check = match backend.and_then(|backend| {
+            let name = backend.name();
+            backend
+                .command("", &own.model)
+                .map(|command| (name, command))
+        }) {
+            Ok((agent, command)) => Check::pass(
+                "agent",
+                format!("phase {id}: {agent} ({})", command.program.display()),
+            ),
+            Err(AgentError::ScenarioMissing { .. } | AgentError::Scenario(_)) => {
+                Check::pass("agent", format!("phase {id}: sim (built in)"))
+            }
+            Err(err) => {
+                let failure = agent_failure(&err);
+                Check {
+                    detail: format!("phase {id}: {}", failure.detail),
+                    fix: failure.fix.map(|fix| {
+                        format!("{fix} (a phase's own agent is looked up on PATH: `agent.command` is the configured agent's)")
+                    }),
+                    ..failure
+                }
+            }
+        };
+        checks.push(check);
+    }
+    checks
+}
+
 fn agent_failure(err: &AgentError) -> Check {
     let help = match err {
         AgentError::ProgramNotFound { help, .. } => help.clone(),

@@ -215,10 +215,8 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Loaded, ConfigError> {
             message: err.to_string(),
         })?;
     // The built-in model is a Claude one; another agent runs its own default instead.
-    if config.agent.kind == crate::config::AgentKind::Codex
-        && matches!(sources.get("model"), None | Some(Source::Default))
-    {
-        config.model = String::new();
+    if matches!(sources.get("model"), None | Some(Source::Default)) {
+        config.model = config.agent.kind.default_model().to_owned();
     }
     if let Some(violation) = validate::check_combined(&config).first() {
         return Err(attribute(violation, &sources, &texts));

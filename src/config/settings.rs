@@ -211,6 +211,19 @@ pub enum AgentKind {
     Sim,
 }
 
+impl AgentKind {
+    /// The model a session of this agent runs when none is configured: `opus` for Claude
+    /// Code (and the sim agent, which plays any name), and empty for Codex, which then
+    /// runs the model of its own configuration.
+    #[must_use]
+    pub fn default_model(self) -> &'static str {
+        match self {
+            AgentKind::Claude | AgentKind::Sim => "opus",
+            AgentKind::Codex => "",
+        }
+    }
+}
+
 /// What the agent may do without asking. A headless agent has nobody to ask, so anything
 /// that needs a permission prompt is refused: the default lets it edit files and run the
 /// tools in [`AgentConfig::allowed_tools`].

@@ -156,7 +156,7 @@ impl Runner<'_> {
         tally: &mut AttemptTally,
     ) -> Handoff {
         let id = phase.id.as_str().to_owned();
-        let backend = &self.session.backend;
+        let backend = &self.session_spec(&id).backend;
         if let Some(skipped) = skip_reason(
             self.config.handoff,
             backend.can_resume(),
@@ -228,7 +228,7 @@ impl Runner<'_> {
             restart,
             project_root: self.root.clone(),
         };
-        let mut spec = self.session.clone().with_env(run_env.vars());
+        let mut spec = self.session_spec(phase_id).clone().with_env(run_env.vars());
         spec.prompt = prompt;
         spec.resume.clone_from(&stopped.agent_session_id);
         spec.log_path = handoff_log_path(&stopped.log_path);

@@ -23,6 +23,7 @@
 //! agent it left behind. A pause commits (or records) the work, and the resumed phase's
 //! first session gets a checkpoint of it. See `docs/reliability.md`.
 
+pub mod agents;
 pub mod attempt;
 mod guards;
 mod handoff;

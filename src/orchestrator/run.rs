@@ -87,6 +87,15 @@ pub enum RunError {
     /// `--phase` names no phase.
     #[error("{0}")]
     UnknownPhase(String),
+    /// The agent a phase names cannot be prepared.
+    #[error("phase {phase}: {source}")]
+    #[diagnostic(help("{}", agent_help(source)))]
+    Agent {
+        /// The phase.
+        phase: String,
+        /// Why.
+        source: crate::agent::AgentError,
+    },
     /// `.debussy/` could not be prepared.
     #[error("failed to prepare {path}")]
     Prepare {
@@ -106,11 +115,21 @@ impl RunError {
             self,
             RunError::UnknownPhase(_)
                 | RunError::Session(_)
+                | RunError::Agent { .. }
                 | RunError::Preflight(_)
                 | RunError::InterruptedDirty { .. }
                 | RunError::Locked(lock::LockError::Held { .. })
         )
     }
+}
+
+/// How to fix an agent that cannot be prepared: its own help, else a pointer to the
+/// phase's `**Agent:**`.
+fn agent_help(err: &crate::agent::AgentError) -> String {
+    miette::Diagnostic::help(err).map_or_else(
+        || "check the phase's `**Agent:**` line".to_owned(),
+        |help| help.to_string(),
+    )
 }
 
 /// Execute the plan. Returns the summary (also sent as the last event).
@@ -130,6 +149,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let config = loaded.config;
     let root = loaded.project_root;
     let session = SessionSpec::from_config(&config, backend.clone(), "", &root, "")?;
+    let phase_sessions = super::agents::phase_sessions(&config, &plan, &root)?;
     // Taken first: a second run must be told about the live one, not that the live one's
     // edits make the tree dirty.
     let mut run_lock = lock::RunLock::acquire(&root)?;
@@ -260,6 +280,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         root,
         plan: &plan,
         session,
+        phase_sessions,
         store,
         run_id: run_id.clone(),
         events,

@@ -34,6 +34,8 @@ pub(crate) struct Runner<'plan> {
     /// Every session's settings from the configuration; each session adds its prompt,
     /// log path and environment.
     pub(crate) session: SessionSpec,
+    /// The settings of phases that name their own agent or model, by phase id.
+    pub(crate) phase_sessions: std::collections::BTreeMap<String, SessionSpec>,
     pub(crate) store: Store,
     pub(crate) run_id: String,
     pub(crate) events: EventSender,
@@ -60,6 +62,11 @@ pub(crate) struct ResumePoint {
 }
 
 impl Runner<'_> {
+    /// The session settings of `phase_id`: its own agent and model, else the run's.
+    pub(crate) fn session_spec(&self, phase_id: &str) -> &SessionSpec {
+        self.phase_sessions.get(phase_id).unwrap_or(&self.session)
+    }
+
     /// Send an event; a closed channel (sink gone) is not the run's problem.
     pub(crate) fn emit(&self, event: Event) {
         let _ = self.events.send(event);

@@ -53,7 +53,8 @@ impl Runner<'_> {
             restart,
             project_root: self.root.clone(),
         };
-        let mut spec = self.session.clone().with_env(run_env.vars());
+        let mut spec = self.session_spec(&id).clone().with_env(run_env.vars());
+        let model = spec.model.clone();
         prompt.clone_into(&mut spec.prompt);
         spec.log_path = log_path;
         if !restarts_allowed {
@@ -114,8 +115,9 @@ impl Runner<'_> {
         if let Some(window) = &report.reported_window {
             // Under the configured name too, so the next session knows the window even
             // before the agent names its model.
-            let names = [window.model.as_str(), self.config.model.as_str()];
-            for name in names.iter().take(if names[0] == names[1] { 1 } else { 2 }) {
+            let names = [window.model.as_str(), model.as_str()];
+            let names = names.iter().take(if names[0] == names[1] { 1 } else { 2 });
+            for name in names.filter(|name| !name.is_empty()) {
                 if let Err(err) = self.store.learn_context_window(name, window.tokens) {
                     self.warn(format!("could not remember the context window: {err}"));
                 }
@@ -172,6 +174,8 @@ impl Runner<'_> {
         let phase_id = phase_id.to_owned();
         match event {
             SessionEvent::Started { pid, log_path, .. } => self.emit(Event::SessionStarted {
+                agent: self.session_spec(&phase_id).backend.name().to_owned(),
+                model: self.session_spec(&phase_id).model.clone(),
                 phase_id,
                 attempt,
                 restart,

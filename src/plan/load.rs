@@ -119,6 +119,8 @@ pub(crate) fn assemble(
             notes_in: parsed.notes_in,
             notes_out: parsed.notes_out,
             steps: parsed.steps,
+            agent: parsed.agent,
+            model: parsed.model,
         });
     }
     let by_file: HashMap<PathBuf, PhaseId> = phases

@@ -1,5 +1,6 @@
 //! Phase file parsing: title, `**Status:**`, `**Depends On:**` and `## Dependencies`,
-//! gates, tasks, required agents, notes in and out, and the process-wrapper steps.
+//! `**Agent:**` and `**Model:**`, gates, tasks, required agents, notes in and out, and the
+//! process-wrapper steps.
 //!
 //! Pure: takes the text and the file's path (relative paths in the file resolve against
 //! its directory) and reads nothing.
@@ -15,6 +16,7 @@ use super::model::{
     RequiredAgent, STATUS_WORDS, Task, resolve_path,
 };
 use super::refs::{bare_ids, phase_refs};
+use crate::config::AgentKind;
 
 /// A dependency as written, before the loader knows the phase's own id.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +51,10 @@ pub(crate) struct PhaseDoc {
     pub(crate) notes_out: Option<NotesPath>,
     /// Process-wrapper steps.
     pub(crate) steps: Vec<ProcessStep>,
+    /// The `**Agent:**` that runs the phase, when it names one.
+    pub(crate) agent: Option<AgentKind>,
+    /// The `**Model:**` the phase runs on, when it names one.
+    pub(crate) model: Option<String>,
     /// What could not be understood.
     pub(crate) problems: Vec<Problem>,
 }
@@ -66,6 +72,7 @@ pub(crate) fn parse_phase(text: &str, path: &Path, scope: ProblemScope) -> Phase
         ..PhaseDoc::default()
     };
     fields(&doc, path, dir, scope, &mut out);
+    agent_fields(&doc, path, scope, &mut out);
     dependency_section(&doc, path, dir, &mut out.depends_on);
     notes(&doc, path, dir, &mut out);
     out
@@ -133,6 +140,49 @@ fn fields(doc: &Document, path: &Path, dir: &Path, scope: ProblemScope, out: &mu
                     location,
                     hint: "name phases like `Phase 1` or `[Phase 1](phase-1.md)`, list several with commas, or write `None`".to_owned(),
                 }),
+            }
+        }
+    }
+}
+
+/// `**Agent:** codex` and `**Model:** gpt-5.5` among the lines above the first `##`
+/// section: one word after `Label: `, so an `AGENT:name` marker (a required subagent) is
+/// not taken for it.
+fn agent_fields(doc: &Document, path: &Path, scope: ProblemScope, out: &mut PhaseDoc) {
+    for block in &doc.blocks {
+        if block.heading_level().is_some_and(|level| level >= 2) {
+            break;
+        }
+        let lines: Vec<(usize, &Inlines)> = match block {
+            Block::Paragraph(lines) => lines.iter().map(|l| (l.line, &l.content)).collect(),
+            Block::Item { content, line, .. } => vec![(*line, content)],
+            _ => Vec::new(),
+        };
+        for (line, content) in lines {
+            let word = |label: &str| -> Option<String> {
+                let value = content.after_label(label)?.plain();
+                if !value.starts_with(char::is_whitespace) {
+                    return None;
+                }
+                let value = value.trim();
+                (!value.is_empty() && !value.contains(char::is_whitespace))
+                    .then(|| value.trim_matches('`').to_owned())
+            };
+            if out.agent.is_none()
+                && let Some(name) = word("agent")
+            {
+                match serde_norway::from_str::<AgentKind>(&name.to_ascii_lowercase()) {
+                    Ok(kind) => out.agent = Some(kind),
+                    Err(_) => out.problems.push(Problem {
+                        scope,
+                        message: format!("unknown agent `{name}`"),
+                        location: Location::line(path, line),
+                        hint: "use one of: claude, codex, sim".to_owned(),
+                    }),
+                }
+            }
+            if out.model.is_none() {
+                out.model = word("model");
             }
         }
     }

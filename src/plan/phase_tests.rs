@@ -271,3 +271,24 @@ fn a_bare_phase_file_parses_to_nothing() {
     let doc = parse("Not a valid phase file");
     assert_eq!(doc, PhaseDoc::default());
 }
+
+#[test]
+fn agent_and_model_fields_name_who_runs_the_phase() {
+    let doc = parse(
+        "# X Phase 2: Y\n\n**Status:** Pending\n**Agent:** codex\n**Model:** `gpt-5.5`\n\n\
+         ## Tasks\n- [ ] 2.1: Agent: claude is not a field down here\n",
+    );
+    assert_eq!(doc.agent, Some(AgentKind::Codex));
+    assert_eq!(doc.model.as_deref(), Some("gpt-5.5"));
+    assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+    // A required-subagent marker is not the agent field.
+    let marker = parse("# X Phase 2: Y\n\nAGENT:code-reviewer - REQUIRED\n");
+    assert_eq!(marker.agent, None);
+    assert!(marker.problems.is_empty(), "{:?}", marker.problems);
+    let unknown = parse("# X Phase 2: Y\n\n**Agent:** gemeni\n");
+    assert_eq!(unknown.agent, None);
+    let problem = &unknown.problems[0];
+    assert_eq!(problem.message, "unknown agent `gemeni`");
+    assert_eq!(problem.hint, "use one of: claude, codex, sim");
+    assert_eq!(problem.location.line, Some(3));
+}

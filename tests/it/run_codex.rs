@@ -237,3 +237,92 @@ fn a_model_that_never_answers_is_timed_out() {
     );
     server.release();
 }
+
+#[test]
+fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
+    let Some(cli) = codex::require() else { return };
+    let server = ModelServer::start(Scenario::new().turns([
+        shell("echo b > b.txt").usage(usage(20)),
+        Turn::reply("Phase 2 is done.").usage(usage(22)),
+    ]))
+    .expect("model server");
+    let project = Project::new(cli.clone(), &server);
+    project.write(
+        "plan/MASTER_PLAN.md",
+        "# Two agents\n\n| Phase | Title | Status |\n|---|---|---|\n\
+         | 1 | [Sim step](phase-1.md) | Pending |\n| 2 | [Codex step](phase-2.md) | Pending |\n",
+    );
+    project.write(
+        "plan/phase-1.md",
+        "# Phase 1: Sim step\n\n**Status:** Pending\n\n## Gates\n- check: `test -f a.txt` passes\n\n## Tasks\n- [ ] 1.1: a\n",
+    );
+    project.write(
+        "plan/phase-2.md",
+        &format!(
+            "# Phase 2: Codex step\n\n**Status:** Pending\n**Depends On:** Phase 1\n\
+             **Agent:** codex\n**Model:** {DEFAULT_MODEL}\n\n\
+             ## Gates\n- check: `test -f b.txt` passes\n\n## Tasks\n- [ ] 2.1: b\n"
+        ),
+    );
+    project.write(
+        "plan/sim-scenario.yaml",
+        "scripts:\n  - phase: 1\n    turns:\n      - tools:\n          - write: {path: a.txt, content: \"a\\n\"}\n      - say: Done.\n        tools: [{done: completed}]\n",
+    );
+    project.write(
+        ".debussy/config.yaml",
+        "restart_delay: 0\ntimeout: 120\nmax_retries: 0\nagent:\n  kind: sim\n  model_context_window: 100000\n",
+    );
+    project::commit_all(project.root(), "plan");
+    // The phase's agent runs with its own defaults: `codex` from PATH.
+    let bin = cli.path().parent().expect("bin dir").display().to_string();
+    let path = format!("{bin}:{}", std::env::var("PATH").unwrap_or_default());
+    let mut command = project.command(&["run", "plan/MASTER_PLAN.md", "--output-format", "json"]);
+    command.env("PATH", &path);
+    let (code, events) = run_json(command, Duration::from_secs(180));
+    assert_eq!(code, 0, "events: {events:#?}");
+    let started: Vec<(String, String, String)> = named(&events, "session_started")
+        .iter()
+        .map(|e| {
+            (
+                e["phase_id"].as_str().unwrap_or_default().to_owned(),
+                e["agent"].as_str().unwrap_or_default().to_owned(),
+                e["model"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        started,
+        [
+            ("1".into(), "sim".into(), "opus".into()),
+            ("2".into(), "codex".into(), DEFAULT_MODEL.into()),
+        ]
+    );
+    assert_eq!(server.main_requests()[0].model(), Some(DEFAULT_MODEL));
+
+    // Without `codex` on PATH the run stops before anything runs, saying how to install it.
+    project::commit_all(project.root(), "after the run");
+    let output = project
+        .command(&["run", "plan/MASTER_PLAN.md", "--phase", "2"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("phase 2"), "{stderr}");
+    assert!(stderr.contains("npm install -g @openai/codex"), "{stderr}");
+    let dry = project
+        .command(&["run", "plan/MASTER_PLAN.md", "--dry-run"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("dry run");
+    let stdout = String::from_utf8_lossy(&dry.stdout);
+    assert!(!dry.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("phase 2: agent program `codex` not found"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("runs on codex ({DEFAULT_MODEL})")),
+        "{stdout}"
+    );
+}

@@ -49,11 +49,16 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     out.push_str(&restart_lines(&loaded.config, agent, can_resume, usage));
     out.push('\n');
     // The checks `run` makes before it records anything.
-    let preflight = crate::preflight::check(crate::preflight::Target {
+    let mut preflight = crate::preflight::check(crate::preflight::Target {
         loaded: &loaded,
         plan: inspection.plan.as_ref().map(|p| p.master.as_path()),
         auto_commit: loaded.config.auto_commit,
     });
+    if let Some(plan) = &inspection.plan {
+        preflight
+            .checks
+            .extend(crate::preflight::phase_agent_checks(&loaded, plan));
+    }
     out.push_str(&palette.bold("Pre-flight"));
     out.push('\n');
     out.push_str(&preflight.render(true));
@@ -411,6 +416,14 @@ fn order_table(
         };
         let mut title = vec![phase.title.clone()];
         title.extend(file_note.map(str::to_owned));
+        if let Some(own) = crate::orchestrator::agents::phase_config(&loaded.config, phase) {
+            let model = if own.model.is_empty() {
+                "its default model"
+            } else {
+                own.model.as_str()
+            };
+            title.push(format!("runs on {} ({model})", agent_name(own.agent.kind)));
+        }
         let or_dash = |lines: Vec<String>| {
             if lines.is_empty() {
                 vec!["-".to_owned()]
@@ -435,6 +448,12 @@ fn order_table(
         ]);
     }
     table
+}
+
+/// The word for an agent kind, as the configuration spells it.
+fn agent_name(kind: crate::config::AgentKind) -> String {
+    serde_norway::to_string(&kind)
+        .map_or_else(|_| format!("{kind:?}"), |text| text.trim().to_owned())
 }
 
 #[cfg(test)]

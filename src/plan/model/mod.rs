@@ -330,6 +330,10 @@ pub struct Phase {
     pub notes_out: Option<NotesPath>,
     /// The `## Process Wrapper` steps.
     pub steps: Vec<ProcessStep>,
+    /// The agent that runs the phase (`**Agent:**`), when it is not the configured one.
+    pub agent: Option<crate::config::AgentKind>,
+    /// The model the phase runs on (`**Model:**`), when it is not the configured one.
+    pub model: Option<String>,
 }
 
 impl Phase {

@@ -237,8 +237,13 @@ impl Component for Header {
             Event::SessionStarted {
                 restart,
                 max_restarts,
+                agent,
+                model,
                 ..
             } => {
+                // A phase may name its own agent and model.
+                agent.clone_into(&mut self.agent);
+                model.clone_into(&mut self.model);
                 self.restart = Some((*restart, *max_restarts));
                 self.stage = Stage::Running;
             }
@@ -349,7 +354,11 @@ impl Component for Header {
             Span::styled(format!("{} ", strings::AGENT), dim),
             Span::raw(self.agent.clone()),
             Span::styled(format!(" · {} ", strings::MODEL), dim),
-            Span::raw(self.model.clone()),
+            Span::raw(if self.model.is_empty() {
+                strings::AGENT_DEFAULT_MODEL.to_owned()
+            } else {
+                self.model.clone()
+            }),
         ];
         if let Some(p) = &self.phase {
             second.push(Span::styled(format!(" · {} ", strings::ATTEMPT), dim));

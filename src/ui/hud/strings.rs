@@ -16,6 +16,8 @@ pub(crate) const RUN: &str = "run";
 pub(crate) const PHASE: &str = "phase";
 pub(crate) const AGENT: &str = "agent";
 pub(crate) const MODEL: &str = "model";
+/// Shown for the model when the agent runs its own default.
+pub(crate) const AGENT_DEFAULT_MODEL: &str = "agent's default";
 pub(crate) const ATTEMPT: &str = "attempt";
 pub(crate) const RESTART: &str = "restart";
 pub(crate) const RESTARTS_OFF: &str = "restarts off";

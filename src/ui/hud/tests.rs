@@ -161,6 +161,8 @@ pub(super) fn session_started(restart: u32) -> Event {
         attempt: 1,
         restart,
         max_restarts: 3,
+        agent: "claude".into(),
+        model: "opus".into(),
         pid: 4242,
         log_path: format!(
             "{ROOT}/.debussy/runs/3f2a/2/attempt-1-session-{}.jsonl",
