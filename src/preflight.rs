@@ -246,6 +246,7 @@ fn agent_check(target: Target<'_>) -> Check {
             format!("{} does not run: {why}", program.display()),
             match config.agent.kind {
                 AgentKind::Codex => agent::codex::INSTALL_HINT,
+                AgentKind::Gemini => agent::gemini::INSTALL_HINT,
                 AgentKind::Claude | AgentKind::Sim => agent::claude::INSTALL_HINT,
             },
         ),

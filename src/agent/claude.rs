@@ -114,6 +114,7 @@ impl AgentBackend for ClaudeBackend {
             env: self.env.clone(),
             stdin: Some(prompt.to_owned()),
             home: None,
+            file: None,
         })
     }
 
@@ -140,6 +141,7 @@ impl AgentBackend for ClaudeBackend {
             env: self.env.clone(),
             stdin: Some(prompt.to_owned()),
             home: None,
+            file: None,
         })
     }
 }

@@ -210,6 +210,10 @@ pub struct AssistantMessage {
     pub stop_reason: Option<String>,
     /// The content blocks on this line.
     pub content: Vec<AssistantBlock>,
+    /// The text continues the message's previous text without a break: a streamed
+    /// piece (Gemini CLI's `delta` messages).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub continues: bool,
 }
 
 impl AssistantMessage {

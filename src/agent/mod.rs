@@ -8,7 +8,8 @@
 //! or estimate.
 //!
 //! Backends: [`claude::ClaudeBackend`] (Claude Code in `stream-json` mode),
-//! [`codex::CodexBackend`] (`codex exec --json`, plus its rollout file) and
+//! [`codex::CodexBackend`] (`codex exec --json`, plus its rollout file),
+//! [`gemini::GeminiBackend`] (the Gemini CLI's `stream-json`, estimated) and
 //! [`sim::SimBackend`] (the built-in simulated agent, which prints Claude Code's format).
 //!
 //! A backend never does I/O beyond locating its program: what a session needs made on
@@ -18,6 +19,7 @@
 pub mod claude;
 pub mod codex;
 mod event;
+pub mod gemini;
 mod lenient;
 pub mod sim;
 pub mod stream_json;
@@ -49,6 +51,20 @@ pub struct AgentCommand {
     /// A private home directory the session layer makes for this session, if the agent
     /// needs one.
     pub home: Option<AgentHome>,
+    /// A file the session layer writes for this session, if the agent needs one.
+    pub file: Option<SessionFile>,
+}
+
+/// A file of one session's own (the Gemini CLI's settings), written by the session layer
+/// beside the transcript and named to the agent in [`SessionFile::var`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFile {
+    /// The environment variable that names the file's path to the agent.
+    pub var: String,
+    /// The file's name; it is written as `…session-K.NAME`.
+    pub name: String,
+    /// What the file holds.
+    pub contents: String,
 }
 
 /// A directory of its own for one session's agent (Codex's `CODEX_HOME`), made by the
@@ -182,6 +198,7 @@ pub fn backend(
     Ok(match agent.kind {
         AgentKind::Claude => Box::new(claude::ClaudeBackend::new(agent)),
         AgentKind::Codex => Box::new(codex::CodexBackend::new(config)),
+        AgentKind::Gemini => Box::new(gemini::GeminiBackend::new(config)),
         AgentKind::Sim => {
             let scenario = sim::scenario_path(agent, context.project_root, context.plan_path);
             Box::new(sim::SimBackend::new(agent, scenario))
@@ -258,6 +275,7 @@ mod tests {
             env: BTreeMap::new(),
             stdin: Some("prompt".into()),
             home: None,
+            file: None,
         };
         assert_eq!(command.to_string(), "/bin/claude -p --model 'opus 4'");
     }

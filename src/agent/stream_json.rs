@@ -397,6 +397,7 @@ impl RawLine {
             usage: message.usage,
             stop_reason: message.stop_reason,
             content,
+            continues: false,
         })
     }
 

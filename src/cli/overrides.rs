@@ -323,7 +323,7 @@ mod tests {
             .iter()
             .map(|value| value.get_name().to_owned())
             .collect();
-        assert_eq!(offered, ["claude", "codex", "sim"]);
+        assert_eq!(offered, ["claude", "codex", "gemini", "sim"]);
         for name in offered {
             let parsed: Result<crate::config::AgentKind, _> = serde_norway::from_str(&name);
             assert!(parsed.is_ok(), "{name}");

@@ -4,7 +4,8 @@
 //! on real data.
 //!
 //! The format is detected from the first lines ([`Format`]): Claude Code's stream-json
-//! (and the sim agent's), or a Codex rollout. A Codex session's stdout log holds no usage;
+//! (and the sim agent's), a Codex rollout, or the Gemini CLI's stream-json (estimated
+//! throughout). A Codex session's stdout log holds no usage;
 //! given one, replay reads the rollout debussy kept beside it. The file is streamed line
 //! by line, never loaded whole. Thresholds default to the
 //! configuration's (`context_threshold`, `tool_call_threshold`,
@@ -69,8 +70,10 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
         })?;
         format = Format::CodexRollout;
     }
-    if format == Format::CodexRollout {
-        settings.usage_reporting = UsageReporting::PerRequest;
+    match format {
+        Format::CodexRollout => settings.usage_reporting = UsageReporting::PerRequest,
+        Format::Gemini => settings.usage_reporting = UsageReporting::Nothing,
+        Format::Claude | Format::CodexExec => {}
     }
     let report = replay(
         BufReader::with_capacity(1 << 20, open(&path)?),
@@ -120,6 +123,8 @@ enum Format {
     CodexRollout,
     /// What `codex exec --json` prints (no usage: its rollout is read instead).
     CodexExec,
+    /// The Gemini CLI's stream-json (no usage until the end: everything is estimated).
+    Gemini,
 }
 
 /// The fields that tell the formats apart.
@@ -150,6 +155,8 @@ fn detect(reader: &mut impl BufRead) -> Option<Format> {
             || kind.starts_with("item.")
         {
             Format::CodexExec
+        } else if kind == "init" {
+            Format::Gemini
         } else {
             Format::Claude
         });
@@ -190,6 +197,9 @@ struct Report {
     /// Lines the parser recognised as agent output.
     #[serde(skip)]
     transcript_lines: u64,
+    /// The agent reports usage only in its totals at the end (Gemini).
+    #[serde(skip)]
+    totals_only: bool,
 }
 
 /// One main-thread assistant message.
@@ -229,8 +239,10 @@ fn replay(
         unknown_lines: 0,
         text_lines: 0,
         transcript_lines: 0,
+        totals_only: format == Format::Gemini,
     };
     let mut meter = ContextMeter::new(settings, inputs);
+    let gemini = crate::agent::gemini::stream_json::Parser::with_prompt();
     let mut buf = Vec::with_capacity(64 * 1024);
     loop {
         buf.clear();
@@ -248,6 +260,7 @@ fn replay(
                 stream_json::parse_line(&buf).into_iter().collect()
             }
             Format::CodexRollout => rollout::parse_line(&buf, rollout::Mode::Full),
+            Format::Gemini => gemini.parse_line(&buf),
         };
         for event in events {
             observe(&mut report, &mut meter, format, &event);
@@ -402,6 +415,16 @@ fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Re
         totals.push_str(&format!(", cost ${cost:.4}"));
     }
     writeln!(out, "{totals}")?;
+    if report.totals_only && end.billed != crate::context::cost::Billed::default() {
+        // An agent that reports usage only at the end (Gemini): its totals beside the
+        // estimate show how far off the estimate may be.
+        writeln!(
+            out,
+            "the agent reported {} input and {} output tokens, summed over its requests",
+            group(end.billed.input + end.billed.cache_read + end.billed.cache_write),
+            group(end.billed.output)
+        )?;
+    }
     if report.stop.is_none() {
         writeln!(out, "no stop would have fired")?;
     }

@@ -249,7 +249,7 @@ mod tests {
         let err = from_text("agent:\n  kind: claud\n").expect_err("bad variant");
         assert_eq!(
             err.complaint.message,
-            "`agent.kind` must be one of `claude`, `codex` or `sim`, found `claud`"
+            "`agent.kind` must be one of `claude`, `codex`, `gemini` or `sim`, found `claud`"
         );
         assert_eq!(
             err.complaint.help.as_deref(),

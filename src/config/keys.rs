@@ -302,7 +302,7 @@ pub(crate) const KEYS: &[Key] = &[
     key("output", Kind::Enum(&["terminal", "file", "both"])),
     key("gate_timeout", Kind::UInt).at_most(DAY.0, DAY.1),
     key("restart_in_fix_sessions", Kind::Bool),
-    key("agent.kind", Kind::Enum(&["claude", "codex", "sim"])).flag(
+    key("agent.kind", Kind::Enum(&["claude", "codex", "gemini", "sim"])).flag(
         "agent",
         "KIND",
         FlagParse::Text,

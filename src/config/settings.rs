@@ -207,19 +207,21 @@ pub enum AgentKind {
     Claude,
     /// The Codex CLI (`codex exec --json`).
     Codex,
+    /// The Gemini CLI (`gemini -p --output-format stream-json`).
+    Gemini,
     /// The built-in simulated agent (offline demos and tests).
     Sim,
 }
 
 impl AgentKind {
     /// The model a session of this agent runs when none is configured: `opus` for Claude
-    /// Code (and the sim agent, which plays any name), and empty for Codex, which then
-    /// runs the model of its own configuration.
+    /// Code (and the sim agent, which plays any name), and empty for Codex and Gemini,
+    /// which then run the model of their own configuration.
     #[must_use]
     pub fn default_model(self) -> &'static str {
         match self {
             AgentKind::Claude | AgentKind::Sim => "opus",
-            AgentKind::Codex => "",
+            AgentKind::Codex | AgentKind::Gemini => "",
         }
     }
 }

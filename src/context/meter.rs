@@ -324,6 +324,13 @@ impl ContextMeter {
                 });
             }
             AgentEvent::Result(result) => {
+                // An agent without per-request usage bills its totals at the end.
+                if self.settings.usage_reporting == UsageReporting::Nothing
+                    && let Some(usage) = &result.usage
+                {
+                    self.billing
+                        .observe(Some("result"), self.model.as_deref(), usage);
+                }
                 if result.total_cost_usd.is_some() {
                     self.cost_usd = result.total_cost_usd;
                 }

@@ -64,6 +64,7 @@ pub(super) fn assistant(
         usage: context.map(usage),
         stop_reason: None,
         content,
+        continues: false,
     })
 }
 

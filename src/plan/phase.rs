@@ -177,7 +177,7 @@ fn agent_fields(doc: &Document, path: &Path, scope: ProblemScope, out: &mut Phas
                         scope,
                         message: format!("unknown agent `{name}`"),
                         location: Location::line(path, line),
-                        hint: "use one of: claude, codex, sim".to_owned(),
+                        hint: "use one of: claude, codex, gemini, sim".to_owned(),
                     }),
                 }
             }

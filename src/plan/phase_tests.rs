@@ -289,6 +289,6 @@ fn agent_and_model_fields_name_who_runs_the_phase() {
     assert_eq!(unknown.agent, None);
     let problem = &unknown.problems[0];
     assert_eq!(problem.message, "unknown agent `gemeni`");
-    assert_eq!(problem.hint, "use one of: claude, codex, sim");
+    assert_eq!(problem.hint, "use one of: claude, codex, gemini, sim");
     assert_eq!(problem.location.line, Some(3));
 }

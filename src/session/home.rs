@@ -1,8 +1,10 @@
-//! An agent's private home for one session ([`AgentHome`]) and the file followed in it.
+//! What an agent needs on disk for one session: its private home ([`AgentHome`]), a file
+//! of its own ([`SessionFile`](crate::agent::SessionFile)), and the file followed in the
+//! home.
 //!
-//! `prepare` makes the directory beside the transcript (`…session-K.home/`) and links
-//! each entry of the user's own home into it, but the agent's per-session data; the
-//! agent is told its path in the backend's variable. `Followed` then reads the file the
+//! `prepare_files` makes both and says which variables name them (`Prepared`). The home
+//! is a directory beside the transcript (`…session-K.home/`) into which each entry of the
+//! user's own home is linked, but the agent's per-session data. `Followed` then reads the file the
 //! agent writes there (Codex's rollout) line by line as it grows: the session polls it on
 //! a short tick beside stdout, and once more at the end so nothing written last is lost.
 
@@ -10,7 +12,7 @@ use std::fs::File;
 use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
-use crate::agent::{AgentHome, Follow};
+use crate::agent::{AgentCommand, AgentHome, Follow};
 
 /// How often the followed file is read while the agent runs.
 pub(super) const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
@@ -23,6 +25,41 @@ const MAX_LINE: usize = 64 * 1024 * 1024;
 #[must_use]
 pub fn home_path(log_path: &Path) -> PathBuf {
     log_path.with_extension("home")
+}
+
+/// What [`prepare_files`] made for a session.
+#[derive(Debug, Default)]
+pub(super) struct Prepared {
+    /// The variables naming the home and the file to the agent.
+    pub(super) env: Vec<(String, String)>,
+    /// The file to follow in the home, if any.
+    pub(super) followed: Option<Followed>,
+}
+
+/// The private home and the session file `command` asks for, made beside the transcript
+/// `log_path`.
+///
+/// # Errors
+/// When a directory, link or file cannot be made; the message names the path.
+pub(super) fn prepare_files(command: &AgentCommand, log_path: &Path) -> Result<Prepared, String> {
+    let mut env = Vec::new();
+    let mut followed = None;
+    if let Some(home) = &command.home {
+        let dir =
+            prepare(home, log_path).map_err(|err| format!("prepare the agent's home: {err}"))?;
+        followed = home
+            .follow
+            .clone()
+            .map(|follow| Followed::new(&dir, follow));
+        env.push((home.var.clone(), dir.display().to_string()));
+    }
+    if let Some(file) = &command.file {
+        let path = log_path.with_extension(&file.name);
+        std::fs::write(&path, &file.contents)
+            .map_err(|err| format!("write {}: {err}", path.display()))?;
+        env.push((file.var.clone(), path.display().to_string()));
+    }
+    Ok(Prepared { env, followed })
 }
 
 /// Make the private home and link the user's entries into it.

@@ -165,27 +165,20 @@ impl<'a> Driver<'a> {
             }
         };
         self.command = Some(command.to_string());
-        let mut home_var = None;
-        let mut followed = None;
-        if let Some(home) = &command.home {
-            match home::prepare(home, &spec.log_path) {
-                Ok(dir) => {
-                    followed = home
-                        .follow
-                        .clone()
-                        .map(|follow| Followed::new(&dir, follow));
-                    home_var = Some((home.var.clone(), dir.display().to_string()));
-                }
-                Err(message) => {
-                    return self
-                        .not_started(SpawnFailure {
-                            message: format!("prepare the agent's home: {message}"),
-                            help: Some("check that the run directory is writable".to_owned()),
-                        })
-                        .await;
-                }
+        let home::Prepared {
+            env: agent_env,
+            followed,
+        } = match home::prepare_files(&command, &spec.log_path) {
+            Ok(prepared) => prepared,
+            Err(message) => {
+                return self
+                    .not_started(SpawnFailure {
+                        message,
+                        help: Some("check that the run directory is writable".to_owned()),
+                    })
+                    .await;
             }
-        }
+        };
         let mut process = ProcessCommand::new(&command.program)
             .args(&command.args)
             .current_dir(&spec.cwd)
@@ -194,9 +187,7 @@ impl<'a> Driver<'a> {
             process = process.env_clear();
         }
         process = process.envs(&command.env).envs(spec.env.iter().cloned());
-        if let Some((var, dir)) = home_var {
-            process = process.env(var, dir);
-        }
+        process = process.envs(agent_env);
         let guard = GuardPipe::arm(spec.compaction_guard, &spec.log_path).unwrap_or_else(|err| {
             self.warn(SessionWarning::Guard {
                 message: err.to_string(),

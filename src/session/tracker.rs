@@ -96,7 +96,11 @@ impl Tracker {
                     match block {
                         AssistantBlock::Text { text } => {
                             if thread.is_main() {
-                                self.main_text(message.message_id.as_ref(), text);
+                                self.main_text(
+                                    message.message_id.as_ref(),
+                                    text,
+                                    message.continues,
+                                );
                             }
                             if !text.trim().is_empty() {
                                 out.push(Activity {
@@ -218,10 +222,12 @@ impl Tracker {
         }
     }
 
-    fn main_text(&mut self, message_id: Option<&String>, text: &str) {
+    fn main_text(&mut self, message_id: Option<&String>, text: &str, continues: bool) {
         match &mut self.last_text {
             Some((id, last)) if id.is_some() && id.as_ref() == message_id => {
-                last.push('\n');
+                if !continues {
+                    last.push('\n');
+                }
                 last.push_str(text);
             }
             _ => self.last_text = Some((message_id.cloned(), text.to_owned())),

@@ -20,6 +20,7 @@ mod replay;
 mod run;
 mod run_claude;
 mod run_codex;
+mod run_gemini;
 mod session;
 mod show;
 mod sim_agent;

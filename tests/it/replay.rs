@@ -273,3 +273,25 @@ fn a_codex_session_log_replays_the_rollout_kept_beside_it() {
         .stdout(contains("rollout-x.jsonl"))
         .stdout(contains("end: 1,047 / 258,400 tokens"));
 }
+
+#[test]
+fn a_gemini_transcript_is_estimated_with_the_reported_totals_beside_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = fixture("gemini-stream.jsonl");
+    replay(dir.path())
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(contains("gemini-2.5-pro"))
+        .stdout(contains("(0.0%, estimated); window: model table"))
+        .stdout(contains(
+            "the agent reported 2,001 input and 10 output tokens, summed over its requests",
+        ));
+    let report = json(dir.path(), &[file.to_str().expect("utf-8")]);
+    assert_eq!(
+        report["turns"].as_array().map(Vec::len),
+        Some(2),
+        "{report:#}"
+    );
+    assert_eq!(report["final"]["exactness"], "estimated");
+}

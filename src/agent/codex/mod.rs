@@ -175,6 +175,7 @@ impl AgentBackend for CodexBackend {
                     suffix: ".jsonl".to_owned(),
                 }),
             }),
+            file: None,
         })
     }
 

@@ -130,6 +130,7 @@ impl AgentBackend for SimBackend {
             env: self.env.clone(),
             stdin: Some(prompt.to_owned()),
             home: None,
+            file: None,
         })
     }
 }

@@ -80,7 +80,7 @@ fn wrong_types_say_what_was_expected() {
         &stderr,
         &[
             &format!(
-                "{}:2:9: `agent.kind` must be one of `claude`, `codex` or `sim`",
+                "{}:2:9: `agent.kind` must be one of `claude`, `codex`, `gemini` or `sim`",
                 file.display()
             ),
             "did you mean `claude`?",

@@ -32,6 +32,7 @@ impl AgentBackend for ScriptBackend {
             env: std::collections::BTreeMap::new(),
             stdin: Some(prompt.to_owned()),
             home: None,
+            file: None,
         })
     }
 

@@ -1,8 +1,8 @@
 //! Shared support for the integration tests: starting debussy ([`command`]), temporary
-//! git projects ([`project`]), the scripted Anthropic Messages API server
-//! ([`model_server`], which speaks the Responses API too), the real Claude Code CLI
-//! runner ([`claude`]), the real Codex CLI's sandbox ([`codex`]) and test artifacts
-//! ([`artifacts`]).
+//! git projects ([`project`]), the scripted model server ([`model_server`]: the Anthropic
+//! Messages API, the Responses API and the Gemini API), the real Claude Code CLI runner
+//! ([`claude`]), the real Codex and Gemini CLIs' sandboxes ([`codex`], [`gemini`]) and
+//! test artifacts ([`artifacts`]).
 //!
 //! The one integration binary (`tests/it`) declares it once; every area uses it through
 //! `crate::support`. See `docs/testing.md`.
@@ -11,6 +11,7 @@ pub mod artifacts;
 pub mod claude;
 pub mod codex;
 pub mod command;
+pub mod gemini;
 pub mod model_server;
 pub mod project;
 

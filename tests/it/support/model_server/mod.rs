@@ -1,6 +1,7 @@
 //! A scripted model server for running the real agent CLIs offline: the Anthropic
 //! Messages API for Claude Code, the OpenAI Responses API (`POST /v1/responses`) for the
-//! Codex CLI, both playing the same [`Scenario`].
+//! Codex CLI and the Gemini API (`…:streamGenerateContent`) for the Gemini CLI, all
+//! playing the same [`Scenario`].
 //!
 //! # Theory of operation
 //!
@@ -25,6 +26,7 @@
 //! connection, held ones included; the thread is joined, so nothing outlives the
 //! handle.
 
+mod gemini;
 mod record;
 mod responses;
 mod route;
@@ -372,6 +374,7 @@ async fn handle(
                         match wire {
                             Wire::Messages => sse::error_body(error),
                             Wire::Responses => responses::error_body(error),
+                            Wire::Gemini => gemini::error_body(error.status, error),
                         }
                         .to_string(),
                     ),
@@ -384,7 +387,10 @@ async fn handle(
                 return reply;
             }
             if !streaming {
-                let message = sse::message(&turn, &model, &message_id);
+                let message = match wire {
+                    Wire::Gemini => gemini::response(&turn, &model),
+                    Wire::Messages | Wire::Responses => sse::message(&turn, &model, &message_id),
+                };
                 return response(
                     200,
                     Some("application/json"),
@@ -397,6 +403,7 @@ async fn handle(
                 Wire::Responses => {
                     responses::stream(&turn, &model, &format!("resp_scripted_{index:04}"))
                 }
+                Wire::Gemini => gemini::stream(&turn, &model),
             };
             let (sender, receiver) = mpsc::channel::<Result<String, Infallible>>(16);
             let hold = turn.pause == Pause::Hold;

@@ -41,6 +41,8 @@ pub(super) enum Wire {
     Messages,
     /// The OpenAI Responses API (the Codex CLI).
     Responses,
+    /// The Gemini API (the Gemini CLI).
+    Gemini,
 }
 
 /// What the server sends back.
@@ -141,6 +143,7 @@ impl Router {
             }
             ("POST", "/v1/messages") => self.route_message(request),
             ("POST", "/v1/responses") => self.route_response(request),
+            ("POST", path) if path.starts_with("/v1beta/models/") => self.route_gemini(request),
             _ => Decision {
                 kind: RequestKind::Unknown,
                 scripted: false,
@@ -278,6 +281,48 @@ impl Router {
                 turn,
                 streaming: true,
                 wire: Wire::Responses,
+            },
+        }
+    }
+
+    /// A Gemini CLI request: `countTokens` is answered with the scenario's figure, a
+    /// request without tools is a side request, anything else the next main turn.
+    fn route_gemini(&mut self, request: &RecordedRequest) -> Decision {
+        if request.path.ends_with(":countTokens") {
+            let estimate = u64::try_from(request.body.to_string().len() / 4).unwrap_or(u64::MAX);
+            return Decision {
+                kind: RequestKind::CountTokens,
+                scripted: true,
+                answer: Answer::Json {
+                    status: 200,
+                    body: json!({"totalTokens": self.scenario.count_tokens.unwrap_or(estimate)}),
+                },
+            };
+        }
+        let streaming = request.path.ends_with(":streamGenerateContent");
+        let offers_tools = request
+            .body
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|tools| !tools.is_empty());
+        let (kind, turn, scripted) = if offers_tools {
+            let (turn, index, scripted) = take(
+                &self.scenario.main,
+                &mut self.main_next,
+                &self.scenario.when_exhausted,
+            );
+            (RequestKind::Main { turn: index }, turn, scripted)
+        } else {
+            let turn = Turn::reply(self.scenario.side_reply.clone());
+            (RequestKind::Side, turn, true)
+        };
+        Decision {
+            kind,
+            scripted,
+            answer: Answer::Turn {
+                turn,
+                streaming,
+                wire: Wire::Gemini,
             },
         }
     }

@@ -1,0 +1,201 @@
+//! The Gemini CLI backend: `gemini -p "" --output-format stream-json`, the prompt on stdin.
+//!
+//! The Gemini CLI reports token usage only in its final `result`, summed over the
+//! session's requests, so the meter estimates the context as it goes (the prompt, the
+//! messages, tool inputs and results through the tokenizer) against the model's window,
+//! shown as `estimated` ([`UsageReporting::Nothing`]).
+//!
+//! Gemini compresses its history on its own at `model.compressionThreshold` (a fraction
+//! of the window, 0.5 by default). debussy writes a settings file for each session,
+//! named to the CLI in `GEMINI_CLI_SYSTEM_SETTINGS_PATH` ([`SessionFile`]), that moves it
+//! halfway between debussy's threshold and the full window, as for Codex
+//! ([`super::codex::auto_compact_limit`]'s rule). This module locates the program and
+//! nothing else.
+
+pub mod stream_json;
+
+use std::collections::BTreeMap;
+
+use super::{AgentBackend, AgentCommand, AgentError, AgentEvent, SessionFile, UsageReporting};
+use crate::config::{AgentPermissions, Config};
+use crate::context::ContextLimit;
+
+/// The program run when `agent.command` is not set.
+pub const DEFAULT_PROGRAM: &str = "gemini";
+
+/// How to install the Gemini CLI, for error messages.
+pub const INSTALL_HINT: &str = "install the Gemini CLI with `npm install -g @google/gemini-cli`, or set `agent.command` to the path of the `gemini` program";
+
+/// The variable naming the settings file debussy writes for a session: the Gemini CLI's
+/// system settings, which take precedence over the user's and the project's.
+pub const SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
+
+/// The Gemini CLI in headless `stream-json` mode.
+#[derive(Debug)]
+pub struct GeminiBackend {
+    program: String,
+    args: Vec<String>,
+    env: BTreeMap<String, String>,
+    permissions: AgentPermissions,
+    compression_threshold: Option<f64>,
+    parser: stream_json::Parser,
+}
+
+impl GeminiBackend {
+    /// A backend running `agent.command` (default `gemini` on `PATH`) with `agent.args`,
+    /// `agent.env` and `agent.permissions`.
+    #[must_use]
+    pub fn new(config: &Config) -> Self {
+        let agent = &config.agent;
+        GeminiBackend {
+            program: agent
+                .command
+                .clone()
+                .unwrap_or_else(|| DEFAULT_PROGRAM.to_owned()),
+            args: agent.args.clone(),
+            env: agent.env.clone(),
+            permissions: agent.permissions,
+            compression_threshold: compression_threshold(config.context_threshold),
+            parser: stream_json::Parser::default(),
+        }
+    }
+}
+
+/// Where Gemini may compress on its own, as a fraction of the window: halfway between
+/// debussy's threshold and the full window (80% gives 0.9). `None` (Gemini's own default)
+/// when the context check is off.
+#[must_use]
+pub fn compression_threshold(threshold: ContextLimit) -> Option<f64> {
+    let ContextLimit::At(percent) = threshold else {
+        return None;
+    };
+    Some(f64::midpoint(percent.clamp(0.0, 100.0), 100.0) / 100.0)
+}
+
+/// The Gemini CLI's flags for `agent.permissions`, for a headless session that has nobody
+/// to approve anything: `accept-edits` approves edits (`auto_edit`) and shell commands
+/// (`--allowed-tools run_shell_command`), `bypass` everything (`yolo`), `ask` leaves it to
+/// the user's settings (a tool that would ask is refused).
+#[must_use]
+pub fn permission_args(permissions: AgentPermissions) -> Vec<String> {
+    let args: &[&str] = match permissions {
+        AgentPermissions::AcceptEdits => &[
+            "--approval-mode",
+            "auto_edit",
+            "--allowed-tools",
+            "run_shell_command",
+        ],
+        AgentPermissions::Bypass => &["--approval-mode", "yolo"],
+        AgentPermissions::Ask => &[],
+    };
+    args.iter().map(|arg| (*arg).to_owned()).collect()
+}
+
+impl AgentBackend for GeminiBackend {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
+        let path_var = std::env::var_os("PATH");
+        let program =
+            super::claude::resolve_program(&self.program, path_var.as_deref(), INSTALL_HINT)?;
+        // `-p ""` runs headless; the prompt itself comes on stdin (no argv limit).
+        let mut args: Vec<String> = ["-p", "", "--output-format", "stream-json", "--skip-trust"]
+            .iter()
+            .map(|arg| (*arg).to_owned())
+            .collect();
+        if !model.is_empty() {
+            args.extend(["-m".to_owned(), model.to_owned()]);
+        }
+        args.extend(permission_args(self.permissions));
+        args.extend(self.args.iter().cloned());
+        let file = self.compression_threshold.map(|fraction| SessionFile {
+            var: SETTINGS_ENV.to_owned(),
+            name: "gemini-settings.json".to_owned(),
+            contents: serde_json::json!({"model": {"compressionThreshold": fraction}}).to_string(),
+        });
+        Ok(AgentCommand {
+            program,
+            args,
+            env: self.env.clone(),
+            stdin: Some(prompt.to_owned()),
+            home: None,
+            file,
+        })
+    }
+
+    fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent> {
+        self.parser.parse_line(line)
+    }
+
+    fn usage_reporting(&self) -> UsageReporting {
+        UsageReporting::Nothing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Config {
+        let mut config = Config {
+            model: "gemini-2.5-pro".to_owned(),
+            ..Config::default()
+        };
+        config.agent.command = Some("/bin/sh".to_owned());
+        config
+    }
+
+    #[test]
+    fn the_command_is_headless_stream_json_with_the_prompt_on_stdin_and_settings() {
+        let command = GeminiBackend::new(&config())
+            .command("do it", "gemini-2.5-pro")
+            .expect("command");
+        assert_eq!(
+            command.args,
+            [
+                "-p",
+                "",
+                "--output-format",
+                "stream-json",
+                "--skip-trust",
+                "-m",
+                "gemini-2.5-pro",
+                "--approval-mode",
+                "auto_edit",
+                "--allowed-tools",
+                "run_shell_command",
+            ]
+        );
+        assert_eq!(command.stdin.as_deref(), Some("do it"));
+        let file = command.file.expect("a settings file");
+        assert_eq!(file.var, SETTINGS_ENV);
+        assert_eq!(file.contents, r#"{"model":{"compressionThreshold":0.9}}"#);
+    }
+
+    #[test]
+    fn compression_moves_above_the_threshold_and_stays_when_the_check_is_off() {
+        assert_eq!(compression_threshold(ContextLimit::At(80.0)), Some(0.9));
+        assert_eq!(compression_threshold(ContextLimit::At(90.0)), Some(0.95));
+        assert_eq!(compression_threshold(ContextLimit::Off), None);
+        let mut off = config();
+        off.context_threshold = ContextLimit::Off;
+        let command = GeminiBackend::new(&off).command("p", "").expect("command");
+        assert!(command.file.is_none());
+        assert!(!command.args.iter().any(|arg| arg == "-m"));
+    }
+
+    #[test]
+    fn a_missing_program_names_the_install_command() {
+        let mut config = config();
+        config.agent.command = Some("/nowhere/gemini".into());
+        let err = GeminiBackend::new(&config)
+            .command("p", "m")
+            .expect_err("missing");
+        let AgentError::ProgramNotFound { help, .. } = err else {
+            panic!("{err:?}")
+        };
+        assert!(help.contains("npm install -g @google/gemini-cli"), "{help}");
+    }
+}

@@ -1,0 +1,204 @@
+//! `debussy run` end to end with the real Gemini CLI against the scripted model server's
+//! Gemini API, in temporary git repositories: a phase completes with its context
+//! estimated and its totals billed; a large tool result crosses the threshold by the
+//! estimate alone and the restart carries the checkpoint; a model that never answers is
+//! timed out.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::gemini::{self, DEFAULT_MODEL, GeminiCli, Sandbox};
+use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
+use crate::support::project::{self, events_named as named, run_json};
+
+/// A shell command for the Gemini CLI's `run_shell_command` tool.
+fn shell(command: &str) -> Turn {
+    Turn::new().tool_use("run_shell_command", json!({ "command": command }))
+}
+
+/// A git project in a Gemini sandbox whose API is `server`.
+struct Project {
+    sandbox: Sandbox,
+    cli: GeminiCli,
+}
+
+impl Project {
+    fn new(cli: GeminiCli, server: &ModelServer) -> Project {
+        let sandbox = Sandbox::new(server).expect("sandbox");
+        let repo = git2::Repository::init(sandbox.cwd()).expect("git init");
+        let mut config = repo.config().expect("config");
+        config.set_str("user.name", "Test").expect("name");
+        config
+            .set_str("user.email", "test@example.com")
+            .expect("email");
+        Project { sandbox, cli }
+    }
+
+    fn root(&self) -> &Path {
+        self.sandbox.cwd()
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.root().join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    /// One phase gated by `gate`, and a config running the real Gemini CLI with a
+    /// `window`-token window and `timeout`.
+    fn plan(&self, gate: &str, window: u64, timeout: u64) {
+        self.write(
+            "plan/MASTER_PLAN.md",
+            "# Gemini Plan\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [Step 1](phase-1.md) | Pending |\n",
+        );
+        self.write(
+            "plan/phase-1.md",
+            &format!(
+                "# Phase 1: Step 1\n\n**Status:** Pending\n\n## Gates\n- check: `{gate}` passes\n\n## Tasks\n- [ ] 1.1: Do step 1\n"
+            ),
+        );
+        self.write(
+            ".debussy/config.yaml",
+            &format!(
+                "model: {DEFAULT_MODEL}\nrestart_delay: 0\nmax_retries: 0\ntimeout: {timeout}\n\
+                 agent:\n  kind: gemini\n  command: {}\n  model_context_window: {window}\n",
+                self.cli.path().display(),
+            ),
+        );
+        project::commit_all(self.root(), "plan");
+    }
+
+    fn run(&self) -> (i32, Vec<Value>) {
+        let mut cmd = Command::new(crate::support::DEBUSSY);
+        cmd.args(["run", "plan/MASTER_PLAN.md", "--output-format", "json"])
+            .current_dir(self.root())
+            .env_clear()
+            .envs(self.sandbox.envs())
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        run_json(cmd, Duration::from_secs(180))
+    }
+}
+
+/// The first file under `dir` whose name ends with `suffix`.
+fn find_file(dir: &Path, suffix: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = find_file(&path, suffix) {
+                return Some(found);
+            }
+        } else if path.to_string_lossy().ends_with(suffix) {
+            return Some(path);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
+    let Some(cli) = gemini::require() else { return };
+    let server = ModelServer::start(Scenario::new().turns([
+        shell("echo a > a.txt").usage(Usage::new(1_000, 0, 0, 5)),
+        Turn::reply("Phase 1 is done.").usage(Usage::new(1_100, 0, 0, 7)),
+    ]))
+    .expect("model server");
+    let project = Project::new(cli, &server);
+    project.plan("test -f a.txt", 1_000_000, 120);
+    let (code, events) = project.run();
+    assert_eq!(code, 0, "events: {events:#?}");
+    let context = named(&events, "context");
+    let last = &context.last().expect("context figures")["snapshot"];
+    assert_eq!(last["exactness"], "estimated", "{last}");
+    assert!(last["tokens"].as_u64().unwrap_or(0) > 0, "{last}");
+    let billed = &named(&events, "run_finished")[0]["summary"]["billed"];
+    assert_eq!(
+        billed["input"], 2_100,
+        "the result's totals are billed: {billed}"
+    );
+    assert_eq!(billed["output"], 12, "{billed}");
+    // Gemini's own compression moved above debussy's threshold, for this session only.
+    let settings = find_file(
+        &project.root().join(".debussy/runs"),
+        "gemini-settings.json",
+    )
+    .expect("the session's settings file");
+    assert_eq!(
+        std::fs::read_to_string(settings).expect("read"),
+        r#"{"model":{"compressionThreshold":0.9}}"#
+    );
+    let messages = project::commit_messages(project.root());
+    assert!(
+        messages[0].contains("phase 1 - Step 1 completed"),
+        "{messages:?}"
+    );
+    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+}
+
+#[test]
+fn a_large_tool_result_crosses_the_estimated_threshold_and_the_restart_carries_the_checkpoint() {
+    let Some(cli) = gemini::require() else { return };
+    let server = ModelServer::start(Scenario::new().turns([
+        // Session 1: writes a.txt, then prints ~6,000 tokens the estimate counts.
+        shell("echo a > a.txt"),
+        shell("seq 1 3000"),
+        Turn::reply("never sent: the session is stopped").stall(),
+        // Session 2: finishes.
+        shell("echo b > b.txt"),
+        Turn::reply("Phase 1 is done."),
+    ]))
+    .expect("model server");
+    let project = Project::new(cli, &server);
+    project.plan("test -f a.txt && test -f b.txt", 10_000, 120);
+    let started = Instant::now();
+    let (code, events) = project.run();
+    server.release();
+    assert_eq!(code, 0, "events: {events:#?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    let restarts = named(&events, "restart");
+    assert_eq!(restarts.len(), 1, "{events:#?}");
+    let text = serde_json::to_string(&restarts[0]).expect("json");
+    assert!(text.contains("context"), "{text}");
+    let checkpointed = server.main_requests().iter().any(|request| {
+        request
+            .body
+            .to_string()
+            .contains("# Checkpoint: phase 1 (Step 1), restart 1 of 3")
+    });
+    assert!(checkpointed, "no request carried the checkpoint");
+    let messages = project::commit_messages(project.root());
+    assert!(
+        messages.iter().any(|m| m.contains("checkpoint (restart 1")),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn a_gemini_model_that_never_answers_is_timed_out() {
+    let Some(cli) = gemini::require() else { return };
+    let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
+        .expect("model server");
+    let project = Project::new(cli, &server);
+    project.plan("true", 1_000_000, 3);
+    let started = Instant::now();
+    let (code, events) = project.run();
+    server.release();
+    assert_eq!(code, 1, "events: {events:#?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let text = serde_json::to_string(&events).expect("json");
+    assert!(
+        text.contains("timed out") || text.contains("timeout"),
+        "{events:#?}"
+    );
+}

@@ -1,0 +1,148 @@
+//! Locating the real Gemini CLI and giving it an isolated home pointed at the scripted
+//! model server's Gemini API.
+//!
+//! [`require`] finds the pinned `gemini` (installed by `scripts/test-tools` into
+//! `.tools/npm`, or named by `DEBUSSY_TEST_GEMINI`); when it is missing a test fails under
+//! `CI=true` and is skipped, with the reason printed, otherwise. [`Sandbox`] is a temp dir
+//! with an isolated HOME whose `~/.gemini/settings.json` selects API-key authentication;
+//! [`Sandbox::envs`] points `GOOGLE_GEMINI_BASE_URL` at the server.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+
+use tempfile::TempDir;
+
+use super::claude::in_ci;
+use super::model_server::ModelServer;
+
+/// Environment variable naming the `gemini` executable to test against.
+pub const GEMINI_OVERRIDE_ENV: &str = "DEBUSSY_TEST_GEMINI";
+
+/// Where `scripts/test-tools` installs the CLI, relative to the crate root.
+pub const GEMINI_INSTALL_PATH: &str = ".tools/npm/node_modules/.bin/gemini";
+
+/// The model the tests ask for.
+pub const DEFAULT_MODEL: &str = "gemini-2.5-pro";
+
+/// A located, working `gemini` executable.
+#[derive(Clone, Debug)]
+pub struct GeminiCli {
+    path: PathBuf,
+}
+
+impl GeminiCli {
+    /// The executable.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn candidate_path(override_path: Option<OsString>) -> PathBuf {
+    match override_path {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join(GEMINI_INSTALL_PATH),
+    }
+}
+
+fn probe(path: &Path) -> Result<GeminiCli, String> {
+    if !path.is_file() {
+        return Err(format!(
+            "the Gemini CLI is not installed at {} (run scripts/test-tools, or set {GEMINI_OVERRIDE_ENV})",
+            path.display()
+        ));
+    }
+    let output = std::process::Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| format!("cannot run {} --version: {error}", path.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} --version failed ({}): {}",
+            path.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    Ok(GeminiCli {
+        path: path.to_owned(),
+    })
+}
+
+/// The CLI for a test that needs it; see the module docs for what happens when it is
+/// missing.
+pub fn require() -> Option<GeminiCli> {
+    static FOUND: OnceLock<Result<GeminiCli, String>> = OnceLock::new();
+    match FOUND
+        .get_or_init(|| probe(&candidate_path(std::env::var_os(GEMINI_OVERRIDE_ENV))))
+        .clone()
+    {
+        Ok(gemini) => Some(gemini),
+        Err(reason) if in_ci() => panic!("CI=true and the real Gemini CLI is required: {reason}"),
+        Err(reason) => {
+            let thread = std::thread::current();
+            eprintln!("skipped {}: {reason}", thread.name().unwrap_or("test"));
+            None
+        }
+    }
+}
+
+/// An isolated HOME (with `~/.gemini/settings.json`), TMPDIR and working directory inside
+/// one temp dir, removed on drop.
+#[derive(Debug)]
+pub struct Sandbox {
+    dir: TempDir,
+    cwd: PathBuf,
+    base_url: String,
+}
+
+impl Sandbox {
+    /// The directories, and Gemini settings that authenticate with an API key.
+    pub fn new(server: &ModelServer) -> io::Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("debussy-gemini-")
+            .tempdir()?;
+        for sub in ["home/.gemini", "tmp", "work"] {
+            std::fs::create_dir_all(dir.path().join(sub))?;
+        }
+        std::fs::write(
+            dir.path().join("home/.gemini/settings.json"),
+            r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}}"#,
+        )?;
+        let cwd = dir.path().join("work");
+        Ok(Self {
+            dir,
+            cwd,
+            base_url: server.base_url(),
+        })
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The complete environment for debussy and the Gemini CLI it starts: PATH from the
+    /// test process, everything else fixed.
+    pub fn envs(&self) -> Vec<(String, String)> {
+        let home = self.dir.path().join("home");
+        let path = |p: PathBuf| p.to_string_lossy().into_owned();
+        vec![
+            (
+                "PATH".to_owned(),
+                std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
+            ),
+            ("HOME".to_owned(), path(home.clone())),
+            ("XDG_CONFIG_HOME".to_owned(), path(home.join(".config"))),
+            ("XDG_CACHE_HOME".to_owned(), path(home.join(".cache"))),
+            ("TMPDIR".to_owned(), path(self.dir.path().join("tmp"))),
+            ("SHELL".to_owned(), "/bin/bash".to_owned()),
+            ("LANG".to_owned(), "C.UTF-8".to_owned()),
+            ("GEMINI_API_KEY".to_owned(), "test-offline-dummy".to_owned()),
+            ("GOOGLE_GEMINI_BASE_URL".to_owned(), self.base_url.clone()),
+        ]
+    }
+}
