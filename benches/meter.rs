@@ -3,8 +3,9 @@
 //! Builds a Claude Code transcript of at least 100 MB by repeating the recorded fixtures
 //! into a temp file, then streams it through `stream_json::parse_line` and
 //! `ContextMeter::observe` with a buffered reader; then the same for a Codex rollout of at
-//! least 100 MB through `codex::rollout::parse_line` (as `debussy replay` reads it). It
-//! prints MB/s and peak memory (`VmHWM`). Memory must stay flat: no file is ever loaded
+//! least 100 MB through `codex::rollout::parse_line` (as `debussy replay` reads it), and a
+//! Gemini CLI transcript of at least 100 MB through its parser. It prints MB/s and peak
+//! memory (`VmHWM`). Memory must stay flat: no file is ever loaded
 //! whole. Run with `cargo bench --bench meter`.
 
 #![allow(
@@ -102,6 +103,50 @@ fn main() {
         "peak RSS after the rollout: {peak_after} KiB (+{} KiB over the Claude pass)",
         peak_after.saturating_sub(peak)
     );
+
+    let transcript = std::fs::read(fixtures.join("gemini-stream.jsonl")).expect("read fixture");
+    let path = dir.path().join("gemini.jsonl");
+    let (written, copies) = repeat_into(&path, &transcript);
+    println!(
+        "gemini transcript: {:.1} MiB ({copies} copies of the fixture, {} B each)",
+        written as f64 / MIB,
+        transcript.len()
+    );
+    let _ = read_only(&path);
+    let (bytes, timing) = gemini_and_meter(&path);
+    report(
+        "gemini: parse + meter (estimated throughout)",
+        bytes,
+        timing,
+    );
+    let peak_gemini = peak_rss_kib();
+    println!(
+        "peak RSS after the gemini transcript: {peak_gemini} KiB (+{} KiB)",
+        peak_gemini.saturating_sub(peak_after)
+    );
+}
+
+/// A Gemini CLI transcript through its parser and a meter per session (a new one at each
+/// `init`), everything estimated, as `debussy replay` reads it.
+fn gemini_and_meter(path: &Path) -> (u64, Timing) {
+    let settings = MeterSettings {
+        threshold: 80.0.into(),
+        tool_call_threshold: 0,
+        token_estimate_factor: 1.0,
+        usage_reporting: UsageReporting::Nothing,
+        stop_on_compact: true,
+        prices: Vec::new(),
+    };
+    let parser = debussy::agent::gemini::stream_json::Parser::with_prompt();
+    let mut meter = ContextMeter::new(settings.clone(), WindowInputs::default());
+    lines(path, |line| {
+        for event in parser.parse_line(line) {
+            if matches!(&event, AgentEvent::Init(_)) {
+                meter = ContextMeter::new(settings.clone(), WindowInputs::default());
+            }
+            std::hint::black_box(meter.observe(&event));
+        }
+    })
 }
 
 /// Write `sample` into `path` until it holds [`TARGET_BYTES`]; returns the bytes written

@@ -148,6 +148,13 @@ fn render(report: &StatusReport) -> String {
                     .count()
                     .to_string(),
                 ex.outcome_code.map_or_else(|| "-".into(), outcome_name),
+                // The model the agent said it ran, in the attempt's last session.
+                e.sessions
+                    .iter()
+                    .rev()
+                    .filter(|s| s.kind == SessionKind::Work)
+                    .find_map(|s| s.model.clone())
+                    .unwrap_or_else(|| "-".into()),
                 thousands(ex.billed.total()),
                 if ex.cost_estimated {
                     format!("~${:.2}", ex.cost_usd)
@@ -166,8 +173,8 @@ fn render(report: &StatusReport) -> String {
     out.push('\n');
     out.push_str(&table(
         &[
-            "PHASE", "ATTEMPT", "STATUS", "RESTARTS", "SESSIONS", "OUTCOME", "BILLED", "COST",
-            "GATES", "TIME",
+            "PHASE", "ATTEMPT", "STATUS", "RESTARTS", "SESSIONS", "OUTCOME", "MODEL", "BILLED",
+            "COST", "GATES", "TIME",
         ],
         &rows,
     ));

@@ -151,6 +151,12 @@ fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
         messages[0].contains("phase 1 - Step 1 completed"),
         "{messages:?}"
     );
+    let status = project.command(&["status"]).output().expect("status");
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains("MODEL") && status.contains(DEFAULT_MODEL),
+        "{status}"
+    );
     assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
 }
 
