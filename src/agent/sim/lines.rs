@@ -129,7 +129,7 @@ impl ResultContent {
 #[derive(Serialize)]
 pub(super) struct OwnedTextBlock {
     r#type: &'static str,
-    text: String,
+    pub(super) text: String,
 }
 
 impl OwnedTextBlock {

@@ -12,6 +12,7 @@
 
 mod calls;
 mod effects;
+pub mod formats;
 mod lines;
 pub mod player;
 pub mod scenario;
@@ -48,11 +49,15 @@ pub fn scenario_path(
 }
 
 /// The simulated agent backend.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SimBackend {
     program: Option<String>,
     env: BTreeMap<String, String>,
     scenario: PathBuf,
+    /// The scenario's output format, read when the backend is made (Claude Code's when
+    /// the scenario cannot be read yet: [`AgentBackend::command`] reports why).
+    format: formats::Format,
+    gemini: super::gemini::stream_json::Parser,
 }
 
 impl SimBackend {
@@ -60,10 +65,15 @@ impl SimBackend {
     /// executable. `agent.args` are not used: the player takes no options.
     #[must_use]
     pub fn new(config: &AgentConfig, scenario: PathBuf) -> Self {
+        let format = Scenario::load(&scenario)
+            .map(|scenario| scenario.format)
+            .unwrap_or_default();
         SimBackend {
             program: config.command.clone(),
             env: config.env.clone(),
             scenario,
+            format,
+            gemini: super::gemini::stream_json::Parser::default(),
         }
     }
 
@@ -94,7 +104,32 @@ impl AgentBackend for SimBackend {
     }
 
     fn can_resume(&self) -> bool {
-        true
+        self.format == formats::Format::Claude
+    }
+
+    fn parse_line(&self, line: &[u8]) -> Vec<super::AgentEvent> {
+        match self.format {
+            formats::Format::Claude => super::stream_json::parse_line(line).into_iter().collect(),
+            formats::Format::Codex => super::codex::exec_json::parse_line(line),
+            formats::Format::Gemini => self.gemini.parse_line(line),
+        }
+    }
+
+    fn parse_followed_line(&self, line: &[u8]) -> Vec<super::AgentEvent> {
+        match self.format {
+            formats::Format::Codex => {
+                super::codex::rollout::parse_line(line, super::codex::rollout::Mode::Usage)
+            }
+            formats::Format::Claude | formats::Format::Gemini => Vec::new(),
+        }
+    }
+
+    fn usage_reporting(&self) -> super::UsageReporting {
+        match self.format {
+            formats::Format::Claude => super::UsageReporting::PerMessage,
+            formats::Format::Codex => super::UsageReporting::PerRequest,
+            formats::Format::Gemini => super::UsageReporting::Nothing,
+        }
     }
 
     /// The player with `--resume ID`: it plays the matching script's `handoff` turns.
@@ -129,7 +164,17 @@ impl AgentBackend for SimBackend {
             ],
             env: self.env.clone(),
             stdin: Some(prompt.to_owned()),
-            home: None,
+            // A Codex scenario writes its rollout where the session follows it, as Codex.
+            home: (self.format == formats::Format::Codex).then(|| super::AgentHome {
+                var: "CODEX_HOME".to_owned(),
+                link_from: None,
+                skip: Vec::new(),
+                follow: Some(super::Follow {
+                    under: PathBuf::from("sessions"),
+                    prefix: "rollout-".to_owned(),
+                    suffix: ".jsonl".to_owned(),
+                }),
+            }),
             file: None,
         })
     }

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::effects;
-use super::lines::{Block, LineWriter, Lines, OwnedTextBlock, ResultContent, ResultLine};
+use super::formats::{CallInfo, Printer};
+use super::lines::{Block, Lines, OwnedTextBlock, ResultContent, ResultLine};
 use super::scenario::{
     Action, CompactSpec, CrashSpec, MessageTurn, Scenario, Script, Selector, TaskSpec, Turn,
     UsageSpec,
@@ -152,14 +153,18 @@ pub async fn play<W: Write>(
     let mut player = Player {
         scenario,
         env,
-        out: LineWriter::new(out),
-        lines: Lines {
-            session_id: env
-                .resume
-                .clone()
-                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
-            model,
-        },
+        print: Printer::new(
+            scenario.format,
+            out,
+            Lines {
+                session_id: env
+                    .resume
+                    .clone()
+                    .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+                model,
+            },
+            env.vars.get("CODEX_HOME").map(std::path::PathBuf::from),
+        )?,
         started: Instant::now(),
         next_id: 0,
         thread: Thread::new(12_000),
@@ -168,9 +173,7 @@ pub async fn play<W: Write>(
         num_turns: 0,
         last_text: None,
     };
-    player
-        .out
-        .emit(&player.lines.init(&env.cwd.to_string_lossy()))?;
+    player.print.init(&env.cwd.to_string_lossy())?;
     match player.play_script().await {
         Ok(end) => Ok(end),
         Err(PlayError::Output(err)) => Err(PlayError::Output(err)),
@@ -213,8 +216,7 @@ enum Flow {
 pub(super) struct Player<'a, W: Write> {
     pub(super) scenario: &'a Scenario,
     pub(super) env: &'a PlayerEnv,
-    pub(super) out: LineWriter<W>,
-    pub(super) lines: Lines,
+    pub(super) print: Printer<W>,
     pub(super) started: Instant,
     pub(super) next_id: u64,
     /// The conversation whose turns are playing: the main one, or a subagent's.
@@ -293,7 +295,7 @@ impl<W: Write> Player<'_, W> {
         errors: &[String],
     ) -> Result<(), PlayError> {
         let duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.out.emit(&self.lines.result(&ResultLine {
+        self.print.result(&ResultLine {
             subtype,
             is_error,
             text,
@@ -303,7 +305,7 @@ impl<W: Write> Player<'_, W> {
             totals: self.totals,
             window: self.scenario.window,
             errors,
-        }))?;
+        })?;
         Ok(())
     }
 
@@ -328,8 +330,7 @@ impl<W: Write> Player<'_, W> {
             return Ok(());
         }
         let pre_tokens = spec.pre_tokens.unwrap_or(self.thread.context);
-        self.out
-            .emit(&self.lines.compact_boundary(&spec.trigger, pre_tokens))?;
+        self.print.compacted(&spec.trigger, pre_tokens)?;
         // What survives compaction is a summary: the context starts small again.
         self.thread = Thread::new(pre_tokens / 10);
         Ok(())
@@ -348,7 +349,7 @@ impl<W: Write> Player<'_, W> {
         }
         let input = serde_json::json!({
             "hook_event_name": "PreCompact",
-            "session_id": self.lines.session_id,
+            "session_id": self.print.lines.session_id,
             "trigger": spec.trigger,
         });
         let child = std::process::Command::new(&self.env.exe)
@@ -368,9 +369,9 @@ impl<W: Write> Player<'_, W> {
         if spec.partial_line {
             let cut = format!(
                 r#"{{"type":"assistant","message":{{"model":"{}","id":"msg_sim_cut","#,
-                self.lines.model
+                self.print.lines.model
             );
-            self.out.raw(cut.as_bytes())?;
+            self.print.out.raw(cut.as_bytes())?;
         }
         if let Some(message) = &spec.stderr {
             eprintln!("{message}");
@@ -416,10 +417,8 @@ impl<W: Write> Player<'_, W> {
         }
         let output_bytes: usize = blocks.iter().map(Block::size).sum();
         let usage = self.usage(turn.usage, parent, output_bytes as u64);
-        for block in &blocks {
-            self.out
-                .emit(&self.lines.assistant(&message_id, parent, block, &usage))?;
-        }
+        self.print
+            .message(&message_id, parent, &blocks, &usage, self.scenario.window)?;
         for (action, call) in turn.tools.iter().zip(calls) {
             let (content, is_error) = match action {
                 Action::Task(task) => {
@@ -439,16 +438,19 @@ impl<W: Write> Player<'_, W> {
                 }
             };
             self.thread.added_bytes += content.size() as u64;
-            self.out
-                .emit(&self.lines.tool_result(parent, &call.id, &content, is_error))?;
+            let info = CallInfo {
+                id: &call.id,
+                name: call.name,
+                input: &call.input,
+            };
+            self.print.tool_result(parent, &info, &content, is_error)?;
         }
         Ok(Flow::Continue)
     }
 
     async fn task(&mut self, task: &TaskSpec, tool_use_id: &str) -> Result<Flow, PlayError> {
         let prompt = self.expand(&task.prompt)?;
-        self.out
-            .emit(&self.lines.user_text(Some(tool_use_id), &prompt))?;
+        self.print.user_text(Some(tool_use_id), &prompt)?;
         let mut sub = Thread::new(8_000);
         sub.added_bytes = prompt.len() as u64;
         // While the subagent runs, its thread takes the place of the main one (usage is
@@ -518,7 +520,7 @@ impl<W: Write> Player<'_, W> {
 
     pub(super) fn id(&mut self, prefix: &str) -> String {
         self.next_id += 1;
-        let session = self.lines.session_id.get(..8).unwrap_or_default();
+        let session = self.print.lines.session_id.get(..8).unwrap_or_default();
         format!("{prefix}_{session}_{:03}", self.next_id)
     }
 

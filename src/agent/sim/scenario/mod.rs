@@ -34,6 +34,8 @@ pub struct Scenario {
     pub window: u64,
     /// Model name printed in the stream; `None` uses `--model`.
     pub model: Option<String>,
+    /// Which agent's output format the scenario plays in (`format`; default `claude`).
+    pub format: super::formats::Format,
     /// The scripts, in selection order.
     pub scripts: Vec<Script>,
 }
@@ -52,6 +54,8 @@ struct RawScenario {
     window: Option<u64>,
     #[serde(default)]
     model: Option<String>,
+    #[serde(default)]
+    format: super::formats::Format,
     scripts: Vec<Script>,
 }
 
@@ -68,6 +72,7 @@ impl TryFrom<RawScenario> for Scenario {
         Ok(Scenario {
             window,
             model: raw.model,
+            format: raw.format,
             scripts: raw.scripts,
         })
     }

@@ -1,0 +1,93 @@
+//! The sim agent in Codex's and the Gemini CLI's formats (the scenario's `format` key):
+//! `debussy run` reads each through that agent's parser, Codex's usage through the
+//! rollout file the session follows, without the real CLIs.
+
+use super::{DONE_TURN, notes_turn, summary, write_turn};
+use crate::support::project::{Project, events_named};
+
+fn scenario(format: &str) -> String {
+    format!(
+        "format: {format}\nwindow: 100000\nscripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}{}      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"a.txt\"]\n    turns:\n{}{}{}",
+        write_turn(40, "a.txt", "a"),
+        write_turn(85, "a2.txt", "a2"),
+        write_turn(30, "b.txt", "b"),
+        notes_turn("1"),
+        DONE_TURN,
+    )
+}
+
+#[test]
+fn a_codex_format_session_is_measured_from_its_rollout_and_restarted_at_the_threshold() {
+    let project = Project::new();
+    project.plan(&[("1", "N/A", "test -f b.txt")], &scenario("codex"));
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "events: {events:#?}");
+    assert_eq!(events_named(&events, "restart").len(), 1, "{events:#?}");
+    let stop = events_named(&events, "session_ended")[0].clone();
+    let snapshot = &stop["snapshot"];
+    assert_eq!(snapshot["exactness"], "exact", "{stop}");
+    assert_eq!(snapshot["window"]["source"], "reported", "{stop}");
+    assert_eq!(snapshot["window"]["tokens"], 100_000, "{stop}");
+    assert!(
+        snapshot["billed"]["output"].as_u64().unwrap_or(0) > 0,
+        "{stop}"
+    );
+    assert_eq!(summary(&events)["status"], "completed");
+    let rollout = find(&project.root().join(".debussy/runs"), "rollout-sim-")
+        .expect("the rollout in the session's home");
+    assert!(
+        rollout.to_string_lossy().contains(".home/sessions/"),
+        "{}",
+        rollout.display()
+    );
+}
+
+/// The first file under `dir` whose name starts with `prefix`.
+fn find(dir: &std::path::Path, prefix: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = find(&path, prefix) {
+                return Some(found);
+            }
+        } else if entry.file_name().to_string_lossy().starts_with(prefix) {
+            return Some(path);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_gemini_format_session_is_estimated_and_a_large_output_crosses_the_threshold() {
+    let project = Project::new();
+    // Nothing the script reports counts (the Gemini CLI reports no usage until the end):
+    // the 150 KB a command prints, estimated, crosses 80 % of 50,000 tokens.
+    let scenario = format!(
+        "format: gemini\nwindow: 50000\nscripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}      - say: listing\n        tools:\n          - bash: seq 1 30000\n      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"a.txt\"]\n    turns:\n{}{}{}",
+        write_turn(99, "a.txt", "a"),
+        write_turn(99, "b.txt", "b"),
+        notes_turn("1"),
+        DONE_TURN,
+    );
+    project.write(
+        ".debussy/config.yaml",
+        "agent:\n  model_context_window: 50000\n",
+    );
+    project.plan(&[("1", "N/A", "test -f b.txt")], &scenario);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "events: {events:#?}");
+    let restarts = events_named(&events, "restart");
+    assert_eq!(restarts.len(), 1, "{events:#?}");
+    let stop = &events_named(&events, "session_ended")[0]["snapshot"];
+    assert_eq!(stop["exactness"], "estimated", "{stop}");
+    assert!(
+        stop["estimated_tokens"].as_u64().unwrap_or(0) >= 40_000,
+        "{stop}"
+    );
+    // The completed session's totals, reported at its end, are billed.
+    let finished = summary(&events);
+    assert!(
+        finished["billed"]["output"].as_u64().unwrap_or(0) > 0,
+        "{finished}"
+    );
+}
