@@ -64,6 +64,9 @@ async fn checks(loaded: &crate::config::Loaded, args: &DoctorArgs) -> Report {
     if loaded.config.auto_commit {
         checks.push(preflight::git_check(root.clone()).await);
     }
+    if let Some(plan) = inspection.as_ref().and_then(|i| i.plan.as_ref()) {
+        checks.extend(preflight::phase_agent_checks(loaded, plan));
+    }
     if let Some(inspection) = &inspection {
         checks.push(preflight::plan_check(
             inspection.plan.is_some() && inspection.report.summary.errors == 0,

@@ -331,4 +331,14 @@ fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
         stdout.contains(&format!("runs on codex ({DEFAULT_MODEL})")),
         "{stdout}"
     );
+    let doctor = project
+        .command(&["doctor", "plan/MASTER_PLAN.md"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("doctor");
+    let stdout = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        stdout.contains("phase 2: agent program `codex` not found"),
+        "{stdout}"
+    );
 }
