@@ -1,7 +1,7 @@
 //! `debussy run` end to end with the real Codex CLI against the scripted model server's
 //! Responses API, in temporary git repositories: a phase completes with exact context
 //! figures from the rollout; the threshold is crossed on a turn and the session is
-//! stopped before its next request, the restart carrying the checkpoint; an API error
+//! stopped before its next request, the restart carrying the checkpoint; a crash and an API error
 //! ends the attempt with Codex's message; a model that never answers is timed out.
 
 use std::path::Path;
@@ -341,4 +341,32 @@ fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
         stdout.contains("phase 2: agent program `codex` not found"),
         "{stdout}"
     );
+}
+
+#[test]
+fn a_codex_that_crashes_mid_session_fails_the_attempt_with_its_signal() {
+    let Some(cli) = codex::require() else { return };
+    let server = ModelServer::start(Scenario::new().turns([
+        shell("echo a > a.txt").usage(usage(20)),
+        // Outside Codex's sandbox (its own PID namespace), a command's parent is Codex.
+        shell("kill -KILL $PPID").usage(usage(22)),
+        Turn::reply("never sent").usage(usage(23)),
+    ]))
+    .expect("model server");
+    let project = Project::new(cli, &server);
+    project.plan("test -f a.txt", "");
+    let config = project.root().join(".debussy/config.yaml");
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str("  permissions: bypass\n");
+    std::fs::write(&config, text).expect("config");
+    project::commit_all(project.root(), "bypass");
+    let (code, events) = project.run();
+    assert_eq!(code, 1, "events: {events:#?}");
+    let ended = named(&events, "session_ended");
+    let text = serde_json::to_string(&ended).expect("json");
+    assert!(
+        text.contains("SIGKILL") || text.contains("signal 9"),
+        "{ended:#?}"
+    );
+    assert_eq!(server.main_requests().len(), 2, "nothing after the crash");
 }
