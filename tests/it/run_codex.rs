@@ -1,8 +1,9 @@
 //! `debussy run` end to end with the real Codex CLI against the scripted model server's
 //! Responses API, in temporary git repositories: a phase completes with exact context
 //! figures from the rollout; the threshold is crossed on a turn and the session is
-//! stopped before its next request, the restart carrying the checkpoint; a crash and an API error
-//! ends the attempt with Codex's message; a model that never answers is timed out.
+//! stopped before its next request, the restart carrying the checkpoint; a crash fails the
+//! attempt with its signal and an API error with Codex's message; a model that never
+//! answers is timed out; a phase names Codex while the run uses another agent.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
