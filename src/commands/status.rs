@@ -103,6 +103,19 @@ pub(super) fn totals_line(totals: &RunTotals) -> String {
     )
 }
 
+/// `codex gpt-5.5`: the agent and the model it reported, each when known.
+fn agent_and_model(session: &crate::state::SessionRecord) -> String {
+    let words: Vec<&str> = [session.agent.as_deref(), session.model.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    if words.is_empty() {
+        "-".to_owned()
+    } else {
+        words.join(" ")
+    }
+}
+
 fn render(report: &StatusReport) -> String {
     let run = &report.run;
     let mut out = format!("Run {}  {}\n", run.id, run.plan_title);
@@ -148,13 +161,12 @@ fn render(report: &StatusReport) -> String {
                     .count()
                     .to_string(),
                 ex.outcome_code.map_or_else(|| "-".into(), outcome_name),
-                // The model the agent said it ran, in the attempt's last session.
+                // The agent and the model it said it ran, in the attempt's last session.
                 e.sessions
                     .iter()
                     .rev()
-                    .filter(|s| s.kind == SessionKind::Work)
-                    .find_map(|s| s.model.clone())
-                    .unwrap_or_else(|| "-".into()),
+                    .find(|s| s.kind == SessionKind::Work)
+                    .map_or_else(|| "-".into(), agent_and_model),
                 thousands(ex.billed.total()),
                 if ex.cost_estimated {
                     format!("~${:.2}", ex.cost_usd)
@@ -173,7 +185,7 @@ fn render(report: &StatusReport) -> String {
     out.push('\n');
     out.push_str(&table(
         &[
-            "PHASE", "ATTEMPT", "STATUS", "RESTARTS", "SESSIONS", "OUTCOME", "MODEL", "BILLED",
+            "PHASE", "ATTEMPT", "STATUS", "RESTARTS", "SESSIONS", "OUTCOME", "AGENT", "BILLED",
             "COST", "GATES", "TIME",
         ],
         &rows,

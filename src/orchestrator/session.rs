@@ -204,6 +204,7 @@ impl Runner<'_> {
             session_index: restart,
             kind,
             agent_session_id: report.agent_session_id.clone(),
+            agent: Some(report.agent.to_owned()),
             model: report.model.clone(),
             outcome: report.outcome.name().to_owned(),
             outcome_code: i64::from(report.outcome.code()),

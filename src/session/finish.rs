@@ -128,6 +128,7 @@ impl Driver<'_> {
                 tokens,
             });
         SessionReport {
+            agent: self.spec.backend.name(),
             outcome,
             snapshot: self.meter.snapshot(),
             agent_session_id: self.tracker.session_id().map(str::to_owned),

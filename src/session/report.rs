@@ -22,6 +22,8 @@ pub struct SessionReport {
     pub snapshot: Snapshot,
     /// The agent's own session id (from its `init` or `result` line).
     pub agent_session_id: Option<String>,
+    /// The backend that ran the session (`claude`, `codex`, `gemini`, `sim`).
+    pub agent: &'static str,
     /// The model the agent ran, as it reported it.
     pub model: Option<String>,
     /// The context window the agent reported this session, for the caller to remember

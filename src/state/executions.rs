@@ -139,8 +139,8 @@ impl Store {
             .execute(
                 "INSERT INTO sessions (execution_id, session_index, agent_session_id, model, outcome, outcome_code,
                  context_tokens, context_window, context_percent, tool_calls, cost_usd, log_path, started_at, ended_at, agent_pgid, cost_estimated,
-                 billed_input, billed_cache_write, billed_cache_read, billed_output, kind)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                 billed_input, billed_cache_write, billed_cache_read, billed_output, kind, agent)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
                 params![
                     execution_id,
                     s.session_index,
@@ -162,7 +162,8 @@ impl Store {
                     s.billed.cache_write,
                     s.billed.cache_read,
                     s.billed.output,
-                    s.kind.as_str()
+                    s.kind.as_str(),
+                    s.agent
                 ],
             )
             .map_err(self.sql("record a session"))?;
@@ -183,6 +184,7 @@ impl Store {
                 session_index: row.get("session_index")?,
                 kind: SessionKind::from_stored(&row.get::<_, String>("kind")?),
                 agent_session_id: row.get("agent_session_id")?,
+                agent: row.get("agent")?,
                 model: row.get("model")?,
                 outcome: row.get("outcome")?,
                 outcome_code: row.get("outcome_code")?,

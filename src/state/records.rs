@@ -225,6 +225,9 @@ pub struct SessionRecord {
     pub kind: SessionKind,
     /// The agent's own session id.
     pub agent_session_id: Option<String>,
+    /// The agent that ran the session (`claude`, `codex`, `gemini`, `sim`); `None` in
+    /// runs recorded before it was.
+    pub agent: Option<String>,
     /// The model the agent reported.
     pub model: Option<String>,
     /// Outcome name (`completed`, `context_limit`, `timeout`, `failed`, `spawn_error`).

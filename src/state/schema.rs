@@ -147,4 +147,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'work';
     ALTER TABLE runs ADD COLUMN active_secs REAL NOT NULL DEFAULT 0;
     ",
+    // 6: which agent ran a session (a phase may name its own).
+    "
+    ALTER TABLE sessions ADD COLUMN agent TEXT;
+    ",
 ];

@@ -132,6 +132,7 @@ fn executions_sessions_restarts_and_gates_link_to_their_execution() {
         session_index: 0,
         kind: crate::state::SessionKind::Work,
         agent_session_id: Some("s-1".into()),
+        agent: Some("claude".into()),
         model: Some("opus".into()),
         outcome: "context_limit".into(),
         outcome_code: -2,

@@ -155,7 +155,7 @@ fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
     let status = project.command(&["status"]).output().expect("status");
     let status = String::from_utf8_lossy(&status.stdout);
     assert!(
-        status.contains("MODEL") && status.contains(DEFAULT_MODEL),
+        status.contains("AGENT") && status.contains(&format!("codex {DEFAULT_MODEL}")),
         "{status}"
     );
     assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
