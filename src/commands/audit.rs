@@ -27,20 +27,62 @@ pub(super) fn run(global: &GlobalArgs, args: &AuditArgs) -> CommandResult {
                 std::io::stdout().is_terminal(),
             ));
             let mut text = heading("Audit of", &inspection, master, palette);
+            for (phase, agent, model) in phase_agents(&inspection) {
+                let model = model.unwrap_or_else(|| "its default model".to_owned());
+                text.push_str(&format!("phase {phase} runs on {agent} ({model})\n"));
+            }
+            if !phase_agents(&inspection).is_empty() {
+                text.push('\n');
+            }
             text.push_str(&render_report(&inspection.report, args.strict, palette));
             text
         }
         ReportFormat::Json => {
-            let mut json = serde_json::to_string_pretty(&inspection.report.to_json(args.strict))
-                .map_err(|err| {
+            let mut value =
+                serde_json::to_value(inspection.report.to_json(args.strict)).map_err(|err| {
                     Failure::failed(miette::miette!("failed to encode the report: {err}"))
                 })?;
+            let agents: Vec<serde_json::Value> = phase_agents(&inspection)
+                .into_iter()
+                .map(|(phase, agent, model)| {
+                    serde_json::json!({"phase": phase, "agent": agent, "model": model})
+                })
+                .collect();
+            value["phase_agents"] = serde_json::Value::Array(agents);
+            let mut json = serde_json::to_string_pretty(&value).map_err(|err| {
+                Failure::failed(miette::miette!("failed to encode the report: {err}"))
+            })?;
             json.push('\n');
             json
         }
     };
     print(&output)?;
     Ok(if passed { Exit::Success } else { Exit::Failure })
+}
+
+/// The phases that name their own agent or model (`**Agent:**`, `**Model:**`): the phase,
+/// the agent (`the configured agent` when only a model is named)
+/// and the model.
+fn phase_agents(inspection: &Inspection) -> Vec<(String, String, Option<String>)> {
+    let Some(plan) = &inspection.plan else {
+        return Vec::new();
+    };
+    plan.phases
+        .iter()
+        .filter(|phase| phase.agent.is_some() || phase.model.is_some())
+        .map(|phase| {
+            let agent = phase.agent.map_or_else(
+                || "the configured agent".to_owned(),
+                |kind| {
+                    serde_json::to_value(kind)
+                        .ok()
+                        .and_then(|value| value.as_str().map(str::to_owned))
+                        .unwrap_or_default()
+                },
+            );
+            (phase.id.to_string(), agent, phase.model.clone())
+        })
+        .collect()
 }
 
 /// `Audit of <title> (<path>)`, or only the path when the plan could not be read.

@@ -504,3 +504,37 @@ fn tools_path() -> std::ffi::OsString {
     }
     std::env::join_paths(dirs).expect("PATH")
 }
+
+#[test]
+fn the_audit_shows_each_phases_own_agent_and_flags_an_unknown_one() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "agents/MASTER_PLAN.md",
+        "# Agents\n\n| Phase | Title | Status |\n|---|---|---|\n\
+         | 1 | [One](phase-1.md) | Pending |\n| 2 | [Two](phase-2.md) | Pending |\n",
+    );
+    sandbox.write(
+        "agents/phase-1.md",
+        "# Phase 1: One\n\n**Agent:** gemini\n**Model:** gemini-2.5-pro\n\n## Gates\n- check: `true` passes\n",
+    );
+    sandbox.write(
+        "agents/phase-2.md",
+        "# Phase 2: Two\n\n**Agent:** codx\n\n## Gates\n- check: `true` passes\n",
+    );
+    let (code, text, _) = sandbox.run(&["audit", "agents/MASTER_PLAN.md"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("phase 1 runs on gemini (gemini-2.5-pro)"),
+        "{text}"
+    );
+    assert!(text.contains("unknown agent `codx`"), "{text}");
+    assert!(
+        text.contains("use one of: claude, codex, gemini, sim"),
+        "{text}"
+    );
+    let (_, json) = sandbox.audit_json("agents/MASTER_PLAN.md", &[]);
+    assert_eq!(
+        json["phase_agents"],
+        serde_json::json!([{"phase": "1", "agent": "gemini", "model": "gemini-2.5-pro"}])
+    );
+}
