@@ -76,7 +76,8 @@ mod tests {
     fn default_file_spells_out_every_key_with_a_comment() {
         let raw: serde_norway::Value = serde_norway::from_str(DEFAULT_FILE).expect("yaml");
         let written: Vec<String> = merge::leaves(&raw).into_iter().map(|(p, _)| p).collect();
-        for path in default_key_paths() {
+        // `model` is left commented out: its default depends on `agent.kind`.
+        for path in default_key_paths().into_iter().filter(|path| path != "model") {
             let present = written
                 .iter()
                 .any(|w| *w == path || w.starts_with(&format!("{path}.")));
@@ -104,7 +105,10 @@ mod tests {
             .into_iter()
             .map(|(path, _)| schema::governing(&path).map_or(path, |key| key.path.to_owned()))
             .collect();
-        assert_eq!(written, table_paths());
+        let mut table = table_paths();
+        // Commented out: its default depends on `agent.kind`.
+        table.remove("model");
+        assert_eq!(written, table);
     }
 
     #[test]

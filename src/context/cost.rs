@@ -45,6 +45,11 @@ pub const PRICE_TABLE: &[(&str, Prices)] = &[
     ("sonnet", prices(3.0, 15.0, 3.75, 0.3)),
     ("claude-3-5-haiku", prices(0.8, 4.0, 1.0, 0.08)),
     ("haiku", prices(1.0, 5.0, 1.25, 0.1)),
+    ("gpt-5-nano", prices(0.05, 0.4, 0.05, 0.005)),
+    ("gpt-5-mini", prices(0.25, 2.0, 0.25, 0.025)),
+    ("gpt-5", prices(1.25, 10.0, 1.25, 0.125)),
+    ("gemini-2.5-flash", prices(0.3, 2.5, 0.3, 0.075)),
+    ("gemini-2.5-pro", prices(1.25, 10.0, 1.25, 0.31)),
 ];
 
 /// The prices of `model` from [`PRICE_TABLE`], if it knows the model.

@@ -48,10 +48,14 @@ fn writes_config_example_plan_and_slash_commands() {
     let json = s.config_json(&[], &[]);
     let project = s.root.join(".debussy/config.yaml");
     assert_eq!(
-        json["sources"]["model"],
+        json["sources"]["timeout"],
         source("project_file", Some(&project))
     );
+    // The model is left to the agent: opus for Claude Code, its own for the others.
+    assert_eq!(json["sources"]["model"], source("default", None));
     assert_eq!(json["config"]["model"], "opus");
+    let codex = s.config_json(&["--agent", "codex"], &[]);
+    assert_eq!(codex["config"]["model"], "");
 }
 
 #[test]
