@@ -288,14 +288,14 @@ mod tests {
     #[test]
     fn unknown_models_are_unknown_not_free() {
         let mut billing = Billing::default();
-        billing.observe(Some("m1"), Some("gpt-5"), &usage(10, 0, 0, 5));
+        billing.observe(Some("m1"), Some("llama-3"), &usage(10, 0, 0, 5));
         assert_eq!(billing.estimated_cost(None, &[]), None);
         assert!(
             billing.estimated_cost(Some("sonnet"), &[]).is_none(),
             "the message names its model"
         );
         let overrides = vec![(
-            "gpt-5".to_owned(),
+            "llama".to_owned(),
             Prices::parse("1.25 10 0 0.125").expect("prices"),
         )];
         let cost = billing
