@@ -77,7 +77,10 @@ mod tests {
         let raw: serde_norway::Value = serde_norway::from_str(DEFAULT_FILE).expect("yaml");
         let written: Vec<String> = merge::leaves(&raw).into_iter().map(|(p, _)| p).collect();
         // `model` is left commented out: its default depends on `agent.kind`.
-        for path in default_key_paths().into_iter().filter(|path| path != "model") {
+        for path in default_key_paths()
+            .into_iter()
+            .filter(|path| path != "model")
+        {
             let present = written
                 .iter()
                 .any(|w| *w == path || w.starts_with(&format!("{path}.")));

@@ -249,7 +249,10 @@ mod tests {
         assert_eq!(price_for("claude-haiku-4-5").map(|p| p.output), Some(5.0));
         assert_eq!(price_for("gpt-5-mini").map(|p| p.input), Some(0.25));
         assert_eq!(price_for("gpt-5.5").map(|p| p.output), Some(10.0));
-        assert_eq!(price_for("gemini-2.5-pro").map(|p| p.cache_read), Some(0.31));
+        assert_eq!(
+            price_for("gemini-2.5-pro").map(|p| p.cache_read),
+            Some(0.31)
+        );
         assert_eq!(price_for("llama-3"), None);
     }
 

@@ -74,7 +74,7 @@ pub fn render(summary: &RunSummary) -> String {
     if summary.cost_estimated {
         let _ = writeln!(
             out,
-            "~ estimated: sessions stopped before the agent reported its cost are priced from their tokens and list prices"
+            "~ estimated: priced from the tokens billed and list prices (a session stopped before its agent reported a cost, or an agent that reports none)"
         );
     }
     if !summary.commits.is_empty() {
