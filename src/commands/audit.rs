@@ -31,6 +31,16 @@ pub(super) fn run(global: &GlobalArgs, args: &AuditArgs) -> CommandResult {
                 let model = model.unwrap_or_else(|| "its default model".to_owned());
                 text.push_str(&format!("phase {phase} runs on {agent} ({model})\n"));
             }
+            let missing = missing_programs(&loaded, &inspection);
+            for (detail, fix) in &missing {
+                text.push_str(&format!(
+                    "  {} {detail}\n",
+                    palette.yellow("not installed:")
+                ));
+                if let Some(fix) = fix {
+                    text.push_str(&format!("  {} {fix}\n", palette.dim("fix:")));
+                }
+            }
             if !phase_agents(&inspection).is_empty() {
                 text.push('\n');
             }
@@ -49,6 +59,10 @@ pub(super) fn run(global: &GlobalArgs, args: &AuditArgs) -> CommandResult {
                 })
                 .collect();
             value["phase_agents"] = serde_json::Value::Array(agents);
+            value["missing_agent_programs"] = missing_programs(&loaded, &inspection)
+                .into_iter()
+                .map(|(detail, fix)| serde_json::json!({"detail": detail, "fix": fix}))
+                .collect();
             let mut json = serde_json::to_string_pretty(&value).map_err(|err| {
                 Failure::failed(miette::miette!("failed to encode the report: {err}"))
             })?;
@@ -82,6 +96,23 @@ fn phase_agents(inspection: &Inspection) -> Vec<(String, String, Option<String>)
             );
             (phase.id.to_string(), agent, phase.model.clone())
         })
+        .collect()
+}
+
+/// The agents phases name whose program cannot be found: what was looked for, and how
+/// to install it. Not an audit error (the plan is fine; this machine lacks a program),
+/// but `run` will refuse to start.
+fn missing_programs(
+    loaded: &crate::config::Loaded,
+    inspection: &Inspection,
+) -> Vec<(String, Option<String>)> {
+    let Some(plan) = &inspection.plan else {
+        return Vec::new();
+    };
+    crate::preflight::phase_agent_checks(loaded, plan)
+        .into_iter()
+        .filter(|check| check.verdict == crate::preflight::Verdict::Fail)
+        .map(|check| (check.detail, check.fix))
         .collect()
 }
 

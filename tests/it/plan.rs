@@ -537,4 +537,16 @@ fn the_audit_shows_each_phases_own_agent_and_flags_an_unknown_one() {
         json["phase_agents"],
         serde_json::json!([{"phase": "1", "agent": "gemini", "model": "gemini-2.5-pro"}])
     );
+    // Where the phase's program is missing, the audit says so and how to install it.
+    let output = sandbox
+        .debussy(&["audit", "agents/MASTER_PLAN.md"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("audit");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("not installed: phase 1: agent program `gemini` not found"),
+        "{text}"
+    );
+    assert!(text.contains("npm install -g @google/gemini-cli"), "{text}");
 }
