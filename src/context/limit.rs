@@ -35,6 +35,15 @@ impl ContextLimit {
         }
     }
 
+    /// Where an agent may compact its own context without coming before debussy's stop:
+    /// halfway between the limit and the full window (80% gives 0.9), as a fraction of the
+    /// window. `None` when the limit is off (the agent keeps its own setting).
+    #[must_use]
+    pub fn agent_compaction_point(self) -> Option<f64> {
+        self.percent()
+            .map(|percent| f64::midpoint(percent.clamp(0.0, 100.0), 100.0) / 100.0)
+    }
+
     /// Whether a context limit applies.
     #[must_use]
     pub fn is_on(self) -> bool {

@@ -24,7 +24,6 @@ use super::{
     AgentBackend, AgentCommand, AgentError, AgentEvent, AgentHome, Follow, UsageReporting,
 };
 use crate::config::{AgentPermissions, Config};
-use crate::context::ContextLimit;
 use crate::context::window;
 
 /// The program run when `agent.command` is not set.
@@ -90,28 +89,27 @@ impl CodexBackend {
     }
 }
 
-/// Where Codex may compact on its own: halfway between debussy's threshold and the full
-/// window (80% gives 90%), of the configured window, else the model's known window, else
-/// [`DEFAULT_WINDOW`]. `None` (Codex's own default) when the context check is off.
+/// Where Codex may compact on its own, in tokens:
+/// [`ContextLimit::agent_compaction_point`](crate::context::ContextLimit::agent_compaction_point)
+/// of the configured window, else the model's
+/// known window, else [`DEFAULT_WINDOW`]. `None` (Codex's own default) when the context
+/// check is off.
 #[must_use]
 pub fn auto_compact_limit(config: &Config) -> Option<u64> {
-    let ContextLimit::At(percent) = config.context_threshold else {
-        return None;
-    };
+    let at = config.context_threshold.agent_compaction_point()?;
     let window = config
         .agent
         .model_context_window
         .filter(|tokens| *tokens > 0)
         .or_else(|| window::by_model_name(&config.model))
         .unwrap_or(DEFAULT_WINDOW);
-    let at = f64::midpoint(percent.clamp(0.0, 100.0), 100.0);
     #[expect(
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
         clippy::cast_precision_loss,
-        reason = "windows are far below 2^52 tokens and the percent is clamped"
+        reason = "windows are far below 2^52 tokens and the point is at most 1"
     )]
-    let limit = (window as f64 * at / 100.0).floor() as u64;
+    let limit = (window as f64 * at).floor() as u64;
     Some(limit)
 }
 
@@ -195,6 +193,7 @@ impl AgentBackend for CodexBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::ContextLimit;
 
     fn config(threshold: f64) -> Config {
         let mut config = Config {

@@ -9,7 +9,7 @@
 //! of the window, 0.5 by default). debussy writes a settings file for each session,
 //! named to the CLI in `GEMINI_CLI_SYSTEM_SETTINGS_PATH` ([`SessionFile`]), that moves it
 //! halfway between debussy's threshold and the full window, as for Codex
-//! ([`super::codex::auto_compact_limit`]'s rule). This module locates the program and
+//! ([`ContextLimit::agent_compaction_point`]). This module locates the program and
 //! nothing else.
 
 pub mod stream_json;
@@ -61,15 +61,12 @@ impl GeminiBackend {
     }
 }
 
-/// Where Gemini may compress on its own, as a fraction of the window: halfway between
-/// debussy's threshold and the full window (80% gives 0.9). `None` (Gemini's own default)
-/// when the context check is off.
+/// Where Gemini may compress on its own, as a fraction of the window:
+/// [`ContextLimit::agent_compaction_point`]. `None` (Gemini's own default) when the
+/// context check is off.
 #[must_use]
 pub fn compression_threshold(threshold: ContextLimit) -> Option<f64> {
-    let ContextLimit::At(percent) = threshold else {
-        return None;
-    };
-    Some(f64::midpoint(percent.clamp(0.0, 100.0), 100.0) / 100.0)
+    threshold.agent_compaction_point()
 }
 
 /// The Gemini CLI's flags for `agent.permissions`, for a headless session that has nobody

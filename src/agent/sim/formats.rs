@@ -1,9 +1,9 @@
 //! What the sim agent prints, in the format of the agent it stands in for (the scenario's
-//! `format` key): Claude Code's `stream-json` ([`super::lines`]), `codex exec --json`
+//! `format` key): Claude Code's `stream-json` (`lines`), `codex exec --json`
 //! with a rollout file under `$CODEX_HOME/sessions/`, or the Gemini CLI's `stream-json`.
 //!
 //! The player says what happens (a message and its usage, a tool's result, a compaction,
-//! the end) and [`Printer`] writes it the way that agent would, so every parser and the
+//! the end) and `Printer` writes it the way that agent would, so every parser and the
 //! rollout follower are exercised without the real CLIs. Only the main thread is printed
 //! for Codex and Gemini: subagents are Claude Code's.
 

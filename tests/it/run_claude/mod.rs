@@ -30,12 +30,7 @@ struct Project {
 impl Project {
     fn new(cli: ClaudeCli) -> Project {
         let sandbox = Sandbox::new().expect("sandbox");
-        let repo = git2::Repository::init(sandbox.cwd()).expect("git init");
-        let mut config = repo.config().expect("config");
-        config.set_str("user.name", "Test").expect("name");
-        config
-            .set_str("user.email", "test@example.com")
-            .expect("email");
+        project::init_repo(sandbox.cwd());
         Project { sandbox, cli }
     }
 

@@ -8,15 +8,12 @@
 //! provider: debussy links that file into each session's private `CODEX_HOME`, so the
 //! tests go through the same path as a user's own configuration.
 
-use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::OnceLock;
 
 use tempfile::TempDir;
 
-use super::claude::in_ci;
 use super::model_server::ModelServer;
 
 /// Environment variable naming the `codex` executable to test against.
@@ -44,54 +41,16 @@ impl CodexCli {
     }
 }
 
-fn candidate_path(override_path: Option<OsString>) -> PathBuf {
-    match override_path {
-        Some(path) if !path.is_empty() => PathBuf::from(path),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join(CODEX_INSTALL_PATH),
-    }
-}
-
-fn probe(path: &Path) -> Result<CodexCli, String> {
-    if !path.is_file() {
-        return Err(format!(
-            "the Codex CLI is not installed at {} (run scripts/test-tools, or set {CODEX_OVERRIDE_ENV})",
-            path.display()
-        ));
-    }
-    let output = std::process::Command::new(path)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|error| format!("cannot run {} --version: {error}", path.display()))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{} --version failed ({}): {}",
-            path.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    Ok(CodexCli {
-        path: path.to_owned(),
-    })
-}
-
-/// The CLI for a test that needs it; see the module docs for what happens when it is
-/// missing.
+/// The CLI for a test that needs it; see [`super::cli::require`] for what happens when
+/// it is missing.
 pub fn require() -> Option<CodexCli> {
-    static FOUND: OnceLock<Result<CodexCli, String>> = OnceLock::new();
-    match FOUND
-        .get_or_init(|| probe(&candidate_path(std::env::var_os(CODEX_OVERRIDE_ENV))))
-        .clone()
-    {
-        Ok(codex) => Some(codex),
-        Err(reason) if in_ci() => panic!("CI=true and the real Codex CLI is required: {reason}"),
-        Err(reason) => {
-            let thread = std::thread::current();
-            eprintln!("skipped {}: {reason}", thread.name().unwrap_or("test"));
-            None
-        }
-    }
+    static PINNED: super::cli::Pinned = super::cli::Pinned {
+        name: "the Codex CLI",
+        override_env: CODEX_OVERRIDE_ENV,
+        install_path: CODEX_INSTALL_PATH,
+    };
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    super::cli::require(&PINNED, &FOUND).map(|path| CodexCli { path })
 }
 
 /// An isolated HOME (with `~/.codex/config.toml`), TMPDIR and working directory inside

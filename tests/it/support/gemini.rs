@@ -7,15 +7,12 @@
 //! with an isolated HOME whose `~/.gemini/settings.json` selects API-key authentication;
 //! [`Sandbox::envs`] points `GOOGLE_GEMINI_BASE_URL` at the server.
 
-use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::OnceLock;
 
 use tempfile::TempDir;
 
-use super::claude::in_ci;
 use super::model_server::ModelServer;
 
 /// Environment variable naming the `gemini` executable to test against.
@@ -40,54 +37,16 @@ impl GeminiCli {
     }
 }
 
-fn candidate_path(override_path: Option<OsString>) -> PathBuf {
-    match override_path {
-        Some(path) if !path.is_empty() => PathBuf::from(path),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join(GEMINI_INSTALL_PATH),
-    }
-}
-
-fn probe(path: &Path) -> Result<GeminiCli, String> {
-    if !path.is_file() {
-        return Err(format!(
-            "the Gemini CLI is not installed at {} (run scripts/test-tools, or set {GEMINI_OVERRIDE_ENV})",
-            path.display()
-        ));
-    }
-    let output = std::process::Command::new(path)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|error| format!("cannot run {} --version: {error}", path.display()))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{} --version failed ({}): {}",
-            path.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    Ok(GeminiCli {
-        path: path.to_owned(),
-    })
-}
-
-/// The CLI for a test that needs it; see the module docs for what happens when it is
-/// missing.
+/// The CLI for a test that needs it; see [`super::cli::require`] for what happens when
+/// it is missing.
 pub fn require() -> Option<GeminiCli> {
-    static FOUND: OnceLock<Result<GeminiCli, String>> = OnceLock::new();
-    match FOUND
-        .get_or_init(|| probe(&candidate_path(std::env::var_os(GEMINI_OVERRIDE_ENV))))
-        .clone()
-    {
-        Ok(gemini) => Some(gemini),
-        Err(reason) if in_ci() => panic!("CI=true and the real Gemini CLI is required: {reason}"),
-        Err(reason) => {
-            let thread = std::thread::current();
-            eprintln!("skipped {}: {reason}", thread.name().unwrap_or("test"));
-            None
-        }
-    }
+    static PINNED: super::cli::Pinned = super::cli::Pinned {
+        name: "the Gemini CLI",
+        override_env: GEMINI_OVERRIDE_ENV,
+        install_path: GEMINI_INSTALL_PATH,
+    };
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    super::cli::require(&PINNED, &FOUND).map(|path| GeminiCli { path })
 }
 
 /// An isolated HOME (with `~/.gemini/settings.json`), TMPDIR and working directory inside

@@ -9,6 +9,7 @@
 
 pub mod artifacts;
 pub mod claude;
+pub mod cli;
 pub mod codex;
 pub mod command;
 pub mod gemini;
