@@ -253,6 +253,12 @@ fn agent_check(target: Target<'_>) -> Check {
     }
 }
 
+/// Whether the configured agent's program can be found (without running it), for a plan
+/// at `plan`.
+pub(crate) fn configured_agent_check(loaded: &Loaded, plan: &Path) -> Check {
+    program_check(loaded, &loaded.config, plan).unwrap_or_else(|failure| failure)
+}
+
 /// For each phase that names an agent of its own (`**Agent:**`), whether its program can
 /// be found: `run` refuses to start without it.
 pub(crate) fn phase_agent_checks(loaded: &Loaded, plan: &crate::plan::Plan) -> Vec<Check> {
@@ -265,40 +271,53 @@ pub(crate) fn phase_agent_checks(loaded: &Loaded, plan: &crate::plan::Plan) -> V
             continue;
         }
         let id = &phase.id;
-        let backend = agent::backend(
-            &own,
-            BackendContext {
-                project_root: &loaded.project_root,
-                plan_path: Some(&plan.master),
+        let check = match program_check(loaded, &own, &plan.master) {
+            Ok(pass) => Check {
+                detail: format!("phase {id}: {}", pass.detail),
+                ..pass
             },
-        );
-        let check = match backend.and_then(|backend| {
-            let name = backend.name();
-            backend
-                .command("", &own.model)
-                .map(|command| (name, command))
-        }) {
-            Ok((agent, command)) => Check::pass(
-                "agent",
-                format!("phase {id}: {agent} ({})", command.program.display()),
-            ),
-            Err(AgentError::ScenarioMissing { .. } | AgentError::Scenario(_)) => {
-                Check::pass("agent", format!("phase {id}: sim (built in)"))
-            }
-            Err(err) => {
-                let failure = agent_failure(&err);
-                Check {
-                    detail: format!("phase {id}: {}", failure.detail),
-                    fix: failure.fix.map(|fix| {
-                        format!("{fix} (a phase's own agent is looked up on PATH: `agent.command` is the configured agent's)")
-                    }),
-                    ..failure
-                }
-            }
+            Err(failure) => Check {
+                detail: format!("phase {id}: {}", failure.detail),
+                fix: failure.fix.map(|fix| {
+                    format!("{fix} (a phase's own agent is looked up on PATH: `agent.command` is the configured agent's)")
+                }),
+                ..failure
+            },
         };
         checks.push(check);
     }
     checks
+}
+
+/// Whether the program of the agent `config` names can be found: a pass naming it, or the
+/// failure with its fix.
+fn program_check(
+    loaded: &Loaded,
+    config: &crate::config::Config,
+    plan: &Path,
+) -> Result<Check, Check> {
+    let backend = agent::backend(
+        config,
+        BackendContext {
+            project_root: &loaded.project_root,
+            plan_path: Some(plan),
+        },
+    );
+    match backend.and_then(|backend| {
+        let name = backend.name();
+        backend
+            .command("", &config.model)
+            .map(|command| (name, command))
+    }) {
+        Ok((agent, command)) => Ok(Check::pass(
+            "agent",
+            format!("{agent} ({})", command.program.display()),
+        )),
+        Err(AgentError::ScenarioMissing { .. } | AgentError::Scenario(_)) => {
+            Ok(Check::pass("agent", "sim (built in)"))
+        }
+        Err(err) => Err(agent_failure(&err)),
+    }
 }
 
 fn agent_failure(err: &AgentError) -> Check {

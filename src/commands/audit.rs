@@ -27,8 +27,9 @@ pub(super) fn run(global: &GlobalArgs, args: &AuditArgs) -> CommandResult {
                 std::io::stdout().is_terminal(),
             ));
             let mut text = heading("Audit of", &inspection, master, palette);
-            for (phase, agent, model) in phase_agents(&inspection) {
-                let model = model.unwrap_or_else(|| "its default model".to_owned());
+            let agents = phase_agents(&inspection);
+            for (phase, agent, model) in &agents {
+                let model = model.as_deref().unwrap_or("its default model");
                 text.push_str(&format!("phase {phase} runs on {agent} ({model})\n"));
             }
             let missing = missing_programs(&loaded, &inspection);
@@ -41,7 +42,7 @@ pub(super) fn run(global: &GlobalArgs, args: &AuditArgs) -> CommandResult {
                     text.push_str(&format!("  {} {fix}\n", palette.dim("fix:")));
                 }
             }
-            if !phase_agents(&inspection).is_empty() {
+            if !agents.is_empty() || !missing.is_empty() {
                 text.push('\n');
             }
             text.push_str(&render_report(&inspection.report, args.strict, palette));
@@ -99,9 +100,9 @@ fn phase_agents(inspection: &Inspection) -> Vec<(String, String, Option<String>)
         .collect()
 }
 
-/// The agents phases name whose program cannot be found: what was looked for, and how
-/// to install it. Not an audit error (the plan is fine; this machine lacks a program),
-/// but `run` will refuse to start.
+/// The agents the plan runs (the configured one, and those phases name) whose program
+/// cannot be found: what was looked for, and how to install it. Not an audit error (the
+/// plan is fine; this machine lacks a program), but `run` will refuse to start.
 fn missing_programs(
     loaded: &crate::config::Loaded,
     inspection: &Inspection,
@@ -109,8 +110,9 @@ fn missing_programs(
     let Some(plan) = &inspection.plan else {
         return Vec::new();
     };
-    crate::preflight::phase_agent_checks(loaded, plan)
-        .into_iter()
+    let configured = crate::preflight::configured_agent_check(loaded, &plan.master);
+    std::iter::once(configured)
+        .chain(crate::preflight::phase_agent_checks(loaded, plan))
         .filter(|check| check.verdict == crate::preflight::Verdict::Fail)
         .map(|check| (check.detail, check.fix))
         .collect()
