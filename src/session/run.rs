@@ -3,7 +3,6 @@
 //! end into a [`SessionReport`].
 
 use std::collections::VecDeque;
-use std::path::Path;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -307,31 +306,6 @@ impl<'a> Driver<'a> {
         self.read_followed(&mut followed, true, ctl);
     }
 
-    /// Take in the lines the agent added to the file it writes beside stdout (Codex's
-    /// rollout). A file that cannot be read any more is left with a warning.
-    fn read_followed(&mut self, followed: &mut Option<Followed>, at_end: bool, ctl: &ChildControl) {
-        let Some(file) = followed else { return };
-        let lines = match file.read_lines(at_end) {
-            Ok(lines) => lines,
-            Err(err) => {
-                let path = file.path().map(Path::to_path_buf).unwrap_or_default();
-                *followed = None;
-                self.warn(SessionWarning::Log {
-                    path,
-                    message: format!("could not be read, its context figures are lost: {err}"),
-                });
-                return;
-            }
-        };
-        let arrived = Instant::now();
-        for line in lines {
-            for event in self.spec.backend.parse_followed_line(&line) {
-                self.on_event(event, arrived, ctl);
-            }
-        }
-        self.send_snapshot();
-    }
-
     fn on_process_event(&mut self, event: ProcessEvent, ctl: &ChildControl) {
         match event {
             ProcessEvent::Line {
@@ -391,7 +365,7 @@ impl<'a> Driver<'a> {
 
     /// One agent event: track it, meter it — and stop at once if it crossed a threshold
     /// — then show what it did.
-    fn on_event(&mut self, event: AgentEvent, arrived: Instant, ctl: &ChildControl) {
+    pub(super) fn on_event(&mut self, event: AgentEvent, arrived: Instant, ctl: &ChildControl) {
         let activity = self.tracker.observe(&event);
         let reason = self.meter.observe(&event);
         if let AgentEvent::Result(result) = &event {
@@ -564,7 +538,7 @@ impl<'a> Driver<'a> {
     /// they would redraw at once); a figure held back goes out when the interval ends
     /// (the drive loop's timer) and the last one at the end. The meter itself sees every
     /// line: this only paces what is shown.
-    fn send_snapshot(&mut self) {
+    pub(super) fn send_snapshot(&mut self) {
         let now = Instant::now();
         if self
             .snapshot_sent_at
