@@ -21,7 +21,12 @@
 //! - `--prompts-from-generation N`: also declare the prompts capability from supervisor
 //!   generation N on (a server whose capabilities change across a restart).
 //!
-//! The generation comes from `DEBUSSY_MCP_GENERATION`, which the supervisor sets.
+//! - `--http PORT`: serve MCP over streamable HTTP at `http://127.0.0.1:PORT/mcp` (with
+//!   `GET /health` answering `ok` and `POST /shutdown` exiting), as a daemon behind
+//!   `debussy mcp bridge`, instead of over stdio.
+//!
+//! The generation comes from `DEBUSSY_MCP_GENERATION`, which the supervisor and the
+//! bridge set.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -145,6 +150,7 @@ struct Flags {
     exit_at_start: Option<i32>,
     counter_file: Option<PathBuf>,
     prompts_from_generation: Option<u64>,
+    http: Option<u16>,
 }
 
 fn parse_flags() -> Result<Flags, String> {
@@ -155,6 +161,7 @@ fn parse_flags() -> Result<Flags, String> {
         exit_at_start: None,
         counter_file: None,
         prompts_from_generation: None,
+        http: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -175,6 +182,10 @@ fn parse_flags() -> Result<Flags, String> {
                         .parse()
                         .map_err(|e| format!("{generation}: {e}"))?,
                 );
+            }
+            "--http" => {
+                let port = args.next().ok_or("--http needs a port")?;
+                flags.http = Some(port.parse().map_err(|e| format!("{port}: {e}"))?);
             }
             "--counter-file" => {
                 flags.counter_file = Some(args.next().ok_or("--counter-file needs a path")?.into());
@@ -241,6 +252,13 @@ async fn main() {
                 .is_some_and(|from| generation.is_some_and(|g| g >= from)),
             tool_router: TestServer::tool_router(),
         };
+        if let Some(port) = flags.http {
+            if let Err(err) = serve_http(server, port).await {
+                eprintln!("mcp_test_server: {err}");
+                std::process::exit(1);
+            }
+            return;
+        }
         match server.serve(rmcp::transport::stdio()).await {
             Ok(running) => {
                 let _ = running.waiting().await;
@@ -252,4 +270,34 @@ async fn main() {
         // Outlive stdin and SIGTERM: only SIGKILL ends this process.
         std::future::pending::<()>().await;
     }
+}
+
+/// Serve `server` over streamable HTTP on `127.0.0.1:port` until killed or asked to shut
+/// down through `POST /shutdown`.
+async fn serve_http(server: TestServer, port: u16) -> std::io::Result<()> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        LocalSessionManager::default().into(),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .route("/health", axum::routing::get(|| async { "ok" }))
+        .route(
+            "/shutdown",
+            axum::routing::post(|| async {
+                tokio::spawn(async {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    std::process::exit(0);
+                });
+                "bye"
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    eprintln!("mcp_test_server: listening on http://127.0.0.1:{port}/mcp (pid {})", std::process::id());
+    axum::serve(listener, router).await
 }

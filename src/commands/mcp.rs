@@ -1,40 +1,26 @@
-//! `debussy mcp supervise`: run a stdio MCP server behind the restart-proof proxy.
+//! `debussy mcp supervise` (a stdio MCP server behind the restart-proof proxy) and
+//! `debussy mcp bridge` (a stdio client in front of a streamable-HTTP daemon).
 //!
-//! Turns the flags and the `mcp` configuration section into [`SuperviseOptions`] and runs
-//! the supervisor on a runtime of its own: a single-threaded one, where the dispatcher,
-//! the readers and the writers hand messages to each other without crossing threads
-//! (the proxy's added latency is mostly thread wake-ups otherwise).
+//! Each turns its flags and the `mcp` configuration section into options and runs on a
+//! runtime of its own: a single-threaded one, where the dispatcher, the readers and the
+//! writers hand messages to each other without crossing threads (the added latency is
+//! mostly thread wake-ups otherwise).
 
 use crate::error_chain::error_chain;
 use std::time::Duration;
 
-use crate::cli::{GlobalArgs, SuperviseArgs};
+use crate::cli::{BridgeArgs, GlobalArgs, SuperviseArgs};
 use crate::exit::{CommandResult, Exit, Failure};
-use crate::mcp::{McpError, StateDirError, SuperviseOptions, default_name};
+use crate::mcp::{BridgeOptions, McpError, StateDirError, SuperviseOptions, default_name};
 
 pub(super) async fn supervise(global: &GlobalArgs, args: SuperviseArgs) -> CommandResult {
     let loaded = super::load_config(global, None)?;
     let name = args.name.unwrap_or_else(|| default_name(&args.command));
-    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-        return Err(Failure::usage(miette::miette!(
-            help = "use letters, digits, `-`, `_` or `.`",
-            "`--name {name}` cannot be used as a directory name"
-        )));
-    }
+    check_name(&name)?;
     let mut opts = SuperviseOptions::new(name.clone(), args.command);
-    opts.state_dir = match args.state_dir {
-        Some(dir) => dir,
-        None => {
-            let mcp_dir = loaded.project_root.join(".debussy").join("mcp");
-            if let Err(err) = crate::mcp::ignore_in_git(&mcp_dir) {
-                crate::mcp::say(&format!(
-                    "cannot write {}/.gitignore: {err}",
-                    mcp_dir.display()
-                ));
-            }
-            mcp_dir.join(&name)
-        }
-    };
+    opts.state_dir = args
+        .state_dir
+        .unwrap_or_else(|| default_state_dir(&loaded.project_root, &name));
     opts.inject_tools = !args.no_inject_tools;
     opts.watch = args.watch;
     opts.build = args.build;
@@ -51,14 +37,82 @@ pub(super) async fn supervise(global: &GlobalArgs, args: SuperviseArgs) -> Comma
         }
     }
 
+    run_on_own_thread("mcp-supervisor", move || crate::mcp::supervise_stdio(opts)).await
+}
+
+/// `debussy mcp bridge`.
+pub(super) async fn bridge(global: &GlobalArgs, args: BridgeArgs) -> CommandResult {
+    let loaded = super::load_config(global, None)?;
+    let name = args
+        .name
+        .unwrap_or_else(|| format!("{}-{}", default_name(&args.command), args.port));
+    check_name(&name)?;
+    if !args.path.starts_with('/') {
+        return Err(Failure::usage(miette::miette!(
+            help = "write it from the root, e.g. `--path /mcp`",
+            "`--path {}` must start with `/`",
+            args.path
+        )));
+    }
+    let mut opts = BridgeOptions::new(name.clone(), args.command, args.port);
+    opts.state_dir = args
+        .state_dir
+        .unwrap_or_else(|| default_state_dir(&loaded.project_root, &name));
+    opts.host = args.host;
+    opts.path = args.path;
+    opts.health = args.health;
+    opts.shutdown_path = args.shutdown_path;
+    opts.ready_timeout = args.ready_timeout;
+    opts.stop_daemon_on_exit = args.stop_daemon_on_exit;
+    opts.inject_tools = !args.no_inject_tools;
+    let mut supervise_view = SuperviseOptions::new(name, Vec::new());
+    supervise_view
+        .apply_config(&loaded.config.mcp)
+        .map_err(|err| Failure::usage(miette::miette!("{err}")))?;
+    opts.limits = supervise_view.limits;
+    opts.restart = supervise_view.restart;
+    run_on_own_thread("mcp-bridge", move || async move {
+        crate::mcp::bridge_stdio(opts).await.map(|_| ())
+    })
+    .await
+}
+
+fn check_name(name: &str) -> Result<(), Failure> {
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return Err(Failure::usage(miette::miette!(
+            help = "use letters, digits, `-`, `_` or `.`",
+            "`--name {name}` cannot be used as a directory name"
+        )));
+    }
+    Ok(())
+}
+
+/// `.debussy/mcp/<name>/` under the project, with `.debussy/mcp/` kept out of git.
+fn default_state_dir(project_root: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let mcp_dir = project_root.join(".debussy").join("mcp");
+    if let Err(err) = crate::mcp::ignore_in_git(&mcp_dir) {
+        crate::mcp::say(&format!(
+            "cannot write {}/.gitignore: {err}",
+            mcp_dir.display()
+        ));
+    }
+    mcp_dir.join(name)
+}
+
+/// Run `job` on a single-threaded runtime on a thread of its own and map its error.
+async fn run_on_own_thread<F, Fut, T>(thread_name: &str, job: F) -> CommandResult
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<T, McpError>>,
+{
     let thread = std::thread::Builder::new()
-        .name("mcp-supervisor".to_owned())
+        .name(thread_name.to_owned())
         .spawn(move || -> Result<(), McpError> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .map_err(McpError::Runtime)?;
-            let result = runtime.block_on(crate::mcp::supervise_stdio(opts));
+            let result = runtime.block_on(job());
             // A read of stdin may still be pending on a blocking thread (when stdin is a
             // terminal); do not wait for it.
             runtime.shutdown_background();

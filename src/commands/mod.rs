@@ -40,6 +40,7 @@ pub async fn dispatch(cli: Cli) -> CommandResult {
         Command::Doctor(args) => doctor::run(global, &args).await,
         Command::Show(args) => show::run(global, &args),
         Command::Mcp(McpCommand::Supervise(args)) => mcp::supervise(global, args).await,
+        Command::Mcp(McpCommand::Bridge(args)) => mcp::bridge(global, args).await,
         Command::SimAgent(args) => sim_agent::run(args).await,
         Command::Hook(args) => hook::run(&args),
     }

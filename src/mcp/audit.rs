@@ -40,6 +40,9 @@ pub enum AuditEvent {
     /// Too many crashes, or a child that never became ready: requests get errors until
     /// `restart_server` succeeds.
     Degraded,
+    /// The bridge opened a session with the daemon (its id, the daemon's pid and
+    /// generation).
+    SessionOpened,
     /// The remembered handshake and session state were replayed to a new child.
     HandshakeReplayed,
     /// A new child's protocol version or capabilities differ from the first child's.

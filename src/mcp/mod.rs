@@ -56,6 +56,7 @@
 //! flight, or answered — which is what makes "answered exactly once" checkable.
 
 pub mod audit;
+pub mod bridge;
 mod child;
 mod coordinator;
 mod exits;
@@ -68,18 +69,19 @@ mod lifecycle;
 pub mod marker;
 pub(crate) mod message;
 pub mod options;
-mod oversized;
+pub(crate) mod oversized;
 mod proxy;
 mod routing;
 mod say;
 mod state_dir;
 mod stderr_tail;
-mod stdio;
+pub(crate) mod stdio;
 mod supervise;
 pub(crate) mod tools;
 mod watch;
 
 pub use audit::{AuditEvent, AuditLog};
+pub use bridge::{BridgeOptions, BridgeOutcome, bridge, bridge_stdio};
 pub use marker::RestartMarker;
 pub use options::{Limits, SuperviseOptions, default_name};
 pub use proxy::SuperviseOutcome;

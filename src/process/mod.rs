@@ -58,6 +58,7 @@ mod event;
 mod exit;
 mod group;
 mod lines;
+pub(crate) mod ports;
 pub(crate) mod procfs;
 mod stdin;
 mod stop;
