@@ -6,7 +6,8 @@
 //! debussy mcp supervise -- target/debug/examples/mcp_test_server
 //! ```
 //!
-//! Tools: `echo(text)`, `whoami()` (pid, generation, start count), `slow(ms)`, `exit_42()`
+//! Tools: `echo(text)`, `whoami()` (pid, generation, start count), `slow(ms)` (says so on
+//! stderr when it starts), `exit_42()`
 //! (replies, then exits with code 42), `crash()` (aborts without replying),
 //! `big_output(bytes)` and `list_roots()` (asks the client for its roots).
 //!
@@ -86,6 +87,7 @@ impl TestServer {
 
     #[tool(description = "Wait ms milliseconds, then answer")]
     async fn slow(&self, Parameters(SlowArgs { ms }): Parameters<SlowArgs>) -> String {
+        eprintln!("mcp_test_server: slow: sleeping {ms} ms");
         tokio::time::sleep(Duration::from_millis(ms)).await;
         format!("slept {ms} ms")
     }
@@ -298,6 +300,9 @@ async fn serve_http(server: TestServer, port: u16) -> std::io::Result<()> {
             }),
         );
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
-    eprintln!("mcp_test_server: listening on http://127.0.0.1:{port}/mcp (pid {})", std::process::id());
+    eprintln!(
+        "mcp_test_server: listening on http://127.0.0.1:{port}/mcp (pid {})",
+        std::process::id()
+    );
     axum::serve(listener, router).await
 }

@@ -63,7 +63,10 @@ fn listening_in_table(table: &str, port: u16) -> Vec<u64> {
 
 /// The inode in a `socket:[12345]` fd link.
 fn socket_inode(link: &str) -> Option<u64> {
-    link.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
+    link.strip_prefix("socket:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::dispatch::{Bridge, Link};
 use crate::mcp::message::{self, Kind, Message, Parsed};
-use crate::mcp::tools::{self, InjectedCall};
 use crate::mcp::say;
+use crate::mcp::tools::{self, InjectedCall};
 
 impl Bridge {
     pub(super) fn on_client_line(&mut self, line: Vec<u8>) {
@@ -70,8 +70,7 @@ impl Bridge {
             .cloned();
         self.client_init = params;
         let known = self.learned.initialize.as_ref().filter(|init| {
-            init.get("protocolVersion") == requested.as_ref()
-                || matches!(self.link, Link::Ready(_))
+            init.get("protocolVersion") == requested.as_ref() || matches!(self.link, Link::Ready(_))
         });
         match known {
             Some(result) => {
@@ -171,7 +170,10 @@ mod tests {
         let call = configure_restart(Some(
             &json!({"name": "configure", "arguments": {"action": "restart"}}),
         ));
-        assert!(matches!(call, Some(InjectedCall::Restart { .. })), "{call:?}");
+        assert!(
+            matches!(call, Some(InjectedCall::Restart { .. })),
+            "{call:?}"
+        );
         let other = configure_restart(Some(
             &json!({"name": "configure", "arguments": {"action": "set", "key": "x"}}),
         ));

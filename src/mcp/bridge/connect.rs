@@ -20,6 +20,8 @@ const MAX_PAGES: usize = 100;
 /// A session opened with the daemon, and what was learned through it.
 #[derive(Debug, Clone)]
 pub(crate) struct Connection {
+    /// The endpoint, with a connection pool of this session's own.
+    pub(crate) endpoint: Endpoint,
     /// The session.
     pub(crate) session: Session,
     /// The daemon's `initialize` result and lists.
@@ -28,6 +30,25 @@ pub(crate) struct Connection {
     pub(crate) daemon: Option<StartEntry>,
     /// The daemon this connect started, and how long it took to become ready.
     pub(crate) started: Option<(StartEntry, Duration)>,
+}
+
+/// Why no session could be opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ConnectError {
+    /// In words, with the end of the daemon's log when it failed to start.
+    pub(crate) why: String,
+    /// The daemon could not be started (or did not come up): requests waiting for it
+    /// are answered with the reason instead of waiting out their deadline.
+    pub(crate) start_failed: bool,
+}
+
+impl ConnectError {
+    fn start(why: String) -> Self {
+        ConnectError {
+            why,
+            start_failed: true,
+        }
+    }
 }
 
 /// The `initialize` parameters used before the client sent its own.
@@ -43,30 +64,41 @@ pub(crate) fn default_initialize_params() -> Value {
 /// open a session with `init_params` and learn the daemon's lists.
 ///
 /// # Errors
-/// The daemon cannot be started or does not answer within the ready timeout.
+/// The daemon cannot be started, does not answer within the ready timeout, or refuses
+/// a session.
 pub(crate) async fn connect(
     daemon: &Daemon,
     init_params: &Value,
     start_reason: &str,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     let started = {
         // Waits out a restart another bridge is running.
-        let _lock = lock::acquire(&daemon.state_dir, daemon.ready_timeout + LOCK_SLACK).await?;
+        let _lock = lock::acquire(&daemon.state_dir, daemon.ready_timeout + LOCK_SLACK)
+            .await
+            .map_err(ConnectError::start)?;
         if daemon.endpoint.listening().await {
             None
         } else {
-            let entry = daemon.spawn(start_reason)?;
-            let took = daemon.wait_ready(entry.pid).await?;
+            let entry = daemon.spawn(start_reason).map_err(ConnectError::start)?;
+            let took = daemon
+                .wait_ready(entry.pid)
+                .await
+                .map_err(ConnectError::start)?;
             Some((entry, took))
         }
     };
-    let (session, learned) = open_session(&daemon.endpoint, init_params, daemon.ready_timeout)
+    let endpoint = daemon.endpoint.fresh();
+    let (session, learned) = open_session(&endpoint, init_params, daemon.ready_timeout)
         .await
-        .map_err(|err| match err {
-            PostError::NotSent(_) | PostError::Lost(_) => err.to_string(),
-            other => format!("the daemon refused a new session: {other}"),
+        .map_err(|err| ConnectError {
+            why: match err {
+                PostError::NotSent(_) | PostError::Lost(_) => err.to_string(),
+                other => format!("the daemon refused a new session: {other}"),
+            },
+            start_failed: false,
         })?;
     Ok(Connection {
+        endpoint,
         session,
         learned,
         daemon: DaemonRecord::load(&daemon.state_dir).current().cloned(),

@@ -11,7 +11,7 @@ use tokio::io::AsyncRead;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
-use super::connect::Connection;
+use super::connect::{ConnectError, Connection};
 use super::daemon::{Daemon, DaemonExit, StartEntry, StopOutcome};
 use super::http::{PostError, Session};
 use super::learned::Learned;
@@ -52,7 +52,7 @@ pub(crate) enum Event {
         /// Which attempt: only the latest counts.
         attempt: u64,
         /// The session, or why there is none.
-        result: Result<Connection, String>,
+        result: Result<Connection, ConnectError>,
     },
     /// A list was read again after the daemon said it changed.
     Relearned {
@@ -293,7 +293,7 @@ impl Bridge {
         }
     }
 
-    fn on_connected(&mut self, result: Result<Connection, String>) {
+    fn on_connected(&mut self, result: Result<Connection, ConnectError>) {
         self.connecting = false;
         if self.shutting_down.is_some() {
             if let Ok(connection) = result {
@@ -304,12 +304,13 @@ impl Bridge {
         }
         match result {
             Ok(connection) => self.on_link(connection),
-            Err(why) => self.on_connect_failed(&why),
+            Err(err) => self.on_connect_failed(&err),
         }
     }
 
     fn on_link(&mut self, connection: Connection) {
         self.epoch += 1;
+        self.daemon.endpoint = connection.endpoint.clone();
         if let Some((start, startup)) = &connection.started {
             self.on_daemon_started(start, *startup);
         }
@@ -319,10 +320,14 @@ impl Bridge {
             AuditEvent::SessionOpened,
             json!({"session_id": connection.session.id, "daemon_generation": generation, "daemon_pid": pid}),
         );
-        let changed = self.learned.lists != connection.learned.lists
-            && self.learned.initialize.is_some();
+        let changed =
+            self.learned.lists != connection.learned.lists && self.learned.initialize.is_some();
         let capabilities_changed = self.learned.initialize.is_some()
-            && self.learned.initialize.as_ref().and_then(|i| i.get("capabilities"))
+            && self
+                .learned
+                .initialize
+                .as_ref()
+                .and_then(|i| i.get("capabilities"))
                 != connection
                     .learned
                     .initialize
@@ -336,7 +341,9 @@ impl Bridge {
         }
         let previous = std::mem::replace(&mut self.learned, connection.learned);
         if let Err(err) = self.learned.save(&self.opts.state_dir) {
-            say(&format!("cannot save what was learned from the daemon: {err}"));
+            say(&format!(
+                "cannot save what was learned from the daemon: {err}"
+            ));
         }
         self.link = Link::Ready(connection.session.clone());
         self.listener = Some(super::listen::spawn(
@@ -381,12 +388,21 @@ impl Bridge {
         ));
     }
 
-    fn on_connect_failed(&mut self, why: &str) {
+    fn on_connect_failed(&mut self, err: &ConnectError) {
+        let why = err.why.as_str();
         say(&format!("cannot reach the MCP daemon: {why}"));
         self.record(AuditEvent::ReadinessTimeout, json!({"why": why}));
         if let Some(restart) = self.restart.take() {
             self.fail_restart(restart, why, None);
         }
+        if err.start_failed {
+            // Those waiting learn why now rather than at their deadline.
+            let message = format!("the MCP daemon is not available: {why}");
+            while let Some((held, _)) = self.waiting.pop_front() {
+                self.answer_error(&held, &message);
+            }
+        }
+        self.last_exit = Some(why.to_owned());
         let exit = crate::restart::ChildExit::Crashed(crate::process::ExitStatus::Unknown);
         self.decide_after_loss(exit, why);
     }
@@ -404,7 +420,10 @@ impl Bridge {
                     "the MCP daemon failed {crashes} times within {} s; requests get errors until `restart_server` is called",
                     self.policy.config().crash_window.as_secs()
                 ));
-                self.record(AuditEvent::Degraded, json!({"crashes": crashes, "why": why}));
+                self.record(
+                    AuditEvent::Degraded,
+                    json!({"crashes": crashes, "why": why}),
+                );
                 self.reconnect_at = None;
                 while let Some((message, _)) = self.waiting.pop_front() {
                     self.answer_error(&message, &self.degraded_message());
@@ -601,7 +620,9 @@ impl Bridge {
         let id: Option<Value> = match message.kind() {
             message::Kind::Request { .. } => {
                 self.in_flight += 1;
-                message.raw_id().and_then(|raw| serde_json::from_slice(raw).ok())
+                message
+                    .raw_id()
+                    .and_then(|raw| serde_json::from_slice(raw).ok())
             }
             _ => None,
         };
@@ -625,7 +646,12 @@ impl Bridge {
                     }
                 };
                 endpoint
-                    .post(&session, message.bytes().to_vec(), id.as_ref(), &mut on_message)
+                    .post(
+                        &session,
+                        message.bytes().to_vec(),
+                        id.as_ref(),
+                        &mut on_message,
+                    )
                     .await
                     .map(|_| ())
             };
@@ -713,13 +739,18 @@ impl Bridge {
                 daemon.endpoint.delete(&session).await;
             }
             if stop {
-                let lock = super::lock::acquire(&daemon.state_dir, super::connect::LOCK_SLACK).await;
+                let lock =
+                    super::lock::acquire(&daemon.state_dir, super::connect::LOCK_SLACK).await;
                 let outcome = daemon.stop().await;
                 drop(lock);
                 say(&format!(
                     "daemon stopped ({}): {}",
                     outcome.how,
-                    if outcome.stopped { "the port is free" } else { "it is still there" }
+                    if outcome.stopped {
+                        "the port is free"
+                    } else {
+                        "it is still there"
+                    }
                 ));
             }
             let _ = events.send(Event::ShutdownDone);
@@ -746,7 +777,10 @@ impl Bridge {
 
 /// The notification saying the list of `method` changed.
 fn list_changed(method: &str) -> String {
-    format!("notifications/{}/list_changed", method.trim_end_matches("/list"))
+    format!(
+        "notifications/{}/list_changed",
+        method.trim_end_matches("/list")
+    )
 }
 
 /// Milliseconds, for audit details.

@@ -75,12 +75,7 @@ impl Endpoint {
     /// # Errors
     /// The HTTP client cannot be built.
     pub(crate) fn new(host: &str, port: u16, path: &str) -> Result<Self, String> {
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .tcp_nodelay(true)
-            .connect_timeout(Duration::from_secs(2))
-            .build()
-            .map_err(|err| format!("build the HTTP client: {err}"))?;
+        let client = build_client()?;
         let host_part = if host.contains(':') {
             format!("[{host}]")
         } else {
@@ -100,6 +95,15 @@ impl Endpoint {
         })
     }
 
+    /// The same endpoint with a client of its own: a new session starts with no pooled
+    /// connection left over from a daemon that went away.
+    pub(crate) fn fresh(&self) -> Self {
+        Endpoint {
+            client: build_client().unwrap_or_else(|_| self.client.clone()),
+            ..self.clone()
+        }
+    }
+
     /// The MCP endpoint's URL.
     pub(crate) fn url(&self) -> &str {
         &self.url
@@ -107,7 +111,11 @@ impl Endpoint {
 
     fn headers(session: &Session) -> HeaderMap {
         let mut headers = HeaderMap::new();
-        if let Some(id) = session.id.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+        if let Some(id) = session
+            .id
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
             headers.insert(SESSION_HEADER, id);
         }
         if let Some(version) = session
@@ -270,6 +278,15 @@ impl Endpoint {
     }
 }
 
+fn build_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .tcp_nodelay(true)
+        .connect_timeout(Duration::from_secs(2))
+        .build()
+        .map_err(|err| format!("build the HTTP client: {err}"))
+}
+
 fn is_event_stream(response: &Response) -> bool {
     response
         .headers()
@@ -307,20 +324,20 @@ async fn read_events(
 pub(crate) fn messages(response: Response) -> BoxStream<'static, Result<Value, PostError>> {
     SseStream::from_bytes_stream(response.bytes_stream())
         .filter_map(|event| async move {
-        match event {
-            Err(err) => Some(Err(PostError::Lost(err.to_string()))),
-            Ok(event) => {
-                let data = event.data?;
-                if data.trim().is_empty() {
-                    return None;
+            match event {
+                Err(err) => Some(Err(PostError::Lost(err.to_string()))),
+                Ok(event) => {
+                    let data = event.data?;
+                    if data.trim().is_empty() {
+                        return None;
+                    }
+                    Some(serde_json::from_str::<Value>(&data).map_err(|err| {
+                        PostError::Lost(format!("an event's data is not JSON: {err}"))
+                    }))
                 }
-                Some(serde_json::from_str::<Value>(&data).map_err(|err| {
-                    PostError::Lost(format!("an event's data is not JSON: {err}"))
-                }))
             }
-        }
-    })
-    .boxed()
+        })
+        .boxed()
 }
 
 /// Whether `message` is the response (result or error) to the request with `id`.

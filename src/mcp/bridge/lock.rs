@@ -61,6 +61,8 @@ mod tests {
         let refused = acquire(dir.path(), Duration::from_millis(30)).await;
         assert!(refused.is_err(), "{refused:?}");
         drop(held);
-        acquire(dir.path(), Duration::ZERO).await.expect("after release");
+        acquire(dir.path(), Duration::ZERO)
+            .await
+            .expect("after release");
     }
 }

@@ -20,7 +20,10 @@ impl Bridge {
             return;
         }
         let old = DaemonRecord::load(&self.opts.state_dir).current().cloned();
-        let (old_pid, old_generation) = (old.as_ref().map(|o| o.pid), old.as_ref().map(|o| o.generation));
+        let (old_pid, old_generation) = (
+            old.as_ref().map(|o| o.pid),
+            old.as_ref().map(|o| o.generation),
+        );
         say(&format!("restart requested: {reason}"));
         self.record_for(
             AuditEvent::RestartRequested,
@@ -80,7 +83,9 @@ impl Bridge {
                         Some(stop),
                     ));
                 }
-                let started = daemon.spawn(&reason).map_err(|why| (why, Some(stop.clone())))?;
+                let started = daemon
+                    .spawn(&reason)
+                    .map_err(|why| (why, Some(stop.clone())))?;
                 let startup = daemon
                     .wait_ready(started.pid)
                     .await
@@ -96,7 +101,10 @@ impl Bridge {
         });
     }
 
-    pub(super) fn on_restarted(&mut self, result: Result<Restarted, (String, Option<StopOutcome>)>) {
+    pub(super) fn on_restarted(
+        &mut self,
+        result: Result<Restarted, (String, Option<StopOutcome>)>,
+    ) {
         match result {
             Ok(done) => {
                 say(&format!(
@@ -183,7 +191,10 @@ impl Bridge {
             "startup_ms": millis(done.startup),
         });
         for raw in &restart.waiters {
-            self.send_client(message::result_response(raw, &tools::tool_result(&result, false)));
+            self.send_client(message::result_response(
+                raw,
+                &tools::tool_result(&result, false),
+            ));
         }
     }
 
@@ -196,7 +207,10 @@ impl Bridge {
             "reason": restart.reason,
         });
         for raw in &restart.waiters {
-            self.send_client(message::result_response(raw, &tools::tool_result(&result, true)));
+            self.send_client(message::result_response(
+                raw,
+                &tools::tool_result(&result, true),
+            ));
         }
     }
 

@@ -115,3 +115,74 @@ fn a_python_syntax_error_under_watch_is_shown_to_the_client() {
     s.notification("notifications/tools/list_changed");
     assert_eq!(s.tool_text("echo", json!({"text": "v3"})), "v3");
 }
+
+/// The Python client through `debussy mcp bridge --stop-daemon-on-exit` to a daemon on
+/// `port`: across `restart_server`, the same client session reaches the new daemon.
+fn run_bridge_client(python: &PathBuf, port: u16, daemon: &[String]) -> Value {
+    let state = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(python)
+        .arg(root().join("tests/it/mcp/python/client.py"))
+        .arg(debussy())
+        .arg(state.path())
+        .args(daemon)
+        .env("BRIDGE_PORT", port.to_string())
+        .env("LIST_CHANGED_WAIT", "0.1")
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the Python client failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.trim()).expect("client output is JSON");
+    assert!(
+        seen["tools"]
+            .as_array()
+            .is_some_and(|t| t.contains(&Value::from("restart_server"))),
+        "{seen}"
+    );
+    assert_eq!(seen["restarted"]["status"], "ok", "{seen}");
+    assert_ne!(seen["before"]["pid"], seen["after"]["pid"], "{seen}");
+    assert_eq!(
+        seen["after"]["pid"], seen["restarted"]["new"]["pid"],
+        "{seen}"
+    );
+    assert_eq!(seen["echo"], "héllo ✓");
+    assert!(
+        !super::bridge::listening(port),
+        "the daemon still listens on {port} after the bridge stopped it"
+    );
+    seen
+}
+
+#[test]
+fn python_client_through_the_bridge_to_a_python_daemon_survives_a_restart() {
+    let Some(python) = python() else { return };
+    let port = super::bridge::free_port();
+    let daemon = vec![
+        python.display().to_string(),
+        root()
+            .join("tests/it/mcp/python/server.py")
+            .display()
+            .to_string(),
+        "--http".to_owned(),
+        port.to_string(),
+    ];
+    let seen = run_bridge_client(&python, port, &daemon);
+    assert_eq!(seen["after"]["generation"], "2", "{seen}");
+}
+
+#[test]
+fn python_client_through_the_bridge_to_an_rmcp_daemon_survives_a_restart() {
+    let Some(python) = python() else { return };
+    let port = super::bridge::free_port();
+    let daemon = vec![
+        test_server().display().to_string(),
+        "--http".to_owned(),
+        port.to_string(),
+    ];
+    let seen = run_bridge_client(&python, port, &daemon);
+    assert_eq!(seen["after"]["generation"], 2, "{seen}");
+}

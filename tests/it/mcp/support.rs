@@ -45,7 +45,7 @@ pub fn test_server() -> PathBuf {
 /// How long any single wait in these tests may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
 
-/// A running `debussy mcp supervise` driven through its stdin/stdout by a raw
+/// A running `debussy mcp supervise` (or `bridge`) driven through its stdin/stdout by a raw
 /// newline-JSON-RPC client. Every line the supervisor writes on stdout must be JSON (the
 /// reader thread fails the test otherwise). Dropping it closes stdin and waits (bounded)
 /// for the supervisor to exit, then kills it if it did not.
@@ -92,7 +92,24 @@ impl Supervisor {
         let mut args = vec!["--state-dir".to_owned(), state_dir.display().to_string()];
         args.extend(flags.iter().map(|f| (*f).to_owned()));
         let cwd = dir.path().to_owned();
-        Self::spawn(&cwd, Some(dir), state_dir, env, &args, command)
+        Self::spawn("supervise", &cwd, Some(dir), state_dir, env, &args, command)
+    }
+
+    /// Run `debussy mcp bridge` with `flags` (which must include `--port`) in front of
+    /// the daemon `command`, with its state in `state_dir` (owned by the test).
+    pub fn start_bridge(state_dir: &Path, flags: &[String], command: &[String]) -> Self {
+        let mut args = vec!["--state-dir".to_owned(), state_dir.display().to_string()];
+        args.extend(flags.iter().cloned());
+        let cwd = state_dir.parent().expect("the state dir has a parent");
+        Self::spawn(
+            "bridge",
+            cwd,
+            None,
+            state_dir.to_owned(),
+            &[],
+            &args,
+            command,
+        )
     }
 
     /// Supervise any command from the working directory `cwd` (owned by the test),
@@ -100,10 +117,11 @@ impl Supervisor {
     pub fn start_in(cwd: &Path, flags: &[&str], command: &[String]) -> Self {
         let flags: Vec<String> = flags.iter().map(|f| (*f).to_owned()).collect();
         let state_dir = cwd.join(".debussy/mcp");
-        Self::spawn(cwd, None, state_dir, &[], &flags, command)
+        Self::spawn("supervise", cwd, None, state_dir, &[], &flags, command)
     }
 
     fn spawn(
+        subcommand: &str,
         cwd: &Path,
         dir: Option<tempfile::TempDir>,
         state_dir: PathBuf,
@@ -113,7 +131,7 @@ impl Supervisor {
     ) -> Self {
         let mut child = Command::new(debussy())
             .current_dir(cwd)
-            .args(["mcp", "supervise"])
+            .args(["mcp", subcommand])
             .args(flags)
             .arg("--")
             .args(command)
@@ -123,7 +141,7 @@ impl Supervisor {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("start debussy mcp supervise");
+            .expect("start debussy mcp");
         let pid = child.id();
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");

@@ -1,12 +1,15 @@
-"""Drive an MCP server through `debussy mcp supervise` with the Python `mcp` SDK client.
+"""Drive an MCP server through `debussy mcp supervise` (or, with BRIDGE_PORT set,
+`debussy mcp bridge --port BRIDGE_PORT`) with the Python `mcp` SDK client.
 
 Usage: client.py DEBUSSY STATE_DIR SERVER_COMMAND...
 
 Calls whoami, restart_server, whoami, and prints one JSON object with what it saw.
+With LIST_CHANGED_WAIT set, waits that many seconds for `tools/list_changed` (default 10).
 """
 
 import asyncio
 import json
+import os
 import sys
 
 from mcp import ClientSession
@@ -21,9 +24,15 @@ def text_of(result) -> str:
 
 async def main() -> None:
     debussy, state_dir, *server = sys.argv[1:]
+    port = os.environ.get("BRIDGE_PORT")
+    mode = (
+        ["bridge", "--port", port, "--stop-daemon-on-exit", "--ready-timeout", "20s"]
+        if port
+        else ["supervise"]
+    )
     params = StdioServerParameters(
         command=debussy,
-        args=["mcp", "supervise", "--state-dir", state_dir, "--", *server],
+        args=["mcp", *mode, "--state-dir", state_dir, "--", *server],
     )
     list_changed = asyncio.Event()
 
@@ -44,7 +53,8 @@ async def main() -> None:
             after = json.loads(text_of(await session.call_tool("whoami", {})))
             echo = text_of(await session.call_tool("echo", {"text": "héllo ✓"}))
             try:
-                await asyncio.wait_for(list_changed.wait(), timeout=10)
+                wait = float(os.environ.get("LIST_CHANGED_WAIT", "10"))
+                await asyncio.wait_for(list_changed.wait(), timeout=wait)
                 heard = True
             except asyncio.TimeoutError:
                 heard = False

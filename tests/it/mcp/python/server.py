@@ -1,10 +1,13 @@
-"""A stdio MCP server written with the Python `mcp` SDK, for debussy's supervisor tests.
+"""An MCP server written with the Python `mcp` SDK, for debussy's supervisor and bridge
+tests: over stdio, or with `--http PORT` as a streamable-HTTP daemon at
+`http://127.0.0.1:PORT/mcp` answering plain JSON.
 
 Tools: echo(text), whoami() -> {"pid", "generation"}.
 """
 
 import json
 import os
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
@@ -26,4 +29,7 @@ def whoami() -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("streamable-http", port=int(sys.argv[2]), json_response=True)
+    else:
+        server.run()
