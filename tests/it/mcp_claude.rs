@@ -1,6 +1,7 @@
-//! The real Claude Code CLI as the MCP client of `debussy mcp supervise`, driven by a
-//! scripted model: it calls `whoami`, then `restart_server`, then `whoami` again, and
-//! both `whoami` calls succeed with different server pids.
+//! The real Claude Code CLI as the MCP client of `debussy mcp supervise` and of
+//! `debussy mcp bridge`, driven by a scripted model: it calls `whoami`, then
+//! `restart_server`, then `whoami` again, and both `whoami` calls succeed with different
+//! server pids.
 
 use std::path::PathBuf;
 use std::process::Command as StdCommand;
@@ -57,6 +58,78 @@ async fn claude_code_keeps_its_mcp_session_across_restart_server() {
     let Some(cli) = claude::require() else { return };
     let sandbox = Sandbox::new().expect("sandbox");
     let state = sandbox.cwd().join("mcp-state");
+    let args = json!([
+        "mcp",
+        "supervise",
+        "--name",
+        "t",
+        "--state-dir",
+        state,
+        "--",
+        test_server()
+    ]);
+    check_restart_through(&cli, &sandbox, &args).await;
+}
+
+#[tokio::test]
+async fn claude_code_keeps_its_mcp_session_across_a_bridged_daemon_restart() {
+    let Some(cli) = claude::require() else { return };
+    let sandbox = Sandbox::new().expect("sandbox");
+    let state = sandbox.cwd().join("mcp-state");
+    let port = crate::mcp::bridge_port();
+    let args = json!([
+        "mcp",
+        "bridge",
+        "--port",
+        port.to_string(),
+        "--state-dir",
+        state,
+        "--stop-daemon-on-exit",
+        "--",
+        test_server(),
+        "--http",
+        port.to_string()
+    ]);
+    check_restart_through(&cli, &sandbox, &args).await;
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(state.join("daemon.json")).expect("daemon.json"))
+            .expect("daemon.json is JSON");
+    let pids: Vec<u64> = record["starts"]
+        .as_array()
+        .expect("starts")
+        .iter()
+        .filter_map(|s| s["pid"].as_u64())
+        .collect();
+    assert_eq!(pids.len(), 2, "{record}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let running = || {
+        pids.iter()
+            .filter(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists())
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| !stat.contains(") Z"))
+            })
+            .count()
+    };
+    while running() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let left = running();
+    for pid in &pids {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(*pid).expect("pid fits")),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert_eq!(
+        left, 0,
+        "a daemon outlived Claude Code and its bridge: {pids:?}"
+    );
+}
+
+/// Claude Code with the MCP server `t` started as `debussy ARGS`: whoami, restart,
+/// whoami, all answered, the second by a new server process.
+async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args: &Value) {
     let config = sandbox.cwd().join("mcp.json");
     std::fs::write(
         &config,
@@ -64,8 +137,7 @@ async fn claude_code_keeps_its_mcp_session_across_restart_server() {
             "mcpServers": {
                 "t": {
                     "command": crate::support::DEBUSSY,
-                    "args": ["mcp", "supervise", "--name", "t", "--state-dir", state,
-                             "--", test_server()],
+                    "args": args,
                 }
             }
         }))
@@ -85,7 +157,7 @@ async fn claude_code_keeps_its_mcp_session_across_restart_server() {
     )
     .expect("model server");
 
-    let mut command = sandbox.command(&cli, &server, claude::DEFAULT_MODEL);
+    let mut command = sandbox.command(cli, &server, claude::DEFAULT_MODEL);
     command
         .arg("--mcp-config")
         .arg(&config)

@@ -10,3 +10,8 @@ mod state_dir;
 mod support;
 mod tuned;
 mod watch;
+
+/// A port nothing listens on, for a bridged daemon.
+pub fn bridge_port() -> u16 {
+    bridge::free_port()
+}
