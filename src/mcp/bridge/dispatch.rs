@@ -451,7 +451,9 @@ impl Bridge {
     }
 
     fn on_daemon_exited(&mut self, exit: DaemonExit) {
-        let planned = self.stopping.contains(&exit.pid);
+        // Another bridge restarting the shared daemon holds the lock while it stops it.
+        let planned =
+            self.stopping.contains(&exit.pid) || super::lock::held_elsewhere(&self.opts.state_dir);
         self.stopping.retain(|pid| *pid != exit.pid);
         if self.own_daemon == Some(exit.pid) {
             self.own_daemon = None;
@@ -463,7 +465,13 @@ impl Bridge {
             Some(exit.pid),
             json!({"status": exit.status.to_string(), "requested": planned}),
         );
-        if planned || self.shutting_down.is_some() {
+        if self.shutting_down.is_some() {
+            return;
+        }
+        if planned {
+            if self.restart.is_none() && matches!(self.link, Link::Ready(_)) {
+                self.lose_link("another bridge is restarting the daemon");
+            }
             return;
         }
         say(&format!(

@@ -50,6 +50,14 @@ pub(crate) async fn acquire(dir: &Path, within: Duration) -> Result<RestartLock,
     }
 }
 
+/// Whether another bridge holds the lock right now (a restart is under way).
+pub(crate) fn held_elsewhere(dir: &Path) -> bool {
+    let Ok(file) = File::open(dir.join(LOCK_FILE)) else {
+        return false;
+    };
+    matches!(file.try_lock(), Err(TryLockError::WouldBlock))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

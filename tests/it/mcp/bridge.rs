@@ -337,6 +337,18 @@ fn two_bridges_share_one_daemon_and_both_survive_a_restart_from_one() {
         2,
         "one start each: the first and the restart"
     );
+
+    // The other way round: the daemon the first bridge started, restarted by the second.
+    let again = restart(&mut second, "shared, from the other side");
+    assert_eq!(again["status"], "ok", "{again}");
+    let (third, generation) = first.whoami();
+    assert_eq!(third, again["new"]["pid"], "{again}");
+    assert_eq!(generation, 3);
+    let status = first.tool_json("server_status", json!({}));
+    assert_eq!(
+        status["crashes_in_window"], 0,
+        "a restart by the other bridge counted as a crash: {status}"
+    );
 }
 
 #[test]
