@@ -214,7 +214,7 @@ impl Daemon {
                     self.log_tail()
                 ));
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 

@@ -1,0 +1,402 @@
+//! What `debussy mcp bridge` costs, measured against the same daemon without it.
+//!
+//! The daemon is this binary re-run with `MCP_BENCH_DAEMON=1`: a minimal streamable-HTTP
+//! MCP server (axum, plain JSON answers, one session id) that answers at once, so the
+//! bridge's share is not hidden behind an SDK's per-call cost. In alternating rounds
+//! within one run, a client calls a tool sequentially:
+//!
+//! - directly over HTTP (keep-alive, the same headers a streamable-HTTP client sends);
+//! - through the bridge over stdio.
+//!
+//! Reported: the added latency per call (p50, p99 of bridged minus direct), the time of
+//! `restart_server` beyond the daemon's own startup-to-first-answer time, and the
+//! bridge's resident memory when idle.
+//!
+//! Run with `cargo bench --bench mcp_bridge`.
+
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a benchmark turns counts and durations into figures for its report"
+)]
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const ROUNDS: usize = 6;
+const CALLS_PER_ROUND: usize = 3000;
+const RESTARTS: usize = 20;
+const STARTUPS: usize = 20;
+
+fn main() {
+    if std::env::var_os("MCP_BENCH_DAEMON").is_some() {
+        daemon();
+        return;
+    }
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let scale = if quick { 30 } else { 1 };
+    let state = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+
+    let mut bridge = Bridge::start(port, state.path());
+    bridge.initialize();
+    let mut direct = Direct::connect(port);
+    let mut direct_samples = Vec::new();
+    let mut bridged_samples = Vec::new();
+    for round in 0..ROUNDS {
+        for through_bridge in [round % 2 == 1, round % 2 == 0] {
+            let calls = CALLS_PER_ROUND / scale;
+            if through_bridge {
+                bridged_samples.extend(bridge.sequential(calls));
+            } else {
+                direct_samples.extend(direct.sequential(calls));
+            }
+        }
+    }
+    let direct_stats = Stats::of(&mut direct_samples);
+    let bridged_stats = Stats::of(&mut bridged_samples);
+
+    std::thread::sleep(Duration::from_millis(500));
+    let idle_rss = rss_kib(bridge.child.id());
+
+    let mut startups: Vec<f64> = (0..STARTUPS / (scale.min(STARTUPS)))
+        .map(|_| own_startup_ms(free_port()))
+        .collect();
+    let startup = median(&mut startups);
+    let mut restarts = Vec::new();
+    for _ in 0..(RESTARTS / scale.min(RESTARTS)).max(1) {
+        let started = Instant::now();
+        let reply = bridge.call(
+            "tools/call",
+            json!({"name": "restart_server", "arguments": {}}),
+        );
+        let took = started.elapsed().as_secs_f64() * 1000.0;
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert!(
+            text.contains("\"status\": \"ok\""),
+            "restart failed: {reply}"
+        );
+        // The first call after a restart goes through the new session.
+        bridge.call(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "x"}}),
+        );
+        restarts.push(took);
+    }
+    let restart = median(&mut restarts);
+    bridge.close();
+
+    println!("mcp bridge benchmark (a daemon answering at once over loopback HTTP)");
+    println!(
+        "  per call, direct HTTP:  p50 {:>7.1} µs   p99 {:>7.1} µs   ({} calls)",
+        direct_stats.p50,
+        direct_stats.p99,
+        direct_samples.len()
+    );
+    println!(
+        "  per call, via bridge:   p50 {:>7.1} µs   p99 {:>7.1} µs   ({} calls)",
+        bridged_stats.p50,
+        bridged_stats.p99,
+        bridged_samples.len()
+    );
+    println!(
+        "  added by the bridge:    p50 {:>7.1} µs   p99 {:>7.1} µs   (goal: p50 < 150 µs)",
+        bridged_stats.p50 - direct_stats.p50,
+        bridged_stats.p99 - direct_stats.p99
+    );
+    println!(
+        "  restart_server:         {restart:>7.1} ms median, daemon's own startup {startup:.1} ms, overhead {:.1} ms   (goal: < 100 ms)",
+        restart - startup
+    );
+    println!(
+        "  bridge idle RSS:        {:>7.1} MiB   (goal: < 10 MiB)",
+        idle_rss as f64 / 1024.0
+    );
+}
+
+struct Stats {
+    p50: f64,
+    p99: f64,
+}
+
+impl Stats {
+    fn of(samples: &mut [f64]) -> Stats {
+        samples.sort_by(f64::total_cmp);
+        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+        Stats {
+            p50: at(0.50),
+            p99: at(0.99),
+        }
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn daemon_command(port: u16) -> Command {
+    let mut command = Command::new(std::env::current_exe().expect("current exe"));
+    command
+        .env("MCP_BENCH_DAEMON", "1")
+        .env("DEBUSSY_MCP_PORT", port.to_string());
+    command
+}
+
+/// The daemon's own time from spawn to its first answered `initialize`.
+fn own_startup_ms(port: u16) -> f64 {
+    let started = Instant::now();
+    let mut child = daemon_command(port)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the daemon");
+    let took = loop {
+        if Direct::try_connect(port).is_some() {
+            break started.elapsed();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the daemon never answered"
+        );
+        std::thread::sleep(Duration::from_micros(200));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    took.as_secs_f64() * 1000.0
+}
+
+/// A client talking to the daemon directly.
+struct Direct {
+    agent: ureq::Agent,
+    url: String,
+    session: String,
+    next_id: u64,
+}
+
+impl Direct {
+    fn try_connect(port: u16) -> Option<Direct> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+        let response = agent
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .send(init.to_string())
+            .ok()?;
+        let session = response
+            .headers()
+            .get("mcp-session-id")?
+            .to_str()
+            .ok()?
+            .to_owned();
+        Some(Direct {
+            agent,
+            url,
+            session,
+            next_id: 0,
+        })
+    }
+
+    fn connect(port: u16) -> Direct {
+        Direct::try_connect(port).expect("connect to the daemon")
+    }
+
+    fn sequential(&mut self, count: usize) -> Vec<f64> {
+        (0..count)
+            .map(|_| {
+                self.next_id += 1;
+                let body = json!({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hello"}}}).to_string();
+                let started = Instant::now();
+                let mut response = self
+                    .agent
+                    .post(&self.url)
+                    .header("accept", "application/json, text/event-stream")
+                    .header("content-type", "application/json")
+                    .header("mcp-session-id", &self.session)
+                    .header("mcp-protocol-version", "2025-06-18")
+                    .send(body)
+                    .expect("post");
+                let text = response.body_mut().read_to_string().expect("body");
+                let reply: Value = serde_json::from_str(&text).expect("json");
+                let took = started.elapsed().as_secs_f64() * 1e6;
+                assert_eq!(reply["id"], self.next_id);
+                took
+            })
+            .collect()
+    }
+}
+
+/// A client talking to the bridge over stdio.
+struct Bridge {
+    child: Child,
+    input: BufWriter<ChildStdin>,
+    output: BufReader<ChildStdout>,
+    next_id: u64,
+    line: String,
+}
+
+impl Bridge {
+    fn start(port: u16, state: &std::path::Path) -> Bridge {
+        let me = std::env::current_exe().expect("current exe");
+        let mut child = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_debussy")))
+            .args(["-q", "mcp", "bridge", "--stop-daemon-on-exit", "--port"])
+            .arg(port.to_string())
+            .arg("--state-dir")
+            .arg(state)
+            .arg("--")
+            .arg(&me)
+            .env("MCP_BENCH_DAEMON", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn the bridge");
+        let input = BufWriter::new(child.stdin.take().expect("stdin"));
+        let output = BufReader::new(child.stdout.take().expect("stdout"));
+        Bridge {
+            child,
+            input,
+            output,
+            next_id: 0,
+            line: String::new(),
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        serde_json::to_writer(
+            &mut self.input,
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
+        .expect("write");
+        self.input.write_all(b"\n").expect("write");
+        self.input.flush().expect("flush");
+        loop {
+            self.line.clear();
+            let n = self.output.read_line(&mut self.line).expect("read");
+            assert!(n > 0, "the bridge closed its output");
+            let value: Value = serde_json::from_str(&self.line).expect("json");
+            if value.get("id") == Some(&json!(id)) {
+                return value;
+            }
+        }
+    }
+
+    fn initialize(&mut self) {
+        self.call("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}));
+        self.input
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .expect("write");
+        self.input.flush().expect("flush");
+    }
+
+    fn sequential(&mut self, count: usize) -> Vec<f64> {
+        let params = json!({"name": "echo", "arguments": {"text": "hello"}});
+        (0..count)
+            .map(|_| {
+                let started = Instant::now();
+                let reply = self.call("tools/call", params.clone());
+                let took = started.elapsed().as_secs_f64() * 1e6;
+                assert!(reply.get("result").is_some(), "{reply}");
+                took
+            })
+            .collect()
+    }
+
+    fn close(mut self) {
+        drop(self.input);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The minimal fast daemon: plain JSON answers, one session id, no GET stream.
+fn daemon() {
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+    let port: u16 = std::env::var("DEBUSSY_MCP_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .expect("DEBUSSY_MCP_PORT");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async move {
+        async fn handle(_headers: HeaderMap, body: String) -> axum::response::Response {
+            let Ok(message) = serde_json::from_str::<Value>(&body) else {
+                return StatusCode::BAD_REQUEST.into_response();
+            };
+            let Some(id) = message.get("id").cloned() else {
+                return StatusCode::ACCEPTED.into_response();
+            };
+            let result = match message["method"].as_str() {
+                Some("initialize") => json!({
+                    "protocolVersion": message["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "bench", "version": "1"}
+                }),
+                Some("tools/list") => {
+                    json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+                }
+                Some("tools/call") => {
+                    json!({"content": [{"type": "text", "text": message["params"]["arguments"]["text"]}]})
+                }
+                _ => json!({}),
+            };
+            let reply = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+            (
+                [
+                    ("content-type", "application/json"),
+                    ("mcp-session-id", "bench-session"),
+                ],
+                reply,
+            )
+                .into_response()
+        }
+        let app = axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(handle).get(|| async { StatusCode::METHOD_NOT_ALLOWED }),
+        );
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("bind");
+        axum::serve(listener, app).await.expect("serve");
+    });
+}
