@@ -43,9 +43,12 @@ pub(super) async fn supervise(global: &GlobalArgs, args: SuperviseArgs) -> Comma
 /// `debussy mcp bridge`.
 pub(super) async fn bridge(global: &GlobalArgs, args: BridgeArgs) -> CommandResult {
     let loaded = super::load_config(global, None)?;
-    let name = args
-        .name
-        .unwrap_or_else(|| format!("{}-{}", default_name(&args.command), args.port));
+    // The port counts in the hash (not the words): one state directory per daemon address.
+    let name = args.name.unwrap_or_else(|| {
+        let mut key = args.command.clone();
+        key.push(format!("--bridge-port={}", args.port));
+        default_name(&key)
+    });
     check_name(&name)?;
     if !args.path.starts_with('/') {
         return Err(Failure::usage(miette::miette!(

@@ -97,7 +97,7 @@ pub(crate) fn ignore_in_git(mcp_dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(mcp_dir)?;
     std::fs::write(
         ignore,
-        "# State of `debussy mcp supervise` (audit logs, restart markers).\n*\n",
+        "# State of `debussy mcp supervise` and `debussy mcp bridge` (audit logs, restart markers, daemon logs).\n*\n",
     )
 }
 

@@ -134,8 +134,9 @@ impl Daemon {
             .command
             .split_first()
             .ok_or("the daemon command is empty")?;
-        let resolved = which::which(program)
-            .map_err(|err| format!("cannot find the daemon program `{program}`: {err}"))?;
+        let resolved = which::which(program).map_err(|err| {
+            format!("cannot find the daemon program `{program}` ({err}); is it on PATH?")
+        })?;
         let log_path = self.state_dir.join(LOG_FILE);
         let log = OpenOptions::new()
             .create(true)
