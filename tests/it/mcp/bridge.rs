@@ -409,3 +409,65 @@ fn a_daemon_that_cannot_start_is_reported_with_its_log() {
     assert!(!message.is_empty(), "{reply}");
     bridge.wait_stderr("exiting at start with code 3");
 }
+
+#[test]
+fn a_shutdown_path_is_tried_before_signals_and_configure_restart_works_too() {
+    let stage = Stage::new();
+    let mut bridge = stage.bridge(
+        &["--shutdown-path", "/shutdown", "--health", "/health"],
+        &[],
+    );
+    bridge.initialize();
+    let (old, _) = bridge.whoami();
+    let restarted = bridge.tool_json(
+        "configure",
+        json!({"action": "restart", "reason": "configure convention"}),
+    );
+    assert_eq!(restarted["status"], "ok", "{restarted}");
+    assert_eq!(restarted["stopped_by"], "shutdown request", "{restarted}");
+    assert_eq!(restarted["reason"], "configure convention", "{restarted}");
+    assert!(!alive(old));
+    let (new, _) = bridge.whoami();
+    assert_eq!(new, restarted["new"]["pid"], "{restarted}");
+}
+
+#[test]
+fn a_daemon_that_keeps_failing_leaves_the_bridge_degraded_until_restart_server() {
+    let stage = Stage::new();
+    std::fs::create_dir_all(&stage.state_dir).expect("state dir");
+    let config = stage.state_dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        "mcp:\n  max_crashes: 2\n  crash_backoff:\n    first: 0.05\n",
+    )
+    .expect("write the config");
+    let counter = stage.state_dir.join("starts");
+    let counter_arg = counter.display().to_string();
+    let config_arg = config.display().to_string();
+    // Every start fails; the counter file counts the attempts.
+    let mut bridge = stage.bridge(
+        &["--config", &config_arg, "--ready-timeout", "2s"],
+        &["--exit-at-start", "3", "--counter-file", &counter_arg],
+    );
+    let reply = bridge.call(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert!(reply.get("error").is_some(), "{reply}");
+    bridge.wait_stderr("requests get errors until `restart_server` is called");
+    let audit = bridge.audit();
+    assert_eq!(events_of(&audit, "degraded").len(), 1, "{audit:?}");
+    let starts = std::fs::read_to_string(&counter).expect("counter");
+    assert_eq!(
+        starts.trim(),
+        "2",
+        "the bridge kept starting a failing daemon"
+    );
+
+    let again = bridge.call(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+    );
+    let message = again["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("restart_server"), "{again}");
+}

@@ -118,7 +118,12 @@ fn a_python_syntax_error_under_watch_is_shown_to_the_client() {
 
 /// The Python client through `debussy mcp bridge --stop-daemon-on-exit` to a daemon on
 /// `port`: across `restart_server`, the same client session reaches the new daemon.
-fn run_bridge_client(python: &PathBuf, port: u16, daemon: &[String]) -> Value {
+fn run_bridge_client(
+    python: &PathBuf,
+    port: u16,
+    daemon: &[String],
+    list_changed_wait: &str,
+) -> Value {
     let state = tempfile::tempdir().expect("tempdir");
     let output = Command::new(python)
         .arg(root().join("tests/it/mcp/python/client.py"))
@@ -126,7 +131,7 @@ fn run_bridge_client(python: &PathBuf, port: u16, daemon: &[String]) -> Value {
         .arg(state.path())
         .args(daemon)
         .env("BRIDGE_PORT", port.to_string())
-        .env("LIST_CHANGED_WAIT", "0.1")
+        .env("LIST_CHANGED_WAIT", list_changed_wait)
         .output()
         .expect("run the Python client");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -169,9 +174,12 @@ fn python_client_through_the_bridge_to_a_python_daemon_survives_a_restart() {
             .to_string(),
         "--http".to_owned(),
         port.to_string(),
+        "--grow".to_owned(),
     ];
-    let seen = run_bridge_client(&python, port, &daemon);
+    let seen = run_bridge_client(&python, port, &daemon, "10");
     assert_eq!(seen["after"]["generation"], "2", "{seen}");
+    // The new daemon has one more tool: the client was told.
+    assert_eq!(seen["heard_list_changed"], true, "{seen}");
 }
 
 #[test]
@@ -183,6 +191,8 @@ fn python_client_through_the_bridge_to_an_rmcp_daemon_survives_a_restart() {
         "--http".to_owned(),
         port.to_string(),
     ];
-    let seen = run_bridge_client(&python, port, &daemon);
+    let seen = run_bridge_client(&python, port, &daemon, "0.1");
     assert_eq!(seen["after"]["generation"], 2, "{seen}");
+    // Same tools after the restart: no list_changed to send.
+    assert_eq!(seen["heard_list_changed"], false, "{seen}");
 }

@@ -2,7 +2,8 @@
 tests: over stdio, or with `--http PORT` as a streamable-HTTP daemon at
 `http://127.0.0.1:PORT/mcp` answering plain JSON.
 
-Tools: echo(text), whoami() -> {"pid", "generation"}.
+Tools: echo(text), whoami() -> {"pid", "generation"}; with `--grow`, also
+added_later() from generation 2 on (a daemon whose tool set changes across a restart).
 """
 
 import json
@@ -28,8 +29,17 @@ def whoami() -> str:
     )
 
 
+if "--grow" in sys.argv and int(os.environ.get("DEBUSSY_MCP_GENERATION") or "1") >= 2:
+
+    @server.tool()
+    def added_later() -> str:
+        """A tool only daemons after the first have."""
+        return "new"
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
-        server.run("streamable-http", port=int(sys.argv[2]), json_response=True)
+    args = [arg for arg in sys.argv[1:] if arg != "--grow"]
+    if len(args) == 2 and args[0] == "--http":
+        server.run("streamable-http", port=int(args[1]), json_response=True)
     else:
         server.run()
