@@ -638,14 +638,21 @@ impl Bridge {
         let events = self.events.clone();
         let to_client = self.to_client.clone();
         let epoch = self.epoch;
+        let max = self.opts.limits.max_line_length;
         tokio::spawn(async move {
             let outcome = {
                 let mut on_message = |reply: Value| {
-                    if id
+                    if let Some(id) = id
                         .as_ref()
-                        .is_some_and(|id| super::http::is_response_to(&reply, id))
+                        .filter(|id| super::http::is_response_to(&reply, id))
                     {
-                        let _ = to_client.send(serde_json::to_vec(&reply).unwrap_or_default());
+                        let line = serde_json::to_vec(&reply).unwrap_or_default();
+                        let line = if line.len() > max {
+                            too_long(id, line.len(), max)
+                        } else {
+                            line
+                        };
+                        let _ = to_client.send(line);
                     } else {
                         let _ = events.send(Event::FromDaemon {
                             epoch,
@@ -781,6 +788,18 @@ impl Bridge {
             ));
         }
     }
+}
+
+/// The error sent instead of a response longer than the client side's line limit.
+fn too_long(id: &Value, len: usize, max: usize) -> Vec<u8> {
+    let raw = serde_json::to_vec(id).unwrap_or_default();
+    message::error_response(
+        Some(&raw),
+        message::INTERNAL_ERROR,
+        &format!(
+            "the MCP daemon's response is {len} bytes, over the {max}-byte limit (`mcp.max_line_bytes`)"
+        ),
+    )
 }
 
 /// The notification saying the list of `method` changed.

@@ -10,9 +10,12 @@ use super::daemon::Daemon;
 use super::dispatch::Event;
 use super::http::{Endpoint, PostError, Session};
 
-/// Read the GET stream of `session` until it ends. A stream that ends while the daemon
-/// still listens (some daemons close idle streams) is not a loss; one that breaks, or
-/// ends with nothing listening, is.
+/// How long to wait before opening the GET stream again after the daemon closed it.
+const REOPEN_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Read the GET stream of `session` for as long as the session lasts. A stream that ends
+/// while the daemon still listens (some daemons close idle streams) is opened again; one
+/// that breaks, or ends with nothing listening, means the daemon went away.
 pub(super) fn spawn(
     endpoint: Endpoint,
     session: Session,
@@ -20,32 +23,40 @@ pub(super) fn spawn(
     events: UnboundedSender<Event>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let why = match endpoint.listen(&session).await {
-            Ok(None) => return,
-            Ok(Some(response)) => {
-                let mut messages = super::http::messages(response);
-                let mut broke = None;
-                while let Some(message) = messages.next().await {
-                    match message {
-                        Ok(message) => {
-                            let _ = events.send(Event::FromDaemon { epoch, message });
+        loop {
+            let why = match endpoint.listen(&session).await {
+                Ok(None) | Err(PostError::Status { .. }) => return,
+                Ok(Some(response)) => {
+                    let mut messages = super::http::messages(response);
+                    let mut broke = None;
+                    while let Some(message) = messages.next().await {
+                        match message {
+                            Ok(message) => {
+                                let _ = events.send(Event::FromDaemon { epoch, message });
+                            }
+                            Err(err) => {
+                                broke = Some(err.to_string());
+                                break;
+                            }
                         }
-                        Err(err) => {
-                            broke = Some(err.to_string());
-                            break;
+                    }
+                    match broke {
+                        Some(why) => why,
+                        None if endpoint.listening().await => {
+                            // Closed on purpose (an idle timeout): listen again.
+                            tokio::time::sleep(REOPEN_AFTER).await;
+                            continue;
+                        }
+                        None => {
+                            "the daemon closed its event stream and stopped listening".to_owned()
                         }
                     }
                 }
-                match broke {
-                    Some(why) => why,
-                    None if endpoint.listening().await => return,
-                    None => "the daemon closed its event stream and stopped listening".to_owned(),
-                }
-            }
-            Err(PostError::Status { .. }) => return,
-            Err(err) => err.to_string(),
-        };
-        let _ = events.send(Event::StreamEnded { epoch, why });
+                Err(err) => err.to_string(),
+            };
+            let _ = events.send(Event::StreamEnded { epoch, why });
+            return;
+        }
     })
 }
 

@@ -471,3 +471,21 @@ fn a_daemon_that_keeps_failing_leaves_the_bridge_degraded_until_restart_server()
     let message = again["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("restart_server"), "{again}");
 }
+
+#[test]
+fn a_response_over_the_line_limit_is_answered_with_an_error() {
+    let stage = Stage::new();
+    std::fs::create_dir_all(&stage.state_dir).expect("state dir");
+    let config = stage.state_dir.join("config.yaml");
+    std::fs::write(&config, "mcp:\n  max_line_bytes: 100000\n").expect("write the config");
+    let config_arg = config.display().to_string();
+    let mut bridge = stage.bridge(&["--config", &config_arg], &[]);
+    bridge.initialize();
+    let reply = bridge.call_tool("big_output", json!({"bytes": 200_000}));
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("over the 100000-byte limit"), "{reply}");
+    assert_eq!(
+        bridge.tool_text("echo", json!({"text": "still here"})),
+        "still here"
+    );
+}
