@@ -37,16 +37,17 @@ pub(crate) struct Connection {
 pub(crate) struct ConnectError {
     /// In words, with the end of the daemon's log when it failed to start.
     pub(crate) why: String,
-    /// The daemon could not be started (or did not come up): requests waiting for it
-    /// are answered with the reason instead of waiting out their deadline.
-    pub(crate) start_failed: bool,
+    /// Waiting will not help: the daemon could not be started, did not come up, or what
+    /// answers on the port refuses MCP sessions. Requests waiting for it are answered
+    /// with the reason instead of waiting out their deadline.
+    pub(crate) definite: bool,
 }
 
 impl ConnectError {
     fn start(why: String) -> Self {
         ConnectError {
             why,
-            start_failed: true,
+            definite: true,
         }
     }
 }
@@ -90,12 +91,18 @@ pub(crate) async fn connect(
     let endpoint = daemon.endpoint.fresh();
     let (session, learned) = open_session(&endpoint, init_params, daemon.ready_timeout)
         .await
-        .map_err(|err| ConnectError {
-            why: match err {
-                PostError::NotSent(_) | PostError::Lost(_) => err.to_string(),
-                other => format!("the daemon refused a new session: {other}"),
+        .map_err(|err| match err {
+            PostError::NotSent(_) | PostError::Lost(_) => ConnectError {
+                why: err.to_string(),
+                definite: false,
             },
-            start_failed: false,
+            other => ConnectError {
+                why: format!(
+                    "what answers on {} refused an MCP session ({other}); is it the daemon, and is `--path` right?",
+                    endpoint.url()
+                ),
+                definite: true,
+            },
         })?;
     Ok(Connection {
         endpoint,

@@ -395,7 +395,7 @@ impl Bridge {
         if let Some(restart) = self.restart.take() {
             self.fail_restart(restart, why, None);
         }
-        if err.start_failed {
+        if err.definite {
             // Those waiting learn why now rather than at their deadline.
             let message = format!("the MCP daemon is not available: {why}");
             while let Some((held, _)) = self.waiting.pop_front() {
@@ -451,13 +451,16 @@ impl Bridge {
     }
 
     fn on_daemon_exited(&mut self, exit: DaemonExit) {
-        // Another bridge restarting the shared daemon holds the lock while it stops it.
-        let planned =
-            self.stopping.contains(&exit.pid) || super::lock::held_elsewhere(&self.opts.state_dir);
+        let asked = self.stopping.contains(&exit.pid);
         self.stopping.retain(|pid| *pid != exit.pid);
-        if self.own_daemon == Some(exit.pid) {
+        // Only the daemon this bridge started and connected to counts: one that died
+        // while starting is reported by the connect attempt that started it.
+        let current = self.own_daemon == Some(exit.pid);
+        if current {
             self.own_daemon = None;
         }
+        // Another bridge restarting the shared daemon holds the lock while it stops it.
+        let planned = asked || (current && super::lock::held_elsewhere(&self.opts.state_dir));
         self.last_exit = Some(format!("pid {} exited: {}", exit.pid, exit.status));
         self.record_for(
             AuditEvent::ServerExited,
@@ -465,7 +468,7 @@ impl Bridge {
             Some(exit.pid),
             json!({"status": exit.status.to_string(), "requested": planned}),
         );
-        if self.shutting_down.is_some() {
+        if self.shutting_down.is_some() || !current {
             return;
         }
         if planned {

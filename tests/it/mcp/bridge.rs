@@ -489,3 +489,39 @@ fn a_response_over_the_line_limit_is_answered_with_an_error() {
         "still here"
     );
 }
+
+#[test]
+fn a_port_held_by_something_that_is_not_mcp_is_reported_at_once() {
+    let stage = Stage::new();
+    let listener = std::net::TcpListener::bind(("127.0.0.1", stage.port)).expect("bind");
+    // A web server of sorts: every request gets a 404.
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buffer = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut buffer);
+            let _ = std::io::Write::write_all(
+                &mut stream,
+                b"HTTP/1.1 404 Not Found\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot found",
+            );
+        }
+    });
+    let mut bridge = stage.bridge(&[], &[]);
+    let asked = Instant::now();
+    let reply = bridge.call(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("refused an MCP session"), "{reply}");
+    assert!(message.contains("404"), "{reply}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert!(
+        stage.recorded_pids().is_empty(),
+        "a daemon was started on a taken port"
+    );
+}
