@@ -73,6 +73,7 @@ pub(crate) mod oversized;
 mod proxy;
 mod routing;
 mod say;
+mod signals;
 mod state_dir;
 mod stderr_tail;
 pub(crate) mod stdio;

@@ -70,27 +70,18 @@ impl Shutdown {
 /// cannot be started the first time.
 pub async fn supervise_stdio(opts: SuperviseOptions) -> Result<SuperviseOutcome, McpError> {
     supervise(opts, stdio::input(), stdio::output(), |shutdown| {
-        tokio::spawn(forward_signals(shutdown));
+        tokio::spawn(super::signals::forward(shutdown));
     })
     .await
 }
 
-async fn forward_signals(shutdown: Shutdown) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        say("cannot listen for SIGINT/SIGTERM/SIGHUP; stop the supervisor by closing its stdin");
-        return;
-    };
-    loop {
-        tokio::select! {
-            _ = interrupt.recv() => shutdown.request("SIGINT"),
-            _ = terminate.recv() => shutdown.request("SIGTERM"),
-            _ = hangup.recv() => shutdown.restart("SIGHUP"),
-        }
+impl super::signals::SignalTarget for Shutdown {
+    fn stop(&self, signal: &'static str) {
+        self.request(signal);
+    }
+
+    fn restart(&self, signal: &'static str) {
+        Shutdown::restart(self, signal);
     }
 }
 

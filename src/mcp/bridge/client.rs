@@ -119,7 +119,7 @@ impl Bridge {
             }
         };
         match call {
-            Some(InjectedCall::Restart { reason }) => self.start_restart(raw, reason),
+            Some(InjectedCall::Restart { reason }) => self.start_restart(Some(raw), reason, "tool"),
             Some(InjectedCall::Verify { since }) => {
                 let history = self.start_history();
                 let result = tools::verify_result(&history, since, jiff::Timestamp::now());

@@ -69,6 +69,8 @@ pub(crate) enum Event {
     DaemonExited(DaemonExit),
     /// SIGINT/SIGTERM, or a [`super::BridgeShutdown`] request.
     Shutdown(&'static str),
+    /// SIGHUP, or a [`super::BridgeShutdown::restart`] request.
+    Restart(&'static str),
     /// Writing to the client failed.
     ClientGone(String),
     /// The shutdown work (session delete, daemon stop) is over.
@@ -221,6 +223,9 @@ impl Bridge {
                 } else {
                     self.begin_shutdown(format!("{signal} received"));
                 }
+            }
+            Event::Restart(signal) => {
+                self.start_restart(None, format!("restart requested with {signal}"), signal);
             }
             Event::ClientGone(why) => self.begin_shutdown(format!("the client is gone: {why}")),
             Event::ShutdownDone => self.done = true,

@@ -235,29 +235,23 @@ impl Endpoint {
 
     /// Whether `GET <path>` on the daemon answers 2xx within `timeout`.
     pub(crate) async fn healthy(&self, path: &str, timeout: Duration) -> bool {
-        let path = if path.starts_with('/') {
-            path.to_owned()
-        } else {
-            format!("/{path}")
-        };
-        self.client
-            .get(format!("{}{path}", self.base))
-            .timeout(timeout)
-            .send()
-            .await
-            .is_ok_and(|response| response.status().is_success())
+        self.succeeds(self.client.get(self.at(path)), timeout).await
     }
 
     /// POST an empty body to `path` on the daemon (its shutdown endpoint), waiting at most
     /// `timeout`. Whether it answered 2xx.
     pub(crate) async fn request_shutdown(&self, path: &str, timeout: Duration) -> bool {
-        let path = if path.starts_with('/') {
-            path.to_owned()
-        } else {
-            format!("/{path}")
-        };
-        self.client
-            .post(format!("{}{path}", self.base))
+        self.succeeds(self.client.post(self.at(path)), timeout)
+            .await
+    }
+
+    /// The URL of `path` (with or without its leading `/`) on the daemon.
+    fn at(&self, path: &str) -> String {
+        format!("{}/{}", self.base, path.trim_start_matches('/'))
+    }
+
+    async fn succeeds(&self, request: reqwest::RequestBuilder, timeout: Duration) -> bool {
+        request
             .timeout(timeout)
             .send()
             .await

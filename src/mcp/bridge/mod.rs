@@ -114,7 +114,8 @@ pub struct BridgeOutcome {
     pub reason: String,
 }
 
-/// A handle to stop a running bridge, as SIGINT/SIGTERM do.
+/// A handle to stop a running bridge, as SIGINT/SIGTERM do, or to restart its daemon, as
+/// SIGHUP does.
 #[derive(Debug, Clone)]
 pub struct BridgeShutdown(mpsc::UnboundedSender<Event>);
 
@@ -124,6 +125,12 @@ impl BridgeShutdown {
     pub fn request(&self, signal: &'static str) {
         let _ = self.0.send(Event::Shutdown(signal));
     }
+
+    /// Ask the bridge to restart the daemon, as `restart_server` does (`signal` names the
+    /// cause in the audit log and logs).
+    pub fn restart(&self, signal: &'static str) {
+        let _ = self.0.send(Event::Restart(signal));
+    }
 }
 
 /// Whether a request may be sent again after the daemon went away while handling it.
@@ -132,31 +139,24 @@ fn idempotent(method: &str) -> bool {
 }
 
 /// Run the bridge with the process's own stdin and stdout as the client side, ending on
-/// SIGINT or SIGTERM.
+/// SIGINT or SIGTERM and restarting the daemon on SIGHUP.
 ///
 /// # Errors
 /// The state directory or the audit log cannot be created.
 pub async fn bridge_stdio(opts: BridgeOptions) -> Result<BridgeOutcome, McpError> {
     bridge(opts, stdio::input(), stdio::output(), |shutdown| {
-        tokio::spawn(forward_signals(shutdown));
+        tokio::spawn(super::signals::forward(shutdown));
     })
     .await
 }
 
-async fn forward_signals(shutdown: BridgeShutdown) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        say("cannot listen for SIGINT/SIGTERM; stop the bridge by closing its stdin");
-        return;
-    };
-    loop {
-        tokio::select! {
-            _ = interrupt.recv() => shutdown.request("SIGINT"),
-            _ = terminate.recv() => shutdown.request("SIGTERM"),
-        }
+impl super::signals::SignalTarget for BridgeShutdown {
+    fn stop(&self, signal: &'static str) {
+        self.request(signal);
+    }
+
+    fn restart(&self, signal: &'static str) {
+        BridgeShutdown::restart(self, signal);
     }
 }
 

@@ -13,10 +13,11 @@ use crate::mcp::tools::{self, StartRecord};
 use crate::mcp::{AuditEvent, RestartMarker, say};
 
 impl Bridge {
-    /// Begin a restart for the call `raw` (or join the one under way).
-    pub(super) fn start_restart(&mut self, raw: Vec<u8>, reason: String) {
+    /// Begin a restart for the call `raw`, if a tool call asked (or join the one under
+    /// way). `source` says who asked: `tool` or a signal's name.
+    pub(super) fn start_restart(&mut self, raw: Option<Vec<u8>>, reason: String, source: &str) {
         if let Some(restart) = &mut self.restart {
-            restart.waiters.push(raw);
+            restart.waiters.extend(raw);
             return;
         }
         let old = DaemonRecord::load(&self.opts.state_dir).current().cloned();
@@ -29,7 +30,7 @@ impl Bridge {
             AuditEvent::RestartRequested,
             old_generation,
             old_pid,
-            json!({"reason": reason, "source": "tool"}),
+            json!({"reason": reason, "source": source}),
         );
         match RestartMarker::now(old_pid, old_generation.unwrap_or(0), &reason)
             .write(&self.opts.state_dir)
@@ -50,7 +51,7 @@ impl Bridge {
         self.policy.manual_restart();
         self.stopping.extend(self.own_daemon);
         self.restart = Some(Restart {
-            waiters: vec![raw],
+            waiters: raw.into_iter().collect(),
             reason: reason.clone(),
             requested: Instant::now(),
             old,

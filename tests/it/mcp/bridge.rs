@@ -525,3 +525,24 @@ fn a_port_held_by_something_that_is_not_mcp_is_reported_at_once() {
         "a daemon was started on a taken port"
     );
 }
+
+#[test]
+fn sighup_restarts_the_daemon_as_the_supervisor_restarts_its_server() {
+    let stage = Stage::new();
+    let mut bridge = stage.bridge(&[], &[]);
+    bridge.initialize();
+    let (old, _) = bridge.whoami();
+    bridge.signal(Signal::SIGHUP);
+    let audit_of = || super::support::read_audit(&stage.state_dir);
+    wait_until("a new session after SIGHUP", || {
+        events_of(&audit_of(), "session_opened").len() == 2
+    });
+    let audit = audit_of();
+    let requested = events_of(&audit, "restart_requested");
+    assert_eq!(requested.len(), 1, "{audit:?}");
+    assert_eq!(requested[0]["source"], "SIGHUP", "{audit:?}");
+    let (new, generation) = bridge.whoami();
+    assert_ne!(new, old);
+    assert_eq!(generation, 2);
+    assert!(!alive(old));
+}

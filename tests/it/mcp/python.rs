@@ -31,21 +31,7 @@ fn python() -> Option<PathBuf> {
 
 fn run_client(python: &PathBuf, server: &[String]) -> Value {
     let state = tempfile::tempdir().expect("tempdir");
-    let output = Command::new(python)
-        .arg(root().join("tests/it/mcp/python/client.py"))
-        .arg(debussy())
-        .arg(state.path())
-        .args(server)
-        .output()
-        .expect("run the Python client");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the Python client failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let seen: Value = serde_json::from_str(stdout.trim()).expect("client output is JSON");
+    let seen = client_output(python, state.path(), server, &[]);
     assert_eq!(seen["tools_list_changed"], true, "{seen}");
     let tools = seen["tools"].as_array().expect("tools");
     assert!(tools.contains(&Value::from("restart_server")), "{seen}");
@@ -116,22 +102,20 @@ fn a_python_syntax_error_under_watch_is_shown_to_the_client() {
     assert_eq!(s.tool_text("echo", json!({"text": "v3"})), "v3");
 }
 
-/// The Python client through `debussy mcp bridge --stop-daemon-on-exit` to a daemon on
-/// `port`: across `restart_server`, the same client session reaches the new daemon.
-fn run_bridge_client(
+/// Run `client.py` with the state in `state` and the server (or daemon) command, and
+/// the JSON it printed.
+fn client_output(
     python: &PathBuf,
-    port: u16,
-    daemon: &[String],
-    list_changed_wait: &str,
+    state: &std::path::Path,
+    server: &[String],
+    envs: &[(&str, &str)],
 ) -> Value {
-    let state = tempfile::tempdir().expect("tempdir");
     let output = Command::new(python)
         .arg(root().join("tests/it/mcp/python/client.py"))
         .arg(debussy())
-        .arg(state.path())
-        .args(daemon)
-        .env("BRIDGE_PORT", port.to_string())
-        .env("LIST_CHANGED_WAIT", list_changed_wait)
+        .arg(state)
+        .args(server)
+        .envs(envs.iter().copied())
         .output()
         .expect("run the Python client");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -141,7 +125,24 @@ fn run_bridge_client(
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
-    let seen: Value = serde_json::from_str(stdout.trim()).expect("client output is JSON");
+    serde_json::from_str(stdout.trim()).expect("client output is JSON")
+}
+
+/// The Python client through `debussy mcp bridge --stop-daemon-on-exit` to a daemon on
+/// `port`: across `restart_server`, the same client session reaches the new daemon.
+fn run_bridge_client(
+    python: &PathBuf,
+    port: u16,
+    daemon: &[String],
+    list_changed_wait: &str,
+) -> Value {
+    let state = tempfile::tempdir().expect("tempdir");
+    let port_text = port.to_string();
+    let envs = [
+        ("BRIDGE_PORT", port_text.as_str()),
+        ("LIST_CHANGED_WAIT", list_changed_wait),
+    ];
+    let seen = client_output(python, state.path(), daemon, &envs);
     assert!(
         seen["tools"]
             .as_array()
