@@ -4,8 +4,8 @@
 //!
 //! # Theory of operation
 //!
-//! One **dispatcher** task (`dispatch`, with `client` and `restart`) owns what the
-//! client can observe: the link (a session with the daemon, or none), the requests
+//! One **dispatcher** task (`dispatch`, with `client`, `forward`, `lifecycle` and
+//! `restart`) owns what the client can observe: the link (a session with the daemon, or none), the requests
 //! waiting for one, the restart under way, the daemon's answers the bridge gives itself
 //! (`learned`). It `select!`s over the client's lines, one channel of events and one
 //! timer. Nothing in it waits on the network: every POST runs in a task of its own whose
@@ -35,8 +35,10 @@ mod client;
 mod connect;
 mod daemon;
 mod dispatch;
+mod forward;
 mod http;
 mod learned;
+mod lifecycle;
 mod listen;
 mod lock;
 mod restart;
