@@ -8,6 +8,9 @@ use debussy::{cli::Cli, commands, exit::Exit, logging};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(&cli.global);
+    if matches!(cli.command, debussy::cli::Command::Mcp(_)) {
+        commands::exec_lean_mcp();
+    }
     // Two workers at least: the run's task calls git and SQLite inline (see `state`), and
     // a call waiting on another process must not hold the HUD or the session readers.
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));

@@ -13,6 +13,29 @@ use crate::cli::{BridgeArgs, GlobalArgs, SuperviseArgs};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::mcp::{BridgeOptions, McpError, StateDirError, SuperviseOptions, default_name};
 
+/// The lean binary for the long-lived MCP commands, installed beside `debussy`.
+const LEAN_MCP_BINARY: &str = "debussy-mcp";
+
+/// Replace this process with `debussy-mcp` (found beside the running executable) and the
+/// same arguments. A supervisor or bridge runs for as long as its MCP client, one per
+/// client and server, so it should not keep the run loop, the HUD, git and SQLite
+/// resident. Returns only when there is no such binary or it cannot be run; the command
+/// then runs in this process.
+pub fn exec_lean_mcp() {
+    use std::os::unix::process::CommandExt;
+    let Ok(me) = std::env::current_exe() else {
+        return;
+    };
+    let lean = me.with_file_name(LEAN_MCP_BINARY);
+    if me.file_name() == lean.file_name() || !lean.is_file() {
+        return;
+    }
+    let err = std::process::Command::new(&lean)
+        .args(std::env::args_os().skip(1))
+        .exec();
+    tracing::debug!("cannot run {}: {err}; running here", lean.display());
+}
+
 pub(super) async fn supervise(global: &GlobalArgs, args: SuperviseArgs) -> CommandResult {
     let loaded = super::load_config(global, None)?;
     let name = args.name.unwrap_or_else(|| default_name(&args.command));

@@ -39,12 +39,22 @@ pub async fn dispatch(cli: Cli) -> CommandResult {
         Command::Completions(args) => completions::run(&args),
         Command::Doctor(args) => doctor::run(global, &args).await,
         Command::Show(args) => show::run(global, &args),
-        Command::Mcp(McpCommand::Supervise(args)) => mcp::supervise(global, args).await,
-        Command::Mcp(McpCommand::Bridge(args)) => mcp::bridge(global, args).await,
+        Command::Mcp(command) => dispatch_mcp(global, command).await,
         Command::SimAgent(args) => sim_agent::run(args).await,
         Command::Hook(args) => hook::run(&args),
     }
 }
+
+/// Run a `debussy mcp …` command: what `debussy` does when the lean `debussy-mcp`
+/// binary is not installed beside it, and all `debussy-mcp` does.
+pub async fn dispatch_mcp(global: &crate::cli::GlobalArgs, command: McpCommand) -> CommandResult {
+    match command {
+        McpCommand::Supervise(args) => mcp::supervise(global, args).await,
+        McpCommand::Bridge(args) => mcp::bridge(global, args).await,
+    }
+}
+
+pub use mcp::exec_lean_mcp;
 
 /// Load the effective configuration for a command: files, environment and, for `run`,
 /// the flags the user typed. Errors are usage errors (exit 2).

@@ -546,3 +546,69 @@ fn sighup_restarts_the_daemon_as_the_supervisor_restarts_its_server() {
     assert_eq!(generation, 2);
     assert!(!alive(old));
 }
+
+#[test]
+fn mcp_commands_run_as_the_lean_binary_when_it_is_beside_debussy() {
+    let stage = Stage::new();
+    let mut bridge = stage.bridge(&[], &[]);
+    bridge.initialize();
+    let exe = std::fs::read_link(format!("/proc/{}/exe", bridge.pid())).expect("exe link");
+    assert_eq!(
+        exe.file_name().and_then(|n| n.to_str()),
+        Some("debussy-mcp"),
+        "{}",
+        exe.display()
+    );
+}
+
+#[test]
+fn without_the_lean_binary_mcp_commands_run_in_debussy_itself() {
+    use std::io::{BufRead, BufReader, Write};
+    let stage = Stage::new();
+    let alone = tempfile::tempdir().expect("tempdir");
+    let copy = alone.path().join("debussy");
+    std::fs::copy(super::support::debussy(), &copy).expect("copy debussy");
+    let port = stage.port.to_string();
+    let mut child = std::process::Command::new(&copy)
+        .args([
+            "mcp",
+            "bridge",
+            "--stop-daemon-on-exit",
+            "--port",
+            &port,
+            "--state-dir",
+        ])
+        .arg(&stage.state_dir)
+        .arg("--")
+        .arg(test_server())
+        .args(["--http", &port])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the copied debussy");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    )
+    .expect("write");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read");
+    let reply: Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(reply["result"]["serverInfo"]["name"], "rmcp", "{reply}");
+    let exe = std::fs::read_link(format!("/proc/{}/exe", child.id())).expect("exe link");
+    assert_eq!(exe, copy);
+    drop(stdin);
+    let deadline = Instant::now() + WAIT;
+    while child.try_wait().expect("wait").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the bridge did not exit after stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
