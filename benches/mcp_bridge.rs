@@ -124,7 +124,7 @@ fn main() {
         idle_rss as f64 / 1024.0
     );
     println!(
-        "    of which heap and stacks {:.1} MiB and {:.1} MiB; the rest are pages of the debussy binary",
+        "    of which heap and stacks {:.1} MiB and {:.1} MiB; the rest are pages of the executable and libc",
         fresh_anon as f64 / 1024.0,
         idle_anon as f64 / 1024.0
     );
