@@ -69,3 +69,25 @@ impl fmt::Debug for Failure {
 
 /// What a command returns.
 pub type CommandResult = Result<Exit, Failure>;
+
+/// The process's exit status for a command's result, with a failure's report on stderr.
+/// A broken pipe (output piped into `head`, which closes early) is not worth reporting.
+#[must_use]
+pub fn exit_code(result: CommandResult) -> std::process::ExitCode {
+    match result {
+        Ok(exit) => std::process::ExitCode::from(exit.code()),
+        Err(failure) if is_broken_pipe(&failure.report) => std::process::ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("{:?}", failure.report);
+            std::process::ExitCode::from(failure.exit.code())
+        }
+    }
+}
+
+fn is_broken_pipe(report: &miette::Report) -> bool {
+    report.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -25,23 +25,5 @@ fn main() -> ExitCode {
             return ExitCode::from(Exit::Failure.code());
         }
     };
-    match runtime.block_on(commands::dispatch(cli)) {
-        Ok(exit) => ExitCode::from(exit.code()),
-        Err(failure) => {
-            if is_broken_pipe(&failure.report) {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("{:?}", failure.report);
-            ExitCode::from(failure.exit.code())
-        }
-    }
-}
-
-/// Output piped into `head` closes early; that is not an error worth reporting.
-fn is_broken_pipe(report: &miette::Report) -> bool {
-    report.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    debussy::exit::exit_code(runtime.block_on(commands::dispatch(cli)))
 }

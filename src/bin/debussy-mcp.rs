@@ -44,11 +44,5 @@ fn main() -> ExitCode {
         }
     };
     let Top::Mcp(command) = cli.command;
-    match runtime.block_on(commands::dispatch_mcp(&cli.global, command)) {
-        Ok(exit) => ExitCode::from(exit.code()),
-        Err(failure) => {
-            eprintln!("{:?}", failure.report);
-            ExitCode::from(failure.exit.code())
-        }
-    }
+    debussy::exit::exit_code(runtime.block_on(commands::dispatch_mcp(&cli.global, command)))
 }

@@ -95,6 +95,42 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+/// The task writing the client's lines: what is sent on the channel from
+/// [`spawn_client_writer`] goes out in order.
+#[derive(Debug)]
+pub(crate) struct ClientWriter(tokio::task::JoinHandle<()>);
+
+/// Start writing lines to the client's `output`; a failed write goes to `on_error`. The
+/// task ends once every sender is dropped and what was queued is written.
+pub(crate) fn spawn_client_writer<W>(
+    output: W,
+    on_error: impl FnOnce(String) + Send + 'static,
+) -> (mpsc::UnboundedSender<Vec<u8>>, ClientWriter)
+where
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let (lines, queued) = mpsc::unbounded_channel();
+    let task = tokio::spawn(async move {
+        if let Err(err) = write_lines(output, queued).await {
+            on_error(err.to_string());
+        }
+    });
+    (lines, ClientWriter(task))
+}
+
+impl ClientWriter {
+    /// Wait (at most 5 s) until everything queued for the client is written: call it once
+    /// every sender is dropped, before returning to the caller.
+    pub(crate) async fn drain(self) {
+        if tokio::time::timeout(std::time::Duration::from_secs(5), self.0)
+            .await
+            .is_err()
+        {
+            super::say("the client did not read the last messages within 5 s");
+        }
+    }
+}
+
 /// Write lines from `lines` to `out`, each followed by `\n`, flushing whenever the queue
 /// runs dry (one flush per burst, not per line). Ends when the channel closes or a write
 /// fails; the error is returned so the owner can report it.

@@ -3,7 +3,7 @@
 //! restarts it from outside.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -128,8 +128,6 @@ where
     ));
 
     let (control_tx, control_rx) = mpsc::unbounded_channel();
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-
     let _watcher = if opts.watch.is_empty() {
         None
     } else {
@@ -141,10 +139,8 @@ where
 
     let client = LineReader::new(input, opts.limits.max_line_length);
     let gone = control_tx.clone();
-    let writer = tokio::spawn(async move {
-        if let Err(err) = framing::write_lines(output, out_rx).await {
-            let _ = gone.send(Control::ClientGone(err.to_string()));
-        }
+    let (out_tx, writer) = framing::spawn_client_writer(output, move |err| {
+        let _ = gone.send(Control::ClientGone(err));
     });
 
     let limits = &opts.limits;
@@ -178,11 +174,6 @@ where
     on_start(Shutdown(control_tx));
     let outcome = proxy.run(client, control_rx).await;
     // Everything queued for the client goes out before the supervisor returns.
-    if tokio::time::timeout(Duration::from_secs(5), writer)
-        .await
-        .is_err()
-    {
-        say("the client did not read the last messages within 5 s");
-    }
+    writer.drain().await;
     Ok(outcome)
 }

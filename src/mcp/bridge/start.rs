@@ -2,7 +2,7 @@
 //! dispatcher and runs it until the client goes away; [`BridgeShutdown`] stops it or
 //! restarts the daemon from outside.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -111,12 +111,9 @@ where
     ));
 
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let gone = events_tx.clone();
-    let writer = tokio::spawn(async move {
-        if let Err(err) = framing::write_lines(output, out_rx).await {
-            let _ = gone.send(Event::ClientGone(err.to_string()));
-        }
+    let (out_tx, writer) = framing::spawn_client_writer(output, move |err| {
+        let _ = gone.send(Event::ClientGone(err));
     });
     let daemon = daemon::Daemon {
         command: opts.command.clone(),
@@ -167,11 +164,6 @@ where
     };
     on_start(BridgeShutdown(events_tx));
     let outcome = bridge.run(client, events_rx).await;
-    if tokio::time::timeout(Duration::from_secs(5), writer)
-        .await
-        .is_err()
-    {
-        say("the client did not read the last messages within 5 s");
-    }
+    writer.drain().await;
     Ok(outcome)
 }
