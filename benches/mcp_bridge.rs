@@ -27,6 +27,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "common/figures.rs"]
+mod figures;
+
+use figures::{Stats, median, resident};
+
 const ROUNDS: usize = 6;
 const CALLS_PER_ROUND: usize = 3000;
 const RESTARTS: usize = 20;
@@ -49,7 +54,7 @@ fn main() {
     bridge.initialize();
     bridge.sequential(10);
     std::thread::sleep(Duration::from_millis(500));
-    let (fresh_rss, fresh_anon) = rss_kib(bridge.child.id());
+    let fresh = resident(bridge.child.id());
     let mut direct = Direct::connect(port);
     let mut direct_samples = Vec::new();
     let mut bridged_samples = Vec::new();
@@ -67,7 +72,7 @@ fn main() {
     let bridged_stats = Stats::of(&mut bridged_samples);
 
     std::thread::sleep(Duration::from_millis(500));
-    let (idle_rss, idle_anon) = rss_kib(bridge.child.id());
+    let idle = resident(bridge.child.id());
 
     let mut startups: Vec<f64> = (0..STARTUPS / (scale.min(STARTUPS)))
         .map(|_| own_startup_ms(free_port()))
@@ -98,13 +103,15 @@ fn main() {
 
     println!("mcp bridge benchmark (a daemon answering at once over loopback HTTP)");
     println!(
-        "  per call, direct HTTP:  p50 {:>7.1} µs   p99 {:>7.1} µs   ({} calls)",
+        "  per call, direct HTTP:  mean {:>7.1} µs   p50 {:>7.1} µs   p99 {:>7.1} µs   ({} calls)",
+        direct_stats.mean,
         direct_stats.p50,
         direct_stats.p99,
         direct_samples.len()
     );
     println!(
-        "  per call, via bridge:   p50 {:>7.1} µs   p99 {:>7.1} µs   ({} calls)",
+        "  per call, via bridge:   mean {:>7.1} µs   p50 {:>7.1} µs   p99 {:>7.1} µs   ({} calls)",
+        bridged_stats.mean,
         bridged_stats.p50,
         bridged_stats.p99,
         bridged_samples.len()
@@ -120,48 +127,14 @@ fn main() {
     );
     println!(
         "  bridge idle RSS:        {:>7.1} MiB after connecting, {:.1} MiB after the calls above   (goal: < 10 MiB)",
-        fresh_rss as f64 / 1024.0,
-        idle_rss as f64 / 1024.0
+        fresh.total_kib as f64 / 1024.0,
+        idle.total_kib as f64 / 1024.0
     );
     println!(
         "    of which heap and stacks {:.1} MiB and {:.1} MiB; the rest are pages of the executable and libc",
-        fresh_anon as f64 / 1024.0,
-        idle_anon as f64 / 1024.0
+        fresh.anon_kib as f64 / 1024.0,
+        idle.anon_kib as f64 / 1024.0
     );
-}
-
-struct Stats {
-    p50: f64,
-    p99: f64,
-}
-
-impl Stats {
-    fn of(samples: &mut [f64]) -> Stats {
-        samples.sort_by(f64::total_cmp);
-        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-        Stats {
-            p50: at(0.50),
-            p99: at(0.99),
-        }
-    }
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// Resident memory, all of it and the anonymous part, in KiB.
-fn rss_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("RssAnon:"))
 }
 
 fn free_port() -> u16 {

@@ -28,6 +28,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "common/figures.rs"]
+mod figures;
+
+use figures::{Stats, median, resident};
+
 const ROUNDS: usize = 6;
 const SEQUENTIAL_PER_ROUND: usize = 3000;
 const PIPELINED: usize = 20_000;
@@ -128,10 +133,11 @@ fn main() {
     // Idle memory: let the supervisor settle, then read its resident set.
     let _ = session.call("ping", json!({}));
     std::thread::sleep(Duration::from_millis(500));
-    let rss = rss_kib(session.child.id());
+    let rss = resident(session.child.id());
     println!(
-        "supervisor idle RSS: {:.1} MiB   (target < 10 MiB)",
-        rss as f64 / 1024.0
+        "supervisor idle RSS: {:.1} MiB, of which heap and stacks {:.1} MiB   (target < 10 MiB)",
+        rss.total_kib as f64 / 1024.0,
+        rss.anon_kib as f64 / 1024.0
     );
 
     // Nothing lost: a pipelined stream through restarts.
@@ -143,38 +149,6 @@ fn main() {
     );
     assert_eq!(sent, answered, "requests were lost");
     session.close();
-}
-
-struct Stats {
-    mean: f64,
-    p50: f64,
-    p99: f64,
-}
-
-impl Stats {
-    fn of(samples: &mut [f64]) -> Stats {
-        samples.sort_by(f64::total_cmp);
-        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-        Stats {
-            mean: samples.iter().sum::<f64>() / samples.len() as f64,
-            p50: at(0.50),
-            p99: at(0.99),
-        }
-    }
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 struct Session {
