@@ -38,6 +38,9 @@ pub enum McpError {
     /// A `--watch` path cannot be watched.
     #[error("{0}")]
     Watch(String),
+    /// The bridge's HTTP client could not be built.
+    #[error("{0}")]
+    HttpClient(String),
     /// The supervisor's async runtime could not be built.
     #[error("start the async runtime")]
     Runtime(#[source] std::io::Error),

@@ -85,12 +85,8 @@ where
     };
     std::fs::create_dir_all(&opts.state_dir).map_err(state_error)?;
     let mut audit = AuditLog::open(&opts.state_dir).map_err(state_error)?;
-    let endpoint = http::Endpoint::new(&opts.host, opts.port, &opts.path).map_err(|why| {
-        McpError::StateDir {
-            path: opts.state_dir.clone(),
-            source: std::io::Error::other(why),
-        }
-    })?;
+    let endpoint =
+        http::Endpoint::new(&opts.host, opts.port, &opts.path).map_err(McpError::HttpClient)?;
     let _ = audit.record(
         AuditEvent::SupervisorStarted,
         None,
