@@ -619,3 +619,50 @@ fn without_the_lean_binary_mcp_commands_run_in_debussy_itself() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+#[test]
+fn bad_bytes_and_an_oversized_request_are_answered_and_the_bridge_carries_on() {
+    let stage = Stage::new();
+    std::fs::create_dir_all(&stage.state_dir).expect("state dir");
+    let config = stage.state_dir.join("config.yaml");
+    std::fs::write(&config, "mcp:\n  max_line_bytes: 100000\n").expect("write the config");
+    let config_arg = config.display().to_string();
+    let mut bridge = stage.bridge(&["--config", &config_arg], &[]);
+    bridge.initialize();
+    bridge.send_raw(b"\xff\xfe not json at all\n");
+    bridge.send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 77}\n");
+    let invalid = bridge.response(&json!(77));
+    assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
+    let huge = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":78,\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"text\":\"{}\"}}}}}}\n",
+        "x".repeat(200_000)
+    );
+    bridge.send_raw(huge.as_bytes());
+    let refused = bridge.response(&json!(78));
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("100000-byte limit"), "{refused}");
+    assert_eq!(
+        bridge.tool_text("echo", json!({"text": "still here"})),
+        "still here"
+    );
+}
+
+#[test]
+fn a_sigkilled_bridge_leaves_the_shared_daemon_to_the_next_bridge() {
+    let stage = Stage::new();
+    let mut first = stage.bridge(&[], &[]);
+    first.initialize();
+    let (pid, _) = first.whoami();
+    first.signal(Signal::SIGKILL);
+    assert!(
+        first.wait_exit(WAIT).is_some(),
+        "the bridge survived SIGKILL"
+    );
+    assert!(alive(pid), "the daemon died with its bridge");
+
+    let mut second = stage.bridge(&[], &[]);
+    second.initialize();
+    let (again, generation) = second.whoami();
+    assert_eq!(again, pid, "a second daemon was started");
+    assert_eq!(generation, 1);
+}
