@@ -217,6 +217,7 @@ fn event(i: u64) -> Event {
             pid: 4242,
             log_path: "/work/shop/.debussy/runs/bench/2/attempt-1-session-1.jsonl".into(),
             no_restart: None,
+            workdir: None,
         };
     }
     if i.is_multiple_of(10) {

@@ -97,6 +97,9 @@ pub enum Event {
         /// Why this session will not be stopped for its context, when it will not be.
         #[serde(skip_serializing_if = "Option::is_none")]
         no_restart: Option<NoRestart>,
+        /// The git worktree the agent works in, when the phase runs in one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        workdir: Option<String>,
     },
     /// A line for the activity log.
     Activity {
@@ -189,6 +192,27 @@ pub enum Event {
         verdict: VerdictKind,
         /// The findings, each as `[severity] problem`.
         findings: Vec<String>,
+    },
+    /// A phase's branch was merged into the run's branch (phases side by side).
+    Merged {
+        /// The phase.
+        phase_id: String,
+        /// The phase's branch.
+        branch: String,
+        /// The run branch's new tip.
+        commit: String,
+        /// Whether it was a fast-forward (no merge commit).
+        fast_forward: bool,
+    },
+    /// Merging a phase's branch conflicted with the run's branch; a remediation session
+    /// resolves it in the phase's worktree.
+    MergeConflict {
+        /// The phase.
+        phase_id: String,
+        /// The phase's branch.
+        branch: String,
+        /// The files both sides changed.
+        files: Vec<String>,
     },
     /// Work was committed.
     Committed {
@@ -320,6 +344,10 @@ pub enum PhaseState {
     /// Not reached: the run stopped before it.
     #[serde(rename = "not run")]
     NotRun,
+    /// Done in its worktree, but its branch could not be merged: a human finishes the
+    /// merge (phases running side by side).
+    #[serde(rename = "awaiting_human")]
+    AwaitingHuman,
 }
 
 impl PhaseState {
@@ -334,6 +362,7 @@ impl PhaseState {
             PhaseState::Paused => "paused",
             PhaseState::Skipped => "skipped",
             PhaseState::NotRun => "not run",
+            PhaseState::AwaitingHuman => "awaiting_human",
         }
     }
 }
@@ -466,7 +495,7 @@ pub struct RefusedCall {
 }
 
 /// What the user (HUD keys, signals) asks of a running run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunRequest {
     /// Stop the current session gracefully and pause the run (Ctrl-C, `q`).
     Interrupt,
@@ -478,6 +507,9 @@ pub enum RunRequest {
     TogglePause,
     /// Stop the current phase and move on to the next (`s`).
     SkipPhase,
+    /// Aim `s` and `r` at this running phase (`None`: the first one started), when phases
+    /// run side by side (the HUD's focus key).
+    Focus(Option<String>),
 }
 
 /// The sending half of the request channel.

@@ -292,6 +292,8 @@ mod tests {
             "mechanical",
             "--handoff-timeout",
             "30",
+            "--jobs",
+            "3",
         ]);
         let mut with_flags: Vec<&str> = flagged().map(|(key, _)| key.path).collect();
         with_flags.sort_unstable();
@@ -300,6 +302,7 @@ mod tests {
             with_flags
         );
         assert_eq!(typed["max_retries"], FlagValue::Whole(4));
+        assert_eq!(typed["jobs"], FlagValue::Whole(3));
         assert_eq!(typed["max_cost_usd"], FlagValue::Number(12.5));
         assert_eq!(typed["max_duration"], FlagValue::Text("2h".into()));
         assert_eq!(typed["context_threshold"], FlagValue::Number(72.5));

@@ -288,6 +288,13 @@ pub(crate) const KEYS: &[Key] = &[
         None,
     ),
     key("commit_message_template", Kind::Str),
+    key("jobs", Kind::UInt).at_most(64.0, "phases at once").flag(
+        "jobs",
+        "N",
+        FlagParse::U32,
+        "Phases run at once, each in its own git worktree; 0: all that are ready (`jobs`)",
+    ),
+    key("merge_message_template", Kind::Str),
     key("interactive", Kind::Bool).switch(
         switch(
             "interactive",

@@ -47,6 +47,12 @@ pub struct Config {
     pub commit_on_failure: bool,
     /// Commit message template; `{phase_id}`, `{phase_name}`, `{status}` are replaced.
     pub commit_message_template: String,
+    /// Phases run at once, each in its own git worktree (1: one at a time, in the
+    /// working tree itself; 0: every phase that is ready).
+    pub jobs: u32,
+    /// Message of the commit merging a phase's branch into the run's branch (phases run
+    /// side by side); the same placeholders as `commit_message_template`.
+    pub merge_message_template: String,
     /// Show the terminal dashboard when stdout is a terminal.
     pub interactive: bool,
     /// Where run output goes.
@@ -356,6 +362,8 @@ impl Default for Config {
             auto_commit: true,
             commit_on_failure: false,
             commit_message_template: "debussy: phase {phase_id} - {phase_name} {status}".to_owned(),
+            jobs: 1,
+            merge_message_template: "debussy: merge phase {phase_id} - {phase_name}".to_owned(),
             interactive: true,
             output: OutputMode::Terminal,
             gate_timeout: 600,

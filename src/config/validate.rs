@@ -97,7 +97,16 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
             "set `gate_timeout` to the seconds one gate command may run, e.g. 600",
         ));
     }
-    check_template(&config.commit_message_template, &mut out);
+    check_template(
+        "commit_message_template",
+        &config.commit_message_template,
+        &mut out,
+    );
+    check_template(
+        "merge_message_template",
+        &config.merge_message_template,
+        &mut out,
+    );
     check_agent(config, &mut out);
     for (name, command) in &config.gates {
         if name.trim().is_empty() {
@@ -241,16 +250,11 @@ fn check_upper_bounds(config: &Config, out: &mut Vec<Violation>) {
     }
 }
 
-fn check_template(template: &str, out: &mut Vec<Violation>) {
-    const HELP: &str =
-        "use only {phase_id}, {phase_name} and {status} in `commit_message_template`";
+fn check_template(key: &str, template: &str, out: &mut Vec<Violation>) {
+    let help = format!("use only {{phase_id}}, {{phase_name}} and {{status}} in `{key}`");
+    let help = help.as_str();
     if template.trim().is_empty() {
-        out.push(violation(
-            "commit_message_template",
-            "must not be empty",
-            "\"\"",
-            HELP,
-        ));
+        out.push(violation(key, "must not be empty", "\"\"", help));
         return;
     }
     let mut rest = template;
@@ -258,21 +262,21 @@ fn check_template(template: &str, out: &mut Vec<Violation>) {
         let after = &rest[open + 1..];
         let Some(close) = after.find('}') else {
             out.push(violation(
-                "commit_message_template",
+                key,
                 "has a `{` without a closing `}`",
                 format!("{template:?}"),
-                HELP,
+                help,
             ));
             return;
         };
         let name = &after[..close];
         if !TEMPLATE_PLACEHOLDERS.contains(&name) {
             let help = match super::schema::closest(name, TEMPLATE_PLACEHOLDERS.iter().copied()) {
-                Some(best) => format!("did you mean {{{best}}}? {HELP}"),
-                None => HELP.to_owned(),
+                Some(best) => format!("did you mean {{{best}}}? {help}"),
+                None => help.to_owned(),
             };
             out.push(Violation {
-                path: "commit_message_template".to_owned(),
+                path: key.to_owned(),
                 rule: format!("uses the unknown placeholder {{{name}}}"),
                 found: format!("{template:?}"),
                 help,

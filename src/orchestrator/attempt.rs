@@ -112,7 +112,7 @@ impl Runner<'_> {
         }
         let mut restart = 0;
         let mut watch = ProgressWatch::new(self.config.no_progress_restarts);
-        let mut tree_before = vcs::changes_since(self.root.clone(), base).await;
+        let mut tree_before = vcs::changes_since(self.workdir.clone(), base).await;
         let mut logged_before = self.progress_steps(&id).len();
         let mut completed_before = 0;
         loop {
@@ -185,7 +185,7 @@ impl Runner<'_> {
                     return (self.completion_verdict(&id, signal_before), tally);
                 }
                 SessionOutcome::ContextLimit { reason, snapshot } => {
-                    let changes = vcs::changes_since(self.root.clone(), base).await;
+                    let changes = vcs::changes_since(self.workdir.clone(), base).await;
                     let progress = self.progress_steps(&id);
                     let completed = report
                         .todos
@@ -348,7 +348,7 @@ impl Runner<'_> {
             commit: point.pause.commit.clone(),
             progress: self.progress_steps(&point.phase),
             todos: Vec::new(),
-            changes: vcs::changes_since(self.root.clone(), base).await,
+            changes: vcs::changes_since(self.workdir.clone(), base).await,
             last_message: None,
             handoff: None,
         };

@@ -4,7 +4,10 @@
 //! Pure: the run tells [`Guards`] what it spent and when, and asks [`Guards::check`]
 //! with the running session's figures; the clock is passed in.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt;
+use std::rc::Rc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -98,14 +101,23 @@ fn money(value: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
-/// The run's limits and its spending so far.
+/// What the whole run spent, shared by the phases running side by side.
+#[derive(Debug, Default)]
+struct RunSpend {
+    /// Cost of every session that ended (this run, earlier invocations included).
+    settled: f64,
+    /// The running session's cost so far, by phase.
+    live: BTreeMap<String, f64>,
+}
+
+/// The run's limits and its spending so far. Clones share the run's spending (each
+/// phase running side by side has one) and keep their own phase's.
 #[derive(Debug, Clone)]
 pub(crate) struct Guards {
     max_cost: Option<f64>,
     max_phase_cost: Option<f64>,
     max_duration: Option<RunDuration>,
-    /// Cost of every session recorded so far (this run, earlier invocations included).
-    run_cost: f64,
+    run: Rc<RefCell<RunSpend>>,
     /// The phase being worked on and its recorded cost.
     phase: Option<(String, f64)>,
     /// Time the run spent running before this invocation.
@@ -122,7 +134,10 @@ impl Guards {
             max_cost: config.max_cost_usd,
             max_phase_cost: config.max_phase_cost_usd,
             max_duration: config.max_duration,
-            run_cost,
+            run: Rc::new(RefCell::new(RunSpend {
+                settled: run_cost,
+                live: BTreeMap::new(),
+            })),
             phase: None,
             earlier,
             started,
@@ -136,9 +151,19 @@ impl Guards {
 
     /// A session (or handoff) of the current phase ended, costing `cost`.
     pub(crate) fn spent(&mut self, cost: f64) {
-        self.run_cost += cost;
-        if let Some((_, phase)) = &mut self.phase {
+        let mut run = self.run.borrow_mut();
+        run.settled += cost;
+        if let Some((name, phase)) = &mut self.phase {
             *phase += cost;
+            run.live.remove(name.as_str());
+        }
+    }
+
+    /// The current phase's running session has cost `live_cost` so far; the other
+    /// phases' checks count it.
+    pub(crate) fn running(&self, live_cost: f64) {
+        if let Some((name, _)) = &self.phase {
+            self.run.borrow_mut().live.insert(name.clone(), live_cost);
         }
     }
 
@@ -151,7 +176,15 @@ impl Guards {
     /// (`live_cost`, 0 between sessions), if any.
     pub(crate) fn check(&self, live_cost: f64, now: Instant) -> Option<LimitHit> {
         if let Some(limit) = self.max_cost {
-            let spent = self.run_cost + live_cost;
+            let run = self.run.borrow();
+            let own = self.phase.as_ref().map(|(name, _)| name.as_str());
+            let others: f64 = run
+                .live
+                .iter()
+                .filter(|(name, _)| Some(name.as_str()) != own)
+                .map(|(_, cost)| cost)
+                .sum();
+            let spent = run.settled + others + live_cost;
             if spent >= limit {
                 return Some(LimitHit::RunCost { spent, limit });
             }
@@ -220,6 +253,28 @@ mod tests {
             "the run's cost reached $5.00 (max_cost_usd $5)"
         );
         assert_eq!(hit.raise_hint(), "--max-cost 10");
+    }
+
+    #[test]
+    fn phases_side_by_side_count_each_others_spending() {
+        let start = Instant::now();
+        let run = Guards::new(&config(Some(5.0), None, None), 1.0, Duration::ZERO, start);
+        let (mut two, mut three) = (run.clone(), run.clone());
+        two.enter_phase("2", 0.0);
+        three.enter_phase("3", 0.0);
+        two.running(2.0);
+        assert_eq!(three.check(1.5, start), None, "1 + 2 + 1.5 is under 5");
+        let hit = three.check(2.0, start).expect("1 + 2 + 2 reaches 5");
+        assert_eq!(hit.key(), "max_cost_usd");
+        two.spent(2.5);
+        assert!(
+            three.check(0.5, start).is_none(),
+            "1 + 2.5 + 0.5 is under 5"
+        );
+        assert!(
+            three.check(1.5, start).is_some(),
+            "the settled cost replaced the live one"
+        );
     }
 
     #[test]

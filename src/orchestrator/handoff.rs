@@ -192,7 +192,7 @@ impl Runner<'_> {
         tally.handoffs += 1;
         tally.handoff_cost_usd += cost;
         self.guards.spent(cost);
-        self.record_handoff(execution, restart, &report);
+        self.record_handoff(phase.id.as_str(), execution, restart, &report);
         let outcome = handoff_text(&report, self.config.handoff_timeout);
         self.emit(Event::Handoff {
             phase_id: id,
@@ -230,6 +230,7 @@ impl Runner<'_> {
         };
         let mut spec = self.session_spec(phase_id).clone().with_env(run_env.vars());
         spec.prompt = prompt;
+        spec.cwd.clone_from(&self.workdir);
         spec.resume.clone_from(&stopped.agent_session_id);
         spec.log_path = handoff_log_path(&stopped.log_path);
         spec.timeout = Some(Duration::from_secs(self.config.handoff_timeout));
@@ -248,7 +249,7 @@ impl Runner<'_> {
                 report = &mut running => break report,
                 Some(event) = receiver.recv() => {
                     if let SessionEvent::Started { pid, .. } = event {
-                        self.note_agent_group(&SessionEvent::Started {
+                        self.note_agent_group(phase_id, &SessionEvent::Started {
                             pid,
                             command: String::new(),
                             log_path: PathBuf::new(),
@@ -274,14 +275,21 @@ impl Runner<'_> {
                     RunRequest::RestartNow => {
                         self.warn("the stopped session is writing its handoff; the restart follows".into());
                     }
+                    RunRequest::Focus(_) => {}
                 },
             }
         }
     }
 
-    fn record_handoff(&mut self, execution: i64, restart: u32, report: &SessionReport) {
+    fn record_handoff(
+        &mut self,
+        phase_id: &str,
+        execution: i64,
+        restart: u32,
+        report: &SessionReport,
+    ) {
         if self.agent_group.take().is_some()
-            && let Err(err) = self.store.set_agent_group(&self.run_id, None)
+            && let Err(err) = self.store.set_agent_group(&self.run_id, phase_id, None)
         {
             self.warn(format!("could not record the agent's end: {err}"));
         }

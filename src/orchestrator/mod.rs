@@ -25,17 +25,22 @@
 
 pub mod agents;
 pub mod attempt;
+mod drive;
 mod guards;
 mod handoff;
+mod integrate;
 pub mod lock;
 mod orphans;
+mod parallel;
 pub mod phase;
 pub mod prompts;
 mod run;
 mod runner;
+mod schedule;
 pub mod selection;
 mod session;
 mod validate;
 pub mod vcs;
+pub mod worktree;
 
 pub use run::{RunError, RunOptions, RunSetup, resumable_run, run};

@@ -20,6 +20,8 @@ pub(crate) struct PhaseResult {
     pub(crate) standing: Standing,
     pub(crate) error: Option<String>,
     pub(crate) summary: PhaseSummary,
+    /// The attempt that ended it (the completed one, for a completed phase).
+    pub(crate) execution: Option<i64>,
 }
 
 /// What the next attempt is.
@@ -46,7 +48,7 @@ impl Runner<'_> {
             }
         };
         self.guards.enter_phase(&id, phase_spent);
-        let base = vcs::head(self.root.clone()).await;
+        let base = vcs::head(self.workdir.clone()).await;
         let gates = self.gate_specs(phase);
         let prompt_gates: Vec<PromptGate> = gates
             .iter()
@@ -76,11 +78,16 @@ impl Runner<'_> {
                 max_attempts,
                 kind: next.kind,
             });
+            let workdir = self
+                .worktree
+                .as_ref()
+                .map(|worktree| worktree.path.display().to_string());
             let execution = match self.store.start_execution(
                 &self.run_id,
                 &id,
                 attempt,
                 next.kind == AttemptKind::Remediation,
+                workdir.as_deref(),
             ) {
                 Ok(execution) => execution,
                 Err(err) => {
@@ -246,7 +253,9 @@ impl Runner<'_> {
                 self.warn(format!("could not record the attempt's end: {err}"));
             }
             if let Some(standing) = standing {
-                return self.finish(phase, standing, error, attempts, &tally, started);
+                let mut result = self.finish(phase, standing, error, attempts, &tally, started);
+                result.execution = Some(execution);
+                return result;
             }
             self.emit(Event::AttemptFailed {
                 phase_id: id.clone(),
@@ -264,7 +273,7 @@ impl Runner<'_> {
         self.finish(phase, Standing::Failed, error, attempts, &tally, started)
     }
 
-    fn finish(
+    pub(crate) fn finish(
         &mut self,
         phase: &Phase,
         standing: Standing,
@@ -273,20 +282,17 @@ impl Runner<'_> {
         tally: &AttemptTally,
         started: Instant,
     ) -> PhaseResult {
-        self.emit(Event::PhaseFinished {
-            phase_id: phase.id.as_str().to_owned(),
-            status: standing.state(),
-            attempts,
-            restarts: tally.restarts,
-            error: error.clone(),
-        });
-        self.summary.restarts += tally.restarts;
-        self.summary.sessions += tally.sessions;
-        self.summary.billed += tally.billed;
-        self.summary.cost_usd += tally.cost_usd;
-        self.summary.handoffs += tally.handoffs;
-        self.summary.handoff_cost_usd += tally.handoff_cost_usd;
-        self.summary.cost_estimated |= tally.cost_estimated;
+        // A completed phase in a worktree is finished once its branch is merged.
+        if !(standing == Standing::Completed && self.worktree.is_some()) {
+            self.emit(Event::PhaseFinished {
+                phase_id: phase.id.as_str().to_owned(),
+                status: standing.state(),
+                attempts,
+                restarts: tally.restarts,
+                error: error.clone(),
+            });
+        }
+        self.count(tally);
         let summary = PhaseSummary {
             id: phase.id.as_str().to_owned(),
             title: phase.title.clone(),
@@ -312,6 +318,18 @@ impl Runner<'_> {
             standing,
             error,
             summary,
+            execution: None,
         }
+    }
+
+    /// Add what an attempt's sessions did to the run's figures.
+    pub(crate) fn count(&mut self, tally: &AttemptTally) {
+        self.summary.restarts += tally.restarts;
+        self.summary.sessions += tally.sessions;
+        self.summary.billed += tally.billed;
+        self.summary.cost_usd += tally.cost_usd;
+        self.summary.handoffs += tally.handoffs;
+        self.summary.handoff_cost_usd += tally.handoff_cost_usd;
+        self.summary.cost_estimated |= tally.cost_estimated;
     }
 }

@@ -180,6 +180,32 @@ pub fn remediation_prompt(
     out
 }
 
+/// The prompt of the session that resolves a phase's merge conflicts in its worktree:
+/// merging the run's branch into the phase's left conflict markers in `files`.
+#[must_use]
+pub fn merge_conflict_prompt(phase: &Phase, run_branch: &str, files: &[String]) -> String {
+    let id = phase.id.as_str();
+    let mut out = format!(
+        "Phase {id} ({}) is done on its own branch, but other phases finished first and \
+         changed the same lines. Merging the run's branch `{run_branch}` into this branch is \
+         in progress in your working directory, and these files hold conflict markers \
+         (`<<<<<<<`, `=======`, `>>>>>>>`):\n\n",
+        phase.title
+    );
+    for file in files {
+        let _ = writeln!(out, "- `{file}`");
+    }
+    out.push_str(
+        "\nResolve every conflict so that both sides' work is kept: the other side is the \
+         finished work of other phases, this side is this phase's. Remove every marker and \
+         leave the files as they should be after both changes; the phase's gates run again \
+         afterwards. Do not run `git merge --abort`, `git rebase` or `git commit`: debussy \
+         concludes the merge when you report the phase completed.\n",
+    );
+    out.push_str(&reporting(id));
+    out
+}
+
 fn reporting(id: &str) -> String {
     format!(
         "\nReport as you go:\n\

@@ -1,22 +1,22 @@
 //! [`run`]: one run of a plan from its lock to its summary, and what it needs to start
 //! ([`RunSetup`]) or why it could not ([`RunError`]).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::agent::AgentBackend;
 use crate::config::Loaded;
-use crate::events::{
-    Event, EventSender, PhaseInfo, PhaseState, PhaseSummary, RequestReceiver, RunSummary,
-};
-use crate::plan::{Phase, Plan, execution_order};
+use crate::events::{Event, EventSender, PhaseInfo, RequestReceiver, RunSummary};
+use crate::plan::{Plan, execution_order};
 use crate::session::SessionSpec;
 use crate::state::{RunRecord, RunStatus, StateError, Store};
 
+use super::drive::Drive;
 use super::guards::Guards;
 use super::selection::{self, History, Standing};
-use super::{lock, orphans, runner, vcs};
+use super::{lock, orphans, parallel, runner, vcs};
 
 /// How the user asked the run to treat history and the working tree.
 #[derive(Debug, Clone, Default)]
@@ -96,6 +96,15 @@ pub enum RunError {
         /// Why.
         source: crate::agent::AgentError,
     },
+    /// Phases cannot run side by side in this project.
+    #[error("{problem}")]
+    #[diagnostic(help("{help}"))]
+    Parallel {
+        /// What is wrong.
+        problem: String,
+        /// How to fix it.
+        help: String,
+    },
     /// `.debussy/` could not be prepared.
     #[error("failed to prepare {path}")]
     Prepare {
@@ -118,6 +127,7 @@ impl RunError {
                 | RunError::Agent { .. }
                 | RunError::Preflight(_)
                 | RunError::InterruptedDirty { .. }
+                | RunError::Parallel { .. }
                 | RunError::Locked(lock::LockError::Held { .. })
         )
     }
@@ -159,27 +169,30 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     // looks at the tree, whether or not this run resumes that one.
     let mut leftover_warnings = Vec::new();
     for run in store.settle_interrupted()? {
-        if let Some(pgid) = run.agent_pgid {
+        for &pgid in &run.agent_pgids {
             leftover_warnings.extend(leftover_agent_warning(&run.id, pgid));
-            store.set_agent_group(&run.id, None)?;
+        }
+        if !run.agent_pgids.is_empty() {
+            store.clear_agent_groups(&run.id)?;
         }
     }
     for message in &leftover_warnings {
         tracing::warn!("{message}");
     }
+    let mut run_branch = None;
     let resumable = if options.resume {
         resumable_run(&store, &plan)?
     } else {
         None
     };
     if config.auto_commit {
-        let paused_files = resumable
-            .as_ref()
-            .and_then(|run| run.pause.as_ref())
-            .map(|pause| pause.files.clone())
-            .unwrap_or_default();
+        let paused_files: Vec<String> = resumable
+            .iter()
+            .flat_map(|run| run.pauses.values())
+            .flat_map(|pause| pause.files.iter().cloned())
+            .collect();
         match vcs::preflight(root.clone(), options.allow_dirty).await {
-            Ok(_) => {}
+            Ok(branch) => run_branch = Some(branch),
             // The paused run's own uncommitted edits are its work, not the user's.
             Err(vcs::PreflightError::Dirty { .. })
                 if !paused_files.is_empty()
@@ -220,24 +233,46 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     };
     let mut standings = selection::select(&order, &history).map_err(RunError::UnknownPhase)?;
 
-    let mut resume_point = None;
+    let mut resume_points = BTreeMap::new();
     let mut ran_before = Duration::ZERO;
     let (run_id, resumed) = match resumable {
         Some(run) => {
             ran_before = Duration::try_from_secs_f64(run.active_secs).unwrap_or_default();
-            if let (Some(pause), Some(phase)) = (run.pause.clone(), run.current_phase.clone()) {
-                resume_point = Some(runner::ResumePoint {
-                    phase,
-                    pause,
-                    reason: run.error.clone(),
-                });
-                store.set_pause(&run.id, None)?;
+            for (phase, pause) in &run.pauses {
+                resume_points.insert(
+                    phase.clone(),
+                    runner::ResumePoint {
+                        phase: phase.clone(),
+                        pause: pause.clone(),
+                        reason: run.error.clone(),
+                    },
+                );
             }
+            store.clear_pauses(&run.id)?;
             store.update_run(&run.id, RunStatus::Running, None, None)?;
             (run.id, true)
         }
         None => (store.create_run(&plan_key, &plan.title)?, false),
     };
+    let run_branch = if config.jobs == 1 {
+        None
+    } else {
+        Some(parallel::check(&root, &plan, &config, run_branch).await?)
+    };
+    let (unmerged, merged_by_hand) = if resumed && run_branch.is_some() {
+        parallel::unmerged(&root, &store, &run_id).await?
+    } else {
+        Default::default()
+    };
+    for id in unmerged.keys() {
+        standings.insert(id.clone(), Standing::Pending);
+    }
+    for id in merged_by_hand {
+        standings.insert(
+            id,
+            Standing::Skipped("completed, and merged by hand".into()),
+        );
+    }
     store.set_run_owner(&run_id, crate::state::Owner::current())?;
     let phase_ids: Vec<String> = order.iter().map(|p| p.id.as_str().to_owned()).collect();
     store.set_run_phases(&run_id, &phase_ids)?;
@@ -275,120 +310,46 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let started = Instant::now();
     let spent_before = store.totals(&run_id, None)?.cost_usd;
     let guards = Guards::new(&config, spent_before, ran_before, started.into());
-    let mut runner = runner::Runner {
+    let merges = tokio::sync::Mutex::new(());
+    let jobs = match config.jobs {
+        0 => order.len().max(1),
+        jobs => usize::try_from(jobs).unwrap_or(usize::MAX),
+    };
+    let drive = Drive {
         config,
         root,
         plan: &plan,
+        order: order.clone(),
+        standings,
         session,
         phase_sessions,
-        store,
+        store: &store,
         run_id: run_id.clone(),
-        events,
+        events: events.clone(),
         requests,
-        flags: runner::Flags::default(),
+        resume_points,
+        unmerged,
+        guards,
+        merges: &merges,
+        jobs,
+        run_branch,
         summary: RunSummary {
             run_id: run_id.clone(),
             plan_path: plan.master.display().to_string(),
             ..RunSummary::default()
         },
-        resume_point,
-        agent_group: None,
-        no_restart: None,
-        guards,
     };
-    let mut run_error: Option<String> = None;
-    let mut paused_at: Option<String> = None;
-    // The phase the run stopped in (or, completed, its last), as recorded and reported.
-    let mut stopped_at: Option<String> = None;
-    let total = order.len();
-    for (index, phase) in order.iter().enumerate() {
-        let id = phase.id.as_str().to_owned();
-        if let Standing::Skipped(reason) = &standings[&id] {
-            runner.emit(Event::PhaseSkipped {
-                phase_id: id.clone(),
-                reason: reason.clone(),
-            });
-            runner
-                .summary
-                .phases
-                .push(skipped_summary(phase, PhaseState::Skipped));
-            continue;
-        }
-        if let Some(reason) = selection::dropped_dependency(phase, &standings) {
-            runner.emit(Event::PhaseSkipped {
-                phase_id: id.clone(),
-                reason: reason.clone(),
-            });
-            standings.insert(id.clone(), Standing::Dropped(reason));
-            runner
-                .summary
-                .phases
-                .push(skipped_summary(phase, PhaseState::Skipped));
-            continue;
-        }
-        let unmet = selection::unmet_dependencies(phase, &standings);
-        if !unmet.is_empty() {
-            let error = format!("blocked: {}", unmet.join("; "));
-            runner.emit(Event::PhaseFinished {
-                phase_id: id.clone(),
-                status: PhaseState::Blocked,
-                attempts: 0,
-                restarts: 0,
-                error: Some(error.clone()),
-            });
-            standings.insert(id.clone(), Standing::Blocked);
-            runner
-                .summary
-                .phases
-                .push(skipped_summary(phase, PhaseState::Blocked));
-            run_error = Some(format!("phase {id} {error}"));
-            stopped_at = Some(id);
-            break;
-        }
-        stopped_at = Some(id.clone());
-        let result = runner.run_phase(phase, index + 1, total).await;
-        runner.summary.phases.push(result.summary.clone());
-        standings.insert(id.clone(), result.standing.clone());
-        match result.standing {
-            Standing::Completed
-            | Standing::Skipped(_)
-            | Standing::Dropped(_)
-            | Standing::Pending => {}
-            Standing::Paused => {
-                paused_at = Some(id);
-                break;
-            }
-            Standing::Failed | Standing::Blocked => {
-                run_error = Some(format!(
-                    "phase {id} {}: {}",
-                    result.standing.state(),
-                    result
-                        .error
-                        .unwrap_or_else(|| "see the attempts above".into())
-                ));
-                break;
-            }
-        }
-    }
-
-    let blocked_later = selection::dependents_of_unfinished(&order, &standings);
-    let done: Vec<String> = runner.summary.phases.iter().map(|p| p.id.clone()).collect();
-    for phase in order
-        .iter()
-        .filter(|p| !done.iter().any(|id| id == p.id.as_str()))
-    {
-        let status = if blocked_later.contains(phase.id.as_str()) {
-            PhaseState::Blocked
-        } else {
-            PhaseState::NotRun
-        };
-        runner.summary.phases.push(skipped_summary(phase, status));
-    }
-
-    if let Some(hit) = &runner.flags.limit {
+    let (mut summary, ending) = drive.run().await;
+    let warn = |message: String| {
+        tracing::warn!("{message}");
+        let _ = events.send(Event::Warning { message });
+    };
+    let mut run_error = ending.run_error;
+    let paused_at = ending.paused_at;
+    if let Some(hit) = &ending.limit {
         run_error = Some(format!("paused: {hit}"));
-        runner.summary.limit = Some(hit.key().to_owned());
-        runner.summary.raise_with = Some(hit.raise_hint());
+        summary.limit = Some(hit.key().to_owned());
+        summary.raise_with = Some(hit.raise_hint());
     }
     let status = if paused_at.is_some() {
         RunStatus::Paused
@@ -397,29 +358,21 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     } else {
         RunStatus::Completed
     };
-    let current = paused_at.clone().or(stopped_at);
-    if let Err(err) =
-        runner
-            .store
-            .update_run(&run_id, status, current.as_deref(), run_error.as_deref())
-    {
-        runner.warn(format!("could not record the run's end: {err}"));
+    let current = paused_at.clone().or(ending.stopped_at);
+    if let Err(err) = store.update_run(&run_id, status, current.as_deref(), run_error.as_deref()) {
+        warn(format!("could not record the run's end: {err}"));
     }
-    if let Err(err) = runner
-        .store
-        .add_active_secs(&run_id, started.elapsed().as_secs_f64())
-    {
-        runner.warn(format!("could not record the run's time: {err}"));
+    if let Err(err) = store.add_active_secs(&run_id, started.elapsed().as_secs_f64()) {
+        warn(format!("could not record the run's time: {err}"));
     }
-    if let Err(err) = runner.store.set_run_owner(&run_id, None) {
-        runner.warn(format!("could not record the run's end: {err}"));
+    if let Err(err) = store.set_run_owner(&run_id, None) {
+        warn(format!("could not record the run's end: {err}"));
     }
     drop(run_lock);
-    runner.summary.status = status;
-    runner.summary.error = run_error;
-    runner.summary.duration_secs = started.elapsed().as_secs_f64();
-    let summary = runner.summary.clone();
-    runner.emit(Event::RunFinished {
+    summary.status = status;
+    summary.error = run_error;
+    summary.duration_secs = started.elapsed().as_secs_f64();
+    let _ = events.send(Event::RunFinished {
         summary: summary.clone(),
     });
     Ok(summary)
@@ -466,13 +419,4 @@ fn plan_key(plan: &Plan) -> String {
         .unwrap_or_else(|_| PathBuf::from(&plan.master))
         .display()
         .to_string()
-}
-
-fn skipped_summary(phase: &Phase, status: PhaseState) -> PhaseSummary {
-    PhaseSummary {
-        id: phase.id.as_str().to_owned(),
-        title: phase.title.clone(),
-        status,
-        ..PhaseSummary::default()
-    }
 }

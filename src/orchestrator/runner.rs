@@ -1,7 +1,7 @@
-//! [`Runner`]: the state of a running run, owned by its one task, and what every step
-//! of it needs: events and warnings, requests between sessions, waits, and commits.
+//! [`Runner`]: the state of one phase being worked on, and what every step of it needs:
+//! events and warnings, requests between sessions, waits, and commits.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::config::Config;
@@ -26,23 +26,32 @@ pub(crate) struct Flags {
     pub(crate) limit: Option<LimitHit>,
 }
 
-/// The state of a running run, owned by its one task.
-pub(crate) struct Runner<'plan> {
+/// The state of one phase being worked on. Phases running side by side each have one;
+/// all of them are futures of the run's one task, which owns the state store they share.
+pub(crate) struct Runner<'run> {
     pub(crate) config: Config,
+    /// The project root: state, transcripts and the agent's `debussy` calls.
     pub(crate) root: PathBuf,
-    pub(crate) plan: &'plan Plan,
+    /// Where the agent works, commits are made and gates run: the project root, or the
+    /// phase's git worktree when phases run side by side.
+    pub(crate) workdir: PathBuf,
+    /// The phase's worktree and branch, when it has one.
+    pub(crate) worktree: Option<super::worktree::Worktree>,
+    pub(crate) plan: &'run Plan,
     /// Every session's settings from the configuration; each session adds its prompt,
     /// log path and environment.
     pub(crate) session: SessionSpec,
     /// The settings of phases that name their own agent or model, by phase id.
     pub(crate) phase_sessions: std::collections::BTreeMap<String, SessionSpec>,
-    pub(crate) store: Store,
+    pub(crate) store: &'run Store,
     pub(crate) run_id: String,
     pub(crate) events: EventSender,
+    /// The user's requests for this phase, as the run passes them on.
     pub(crate) requests: RequestReceiver,
     pub(crate) flags: Flags,
+    /// What this phase's work added to the run's figures.
     pub(crate) summary: RunSummary,
-    /// Where the paused run being resumed stopped; its phase's first session gets it.
+    /// Where the paused run being resumed stopped this phase; its first session gets it.
     pub(crate) resume_point: Option<ResumePoint>,
     /// The process group of the agent session running now.
     pub(crate) agent_group: Option<i32>,
@@ -50,6 +59,8 @@ pub(crate) struct Runner<'plan> {
     pub(crate) no_restart: Option<NoRestart>,
     /// The run's spending and time limits, and what it spent.
     pub(crate) guards: Guards,
+    /// The run's merges into its branch, one at a time (phases running side by side).
+    pub(crate) merges: &'run tokio::sync::Mutex<()>,
 }
 
 /// The phase a paused run stopped in and what its pause recorded.
@@ -62,6 +73,19 @@ pub(crate) struct ResumePoint {
 }
 
 impl Runner<'_> {
+    /// `path` (a plan or notes file in the project) where the agent sees it: the same
+    /// file in the phase's worktree when it has one.
+    pub(crate) fn in_workdir(&self, path: &Path) -> PathBuf {
+        if self.workdir == self.root {
+            return path.to_path_buf();
+        }
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        absolute.strip_prefix(&self.root).map_or_else(
+            |_| path.to_path_buf(),
+            |relative| self.workdir.join(relative),
+        )
+    }
+
     /// The session settings of `phase_id`: its own agent and model, else the run's.
     pub(crate) fn session_spec(&self, phase_id: &str) -> &SessionSpec {
         self.phase_sessions.get(phase_id).unwrap_or(&self.session)
@@ -84,6 +108,7 @@ impl Runner<'_> {
         if self.flags.limit.is_some() {
             return true;
         }
+        self.guards.running(live_cost);
         let Some(hit) = self.guards.check(live_cost, tokio::time::Instant::now()) else {
             return false;
         };
@@ -118,6 +143,7 @@ impl Runner<'_> {
                 self.warn("no agent session is running; nothing to restart".into());
                 false
             }
+            RunRequest::Focus(_) => false,
         }
     }
 
@@ -138,7 +164,7 @@ impl Runner<'_> {
         let files = if commit.is_some() {
             Vec::new()
         } else {
-            vcs::changes_since(self.root.clone(), base)
+            vcs::changes_since(self.workdir.clone(), base)
                 .await
                 .into_iter()
                 .map(|change| change.path)
@@ -149,7 +175,10 @@ impl Runner<'_> {
             commit: commit.clone(),
             files,
         };
-        if let Err(err) = self.store.set_pause(&self.run_id, Some(&pause)) {
+        if let Err(err) = self
+            .store
+            .set_pause(&self.run_id, phase.id.as_str(), Some(&pause))
+        {
             self.warn(format!(
                 "could not record where the pause left the work: {err}"
             ));
@@ -184,7 +213,7 @@ impl Runner<'_> {
         message: String,
     ) -> Result<Option<String>, String> {
         match vcs::commit_all(
-            self.root.clone(),
+            self.workdir.clone(),
             message.clone(),
             self.config.git.run_hooks,
         )

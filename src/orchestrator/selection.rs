@@ -24,6 +24,9 @@ pub enum Standing {
     /// Skipped by the user in this run (the HUD's `s`), or depending on such a phase. Its
     /// work was not done, so phases that depend on it are skipped too.
     Dropped(String),
+    /// Completed in its worktree, but its branch could not be merged into the run's:
+    /// a human finishes the merge.
+    AwaitingHuman,
 }
 
 impl Standing {
@@ -43,6 +46,7 @@ impl Standing {
             Standing::Failed => PhaseState::Failed,
             Standing::Blocked => PhaseState::Blocked,
             Standing::Paused => PhaseState::Paused,
+            Standing::AwaitingHuman => PhaseState::AwaitingHuman,
         }
     }
 }
@@ -139,7 +143,12 @@ pub fn dependents_of_unfinished(
 ) -> BTreeSet<String> {
     let mut blocked: BTreeSet<String> = standings
         .iter()
-        .filter(|(_, s)| matches!(s, Standing::Failed | Standing::Blocked))
+        .filter(|(_, s)| {
+            matches!(
+                s,
+                Standing::Failed | Standing::Blocked | Standing::AwaitingHuman
+            )
+        })
         .map(|(id, _)| id.clone())
         .collect();
     let mut dependents = BTreeSet::new();

@@ -57,6 +57,7 @@ impl Runner<'_> {
         let model = spec.model.clone();
         prompt.clone_into(&mut spec.prompt);
         spec.log_path = log_path;
+        spec.cwd.clone_from(&self.workdir);
         if !restarts_allowed {
             spec.meter = spec.meter.observe_only();
         }
@@ -78,7 +79,7 @@ impl Runner<'_> {
             tokio::select! {
                 report = &mut running => break report,
                 Some(event) = receiver.recv() => {
-                    self.note_agent_group(&event);
+                    self.note_agent_group(&id, &event);
                     if let SessionEvent::Context(snapshot) = &event
                         && self.flags.limit.is_none()
                         && self.limit_reached(&id, snapshot.cost_usd.unwrap_or(0.0))
@@ -99,7 +100,7 @@ impl Runner<'_> {
             self.forward(&id, attempt, restart, max_restarts, event);
         }
         if self.agent_group.take().is_some()
-            && let Err(err) = self.store.set_agent_group(&self.run_id, None)
+            && let Err(err) = self.store.set_agent_group(&self.run_id, &id, None)
         {
             self.warn(format!("could not record the agent's end: {err}"));
         }
@@ -128,11 +129,11 @@ impl Runner<'_> {
 
     /// Record a started agent's process group (it leads its own group, so pgid = pid), so
     /// that a resume after this process dies can find and kill it.
-    pub(super) fn note_agent_group(&mut self, event: &SessionEvent) {
+    pub(super) fn note_agent_group(&mut self, phase_id: &str, event: &SessionEvent) {
         if let SessionEvent::Started { pid, .. } = event {
             let pgid = i32::try_from(*pid).ok();
             self.agent_group = pgid;
-            if let Err(err) = self.store.set_agent_group(&self.run_id, pgid) {
+            if let Err(err) = self.store.set_agent_group(&self.run_id, phase_id, pgid) {
                 self.warn(format!("could not record the agent's process group: {err}"));
             }
         }
@@ -160,6 +161,7 @@ impl Runner<'_> {
             RunRequest::TogglePause => self.flags.pause_requested = !self.flags.pause_requested,
             RunRequest::RestartNow if restarts_allowed => control.restart(),
             RunRequest::RestartNow => self.warn("restarts are off for this attempt".into()),
+            RunRequest::Focus(_) => {}
         }
     }
 
@@ -183,6 +185,10 @@ impl Runner<'_> {
                 pid,
                 log_path: log_path.display().to_string(),
                 no_restart: self.no_restart,
+                workdir: self
+                    .worktree
+                    .as_ref()
+                    .map(|worktree| worktree.path.display().to_string()),
             }),
             SessionEvent::Activity(activity) => self.emit(Event::Activity { phase_id, activity }),
             SessionEvent::Context(snapshot) => self.emit(Event::Context { phase_id, snapshot }),

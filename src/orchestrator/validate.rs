@@ -76,7 +76,7 @@ impl Runner<'_> {
                 name: gate.name.clone(),
                 command: gate.command.clone(),
             });
-            let root = self.root.clone();
+            let root = self.workdir.clone();
             let running = gates::run_gate(gate, &root, timeout);
             tokio::pin!(running);
             let run = loop {
@@ -134,7 +134,7 @@ impl Runner<'_> {
         let notes_path = phase.notes_out.as_ref().map(|n| n.path.clone());
         let notes_text = notes_path
             .as_ref()
-            .and_then(|path| std::fs::read_to_string(path).ok());
+            .and_then(|path| std::fs::read_to_string(self.in_workdir(path)).ok());
         let facts = compliance::Facts {
             gates: outcomes.clone(),
             notes_path: notes_path.map(|p| {

@@ -204,7 +204,8 @@ pub fn ignore_run_data(root: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+/// Run `work` on a blocking thread, passing its panic on.
+pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
     match tokio::task::spawn_blocking(work).await {
         Ok(value) => value,
         Err(err) => std::panic::resume_unwind(err.into_panic()),

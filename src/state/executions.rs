@@ -29,18 +29,20 @@ impl Store {
         phase_id: &str,
         attempt: u32,
         remediation: bool,
+        workdir: Option<&str>,
     ) -> Result<i64, StateError> {
         self.conn
             .execute(
-                "INSERT INTO phase_executions (run_id, phase_id, attempt, remediation, status, started_at)
-                 VALUES (?1, ?2, ?3, ?4, 'running', ?5)",
-                params![run_id, phase_id, attempt, remediation, now()],
+                "INSERT INTO phase_executions (run_id, phase_id, attempt, remediation, status, started_at, workdir)
+                 VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6)",
+                params![run_id, phase_id, attempt, remediation, now(), workdir],
             )
             .map_err(self.sql("start an execution"))?;
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// Set an execution's status while it runs (e.g. `validating`).
+    /// Set an execution's status while it runs (e.g. `validating`), or after it ended
+    /// when its merge needs a human (`awaiting_human`).
     ///
     /// # Errors
     /// On SQLite failure.
@@ -127,6 +129,7 @@ impl Store {
             error: row.get("error").map_err(get)?,
             started_at: row.get("started_at").map_err(get)?,
             ended_at: row.get("ended_at").map_err(get)?,
+            workdir: row.get("workdir").map_err(get)?,
         })
     }
 

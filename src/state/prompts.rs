@@ -75,7 +75,7 @@ mod tests {
         let store = Store::open(dir.path()).expect("store");
         let run = store.create_run("/p.md", "Plan").expect("run");
         let execution = store
-            .start_execution(&run, "1", 1, false)
+            .start_execution(&run, "1", 1, false, None)
             .expect("execution");
         store
             .record_prompt(execution, 1, "Phase 1 again", Some("## Checkpoint"))

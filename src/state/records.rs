@@ -45,6 +45,9 @@ pub enum ExecutionStatus {
     Paused,
     /// Skipped by the user.
     Skipped,
+    /// Done and validated, but its branch could not be merged into the run's branch:
+    /// a human finishes the merge (phases running side by side).
+    AwaitingHuman,
 }
 
 /// How the agent said a phase ended (`debussy done`).
@@ -100,6 +103,7 @@ text_enum!(ExecutionStatus {
     Blocked => "blocked",
     Paused => "paused",
     Skipped => "skipped",
+    AwaitingHuman => "awaiting_human",
 });
 text_enum!(CompletionStatus { Completed => "completed", Blocked => "blocked", Failed => "failed" });
 
@@ -126,14 +130,15 @@ pub struct RunRecord {
     pub owner_pid: Option<u32>,
     /// The owner's start time, to tell it from a later process given the same pid.
     pub owner_start: Option<u64>,
-    /// The process group of the agent session running now (or when the owner died).
-    pub agent_pgid: Option<i32>,
+    /// The process groups of the agent sessions running now (or when the owner died),
+    /// one per running phase.
+    pub agent_pgids: Vec<i32>,
     /// The plan's phase ids, in execution order (empty for runs recorded before this was kept).
     pub phase_ids: Vec<String>,
     /// The configuration flags and variables the run was started with.
     pub started_with: StartedWith,
-    /// Where a pause left the work, when the run is paused.
-    pub pause: Option<PauseRecord>,
+    /// Where a pause left each paused phase's work, by phase id, when the run is paused.
+    pub pauses: std::collections::BTreeMap<String, PauseRecord>,
     /// Seconds the run has been running, summed over the invocations that ended.
     pub active_secs: f64,
 }
@@ -157,6 +162,14 @@ pub struct PauseRecord {
     /// Files the paused work changed and left uncommitted; the resume accepts exactly these
     /// as a dirty tree.
     pub files: Vec<String>,
+}
+
+impl PauseRecord {
+    /// Whether it records nothing at all.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.base.is_none() && self.commit.is_none() && self.files.is_empty()
+    }
 }
 
 /// One attempt at a phase.
@@ -192,6 +205,8 @@ pub struct ExecutionRecord {
     pub started_at: String,
     /// RFC 3339 end time.
     pub ended_at: Option<String>,
+    /// The git worktree it ran in, when not the project's own working tree.
+    pub workdir: Option<String>,
 }
 
 /// How an execution ended.

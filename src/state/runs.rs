@@ -1,6 +1,6 @@
 //! Runs: created, updated, owned, paused, settled when their process died, and listed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::{Row, params};
 
@@ -105,31 +105,44 @@ impl Store {
                 .map_err(|e| self.corrupt(format!("the run's recorded flags: {e}")))?,
             None => StartedWith::default(),
         };
-        let pause_base: Option<String> = row.get("pause_base").map_err(get)?;
-        let pause_commit: Option<String> = row.get("pause_commit").map_err(get)?;
-        let pause_files = lines(row.get("pause_files").map_err(get)?);
-        let pause = (status == RunStatus::Paused
-            && (pause_base.is_some() || pause_commit.is_some() || !pause_files.is_empty()))
-        .then_some(PauseRecord {
-            base: pause_base,
-            commit: pause_commit,
-            files: pause_files,
-        });
+        let id: String = row.get("id").map_err(get)?;
+        let current_phase: Option<String> = row.get("current_phase").map_err(get)?;
+        let mut pauses = BTreeMap::new();
+        if status == RunStatus::Paused {
+            // Runs recorded before phases ran side by side kept one pause, on the run.
+            let legacy = PauseRecord {
+                base: row.get("pause_base").map_err(get)?,
+                commit: row.get("pause_commit").map_err(get)?,
+                files: lines(row.get("pause_files").map_err(get)?),
+            };
+            if let Some(phase) = &current_phase
+                && !legacy.is_empty()
+            {
+                pauses.insert(phase.clone(), legacy);
+            }
+            pauses.extend(self.phase_pauses(&id)?);
+        }
+        let mut agent_pgids: Vec<i32> = row
+            .get::<_, Option<i32>>("agent_pgid")
+            .map_err(get)?
+            .into_iter()
+            .collect();
+        agent_pgids.extend(self.phase_agents(&id)?);
         Ok(RunRecord {
-            id: row.get("id").map_err(get)?,
+            id,
             plan_path: row.get("plan_path").map_err(get)?,
             plan_title: row.get("plan_title").map_err(get)?,
             status,
-            current_phase: row.get("current_phase").map_err(get)?,
+            current_phase,
             error: row.get("error").map_err(get)?,
             started_at: row.get("started_at").map_err(get)?,
             ended_at: row.get("ended_at").map_err(get)?,
             owner_pid,
             owner_start,
-            agent_pgid: row.get("agent_pgid").map_err(get)?,
+            agent_pgids,
             phase_ids: lines(row.get("phase_ids").map_err(get)?),
             started_with,
-            pause,
+            pauses,
             active_secs: row.get("active_secs").map_err(get)?,
         })
     }
@@ -180,18 +193,61 @@ impl Store {
         Ok(())
     }
 
-    /// Record the process group of the agent session now running (`None` between sessions).
+    /// Record the process group of `phase_id`'s agent session now running (`None`
+    /// between its sessions).
     ///
     /// # Errors
     /// On SQLite failure.
-    pub fn set_agent_group(&self, run_id: &str, pgid: Option<i32>) -> Result<(), StateError> {
+    pub fn set_agent_group(
+        &self,
+        run_id: &str,
+        phase_id: &str,
+        pgid: Option<i32>,
+    ) -> Result<(), StateError> {
+        match pgid {
+            Some(pgid) => self.conn.execute(
+                "INSERT INTO phase_agents (run_id, phase_id, pgid) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (run_id, phase_id) DO UPDATE SET pgid = excluded.pgid",
+                params![run_id, phase_id, pgid],
+            ),
+            None => self.conn.execute(
+                "DELETE FROM phase_agents WHERE run_id = ?1 AND phase_id = ?2",
+                params![run_id, phase_id],
+            ),
+        }
+        .map_err(self.sql("record the agent's process group"))?;
+        Ok(())
+    }
+
+    /// Forget every agent process group recorded for the run (they are gone).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn clear_agent_groups(&self, run_id: &str) -> Result<(), StateError> {
         self.conn
             .execute(
-                "UPDATE runs SET agent_pgid = ?2 WHERE id = ?1",
-                params![run_id, pgid],
+                "UPDATE runs SET agent_pgid = NULL WHERE id = ?1",
+                params![run_id],
             )
-            .map_err(self.sql("record the agent's process group"))?;
+            .and_then(|_| {
+                self.conn.execute(
+                    "DELETE FROM phase_agents WHERE run_id = ?1",
+                    params![run_id],
+                )
+            })
+            .map_err(self.sql("forget the agents' process groups"))?;
         Ok(())
+    }
+
+    fn phase_agents(&self, run_id: &str) -> Result<Vec<i32>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT pgid FROM phase_agents WHERE run_id = ?1 ORDER BY phase_id")
+            .map_err(self.sql("read the agents' process groups"))?;
+        stmt.query_map([run_id], |row| row.get(0))
+            .map_err(self.sql("read the agents' process groups"))?
+            .collect::<Result<_, _>>()
+            .map_err(self.sql("read the agents' process groups"))
     }
 
     /// Record the plan's phase ids for the run, so reports for other phases are refused.
@@ -242,24 +298,79 @@ impl Store {
         Ok(())
     }
 
-    /// Record (or with `None`, forget) where a pause left the work.
+    /// Record (or with `None`, forget) where a pause left `phase_id`'s work.
     ///
     /// # Errors
     /// On SQLite failure.
-    pub fn set_pause(&self, run_id: &str, pause: Option<&PauseRecord>) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE runs SET pause_base = ?2, pause_commit = ?3, pause_files = ?4 WHERE id = ?1",
+    pub fn set_pause(
+        &self,
+        run_id: &str,
+        phase_id: &str,
+        pause: Option<&PauseRecord>,
+    ) -> Result<(), StateError> {
+        match pause {
+            Some(pause) => self.conn.execute(
+                "INSERT INTO phase_pauses (run_id, phase_id, base, commit_id, files) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (run_id, phase_id) DO UPDATE
+                 SET base = excluded.base, commit_id = excluded.commit_id, files = excluded.files",
                 params![
                     run_id,
-                    pause.and_then(|p| p.base.clone()),
-                    pause.and_then(|p| p.commit.clone()),
-                    pause.map(|p| p.files.join("\n")).filter(|f| !f.is_empty()),
+                    phase_id,
+                    pause.base,
+                    pause.commit,
+                    Some(pause.files.join("\n")).filter(|f| !f.is_empty()),
                 ],
-            )
-            .map_err(self.sql("record the pause"))?;
+            ),
+            None => self.conn.execute(
+                "DELETE FROM phase_pauses WHERE run_id = ?1 AND phase_id = ?2",
+                params![run_id, phase_id],
+            ),
+        }
+        .map_err(self.sql("record the pause"))?;
         Ok(())
     }
+
+    /// Forget every pause of the run (it is being resumed).
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn clear_pauses(&self, run_id: &str) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET pause_base = NULL, pause_commit = NULL, pause_files = NULL WHERE id = ?1",
+                params![run_id],
+            )
+            .and_then(|_| {
+                self.conn
+                    .execute("DELETE FROM phase_pauses WHERE run_id = ?1", params![run_id])
+            })
+            .map_err(self.sql("forget the pauses"))?;
+        Ok(())
+    }
+
+    fn phase_pauses(&self, run_id: &str) -> Result<BTreeMap<String, PauseRecord>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT phase_id, base, commit_id, files FROM phase_pauses WHERE run_id = ?1")
+            .map_err(self.sql("read the pauses"))?;
+        stmt.query_map([run_id], |row| {
+            let files: Option<String> = row.get(3)?;
+            Ok((
+                row.get(0)?,
+                PauseRecord {
+                    base: row.get(1)?,
+                    commit: row.get(2)?,
+                    files: files
+                        .map(|t| t.lines().map(str::to_owned).collect())
+                        .unwrap_or_default(),
+                },
+            ))
+        })
+        .map_err(self.sql("read the pauses"))?
+        .collect::<Result<_, _>>()
+        .map_err(self.sql("read the pauses"))
+    }
+
     /// Phases of `plan_path` that some run completed (for `--resume`).
     ///
     /// # Errors

@@ -151,4 +151,23 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE sessions ADD COLUMN agent TEXT;
     ",
+    // 7: phases running side by side (`jobs`): the agent group and the pause of each
+    // phase, and the git worktree an attempt ran in.
+    "
+    CREATE TABLE phase_agents (
+        run_id   TEXT NOT NULL REFERENCES runs (id),
+        phase_id TEXT NOT NULL,
+        pgid     INTEGER NOT NULL,
+        PRIMARY KEY (run_id, phase_id)
+    );
+    CREATE TABLE phase_pauses (
+        run_id    TEXT NOT NULL REFERENCES runs (id),
+        phase_id  TEXT NOT NULL,
+        base      TEXT,
+        commit_id TEXT,
+        files     TEXT,
+        PRIMARY KEY (run_id, phase_id)
+    );
+    ALTER TABLE phase_executions ADD COLUMN workdir TEXT;
+    ",
 ];

@@ -247,6 +247,28 @@ impl Sink for PlainSink {
                 }
                 self.line(&text)
             }
+            Event::Merged {
+                phase_id,
+                branch,
+                commit,
+                fast_forward,
+            } => self.line(&format!(
+                "phase {phase_id}: merged {branch} ({}) at {}",
+                if *fast_forward {
+                    "fast-forward"
+                } else {
+                    "merge commit"
+                },
+                short(commit)
+            )),
+            Event::MergeConflict {
+                phase_id,
+                branch,
+                files,
+            } => self.line(&format!(
+                "phase {phase_id}: merging {branch} conflicts in {}; a remediation session resolves it in the phase's worktree",
+                files.join(", ")
+            )),
             Event::Committed {
                 phase_id,
                 commit,

@@ -27,7 +27,7 @@ impl Project {
                 .create_run("/plan/MASTER_PLAN.md", "Plan")
                 .expect("run");
             let execution = store
-                .start_execution(&run, "1", 1, false)
+                .start_execution(&run, "1", 1, false, None)
                 .expect("execution");
             store
                 .record_prompt(execution, 0, &"a long prompt\n".repeat(5000), None)

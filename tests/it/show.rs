@@ -208,7 +208,7 @@ fn a_session_still_running_shows_its_prompt() {
     let store = debussy::state::Store::open(dir.path()).expect("store");
     let run = store.create_run("/p/MASTER_PLAN.md", "Plan").expect("run");
     let execution = store
-        .start_execution(&run, "3", 1, false)
+        .start_execution(&run, "3", 1, false, None)
         .expect("execution");
     store
         .record_prompt(execution, 0, "You are working on phase 3", None)

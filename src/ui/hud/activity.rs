@@ -404,6 +404,25 @@ impl Component for ActivityLog {
                 String::new(),
                 lines::compliance(*verdict, findings),
             ),
+            Event::Merged {
+                branch,
+                commit,
+                fast_forward,
+                ..
+            } => self.push(
+                now,
+                None,
+                Tone::Commit,
+                String::new(),
+                lines::merged(branch, commit, *fast_forward),
+            ),
+            Event::MergeConflict { branch, files, .. } => self.push(
+                now,
+                None,
+                Tone::Warning,
+                String::new(),
+                lines::merge_conflict(branch, files),
+            ),
             Event::Committed {
                 commit,
                 message,
@@ -434,7 +453,9 @@ impl Component for ActivityLog {
             } => {
                 let tone = match status {
                     PhaseState::Completed => Tone::Good,
-                    PhaseState::Failed | PhaseState::Blocked => Tone::Error,
+                    PhaseState::Failed | PhaseState::Blocked | PhaseState::AwaitingHuman => {
+                        Tone::Error
+                    }
                     PhaseState::Paused => Tone::Warning,
                     _ => Tone::Dim,
                 };

@@ -21,7 +21,7 @@ use super::phases::PhaseList;
 use crate::events::{Event, RunRequest, RunSummary};
 
 /// What a key asks of the loop around the app.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// Send this request to the run.
     Send(RunRequest),

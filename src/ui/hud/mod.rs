@@ -257,8 +257,8 @@ pub fn restore_terminal() {
 }
 
 fn send(requests: &RequestSender, request: RunRequest) {
-    if requests.send(request).is_err() {
-        tracing::debug!(?request, "the run no longer takes requests");
+    if let Err(err) = requests.send(request) {
+        tracing::debug!(request = ?err.0, "the run no longer takes requests");
     }
 }
 

@@ -37,6 +37,7 @@ pub(crate) fn state_look(state: RowState) -> (&'static str, Style) {
         RowState::Stands(PhaseState::Paused) => ("‖", Style::new().fg(Color::Yellow)),
         RowState::Stands(PhaseState::Failed) => ("✗", Style::new().fg(Color::Red)),
         RowState::Stands(PhaseState::Blocked) => ("⊘", Style::new().fg(Color::Red)),
+        RowState::Stands(PhaseState::AwaitingHuman) => ("⚑", Style::new().fg(Color::Magenta)),
         RowState::Stands(PhaseState::Skipped) => ("↷", Style::new().fg(Color::DarkGray)),
         RowState::Stands(PhaseState::NotRun) => ("·", Style::new().fg(Color::DarkGray)),
         RowState::Stands(PhaseState::Pending) => ("○", Style::new().fg(Color::Gray)),

@@ -191,6 +191,22 @@ pub(crate) mod lines {
         )
     }
 
+    pub(crate) fn merged(branch: &str, commit: &str, fast_forward: bool) -> String {
+        let how = if fast_forward {
+            "fast-forward"
+        } else {
+            "merge commit"
+        };
+        format!("merged {branch} ({how}) at {}", short(commit))
+    }
+
+    pub(crate) fn merge_conflict(branch: &str, files: &[String]) -> String {
+        format!(
+            "merging {branch} conflicts in {}: resolving in its worktree",
+            files.join(", ")
+        )
+    }
+
     pub(crate) fn attempt_failed(attempt: u32, reason: &str) -> String {
         format!("attempt {attempt} failed: {reason}")
     }

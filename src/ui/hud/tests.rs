@@ -169,6 +169,7 @@ pub(super) fn session_started(restart: u32) -> Event {
             restart + 1
         ),
         no_restart: None,
+        workdir: None,
     }
 }
 
