@@ -53,7 +53,7 @@ pub(super) struct Drive<'run> {
     /// attempt that completed them.
     pub(super) unmerged: BTreeMap<String, i64>,
     pub(super) guards: Guards,
-    pub(super) merges: &'run tokio::sync::Mutex<()>,
+    pub(super) repo_turn: &'run tokio::sync::Mutex<()>,
     /// Phases run at once.
     pub(super) jobs: usize,
     /// The branch the run started on, when phases run in worktrees and merge into it.
@@ -251,7 +251,7 @@ impl<'run> Drive<'run> {
             agent_group: None,
             no_restart: None,
             guards: self.guards.clone(),
-            merges: self.merges,
+            repo_turn: self.repo_turn,
         }
     }
 

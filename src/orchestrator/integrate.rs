@@ -45,9 +45,10 @@ impl Runner<'_> {
     pub(crate) async fn enter_worktree(&mut self, worktree: Worktree) -> Result<(), String> {
         let root = self.root.clone();
         let target = worktree.clone();
-        blocking(move || worktree::ensure(&root, &target))
-            .await
-            .map_err(|err| format!("could not make the phase's worktree: {err}"))?;
+        let turn = self.repo_turn.lock().await;
+        let made = blocking(move || worktree::ensure(&root, &target)).await;
+        drop(turn);
+        made.map_err(|err| format!("could not make the phase's worktree: {err}"))?;
         self.workdir.clone_from(&worktree.path);
         self.worktree = Some(worktree);
         Ok(())
@@ -164,7 +165,7 @@ impl Runner<'_> {
             &phase.title,
             "merged",
         );
-        let turn = self.merges.lock().await;
+        let turn = self.repo_turn.lock().await;
         let (root, branch, hooks) = (
             self.root.clone(),
             worktree.branch.clone(),
@@ -337,7 +338,10 @@ impl Runner<'_> {
         };
         let root = self.root.clone();
         let target = worktree.clone();
-        if let Err(err) = blocking(move || worktree::remove(&root, &target)).await {
+        let turn = self.repo_turn.lock().await;
+        let removed = blocking(move || worktree::remove(&root, &target)).await;
+        drop(turn);
+        if let Err(err) = removed {
             self.warn(format!(
                 "could not remove the worktree {} of phase {}: {err}; `debussy clean` removes it",
                 worktree.path.display(),

@@ -310,7 +310,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let started = Instant::now();
     let spent_before = store.totals(&run_id, None)?.cost_usd;
     let guards = Guards::new(&config, spent_before, ran_before, started.into());
-    let merges = tokio::sync::Mutex::new(());
+    let repo_turn = tokio::sync::Mutex::new(());
     let jobs = match config.jobs {
         0 => order.len().max(1),
         jobs => usize::try_from(jobs).unwrap_or(usize::MAX),
@@ -330,7 +330,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         resume_points,
         unmerged,
         guards,
-        merges: &merges,
+        repo_turn: &repo_turn,
         jobs,
         run_branch,
         summary: RunSummary {

@@ -59,8 +59,9 @@ pub(crate) struct Runner<'run> {
     pub(crate) no_restart: Option<NoRestart>,
     /// The run's spending and time limits, and what it spent.
     pub(crate) guards: Guards,
-    /// The run's merges into its branch, one at a time (phases running side by side).
-    pub(crate) merges: &'run tokio::sync::Mutex<()>,
+    /// The run's changes to the repository itself (worktrees added and removed, merges
+    /// into its branch), one at a time: git does not take them concurrently.
+    pub(crate) repo_turn: &'run tokio::sync::Mutex<()>,
 }
 
 /// The phase a paused run stopped in and what its pause recorded.

@@ -93,8 +93,12 @@ fn runs_round_trip_and_resolve_by_prefix() {
 fn executions_sessions_restarts_and_gates_link_to_their_execution() {
     let (_dir, store) = store();
     let run = store.create_run("/p/M.md", "Plan").expect("run");
-    let first = store.start_execution(&run, "1", 1, false, None).expect("exec");
-    let second = store.start_execution(&run, "1", 2, true, None).expect("exec");
+    let first = store
+        .start_execution(&run, "1", 1, false, None)
+        .expect("exec");
+    let second = store
+        .start_execution(&run, "1", 2, true, None)
+        .expect("exec");
     store
         .set_execution_status(first, ExecutionStatus::Validating)
         .expect("status");
@@ -207,15 +211,21 @@ fn completed_phases_come_from_any_run_of_the_same_plan() {
     let (_dir, store) = store();
     let a = store.create_run("/p/M.md", "Plan").expect("run");
     let b = store.create_run("/other/M.md", "Other").expect("run");
-    let done = store.start_execution(&a, "1", 1, false, None).expect("exec");
+    let done = store
+        .start_execution(&a, "1", 1, false, None)
+        .expect("exec");
     store
         .finish_execution(done, &end(ExecutionStatus::Completed))
         .expect("finish");
-    let failed = store.start_execution(&a, "2", 1, false, None).expect("exec");
+    let failed = store
+        .start_execution(&a, "2", 1, false, None)
+        .expect("exec");
     store
         .finish_execution(failed, &end(ExecutionStatus::Failed))
         .expect("finish");
-    let elsewhere = store.start_execution(&b, "3", 1, false, None).expect("exec");
+    let elsewhere = store
+        .start_execution(&b, "3", 1, false, None)
+        .expect("exec");
     store
         .finish_execution(elsewhere, &end(ExecutionStatus::Completed))
         .expect("finish");
@@ -327,8 +337,12 @@ fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
     store
         .set_run_owner(&dead, Some(Owner { pid, start }))
         .expect("owner");
-    store.set_agent_group(&dead, "1", Some(4242)).expect("group");
-    store.set_agent_group(&dead, "2", Some(4343)).expect("group");
+    store
+        .set_agent_group(&dead, "1", Some(4242))
+        .expect("group");
+    store
+        .set_agent_group(&dead, "2", Some(4343))
+        .expect("group");
 
     assert_eq!(
         store.run(&live).expect("read").expect("run").status,
@@ -343,7 +357,14 @@ fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
     assert_eq!(settled[0].id, dead);
     assert_eq!(settled[0].agent_pgids, [4242, 4343]);
     store.clear_agent_groups(&dead).expect("clear");
-    assert!(store.run(&dead).expect("read").expect("run").agent_pgids.is_empty());
+    assert!(
+        store
+            .run(&dead)
+            .expect("read")
+            .expect("run")
+            .agent_pgids
+            .is_empty()
+    );
     let record = store.run(&dead).expect("read").expect("run");
     assert_eq!(record.status, RunStatus::Interrupted);
     assert!(record.ended_at.is_some());
@@ -387,12 +408,16 @@ fn phases_flags_and_pauses_round_trip() {
         [("1".to_owned(), other), ("2a".to_owned(), pause)].into()
     );
     store.set_pause(&run, "1", None).expect("forget one");
-    assert_eq!(
-        store.run(&run).expect("read").expect("run").pauses.len(),
-        1
-    );
+    assert_eq!(store.run(&run).expect("read").expect("run").pauses.len(), 1);
     store.clear_pauses(&run).expect("forget");
-    assert!(store.run(&run).expect("read").expect("run").pauses.is_empty());
+    assert!(
+        store
+            .run(&run)
+            .expect("read")
+            .expect("run")
+            .pauses
+            .is_empty()
+    );
 }
 
 #[test]

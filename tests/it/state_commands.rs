@@ -180,7 +180,9 @@ fn status_and_history_report_recorded_runs() {
     let run = store
         .create_run("/p/MASTER_PLAN.md", "Greeting Demo")
         .expect("run");
-    let execution = store.start_execution(&run, "1", 1, false, None).expect("exec");
+    let execution = store
+        .start_execution(&run, "1", 1, false, None)
+        .expect("exec");
     store
         .finish_execution(
             execution,

@@ -1,0 +1,424 @@
+//! `debussy run --jobs N`: phases side by side in git worktrees, merged back in
+//! completion order, with the sim agent in temporary repositories.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{DONE_TURN, summary, wait_for};
+use crate::support::project::{Project, events_named, process_gone, wait_exit};
+
+/// A script for `phase` (and `attempt`, when given) playing `turns`.
+fn script(phase: &str, attempt: Option<u32>, turns: &str) -> String {
+    let attempt = attempt.map_or_else(String::new, |a| format!("    attempt: {a}\n"));
+    format!("  - phase: {phase}\n{attempt}    turns:\n{turns}")
+}
+
+/// Turns that write `path` with `content` (escaped for YAML), pause `sleep_ms`, write
+/// the phase's notes into the worktree and report done.
+fn work(id: &str, path: &str, content: &str, sleep_ms: u32) -> String {
+    format!(
+        "      - say: writing {path}\n        percent: 10\n        tools:\n          - write:\n              path: {path}\n              content: \"{content}\"\n      - sleep_ms: {sleep_ms}\n{}{DONE_TURN}",
+        notes(id)
+    )
+}
+
+/// The notes turn, relative to the agent's directory (its worktree).
+fn notes(id: &str) -> String {
+    format!(
+        "      - say: notes\n        tools:\n          - write:\n              path: plan/notes/phase-{id}.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\nsome\\n\"\n"
+    )
+}
+
+fn git(project: &Project, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(project.root())
+        .output()
+        .expect("git");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+fn ts(event: &Value) -> jiff::Timestamp {
+    event["ts"]
+        .as_str()
+        .expect("ts")
+        .parse()
+        .expect("timestamp")
+}
+
+/// A plan whose phases 2, 3 and 4 depend on 1, and 5 on all three.
+fn diamond(project: &Project, scenario: &str) {
+    project.plan(
+        &[
+            ("1", "N/A", "test -f f1.txt"),
+            ("2", "Phase 1", "test -f f2.txt"),
+            ("3", "Phase 1", "test -f f3.txt"),
+            ("4", "Phase 1", "test -f f4.txt"),
+            (
+                "5",
+                "Phase 2, Phase 3, Phase 4",
+                "test -f f2.txt && test -f f3.txt && test -f f4.txt && test -f f5.txt",
+            ),
+        ],
+        scenario,
+    );
+}
+
+#[test]
+fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
+    for id in ["2", "3", "4"] {
+        scenario.push_str(&script(
+            id,
+            None,
+            &work(id, &format!("f{id}.txt"), id, 1500),
+        ));
+    }
+    scenario.push_str(&script("5", None, &work("5", "f5.txt", "five", 0)));
+    diamond(&project, &scenario);
+
+    let branch = git(&project, &["branch", "--show-current"]);
+    let (code, events) = project.run(&["--jobs", "3"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(summary(&events)["status"], "completed");
+
+    let session = |name: &str, id: &str| {
+        ts(events_named(&events, name)
+            .into_iter()
+            .find(|e| e["phase_id"] == id)
+            .unwrap_or_else(|| panic!("{name} of phase {id}")))
+    };
+    let last_start = ["2", "3", "4"]
+        .map(|id| session("session_started", id))
+        .into_iter()
+        .max()
+        .expect("starts");
+    let first_end = ["2", "3", "4"]
+        .map(|id| session("session_ended", id))
+        .into_iter()
+        .min()
+        .expect("ends");
+    assert!(
+        last_start < first_end,
+        "phases 2, 3 and 4 ran at once: the last started at {last_start}, the first ended at {first_end}"
+    );
+    let merges = events_named(&events, "merged");
+    assert_eq!(merges.len(), 5, "every phase merged: {merges:#?}");
+    let merged_middle =
+        ["2", "3", "4"].map(|id| ts(merges.iter().find(|e| e["phase_id"] == id).expect("merged")));
+    assert!(
+        merged_middle
+            .iter()
+            .all(|merged| *merged < session("session_started", "5")),
+        "phase 5 started after the merges"
+    );
+    for file in ["f1.txt", "f2.txt", "f3.txt", "f4.txt", "f5.txt"] {
+        assert!(
+            project.root().join(file).exists(),
+            "{file} on the run branch"
+        );
+    }
+    assert_eq!(git(&project, &["branch", "--show-current"]), branch);
+    assert_eq!(
+        git(&project, &["branch", "--list", "debussy/*"]),
+        "",
+        "merged phases' branches are removed"
+    );
+    assert_eq!(
+        git(&project, &["worktree", "list", "--porcelain"])
+            .lines()
+            .filter(|l| l.starts_with("worktree "))
+            .count(),
+        1,
+        "merged phases' worktrees are removed"
+    );
+    let started = events_named(&events, "session_started");
+    assert!(
+        started.iter().all(|e| e["workdir"]
+            .as_str()
+            .is_some_and(|w| w.contains(".debussy/worktrees/"))),
+        "every session says its worktree: {started:#?}"
+    );
+}
+
+/// Phases 2 and 3 (after 1) both rewrite `shared.txt`; 3 finishes later.
+fn conflicting(project: &Project, remediation: &str) {
+    let mut scenario = String::from("scripts:\n");
+    scenario.push_str(&script("1", None, &work("1", "shared.txt", "base\\n", 0)));
+    scenario.push_str(&script("2", None, &work("2", "shared.txt", "two\\n", 0)));
+    scenario.push_str(&script(
+        "3",
+        Some(1),
+        &work("3", "shared.txt", "three\\n", 1500),
+    ));
+    scenario.push_str(remediation);
+    project.plan(
+        &[
+            ("1", "N/A", "test -f shared.txt"),
+            ("2", "Phase 1", "grep -q two shared.txt"),
+            ("3", "Phase 1", "grep -q three shared.txt"),
+        ],
+        &scenario,
+    );
+}
+
+#[test]
+fn a_merge_conflict_is_resolved_by_a_remediation_session_in_the_worktree() {
+    let project = Project::new();
+    let resolve = format!(
+        "  - phase: 3\n    attempt: 2\n    expect_prompt: [\"conflict markers\", \"shared.txt\"]\n    turns:\n{}",
+        work("3", "shared.txt", "two\\nthree\\n", 0)
+    );
+    conflicting(&project, &resolve);
+
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let conflicts = events_named(&events, "merge_conflict");
+    assert_eq!(conflicts.len(), 1, "{events:#?}");
+    assert_eq!(conflicts[0]["phase_id"], "3");
+    assert_eq!(conflicts[0]["files"][0], "shared.txt");
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("shared.txt")).expect("read"),
+        "two\nthree\n"
+    );
+    assert_eq!(summary(&events)["status"], "completed");
+    assert_eq!(
+        git(&project, &["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
+}
+
+#[test]
+fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
+    let project = Project::new();
+    let give_up = script(
+        "3",
+        Some(2),
+        &format!("      - say: I leave the markers\n{DONE_TURN}"),
+    );
+    conflicting(&project, &give_up);
+
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let finished = events_named(&events, "phase_finished");
+    let three = finished
+        .iter()
+        .rfind(|e| e["phase_id"] == "3")
+        .expect("phase 3 finished");
+    assert_eq!(three["status"], "awaiting_human", "{three:#?}");
+    let error = three["error"].as_str().expect("error");
+    assert!(
+        error.contains("conflict markers remain in shared.txt"),
+        "{error}"
+    );
+    let run_id = events[0]["run_id"].as_str().expect("run id");
+    let branch = format!("debussy/{run_id}/phase-3");
+    assert!(error.contains(&format!("git merge {branch}")), "{error}");
+    assert!(
+        project
+            .root()
+            .join(".debussy/worktrees")
+            .join(run_id)
+            .join("3")
+            .join("shared.txt")
+            .exists(),
+        "the worktree is kept"
+    );
+    assert_eq!(
+        git(
+            &project,
+            &["branch", "--list", "--format=%(refname:short)", &branch]
+        ),
+        branch
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("shared.txt")).expect("read"),
+        "two\n",
+        "the run branch holds phase 2's work, no markers"
+    );
+    assert_eq!(
+        git(&project, &["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
+    assert_eq!(summary(&events)["status"], "failed");
+
+    // Finishing by hand as printed, then resuming, completes the run.
+    let merge = std::process::Command::new("git")
+        .args(["merge", &branch])
+        .current_dir(project.root())
+        .output()
+        .expect("git merge");
+    assert!(!merge.status.success(), "the conflict is real");
+    project.write("shared.txt", "two\nthree\n");
+    git(&project, &["add", "shared.txt"]);
+    git(&project, &["commit", "--no-edit"]);
+    assert_eq!(
+        git(&project, &["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
+    let (code, events) = project.run(&["--jobs", "2", "--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+}
+
+#[test]
+fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
+    let project = Project::new();
+    project.write(".gitignore", "started-*\n");
+    let mut scenario = String::from("scripts:\n");
+    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
+    for id in ["2", "3", "4"] {
+        let turns = format!(
+            "      - say: working\n        percent: 10\n        tools:\n          - write:\n              path: f{id}.txt\n              content: \"{id}\"\n          - bash: \"if [ ! -f $DEBUSSY_PROJECT_ROOT/started-{id} ]; then touch $DEBUSSY_PROJECT_ROOT/started-{id}; sleep 60; fi\"\n{}{DONE_TURN}",
+            notes(id)
+        );
+        scenario.push_str(&script(id, None, &turns));
+    }
+    scenario.push_str(&script("5", None, &work("5", "f5.txt", "five", 0)));
+    diamond(&project, &scenario);
+
+    let mut child = project
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--output-format",
+            "json",
+            "--restart-delay",
+            "0",
+            "--jobs",
+            "3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut agents = Vec::new();
+    for line in lines.by_ref().map_while(Result::ok) {
+        let event: Value = serde_json::from_str(&line).expect("json");
+        if event["event"] == "session_started" && event["phase_id"] != "1" {
+            agents.push(event["pid"].as_u64().expect("pid"));
+            if agents.len() == 3 {
+                break;
+            }
+        }
+    }
+    for id in ["2", "3", "4"] {
+        wait_for(
+            || project.root().join(format!("started-{id}")).exists(),
+            "every agent's sleep to start",
+        );
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
+    let rest: Vec<Value> = lines
+        .map_while(Result::ok)
+        .map(|line| serde_json::from_str(&line).expect("json"))
+        .collect();
+    let code = wait_exit(&mut child, Duration::from_secs(60));
+    assert_eq!(code, 130, "{rest:#?}");
+    for pid in agents {
+        assert!(process_gone(pid), "agent {pid} survived Ctrl-C");
+    }
+    let paused: Vec<&str> = events_named(&rest, "phase_finished")
+        .iter()
+        .filter(|e| e["status"] == "paused")
+        .filter_map(|e| e["phase_id"].as_str())
+        .collect();
+    assert_eq!(paused.len(), 3, "all three paused: {rest:#?}");
+    assert_eq!(project.status_json()["run"]["status"], "paused");
+
+    let (code, events) = project.run(&["--jobs", "3", "--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(events[0]["resumed"], true);
+    for file in ["f2.txt", "f3.txt", "f4.txt", "f5.txt"] {
+        assert!(
+            project.root().join(file).exists(),
+            "{file} on the run branch"
+        );
+    }
+    assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+}
+
+#[test]
+fn a_context_restart_in_a_worktree_commits_its_checkpoint_on_the_phase_branch() {
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
+    scenario.push_str(
+        "  - phase: 2\n    restart: 0\n    turns:\n      - say: half done\n        percent: 10\n        tools:\n          - write:\n              path: half.txt\n              content: \"half\"\n      - say: filling up\n        percent: 95\n      - sleep_ms: 5000\n",
+    );
+    scenario.push_str(&script("2", None, &work("2", "f2.txt", "two", 0)));
+    scenario.push_str(&script("3", None, &work("3", "f3.txt", "three", 0)));
+    project.plan(
+        &[
+            ("1", "N/A", "test -f f1.txt"),
+            ("2", "Phase 1", "test -f f2.txt && test -f half.txt"),
+            ("3", "Phase 1", "test -f f3.txt"),
+        ],
+        &scenario,
+    );
+
+    let mut child = project
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--output-format",
+            "json",
+            "--restart-delay",
+            "2",
+            "--jobs",
+            "2",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut run_id = String::new();
+    let mut checked = false;
+    let mut events = Vec::new();
+    for line in lines.map_while(Result::ok) {
+        let event: Value = serde_json::from_str(&line).expect("json");
+        if event["event"] == "run_started" {
+            run_id = event["run_id"].as_str().expect("run id").to_owned();
+        }
+        if event["event"] == "restart" {
+            let commit = event["commit"].as_str().expect("checkpoint commit");
+            let branch = format!("debussy/{run_id}/phase-2");
+            assert_eq!(git(&project, &["rev-parse", &branch]), commit);
+            assert_ne!(git(&project, &["rev-parse", "HEAD"]), commit);
+            assert!(
+                !std::process::Command::new("git")
+                    .args(["merge-base", "--is-ancestor", commit, "HEAD"])
+                    .current_dir(project.root())
+                    .status()
+                    .expect("git")
+                    .success(),
+                "the checkpoint is not on the run branch"
+            );
+            assert!(!project.root().join("half.txt").exists());
+            checked = true;
+        }
+        events.push(event);
+    }
+    let code = wait_exit(&mut child, Duration::from_secs(60));
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(checked, "a context restart happened: {events:#?}");
+    assert!(
+        project.root().join("half.txt").exists(),
+        "merged at the end"
+    );
+}
