@@ -69,6 +69,8 @@ pub enum Command {
     Status(StatusArgs),
     /// List past runs.
     History(HistoryArgs),
+    /// Remove the git worktrees and branches that phases run side by side left behind.
+    Clean(CleanArgs),
     /// Write a commented config, an example plan and agent command files into a project.
     Init(InitArgs),
     /// Report that a phase is finished (called by the agent).
@@ -185,6 +187,19 @@ pub struct StatusArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
+}
+
+/// `debussy clean`.
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// List what would be removed, and what is kept and why, without removing anything.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Also remove worktrees with uncommitted changes, unmerged branches and those of
+    /// paused runs (their work is lost).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `debussy history`.

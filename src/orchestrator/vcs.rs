@@ -187,7 +187,7 @@ pub fn commit_message(template: &str, phase_id: &str, phase_name: &str, status: 
 }
 
 /// `.debussy/.gitignore`: run data is never committed, `config.yaml` can be.
-pub const RUN_DATA_IGNORE: &str = "# Run data written by debussy; config.yaml is meant to be committed.\nstate.db*\nruns/\nlogs/\nmcp/\n";
+pub const RUN_DATA_IGNORE: &str = "# Run data written by debussy; config.yaml is meant to be committed.\nstate.db*\nruns/\nlogs/\nmcp/\nworktrees/\n";
 
 /// Make sure `.debussy/`'s run data (state, logs, session transcripts) is never
 /// committed by `git add -A`, while `.debussy/config.yaml` still can be.
@@ -198,10 +198,19 @@ pub fn ignore_run_data(root: &Path) -> std::io::Result<()> {
     let dir = root.join(".debussy");
     std::fs::create_dir_all(&dir)?;
     let ignore = dir.join(".gitignore");
-    if !ignore.exists() {
-        std::fs::write(ignore, RUN_DATA_IGNORE)?;
+    match std::fs::read_to_string(&ignore) {
+        // Written by a debussy from before phases ran in worktrees under `.debussy/`.
+        Ok(text) if !text.lines().any(|line| line == "worktrees/") => {
+            let mut text = text;
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str("worktrees/\n");
+            std::fs::write(ignore, text)
+        }
+        Ok(_) => Ok(()),
+        Err(_) => std::fs::write(ignore, RUN_DATA_IGNORE),
     }
-    Ok(())
 }
 
 /// Run `work` on a blocking thread, passing its panic on.
@@ -271,6 +280,24 @@ mod tests {
         assert!(
             !repo
                 .is_path_ignored(Path::new(".debussy/config.yaml"))
+                .expect("check")
+        );
+    }
+
+    #[test]
+    fn an_older_ignore_file_gains_the_worktrees() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = git2::Repository::init(dir.path()).expect("init");
+        std::fs::create_dir_all(dir.path().join(".debussy")).expect("mkdir");
+        std::fs::write(dir.path().join(".debussy/.gitignore"), "state.db*\nruns/").expect("old");
+        ignore_run_data(dir.path()).expect("ignore");
+        ignore_run_data(dir.path()).expect("again");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(".debussy/.gitignore")).expect("read"),
+            "state.db*\nruns/\nworktrees/\n"
+        );
+        assert!(
+            repo.is_path_ignored(Path::new(".debussy/worktrees/r/1/a.txt"))
                 .expect("check")
         );
     }

@@ -34,7 +34,7 @@ impl Worktree {
 }
 
 /// A git command that failed, in git's words.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error, miette::Diagnostic)]
 #[error("`git {command}` failed: {message}")]
 pub struct GitCommandError {
     /// The command, without `git`.

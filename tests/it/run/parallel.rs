@@ -422,3 +422,45 @@ fn a_context_restart_in_a_worktree_commits_its_checkpoint_on_the_phase_branch() 
         "merged at the end"
     );
 }
+
+#[test]
+fn clean_keeps_unmerged_work_unless_forced() {
+    let project = Project::new();
+    let give_up = script(
+        "3",
+        Some(2),
+        &format!("      - say: I leave the markers\n{DONE_TURN}"),
+    );
+    conflicting(&project, &give_up);
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let run_id = events[0]["run_id"].as_str().expect("run id");
+    let worktree = project
+        .root()
+        .join(".debussy/worktrees")
+        .join(run_id)
+        .join("3");
+
+    let clean = |args: &[&str]| {
+        let output = project.command(args).output().expect("clean");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let listed = clean(&["clean", "--dry-run"]);
+    assert!(
+        listed.contains("kept") && listed.contains("not merged"),
+        "{listed}"
+    );
+    let kept = clean(&["clean"]);
+    assert!(kept.contains("kept"), "{kept}");
+    assert!(worktree.exists(), "unmerged work is kept");
+
+    let removed = clean(&["clean", "--force"]);
+    assert!(removed.contains("removed"), "{removed}");
+    assert!(!worktree.exists());
+    assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+    assert_eq!(
+        clean(&["clean"]),
+        "no worktrees or branches of debussy runs to clean\n"
+    );
+}
