@@ -15,6 +15,8 @@ use crate::ui::summary::thousands;
 #[derive(Serialize)]
 struct StatusReport {
     run: RunRecord,
+    /// The phases being worked on now (several when phases run side by side).
+    running_phases: Vec<String>,
     /// What the run spent over every recorded session, handoffs included.
     totals: RunTotals,
     executions: Vec<ExecutionReport>,
@@ -49,7 +51,7 @@ pub(super) fn run(global: &GlobalArgs, args: &StatusArgs) -> CommandResult {
 }
 
 fn collect(store: &Store, run: RunRecord) -> Result<StatusReport, crate::state::StateError> {
-    let executions = store
+    let executions: Vec<ExecutionReport> = store
         .executions(&run.id)?
         .into_iter()
         .map(|mut execution| {
@@ -69,8 +71,18 @@ fn collect(store: &Store, run: RunRecord) -> Result<StatusReport, crate::state::
         })
         .collect::<Result<_, crate::state::StateError>>()?;
     let totals = store.totals(&run.id, None)?;
+    let running_phases = if run.status == crate::state::RunStatus::Running {
+        executions
+            .iter()
+            .filter(|e| e.execution.ended_at.is_none())
+            .map(|e| e.execution.phase_id.clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(StatusReport {
         run,
+        running_phases,
         totals,
         executions,
     })
@@ -136,6 +148,27 @@ fn render(report: &StatusReport) -> String {
     if let Some(error) = &run.error {
         out.push_str(&format!("Error:   {error}\n"));
     }
+    for id in &report.running_phases {
+        let execution = report
+            .executions
+            .iter()
+            .rev()
+            .map(|e| &e.execution)
+            .find(|ex| ex.phase_id == *id);
+        let (attempt, status, place) = execution.map_or((0, String::new(), String::new()), |ex| {
+            (
+                ex.attempt,
+                ex.status.to_string(),
+                ex.workdir
+                    .as_ref()
+                    .map(|w| format!(", in {w}"))
+                    .unwrap_or_default(),
+            )
+        });
+        out.push_str(&format!(
+            "Running: phase {id} (attempt {attempt}, {status}{place})\n"
+        ));
+    }
     if report.executions.is_empty() {
         out.push_str("\nNo phase has started yet.\n");
         return out;
@@ -191,6 +224,20 @@ fn render(report: &StatusReport) -> String {
         &rows,
     ));
     out.push_str(&totals_line(&report.totals));
+    let mut worktrees: Vec<(&str, &str)> = report
+        .executions
+        .iter()
+        .filter_map(|e| {
+            Some((
+                e.execution.phase_id.as_str(),
+                e.execution.workdir.as_deref()?,
+            ))
+        })
+        .collect();
+    worktrees.dedup();
+    for (phase, workdir) in worktrees {
+        out.push_str(&format!("  phase {phase}: worktree {workdir}\n"));
+    }
     for e in &report.executions {
         for restart in &e.restart_events {
             out.push_str(&format!(
@@ -249,6 +296,7 @@ mod tests {
     fn failing_run() -> StatusReport {
         let error = "gate `check` failed: `make check`; the notes file was not written";
         StatusReport {
+            running_phases: Vec::new(),
             run: RunRecord {
                 id: "0123456789".into(),
                 plan_path: "/p/plan/MASTER_PLAN.md".into(),
@@ -339,5 +387,40 @@ mod tests {
         assert!(!text.contains(" -4 "), "{text}");
         assert!(!text.contains(".887285069"), "no nanoseconds:\n{text}");
         assert!(text.contains("took 1m05s"), "{text}");
+    }
+
+    #[test]
+    fn each_running_phase_is_named_with_its_worktree() {
+        let mut report = failing_run();
+        report.run.status = RunStatus::Running;
+        report.run.error = None;
+        let mut second = report.executions[0].execution.clone();
+        report.executions[0].execution.ended_at = None;
+        report.executions[0].execution.status = ExecutionStatus::Running;
+        report.executions[0].execution.workdir = Some("/p/.debussy/worktrees/r/1".into());
+        second.phase_id = "2".into();
+        second.ended_at = None;
+        second.status = ExecutionStatus::Validating;
+        second.workdir = Some("/p/.debussy/worktrees/r/2".into());
+        report.executions.push(ExecutionReport {
+            execution: second,
+            sessions: Vec::new(),
+            restart_events: Vec::new(),
+            gates: Vec::new(),
+        });
+        report.running_phases = vec!["1".into(), "2".into()];
+        let text = render(&report);
+        assert!(
+            text.contains("Running: phase 1 (attempt 1, running, in /p/.debussy/worktrees/r/1)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Running: phase 2 (attempt 1, validating, in /p/.debussy/worktrees/r/2)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  phase 2: worktree /p/.debussy/worktrees/r/2"),
+            "{text}"
+        );
     }
 }
