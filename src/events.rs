@@ -494,6 +494,37 @@ pub struct RefusedCall {
     pub allow_with: String,
 }
 
+impl Event {
+    /// The phase the event is about, if it is about one.
+    #[must_use]
+    pub fn phase_id(&self) -> Option<&str> {
+        match self {
+            Event::PhaseSkipped { phase_id, .. }
+            | Event::PhaseStarted { phase_id, .. }
+            | Event::SessionStarted { phase_id, .. }
+            | Event::Activity { phase_id, .. }
+            | Event::Context { phase_id, .. }
+            | Event::AgentStderr { phase_id, .. }
+            | Event::SessionEnded { phase_id, .. }
+            | Event::Restart { phase_id, .. }
+            | Event::GateStarted { phase_id, .. }
+            | Event::GateFinished { phase_id, .. }
+            | Event::Compliance { phase_id, .. }
+            | Event::Merged { phase_id, .. }
+            | Event::MergeConflict { phase_id, .. }
+            | Event::Committed { phase_id, .. }
+            | Event::AttemptFailed { phase_id, .. }
+            | Event::PhaseFinished { phase_id, .. }
+            | Event::Paused { phase_id, .. }
+            | Event::HandoffRequested { phase_id, .. }
+            | Event::Handoff { phase_id, .. }
+            | Event::LimitReached { phase_id, .. }
+            | Event::Resumed { phase_id, .. } => Some(phase_id),
+            Event::RunStarted { .. } | Event::Warning { .. } | Event::RunFinished { .. } => None,
+        }
+    }
+}
+
 /// What the user (HUD keys, signals) asks of a running run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunRequest {

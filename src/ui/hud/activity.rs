@@ -47,6 +47,8 @@ struct Entry {
     text: String,
     /// The full text, for verbose mode, when it differs from `text`.
     full: Option<String>,
+    /// The phase it is about, if any.
+    phase: Option<String>,
 }
 
 /// The scrolling activity log.
@@ -62,6 +64,14 @@ pub(crate) struct ActivityLog {
     run_started: Option<Instant>,
     /// Rows the log had at the last draw, for paging.
     rows: Cell<u16>,
+    /// The phase of the event being logged.
+    phase: Option<String>,
+    /// Phases whose agent session runs now.
+    running: std::collections::BTreeSet<String>,
+    /// Whether phases have run side by side: lines are then tagged with their phase.
+    side_by_side: bool,
+    /// Show only this phase's lines (and the run's own).
+    focus: Option<String>,
 }
 
 impl ActivityLog {
@@ -76,6 +86,24 @@ impl ActivityLog {
             root,
             run_started: None,
             rows: Cell::new(10),
+            phase: None,
+            running: std::collections::BTreeSet::new(),
+            side_by_side: false,
+            focus: None,
+        }
+    }
+
+    /// Show only `phase`'s lines (and the run's own), or every line with `None`.
+    pub(crate) fn set_focus(&mut self, phase: Option<String>) {
+        self.focus = phase;
+        self.offset = 0;
+        self.follow = true;
+    }
+
+    fn shown(&self, entry: &Entry) -> bool {
+        match (&self.focus, &entry.phase) {
+            (Some(focus), Some(phase)) => focus == phase,
+            _ => true,
         }
     }
 
@@ -166,6 +194,7 @@ impl ActivityLog {
             tone,
             head,
             text,
+            phase: self.phase.clone(),
             full: full.map(|mut f| {
                 if f.len() > FULL_TEXT_LIMIT {
                     let mut end = FULL_TEXT_LIMIT;
@@ -216,6 +245,12 @@ impl ActivityLog {
     fn rows_of(&self, entry: &Entry, width: usize) -> Vec<Line<'_>> {
         let time = format!("{} ", clock(entry.at));
         let mut lead: Vec<Span<'_>> = vec![Span::styled(time, Style::new().fg(Color::DarkGray))];
+        if let (true, Some(phase)) = (self.side_by_side, &entry.phase) {
+            lead.push(Span::styled(
+                format!("‹{phase}› "),
+                Style::new().fg(Color::Cyan),
+            ));
+        }
         if let Some(who) = &entry.who {
             lead.push(Span::styled(
                 format!("[{who}] "),
@@ -269,6 +304,17 @@ impl ActivityLog {
 
 impl Component for ActivityLog {
     fn event(&mut self, event: &Event, now: Instant) {
+        self.phase = event.phase_id().map(str::to_owned);
+        match event {
+            Event::SessionStarted { phase_id, .. } => {
+                self.side_by_side |= self.running.iter().any(|running| running != phase_id);
+                self.running.insert(phase_id.clone());
+            }
+            Event::SessionEnded { phase_id, .. } => {
+                self.running.remove(phase_id);
+            }
+            _ => {}
+        }
         match event {
             Event::RunStarted {
                 plan_title,
@@ -560,7 +606,7 @@ impl Component for ActivityLog {
         // Walk back from the last visible entry until the rows are filled.
         let mut blocks: Vec<Vec<Line<'_>>> = Vec::new();
         let mut used = 0;
-        for entry in self.entries.range(..end).rev() {
+        for entry in self.entries.range(..end).rev().filter(|e| self.shown(e)) {
             if used >= height {
                 break;
             }

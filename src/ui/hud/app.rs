@@ -42,6 +42,8 @@ pub struct App {
     /// Ctrl-C presses so far (a confirmed quit counts as the first).
     interrupts: u8,
     summary: Option<RunSummary>,
+    /// The running phase `s` and `r` aim at and whose log is shown alone, if any.
+    focus: Option<String>,
 }
 
 impl App {
@@ -59,6 +61,7 @@ impl App {
             confirm: Confirm::default(),
             interrupts: 0,
             summary: None,
+            focus: None,
         };
         app.sync_hints();
         app
@@ -74,6 +77,13 @@ impl App {
         self.confirm.event(event, now);
         if let Event::RunFinished { summary } = event {
             self.summary = Some(summary.clone());
+        }
+        // A focused phase that no longer runs gives the view back to every phase.
+        if let (Event::SessionEnded { phase_id, .. }, Some(focus)) = (event, &self.focus)
+            && phase_id == focus
+        {
+            self.focus = None;
+            self.activity.set_focus(None);
         }
         self.sync_hints();
     }
@@ -138,8 +148,15 @@ impl App {
             Action::RestartNow if !stopping => {
                 return Some(Command::Send(RunRequest::RestartNow));
             }
+            Action::Focus if !stopping => return self.focus_next(),
             Action::SkipPhase if !stopping => {
-                if let Some((id, title)) = self.header.current_phase() {
+                if let Some(id) = &self.focus {
+                    let question = Question::Skip {
+                        phase_id: id.clone(),
+                        title: self.phases.title(id).unwrap_or_default().to_owned(),
+                    };
+                    self.confirm.ask(question);
+                } else if let Some((id, title)) = self.header.current_phase() {
                     let question = Question::Skip {
                         phase_id: id.to_owned(),
                         title: title.to_owned(),
@@ -159,6 +176,22 @@ impl App {
             _ => {}
         }
         None
+    }
+
+    /// Focus the running phase after the focused one (in id order); past the last,
+    /// none. Tells the run, so `s` and `r` reach that phase.
+    fn focus_next(&mut self) -> Option<Command> {
+        let running = self.gauge.running_phases();
+        if running.len() < 2 && self.focus.is_none() {
+            return None;
+        }
+        let next = match &self.focus {
+            None => running.first().cloned(),
+            Some(focus) => running.iter().skip_while(|id| *id != focus).nth(1).cloned(),
+        };
+        self.focus.clone_from(&next);
+        self.activity.set_focus(next.clone());
+        Some(Command::Send(RunRequest::Focus(next)))
     }
 
     /// Ctrl-C (or a confirmed quit): stop gracefully, then kill, then abort.
@@ -193,7 +226,7 @@ impl App {
         let area = frame.area();
         let [header, gauge, middle, hints] = Layout::vertical([
             Constraint::Length(4),
-            Constraint::Length(4),
+            Constraint::Length(self.gauge.height()),
             Constraint::Min(3),
             Constraint::Length(1),
         ])

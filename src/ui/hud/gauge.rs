@@ -42,6 +42,9 @@ pub(crate) struct Gauge {
     live_ended: bool,
     /// Sums over ended sessions.
     closed: Totals,
+    /// The sessions running now, by phase, with their latest figures: one gauge line
+    /// each when phases run side by side.
+    running: std::collections::BTreeMap<String, Option<Snapshot>>,
 }
 
 /// Billed tokens, cost and tool calls summed over sessions.
@@ -74,13 +77,83 @@ pub(crate) fn level_color(percent: f64, limit: ContextLimit) -> Color {
 }
 
 impl Gauge {
-    /// The run's totals: ended sessions plus the running one.
+    /// The run's totals: ended sessions plus the running ones.
     fn run_totals(&self) -> Totals {
         let mut totals = self.closed;
-        if let (Some(live), false) = (&self.live, self.live_ended) {
+        for live in self.running.values().flatten() {
             totals.add(live);
         }
         totals
+    }
+
+    /// The phases whose session runs now, in id order.
+    pub(crate) fn running_phases(&self) -> Vec<String> {
+        self.running.keys().cloned().collect()
+    }
+
+    /// Rows the gauge needs: a bar and the figures, or a bar per running session.
+    pub(crate) fn height(&self) -> u16 {
+        let bars = u16::try_from(self.running.len()).unwrap_or(u16::MAX).max(1);
+        if bars == 1 { 4 } else { bars.saturating_add(3) }
+    }
+
+    /// One line per running session: its phase, bar and percentage.
+    fn draw_each(&self, frame: &mut Frame<'_>, inner: Rect) {
+        let dim = Style::new().fg(Color::DarkGray);
+        for (row, (phase, live)) in (0..inner.height.saturating_sub(1)).zip(&self.running) {
+            let label = format!("{phase:>4} ");
+            let label_width = u16::try_from(label.width()).unwrap_or(u16::MAX);
+            let (percent, figure) = match live {
+                Some(live) => (
+                    live.percent,
+                    Span::styled(
+                        format!(
+                            " {:.1}% · {} / {}",
+                            live.percent,
+                            thousands(live.tokens),
+                            thousands(live.window.tokens)
+                        ),
+                        Style::new().fg(level_color(live.percent, self.threshold)),
+                    ),
+                ),
+                None => (
+                    0.0,
+                    Span::styled(format!(" {}", strings::GAUGE_WAITING), dim),
+                ),
+            };
+            let figure_width = u16::try_from(figure.content.width()).unwrap_or(u16::MAX);
+            let y = inner.y + row;
+            frame.render_widget(
+                Paragraph::new(Span::styled(label, Style::new().fg(Color::Cyan))),
+                Rect {
+                    y,
+                    height: 1,
+                    width: label_width.min(inner.width),
+                    ..inner
+                },
+            );
+            let bar = Rect {
+                x: inner.x + label_width,
+                y,
+                width: inner
+                    .width
+                    .saturating_sub(label_width)
+                    .saturating_sub(figure_width)
+                    .max(inner.width / 5)
+                    .min(inner.width.saturating_sub(label_width)),
+                height: 1,
+            };
+            self.bar(frame.buffer_mut(), bar, percent);
+            frame.render_widget(
+                Paragraph::new(figure),
+                Rect {
+                    x: bar.x + bar.width,
+                    y,
+                    width: inner.width.saturating_sub(label_width + bar.width),
+                    height: 1,
+                },
+            );
+        }
     }
 
     /// The bar: `width` cells, filled to `percent`, with the threshold tick.
@@ -135,21 +208,35 @@ impl Component for Gauge {
             Event::RunStarted {
                 context_threshold, ..
             } => self.threshold = *context_threshold,
-            Event::SessionStarted { no_restart, .. } => {
+            Event::SessionStarted {
+                no_restart,
+                phase_id,
+                ..
+            } => {
                 self.live = None;
                 self.live_ended = false;
                 self.no_restart = *no_restart;
+                self.running.insert(phase_id.clone(), None);
             }
-            Event::Context { snapshot, .. } if !self.live_ended => {
-                self.live = Some(snapshot.clone());
+            Event::Context { snapshot, phase_id } => {
+                if let Some(live) = self.running.get_mut(phase_id) {
+                    *live = Some(snapshot.clone());
+                }
+                if !self.live_ended {
+                    self.live = Some(snapshot.clone());
+                }
             }
-            Event::SessionEnded { snapshot, .. } => {
+            Event::SessionEnded {
+                snapshot, phase_id, ..
+            } => {
+                self.running.remove(phase_id);
                 self.closed.add(snapshot);
                 self.live = Some(snapshot.clone());
                 self.live_ended = true;
             }
             // The summary's totals are the run's own accounts: show those at the end.
             Event::RunFinished { summary } => {
+                self.running.clear();
                 self.closed.tokens = summary.billed.total();
                 self.closed.cost_usd = summary.cost_usd;
                 self.live_ended = true;
@@ -169,6 +256,27 @@ impl Component for Gauge {
             return;
         }
         let dim = Style::new().fg(Color::DarkGray);
+        if self.running.len() > 1 {
+            self.draw_each(frame, inner);
+            let run = self.run_totals();
+            let bold = Style::new().add_modifier(Modifier::BOLD);
+            let figures = Line::from(vec![
+                Span::styled(format!("{} ", strings::GAUGE_RUN), dim),
+                Span::styled(thousands(run.tokens), bold),
+                Span::raw(format!(" {} · ", strings::GAUGE_BILLED)),
+                Span::styled(money(run.cost_usd), bold),
+                Span::raw(" · "),
+                Span::styled(run.tool_calls.to_string(), bold),
+                Span::raw(format!(" {}", strings::GAUGE_TOOL_CALLS)),
+            ]);
+            let last = Rect {
+                y: inner.y + inner.height.saturating_sub(1),
+                height: 1,
+                ..inner
+            };
+            frame.render_widget(Paragraph::new(figures), last);
+            return;
+        }
         let (percent, label) = match &self.live {
             Some(live) if live.tokens > 0 || live.exactness == Exactness::Exact => {
                 let mut spans = vec![

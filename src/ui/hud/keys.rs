@@ -49,6 +49,9 @@ pub(crate) enum Action {
     RestartNow,
     /// Skip the current phase (asks first).
     SkipPhase,
+    /// Focus the next running phase (phases side by side): its log alone, and `s`/`r`
+    /// aim at it; past the last, every phase again.
+    Focus,
     /// Show tool inputs in full, or compactly.
     ToggleVerbose,
     /// Follow new activity, or stay where the view is.
@@ -84,6 +87,8 @@ pub(crate) struct KeyBindings {
     pub(crate) restart: Binding,
     /// Skip the phase.
     pub(crate) skip: Binding,
+    /// Focus the next running phase.
+    pub(crate) focus: Binding,
     /// Verbose tool inputs.
     pub(crate) verbose: Binding,
     /// Auto-scroll.
@@ -110,6 +115,7 @@ impl Default for KeyBindings {
             pause: Binding::plain(KeyCode::Char('p')),
             restart: Binding::plain(KeyCode::Char('r')),
             skip: Binding::plain(KeyCode::Char('s')),
+            focus: Binding::plain(KeyCode::Char('f')),
             verbose: Binding::plain(KeyCode::Char('v')),
             follow: Binding::plain(KeyCode::Char('a')),
             quit: Binding::plain(KeyCode::Char('q')),
@@ -143,6 +149,7 @@ impl KeyBindings {
             (self.pause, Action::TogglePause),
             (self.restart, Action::RestartNow),
             (self.skip, Action::SkipPhase),
+            (self.focus, Action::Focus),
             (self.verbose, Action::ToggleVerbose),
             (self.follow, Action::ToggleFollow),
             (self.quit, Action::Quit),

@@ -66,10 +66,12 @@ impl PhaseList {
         }
     }
 
-    fn set_current(&mut self, state: RowState) {
-        if let Some(id) = self.current.clone() {
-            self.set(&id, state);
-        }
+    /// The title of phase `id`.
+    pub(crate) fn title(&self, id: &str) -> Option<&str> {
+        self.rows
+            .iter()
+            .find(|r| r.id == id)
+            .map(|r| r.title.as_str())
     }
 }
 
@@ -93,12 +95,13 @@ impl Component for PhaseList {
                 self.current = Some(phase_id.clone());
                 self.set(phase_id, RowState::Running);
             }
-            Event::SessionStarted { .. } | Event::Resumed { .. } => {
-                self.set_current(RowState::Running);
+            // Each about its own phase: several run at once when phases run side by side.
+            Event::SessionStarted { phase_id, .. } | Event::Resumed { phase_id } => {
+                self.set(phase_id, RowState::Running);
             }
-            Event::Restart { .. } => self.set_current(RowState::Restarting),
-            Event::GateStarted { .. } => self.set_current(RowState::Validating),
-            Event::Paused { .. } => self.set_current(RowState::Stands(PhaseState::Paused)),
+            Event::Restart { phase_id, .. } => self.set(phase_id, RowState::Restarting),
+            Event::GateStarted { phase_id, .. } => self.set(phase_id, RowState::Validating),
+            Event::Paused { phase_id } => self.set(phase_id, RowState::Stands(PhaseState::Paused)),
             Event::PhaseFinished {
                 phase_id, status, ..
             } => self.set(phase_id, RowState::Stands(*status)),
