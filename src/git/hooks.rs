@@ -45,7 +45,9 @@ impl Hooks {
         let dir = match configured {
             Some(path) if path.is_absolute() => path,
             Some(path) => workdir.join(path),
-            None => repo.path().join("hooks"),
+            // A linked worktree's hooks are the main repository's (`repo.path()` is
+            // the worktree's own `.git/worktrees/<name>`).
+            None => repo.commondir().join("hooks"),
         };
         Hooks {
             dir,

@@ -40,6 +40,32 @@ fn last_message(repo: &Repo) -> String {
 }
 
 #[test]
+fn a_linked_worktree_runs_the_repositorys_hooks() {
+    let (dir, repo) = repo();
+    fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+    repo.commit_all("base", WAIT, false).expect("base");
+    hook(
+        &dir.path().join(".git/hooks"),
+        "pre-commit",
+        "echo 'refused in the worktree' >&2; exit 1",
+    );
+    let linked = dir.path().join("linked");
+    let added = std::process::Command::new("git")
+        .args(["worktree", "add", "-q", "-b", "side"])
+        .arg(&linked)
+        .current_dir(dir.path())
+        .status()
+        .expect("git worktree add");
+    assert!(added.success());
+    let worktree = Repo::discover(&linked).expect("discover");
+    fs::write(linked.join("b.txt"), "two\n").expect("write");
+    let err = worktree
+        .commit_all("work", WAIT, true)
+        .expect_err("the hook refuses");
+    assert!(err.to_string().contains("refused in the worktree"), "{err}");
+}
+
+#[test]
 fn a_failing_pre_commit_hook_refuses_the_commit_with_its_output() {
     let (dir, repo) = repo();
     hook(
