@@ -272,7 +272,9 @@ impl<'run> Drive<'run> {
                 return (runner, phase, result);
             };
             if let Some(execution) = unmerged {
-                let result = runner.settle_merge(phase, execution, &run_branch).await;
+                let result = runner
+                    .settle_merge(phase, execution, &run_branch, (index, total))
+                    .await;
                 return (runner, phase, result);
             }
             let worktree = Worktree::of(&runner.root, &runner.run_id, phase.id.as_str());
@@ -282,7 +284,9 @@ impl<'run> Drive<'run> {
             }
             let result = runner.run_phase(phase, index, total).await;
             let result = if result.standing == Standing::Completed {
-                runner.integrate(phase, result, &run_branch).await
+                runner
+                    .integrate(phase, result, &run_branch, (index, total))
+                    .await
             } else {
                 result
             };

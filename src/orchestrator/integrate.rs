@@ -61,6 +61,7 @@ impl Runner<'_> {
         phase: &Phase,
         execution: i64,
         run_branch: &str,
+        position: (usize, usize),
     ) -> PhaseResult {
         let id = phase.id.as_str().to_owned();
         let worktree = Worktree::of(&self.root, &self.run_id, &id);
@@ -90,17 +91,19 @@ impl Runner<'_> {
         if let Err(error) = self.enter_worktree(worktree).await {
             return self.unfinished(phase, result, Standing::AwaitingHuman, Some(error));
         }
-        self.integrate(phase, result, run_branch).await
+        self.integrate(phase, result, run_branch, position).await
     }
 
     /// Merge the completed phase's branch into the run's branch; on a conflict, one
     /// remediation session in the worktree resolves it, the gates run again, and the
     /// merge is tried once more. What cannot be merged is left to a human.
+    /// `position` is the phase's place in the plan's order and the number of phases.
     pub(crate) async fn integrate(
         &mut self,
         phase: &Phase,
         result: PhaseResult,
         run_branch: &str,
+        position: (usize, usize),
     ) -> PhaseResult {
         let Some(worktree) = self.worktree.clone() else {
             return result;
@@ -120,7 +123,7 @@ impl Runner<'_> {
         });
         let attempt = result.summary.attempts + 1;
         match self
-            .resolve_conflicts(phase, &worktree, run_branch, attempt)
+            .resolve_conflicts(phase, &worktree, run_branch, attempt, position)
             .await
         {
             Resolution::Resolved => {}
@@ -200,6 +203,7 @@ impl Runner<'_> {
         worktree: &Worktree,
         run_branch: &str,
         attempt: u32,
+        (index, total): (usize, usize),
     ) -> Resolution {
         let id = phase.id.as_str().to_owned();
         let message = format!("debussy: merge {run_branch} into phase {id}");
@@ -225,8 +229,8 @@ impl Runner<'_> {
         self.emit(Event::PhaseStarted {
             phase_id: id.clone(),
             title: phase.title.clone(),
-            index: 0,
-            total: 0,
+            index,
+            total,
             attempt,
             max_attempts: attempt,
             kind: AttemptKind::Remediation,

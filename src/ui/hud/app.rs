@@ -218,6 +218,7 @@ impl App {
             verbose: self.activity.is_verbose(),
             follow: self.activity.follows(),
             interrupts: self.interrupts,
+            side_by_side: self.focus.is_some() || self.gauge.running_phases().len() > 1,
         });
     }
 

@@ -85,6 +85,8 @@ pub(crate) struct Header {
     run_started: Option<Instant>,
     run_ended: Option<Instant>,
     now: Instant,
+    /// Phases started and not finished: several when phases run side by side.
+    running: std::collections::BTreeSet<String>,
 }
 
 impl Header {
@@ -102,6 +104,7 @@ impl Header {
             run_started: None,
             run_ended: None,
             now,
+            running: std::collections::BTreeSet::new(),
         }
     }
 
@@ -230,6 +233,7 @@ impl Component for Header {
                 });
                 self.restart = None;
                 self.stage = Stage::Running;
+                self.running.insert(phase_id.clone());
                 if self.pending == Pending::Skip {
                     self.pending = Pending::None;
                 }
@@ -260,7 +264,10 @@ impl Component for Header {
             Event::GateStarted { name, .. } => self.stage = Stage::Gate(name.clone()),
             Event::GateFinished { .. } => self.stage = Stage::Checking,
             Event::AttemptFailed { .. } => self.stage = Stage::BetweenAttempts,
-            Event::PhaseFinished { status, .. } => {
+            Event::PhaseFinished {
+                status, phase_id, ..
+            } => {
+                self.running.remove(phase_id);
                 if let Some(phase) = &mut self.phase {
                     phase.ended = Some(now);
                 }
@@ -326,6 +333,12 @@ impl Component for Header {
         };
         let mut left = vec![Span::styled(self.plan_title.clone(), bold)];
         match &self.phase {
+            _ if self.running.len() > 1 => {
+                left.push(Span::styled(format!("  {} ", strings::PHASES_RUNNING), dim));
+                left.push(Span::raw(
+                    self.running.iter().cloned().collect::<Vec<_>>().join(", "),
+                ));
+            }
             Some(p) => {
                 left.push(Span::styled(
                     format!("  {} {}/{}  ", strings::PHASE, p.index, p.total),

@@ -28,6 +28,8 @@ pub(crate) struct HintState {
     pub(crate) follow: bool,
     /// Ctrl-C presses (or a confirmed quit) so far.
     pub(crate) interrupts: u8,
+    /// Several phases run side by side: one can be focused.
+    pub(crate) side_by_side: bool,
 }
 
 /// The hint bar.
@@ -60,15 +62,21 @@ impl Hints {
             strings::HINT_PAUSE
         };
         // Quit first: on a narrow terminal the bar is cut at the right.
-        vec![
+        let mut pairs = vec![
             (strings::HINT_QUIT, None),
             (pause, None),
             (strings::HINT_RESTART, None),
             (strings::HINT_SKIP, None),
+        ];
+        if s.side_by_side {
+            pairs.push((strings::HINT_FOCUS, None));
+        }
+        pairs.extend([
             (strings::HINT_VERBOSE, Some(s.verbose)),
             (strings::HINT_FOLLOW, Some(s.follow)),
             (strings::HINT_SCROLL, None),
-        ]
+        ]);
+        pairs
     }
 }
 

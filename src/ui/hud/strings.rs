@@ -13,6 +13,8 @@ pub(crate) const TITLE_CONFIRM: &str = " Confirm ";
 /// Header words.
 pub(crate) const NO_PHASE_YET: &str = "waiting for the first phase";
 pub(crate) const RUN: &str = "run";
+/// Before the ids of phases running side by side.
+pub(crate) const PHASES_RUNNING: &str = "running phases";
 pub(crate) const PHASE: &str = "phase";
 pub(crate) const AGENT: &str = "agent";
 pub(crate) const MODEL: &str = "model";
@@ -67,6 +69,8 @@ pub(crate) const HINT_RESUME: (&str, &str) = ("p", "resume");
 pub(crate) const HINT_UNPAUSE: (&str, &str) = ("p", "don't pause");
 pub(crate) const HINT_RESTART: (&str, &str) = ("r", "restart");
 pub(crate) const HINT_SKIP: (&str, &str) = ("s", "skip");
+/// Focus the next running phase (phases side by side).
+pub(crate) const HINT_FOCUS: (&str, &str) = ("f", "focus");
 pub(crate) const HINT_VERBOSE: (&str, &str) = ("v", "verbose");
 pub(crate) const HINT_FOLLOW: (&str, &str) = ("a", "auto-scroll");
 pub(crate) const HINT_SCROLL: (&str, &str) = ("↑↓ PgUp/Dn", "scroll");
