@@ -53,7 +53,7 @@ pub(super) struct Drive<'run> {
     /// attempt that completed them.
     pub(super) unmerged: BTreeMap<String, i64>,
     pub(super) guards: Guards,
-    pub(super) repo_turn: &'run tokio::sync::Mutex<()>,
+    pub(super) pool: &'run super::pool::WorktreePool,
     /// Phases run at once.
     pub(super) jobs: usize,
     /// The branch the run started on, when phases run in worktrees and merge into it.
@@ -251,7 +251,7 @@ impl<'run> Drive<'run> {
             agent_group: None,
             no_restart: None,
             guards: self.guards.clone(),
-            repo_turn: self.repo_turn,
+            pool: self.pool,
         }
     }
 
@@ -278,7 +278,7 @@ impl<'run> Drive<'run> {
                 return (runner, phase, result);
             }
             let worktree = Worktree::of(&runner.root, &runner.run_id, phase.id.as_str());
-            if let Err(error) = runner.enter_worktree(worktree).await {
+            if let Err(error) = runner.enter_worktree(worktree, &run_branch).await {
                 let result = integrate::not_started(&mut runner, phase, error);
                 return (runner, phase, result);
             }

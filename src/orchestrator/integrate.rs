@@ -42,13 +42,15 @@ impl Runner<'_> {
     ///
     /// # Errors
     /// Git's words when the worktree cannot be made.
-    pub(crate) async fn enter_worktree(&mut self, worktree: Worktree) -> Result<(), String> {
-        let root = self.root.clone();
-        let target = worktree.clone();
-        let turn = self.repo_turn.lock().await;
-        let made = blocking(move || worktree::ensure(&root, &target)).await;
-        drop(turn);
-        made.map_err(|err| format!("could not make the phase's worktree: {err}"))?;
+    pub(crate) async fn enter_worktree(
+        &mut self,
+        worktree: Worktree,
+        run_branch: &str,
+    ) -> Result<(), String> {
+        self.pool
+            .enter(&self.root, &worktree, run_branch)
+            .await
+            .map_err(|err| format!("could not make the phase's worktree: {err}"))?;
         self.workdir.clone_from(&worktree.path);
         self.worktree = Some(worktree);
         Ok(())
@@ -88,7 +90,7 @@ impl Runner<'_> {
             }
             return self.merged(phase, result);
         }
-        if let Err(error) = self.enter_worktree(worktree).await {
+        if let Err(error) = self.enter_worktree(worktree, run_branch).await {
             return self.unfinished(phase, result, Standing::AwaitingHuman, Some(error));
         }
         self.integrate(phase, result, run_branch, position).await
@@ -168,14 +170,15 @@ impl Runner<'_> {
             &phase.title,
             "merged",
         );
-        let turn = self.repo_turn.lock().await;
-        let (root, branch, hooks) = (
-            self.root.clone(),
-            worktree.branch.clone(),
-            self.config.git.run_hooks,
-        );
-        let outcome = blocking(move || worktree::merge(&root, &branch, &message, hooks)).await;
-        drop(turn);
+        let outcome = self
+            .pool
+            .merge(
+                &self.root,
+                &worktree.branch,
+                message,
+                self.config.git.run_hooks,
+            )
+            .await;
         match outcome {
             Ok(MergeOutcome::Merged {
                 commit,
@@ -335,17 +338,13 @@ impl Runner<'_> {
         result
     }
 
-    /// Remove the phase's worktree and branch, warning when git refuses.
+    /// The phase is merged: its branch goes, its worktree is kept for a later phase (or
+    /// removed); a warning when git refuses.
     pub(crate) async fn remove_worktree(&mut self) {
         let Some(worktree) = self.worktree.clone() else {
             return;
         };
-        let root = self.root.clone();
-        let target = worktree.clone();
-        let turn = self.repo_turn.lock().await;
-        let removed = blocking(move || worktree::remove(&root, &target)).await;
-        drop(turn);
-        if let Err(err) = removed {
+        if let Err(err) = self.pool.retire(&self.root, &worktree).await {
             self.warn(format!(
                 "could not remove the worktree {} of phase {}: {err}; `debussy clean` removes it",
                 worktree.path.display(),

@@ -33,6 +33,7 @@ pub mod lock;
 mod orphans;
 mod parallel;
 pub mod phase;
+mod pool;
 pub mod prompts;
 mod run;
 mod runner;

@@ -310,14 +310,14 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let started = Instant::now();
     let spent_before = store.totals(&run_id, None)?.cost_usd;
     let guards = Guards::new(&config, spent_before, ran_before, started.into());
-    let repo_turn = tokio::sync::Mutex::new(());
+    let pool = super::pool::WorktreePool::default();
     let jobs = match config.jobs {
         0 => order.len().max(1),
         jobs => usize::try_from(jobs).unwrap_or(usize::MAX),
     };
     let drive = Drive {
         config,
-        root,
+        root: root.clone(),
         plan: &plan,
         order: order.clone(),
         standings,
@@ -330,7 +330,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         resume_points,
         unmerged,
         guards,
-        repo_turn: &repo_turn,
+        pool: &pool,
         jobs,
         run_branch,
         summary: RunSummary {
@@ -344,6 +344,11 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         tracing::warn!("{message}");
         let _ = events.send(Event::Warning { message });
     };
+    for refused in pool.drain(&root).await {
+        warn(format!(
+            "could not remove a finished phase's worktree ({refused}); `debussy clean` removes it"
+        ));
+    }
     let mut run_error = ending.run_error;
     let paused_at = ending.paused_at;
     if let Some(hit) = &ending.limit {

@@ -59,9 +59,8 @@ pub(crate) struct Runner<'run> {
     pub(crate) no_restart: Option<NoRestart>,
     /// The run's spending and time limits, and what it spent.
     pub(crate) guards: Guards,
-    /// The run's changes to the repository itself (worktrees added and removed, merges
-    /// into its branch), one at a time: git does not take them concurrently.
-    pub(crate) repo_turn: &'run tokio::sync::Mutex<()>,
+    /// The run's worktrees and its changes to the repository, one at a time.
+    pub(crate) pool: &'run super::pool::WorktreePool,
 }
 
 /// The phase a paused run stopped in and what its pause recorded.

@@ -116,34 +116,25 @@ pub fn ensure(root: &Path, worktree: &Worktree) -> Result<bool, GitCommandError>
     if worktree.path.join(".git").exists() {
         return Ok(false);
     }
-    // A directory without its `.git` is not a worktree any more: git forgets it first.
-    let _ = git(root, &["worktree", "prune"]);
-    if let Some(parent) = worktree.path.parent() {
-        std::fs::create_dir_all(parent).map_err(|err| GitCommandError {
-            command: "worktree add".into(),
-            message: format!("cannot create {}: {err}", parent.display()),
-        })?;
+    if worktree.path.exists() {
+        // A directory without its `.git` is not a worktree any more: git forgets it.
+        let _ = std::fs::remove_dir_all(&worktree.path);
+        let _ = git(root, &["worktree", "prune"]);
     }
     let path = worktree.path.to_string_lossy();
-    let branch_exists = git(
+    match git(
         root,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("refs/heads/{}", worktree.branch),
-        ],
-    )
-    .is_ok();
-    if branch_exists {
-        git(root, &["worktree", "add", &path, &worktree.branch])?;
-    } else {
-        git(
-            root,
-            &["worktree", "add", "-b", &worktree.branch, &path, "HEAD"],
-        )?;
+        &["worktree", "add", "-b", &worktree.branch, &path, "HEAD"],
+    ) {
+        Ok(_) => Ok(true),
+        // The branch outlived its worktree (removed by hand): its work goes on there.
+        Err(err) if branch_exists(root, &worktree.branch) => {
+            let _ = git(root, &["worktree", "prune"]);
+            git(root, &["worktree", "add", &path, &worktree.branch]).map_err(|_| err)?;
+            Ok(true)
+        }
+        Err(err) => Err(err),
     }
-    Ok(true)
 }
 
 /// Remove `worktree` and its branch.
@@ -165,21 +156,88 @@ pub fn remove(root: &Path, worktree: &Worktree) -> Result<(), GitCommandError> {
     } else {
         let _ = git(root, &["worktree", "prune"]);
     }
-    if git(
-        root,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("refs/heads/{}", worktree.branch),
-        ],
-    )
-    .is_ok()
+    if let Err(err) = git(root, &["branch", "-D", &worktree.branch])
+        && branch_exists(root, &worktree.branch)
     {
-        git(root, &["branch", "-D", &worktree.branch])?;
+        return Err(err);
     }
     // The run's directory goes with its last worktree.
     if let Some(run_dir) = worktree.path.parent() {
+        let _ = std::fs::remove_dir(run_dir);
+    }
+    Ok(())
+}
+
+/// Keep a merged phase's worktree for a later phase: detach it, delete the phase's
+/// branch, and move it to `spare`. Only the files that differ are rewritten when it is
+/// taken up again, where a new worktree writes every file of the project.
+///
+/// # Errors
+/// When git refuses; the caller removes the worktree instead.
+pub fn park(root: &Path, worktree: &Worktree, spare: &Path) -> Result<(), GitCommandError> {
+    git(&worktree.path, &["checkout", "-q", "--detach"])?;
+    if let Err(err) = git(root, &["branch", "-D", &worktree.branch])
+        && branch_exists(root, &worktree.branch)
+    {
+        return Err(err);
+    }
+    git(
+        root,
+        &[
+            "worktree",
+            "move",
+            &worktree.path.to_string_lossy(),
+            &spare.to_string_lossy(),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Take up the parked worktree `spare` as `worktree`, on its new branch made from
+/// `run_branch`. Untracked files are removed; ignored ones (build caches) stay, as in
+/// a developer's own tree.
+///
+/// # Errors
+/// When git refuses; the caller makes a new worktree instead.
+pub fn adopt(
+    root: &Path,
+    spare: &Path,
+    worktree: &Worktree,
+    run_branch: &str,
+) -> Result<(), GitCommandError> {
+    git(
+        root,
+        &[
+            "worktree",
+            "move",
+            &spare.to_string_lossy(),
+            &worktree.path.to_string_lossy(),
+        ],
+    )?;
+    git(
+        &worktree.path,
+        &["checkout", "-q", "-f", "-B", &worktree.branch, run_branch],
+    )?;
+    git(&worktree.path, &["clean", "-fdq"])?;
+    Ok(())
+}
+
+/// Remove the worktree at `path` (a parked one: it has no branch).
+///
+/// # Errors
+/// When git refuses.
+pub fn remove_path(root: &Path, path: &Path) -> Result<(), GitCommandError> {
+    git(
+        root,
+        &[
+            "worktree",
+            "remove",
+            "--force",
+            "--force",
+            &path.to_string_lossy(),
+        ],
+    )?;
+    if let Some(run_dir) = path.parent() {
         let _ = std::fs::remove_dir(run_dir);
     }
     Ok(())
@@ -196,7 +254,6 @@ pub fn merge(
     message: &str,
     run_hooks: bool,
 ) -> Result<MergeOutcome, GitCommandError> {
-    let before = git(root, &["rev-parse", "HEAD"])?;
     let mut args = identity(root);
     args.extend(["merge", "--no-edit", "-m", message]);
     if !run_hooks {
@@ -204,14 +261,10 @@ pub fn merge(
     }
     args.push(branch);
     match git(root, &args) {
-        Ok(_) => {
-            let commit = git(root, &["rev-parse", "HEAD"])?;
-            let tip = git(root, &["rev-parse", branch])?;
-            Ok(MergeOutcome::Merged {
-                fast_forward: commit == tip && commit != before,
-                commit,
-            })
-        }
+        Ok(said) => Ok(MergeOutcome::Merged {
+            fast_forward: said.lines().any(|line| line.starts_with("Fast-forward")),
+            commit: git(root, &["rev-parse", "HEAD"])?,
+        }),
         Err(err) => {
             let conflicted = conflicted_files(root);
             // Whatever went wrong, the run branch's tree is left as it was.
@@ -456,10 +509,27 @@ mod tests {
         assert!(matches!(merged, MergeOutcome::Merged { .. }), "{merged:?}");
         assert!(is_merged(root, &third.branch));
 
+        // A parked worktree is taken up by the next phase on a new branch.
+        let spare = root.join(WORKTREES_DIR).join("r1").join(".spare-1");
+        park(root, &first, &spare).expect("park");
+        assert!(!branch_exists(root, &first.branch) && !first.path.exists());
+        let fifth = Worktree::of(root, "r1", "5");
+        adopt(root, &spare, &fifth, "main").expect("adopt");
+        assert_eq!(
+            std::fs::read_to_string(fifth.path.join("a.txt")).expect("read"),
+            "one\nzwei TWO\nthree\n",
+            "the adopted worktree holds the run branch's files"
+        );
+        assert_eq!(
+            git(&fifth.path, &["branch", "--show-current"]).expect("branch"),
+            fifth.branch
+        );
+        remove(root, &fifth).expect("remove");
+
         let (worktrees, branches) = leftovers(root).expect("list");
-        assert_eq!(worktrees.len(), 3, "{worktrees:?}");
-        assert_eq!(branches.len(), 3, "{branches:?}");
-        for wt in [&first, &second, &third] {
+        assert_eq!(worktrees.len(), 2, "{worktrees:?}");
+        assert_eq!(branches.len(), 2, "{branches:?}");
+        for wt in [&second, &third] {
             remove(root, wt).expect("remove");
         }
         assert_eq!(leftovers(root).expect("list"), (Vec::new(), Vec::new()));
