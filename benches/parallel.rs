@@ -198,7 +198,7 @@ fn worktree_overhead(files: usize, phases: usize) -> Overhead {
         spare = Some(parked);
     }
     let started = Instant::now();
-    worktree::remove_path(root, &spare.expect("a parked worktree")).expect("remove");
+    worktree::remove_parked(root, &[spare.expect("a parked worktree")]).expect("remove");
     overhead.removal = ms(started);
     overhead
 }

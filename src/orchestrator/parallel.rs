@@ -80,6 +80,33 @@ pub(super) async fn check(
     Ok(branch)
 }
 
+/// Refuse to resume `run_id` one phase at a time when its phases ran side by side and
+/// left work on their branches: that work would be run again instead of merged.
+///
+/// # Errors
+/// [`RunError::Parallel`] naming the branches.
+pub(super) async fn no_worktrees_left(root: &Path, run_id: &str) -> Result<(), RunError> {
+    let root = root.to_path_buf();
+    let prefix = format!("{}{run_id}/", worktree::BRANCH_PREFIX);
+    let branches: Vec<String> = blocking(move || worktree::leftovers(&root))
+        .await
+        .map(|(_, branches)| branches)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|branch| branch.starts_with(&prefix))
+        .collect();
+    if branches.is_empty() {
+        return Ok(());
+    }
+    Err(RunError::Parallel {
+        problem: format!(
+            "the run being resumed ran phases side by side, and their work is on branches not merged yet: {}",
+            branches.join(", ")
+        ),
+        help: "resume it with --jobs 2 (or more), so those phases go on in their worktrees and are merged".into(),
+    })
+}
+
 /// The master plan and its phase files, as absolute paths.
 fn plan_files(plan: &Plan) -> Vec<PathBuf> {
     std::iter::once(plan.master.clone())

@@ -46,8 +46,8 @@ impl WorktreePool {
                     return Ok(());
                 }
                 // A spare git would not move: made anew, the spare goes.
-                let _ = worktree::remove_path(&root, &spare);
-                let _ = worktree::remove_path(&root, &target.path);
+                let _ = worktree::remove_parked(&root, &[spare]);
+                let _ = worktree::remove(&root, &target);
             }
             worktree::ensure(&root, &target).map(|_| ())
         })
@@ -90,18 +90,16 @@ impl WorktreePool {
         Ok(())
     }
 
-    /// Remove the parked worktrees; those git refuses are left to `debussy clean`.
-    pub(crate) async fn drain(&self, root: &Path) -> Vec<String> {
+    /// Remove the parked worktrees; what cannot be removed is left to `debussy clean`.
+    pub(crate) async fn drain(&self, root: &Path) -> Option<String> {
         let _turn = self.turn.lock().await;
         let spares = std::mem::take(&mut *self.spares.borrow_mut());
+        if spares.is_empty() {
+            return None;
+        }
         let root = root.to_path_buf();
-        blocking(move || {
-            spares
-                .iter()
-                .filter_map(|spare| worktree::remove_path(&root, spare).err())
-                .map(|err| err.to_string())
-                .collect()
-        })
-        .await
+        blocking(move || worktree::remove_parked(&root, &spares).err())
+            .await
+            .map(|err| err.to_string())
     }
 }

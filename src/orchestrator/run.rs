@@ -233,6 +233,14 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     };
     let mut standings = selection::select(&order, &history).map_err(RunError::UnknownPhase)?;
 
+    let run_branch = if config.jobs == 1 {
+        if let Some(run) = &resumable {
+            parallel::no_worktrees_left(&root, &run.id).await?;
+        }
+        None
+    } else {
+        Some(parallel::check(&root, &plan, &config, run_branch).await?)
+    };
     let mut resume_points = BTreeMap::new();
     let mut ran_before = Duration::ZERO;
     let (run_id, resumed) = match resumable {
@@ -253,11 +261,6 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             (run.id, true)
         }
         None => (store.create_run(&plan_key, &plan.title)?, false),
-    };
-    let run_branch = if config.jobs == 1 {
-        None
-    } else {
-        Some(parallel::check(&root, &plan, &config, run_branch).await?)
     };
     let (unmerged, merged_by_hand) = if resumed && run_branch.is_some() {
         parallel::unmerged(&root, &store, &run_id).await?
@@ -344,7 +347,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         tracing::warn!("{message}");
         let _ = events.send(Event::Warning { message });
     };
-    for refused in pool.drain(&root).await {
+    if let Some(refused) = pool.drain(&root).await {
         warn(format!(
             "could not remove a finished phase's worktree ({refused}); `debussy clean` removes it"
         ));

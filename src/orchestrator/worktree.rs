@@ -194,8 +194,9 @@ pub fn park(root: &Path, worktree: &Worktree, spare: &Path) -> Result<(), GitCom
 }
 
 /// Take up the parked worktree `spare` as `worktree`, on its new branch made from
-/// `run_branch`. Untracked files are removed; ignored ones (build caches) stay, as in
-/// a developer's own tree.
+/// `run_branch`. A parked worktree holds no untracked files (its phase's commits took
+/// everything git does not ignore); ignored ones (build caches) stay, as in a
+/// developer's own tree.
 ///
 /// # Errors
 /// When git refuses; the caller makes a new worktree instead.
@@ -218,28 +219,25 @@ pub fn adopt(
         &worktree.path,
         &["checkout", "-q", "-f", "-B", &worktree.branch, run_branch],
     )?;
-    git(&worktree.path, &["clean", "-fdq"])?;
     Ok(())
 }
 
-/// Remove the worktree at `path` (a parked one: it has no branch).
+/// Remove the parked worktrees at `paths` (they have no branch and nothing that is not
+/// committed): their directories, then git's record of them, at once.
 ///
 /// # Errors
-/// When git refuses.
-pub fn remove_path(root: &Path, path: &Path) -> Result<(), GitCommandError> {
-    git(
-        root,
-        &[
-            "worktree",
-            "remove",
-            "--force",
-            "--force",
-            &path.to_string_lossy(),
-        ],
-    )?;
-    if let Some(run_dir) = path.parent() {
-        let _ = std::fs::remove_dir(run_dir);
+/// When a directory cannot be removed or git cannot forget them.
+pub fn remove_parked(root: &Path, paths: &[PathBuf]) -> Result<(), GitCommandError> {
+    for path in paths {
+        std::fs::remove_dir_all(path).map_err(|err| GitCommandError {
+            command: "worktree remove".into(),
+            message: format!("cannot remove {}: {err}", path.display()),
+        })?;
+        if let Some(run_dir) = path.parent() {
+            let _ = std::fs::remove_dir(run_dir);
+        }
     }
+    git(root, &["worktree", "prune"])?;
     Ok(())
 }
 
@@ -524,7 +522,9 @@ mod tests {
             git(&fifth.path, &["branch", "--show-current"]).expect("branch"),
             fifth.branch
         );
-        remove(root, &fifth).expect("remove");
+        let parked = root.join(WORKTREES_DIR).join("r1").join(".spare-2");
+        park(root, &fifth, &parked).expect("park");
+        remove_parked(root, &[parked]).expect("remove parked");
 
         let (worktrees, branches) = leftovers(root).expect("list");
         assert_eq!(worktrees.len(), 2, "{worktrees:?}");

@@ -112,6 +112,7 @@ fn the_events_people_want_to_hear_about() {
         phase_finished(PhaseState::Completed, None),
         phase_finished(PhaseState::Failed, Some("gate tests failed")),
         phase_finished(PhaseState::Blocked, Some("the API key is missing")),
+        phase_finished(PhaseState::AwaitingHuman, Some("it conflicts in a.txt")),
         phase_finished(PhaseState::Skipped, None),
         finished(RunStatus::Failed, Some("phase 1 failed")),
     ]);
@@ -135,6 +136,7 @@ fn the_events_people_want_to_hear_about() {
             "[3] debussy: phase 1 completed | Greeting Demo: phase 1 \"Write the greeting\" completed after 2 attempts and 1 restart | white_check_mark",
             "[4] debussy: phase 1 failed | Greeting Demo: phase 1 \"Write the greeting\" failed: gate tests failed | x",
             "[5] debussy: phase 1 needs you | Greeting Demo: phase 1 \"Write the greeting\" is blocked: the API key is missing | warning,raising_hand",
+            "[5] debussy: phase 1 needs you | Greeting Demo: phase 1 \"Write the greeting\"'s branch could not be merged: it conflicts in a.txt | warning,raising_hand",
             "[4] debussy: run failed | Greeting Demo: 1/1 phases completed in 1m05s, 244,788 tokens billed, $0.95; phase 1 failed | x",
         ]
     );

@@ -113,6 +113,12 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
                     Priority::Urgent,
                     &["warning", "raising_hand"],
                 )),
+                PhaseState::AwaitingHuman => Some(notice(
+                    format!("debussy: phase {phase_id} needs you"),
+                    format!("{phase}'s branch could not be merged{because}"),
+                    Priority::Urgent,
+                    &["warning", "raising_hand"],
+                )),
                 _ => None,
             }
         }

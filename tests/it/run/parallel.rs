@@ -338,7 +338,28 @@ fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
     assert_eq!(paused.len(), 3, "all three paused: {rest:#?}");
     assert_eq!(project.status_json()["run"]["status"], "paused");
 
-    let (code, events) = project.run(&["--jobs", "3", "--resume"]);
+    let one_at_a_time = project
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--resume",
+            "--jobs",
+            "1",
+        ])
+        .output()
+        .expect("resume with one job");
+    let said = String::from_utf8_lossy(&one_at_a_time.stderr);
+    assert_eq!(one_at_a_time.status.code(), Some(2), "{said}");
+    assert!(said.contains("--jobs 2"), "{said}");
+    assert_eq!(
+        project.status_json()["run"]["status"],
+        "paused",
+        "refused, nothing changed"
+    );
+
+    let (code, events) = project.run(&["--resume"]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(events[0]["resumed"], true);
     for file in ["f2.txt", "f3.txt", "f4.txt", "f5.txt"] {

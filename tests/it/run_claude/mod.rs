@@ -469,3 +469,4 @@ fn ctrl_c_pauses_without_orphans_and_resume_completes() {
 
 mod guards;
 mod handoff;
+mod parallel;
