@@ -137,6 +137,7 @@ fn render(report: &StatusReport) -> String {
         run.status,
         run.current_phase
             .as_ref()
+            .filter(|_| report.running_phases.len() < 2)
             .map(|p| format!(" (phase {p})"))
             .unwrap_or_default()
     ));
@@ -224,19 +225,22 @@ fn render(report: &StatusReport) -> String {
         &rows,
     ));
     out.push_str(&totals_line(&report.totals));
+    // Worktrees of phases not running that are still there: kept for a human.
     let mut worktrees: Vec<(&str, &str)> = report
         .executions
         .iter()
+        .filter(|e| !report.running_phases.contains(&e.execution.phase_id))
         .filter_map(|e| {
             Some((
                 e.execution.phase_id.as_str(),
                 e.execution.workdir.as_deref()?,
             ))
         })
+        .filter(|(_, workdir)| std::path::Path::new(workdir).exists())
         .collect();
     worktrees.dedup();
     for (phase, workdir) in worktrees {
-        out.push_str(&format!("  phase {phase}: worktree {workdir}\n"));
+        out.push_str(&format!("  phase {phase}: kept in worktree {workdir}\n"));
     }
     for e in &report.executions {
         for restart in &e.restart_events {
@@ -418,8 +422,22 @@ mod tests {
             text.contains("Running: phase 2 (attempt 1, validating, in /p/.debussy/worktrees/r/2)"),
             "{text}"
         );
+        assert!(!text.contains("kept in worktree"), "{text}");
         assert!(
-            text.contains("  phase 2: worktree /p/.debussy/worktrees/r/2"),
+            text.contains("\nStatus:  running\n"),
+            "several run: no one phase named"
+        );
+
+        // Once phase 2 is no longer running, its worktree, still there, is kept.
+        let kept = tempfile::tempdir().expect("tempdir");
+        report.running_phases = vec!["1".into()];
+        report.executions[1].execution.workdir = Some(kept.path().display().to_string());
+        let text = render(&report);
+        assert!(
+            text.contains(&format!(
+                "  phase 2: kept in worktree {}",
+                kept.path().display()
+            )),
             "{text}"
         );
     }

@@ -190,9 +190,13 @@ impl Runner<'_> {
                     commit: commit.clone(),
                     fast_forward,
                 });
-                self.summary.commits.push(commit);
+                // A fast-forward brings commits the run has already counted.
+                if !fast_forward {
+                    self.summary.commits.push(commit);
+                }
                 Ok(())
             }
+            Ok(MergeOutcome::UpToDate) => Ok(()),
             Ok(MergeOutcome::Conflict(files)) => Err(Unmerged::Conflict(files)),
             Err(err) => Err(Unmerged::Git(err.to_string())),
         }

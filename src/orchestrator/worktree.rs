@@ -53,6 +53,8 @@ pub enum MergeOutcome {
         /// Whether the branch was fast-forwarded.
         fast_forward: bool,
     },
+    /// The branch brought nothing new (its phase changed nothing).
+    UpToDate,
     /// Both sides changed the same lines of these files; the merge was aborted.
     Conflict(Vec<String>),
 }
@@ -259,6 +261,13 @@ pub fn merge(
     }
     args.push(branch);
     match git(root, &args) {
+        Ok(said)
+            if said
+                .lines()
+                .any(|line| line.starts_with("Already up to date")) =>
+        {
+            Ok(MergeOutcome::UpToDate)
+        }
         Ok(said) => Ok(MergeOutcome::Merged {
             fast_forward: said.lines().any(|line| line.starts_with("Fast-forward")),
             commit: git(root, &["rev-parse", "HEAD"])?,
@@ -525,6 +534,15 @@ mod tests {
         let parked = root.join(WORKTREES_DIR).join("r1").join(".spare-2");
         park(root, &fifth, &parked).expect("park");
         remove_parked(root, &[parked]).expect("remove parked");
+
+        let idle = Worktree::of(root, "r1", "6");
+        ensure(root, &idle).expect("add");
+        assert_eq!(
+            merge(root, &idle.branch, "merge 6", true).expect("merge"),
+            MergeOutcome::UpToDate,
+            "a phase that changed nothing"
+        );
+        remove(root, &idle).expect("remove");
 
         let (worktrees, branches) = leftovers(root).expect("list");
         assert_eq!(worktrees.len(), 2, "{worktrees:?}");

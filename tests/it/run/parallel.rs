@@ -109,6 +109,14 @@ fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
     );
     let merges = events_named(&events, "merged");
     assert_eq!(merges.len(), 5, "every phase merged: {merges:#?}");
+    let commits: Vec<&str> = summary(&events)["commits"]
+        .as_array()
+        .expect("commits")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let unique: std::collections::BTreeSet<&str> = commits.iter().copied().collect();
+    assert_eq!(unique.len(), commits.len(), "each commit once: {commits:?}");
     let merged_middle =
         ["2", "3", "4"].map(|id| ts(merges.iter().find(|e| e["phase_id"] == id).expect("merged")));
     assert!(
