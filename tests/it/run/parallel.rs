@@ -493,3 +493,46 @@ fn clean_keeps_unmerged_work_unless_forced() {
         "no worktrees or branches of debussy runs to clean\n"
     );
 }
+
+#[test]
+fn a_cost_limit_counts_every_running_phase_and_pauses_them_all() {
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    for id in ["1", "2"] {
+        scenario.push_str(&format!(
+            "  - phase: {id}\n    turns:\n      - say: writing\n        percent: 1\n        tools:\n          - write:\n              path: f{id}.txt\n              content: \"{id}\"\n      - say: thinking hard\n        percent: 30\n      - sleep_ms: 20000\n"
+        ));
+    }
+    project.plan(
+        &[
+            ("1", "N/A", "test -f f1.txt"),
+            ("2", "N/A", "test -f f2.txt"),
+        ],
+        &scenario,
+    );
+
+    let (code, events) = project.run(&["--jobs", "2", "--max-cost", "0.5"]);
+    assert_eq!(code, 3, "a limit pause exits 3: {events:#?}");
+    let costs: Vec<f64> = events_named(&events, "session_ended")
+        .iter()
+        .filter_map(|e| e["snapshot"]["cost_usd"].as_f64())
+        .collect();
+    assert_eq!(costs.len(), 2, "{events:#?}");
+    assert!(
+        costs.iter().all(|cost| *cost < 0.5) && costs.iter().sum::<f64>() >= 0.5,
+        "neither phase alone reached the limit, both together did: {costs:?}"
+    );
+    assert_eq!(
+        events_named(&events, "limit_reached").len(),
+        1,
+        "{events:#?}"
+    );
+    let paused: Vec<&Value> = summary(&events)["phases"]
+        .as_array()
+        .expect("phases")
+        .iter()
+        .filter(|p| p["status"] == "paused")
+        .collect();
+    assert_eq!(paused.len(), 2, "both phases paused: {events:#?}");
+    assert_eq!(summary(&events)["limit"], "max_cost_usd");
+}
