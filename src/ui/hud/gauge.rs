@@ -202,6 +202,21 @@ fn money(cost: f64) -> String {
     format!("${cost:.2}")
 }
 
+/// `label 12,345 billed · $0.12 · 7 tool calls`.
+fn figures(label: &str, totals: &Totals) -> Vec<Span<'static>> {
+    let dim = Style::new().fg(Color::DarkGray);
+    let bold = Style::new().add_modifier(Modifier::BOLD);
+    vec![
+        Span::styled(format!("{label} "), dim),
+        Span::styled(thousands(totals.tokens), bold),
+        Span::raw(format!(" {} · ", strings::GAUGE_BILLED)),
+        Span::styled(money(totals.cost_usd), bold),
+        Span::raw(" · "),
+        Span::styled(totals.tool_calls.to_string(), bold),
+        Span::raw(format!(" {}", strings::GAUGE_TOOL_CALLS)),
+    ]
+}
+
 impl Component for Gauge {
     fn event(&mut self, event: &Event, _now: Instant) {
         match event {
@@ -258,17 +273,7 @@ impl Component for Gauge {
         let dim = Style::new().fg(Color::DarkGray);
         if self.running.len() > 1 {
             self.draw_each(frame, inner);
-            let run = self.run_totals();
-            let bold = Style::new().add_modifier(Modifier::BOLD);
-            let figures = Line::from(vec![
-                Span::styled(format!("{} ", strings::GAUGE_RUN), dim),
-                Span::styled(thousands(run.tokens), bold),
-                Span::raw(format!(" {} · ", strings::GAUGE_BILLED)),
-                Span::styled(money(run.cost_usd), bold),
-                Span::raw(" · "),
-                Span::styled(run.tool_calls.to_string(), bold),
-                Span::raw(format!(" {}", strings::GAUGE_TOOL_CALLS)),
-            ]);
+            let figures = Line::from(figures(strings::GAUGE_RUN, &self.run_totals()));
             let last = Rect {
                 y: inner.y + inner.height.saturating_sub(1),
                 height: 1,
@@ -337,24 +342,14 @@ impl Component for Gauge {
             return;
         }
         let session = self.live.as_ref();
-        let run = self.run_totals();
-        let bold = Style::new().add_modifier(Modifier::BOLD);
-        let figures = Line::from(vec![
-            Span::styled(format!("{} ", strings::GAUGE_SESSION), dim),
-            Span::styled(thousands(session.map_or(0, |s| s.billed.total())), bold),
-            Span::raw(format!(" {} · ", strings::GAUGE_BILLED)),
-            Span::styled(money(session.and_then(|s| s.cost_usd).unwrap_or(0.0)), bold),
-            Span::raw(" · "),
-            Span::styled(session.map_or(0, |s| s.tool_calls).to_string(), bold),
-            Span::raw(format!(" {}", strings::GAUGE_TOOL_CALLS)),
-            Span::styled(format!("    {} ", strings::GAUGE_RUN), dim),
-            Span::styled(thousands(run.tokens), bold),
-            Span::raw(format!(" {} · ", strings::GAUGE_BILLED)),
-            Span::styled(money(run.cost_usd), bold),
-            Span::raw(" · "),
-            Span::styled(run.tool_calls.to_string(), bold),
-            Span::raw(format!(" {}", strings::GAUGE_TOOL_CALLS)),
-        ]);
+        let mut session_totals = Totals::default();
+        if let Some(session) = session {
+            session_totals.add(session);
+        }
+        let mut spans = figures(strings::GAUGE_SESSION, &session_totals);
+        spans.push(Span::raw("    "));
+        spans.extend(figures(strings::GAUGE_RUN, &self.run_totals()));
+        let figures = Line::from(spans);
         let figures_area = Rect {
             y: inner.y + 1,
             height: 1,

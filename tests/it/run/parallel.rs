@@ -41,6 +41,33 @@ fn git(project: &Project, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }
 
+/// `debussy run … --output-format json` plus `extra` in the background, and its lines.
+fn start(
+    project: &Project,
+    extra: &[&str],
+) -> (
+    std::process::Child,
+    std::io::Lines<BufReader<std::process::ChildStdout>>,
+) {
+    let mut args = vec![
+        "run",
+        "plan/MASTER_PLAN.md",
+        "--agent",
+        "sim",
+        "--output-format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let mut child = project
+        .command(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    (child, lines)
+}
+
 fn ts(event: &Value) -> jiff::Timestamp {
     event["ts"]
         .as_str()
@@ -290,24 +317,7 @@ fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
     scenario.push_str(&script("5", None, &work("5", "f5.txt", "five", 0)));
     diamond(&project, &scenario);
 
-    let mut child = project
-        .command(&[
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--output-format",
-            "json",
-            "--restart-delay",
-            "0",
-            "--jobs",
-            "3",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let (mut child, mut lines) = start(&project, &["--restart-delay", "0", "--jobs", "3"]);
     let mut agents = Vec::new();
     for line in lines.by_ref().map_while(Result::ok) {
         let event: Value = serde_json::from_str(&line).expect("json");
@@ -398,24 +408,7 @@ fn a_context_restart_in_a_worktree_commits_its_checkpoint_on_the_phase_branch() 
         &scenario,
     );
 
-    let mut child = project
-        .command(&[
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--output-format",
-            "json",
-            "--restart-delay",
-            "2",
-            "--jobs",
-            "2",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let (mut child, lines) = start(&project, &["--restart-delay", "2", "--jobs", "2"]);
     let mut run_id = String::new();
     let mut checked = false;
     let mut events = Vec::new();
