@@ -228,15 +228,19 @@ fn a_merge_conflict_is_resolved_by_a_remediation_session_in_the_worktree() {
     );
 }
 
-#[test]
-fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
-    let project = Project::new();
-    let give_up = script(
+/// Phase 3's remediation session reports done without touching the conflict.
+fn leave_the_markers() -> String {
+    script(
         "3",
         Some(2),
         &format!("      - say: I leave the markers\n{DONE_TURN}"),
-    );
-    conflicting(&project, &give_up);
+    )
+}
+
+#[test]
+fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
+    let project = Project::new();
+    conflicting(&project, &leave_the_markers());
 
     let (code, events) = project.run(&["--jobs", "2"]);
     assert_eq!(code, 1, "{events:#?}");
@@ -448,12 +452,7 @@ fn a_context_restart_in_a_worktree_commits_its_checkpoint_on_the_phase_branch() 
 #[test]
 fn clean_keeps_unmerged_work_unless_forced() {
     let project = Project::new();
-    let give_up = script(
-        "3",
-        Some(2),
-        &format!("      - say: I leave the markers\n{DONE_TURN}"),
-    );
-    conflicting(&project, &give_up);
+    conflicting(&project, &leave_the_markers());
     let (code, events) = project.run(&["--jobs", "2"]);
     assert_eq!(code, 1, "{events:#?}");
     let run_id = events[0]["run_id"].as_str().expect("run id");
