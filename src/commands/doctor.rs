@@ -66,6 +66,9 @@ async fn checks(loaded: &crate::config::Loaded, args: &DoctorArgs) -> Report {
     }
     if let Some(plan) = inspection.as_ref().and_then(|i| i.plan.as_ref()) {
         checks.extend(preflight::phase_agent_checks(loaded, plan));
+        if loaded.config.jobs != 1 {
+            checks.push(preflight::jobs_check(root.clone(), plan, &loaded.config).await);
+        }
     }
     if let Some(inspection) = &inspection {
         checks.push(preflight::plan_check(

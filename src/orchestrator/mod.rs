@@ -44,4 +44,5 @@ mod validate;
 pub mod vcs;
 pub mod worktree;
 
+pub use parallel::side_by_side_ready;
 pub use run::{RunError, RunOptions, RunSetup, resumable_run, run};

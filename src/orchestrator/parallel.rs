@@ -26,13 +26,19 @@ pub(super) async fn check(
         problem,
         help: help.to_owned(),
     };
-    let (Some(branch), true) = (branch, config.auto_commit) else {
+    if !config.auto_commit {
         return Err(fail(
             format!(
                 "jobs is {} but auto_commit is off: phases running side by side reach the run's branch as commits merged from their own branches",
                 config.jobs
             ),
             "turn auto_commit on, or run one phase at a time with --jobs 1",
+        ));
+    }
+    let Some(branch) = branch else {
+        return Err(fail(
+            "the repository is not ready for commits (see the git check): phases running side by side branch from it and merge into it".into(),
+            "fix what the git check says, or run with --jobs 1",
         ));
     };
     let root = root.to_path_buf();
@@ -78,6 +84,20 @@ pub(super) async fn check(
         ));
     }
     Ok(branch)
+}
+
+/// Whether the project at `root` can run `plan`'s phases side by side with `config`
+/// (as `debussy doctor` asks before a run); returns the branch they would merge into.
+///
+/// # Errors
+/// What the run would refuse with.
+pub async fn side_by_side_ready(
+    root: std::path::PathBuf,
+    plan: &Plan,
+    config: &Config,
+) -> Result<String, RunError> {
+    let branch = super::vcs::preflight(root.clone(), true).await.ok();
+    check(&root, plan, config, branch).await
 }
 
 /// Refuse to resume `run_id` one phase at a time when its phases ran side by side and

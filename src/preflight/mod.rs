@@ -199,6 +199,32 @@ pub(crate) async fn git_check(root: PathBuf) -> Check {
     }
 }
 
+/// Phases can run side by side (`jobs` above 1): the checks a parallel run makes as it
+/// starts (auto-commit, a branch with a commit, git on PATH, the plan committed).
+pub(crate) async fn jobs_check(
+    root: PathBuf,
+    plan: &crate::plan::Plan,
+    config: &crate::config::Config,
+) -> Check {
+    match crate::orchestrator::side_by_side_ready(root, plan, config).await {
+        Ok(branch) => Check::pass(
+            "jobs",
+            format!(
+                "up to {} phases at once, each in its own worktree, merged into {branch}",
+                match config.jobs {
+                    0 => "all ready".to_owned(),
+                    jobs => jobs.to_string(),
+                }
+            ),
+        ),
+        Err(err) => {
+            let fix = miette::Diagnostic::help(&err)
+                .map_or_else(|| "run with --jobs 1".to_owned(), |h| h.to_string());
+            Check::fail("jobs", err.to_string(), fix)
+        }
+    }
+}
+
 /// The plan audit: `summary` is its summary line.
 pub(crate) fn plan_check(passed: bool, summary: String) -> Check {
     if passed {

@@ -321,3 +321,49 @@ fn doctor_names_uncommitted_changes_as_run_would() {
         text(&run.stderr)
     );
 }
+
+#[test]
+fn side_by_side_phases_need_a_committed_plan_and_doctor_says_so() {
+    let project = Project::with_scenario(SCENARIO);
+    let extra = project.root().join("plan/phase-2.md");
+    std::fs::write(&extra, PHASE.replace("Phase 1: One", "Phase 2: Two")).expect("write");
+    let master = project.root().join("plan/MASTER_PLAN.md");
+    let mut text_of_plan = std::fs::read_to_string(&master).expect("read");
+    text_of_plan.push_str("| 2 | [Two](phase-2.md) | Pending |\n");
+    std::fs::write(&master, text_of_plan).expect("write");
+    // The master plan's change is committed; the new phase file is not.
+    let added = std::process::Command::new("git")
+        .args(["commit", "-qam", "phase 2 listed"])
+        .current_dir(project.root())
+        .status()
+        .expect("git");
+    assert!(added.success());
+
+    let output = project.run_plan(&["--agent", "sim", "--jobs", "2"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the plan is not committed") && stderr.contains("plan/phase-2.md"),
+        "{stderr}"
+    );
+    assert_eq!(project.recorded_runs(), 0, "no run recorded");
+
+    let doctor = crate::support::debussy(project.root(), &["doctor", "plan/MASTER_PLAN.md"])
+        .env("DEBUSSY_JOBS", "2")
+        .env("DEBUSSY_AGENT__KIND", "sim")
+        .output()
+        .expect("doctor");
+    let said = text(&doctor.stdout);
+    assert!(said.contains("✗ jobs"), "{said}");
+    assert!(said.contains("plan/phase-2.md"), "{said}");
+
+    commit_all(project.root(), "phase 2");
+    let doctor = crate::support::debussy(project.root(), &["doctor", "plan/MASTER_PLAN.md"])
+        .env("DEBUSSY_JOBS", "2")
+        .env("DEBUSSY_AGENT__KIND", "sim")
+        .output()
+        .expect("doctor");
+    let said = text(&doctor.stdout);
+    assert!(said.contains("✓ jobs"), "{said}");
+    assert!(said.contains("up to 2 phases at once"), "{said}");
+}
