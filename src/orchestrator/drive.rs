@@ -179,6 +179,9 @@ impl<'run> Drive<'run> {
                     match &result.standing {
                         Standing::Paused => stopping = true,
                         Standing::Failed | Standing::Blocked | Standing::AwaitingHuman => {
+                            if ending.run_error.is_none() {
+                                ending.stopped_at = Some(id.clone());
+                            }
                             ending.run_error.get_or_insert_with(|| {
                                 format!(
                                     "phase {id} {}: {}",

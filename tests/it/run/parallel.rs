@@ -528,3 +528,34 @@ fn a_cost_limit_counts_every_running_phase_and_pauses_them_all() {
     assert_eq!(paused.len(), 2, "both phases paused: {events:#?}");
     assert_eq!(summary(&events)["limit"], "max_cost_usd");
 }
+
+#[test]
+fn the_run_stops_at_the_phase_that_failed_not_the_last_one_started() {
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
+    scenario.push_str(&script("2", None, &work("2", "f2.txt", "two", 0)));
+    scenario.push_str(&script("3", None, &work("3", "f3.txt", "three", 800)));
+    project.plan(
+        &[
+            ("1", "N/A", "test -f f1.txt"),
+            ("2", "Phase 1", "false"),
+            ("3", "Phase 1", "test -f f3.txt"),
+        ],
+        &scenario,
+    );
+    let (code, events) = project.run(&["--jobs", "2", "--max-retries", "0"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let status = project.status_json();
+    assert_eq!(status["run"]["current_phase"], "2", "{status:#}");
+    assert!(
+        status["run"]["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("phase 2 failed")),
+        "{status:#}"
+    );
+    assert!(
+        project.root().join("f3.txt").exists(),
+        "phase 3, already running, finished and merged"
+    );
+}
