@@ -88,10 +88,10 @@ impl Runner<'_> {
             {
                 self.warn(format!("could not record the merge: {err}"));
             }
-            return self.merged(phase, result);
+            return self.conclude(phase, result, Standing::Completed, None);
         }
         if let Err(error) = self.enter_worktree(worktree, run_branch).await {
-            return self.unfinished(phase, result, Standing::AwaitingHuman, Some(error));
+            return self.conclude(phase, result, Standing::AwaitingHuman, Some(error));
         }
         self.integrate(phase, result, run_branch, position).await
     }
@@ -113,7 +113,7 @@ impl Runner<'_> {
         let files = match self.merge_into_run(phase, &worktree).await {
             Ok(()) => {
                 self.remove_worktree().await;
-                return self.merged(phase, result);
+                return self.conclude(phase, result, Standing::Completed, None);
             }
             Err(Unmerged::Git(why)) => return self.awaiting_human(phase, result, &why),
             Err(Unmerged::Conflict(files)) => files,
@@ -136,7 +136,7 @@ impl Runner<'_> {
                 } else {
                     Standing::Paused
                 };
-                return self.unfinished(phase, result, standing, None);
+                return self.conclude(phase, result, standing, None);
             }
             Resolution::Failed(why) => {
                 let why = format!(
@@ -149,7 +149,7 @@ impl Runner<'_> {
         match self.merge_into_run(phase, &worktree).await {
             Ok(()) => {
                 self.remove_worktree().await;
-                self.merged(phase, result)
+                self.conclude(phase, result, Standing::Completed, None)
             }
             Err(Unmerged::Conflict(files)) => {
                 let why = format!(
@@ -328,20 +328,6 @@ impl Runner<'_> {
         blocking(move || worktree::abort_merge(&path)).await;
     }
 
-    /// The phase's work is on the run's branch: its worktree and branch go.
-    fn merged(&mut self, phase: &Phase, mut result: PhaseResult) -> PhaseResult {
-        result.standing = Standing::Completed;
-        result.summary.status = Standing::Completed.state();
-        self.emit(Event::PhaseFinished {
-            phase_id: phase.id.as_str().to_owned(),
-            status: result.standing.state(),
-            attempts: result.summary.attempts,
-            restarts: result.summary.restarts,
-            error: None,
-        });
-        result
-    }
-
     /// The phase is merged: its branch goes, its worktree is kept for a later phase (or
     /// removed); a warning when git refuses.
     pub(crate) async fn remove_worktree(&mut self) {
@@ -378,7 +364,7 @@ impl Runner<'_> {
                 &format!("debussy run {} --resume", self.plan.master.display())
             )
         );
-        self.unfinished(phase, result, Standing::AwaitingHuman, Some(error))
+        self.conclude(phase, result, Standing::AwaitingHuman, Some(error))
     }
 
     /// Record that the phase's completed attempt is not merged, so `--resume` merges it
@@ -393,7 +379,8 @@ impl Runner<'_> {
         }
     }
 
-    fn unfinished(
+    /// Where the phase ends up after its merge (or the attempt at one), said once.
+    fn conclude(
         &mut self,
         phase: &Phase,
         mut result: PhaseResult,

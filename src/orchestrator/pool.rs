@@ -32,26 +32,33 @@ impl WorktreePool {
         run_branch: &str,
     ) -> Result<(), GitCommandError> {
         let _turn = self.turn.lock().await;
-        let fresh = !worktree.path.join(".git").exists()
-            && !worktree::branch_exists(root, &worktree.branch);
-        let spare = if fresh {
-            self.spares.borrow_mut().pop()
-        } else {
-            None
-        };
+        let spare = self.spares.borrow_mut().pop();
         let (root, target, branch) = (root.to_path_buf(), worktree.clone(), run_branch.to_owned());
-        blocking(move || {
-            if let Some(spare) = spare {
-                if worktree::adopt(&root, &spare, &target, &branch).is_ok() {
-                    return Ok(());
+        let (entered, unused) = blocking(move || {
+            let fresh = !target.path.join(".git").exists()
+                && !worktree::branch_exists(&root, &target.branch);
+            match spare {
+                // A paused phase's own worktree (or branch) goes on; the spare waits.
+                Some(spare) if !fresh => {
+                    (worktree::ensure(&root, &target).map(|_| ()), Some(spare))
                 }
-                // A spare git would not move: made anew, the spare goes.
-                let _ = worktree::remove_parked(&root, &[spare]);
-                let _ = worktree::remove(&root, &target);
+                Some(spare) => {
+                    if worktree::adopt(&root, &spare, &target, &branch).is_ok() {
+                        return (Ok(()), None);
+                    }
+                    // A spare git would not move: made anew, the spare goes.
+                    let _ = worktree::remove_parked(&root, &[spare]);
+                    let _ = worktree::remove(&root, &target);
+                    (worktree::ensure(&root, &target).map(|_| ()), None)
+                }
+                None => (worktree::ensure(&root, &target).map(|_| ()), None),
             }
-            worktree::ensure(&root, &target).map(|_| ())
         })
-        .await
+        .await;
+        if let Some(spare) = unused {
+            self.spares.borrow_mut().push(spare);
+        }
+        entered
     }
 
     /// Merge `branch` into the run's branch, after the merges before it.

@@ -348,22 +348,20 @@ fn side_by_side_phases_need_a_committed_plan_and_doctor_says_so() {
     );
     assert_eq!(project.recorded_runs(), 0, "no run recorded");
 
-    let doctor = crate::support::debussy(project.root(), &["doctor", "plan/MASTER_PLAN.md"])
-        .env("DEBUSSY_JOBS", "2")
-        .env("DEBUSSY_AGENT__KIND", "sim")
-        .output()
-        .expect("doctor");
-    let said = text(&doctor.stdout);
+    let doctor = || {
+        let output = crate::support::debussy(project.root(), &["doctor", "plan/MASTER_PLAN.md"])
+            .env("DEBUSSY_JOBS", "2")
+            .env("DEBUSSY_AGENT__KIND", "sim")
+            .output()
+            .expect("doctor");
+        text(&output.stdout)
+    };
+    let said = doctor();
     assert!(said.contains("✗ jobs"), "{said}");
     assert!(said.contains("plan/phase-2.md"), "{said}");
 
     commit_all(project.root(), "phase 2");
-    let doctor = crate::support::debussy(project.root(), &["doctor", "plan/MASTER_PLAN.md"])
-        .env("DEBUSSY_JOBS", "2")
-        .env("DEBUSSY_AGENT__KIND", "sim")
-        .output()
-        .expect("doctor");
-    let said = text(&doctor.stdout);
+    let said = doctor();
     assert!(said.contains("✓ jobs"), "{said}");
     assert!(said.contains("up to 2 phases at once"), "{said}");
 }

@@ -304,7 +304,10 @@ impl ActivityLog {
 
 impl Component for ActivityLog {
     fn event(&mut self, event: &Event, now: Instant) {
-        self.phase = event.phase_id().map(str::to_owned);
+        // Most events are about the phase of the one before: no new string for them.
+        if self.phase.as_deref() != event.phase_id() {
+            self.phase = event.phase_id().map(str::to_owned);
+        }
         match event {
             Event::SessionStarted { phase_id, .. } => {
                 self.side_by_side |= self.running.iter().any(|running| running != phase_id);

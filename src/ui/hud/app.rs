@@ -181,14 +181,15 @@ impl App {
     /// Focus the running phase after the focused one (in id order); past the last,
     /// none. Tells the run, so `s` and `r` reach that phase.
     fn focus_next(&mut self) -> Option<Command> {
-        let running = self.gauge.running_phases();
-        if running.len() < 2 && self.focus.is_none() {
+        if !self.gauge.side_by_side() && self.focus.is_none() {
             return None;
         }
+        let mut running = self.gauge.running_phases();
         let next = match &self.focus {
-            None => running.first().cloned(),
-            Some(focus) => running.iter().skip_while(|id| *id != focus).nth(1).cloned(),
-        };
+            None => running.next(),
+            Some(focus) => running.skip_while(|id| id != focus).nth(1),
+        }
+        .map(str::to_owned);
         self.focus.clone_from(&next);
         self.activity.set_focus(next.clone());
         Some(Command::Send(RunRequest::Focus(next)))
@@ -218,7 +219,7 @@ impl App {
             verbose: self.activity.is_verbose(),
             follow: self.activity.follows(),
             interrupts: self.interrupts,
-            side_by_side: self.focus.is_some() || self.gauge.running_phases().len() > 1,
+            side_by_side: self.focus.is_some() || self.gauge.side_by_side(),
         });
     }
 

@@ -87,8 +87,13 @@ impl Gauge {
     }
 
     /// The phases whose session runs now, in id order.
-    pub(crate) fn running_phases(&self) -> Vec<String> {
-        self.running.keys().cloned().collect()
+    pub(crate) fn running_phases(&self) -> impl Iterator<Item = &str> {
+        self.running.keys().map(String::as_str)
+    }
+
+    /// Whether more than one session runs now.
+    pub(crate) fn side_by_side(&self) -> bool {
+        self.running.len() > 1
     }
 
     /// Rows the gauge needs: a bar and the figures, or a bar per running session.
