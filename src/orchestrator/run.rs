@@ -225,7 +225,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         ignore: options.ignore_history,
         resume: options.resume,
         completed_before: if options.resume {
-            store.completed_phases(&plan_key)?
+            done_before(&store, &plan_key, resumable.as_ref())?
         } else {
             Default::default()
         },
@@ -395,6 +395,29 @@ pub fn resumable_run(store: &Store, plan: &Plan) -> Result<Option<RunRecord>, St
         .runs(Some(&plan_key(plan)), 1)?
         .into_iter()
         .find(|run| run.status != RunStatus::Completed))
+}
+
+/// The phases `--resume` takes as done: those some run of the plan completed, except the
+/// ones the resumed run itself took up again and did not complete (a `--restart` or
+/// `--phase` run redoing them); those go on where it left them.
+fn done_before(
+    store: &Store,
+    plan_key: &str,
+    resumed: Option<&RunRecord>,
+) -> Result<std::collections::BTreeSet<String>, StateError> {
+    let mut done = store.completed_phases(plan_key)?;
+    if let Some(run) = resumed {
+        let mut latest = BTreeMap::new();
+        for execution in store.executions(&run.id)? {
+            latest.insert(execution.phase_id, execution.status);
+        }
+        for (phase, status) in latest {
+            if status != crate::state::ExecutionStatus::Completed {
+                done.remove(&phase);
+            }
+        }
+    }
+    Ok(done)
 }
 
 /// Whether every uncommitted tracked change is one of the paused run's own files.

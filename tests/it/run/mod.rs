@@ -530,6 +530,28 @@ impl LiveRun {
 }
 
 #[test]
+fn resume_goes_on_with_a_phase_the_run_was_redoing_though_an_earlier_run_completed_it() {
+    let project = sleeping_project();
+    let (code, _) = LiveRun::start(&project, &[]).interrupt();
+    assert_eq!(code, 130);
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "an earlier run completes phase 1: {events:#?}");
+
+    // A run that redoes phase 1 is paused in it; its resume must not skip it.
+    std::fs::remove_file(project.root().join("started")).expect("rearm the sleep");
+    let (code, _) = LiveRun::start(&project, &["--restart"]).interrupt();
+    assert_eq!(code, 130);
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(
+        events_named(&events, "phase_skipped").is_empty(),
+        "{events:#?}"
+    );
+    assert_eq!(events_named(&events, "session_started").len(), 1);
+    assert_eq!(summary(&events)["phases"][0]["status"], "completed");
+}
+
+#[test]
 fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
     let project = sleeping_project();
     let live = LiveRun::start(&project, &[]);
