@@ -402,15 +402,19 @@ fn untracked_verdict(files: &[String], plan: Option<&str>) -> Check {
     )
 }
 
-/// debussy's own run data, which the run ignores in `.debussy/.gitignore`.
+/// debussy's own run data, which the run ignores in `.debussy/.gitignore`: a path one
+/// of that file's patterns (`state.db*`, `runs/`, …) covers.
 fn is_run_data(path: &str) -> bool {
     let Some(rest) = path.strip_prefix(".debussy/") else {
         return false;
     };
-    rest.starts_with("state.db")
-        || ["runs/", "logs/", "mcp/"]
-            .iter()
-            .any(|dir| rest.starts_with(dir))
+    crate::orchestrator::vcs::RUN_DATA_IGNORE
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .any(|pattern| match pattern.strip_suffix('*') {
+            Some(stem) => rest.starts_with(stem),
+            None => rest == pattern || (pattern.ends_with('/') && rest.starts_with(pattern)),
+        })
 }
 
 fn relative(path: &Path, workdir: &Path) -> String {
@@ -449,6 +453,8 @@ mod tests {
     fn run_data_is_not_worth_a_warning() {
         assert!(is_run_data(".debussy/state.db-wal"));
         assert!(is_run_data(".debussy/logs/"));
+        assert!(is_run_data(".debussy/worktrees/"));
+        assert!(is_run_data(".debussy/runs/r/1/attempt-1-session-1.jsonl"));
         assert!(!is_run_data(".debussy/config.yaml"));
         assert!(!is_run_data("src/state.db"));
     }
