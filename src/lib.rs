@@ -15,6 +15,7 @@ pub mod context;
 mod error_chain;
 pub mod events;
 pub mod exit;
+pub mod files;
 pub mod gates;
 pub mod git;
 pub mod logging;

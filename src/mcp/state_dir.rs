@@ -7,10 +7,10 @@
 //! lives. The lock is `flock`-style: the kernel drops it when the holder exits, however
 //! it exits, so a supervisor that was killed never leaves a stale lock behind.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{self, Read, Seek, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::files::{PidLock, PidLockError};
 
 /// Name of the lock file inside the state directory.
 pub(crate) const LOCK_FILE: &str = "supervisor.lock";
@@ -44,7 +44,7 @@ pub enum StateDirError {
 /// The lock on a state directory; dropping it releases the directory.
 #[derive(Debug)]
 pub(crate) struct StateDirLock {
-    _file: File,
+    _lock: PidLock,
 }
 
 /// Create `dir` if needed and take it for this process, or say who holds it.
@@ -54,31 +54,14 @@ pub(crate) fn lock(dir: &Path) -> Result<StateDirLock, StateDirError> {
         source,
     };
     std::fs::create_dir_all(dir).map_err(io_error)?;
-    // Not truncated on open: the holder's pid must stay readable for the refusal.
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(dir.join(LOCK_FILE))
-        .map_err(io_error)?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
-            return Err(StateDirError::InUse {
-                path: dir.to_owned(),
-                pid: text.trim().parse().ok(),
-            });
-        }
-        Err(TryLockError::Error(err)) => return Err(io_error(err)),
+    match PidLock::try_acquire(&dir.join(LOCK_FILE), "") {
+        Ok(lock) => Ok(StateDirLock { _lock: lock }),
+        Err(PidLockError::Held(held)) => Err(StateDirError::InUse {
+            path: dir.to_owned(),
+            pid: held.pid,
+        }),
+        Err(PidLockError::Io { source, .. }) => Err(io_error(source)),
     }
-    file.set_len(0).map_err(io_error)?;
-    file.rewind().map_err(io_error)?;
-    writeln!(file, "{}", std::process::id()).map_err(io_error)?;
-    Ok(StateDirLock { _file: file })
 }
 
 /// Keep `.debussy/mcp/` (the parent of default state directories, `mcp_dir`) out of git

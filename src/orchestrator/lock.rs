@@ -2,17 +2,15 @@
 //! whole life, that names the run holding it. (It lives under `runs/` because every
 //! project's `.debussy/.gitignore` already keeps that directory out of commits.)
 //!
-//! The lock is `flock(2)` on an open file, so the kernel drops it when the process dies
-//! however it dies (a SIGKILL leaves no stale lock to clean up). The file is opened
-//! close-on-exec, so agent processes never inherit (and never prolong) it. Its text is
-//! `pid run-id`, read by a refused run to say who holds it.
+//! The lock is a [`PidLock`]: the kernel drops it when the process dies however it dies,
+//! agent processes never inherit it, and a link in its place is refused, never written
+//! through. Its text is `pid run-id`, read by a refused run to say who holds it.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::state::{PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
+use crate::files::{PidLock, PidLockError};
+use crate::state::PRIVATE_DIR_MODE;
 
 /// The lock file, relative to the project root.
 pub const LOCK_FILE: &str = ".debussy/runs/run.lock";
@@ -49,10 +47,7 @@ pub enum LockError {
 
 /// The held lock; dropping it (or the process dying) releases it.
 #[derive(Debug)]
-pub struct RunLock {
-    file: File,
-    path: PathBuf,
-}
+pub struct RunLock(PidLock);
 
 /// Create `.debussy/` readable by its owner only, narrowing the mode of an existing one.
 ///
@@ -91,32 +86,21 @@ impl RunLock {
                 .create(dir)
                 .map_err(io)?;
         }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(&path)
-            .map_err(io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut text = String::new();
-                let _ = file.read_to_string(&mut text);
-                let mut words = text.split_whitespace();
-                let pid = words.next().unwrap_or("unknown").to_owned();
-                let run_id = words.next().unwrap_or("unknown").to_owned();
-                return Err(LockError::Held { path, pid, run_id });
-            }
-            Err(TryLockError::Error(source)) => return Err(io(source)),
+        match PidLock::try_acquire(&path, "starting") {
+            Ok(lock) => Ok(RunLock(lock)),
+            Err(PidLockError::Held(held)) => Err(LockError::Held {
+                path,
+                pid: held
+                    .pid
+                    .map_or_else(|| "unknown".to_owned(), |pid| pid.to_string()),
+                run_id: if held.note.is_empty() {
+                    "unknown".to_owned()
+                } else {
+                    held.note
+                },
+            }),
+            Err(PidLockError::Io { source, .. }) => Err(io(source)),
         }
-        let mut lock = RunLock {
-            file,
-            path: path.clone(),
-        };
-        lock.record("starting").map_err(io)?;
-        Ok(lock)
     }
 
     /// Name the run holding the lock (written next to this process's pid).
@@ -124,16 +108,13 @@ impl RunLock {
     /// # Errors
     /// When the lock file cannot be written.
     pub fn record(&mut self, run_id: &str) -> std::io::Result<()> {
-        self.file.set_len(0)?;
-        self.file.seek(SeekFrom::Start(0))?;
-        writeln!(self.file, "{} {run_id}", std::process::id())?;
-        self.file.flush()
+        self.0.record(run_id)
     }
 
     /// The lock file.
     #[must_use]
     pub fn path(&self) -> &Path {
-        &self.path
+        self.0.path()
     }
 }
 

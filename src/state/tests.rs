@@ -332,7 +332,7 @@ fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
     let dead = store.create_run("/p", "P").expect("run");
     let mut child = std::process::Command::new("true").spawn().expect("spawn");
     let pid = child.id();
-    let start = owner::start_time(pid).unwrap_or(1);
+    let start = crate::process::start_time(pid).unwrap_or(1);
     child.wait().expect("wait");
     store
         .set_run_owner(&dead, Some(Owner { pid, start }))

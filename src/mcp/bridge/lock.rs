@@ -2,17 +2,17 @@
 //! starts or waits for the daemon, so bridges that share a daemon run one restart at a
 //! time and the others find the new daemon instead of starting a second one.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::files::{PidLock, PidLockError};
 
 const LOCK_FILE: &str = "restart.lock";
 
 /// The held lock; dropping it releases it (the kernel does, if the process dies).
 #[derive(Debug)]
 pub(crate) struct RestartLock {
-    _file: File,
+    _lock: PidLock,
 }
 
 /// Take the lock, waiting at most `within`.
@@ -21,41 +21,20 @@ pub(crate) struct RestartLock {
 /// The file cannot be opened, or another bridge held the lock the whole time.
 pub(crate) async fn acquire(dir: &Path, within: Duration) -> Result<RestartLock, String> {
     let path = dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|err| format!("cannot open {}: {err}", path.display()))?;
-    let deadline = Instant::now() + within;
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(RestartLock { _file: file }),
-            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            Err(TryLockError::WouldBlock) => {
-                return Err(format!(
-                    "another bridge held {} for over {} s",
-                    path.display(),
-                    within.as_secs()
-                ));
-            }
-            Err(TryLockError::Error(err)) => {
-                return Err(format!("cannot lock {}: {err}", path.display()));
-            }
-        }
+    match PidLock::acquire_within(&path, "", within).await {
+        Ok(lock) => Ok(RestartLock { _lock: lock }),
+        Err(PidLockError::Held(_)) => Err(format!(
+            "another bridge held {} for over {} s",
+            path.display(),
+            within.as_secs()
+        )),
+        Err(err @ PidLockError::Io { .. }) => Err(crate::error_chain::error_chain(&err)),
     }
 }
 
 /// Whether another bridge holds the lock right now (a restart is under way).
 pub(crate) fn held_elsewhere(dir: &Path) -> bool {
-    let Ok(file) = File::open(dir.join(LOCK_FILE)) else {
-        return false;
-    };
-    matches!(file.try_lock(), Err(TryLockError::WouldBlock))
+    PidLock::held_elsewhere(&dir.join(LOCK_FILE))
 }
 
 #[cfg(test)]

@@ -1,0 +1,17 @@
+//! Files debussy reads and writes on its own account, made safe against what a
+//! repository or a user may put in their place.
+//!
+//! The rules (docs/reliability.md): debussy opens only regular files and reads them up to
+//! a limit, so a FIFO, a device or a 5 GB file is refused with its name instead of
+//! hanging or exhausting memory ([`read`]); it never writes through a symbolic link, so a
+//! link committed where debussy keeps its own files cannot make it overwrite a file
+//! elsewhere ([`write`], [`lock`]). This module does no interpretation: callers wrap its
+//! `io::Error`s with the path and what the file was for.
+
+mod lock;
+mod read;
+mod write;
+
+pub use lock::{LockHeld, PidLock, PidLockError};
+pub use read::{CONFIG_LIMIT, PLAN_LIMIT, open_regular, read_bytes_limited, read_text_limited};
+pub use write::{open_private_append, write_private};

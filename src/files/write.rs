@@ -1,0 +1,114 @@
+//! Writing debussy's own files without following links.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// Mode of the files debussy writes for itself: readable by their owner only.
+const PRIVATE_FILE_MODE: u32 = 0o600;
+
+/// Replace `path` with `bytes`, readable by its owner only, never writing through a
+/// link: the bytes go to a fresh file beside it (created exclusively, so no link can be
+/// waiting there) that is then renamed over `path`. A link at `path` is replaced, not
+/// followed. Readers see the old content or the new, never half of it.
+///
+/// # Errors
+/// The directory cannot be written, or the rename fails.
+pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".{}.tmp", std::process::id()));
+    let temp = dir.join(temp_name);
+    let _ = std::fs::remove_file(&temp);
+    let written = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(PRIVATE_FILE_MODE)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_data()?;
+        std::fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// Open `path` to append to it, creating it readable by its owner only, and refusing a
+/// link or anything but a regular file in its place.
+///
+/// # Errors
+/// The file cannot be opened, is a link (`ELOOP`), or is not a regular file.
+pub fn open_private_append(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(PRIVATE_FILE_MODE)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|err| refuse_link(path, err))?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    Ok(file)
+}
+
+/// `O_NOFOLLOW` on a link fails with `ELOOP`; say what that means.
+pub(super) fn refuse_link(path: &Path, err: io::Error) -> io::Error {
+    if err.raw_os_error() == Some(nix::libc::ELOOP) {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is a symbolic link; debussy never writes through links: remove it",
+                path.display()
+            ),
+        )
+    } else {
+        err
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn a_link_in_place_is_replaced_and_its_target_left_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = dir.path().join("outside.txt");
+        std::fs::write(&outside, "precious").expect("write");
+        let path = dir.path().join("daemon.json");
+        std::os::unix::fs::symlink(&outside, &path).expect("link");
+        write_private(&path, b"{}").expect("write");
+        assert_eq!(std::fs::read_to_string(&outside).expect("read"), "precious");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "{}");
+        let meta = std::fs::symlink_metadata(&path).expect("meta");
+        assert!(meta.is_file());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn appending_through_a_link_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = dir.path().join("outside.txt");
+        std::fs::write(&outside, "precious").expect("write");
+        let path = dir.path().join("audit.jsonl");
+        std::os::unix::fs::symlink(&outside, &path).expect("link");
+        let err = open_private_append(&path).expect_err("a link");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&outside).expect("read"), "precious");
+    }
+}
