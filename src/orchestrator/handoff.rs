@@ -248,12 +248,8 @@ impl Runner<'_> {
             tokio::select! {
                 report = &mut running => break report,
                 Some(event) = receiver.recv() => {
-                    if let SessionEvent::Started { pid, .. } = event {
-                        self.note_agent_group(phase_id, &SessionEvent::Started {
-                            pid,
-                            command: String::new(),
-                            log_path: PathBuf::new(),
-                        });
+                    if matches!(event, SessionEvent::Started { .. }) {
+                        self.note_agent_group(phase_id, &event);
                     }
                 }
                 Some(request) = self.requests.recv() => match request {

@@ -27,6 +27,9 @@ pub enum SessionEvent {
     Started {
         /// Its pid (also its process group id).
         pid: u32,
+        /// Its start time in clock ticks after boot: with the pid, what tells it from a
+        /// later process given the same number.
+        start: u64,
         /// The command line, shell-quoted (the prompt goes on stdin and is not shown).
         command: String,
         /// Where its raw output is being saved.

@@ -211,6 +211,7 @@ impl<'a> Driver<'a> {
         tracing::debug!(pid = child.pid(), command = ?self.command, "agent session started");
         self.send(SessionEvent::Started {
             pid: child.pid(),
+            start: child.identity().start,
             command: self.command.clone().unwrap_or_default(),
             log_path: spec.log_path.clone(),
         });

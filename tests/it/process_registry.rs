@@ -71,7 +71,11 @@ fn pid_in(path: &std::path::Path) -> i32 {
         {
             return pid;
         }
-        assert!(std::time::Instant::now() < deadline, "nothing wrote {}", path.display());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing wrote {}",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -107,12 +111,13 @@ fn what_a_child_started_in_a_session_of_its_own_dies_with_a_sigkilled_owner() {
         "setsid sh -c 'echo $$ > {}; exec sleep 300' </dev/null >/dev/null 2>&1 & exec cat",
         pid_file.display()
     );
-    let mut owner = crate::support::debussy(dir.path(), &["mcp", "supervise", "--", "sh", "-c", &server])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut owner =
+        crate::support::debussy(dir.path(), &["mcp", "supervise", "--", "sh", "-c", &server])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
     let helper = pid_in(&pid_file);
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(owner.id()).expect("pid")),
@@ -124,5 +129,8 @@ fn what_a_child_started_in_a_session_of_its_own_dies_with_a_sigkilled_owner() {
     if !gone {
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(helper), Signal::SIGKILL);
     }
-    assert!(gone, "the helper (pid {helper}) outlived its SIGKILLed owner");
+    assert!(
+        gone,
+        "the helper (pid {helper}) outlived its SIGKILLed owner"
+    );
 }

@@ -24,7 +24,11 @@ fn pid_in(path: &std::path::Path) -> u32 {
         {
             return pid;
         }
-        assert!(Instant::now() < deadline, "nothing wrote {}", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "nothing wrote {}",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -106,7 +110,10 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
         "the Bash command (pid {tool}, session {tool_session:?}) outlived a SIGKILLed debussy"
     );
     assert!(process_gone(u64::from(agent)), "the agent outlived debussy");
-    assert!(!late.exists(), "the Bash command went on after debussy died");
+    assert!(
+        !late.exists(),
+        "the Bash command went on after debussy died"
+    );
 }
 
 #[test]
