@@ -5,13 +5,16 @@
 //! a limit, so a FIFO, a device or a 5 GB file is refused with its name instead of
 //! hanging or exhausting memory ([`read`]); it never writes through a symbolic link, so a
 //! link committed where debussy keeps its own files cannot make it overwrite a file
-//! elsewhere ([`write`], [`lock`]). This module does no interpretation: callers wrap its
+//! elsewhere ([`write`], [`lock`]), and it makes and checks its own directories below a
+//! project so that none of them is a link either ([`dirs`]). This module does no interpretation: callers wrap its
 //! `io::Error`s with the path and what the file was for.
 
+mod dirs;
 mod lock;
 mod read;
 mod write;
 
+pub use dirs::private_dir;
 pub use lock::{LockHeld, PidLock, PidLockError};
 pub use read::{CONFIG_LIMIT, PLAN_LIMIT, open_regular, read_bytes_limited, read_text_limited};
-pub use write::{open_private_append, write_private};
+pub use write::{create_private, open_private_append, write_private};

@@ -58,6 +58,7 @@ impl Runner<'_> {
         let model = spec.model.clone();
         prompt.clone_into(&mut spec.prompt);
         spec.log_path = log_path;
+        spec.files_root = Some(self.root.clone());
         spec.cwd.clone_from(&self.workdir);
         if !restarts_allowed {
             spec.meter = spec.meter.observe_only();

@@ -60,7 +60,7 @@ pub(super) fn prepare_files(command: &AgentCommand, log_path: &Path) -> Result<P
     }
     if let Some(file) = &command.file {
         let path = log_path.with_extension(&file.name);
-        std::fs::write(&path, &file.contents)
+        crate::files::write_private(&path, file.contents.as_bytes())
             .map_err(|err| format!("write {}: {err}", path.display()))?;
         env.push((file.var.clone(), path.display().to_string()));
     }
@@ -74,7 +74,12 @@ pub(super) fn prepare_files(command: &AgentCommand, log_path: &Path) -> Result<P
 /// path.
 pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, String> {
     let dir = home_path(log_path);
-    std::fs::create_dir_all(&dir).map_err(|err| format!("create {}: {err}", dir.display()))?;
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Err(format!("{} names no directory", dir.display()));
+    };
+    std::fs::create_dir_all(parent)
+        .and_then(|()| crate::files::private_dir(parent, Path::new(name)))
+        .map_err(|err| format!("create {}: {err}", dir.display()))?;
     let Some(user) = home.link_from.as_deref() else {
         return Ok(dir);
     };
