@@ -240,12 +240,12 @@ pub(crate) fn plan_check(passed: bool, summary: String) -> Check {
 
 /// The sim scenario exists and every script in it is valid.
 fn scenario_check(path: &Path) -> Check {
-    let text = match std::fs::read_to_string(path) {
+    let text = match Scenario::read(path) {
         Ok(text) => text,
         Err(err) => {
             return Check::fail(
                 "scenario",
-                format!("cannot read {}: {err}", path.display()),
+                crate::error_chain::error_chain(&err),
                 "write a scenario there (docs/sim-agent.md), or set `agent.scenario`",
             );
         }

@@ -19,6 +19,16 @@ fn start_of(pid: u32) -> u64 {
     fields[19].parse().expect("start time")
 }
 
+/// A process of the test's own, killed however the test ends.
+struct Innocent(std::process::Child);
+
+impl Drop for Innocent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn a_process_that_took_the_recorded_agents_number_is_not_killed_on_the_next_run() {
     let project = sleeping_project();
@@ -30,12 +40,14 @@ fn a_process_that_took_the_recorded_agents_number_is_not_killed_on_the_next_run(
 
     // An innocent process, the leader of its own group, takes the agent's number: the
     // recorded group now names it, with the agent's start time.
-    let mut innocent = std::process::Command::new("sleep")
-        .arg("300")
-        .process_group(0)
-        .spawn()
-        .expect("spawn");
-    let innocent_pid = innocent.id();
+    let mut innocent = Innocent(
+        std::process::Command::new("sleep")
+            .arg("300")
+            .process_group(0)
+            .spawn()
+            .expect("spawn"),
+    );
+    let innocent_pid = innocent.0.id();
     assert_ne!(start_of(innocent_pid), recorded_start);
     let db = rusqlite::Connection::open(project.root().join(".debussy/state.db")).expect("db");
     let updated = db
@@ -52,9 +64,7 @@ fn a_process_that_took_the_recorded_agents_number_is_not_killed_on_the_next_run(
         .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim"])
         .output()
         .expect("run");
-    let alive = innocent.try_wait().expect("try_wait").is_none();
-    let _ = innocent.kill();
-    let _ = innocent.wait();
+    let alive = innocent.0.try_wait().expect("try_wait").is_none();
     assert!(
         alive,
         "the process that took the agent's number was killed: {}",
