@@ -3,12 +3,13 @@
 //!
 //! The rules (docs/reliability.md): debussy opens only regular files and reads them up to
 //! a limit, so a FIFO, a device or a 5 GB file is refused with its name instead of
-//! hanging or exhausting memory ([`read`]), and reads a long file line by line with a
-//! bound on each line ([`lines`]); it never writes through a symbolic link, so a
-//! link committed where debussy keeps its own files cannot make it overwrite a file
-//! elsewhere ([`write`], [`lock`]), and it makes and checks its own directories below a
-//! project so that none of them is a link either ([`dirs`]). This module does no interpretation: callers wrap its
-//! `io::Error`s with the path and what the file was for.
+//! hanging or exhausting memory ([`read_text_limited`]), and reads a long file line by
+//! line with a bound on each line ([`read_line_limited`]); it never writes through a
+//! symbolic link, so a link committed where debussy keeps its own files cannot make it
+//! overwrite a file elsewhere ([`write_private`], [`PidLock`]), and it makes and checks
+//! its own directories below a project so that none of them is a link either
+//! ([`private_dir`]). This module does no interpretation: callers wrap its `io::Error`s
+//! with the path and what the file was for.
 
 mod dirs;
 mod lines;
