@@ -48,6 +48,8 @@ pub enum ExecutionStatus {
     /// Done and validated, but its branch could not be merged into the run's branch:
     /// a human finishes the merge (phases running side by side).
     AwaitingHuman,
+    /// It was running when the debussy process running it died (a SIGKILL, a crash).
+    Interrupted,
 }
 
 /// How the agent said a phase ended (`debussy done`).
@@ -104,6 +106,7 @@ text_enum!(ExecutionStatus {
     Paused => "paused",
     Skipped => "skipped",
     AwaitingHuman => "awaiting_human",
+    Interrupted => "interrupted",
 });
 text_enum!(CompletionStatus { Completed => "completed", Blocked => "blocked", Failed => "failed" });
 
@@ -141,6 +144,9 @@ pub struct RunRecord {
     pub pauses: std::collections::BTreeMap<String, PauseRecord>,
     /// Seconds the run has been running, summed over the invocations that ended.
     pub active_secs: f64,
+    /// The branch the run merges its phases into (`None` for runs recorded before it
+    /// was kept, or without a branch).
+    pub start_branch: Option<String>,
 }
 
 /// How a run was configured on its command line, so `--resume` can do the same.
@@ -207,6 +213,8 @@ pub struct ExecutionRecord {
     pub ended_at: Option<String>,
     /// The git worktree it ran in, when not the project's own working tree.
     pub workdir: Option<String>,
+    /// For a completed attempt in a worktree: the tip of the phase's branch to merge.
+    pub branch_tip: Option<String>,
 }
 
 /// How an execution ended.
