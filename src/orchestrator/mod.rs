@@ -35,6 +35,7 @@ mod parallel;
 pub mod phase;
 mod pool;
 pub mod prompts;
+mod recover;
 mod run;
 mod runner;
 mod schedule;
