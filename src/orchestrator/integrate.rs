@@ -76,6 +76,16 @@ impl Runner<'_> {
     ) -> PhaseResult {
         let id = phase.id.as_str().to_owned();
         let worktree = Worktree::of(&self.root, &self.run_id, &id);
+        // A fix session after the attempts recorded so far gets the next number.
+        let attempts = self
+            .store
+            .executions(&self.run_id)
+            .unwrap_or_default()
+            .iter()
+            .filter(|execution| execution.phase_id == id)
+            .map(|execution| execution.attempt)
+            .max()
+            .unwrap_or(0);
         let result = PhaseResult {
             standing: Standing::Completed,
             error: None,
@@ -83,6 +93,7 @@ impl Runner<'_> {
                 id: id.clone(),
                 title: phase.title.clone(),
                 status: Standing::Completed.state(),
+                attempts,
                 ..PhaseSummary::default()
             },
             execution: Some(execution),

@@ -1284,4 +1284,7 @@ fn a_session_stopped_for_its_context_is_priced_from_its_tokens_and_marked_estima
 mod formats;
 mod guards;
 mod handoff;
+mod hostile;
+mod merges;
 mod parallel;
+mod witness;
