@@ -295,3 +295,52 @@ fn not_a_repository_says_how_to_fix_it() {
     let err = Repo::discover(dir.path()).expect_err("no repo");
     assert!(err.to_string().contains("git init"), "{err}");
 }
+
+#[test]
+fn a_hook_past_git_timeout_is_stopped_with_what_it_started() {
+    let (dir, repo) = repo();
+    let scratch = tempfile::tempdir().expect("scratch");
+    let pid_file = scratch.path().join("sleep.pid");
+    hook(
+        &dir.path().join(".git/hooks"),
+        "pre-commit",
+        &format!("sleep 60 & echo $! > '{}'; wait", pid_file.display()),
+    );
+    fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+    let started = std::time::Instant::now();
+    let err = repo
+        .commit_all(
+            "work",
+            WAIT,
+            HookPolicy::Run {
+                timeout: Duration::from_secs(1),
+            },
+        )
+        .expect_err("stopped");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        err.to_string()
+            .contains("did not finish within git.timeout (1s) and was stopped"),
+        "{err}"
+    );
+    let pid: i32 = fs::read_to_string(&pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("number");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+        && fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "what the hook started outlived it"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(repo.head_commit().expect("head"), None, "nothing committed");
+}

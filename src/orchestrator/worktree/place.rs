@@ -53,11 +53,13 @@ pub async fn ensure(
     }
 }
 
-/// Make (or reuse) the worktree at `path` the run merges in, detached. Reused, it is
-/// reset to what it was: a merge a killed debussy left there is abandoned first.
+/// Make (or reuse) the worktree at `path` the run merges in, detached at `tip`. Reused,
+/// it is reset to that: a merge a killed debussy left there is abandoned first, and a
+/// place that cannot be reset (a lock a killed git left) is made anew. It holds nothing
+/// of anyone's: it is debussy's own scratch.
 ///
 /// # Errors
-/// When git cannot add or reset it.
+/// When git cannot add it.
 pub async fn ensure_merge_place(
     git: &GitCli,
     root: &Path,
@@ -66,10 +68,31 @@ pub async fn ensure_merge_place(
 ) -> Result<(), GitCommandError> {
     if path.join(".git").exists() {
         super::abort_merge(git, path).await;
-        git.run(path, &["checkout", "-q", "-f", "--detach", tip])
-            .await?;
-        git.run(path, &["clean", "-q", "-f", "-d"]).await?;
-        return Ok(());
+        let reset = match git
+            .run(path, &["checkout", "-q", "-f", "--detach", tip])
+            .await
+        {
+            Ok(_) => git
+                .run(path, &["clean", "-q", "-f", "-d"])
+                .await
+                .map(|_| ()),
+            Err(err) => Err(err),
+        };
+        if reset.is_ok() {
+            return Ok(());
+        }
+        let _ = git
+            .run(
+                root,
+                &[
+                    "worktree",
+                    "remove",
+                    "--force",
+                    "--force",
+                    &path.to_string_lossy(),
+                ],
+            )
+            .await;
     }
     forget_stale(git, root, path).await;
     git.run(

@@ -508,6 +508,9 @@ async fn a_merge_a_killed_debussy_left_in_the_merge_place_is_abandoned_before_th
         merge_state(&GIT, &place).await,
         MergeState::InProgress { .. }
     ));
+    // And a lock a killed git left behind there.
+    let admin = git(&place, &["rev-parse", "--git-dir"]);
+    std::fs::write(std::path::Path::new(&admin).join("index.lock"), "").expect("lock");
     let merged = merge(root, &mut run, &first).await;
     assert!(matches!(merged, MergeOutcome::Merged { .. }), "{merged:?}");
     assert_eq!(merge_state(&GIT, root).await, MergeState::Clear);
