@@ -312,9 +312,12 @@ fn a_repository_with_submodules_refuses_jobs_and_says_why() {
         .expect("run");
     let said = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{said}");
-    let said: String = said.split_whitespace().collect::<Vec<_>>().join(" ");
+    let squashed: String = said
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '│')
+        .collect();
     assert!(
-        said.contains("submodules (vendor/lib)") && said.contains("--jobs 1"),
+        squashed.contains("submodules(vendor/lib)") && squashed.contains("--jobs1"),
         "{said}"
     );
 }
@@ -485,4 +488,36 @@ fn the_demo_runs_side_by_side_without_writing_into_the_users_tree() {
     ] {
         assert!(tracked.contains(file), "{file} merged: {tracked}");
     }
+}
+
+#[test]
+fn a_run_resumed_one_phase_at_a_time_on_another_branch_is_refused() {
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n{}",
+        script("1", None, &shell("1", &["echo one > f1.txt"]))
+    );
+    project.plan(&[("1", "N/A", "false")], &scenario);
+    let root = project.root();
+    let started_on = git(root, &["branch", "--show-current"]);
+    let (code, events) = project.run(&["--max-retries", "0"]);
+    assert_eq!(code, 1, "{events:#?}");
+    assert!(git_ok(root, &["switch", "-q", "-c", "elsewhere"]));
+    let output = project
+        .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim", "--resume"])
+        .output()
+        .expect("resume");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    // The diagnostic is wrapped to the terminal's width, with a frame.
+    let squashed: String = said
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '│')
+        .collect();
+    assert!(
+        squashed.contains(&format!(
+            "startedonbranch{started_on},andelsewhereischeckedoutnow"
+        )),
+        "{said}"
+    );
 }
