@@ -66,7 +66,14 @@ pub(super) async fn adopt_killed_work(
     let mut recovered = Vec::new();
     let mut points = BTreeMap::new();
     for (phase_id, tree) in trees {
-        let Some(files) = left_changed(tree.clone()).await else {
+        // In the project's own tree, only on the branch the run commits on: a checkout
+        // switched since is the user's, and the resume refuses it.
+        let on_branch = if tree == root {
+            run.start_branch.clone()
+        } else {
+            None
+        };
+        let Some(files) = left_changed(tree.clone(), on_branch).await else {
             continue;
         };
         let title = plan
@@ -124,12 +131,22 @@ pub(super) async fn adopt_killed_work(
 }
 
 /// The files a killed session left changed in `tree`: `None` when there are none, the
-/// tree is gone, or a merge (or another operation) is under way there.
-async fn left_changed(tree: PathBuf) -> Option<Vec<String>> {
+/// tree is gone, a merge (or another operation) is under way there, or `HEAD` is not on
+/// `branch` (when given).
+async fn left_changed(tree: PathBuf, branch: Option<String>) -> Option<Vec<String>> {
     vcs::blocking(move || {
         let repo = crate::git::Repo::discover(&tree).ok()?;
         if repo.operation_in_progress().is_some() {
             return None;
+        }
+        if let Some(branch) = branch {
+            let on_it = matches!(
+                repo.head().ok()?,
+                crate::git::HeadState::Branch { name, .. } if name == branch
+            );
+            if !on_it {
+                return None;
+            }
         }
         let files = repo.uncommitted_files().ok()?;
         (!files.is_empty()).then_some(files)
