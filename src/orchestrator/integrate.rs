@@ -117,12 +117,7 @@ impl Runner<'_> {
         if merged {
             self.worktree = Some(worktree);
             self.remove_worktree().await;
-            if let Err(err) = self
-                .store
-                .set_execution_status(execution, ExecutionStatus::Completed)
-            {
-                self.warn(format!("could not record the merge: {err}"));
-            }
+            self.mark_merged(Some(execution));
             return self.conclude(phase, result, Standing::Completed, None);
         }
         if let Err(error) = self.enter_worktree(worktree, run_branch).await {
@@ -154,6 +149,7 @@ impl Runner<'_> {
                 .await
             {
                 Ok(()) => {
+                    self.mark_merged(result.execution);
                     self.remove_worktree().await;
                     return self.conclude(phase, result, Standing::Completed, None);
                 }
@@ -203,6 +199,7 @@ impl Runner<'_> {
             .await
         {
             Ok(()) => {
+                self.mark_merged(result.execution);
                 self.remove_worktree().await;
                 self.conclude(phase, result, Standing::Completed, None)
             }
@@ -515,6 +512,17 @@ impl Runner<'_> {
             Handover::Resume => format!("{why}. Then: {resume}"),
         };
         self.conclude(phase, result, Standing::AwaitingHuman, Some(error))
+    }
+
+    /// Record that the phase's completed attempt is merged: it is completed now.
+    fn mark_merged(&mut self, execution: Option<i64>) {
+        if let Some(execution) = execution
+            && let Err(err) = self
+                .store
+                .set_execution_status(execution, ExecutionStatus::Completed)
+        {
+            self.warn(format!("could not record the merge: {err}"));
+        }
     }
 
     /// Record that the phase's completed attempt is not merged, so `--resume` merges it

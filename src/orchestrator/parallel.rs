@@ -201,21 +201,23 @@ pub(super) async fn unmerged(
     run_id: &str,
     run_branch: &str,
 ) -> Result<Unmerged, RunError> {
-    let mut latest: BTreeMap<String, (i64, ExecutionStatus, Option<String>)> = BTreeMap::new();
+    let mut latest: BTreeMap<String, (i64, ExecutionStatus)> = BTreeMap::new();
+    let mut tips: BTreeMap<String, String> = BTreeMap::new();
     for execution in store.executions(run_id)? {
+        if let Some(tip) = execution.branch_tip {
+            tips.insert(execution.phase_id.clone(), tip);
+        }
         if matches!(
             execution.status,
-            ExecutionStatus::Completed | ExecutionStatus::AwaitingHuman
+            ExecutionStatus::Completed | ExecutionStatus::Merging | ExecutionStatus::AwaitingHuman
         ) {
-            latest.insert(
-                execution.phase_id,
-                (execution.id, execution.status, execution.branch_tip),
-            );
+            latest.insert(execution.phase_id, (execution.id, execution.status));
         }
     }
     let target = format!("refs/heads/{run_branch}");
     let mut found = Unmerged::default();
-    for (phase, (execution, status, recorded)) in latest {
+    for (phase, (execution, status)) in latest {
+        let recorded = tips.remove(&phase);
         let branch = Worktree::of(root, run_id, &phase).branch;
         let current = worktree::tip_of(git, root, &branch).await;
         let tip = current.clone().or(recorded);
@@ -226,7 +228,7 @@ pub(super) async fn unmerged(
             }
             None => false,
         };
-        let awaiting = status == ExecutionStatus::AwaitingHuman;
+        let awaiting = status != ExecutionStatus::Completed;
         match (current.is_some(), merged) {
             // Its worktree and branch are still there: merged (or retired) first thing.
             (true, _) => {
@@ -234,7 +236,7 @@ pub(super) async fn unmerged(
             }
             (false, true) => {
                 if awaiting {
-                    // Merged by hand, as the printed commands say, branch removed.
+                    // Merged (by hand, as the printed commands say), branch removed.
                     store.set_execution_status(execution, ExecutionStatus::Completed)?;
                     found.by_hand.insert(phase);
                 }

@@ -45,6 +45,9 @@ pub enum ExecutionStatus {
     Paused,
     /// Skipped by the user.
     Skipped,
+    /// Done and validated in its worktree; its branch is not merged into the run's
+    /// branch yet (phases running side by side). `completed` once it is.
+    Merging,
     /// Done and validated, but its branch could not be merged into the run's branch:
     /// a human finishes the merge (phases running side by side).
     AwaitingHuman,
@@ -105,6 +108,7 @@ text_enum!(ExecutionStatus {
     Blocked => "blocked",
     Paused => "paused",
     Skipped => "skipped",
+    Merging => "merging",
     AwaitingHuman => "awaiting_human",
     Interrupted => "interrupted",
 });
