@@ -425,6 +425,9 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             "could not remove a finished phase's worktree ({refused}); `debussy clean` removes it"
         ));
     }
+    // The run's worktree directory goes once nothing is left in it (a worktree removed
+    // by hand leaves it empty).
+    let _ = std::fs::remove_dir(root.join(worktree::WORKTREES_DIR).join(&run_id));
     let mut run_error = ending.run_error;
     let paused_at = ending.paused_at;
     if let Some(hit) = &ending.limit {

@@ -315,6 +315,14 @@ fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
     let (code, events) = project.run(&["--jobs", "2", "--resume"]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+    assert!(
+        !project
+            .root()
+            .join(".debussy/worktrees")
+            .join(run_id)
+            .exists(),
+        "nothing of the run is left under .debussy/worktrees"
+    );
 }
 
 #[test]
