@@ -163,9 +163,14 @@ impl Repo {
         }
     }
 
-    /// Remove a stale `index.lock`, or wait for a live one to go away.
-    /// Returns the stale lock that was removed, if any.
-    fn clear_index_lock(&self, lock_wait: Duration) -> Result<Option<StaleLock>, GitError> {
+    /// Remove a stale `index.lock` (no process holds it: a git command was killed), or
+    /// wait up to `lock_wait` for a live one to go away. Returns the stale lock that was
+    /// removed, if any.
+    ///
+    /// # Errors
+    /// [`GitError::IndexLocked`] if the lock stays held; [`GitError::RemoveLock`] when a
+    /// stale one cannot be removed.
+    pub fn clear_index_lock(&self, lock_wait: Duration) -> Result<Option<StaleLock>, GitError> {
         let lock = self.inner.path().join("index.lock");
         let deadline = Instant::now() + lock_wait;
         loop {

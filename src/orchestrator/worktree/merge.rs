@@ -16,6 +16,9 @@ use std::path::Path;
 
 use crate::git::{Conflict, GitCli, GitCommandError, Repo};
 
+/// How long delivering a merge waits for another process's lock on the checkout's index.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 use super::{MergeOutcome, RunBranch, place};
 
 /// Where a worktree's merge stands.
@@ -193,6 +196,18 @@ async fn deliver(
         .await
         .is_ok_and(|head| head == reference);
     if checked_out {
+        // A fast-forward killed with debussy leaves its lock; nobody holds it any more.
+        let dir = root.to_path_buf();
+        let cleared = super::super::vcs::blocking(move || {
+            Repo::discover(&dir).and_then(|repo| repo.clear_index_lock(LOCK_WAIT))
+        })
+        .await;
+        if let Err(err) = cleared {
+            return Err(GitCommandError {
+                command: format!("merge --ff-only {commit}"),
+                message: crate::error_chain::error_chain(&err),
+            });
+        }
         git.run(root, &["merge", "--ff-only", "--quiet", commit])
             .await?;
     } else {
