@@ -272,6 +272,26 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         // Phases side by side merge into the run's own branch, whatever is checked out.
         Some(started_on.unwrap_or(checked))
     };
+    // Where the run's branch is now: debussy's merges expect it there.
+    let pool_branch = match &run_branch {
+        Some(name) => match worktree::tip_of(&git, &root, name).await {
+            Some(tip) => Some(worktree::RunBranch {
+                name: name.clone(),
+                tip,
+            }),
+            None => {
+                return Err(RunError::Parallel {
+                    problem: format!(
+                        "the branch {name} the run merges into does not exist (any more)"
+                    ),
+                    help: format!(
+                        "make it again where it should be (`git branch {name} COMMIT`), then resume"
+                    ),
+                });
+            }
+        },
+        None => None,
+    };
     let mut resume_points = recovered_points;
     let mut ran_before = Duration::ZERO;
     let (run_id, resumed) = match resumable {
@@ -310,25 +330,6 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     if let Some(branch) = run_branch.as_ref().or(checked_out.as_ref()) {
         store.set_run_branch(&run_id, branch)?;
     }
-    let pool_branch = match &run_branch {
-        Some(name) => match worktree::tip_of(&git, &root, name).await {
-            Some(tip) => Some(worktree::RunBranch {
-                name: name.clone(),
-                tip,
-            }),
-            None => {
-                return Err(RunError::Parallel {
-                    problem: format!(
-                        "the branch {name} the run merges into does not exist (any more)"
-                    ),
-                    help: format!(
-                        "make it again where it should be (`git branch {name} COMMIT`), then resume"
-                    ),
-                });
-            }
-        },
-        None => None,
-    };
     store.set_run_owner(&run_id, crate::state::Owner::current())?;
     let phase_ids: Vec<String> = order.iter().map(|p| p.id.as_str().to_owned()).collect();
     store.set_run_phases(&run_id, &phase_ids)?;
