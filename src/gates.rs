@@ -45,8 +45,10 @@ pub struct GateRun {
     pub timed_out: bool,
     /// The tail of its output, or why it could not start.
     pub output: String,
-    /// How long it ran.
+    /// How long it ran (past the timeout, this includes the stop).
     pub duration: Duration,
+    /// The time limit it ran under (`gate_timeout`).
+    pub limit: Duration,
 }
 
 impl GateRun {
@@ -62,8 +64,10 @@ impl GateRun {
         if self.passed {
             GateVerdict::Passed
         } else if self.timed_out {
+            // The limit as configured: a gate that ignores SIGTERM runs on until the
+            // SIGKILL, which is not what it was given.
             GateVerdict::TimedOut {
-                secs: self.duration.as_secs(),
+                secs: self.limit.as_secs(),
             }
         } else {
             match self.exit {
@@ -131,6 +135,7 @@ pub async fn run_gate(spec: &GateSpec, root: &Path, timeout: Duration) -> GateRu
                 timed_out: false,
                 output: format!("failed to {err}"),
                 duration: started.elapsed(),
+                limit: timeout,
             };
         }
     };
@@ -177,6 +182,7 @@ pub async fn run_gate(spec: &GateSpec, root: &Path, timeout: Duration) -> GateRu
         timed_out,
         output: tail.into_string(),
         duration: started.elapsed(),
+        limit: timeout,
     }
 }
 
@@ -281,6 +287,21 @@ mod tests {
         assert!(!run.passed);
         assert_eq!(run.exit_code(), Some(3));
         assert!(run.verdict().to_string().contains('3'), "{}", run.verdict());
+    }
+
+    #[tokio::test]
+    async fn a_timed_out_gate_is_reported_with_the_limit_it_was_given() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // It ignores SIGTERM, so only the SIGKILL after the grace ends it.
+        let run = run_gate(
+            &spec("trap '' TERM; sleep 30"),
+            dir.path(),
+            Duration::from_secs(1),
+        )
+        .await;
+        assert!(run.timed_out, "{run:?}");
+        assert!(run.duration >= Duration::from_secs(2), "{run:?}");
+        assert_eq!(run.verdict().to_string(), "timed out after 1s");
     }
 
     #[tokio::test]

@@ -1,11 +1,14 @@
 //! `debussy clean`: the worktrees and branches phases running side by side left
 //! behind, listed and removed; those whose work would be lost are kept unless forced.
+//! debussy's own scratch worktrees (`.merge`, `.spare-N`) hold no work of their own and
+//! go unless their run is live or paused.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{CleanArgs, GlobalArgs};
 use crate::exit::{CommandResult, Exit, Failure};
+use crate::git::GitCli;
 use crate::orchestrator::worktree::{self, BRANCH_PREFIX, WORKTREES_DIR, Worktree};
 use crate::state::{RunStatus, Store};
 
@@ -18,7 +21,8 @@ struct Leftover {
 }
 
 /// Why a leftover is kept.
-fn kept_because(
+async fn kept_because(
+    git: &GitCli,
     root: &Path,
     store: Option<&Store>,
     left: &Leftover,
@@ -32,25 +36,42 @@ fn kept_because(
         }
         _ => {}
     }
-    if force {
+    if force || left.phase_id.starts_with('.') {
         return None;
     }
     if let Some(path) = &left.worktree
-        && worktree::git(path, &["status", "--porcelain"]).is_ok_and(|out| !out.is_empty())
+        && git
+            .run(path, &["status", "--porcelain"])
+            .await
+            .is_ok_and(|out| !out.is_empty())
     {
         return Some("its worktree has uncommitted changes".into());
     }
-    if let Some(branch) = &left.branch
-        && !worktree::is_merged(root, branch)
-    {
-        return Some(format!("{branch} is not merged into the current branch"));
+    if let Some(branch) = &left.branch {
+        // Merged means: in the branch its run merges into (else the one checked out).
+        let target = run
+            .and_then(|run| run.start_branch)
+            .map_or_else(|| "HEAD".to_owned(), |name| format!("refs/heads/{name}"));
+        let merged = git
+            .succeeds(root, &["merge-base", "--is-ancestor", branch, &target])
+            .await;
+        if !merged {
+            let into = target
+                .strip_prefix("refs/heads/")
+                .unwrap_or("the current branch");
+            return Some(format!("{branch} is not merged into {into}"));
+        }
     }
     None
 }
 
-pub(super) fn run(global: &GlobalArgs, args: &CleanArgs) -> CommandResult {
-    let root = super::load_config(global, None)?.project_root;
-    let (worktrees, branches) = worktree::leftovers(&root).map_err(Failure::failed)?;
+pub(super) async fn run(global: &GlobalArgs, args: &CleanArgs) -> CommandResult {
+    let loaded = super::load_config(global, None)?;
+    let root = loaded.project_root;
+    let git = GitCli::new(std::time::Duration::from_secs(loaded.config.git.timeout));
+    let (worktrees, branches) = worktree::leftovers(&git, &root)
+        .await
+        .map_err(Failure::failed)?;
     let dir = root.join(WORKTREES_DIR);
     let dir = dir.canonicalize().unwrap_or(dir);
     let mut leftovers: Vec<Leftover> = Vec::new();
@@ -103,12 +124,19 @@ pub(super) fn run(global: &GlobalArgs, args: &CleanArgs) -> CommandResult {
         .flatten()
         .collect::<Vec<_>>()
         .join(" and ");
-        let label = format!(
-            "run {} phase {}: {what}",
-            short(&left.run_id),
-            left.phase_id
-        );
-        if let Some(why) = kept_because(&root, store.as_ref(), left, args.force) {
+        let label = if left.phase_id.starts_with('.') {
+            format!(
+                "run {}: debussy's scratch worktree {what}",
+                short(&left.run_id)
+            )
+        } else {
+            format!(
+                "run {} phase {}: {what}",
+                short(&left.run_id),
+                left.phase_id
+            )
+        };
+        if let Some(why) = kept_because(&git, &root, store.as_ref(), left, args.force).await {
             let _ = writeln!(out, "kept     {label} ({why})");
             continue;
         }
@@ -126,7 +154,7 @@ pub(super) fn run(global: &GlobalArgs, args: &CleanArgs) -> CommandResult {
                 .clone()
                 .unwrap_or_else(|| Worktree::of(&root, &left.run_id, &left.phase_id).branch),
         };
-        match worktree::remove(&root, &target) {
+        match worktree::remove(&git, &root, &target).await {
             Ok(()) => {
                 let _ = writeln!(out, "removed  {label}");
             }

@@ -32,7 +32,7 @@ pub async fn dispatch(cli: Cli) -> CommandResult {
         Command::Audit(args) => audit::run(global, &args),
         Command::Status(args) => status::run(global, &args),
         Command::History(args) => history::run(global, &args),
-        Command::Clean(args) => clean::run(global, &args),
+        Command::Clean(args) => clean::run(global, &args).await,
         Command::Init(args) => init::run(global, &args),
         Command::Done(args) => done::run(global, args),
         Command::Progress(args) => progress::run(global, args),

@@ -52,7 +52,7 @@ pub(super) fn run(global: &GlobalArgs, args: &StatusArgs) -> CommandResult {
 
 fn collect(store: &Store, run: RunRecord) -> Result<StatusReport, crate::state::StateError> {
     let executions: Vec<ExecutionReport> = store
-        .executions(&run.id)?
+        .executions_of(&run)?
         .into_iter()
         .map(|mut execution| {
             let sessions = store.sessions(execution.id)?;
@@ -317,6 +317,7 @@ mod tests {
                 started_with: StartedWith::default(),
                 pauses: Default::default(),
                 active_secs: 0.0,
+                start_branch: None,
             },
             totals: RunTotals {
                 sessions: 1,
@@ -350,6 +351,7 @@ mod tests {
                     commit_id: None,
                     error: Some(error.into()),
                     workdir: None,
+                    branch_tip: None,
                     started_at: "2026-11-23T23:08:35.887285069Z".into(),
                     ended_at: Some("2026-11-23T23:09:40.1Z".into()),
                 },

@@ -361,6 +361,7 @@ pub(crate) const KEYS: &[Key] = &[
     key("mcp.crash_window", Kind::Float).at_most(DAY.0, DAY.1),
     key("mcp.stable_after", Kind::Float).at_most(DAY.0, DAY.1),
     key("git.run_hooks", Kind::Bool),
+    key("git.timeout", Kind::UInt).at_most(DAY.0, DAY.1),
 ];
 
 /// Sections: mappings with a fixed set of keys (the top level is the section `""`).

@@ -97,11 +97,17 @@ pub struct GitConfig {
     /// Run the repository's `pre-commit`, `commit-msg` and `post-commit` hooks around
     /// debussy's commits, as `git commit` does; a hook that fails fails the commit.
     pub run_hooks: bool,
+    /// Seconds one git command debussy runs (a merge, a worktree change, a commit with
+    /// the repository's hooks) may take; past it, its process group is stopped.
+    pub timeout: u64,
 }
 
 impl Default for GitConfig {
     fn default() -> Self {
-        GitConfig { run_hooks: true }
+        GitConfig {
+            run_hooks: true,
+            timeout: 600,
+        }
     }
 }
 

@@ -97,6 +97,14 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
             "set `gate_timeout` to the seconds one gate command may run, e.g. 600",
         ));
     }
+    if config.git.timeout == 0 {
+        out.push(violation(
+            "git.timeout",
+            "must be greater than 0",
+            0,
+            "set `git.timeout` to the seconds one git command (a merge, a commit with its hooks) may run, e.g. 600",
+        ));
+    }
     check_template(
         "commit_message_template",
         &config.commit_message_template,

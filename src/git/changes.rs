@@ -68,6 +68,30 @@ impl Repo {
             .collect())
     }
 
+    /// Files that differ from `HEAD` in the index or the work tree, untracked ones
+    /// included and ignored ones not: what a commit of everything would take.
+    ///
+    /// # Errors
+    /// When the status cannot be computed.
+    pub fn uncommitted_files(&self) -> Result<Vec<String>, GitError> {
+        let mut options = StatusOptions::new();
+        options
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(false)
+            .include_unmodified(false)
+            .exclude_submodules(true);
+        let statuses = self
+            .inner
+            .statuses(Some(&mut options))
+            .map_err(op("status"))?;
+        Ok(statuses
+            .iter()
+            .filter(|entry| !entry.status().is_ignored())
+            .filter_map(|entry| entry.path().ok().map(str::to_owned))
+            .collect())
+    }
+
     /// Every file that differs between `base` (a commit; `None` = the empty tree) and
     /// the working tree, untracked files included and ignored ones excluded, with line
     /// counts: `git add -A && git diff --stat base` without touching the index.

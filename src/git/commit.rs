@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use git2::{IndexAddOption, Oid, Signature};
 
-use super::{GitError, Repo, hooks, op};
+use super::{GitError, HookPolicy, Repo, hooks, op};
 
 /// Whose name a commit carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Repo {
         &self,
         message: &str,
         lock_wait: Duration,
-        run_hooks: bool,
+        hooks: HookPolicy,
     ) -> Result<CommitOutcome, GitError> {
         let removed_stale_lock = self.clear_index_lock(lock_wait)?;
         let mut index = self.inner.index().map_err(op("open index"))?;
@@ -100,7 +100,10 @@ impl Repo {
                 .len()
         };
         let mut message = message.to_owned();
-        let hooks = run_hooks.then(|| hooks::Hooks::of(&self.inner, &self.root));
+        let hooks = match hooks {
+            HookPolicy::Skip => None,
+            HookPolicy::Run { timeout } => Some(hooks::Hooks::of(&self.inner, &self.root, timeout)),
+        };
         if let Some(hooks) = &hooks {
             hooks.run("pre-commit", &[]).map_err(GitError::Hook)?;
             // The hook may have staged more (a formatter): commit what the index holds now.
@@ -160,9 +163,14 @@ impl Repo {
         }
     }
 
-    /// Remove a stale `index.lock`, or wait for a live one to go away.
-    /// Returns the stale lock that was removed, if any.
-    fn clear_index_lock(&self, lock_wait: Duration) -> Result<Option<StaleLock>, GitError> {
+    /// Remove a stale `index.lock` (no process holds it: a git command was killed), or
+    /// wait up to `lock_wait` for a live one to go away. Returns the stale lock that was
+    /// removed, if any.
+    ///
+    /// # Errors
+    /// [`GitError::IndexLocked`] if the lock stays held; [`GitError::RemoveLock`] when a
+    /// stale one cannot be removed.
+    pub fn clear_index_lock(&self, lock_wait: Duration) -> Result<Option<StaleLock>, GitError> {
         let lock = self.inner.path().join("index.lock");
         let deadline = Instant::now() + lock_wait;
         loop {

@@ -6,15 +6,34 @@
 //!
 //! Hooks live in `core.hooksPath` (relative to the work tree) when it is set, else in
 //! `.git/hooks`; a hook that is missing or not executable is skipped, as git skips it.
-//! They run with the work tree as their directory and `GIT_INDEX_FILE` naming the index.
+//! They run with the work tree as their directory and `GIT_INDEX_FILE` naming the index,
+//! through the process layer: in a process group of their own, killed with it if debussy
+//! dies, and stopped past `git.timeout` ([`HookPolicy`]).
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::process::{Finish, ProcessCommand, Signal, StopAction, StopLadder, StopStep};
 
 /// The most output of a failing hook quoted in the error.
 const OUTPUT_TAIL_BYTES: usize = 4_000;
+
+/// How long a hook stopped past its time limit gets after SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// Whether debussy's commits run the repository's hooks, and for how long each may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookPolicy {
+    /// Commit without running hooks (`git.run_hooks: false`).
+    Skip,
+    /// Run them as `git commit` does, stopping one that runs past `timeout`.
+    Run {
+        /// The longest one hook may run (`git.timeout`).
+        timeout: Duration,
+    },
+}
 
 /// A hook that refused the commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,11 +52,12 @@ pub(crate) struct Hooks {
     dir: PathBuf,
     workdir: PathBuf,
     index: PathBuf,
+    timeout: Duration,
 }
 
 impl Hooks {
-    /// The hooks of `repo`, whose work tree is `workdir`.
-    pub(crate) fn of(repo: &git2::Repository, workdir: &Path) -> Hooks {
+    /// The hooks of `repo`, whose work tree is `workdir`, each allowed `timeout`.
+    pub(crate) fn of(repo: &git2::Repository, workdir: &Path, timeout: Duration) -> Hooks {
         let configured = repo
             .config()
             .ok()
@@ -53,6 +73,7 @@ impl Hooks {
             dir,
             workdir: workdir.to_path_buf(),
             index: repo.path().join("index"),
+            timeout,
         }
     }
 
@@ -67,22 +88,28 @@ impl Hooks {
         if !executable {
             return Ok(());
         }
-        let output = Command::new(&path)
+        let output = ProcessCommand::new(&path)
             .args(args)
             .current_dir(&self.workdir)
             .env("GIT_INDEX_FILE", &self.index)
-            .stdin(Stdio::null())
-            .output()
+            .stop_ladder(StopLadder::new([StopStep::new(
+                StopAction::Signal(Signal::SIGTERM),
+                TERM_GRACE,
+            )]))
+            .output_blocking(self.timeout)
             .map_err(|err| HookFailure {
                 hook: name.to_owned(),
                 status: format!("could not be started ({err})"),
                 output: String::new(),
             })?;
-        if output.status.success() {
+        if output.is_success() {
             return Ok(());
         }
-        let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-        text.push_str(&String::from_utf8_lossy(&output.stderr));
+        let mut text = output.stdout;
+        if !text.is_empty() && !output.stderr.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&output.stderr);
         let text = text.trim();
         let mut start = text.len().saturating_sub(OUTPUT_TAIL_BYTES);
         while !text.is_char_boundary(start) {
@@ -90,9 +117,15 @@ impl Hooks {
         }
         Err(HookFailure {
             hook: name.to_owned(),
-            status: match output.status.code() {
-                Some(code) => format!("exit code {code}"),
-                None => "killed by a signal".to_owned(),
+            status: match output.finish {
+                Finish::TimedOut(limit) => format!(
+                    "did not finish within git.timeout ({}s) and was stopped",
+                    limit.as_secs()
+                ),
+                Finish::Exited(status) => match status.code() {
+                    Some(code) => format!("exit code {code}"),
+                    None => "killed by a signal".to_owned(),
+                },
             },
             output: text[start..].to_owned(),
         })

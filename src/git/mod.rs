@@ -1,19 +1,28 @@
 //! Git through libgit2: the pre-flight checks, the changed-files list a checkpoint shows,
-//! and the auto-commits that make every phase and checkpoint recoverable.
+//! and the auto-commits that make every phase and checkpoint recoverable; and the `git`
+//! program itself ([`GitCli`]) for worktrees and merges, which libgit2 does not do the
+//! way git does.
 //!
-//! Everything here is blocking; async callers run it on `spawn_blocking`. Nothing here
-//! decides *when* to commit: the orchestrator does.
+//! The libgit2 side is blocking; async callers run it on `spawn_blocking`. The `git`
+//! program runs through the process layer. Nothing here decides *when* to commit or
+//! merge: the orchestrator does.
 
 mod changes;
+mod cli;
 mod commit;
+mod conflicts;
 mod error;
+mod history;
 mod hooks;
 mod repo;
 
 pub use changes::{ChangeKind, FileChange, diffstat};
+pub use cli::{GitCli, GitCommandError};
 pub use commit::{CommitOutcome, Identity, StaleLock};
+pub use conflicts::{Conflict, ConflictKind};
 pub use error::GitError;
-pub use hooks::HookFailure;
+pub use history::Stash;
+pub use hooks::{HookFailure, HookPolicy};
 pub use repo::{HeadState, Repo};
 
 /// Attach what was being done to a libgit2 error.

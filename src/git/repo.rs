@@ -145,4 +145,17 @@ impl Repo {
             HeadState::Branch { commit, .. } | HeadState::Detached { commit } => Some(commit),
         })
     }
+
+    /// The commit `reference` (e.g. `refs/heads/main`) points at; `None` when it does
+    /// not exist.
+    ///
+    /// # Errors
+    /// When the reference exists but cannot be read.
+    pub fn tip(&self, reference: &str) -> Result<Option<Oid>, GitError> {
+        match self.inner.refname_to_id(reference) {
+            Ok(id) => Ok(Some(id)),
+            Err(err) if err.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(err) => Err(op("read a reference")(err)),
+        }
+    }
 }

@@ -20,6 +20,9 @@ fn repo() -> (tempfile::TempDir, Repo) {
 }
 
 const WAIT: Duration = Duration::from_secs(2);
+const HOOKS: HookPolicy = HookPolicy::Run {
+    timeout: Duration::from_secs(60),
+};
 
 fn hook(dir: &Path, name: &str, script: &str) {
     use std::os::unix::fs::PermissionsExt as _;
@@ -43,7 +46,8 @@ fn last_message(repo: &Repo) -> String {
 fn a_linked_worktree_runs_the_repositorys_hooks() {
     let (dir, repo) = repo();
     fs::write(dir.path().join("a.txt"), "one\n").expect("write");
-    repo.commit_all("base", WAIT, false).expect("base");
+    repo.commit_all("base", WAIT, HookPolicy::Skip)
+        .expect("base");
     hook(
         &dir.path().join(".git/hooks"),
         "pre-commit",
@@ -60,7 +64,7 @@ fn a_linked_worktree_runs_the_repositorys_hooks() {
     let worktree = Repo::discover(&linked).expect("discover");
     fs::write(linked.join("b.txt"), "two\n").expect("write");
     let err = worktree
-        .commit_all("work", WAIT, true)
+        .commit_all("work", WAIT, HOOKS)
         .expect_err("the hook refuses");
     assert!(err.to_string().contains("refused in the worktree"), "{err}");
 }
@@ -74,7 +78,7 @@ fn a_failing_pre_commit_hook_refuses_the_commit_with_its_output() {
         "echo 'lint: trailing whitespace in a.txt' >&2; exit 1",
     );
     fs::write(dir.path().join("a.txt"), "one \n").expect("write");
-    let err = repo.commit_all("work", WAIT, true).expect_err("refused");
+    let err = repo.commit_all("work", WAIT, HOOKS).expect_err("refused");
     let text = err.to_string();
     assert!(
         text.contains("the pre-commit hook refused the commit (exit code 1)")
@@ -84,7 +88,8 @@ fn a_failing_pre_commit_hook_refuses_the_commit_with_its_output() {
     assert_eq!(repo.head_commit().expect("head"), None, "nothing committed");
     // Off, the hook is not run and the commit is made.
     assert!(matches!(
-        repo.commit_all("work", WAIT, false).expect("commit"),
+        repo.commit_all("work", WAIT, HookPolicy::Skip)
+            .expect("commit"),
         CommitOutcome::Committed { .. }
     ));
 }
@@ -110,7 +115,7 @@ fn commit_msg_edits_the_message_and_pre_commit_may_stage_more() {
     );
     hook(&hooks, "post-commit", "exit 3");
     fs::write(dir.path().join("a.txt"), "one\n").expect("write");
-    let CommitOutcome::Committed { id, .. } = repo.commit_all("work", WAIT, true).expect("commit")
+    let CommitOutcome::Committed { id, .. } = repo.commit_all("work", WAIT, HOOKS).expect("commit")
     else {
         panic!("nothing committed")
     };
@@ -135,7 +140,7 @@ fn unborn_branch_is_reported_and_committable() {
         HeadState::Unborn { .. }
     ));
     assert_eq!(
-        repo.commit_all("empty", WAIT, true).expect("commit"),
+        repo.commit_all("empty", WAIT, HOOKS).expect("commit"),
         CommitOutcome::NothingToCommit
     );
     fs::write(dir.path().join("a.txt"), "one\n").expect("write");
@@ -143,7 +148,7 @@ fn unborn_branch_is_reported_and_committable() {
         files_changed,
         identity,
         ..
-    } = repo.commit_all("first", WAIT, true).expect("commit")
+    } = repo.commit_all("first", WAIT, HOOKS).expect("commit")
     else {
         panic!("expected a commit")
     };
@@ -160,7 +165,7 @@ fn commit_all_stages_new_modified_and_deleted_but_not_ignored() {
     fs::write(dir.path().join(".gitignore"), "secret.txt\n").expect("write");
     fs::write(dir.path().join("keep.txt"), "1\n").expect("write");
     fs::write(dir.path().join("gone.txt"), "1\n").expect("write");
-    repo.commit_all("base", WAIT, true).expect("commit");
+    repo.commit_all("base", WAIT, HOOKS).expect("commit");
 
     fs::write(dir.path().join("keep.txt"), "1\n2\n").expect("write");
     fs::remove_file(dir.path().join("gone.txt")).expect("rm");
@@ -168,7 +173,7 @@ fn commit_all_stages_new_modified_and_deleted_but_not_ignored() {
     fs::write(dir.path().join("new/file.rs"), "fn main() {}\n").expect("write");
     fs::write(dir.path().join("secret.txt"), "token\n").expect("write");
     let CommitOutcome::Committed { files_changed, .. } =
-        repo.commit_all("work", WAIT, true).expect("commit")
+        repo.commit_all("work", WAIT, HOOKS).expect("commit")
     else {
         panic!("expected a commit")
     };
@@ -189,7 +194,7 @@ fn commit_all_stages_new_modified_and_deleted_but_not_ignored() {
         "deletion was not staged"
     );
     assert_eq!(
-        repo.commit_all("again", WAIT, true).expect("commit"),
+        repo.commit_all("again", WAIT, HOOKS).expect("commit"),
         CommitOutcome::NothingToCommit
     );
 }
@@ -198,7 +203,7 @@ fn commit_all_stages_new_modified_and_deleted_but_not_ignored() {
 fn changes_since_lists_untracked_files_with_line_counts() {
     let (dir, repo) = repo();
     fs::write(dir.path().join("a.txt"), "1\n2\n3\n").expect("write");
-    repo.commit_all("base", WAIT, true).expect("commit");
+    repo.commit_all("base", WAIT, HOOKS).expect("commit");
     let base = repo.head_commit().expect("head");
     fs::write(dir.path().join("a.txt"), "1\n3\n4\n5\n").expect("write");
     fs::write(dir.path().join("b.txt"), "x\ny\n").expect("write");
@@ -226,7 +231,7 @@ fn changes_since_lists_untracked_files_with_line_counts() {
         "M a.txt | +2 -1\nA b.txt | +2 -0\n2 files changed, 4 insertions(+), 1 deletion(-)"
     );
     // Changes committed mid-phase still count against the phase's base.
-    repo.commit_all("checkpoint", WAIT, true).expect("commit");
+    repo.commit_all("checkpoint", WAIT, HOOKS).expect("commit");
     assert_eq!(repo.changes_since(base).expect("diff").len(), 2);
 }
 
@@ -234,7 +239,7 @@ fn changes_since_lists_untracked_files_with_line_counts() {
 fn dirty_tracked_files_ignores_untracked() {
     let (dir, repo) = repo();
     fs::write(dir.path().join("a.txt"), "1\n").expect("write");
-    repo.commit_all("base", WAIT, true).expect("commit");
+    repo.commit_all("base", WAIT, HOOKS).expect("commit");
     fs::write(dir.path().join("untracked.txt"), "1\n").expect("write");
     assert!(repo.dirty_tracked_files().expect("status").is_empty());
     fs::write(dir.path().join("a.txt"), "2\n").expect("write");
@@ -245,7 +250,7 @@ fn dirty_tracked_files_ignores_untracked() {
 fn detached_head_is_reported() {
     let (dir, repo) = repo();
     fs::write(dir.path().join("a.txt"), "1\n").expect("write");
-    repo.commit_all("base", WAIT, true).expect("commit");
+    repo.commit_all("base", WAIT, HOOKS).expect("commit");
     let id = repo.head_commit().expect("head").expect("commit");
     repo.inner.set_head_detached(id).expect("detach");
     assert_eq!(
@@ -261,7 +266,7 @@ fn stale_index_lock_is_removed() {
     fs::write(dir.path().join(".git/index.lock"), "").expect("lock");
     let CommitOutcome::Committed {
         removed_stale_lock, ..
-    } = repo.commit_all("after kill", WAIT, true).expect("commit")
+    } = repo.commit_all("after kill", WAIT, HOOKS).expect("commit")
     else {
         panic!("expected a commit")
     };
@@ -275,7 +280,7 @@ fn live_index_lock_fails_after_waiting() {
     let lock_path = dir.path().join(".git/index.lock");
     let _held = fs::File::create(&lock_path).expect("lock");
     let err = repo
-        .commit_all("blocked", Duration::from_millis(200), true)
+        .commit_all("blocked", Duration::from_millis(200), HOOKS)
         .expect_err("must fail");
     let GitError::IndexLocked { pids, .. } = &err else {
         panic!("wrong error: {err}")
@@ -289,4 +294,53 @@ fn not_a_repository_says_how_to_fix_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let err = Repo::discover(dir.path()).expect_err("no repo");
     assert!(err.to_string().contains("git init"), "{err}");
+}
+
+#[test]
+fn a_hook_past_git_timeout_is_stopped_with_what_it_started() {
+    let (dir, repo) = repo();
+    let scratch = tempfile::tempdir().expect("scratch");
+    let pid_file = scratch.path().join("sleep.pid");
+    hook(
+        &dir.path().join(".git/hooks"),
+        "pre-commit",
+        &format!("sleep 60 & echo $! > '{}'; wait", pid_file.display()),
+    );
+    fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+    let started = std::time::Instant::now();
+    let err = repo
+        .commit_all(
+            "work",
+            WAIT,
+            HookPolicy::Run {
+                timeout: Duration::from_secs(1),
+            },
+        )
+        .expect_err("stopped");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        err.to_string()
+            .contains("did not finish within git.timeout (1s) and was stopped"),
+        "{err}"
+    );
+    let pid: i32 = fs::read_to_string(&pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("number");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+        && fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "what the hook started outlived it"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(repo.head_commit().expect("head"), None, "nothing committed");
 }

@@ -1,12 +1,13 @@
 //! A phase running in its own worktree: entering it, and bringing its completed work
-//! back to the run's branch: the merge (one at a time, in completion order), the
-//! remediation session that resolves a conflict, and the hand-over to a human when
-//! that fails.
+//! back to the run's branch: its commits secured on its branch, the merge (one at a
+//! time, in completion order), the fix session that resolves a conflict, and the
+//! hand-over to a human when that fails.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::events::{AttemptKind, Event, PhaseSummary};
+use crate::git::Conflict;
 use crate::plan::Phase;
 use crate::state::{ExecutionEnd, ExecutionStatus};
 
@@ -16,15 +17,14 @@ use super::prompts;
 use super::runner::Runner;
 use super::selection::Standing;
 use super::validate::Validation;
-use super::vcs::{self, blocking};
-use super::worktree::{self, MergeOutcome, Worktree};
+use super::worktree::{self, MergeOutcome, MergeState, Worktree};
 
 /// Why a phase's branch is not on the run's branch.
 enum Unmerged {
-    /// Both sides changed the same lines of these files.
+    /// Both sides changed the same files: these paths conflicted.
     Conflict(Vec<String>),
-    /// Git failed otherwise, in its words.
-    Git(String),
+    /// It cannot be merged until a human acts: why, and what to do.
+    Human(String, Handover),
 }
 
 /// How resolving a conflict in the worktree went.
@@ -35,6 +35,15 @@ enum Resolution {
     Stopped,
     /// It could not be resolved: why.
     Failed(String),
+}
+
+/// What a human does to finish a phase debussy could not merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handover {
+    /// Merge its branch by hand (the printed commands), then resume.
+    MergeByHand,
+    /// Put things right as the message says, then resume: debussy merges.
+    Resume,
 }
 
 impl Runner<'_> {
@@ -48,7 +57,7 @@ impl Runner<'_> {
         run_branch: &str,
     ) -> Result<(), String> {
         self.pool
-            .enter(&self.root, &worktree, run_branch)
+            .enter(&worktree, run_branch)
             .await
             .map_err(|err| format!("could not make the phase's worktree: {err}"))?;
         self.workdir.clone_from(&worktree.path);
@@ -67,6 +76,16 @@ impl Runner<'_> {
     ) -> PhaseResult {
         let id = phase.id.as_str().to_owned();
         let worktree = Worktree::of(&self.root, &self.run_id, &id);
+        // A fix session after the attempts recorded so far gets the next number.
+        let attempts = self
+            .store
+            .executions(&self.run_id)
+            .unwrap_or_default()
+            .iter()
+            .filter(|execution| execution.phase_id == id)
+            .map(|execution| execution.attempt)
+            .max()
+            .unwrap_or(0);
         let result = PhaseResult {
             standing: Standing::Completed,
             error: None,
@@ -74,20 +93,31 @@ impl Runner<'_> {
                 id: id.clone(),
                 title: phase.title.clone(),
                 status: Standing::Completed.state(),
+                attempts,
                 ..PhaseSummary::default()
             },
             execution: Some(execution),
         };
-        let (root, branch) = (self.root.clone(), worktree.branch.clone());
-        if blocking(move || worktree::is_merged(&root, &branch)).await {
+        let git = *self.pool.git();
+        let merged = match worktree::tip_of(&git, &self.root, &worktree.branch).await {
+            Some(tip) => {
+                git.succeeds(
+                    &self.root,
+                    &[
+                        "merge-base",
+                        "--is-ancestor",
+                        &tip,
+                        &format!("refs/heads/{run_branch}"),
+                    ],
+                )
+                .await
+            }
+            None => false,
+        };
+        if merged {
             self.worktree = Some(worktree);
             self.remove_worktree().await;
-            if let Err(err) = self
-                .store
-                .set_execution_status(execution, ExecutionStatus::Completed)
-            {
-                self.warn(format!("could not record the merge: {err}"));
-            }
+            self.mark_merged(Some(execution));
             return self.conclude(phase, result, Standing::Completed, None);
         }
         if let Err(error) = self.enter_worktree(worktree, run_branch).await {
@@ -110,13 +140,24 @@ impl Runner<'_> {
         let Some(worktree) = self.worktree.clone() else {
             return result;
         };
-        let files = match self.merge_into_run(phase, &worktree).await {
-            Ok(()) => {
-                self.remove_worktree().await;
-                return self.conclude(phase, result, Standing::Completed, None);
-            }
-            Err(Unmerged::Git(why)) => return self.awaiting_human(phase, result, &why),
-            Err(Unmerged::Conflict(files)) => files,
+        // A fix session killed mid-merge left its merge of the run's branch: it goes on.
+        let continuing = self.merge_left_in_worktree(&worktree).await;
+        let files = match &continuing {
+            Some(files) => files.clone(),
+            None => match self
+                .secure_and_merge(phase, &worktree, result.execution)
+                .await
+            {
+                Ok(()) => {
+                    self.mark_merged(result.execution);
+                    self.remove_worktree().await;
+                    return self.conclude(phase, result, Standing::Completed, None);
+                }
+                Err(Unmerged::Human(why, how)) => {
+                    return self.awaiting_human(phase, result, &why, how);
+                }
+                Err(Unmerged::Conflict(files)) => files,
+            },
         };
         self.emit(Event::MergeConflict {
             phase_id: phase.id.as_str().to_owned(),
@@ -125,7 +166,14 @@ impl Runner<'_> {
         });
         let attempt = result.summary.attempts + 1;
         match self
-            .resolve_conflicts(phase, &worktree, run_branch, attempt, position)
+            .resolve_conflicts(
+                phase,
+                &worktree,
+                run_branch,
+                attempt,
+                position,
+                continuing.is_some(),
+            )
             .await
         {
             Resolution::Resolved => {}
@@ -143,11 +191,15 @@ impl Runner<'_> {
                     "merging its branch conflicted in {} and the remediation session did not resolve it: {why}",
                     files.join(", ")
                 );
-                return self.awaiting_human(phase, result, &why);
+                return self.awaiting_human(phase, result, &why, Handover::MergeByHand);
             }
         }
-        match self.merge_into_run(phase, &worktree).await {
+        match self
+            .secure_and_merge(phase, &worktree, result.execution)
+            .await
+        {
             Ok(()) => {
+                self.mark_merged(result.execution);
                 self.remove_worktree().await;
                 self.conclude(phase, result, Standing::Completed, None)
             }
@@ -156,15 +208,77 @@ impl Runner<'_> {
                     "its branch conflicted again with the run's branch in {}",
                     files.join(", ")
                 );
-                self.awaiting_human(phase, result, &why)
+                self.awaiting_human(phase, result, &why, Handover::MergeByHand)
             }
-            Err(Unmerged::Git(why)) => self.awaiting_human(phase, result, &why),
+            Err(Unmerged::Human(why, how)) => self.awaiting_human(phase, result, &why, how),
         }
+    }
+
+    /// The conflicted paths of the merge of the run's branch a fix session left in the
+    /// worktree, to go on with; any other merge left there is abandoned.
+    async fn merge_left_in_worktree(&mut self, worktree: &Worktree) -> Option<Vec<String>> {
+        let git = *self.pool.git();
+        let MergeState::InProgress { merge_head } =
+            worktree::merge_state(&git, &worktree.path).await
+        else {
+            return None;
+        };
+        let run_tip = self.pool.run_branch().map(|run| run.tip);
+        if run_tip.as_deref() == Some(merge_head.as_str()) {
+            return Some(worktree::unmerged_paths(&git, &worktree.path).await);
+        }
+        worktree::abort_merge(&git, &worktree.path).await;
+        None
+    }
+
+    /// Secure the phase's commits on its branch, then merge it into the run's branch.
+    async fn secure_and_merge(
+        &mut self,
+        phase: &Phase,
+        worktree: &Worktree,
+        execution: Option<i64>,
+    ) -> Result<(), Unmerged> {
+        let since = self.phase_started(phase.id.as_str());
+        let salvaged = self.pool.secure(worktree, since).await.map_err(|unsaved| {
+            Unmerged::Human(
+                format!(
+                    "{unsaved}. Nothing was merged; the worktree {} and its branch {} are kept",
+                    worktree.path.display(),
+                    worktree.branch
+                ),
+                Handover::Resume,
+            )
+        })?;
+        for note in &salvaged.notes {
+            self.warn(format!("phase {}: {note}", phase.id.as_str()));
+        }
+        if let Some(execution) = execution
+            && let Err(err) = self
+                .store
+                .set_execution_branch_tip(execution, &salvaged.tip)
+        {
+            self.warn(format!("could not record the phase's branch tip: {err}"));
+        }
+        self.merge_into_run(phase, worktree).await
+    }
+
+    /// When the phase's first attempt in this run started, in seconds since the epoch
+    /// (its worktree's history before then is not the phase's).
+    fn phase_started(&self, phase_id: &str) -> i64 {
+        self.store
+            .executions(&self.run_id)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|execution| execution.phase_id == phase_id)
+            .filter_map(|execution| execution.started_at.parse::<jiff::Timestamp>().ok())
+            .map(jiff::Timestamp::as_second)
+            .min()
+            .unwrap_or(0)
     }
 
     /// Merge the phase's branch into the run's branch, after the merges before it.
     async fn merge_into_run(&mut self, phase: &Phase, worktree: &Worktree) -> Result<(), Unmerged> {
-        let message = vcs::commit_message(
+        let message = super::vcs::commit_message(
             &self.config.merge_message_template,
             phase.id.as_str(),
             &phase.title,
@@ -172,12 +286,7 @@ impl Runner<'_> {
         );
         let outcome = self
             .pool
-            .merge(
-                &self.root,
-                &worktree.branch,
-                message,
-                self.config.git.run_hooks,
-            )
+            .merge(&worktree.branch, message, self.config.git.run_hooks)
             .await;
         match outcome {
             Ok(MergeOutcome::Merged {
@@ -198,12 +307,33 @@ impl Runner<'_> {
             }
             Ok(MergeOutcome::UpToDate) => Ok(()),
             Ok(MergeOutcome::Conflict(files)) => Err(Unmerged::Conflict(files)),
-            Err(err) => Err(Unmerged::Git(err.to_string())),
+            Ok(MergeOutcome::Moved { expected, found }) => {
+                let name = self
+                    .pool
+                    .run_branch()
+                    .map(|run| run.name)
+                    .unwrap_or_default();
+                let now = found.map_or_else(
+                    || "it is gone".to_owned(),
+                    |found| format!("it is now at {}", short(&found)),
+                );
+                Err(Unmerged::Human(
+                    format!(
+                        "the run's branch {name} moved while the run went on: debussy left it at {}, {now} (a commit, a reset or a deletion not made by debussy). Nothing was merged into it; the phase's work is on its branch {}. Put {name} where you want it, then resume: the phase is merged then",
+                        short(&expected),
+                        worktree.branch
+                    ),
+                    Handover::Resume,
+                ))
+            }
+            Err(err) => Err(Unmerged::Human(err.to_string(), Handover::MergeByHand)),
         }
     }
 
-    /// Merge the run's branch into the worktree and have a remediation session resolve
-    /// the conflicts; conclude the merge and run the gates again.
+    /// Merge the run's branch into the worktree (or go on with that merge, left by a
+    /// killed fix session) and have a remediation session resolve the conflicts;
+    /// conclude the merge once git's index says every path is settled, and run the gates
+    /// again.
     async fn resolve_conflicts(
         &mut self,
         phase: &Phase,
@@ -211,15 +341,23 @@ impl Runner<'_> {
         run_branch: &str,
         attempt: u32,
         (index, total): (usize, usize),
+        continuing: bool,
     ) -> Resolution {
         let id = phase.id.as_str().to_owned();
-        let message = format!("debussy: merge {run_branch} into phase {id}");
-        let (path, branch) = (worktree.path.clone(), run_branch.to_owned());
-        let files =
-            match blocking(move || worktree::merge_into_worktree(&path, &branch, &message)).await {
+        let git = *self.pool.git();
+        let Some(run_tip) = self.pool.run_branch().map(|run| run.tip) else {
+            return Resolution::Failed("the run has no branch to merge into".into());
+        };
+        let files = if continuing {
+            worktree::unmerged_paths(&git, &worktree.path).await
+        } else {
+            let message = format!("debussy: merge {run_branch} into phase {id}");
+            match worktree::merge_into_worktree(&git, &worktree.path, &run_tip, &message).await {
                 Ok(files) => files,
                 Err(err) => return Resolution::Failed(err.to_string()),
-            };
+            }
+        };
+        let conflicts = conflicts_in(&worktree.path).await;
         let execution = match self.store.start_execution(
             &self.run_id,
             &id,
@@ -242,11 +380,11 @@ impl Runner<'_> {
             max_attempts: attempt,
             kind: AttemptKind::Remediation,
         });
-        let base = vcs::head(self.workdir.clone()).await;
+        let base = super::vcs::head(self.workdir.clone()).await;
         let (end, tally) = if files.is_empty() {
             (AttemptEnd::Done, super::attempt::AttemptTally::default())
         } else {
-            let prompt = prompts::merge_conflict_prompt(phase, run_branch, &files);
+            let prompt = prompts::merge_conflict_prompt(phase, run_branch, &files, &conflicts);
             self.run_attempt(phase, attempt, execution, &prompt, false, base)
                 .await
         };
@@ -260,23 +398,20 @@ impl Runner<'_> {
         };
         let mut commit = None;
         if outcome.is_none() {
-            let (path, hooks) = (worktree.path.clone(), self.config.git.run_hooks);
-            let marked = files.clone();
-            outcome = match blocking(move || {
-                let left = worktree::files_with_markers(&path, &marked);
-                if left.is_empty() {
-                    worktree::conclude_merge(&path, hooks).map_err(|err| err.to_string())
-                } else {
-                    Err(format!("conflict markers remain in {}", left.join(", ")))
-                }
-            })
+            outcome = match worktree::conclude_merge(
+                &git,
+                &worktree.path,
+                &run_tip,
+                &files,
+                self.config.git.run_hooks,
+            )
             .await
             {
                 Ok(id) => {
                     commit = Some(id);
                     None
                 }
-                Err(why) => Some(Resolution::Failed(why)),
+                Err(unsettled) => Some(Resolution::Failed(unsettled.to_string())),
             };
         }
         if outcome.is_none() {
@@ -324,8 +459,7 @@ impl Runner<'_> {
     }
 
     async fn abort_worktree_merge(&self, worktree: &Worktree) {
-        let path = worktree.path.clone();
-        blocking(move || worktree::abort_merge(&path)).await;
+        worktree::abort_merge(self.pool.git(), &worktree.path).await;
     }
 
     /// The phase is merged: its branch goes, its worktree is kept for a later phase (or
@@ -334,7 +468,7 @@ impl Runner<'_> {
         let Some(worktree) = self.worktree.clone() else {
             return;
         };
-        if let Err(err) = self.pool.retire(&self.root, &worktree).await {
+        if let Err(err) = self.pool.retire(&worktree).await {
             self.warn(format!(
                 "could not remove the worktree {} of phase {}: {err}; `debussy clean` removes it",
                 worktree.path.display(),
@@ -345,7 +479,13 @@ impl Runner<'_> {
 
     /// The completed work cannot be merged without a human: keep the worktree and the
     /// branch, and say exactly how to finish.
-    fn awaiting_human(&mut self, phase: &Phase, result: PhaseResult, why: &str) -> PhaseResult {
+    fn awaiting_human(
+        &mut self,
+        phase: &Phase,
+        result: PhaseResult,
+        why: &str,
+        how: Handover,
+    ) -> PhaseResult {
         self.mark_unmerged(result.execution);
         let (branch, path) = self.worktree.as_ref().map_or_else(
             || (String::new(), PathBuf::new()),
@@ -355,16 +495,34 @@ impl Runner<'_> {
             path,
             branch: branch.clone(),
         };
-        let error = format!(
-            "{why}. Its work is on branch {branch}, in the kept worktree {}. To finish by hand:\n  {}",
-            worktree.path.display(),
-            worktree::finish_by_hand(
-                &self.root,
-                &worktree,
-                &format!("debussy run {} --resume", self.plan.master.display())
-            )
-        );
+        let resume = worktree::resume_command(&self.plan.master);
+        let error = match how {
+            Handover::MergeByHand => {
+                let run_branch = self
+                    .pool
+                    .run_branch()
+                    .map(|run| run.name)
+                    .unwrap_or_default();
+                format!(
+                    "{why}. Its work is on branch {branch}, in the kept worktree {}. To finish by hand:\n  {}",
+                    worktree.path.display(),
+                    worktree::finish_by_hand(&self.root, &worktree, &run_branch, &resume)
+                )
+            }
+            Handover::Resume => format!("{why}. Then: {resume}"),
+        };
         self.conclude(phase, result, Standing::AwaitingHuman, Some(error))
+    }
+
+    /// Record that the phase's completed attempt is merged: it is completed now.
+    fn mark_merged(&mut self, execution: Option<i64>) {
+        if let Some(execution) = execution
+            && let Err(err) = self
+                .store
+                .set_execution_status(execution, ExecutionStatus::Completed)
+        {
+            self.warn(format!("could not record the merge: {err}"));
+        }
     }
 
     /// Record that the phase's completed attempt is not merged, so `--resume` merges it
@@ -399,6 +557,21 @@ impl Runner<'_> {
         result.error = error;
         result
     }
+}
+
+/// What git's index holds as unmerged in `dir`, by kind (empty when it cannot say).
+async fn conflicts_in(dir: &std::path::Path) -> Vec<Conflict> {
+    let dir = dir.to_path_buf();
+    super::vcs::blocking(move || {
+        crate::git::Repo::discover(&dir)
+            .and_then(|repo| repo.conflicts())
+            .unwrap_or_default()
+    })
+    .await
+}
+
+fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
 }
 
 /// A failure before the phase's first attempt (its worktree could not be made).

@@ -1,6 +1,6 @@
 //! One run per project: an advisory lock on `.debussy/runs/run.lock`, held for a run's
-//! whole life, that names the run holding it. (It lives under `runs/` because every
-//! project's `.debussy/.gitignore` already keeps that directory out of commits.)
+//! whole life, that names the run holding it. (It lives under `runs/` because runs keep
+//! that directory out of commits: `vcs::ignore_run_data`.)
 //!
 //! The lock is a [`PidLock`]: the kernel drops it when the process dies however it dies,
 //! agent processes never inherit it, and a link in its place is refused, never written

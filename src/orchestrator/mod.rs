@@ -20,8 +20,10 @@
 //!
 //! A run holds the project's run lock ([`lock`]) for its whole life and records its owner
 //! process, so a run whose process died reads as interrupted; the next start kills the
-//! agent it left behind. A pause commits (or records) the work, and the resumed phase's
-//! first session gets a checkpoint of it. See `docs/reliability.md`.
+//! agent it left behind, and `--resume` commits what its killed sessions left as a
+//! `recovered (interrupted)` checkpoint (`recover.rs`). A pause commits (or records) the
+//! work, and the resumed phase's first session gets a checkpoint of it. See
+//! `docs/reliability.md`.
 
 pub mod agents;
 pub mod attempt;
@@ -35,6 +37,7 @@ mod parallel;
 pub mod phase;
 mod pool;
 pub mod prompts;
+mod recover;
 mod run;
 mod runner;
 mod schedule;

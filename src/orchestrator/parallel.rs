@@ -1,16 +1,19 @@
 //! What phases running side by side need before the run starts: a repository they can
-//! branch from, and, on `--resume`, which completed phases still wait for their merge.
+//! branch from (with no submodule, whose work a worktree cannot keep), and, on
+//! `--resume`, which completed phases still wait for their merge, checked in the
+//! repository: a phase is merged when its work is in the run's branch, whether or not
+//! its branch is still there.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
+use crate::git::GitCli;
 use crate::plan::Plan;
 use crate::state::{ExecutionStatus, Store};
 
 use super::run::RunError;
-use super::vcs::blocking;
-use super::worktree::{self, Worktree, git};
+use super::worktree::{self, Worktree};
 
 /// Check that phases can run in worktrees branched from the run's branch; returns it.
 ///
@@ -41,29 +44,25 @@ pub(super) async fn check(
             "fix what the git check says, or run with --jobs 1",
         ));
     };
-    let root = root.to_path_buf();
-    let files = plan_files(plan);
-    let (head, untracked) = blocking(move || {
-        let head = git(&root, &["rev-parse", "--verify", "HEAD"]);
-        let untracked: Vec<String> = files
-            .iter()
-            .filter(|file| {
-                git(
-                    &root,
-                    &["ls-files", "--error-unmatch", &file.to_string_lossy()],
-                )
-                .is_err()
-            })
-            .map(|file| {
-                file.strip_prefix(&root)
-                    .unwrap_or(file)
+    let git = git_cli(config);
+    let head = git.run(root, &["rev-parse", "--verify", "HEAD"]).await;
+    let mut untracked = Vec::new();
+    for file in plan_files(plan) {
+        let tracked = git
+            .succeeds(
+                root,
+                &["ls-files", "--error-unmatch", &file.to_string_lossy()],
+            )
+            .await;
+        if !tracked {
+            untracked.push(
+                file.strip_prefix(root)
+                    .unwrap_or(&file)
                     .display()
-                    .to_string()
-            })
-            .collect();
-        (head, untracked)
-    })
-    .await;
+                    .to_string(),
+            );
+        }
+    }
     if let Err(err) = head {
         return Err(if err.message.contains("not installed") {
             fail(err.message, "install git, or run with --jobs 1")
@@ -83,7 +82,38 @@ pub(super) async fn check(
             "commit the plan first (`git add` its files and `git commit`), or run with --jobs 1",
         ));
     }
+    let submodules = submodules(&git, root).await;
+    if !submodules.is_empty() {
+        return Err(fail(
+            format!(
+                "the repository has submodules ({}): a phase's worktree cannot keep work made inside one (its commits would live only in that worktree, and go with it), so phases cannot run side by side here",
+                submodules.join(", ")
+            ),
+            "run one phase at a time with --jobs 1",
+        ));
+    }
     Ok(branch)
+}
+
+/// How the run runs git: with the configured time limit per command.
+pub(super) fn git_cli(config: &Config) -> GitCli {
+    GitCli::new(std::time::Duration::from_secs(config.git.timeout))
+}
+
+/// The submodules (gitlinks) the index of `root` holds, and `.gitmodules` if it exists.
+async fn submodules(git: &GitCli, root: &Path) -> Vec<String> {
+    let mut found: Vec<String> = git
+        .run(root, &["ls-files", "--stage"])
+        .await
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.starts_with("160000 "))
+        .filter_map(|line| line.split_once('\t').map(|(_, path)| path.to_owned()))
+        .collect();
+    if found.is_empty() && root.join(".gitmodules").is_file() {
+        found.push(".gitmodules".to_owned());
+    }
+    found
 }
 
 /// Whether the project at `root` can run `plan`'s phases side by side with `config`
@@ -105,10 +135,13 @@ pub async fn side_by_side_ready(
 ///
 /// # Errors
 /// [`RunError::Parallel`] naming the branches.
-pub(super) async fn no_worktrees_left(root: &Path, run_id: &str) -> Result<(), RunError> {
-    let root = root.to_path_buf();
+pub(super) async fn no_worktrees_left(
+    git: &GitCli,
+    root: &Path,
+    run_id: &str,
+) -> Result<(), RunError> {
     let prefix = format!("{}{run_id}/", worktree::BRANCH_PREFIX);
-    let branches: Vec<String> = blocking(move || worktree::leftovers(&root))
+    let branches: Vec<String> = worktree::leftovers(git, root)
         .await
         .map(|(_, branches)| branches)
         .unwrap_or_default()
@@ -139,50 +172,98 @@ fn plan_files(plan: &Plan) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The phases of `run_id` whose completed work is not on the run's branch yet, with the
-/// attempt that completed them (to merge them before anything else), and those a human
-/// merged since (their worktree and branch gone): recorded as completed now.
+/// Where the completed phases of a resumed run stand with their merge.
+#[derive(Debug, Default)]
+pub(super) struct Unmerged {
+    /// Phases whose work is not on the run's branch yet, with the attempt that
+    /// completed them: merged before anything else.
+    pub(super) waiting: BTreeMap<String, i64>,
+    /// Phases a human merged since (as the printed commands say): completed now.
+    pub(super) by_hand: BTreeSet<String>,
+    /// Phases whose work is gone (branch deleted before its merge, its last commit no
+    /// longer in the repository): they run again.
+    pub(super) lost: BTreeSet<String>,
+    /// What the user should be told.
+    pub(super) warnings: Vec<String>,
+}
+
+/// The phases of `run_id` whose completed work is not on `run_branch` yet. Whether it
+/// is there is asked of the repository, from the phase branch's tip (or, when the branch
+/// is gone, the tip recorded when the phase completed), never assumed from a branch that
+/// is missing: a branch deleted before its merge is made again from its recorded tip.
 ///
 /// # Errors
 /// On state store failure.
 pub(super) async fn unmerged(
+    git: &GitCli,
     root: &Path,
     store: &Store,
     run_id: &str,
-) -> Result<(BTreeMap<String, i64>, BTreeSet<String>), RunError> {
+    run_branch: &str,
+) -> Result<Unmerged, RunError> {
     let mut latest: BTreeMap<String, (i64, ExecutionStatus)> = BTreeMap::new();
+    let mut tips: BTreeMap<String, String> = BTreeMap::new();
     for execution in store.executions(run_id)? {
+        if let Some(tip) = execution.branch_tip {
+            tips.insert(execution.phase_id.clone(), tip);
+        }
         if matches!(
             execution.status,
-            ExecutionStatus::Completed | ExecutionStatus::AwaitingHuman
+            ExecutionStatus::Completed | ExecutionStatus::Merging | ExecutionStatus::AwaitingHuman
         ) {
             latest.insert(execution.phase_id, (execution.id, execution.status));
         }
     }
-    let (root, run) = (root.to_path_buf(), run_id.to_owned());
-    let states = blocking(move || {
-        latest
-            .into_iter()
-            .map(|(phase, (execution, status))| {
-                let branch = Worktree::of(&root, &run, &phase).branch;
-                let exists = worktree::branch_exists(&root, &branch);
-                let merged = exists && worktree::is_merged(&root, &branch);
-                (phase, execution, status, exists, merged)
-            })
-            .collect::<Vec<_>>()
-    })
-    .await;
-    let mut waiting = BTreeMap::new();
-    let mut by_hand = BTreeSet::new();
-    for (phase, execution, status, exists, merged) in states {
-        let awaiting = status == ExecutionStatus::AwaitingHuman;
-        if exists && (awaiting || !merged) {
-            waiting.insert(phase, execution);
-        } else if awaiting {
-            // Merged by hand, as the printed commands say, branch removed.
-            store.set_execution_status(execution, ExecutionStatus::Completed)?;
-            by_hand.insert(phase);
+    let target = format!("refs/heads/{run_branch}");
+    let mut found = Unmerged::default();
+    for (phase, (execution, status)) in latest {
+        let recorded = tips.remove(&phase);
+        let branch = Worktree::of(root, run_id, &phase).branch;
+        let current = worktree::tip_of(git, root, &branch).await;
+        let tip = current.clone().or(recorded);
+        let merged = match &tip {
+            Some(tip) => {
+                git.succeeds(root, &["merge-base", "--is-ancestor", tip, &target])
+                    .await
+            }
+            None => false,
+        };
+        let awaiting = status != ExecutionStatus::Completed;
+        match (current.is_some(), merged) {
+            // Its worktree and branch are still there: merged (or retired) first thing.
+            (true, _) => {
+                found.waiting.insert(phase, execution);
+            }
+            (false, true) => {
+                if awaiting {
+                    // Merged (by hand, as the printed commands say), branch removed.
+                    store.set_execution_status(execution, ExecutionStatus::Completed)?;
+                    found.by_hand.insert(phase);
+                }
+            }
+            (false, false) => {
+                let revived = match &tip {
+                    Some(tip) => git.run(root, &["branch", &branch, tip]).await.is_ok(),
+                    None => false,
+                };
+                if revived {
+                    found.warnings.push(format!(
+                        "the branch {branch} of phase {phase} was deleted before its work was merged; made it again from its last commit {} and merging it",
+                        tip.as_deref().map_or("", |t| t.get(..12).unwrap_or(t))
+                    ));
+                    found.waiting.insert(phase, execution);
+                } else {
+                    let why = format!(
+                        "its branch {branch} was deleted before its work was merged, and its last commit is not in the repository any more"
+                    );
+                    store.set_execution_status(execution, ExecutionStatus::Failed)?;
+                    found
+                        .warnings
+                        .push(format!("phase {phase}: {why}; it runs again"));
+                    found.lost.insert(phase);
+                }
+            }
         }
     }
-    Ok((waiting, by_hand))
+    Ok(found)
 }

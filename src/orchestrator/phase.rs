@@ -239,6 +239,10 @@ impl Runner<'_> {
                 }
                 _ => None,
             };
+            // In a worktree, the attempt is completed once its branch is merged.
+            if status == ExecutionStatus::Completed && self.worktree.is_some() {
+                status = ExecutionStatus::Merging;
+            }
             let end = ExecutionEnd {
                 status,
                 restarts: attempt_tally.restarts,

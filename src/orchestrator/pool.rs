@@ -1,112 +1,201 @@
-//! [`WorktreePool`]: the run's changes to the repository itself, one at a time, and the
-//! worktrees of merged phases kept for the phases that follow.
+//! [`WorktreePool`]: the run's changes to the repository itself, one at a time; the
+//! worktrees of merged phases kept for the phases that follow; and the run's branch with
+//! the tip debussy last left it at.
 //!
 //! git does not take worktree changes concurrently (one `worktree add` reads another's
 //! half-made admin directory), so every change waits its turn. A new worktree writes
 //! every file of the project, which in a large repository costs far more than the
 //! phase's merge; a merged phase's worktree is parked instead and the next phase takes
-//! it up on its own branch, rewriting only the files that differ. What is still parked
-//! when the run ends is removed.
+//! it up on its own branch, rewriting only the files that differ. Merges are made in a
+//! worktree of the run's own (`.merge`, a parked one when there is one), never in the
+//! user's checkout. What is still parked when the run ends is removed.
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 
-use super::vcs::blocking;
-use super::worktree::{self, GitCommandError, MergeOutcome, Worktree};
+use crate::git::{GitCli, GitCommandError};
+
+use super::worktree::{self, MergeOutcome, RunBranch, Salvaged, Unsaved, Worktree};
 
 /// The run's worktrees and its turns at the repository.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct WorktreePool {
+    git: GitCli,
+    root: PathBuf,
+    /// Where merges are made: `.debussy/worktrees/<run>/.merge`.
+    place: PathBuf,
+    /// The run's branch and where debussy last left it (phases in worktrees only).
+    run: RefCell<Option<RunBranch>>,
     turn: tokio::sync::Mutex<()>,
     spares: RefCell<Vec<PathBuf>>,
     parked: Cell<u32>,
 }
 
 impl WorktreePool {
+    /// The pool of run `run_id` in `root`, merging into `run` (`None` when phases run in
+    /// the working tree itself).
+    pub(crate) fn new(git: GitCli, root: &Path, run_id: &str, run: Option<RunBranch>) -> Self {
+        WorktreePool {
+            git,
+            root: root.to_path_buf(),
+            place: worktree::merge_place(root, run_id),
+            run: RefCell::new(run),
+            turn: tokio::sync::Mutex::new(()),
+            spares: RefCell::new(Vec::new()),
+            parked: Cell::new(0),
+        }
+    }
+
+    /// How git is run.
+    pub(crate) fn git(&self) -> &GitCli {
+        &self.git
+    }
+
+    /// The run's branch and where debussy last left it.
+    pub(crate) fn run_branch(&self) -> Option<RunBranch> {
+        self.run.borrow().clone()
+    }
+
     /// Make `worktree` ready: as it is when a paused run left it, else a parked one
     /// taken up on a branch from `run_branch`, else a new one.
     pub(crate) async fn enter(
         &self,
-        root: &Path,
         worktree: &Worktree,
         run_branch: &str,
     ) -> Result<(), GitCommandError> {
         let _turn = self.turn.lock().await;
+        let (git, root) = (&self.git, self.root.as_path());
         let spare = self.spares.borrow_mut().pop();
-        let (root, target, branch) = (root.to_path_buf(), worktree.clone(), run_branch.to_owned());
-        let (entered, unused) = blocking(move || {
-            let fresh = !target.path.join(".git").exists()
-                && !worktree::branch_exists(&root, &target.branch);
-            match spare {
-                // A paused phase's own worktree (or branch) goes on; the spare waits.
-                Some(spare) if !fresh => {
-                    (worktree::ensure(&root, &target).map(|_| ()), Some(spare))
-                }
-                Some(spare) => {
-                    if worktree::adopt(&root, &spare, &target, &branch).is_ok() {
-                        return (Ok(()), None);
-                    }
-                    // A spare git would not move: made anew, the spare goes.
-                    let _ = worktree::remove_parked(&root, &[spare]);
-                    let _ = worktree::remove(&root, &target);
-                    (worktree::ensure(&root, &target).map(|_| ()), None)
-                }
-                None => (worktree::ensure(&root, &target).map(|_| ()), None),
+        let fresh = !worktree.path.join(".git").exists()
+            && !worktree::branch_exists(git, root, &worktree.branch).await;
+        let entered = match spare {
+            // A paused phase's own worktree (or branch) goes on; the spare waits.
+            Some(spare) if !fresh => {
+                self.spares.borrow_mut().push(spare);
+                worktree::ensure(git, root, worktree, run_branch).await
             }
-        })
-        .await;
-        if let Some(spare) = unused {
-            self.spares.borrow_mut().push(spare);
-        }
-        entered
+            Some(spare) => {
+                if worktree::adopt(git, root, &spare, worktree, run_branch)
+                    .await
+                    .is_ok()
+                {
+                    return Ok(());
+                }
+                // A spare git would not move: made anew, the spare goes.
+                let _ = worktree::remove_parked(git, root, &[spare]).await;
+                let _ = worktree::remove(git, root, worktree).await;
+                worktree::ensure(git, root, worktree, run_branch).await
+            }
+            None => worktree::ensure(git, root, worktree, run_branch).await,
+        };
+        entered.map(|_| ())
+    }
+
+    /// Make sure every commit of `worktree`'s phase since `since` is on its branch,
+    /// while no other change to the repository runs.
+    pub(crate) async fn secure(
+        &self,
+        worktree: &Worktree,
+        since: i64,
+    ) -> Result<Salvaged, Unsaved> {
+        let _turn = self.turn.lock().await;
+        let Some(run) = self.run_branch() else {
+            return Err(Unsaved::Git(
+                "phases run in the working tree: no branch to merge".into(),
+            ));
+        };
+        worktree::secure(&self.git, worktree, &run.tip, since).await
     }
 
     /// Merge `branch` into the run's branch, after the merges before it.
     pub(crate) async fn merge(
         &self,
-        root: &Path,
         branch: &str,
         message: String,
         run_hooks: bool,
     ) -> Result<MergeOutcome, GitCommandError> {
         let _turn = self.turn.lock().await;
-        let (root, branch) = (root.to_path_buf(), branch.to_owned());
-        blocking(move || worktree::merge(&root, &branch, &message, run_hooks)).await
+        let Some(mut run) = self.run_branch() else {
+            return Err(GitCommandError {
+                command: format!("merge {branch}"),
+                message: "phases run in the working tree: there is no run branch to merge into"
+                    .into(),
+            });
+        };
+        if !self.place.join(".git").exists() {
+            self.take_spare_as_place().await;
+        }
+        let outcome = worktree::merge_into_run(
+            &self.git,
+            &self.root,
+            &self.place,
+            &mut run,
+            branch,
+            &message,
+            run_hooks,
+        )
+        .await;
+        *self.run.borrow_mut() = Some(run);
+        outcome
+    }
+
+    /// A parked worktree becomes the merge place: cheaper than a new one.
+    async fn take_spare_as_place(&self) {
+        let Some(spare) = self.spares.borrow_mut().pop() else {
+            return;
+        };
+        let moved = self
+            .git
+            .run(
+                &self.root,
+                &[
+                    "worktree",
+                    "move",
+                    &spare.to_string_lossy(),
+                    &self.place.to_string_lossy(),
+                ],
+            )
+            .await;
+        if moved.is_err() {
+            self.spares.borrow_mut().push(spare);
+        }
     }
 
     /// A merged phase is done with `worktree`: park it for a later phase (or remove it
     /// when git will not move it), and delete its branch.
-    pub(crate) async fn retire(
-        &self,
-        root: &Path,
-        worktree: &Worktree,
-    ) -> Result<(), GitCommandError> {
+    pub(crate) async fn retire(&self, worktree: &Worktree) -> Result<(), GitCommandError> {
         let _turn = self.turn.lock().await;
         let number = self.parked.get() + 1;
         self.parked.set(number);
         let spare = worktree.path.with_file_name(format!(".spare-{number}"));
-        let (root, target, parked) = (root.to_path_buf(), worktree.clone(), spare.clone());
-        let kept = blocking(move || match worktree::park(&root, &target, &parked) {
-            Ok(()) => Ok(true),
-            Err(_) => worktree::remove(&root, &target).map(|()| false),
-        })
-        .await?;
+        let (git, root) = (&self.git, self.root.as_path());
+        let kept = match worktree::park(git, root, worktree, &spare).await {
+            Ok(()) => true,
+            Err(_) => {
+                worktree::remove(git, root, worktree).await?;
+                false
+            }
+        };
         if kept {
             self.spares.borrow_mut().push(spare);
         }
         Ok(())
     }
 
-    /// Remove the parked worktrees; what cannot be removed is left to `debussy clean`.
-    pub(crate) async fn drain(&self, root: &Path) -> Option<String> {
+    /// Remove the parked worktrees and the merge place; what cannot be removed is left
+    /// to `debussy clean`.
+    pub(crate) async fn drain(&self) -> Option<String> {
         let _turn = self.turn.lock().await;
-        let spares = std::mem::take(&mut *self.spares.borrow_mut());
+        let mut spares = std::mem::take(&mut *self.spares.borrow_mut());
+        if self.place.join(".git").exists() {
+            spares.push(self.place.clone());
+        }
         if spares.is_empty() {
             return None;
         }
-        let root = root.to_path_buf();
-        blocking(move || worktree::remove_parked(&root, &spares).err())
+        worktree::remove_parked(&self.git, &self.root, &spares)
             .await
+            .err()
             .map(|err| err.to_string())
     }
 }

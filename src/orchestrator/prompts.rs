@@ -181,26 +181,45 @@ pub fn remediation_prompt(
 }
 
 /// The prompt of the session that resolves a phase's merge conflicts in its worktree:
-/// merging the run's branch into the phase's left conflict markers in `files`.
+/// merging the run's branch into the phase's left `files` in conflict (`conflicts` says
+/// which kind each is; a path not among them has markers).
 #[must_use]
-pub fn merge_conflict_prompt(phase: &Phase, run_branch: &str, files: &[String]) -> String {
+pub fn merge_conflict_prompt(
+    phase: &Phase,
+    run_branch: &str,
+    files: &[String],
+    conflicts: &[crate::git::Conflict],
+) -> String {
     let id = phase.id.as_str();
     let mut out = format!(
         "Phase {id} ({}) is done on its own branch, but other phases finished first and \
-         changed the same lines. Merging the run's branch `{run_branch}` into this branch is \
-         in progress in your working directory, and these files hold conflict markers \
-         (`<<<<<<<`, `=======`, `>>>>>>>`):\n\n",
+         changed the same files. Merging the run's branch `{run_branch}` into this branch is \
+         in progress in your working directory, and these paths conflict:\n\n",
         phase.title
     );
     for file in files {
-        let _ = writeln!(out, "- `{file}`");
+        match conflicts.iter().find(|c| c.path == *file) {
+            Some(conflict) if !conflict.kind.settled_by_editing() => {
+                let _ = writeln!(out, "- `{file}`: {}", conflict.kind);
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "- `{file}`: conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`)"
+                );
+            }
+        }
     }
     out.push_str(
         "\nResolve every conflict so that both sides' work is kept: the other side is the \
-         finished work of other phases, this side is this phase's. Remove every marker and \
-         leave the files as they should be after both changes; the phase's gates run again \
-         afterwards. Do not run `git merge --abort`, `git rebase` or `git commit`: debussy \
-         concludes the merge when you report the phase completed.\n",
+         finished work of other phases, this side is this phase's. In a file with markers, \
+         remove every marker and leave the file as it should be after both changes. A \
+         conflict without markers (a binary file, a file deleted or renamed on one side, a \
+         submodule) is settled only in git's index: put the right version in place and \
+         `git add` it (or `git rm` it), so that `git diff --name-only --diff-filter=U` lists \
+         nothing. The phase's gates run again afterwards. Do not run `git merge --abort`, \
+         `git rebase` or `git commit`: debussy concludes the merge when you report the phase \
+         completed, once git holds no unmerged path.\n",
     );
     out.push_str(&reporting(id));
     out

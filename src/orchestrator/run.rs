@@ -16,7 +16,7 @@ use crate::state::{AgentGroup, RunRecord, RunStatus, StateError, Store};
 use super::drive::Drive;
 use super::guards::Guards;
 use super::selection::{self, History, Standing};
-use super::{lock, orphans, parallel, runner, vcs};
+use super::{lock, orphans, parallel, recover, runner, vcs, worktree};
 
 /// How the user asked the run to treat history and the working tree.
 #[derive(Debug, Clone, Default)]
@@ -66,15 +66,30 @@ pub enum RunError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     State(#[from] StateError),
-    /// The run to resume was interrupted and left uncommitted edits, most likely its
-    /// agent's; debussy cannot tell them from the user's.
-    #[error("the interrupted run left uncommitted changes in the working tree:\n{files}")]
+    /// The work a killed session left could not be committed as its recovered
+    /// checkpoint (a hook refused it); it is still in the tree.
+    #[error("failed to commit what the interrupted run's agent left in {tree} ({why}):\n{files}")]
     #[diagnostic(help(
-        "they are most likely the killed agent's work: pass --allow-dirty to keep them in the resumed run (they are committed with its next checkpoint), or discard them with `git restore .` first"
+        "the files are still there: commit them yourself (or pass --allow-dirty to keep them in the resumed run), then resume"
     ))]
-    InterruptedDirty {
+    Recovery {
+        /// The working tree (the project's, or a phase's worktree).
+        tree: String,
         /// The files, one per line.
         files: String,
+        /// Why, in git's words.
+        why: String,
+    },
+    /// The run being resumed started on another branch than the one checked out now.
+    #[error("the run being resumed started on branch {started}, and {now} is checked out now")]
+    #[diagnostic(help(
+        "switch back (`git switch {started}`) and resume; its commits belong on {started}"
+    ))]
+    BranchChanged {
+        /// The branch it started on.
+        started: String,
+        /// The branch checked out now.
+        now: String,
     },
     /// The plan's dependencies form a cycle.
     #[error("the plan's dependencies form a cycle: {0}")]
@@ -126,7 +141,8 @@ impl RunError {
                 | RunError::Session(_)
                 | RunError::Agent { .. }
                 | RunError::Preflight(_)
-                | RunError::InterruptedDirty { .. }
+                | RunError::Recovery { .. }
+                | RunError::BranchChanged { .. }
                 | RunError::Parallel { .. }
                 | RunError::Locked(lock::LockError::Held { .. })
         )
@@ -175,15 +191,25 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         if !run.agent_groups.is_empty() {
             store.clear_agent_groups(&run.id)?;
         }
+        recover::remove_stale_guards(&root, &run.id);
     }
     for message in &leftover_warnings {
         tracing::warn!("{message}");
     }
-    let mut run_branch = None;
+    let git = parallel::git_cli(&config);
+    let mut checked_out = None;
     let resumable = if options.resume {
         resumable_run(&store, &plan)?
     } else {
         None
+    };
+    // What the killed sessions of the run being resumed left in their trees is their
+    // agents' work: it becomes a checkpoint before the tree is checked.
+    let (recovered, recovered_points) = match &resumable {
+        Some(run) if run.status == RunStatus::Interrupted && config.auto_commit => {
+            recover::adopt_killed_work(&root, &store, run, &plan, &config).await?
+        }
+        _ => Default::default(),
     };
     if config.auto_commit {
         let paused_files: Vec<String> = resumable
@@ -192,18 +218,11 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             .flat_map(|pause| pause.files.iter().cloned())
             .collect();
         match vcs::preflight(root.clone(), options.allow_dirty).await {
-            Ok(branch) => run_branch = Some(branch),
+            Ok(branch) => checked_out = Some(branch),
             // The paused run's own uncommitted edits are its work, not the user's.
             Err(vcs::PreflightError::Dirty { .. })
                 if !paused_files.is_empty()
                     && only_paused_files_dirty(root.clone(), paused_files).await => {}
-            Err(vcs::PreflightError::Dirty { files })
-                if resumable
-                    .as_ref()
-                    .is_some_and(|run| run.status == RunStatus::Interrupted) =>
-            {
-                return Err(RunError::InterruptedDirty { files });
-            }
             Err(err) => return Err(err.into()),
         }
     }
@@ -233,15 +252,47 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     };
     let mut standings = selection::select(&order, &history).map_err(RunError::UnknownPhase)?;
 
+    // The branch the run merges into and commits on: the one it started on.
+    let started_on = resumable.as_ref().and_then(|run| run.start_branch.clone());
     let run_branch = if config.jobs == 1 {
         if let Some(run) = &resumable {
-            parallel::no_worktrees_left(&root, &run.id).await?;
+            parallel::no_worktrees_left(&git, &root, &run.id).await?;
+        }
+        if let (Some(started), Some(now)) = (&started_on, &checked_out)
+            && started != now
+        {
+            return Err(RunError::BranchChanged {
+                started: started.clone(),
+                now: now.clone(),
+            });
         }
         None
     } else {
-        Some(parallel::check(&root, &plan, &config, run_branch).await?)
+        let checked = parallel::check(&root, &plan, &config, checked_out.clone()).await?;
+        // Phases side by side merge into the run's own branch, whatever is checked out.
+        Some(started_on.unwrap_or(checked))
     };
-    let mut resume_points = BTreeMap::new();
+    // Where the run's branch is now: debussy's merges expect it there.
+    let pool_branch = match &run_branch {
+        Some(name) => match worktree::tip_of(&git, &root, name).await {
+            Some(tip) => Some(worktree::RunBranch {
+                name: name.clone(),
+                tip,
+            }),
+            None => {
+                return Err(RunError::Parallel {
+                    problem: format!(
+                        "the branch {name} the run merges into does not exist (any more)"
+                    ),
+                    help: format!(
+                        "make it again where it should be (`git branch {name} COMMIT`), then resume"
+                    ),
+                });
+            }
+        },
+        None => None,
+    };
+    let mut resume_points = recovered_points;
     let mut ran_before = Duration::ZERO;
     let (run_id, resumed) = match resumable {
         Some(run) => {
@@ -262,19 +313,22 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         }
         None => (store.create_run(&plan_key, &plan.title)?, false),
     };
-    let (unmerged, merged_by_hand) = if resumed && run_branch.is_some() {
-        parallel::unmerged(&root, &store, &run_id).await?
-    } else {
-        Default::default()
+    let found = match (&run_branch, resumed) {
+        (Some(branch), true) => parallel::unmerged(&git, &root, &store, &run_id, branch).await?,
+        _ => parallel::Unmerged::default(),
     };
-    for id in unmerged.keys() {
+    for id in found.waiting.keys().chain(&found.lost) {
         standings.insert(id.clone(), Standing::Pending);
     }
-    for id in merged_by_hand {
+    for id in &found.by_hand {
         standings.insert(
-            id,
+            id.clone(),
             Standing::Skipped("completed, and merged by hand".into()),
         );
+    }
+    leftover_warnings.extend(found.warnings);
+    if let Some(branch) = run_branch.as_ref().or(checked_out.as_ref()) {
+        store.set_run_branch(&run_id, branch)?;
     }
     store.set_run_owner(&run_id, crate::state::Owner::current())?;
     let phase_ids: Vec<String> = order.iter().map(|p| p.id.as_str().to_owned()).collect();
@@ -309,11 +363,30 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     for message in leftover_warnings {
         let _ = events.send(Event::Warning { message });
     }
+    for checkpoint in &recovered {
+        let _ = events.send(Event::Committed {
+            phase_id: checkpoint.phase.clone(),
+            commit: checkpoint.commit.clone(),
+            message: checkpoint.headline.clone(),
+            files_changed: checkpoint.files.len(),
+        });
+        let _ = events.send(Event::Warning {
+            message: format!(
+                "phase {}: debussy was stopped while a session ran; the {} file{} its agent had changed ({}) were committed as a `{}` checkpoint, {}",
+                checkpoint.phase,
+                checkpoint.files.len(),
+                if checkpoint.files.len() == 1 { "" } else { "s" },
+                checkpoint.files.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+                recover::RECOVERED,
+                checkpoint.commit.get(..12).unwrap_or(&checkpoint.commit)
+            ),
+        });
+    }
 
     let started = Instant::now();
     let spent_before = store.totals(&run_id, None)?.cost_usd;
     let guards = Guards::new(&config, spent_before, ran_before, started.into());
-    let pool = super::pool::WorktreePool::default();
+    let pool = super::pool::WorktreePool::new(git, &root, &run_id, pool_branch);
     let jobs = match config.jobs {
         0 => order.len().max(1),
         jobs => usize::try_from(jobs).unwrap_or(usize::MAX),
@@ -331,7 +404,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         events: events.clone(),
         requests,
         resume_points,
-        unmerged,
+        unmerged: found.waiting,
         guards,
         pool: &pool,
         jobs,
@@ -339,6 +412,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         summary: RunSummary {
             run_id: run_id.clone(),
             plan_path: plan.master.display().to_string(),
+            commits: recovered.iter().map(|r| r.commit.clone()).collect(),
             ..RunSummary::default()
         },
     };
@@ -347,11 +421,14 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         tracing::warn!("{message}");
         let _ = events.send(Event::Warning { message });
     };
-    if let Some(refused) = pool.drain(&root).await {
+    if let Some(refused) = pool.drain().await {
         warn(format!(
             "could not remove a finished phase's worktree ({refused}); `debussy clean` removes it"
         ));
     }
+    // The run's worktree directory goes once nothing is left in it (a worktree removed
+    // by hand leaves it empty).
+    let _ = std::fs::remove_dir(root.join(worktree::WORKTREES_DIR).join(&run_id));
     let mut run_error = ending.run_error;
     let paused_at = ending.paused_at;
     if let Some(hit) = &ending.limit {

@@ -215,7 +215,7 @@ impl Runner<'_> {
         match vcs::commit_all(
             self.workdir.clone(),
             message.clone(),
-            self.config.git.run_hooks,
+            vcs::hook_policy(&self.config.git),
         )
         .await
         {

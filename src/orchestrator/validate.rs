@@ -68,6 +68,7 @@ impl Runner<'_> {
                         gate.name
                     ),
                     duration: Duration::ZERO,
+                    limit: timeout,
                 });
                 continue;
             }

@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::git::{CommitOutcome, FileChange, GitError, HeadState, Identity, Repo, StaleLock};
+use crate::git::{
+    CommitOutcome, FileChange, GitError, HeadState, HookPolicy, Identity, Repo, StaleLock,
+};
 
 /// How long a commit waits for another process's `index.lock`.
 const LOCK_WAIT: Duration = Duration::from_secs(10);
@@ -148,20 +150,33 @@ fn describe_stale_lock(lock: StaleLock, started: std::time::SystemTime) -> Strin
     }
 }
 
+/// Whether and how debussy's commits run the repository's hooks (`git.run_hooks`,
+/// `git.timeout`).
+#[must_use]
+pub fn hook_policy(git: &crate::config::GitConfig) -> HookPolicy {
+    if git.run_hooks {
+        HookPolicy::Run {
+            timeout: Duration::from_secs(git.timeout),
+        }
+    } else {
+        HookPolicy::Skip
+    }
+}
+
 /// Commit everything (`git add -A`) with `message`, running the repository's commit hooks
-/// when `run_hooks`; `None` when nothing changed.
+/// as `hooks` says; `None` when nothing changed.
 ///
 /// # Errors
 /// When git fails (a held index lock, a broken repository).
 pub async fn commit_all(
     root: PathBuf,
     message: String,
-    run_hooks: bool,
+    hooks: HookPolicy,
 ) -> Result<Option<Commit>, GitError> {
     let started = process_started();
     blocking(move || {
         let repo = Repo::discover(&root)?;
-        match repo.commit_all(&message, LOCK_WAIT, run_hooks)? {
+        match repo.commit_all(&message, LOCK_WAIT, hooks)? {
             CommitOutcome::NothingToCommit => Ok(None),
             CommitOutcome::Committed { id, files_changed, identity, removed_stale_lock } => {
                 if identity == Identity::Fallback {
@@ -186,31 +201,86 @@ pub fn commit_message(template: &str, phase_id: &str, phase_name: &str, status: 
         .replace("{status}", status)
 }
 
-/// `.debussy/.gitignore`: run data is never committed, `config.yaml` can be.
+/// What `debussy init` writes to `.debussy/.gitignore` (a file the user owns and may
+/// commit; runs never edit it): run data is never committed, `config.yaml` can be.
 pub const RUN_DATA_IGNORE: &str = "# Run data written by debussy; config.yaml is meant to be committed.\nstate.db*\nruns/\nlogs/\nmcp/\nworktrees/\n";
 
-/// Make sure `.debussy/`'s run data (state, logs, session transcripts) is never
-/// committed by `git add -A`, while `.debussy/config.yaml` still can be.
+/// debussy's run data in `.debussy/`, as ignore patterns relative to it.
+pub const RUN_DATA: &[&str] = &["state.db*", "runs/", "logs/", "mcp/", "worktrees/"];
+
+/// The line that opens debussy's block in `info/exclude`.
+const EXCLUDE_HEADER: &str = "# debussy's run data (state, transcripts, logs, worktrees)";
+
+/// Make sure `.debussy/`'s run data (state, logs, session transcripts, worktrees) is never
+/// committed by `git add -A`, while `.debussy/config.yaml` still can be, without editing
+/// any file of the user's: the patterns go into the repository's `info/exclude`, which
+/// git never tracks and every worktree of the repository shares, anchored at the
+/// project's place in the repository. Nothing to do outside a repository.
 ///
 /// # Errors
-/// When the file cannot be written.
+/// When `info/exclude` cannot be read or written (or is not a regular file).
 pub fn ignore_run_data(root: &Path) -> std::io::Result<()> {
-    let dir = root.join(".debussy");
-    std::fs::create_dir_all(&dir)?;
-    let ignore = dir.join(".gitignore");
-    match std::fs::read_to_string(&ignore) {
-        // Written by a debussy from before phases ran in worktrees under `.debussy/`.
-        Ok(text) if !text.lines().any(|line| line == "worktrees/") => {
-            let mut text = text;
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str("worktrees/\n");
-            std::fs::write(ignore, text)
-        }
-        Ok(_) => Ok(()),
-        Err(_) => std::fs::write(ignore, RUN_DATA_IGNORE),
+    std::fs::create_dir_all(root.join(".debussy"))?;
+    let Ok(repo) = git2::Repository::discover(root) else {
+        return Ok(());
+    };
+    let Some(workdir) = repo.workdir() else {
+        return Ok(());
+    };
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let workdir = canonical(workdir);
+    let project = canonical(root);
+    let place = project.strip_prefix(&workdir).unwrap_or(Path::new(""));
+    let mut prefix = String::from("/");
+    for part in place.components() {
+        prefix.push_str(&escape_pattern(&part.as_os_str().to_string_lossy()));
+        prefix.push('/');
     }
+    let wanted: Vec<String> = RUN_DATA
+        .iter()
+        .map(|pattern| format!("{prefix}.debussy/{pattern}"))
+        .collect();
+    let info = repo.commondir().join("info");
+    std::fs::create_dir_all(&info)?;
+    let exclude = info.join("exclude");
+    let present = match crate::files::read_text_limited(&exclude, crate::files::CONFIG_LIMIT) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(err),
+    };
+    let missing: Vec<&String> = wanted
+        .iter()
+        .filter(|line| !present.lines().any(|have| have.trim_end() == line.as_str()))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut block = String::new();
+    if !present.is_empty() && !present.ends_with('\n') {
+        block.push('\n');
+    }
+    block.push_str(EXCLUDE_HEADER);
+    block.push('\n');
+    for line in missing {
+        block.push_str(line);
+        block.push('\n');
+    }
+    std::io::Write::write_all(
+        &mut crate::files::open_private_append(&exclude)?,
+        block.as_bytes(),
+    )
+}
+
+/// A path component as a literal in a gitignore pattern.
+fn escape_pattern(part: &str) -> String {
+    let mut out = String::with_capacity(part.len());
+    for c in part.chars() {
+        if matches!(c, '*' | '?' | '[' | '\\' | '!' | '#') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Run `work` on a blocking thread, passing its panic on.
@@ -269,36 +339,69 @@ mod tests {
         std::fs::write(dir.path().join(".debussy/config.yaml"), "model: opus\n").expect("write");
         std::fs::write(dir.path().join(".debussy/state.db"), "").expect("write");
         std::fs::create_dir_all(dir.path().join(".debussy/runs/r")).expect("mkdir");
-        assert!(
-            repo.is_path_ignored(Path::new(".debussy/state.db"))
-                .expect("check")
-        );
-        assert!(
-            repo.is_path_ignored(Path::new(".debussy/runs/r/x.jsonl"))
-                .expect("check")
-        );
+        for ignored in [
+            ".debussy/state.db",
+            ".debussy/runs/r/x.jsonl",
+            ".debussy/worktrees/r/1/a.txt",
+        ] {
+            assert!(
+                repo.is_path_ignored(Path::new(ignored)).expect("check"),
+                "{ignored}"
+            );
+        }
         assert!(
             !repo
                 .is_path_ignored(Path::new(".debussy/config.yaml"))
                 .expect("check")
         );
+        assert!(
+            !dir.path().join(".debussy/.gitignore").exists(),
+            "no file of the project is written"
+        );
     }
 
     #[test]
-    fn an_older_ignore_file_gains_the_worktrees() {
+    fn a_tracked_ignore_file_is_left_as_it_is_and_the_entries_go_to_info_exclude() {
         let dir = tempfile::tempdir().expect("tempdir");
         let repo = git2::Repository::init(dir.path()).expect("init");
         std::fs::create_dir_all(dir.path().join(".debussy")).expect("mkdir");
+        // Written by a debussy from before phases ran in worktrees, and committed.
         std::fs::write(dir.path().join(".debussy/.gitignore"), "state.db*\nruns/").expect("old");
         ignore_run_data(dir.path()).expect("ignore");
         ignore_run_data(dir.path()).expect("again");
         assert_eq!(
             std::fs::read_to_string(dir.path().join(".debussy/.gitignore")).expect("read"),
-            "state.db*\nruns/\nworktrees/\n"
+            "state.db*\nruns/",
+            "the user's file is untouched"
+        );
+        let exclude = std::fs::read_to_string(dir.path().join(".git/info/exclude")).expect("read");
+        assert_eq!(
+            exclude.matches("/.debussy/worktrees/").count(),
+            1,
+            "written once: {exclude}"
         );
         assert!(
             repo.is_path_ignored(Path::new(".debussy/worktrees/r/1/a.txt"))
                 .expect("check")
+        );
+    }
+
+    #[test]
+    fn a_project_in_a_subdirectory_of_the_repository_is_anchored_there() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = git2::Repository::init(dir.path()).expect("init");
+        let project = dir.path().join("tools/my [app]");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        ignore_run_data(&project).expect("ignore");
+        assert!(
+            repo.is_path_ignored(Path::new("tools/my [app]/.debussy/runs/r/x.jsonl"))
+                .expect("check")
+        );
+        assert!(
+            !repo
+                .is_path_ignored(Path::new(".debussy/runs/r/x.jsonl"))
+                .expect("check"),
+            "anchored at the project, not anywhere"
         );
     }
 
@@ -318,7 +421,7 @@ mod tests {
             "an unborn branch is fine"
         );
         std::fs::write(root.join("a.txt"), "1").expect("write");
-        commit_all(root.clone(), "base".into(), true)
+        commit_all(root.clone(), "base".into(), HookPolicy::Skip)
             .await
             .expect("commit");
         std::fs::write(root.join("a.txt"), "2").expect("write");
@@ -326,7 +429,7 @@ mod tests {
         assert!(err.to_string().contains("a.txt"), "{err}");
         assert!(preflight(root.clone(), true).await.is_ok());
 
-        commit_all(root.clone(), "more".into(), true)
+        commit_all(root.clone(), "more".into(), HookPolicy::Skip)
             .await
             .expect("commit");
         let head = raw.head().expect("head").target().expect("oid");

@@ -423,18 +423,17 @@ fn untracked_verdict(files: &[String], plan: Option<&str>) -> Check {
     )
 }
 
-/// debussy's own run data, which the run ignores in `.debussy/.gitignore`: a path one
-/// of that file's patterns (`state.db*`, `runs/`, …) covers.
+/// debussy's own run data, which the run keeps out of git (in the repository's
+/// `info/exclude`): a path one of its patterns (`state.db*`, `runs/`, …) covers.
 fn is_run_data(path: &str) -> bool {
     let Some(rest) = path.strip_prefix(".debussy/") else {
         return false;
     };
-    crate::orchestrator::vcs::RUN_DATA_IGNORE
-        .lines()
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+    crate::orchestrator::vcs::RUN_DATA
+        .iter()
         .any(|pattern| match pattern.strip_suffix('*') {
             Some(stem) => rest.starts_with(stem),
-            None => rest == pattern || (pattern.ends_with('/') && rest.starts_with(pattern)),
+            None => rest == *pattern || (pattern.ends_with('/') && rest.starts_with(pattern)),
         })
 }
 

@@ -3,8 +3,8 @@
 use rusqlite::{Row, params};
 
 use super::{
-    ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord, RestartRecord, SessionKind,
-    SessionRecord, StateError, Store, now,
+    ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord, RestartRecord, RunRecord,
+    RunStatus, SessionKind, SessionRecord, StateError, Store, now,
 };
 use crate::context::cost::Billed;
 
@@ -60,6 +60,20 @@ impl Store {
         Ok(())
     }
 
+    /// Record the tip of the phase's branch a completed attempt left to merge.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_execution_branch_tip(&self, execution_id: i64, tip: &str) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE phase_executions SET branch_tip = ?2 WHERE id = ?1",
+                params![execution_id, tip],
+            )
+            .map_err(self.sql("record the phase's branch tip"))?;
+        Ok(())
+    }
+
     /// Record how an execution ended.
     ///
     /// # Errors
@@ -111,6 +125,22 @@ impl Store {
             .map_err(self.sql("list executions"))?
     }
 
+    /// The executions of `run`, oldest first, as they stand: an attempt a dead run left
+    /// running (its debussy killed before anything recorded its end) reads as
+    /// `interrupted`, even before the next run records it so.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn executions_of(&self, run: &RunRecord) -> Result<Vec<ExecutionRecord>, StateError> {
+        let mut executions = self.executions(&run.id)?;
+        if run.status == RunStatus::Interrupted {
+            for execution in executions.iter_mut().filter(|e| e.ended_at.is_none()) {
+                execution.status = ExecutionStatus::Interrupted;
+            }
+        }
+        Ok(executions)
+    }
+
     pub(super) fn execution_row(&self, row: &Row<'_>) -> Result<ExecutionRecord, StateError> {
         let get = |e: rusqlite::Error| self.corrupt(e.to_string());
         Ok(ExecutionRecord {
@@ -130,6 +160,7 @@ impl Store {
             started_at: row.get("started_at").map_err(get)?,
             ended_at: row.get("ended_at").map_err(get)?,
             workdir: row.get("workdir").map_err(get)?,
+            branch_tip: row.get("branch_tip").map_err(get)?,
         })
     }
 

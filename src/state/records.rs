@@ -46,9 +46,14 @@ pub enum ExecutionStatus {
     Paused,
     /// Skipped by the user.
     Skipped,
+    /// Done and validated in its worktree; its branch is not merged into the run's
+    /// branch yet (phases running side by side). `completed` once it is.
+    Merging,
     /// Done and validated, but its branch could not be merged into the run's branch:
     /// a human finishes the merge (phases running side by side).
     AwaitingHuman,
+    /// It was running when the debussy process running it died (a SIGKILL, a crash).
+    Interrupted,
 }
 
 /// How the agent said a phase ended (`debussy done`).
@@ -104,7 +109,9 @@ text_enum!(ExecutionStatus {
     Blocked => "blocked",
     Paused => "paused",
     Skipped => "skipped",
+    Merging => "merging",
     AwaitingHuman => "awaiting_human",
+    Interrupted => "interrupted",
 });
 text_enum!(CompletionStatus { Completed => "completed", Blocked => "blocked", Failed => "failed" });
 
@@ -142,6 +149,9 @@ pub struct RunRecord {
     pub pauses: std::collections::BTreeMap<String, PauseRecord>,
     /// Seconds the run has been running, summed over the invocations that ended.
     pub active_secs: f64,
+    /// The branch the run merges its phases into (`None` for runs recorded before it
+    /// was kept, or without a branch).
+    pub start_branch: Option<String>,
 }
 
 /// An agent's process group as recorded: the group's number is its leader's pid.
@@ -236,6 +246,8 @@ pub struct ExecutionRecord {
     pub ended_at: Option<String>,
     /// The git worktree it ran in, when not the project's own working tree.
     pub workdir: Option<String>,
+    /// For a completed attempt in a worktree: the tip of the phase's branch to merge.
+    pub branch_tip: Option<String>,
 }
 
 /// How an execution ended.

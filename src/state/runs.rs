@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use rusqlite::{Row, params};
 
 use super::{
-    AgentGroup, Owner, PauseRecord, RunRecord, RunStatus, StartedWith, StateError, Store, now,
+    AgentGroup, ExecutionStatus, Owner, PauseRecord, RunRecord, RunStatus, StartedWith,
+    StateError, Store, now,
 };
 use crate::process::ProcessIdentity;
 
@@ -148,11 +149,13 @@ impl Store {
             started_with,
             pauses,
             active_secs: row.get("active_secs").map_err(get)?,
+            start_branch: row.get("start_branch").map_err(get)?,
         })
     }
 
     /// Record as `interrupted` every run still marked `running` whose owner process is
-    /// gone; returns them (with the agent group each left behind, if any).
+    /// gone, and the attempts it left running; returns the runs (with the agent group
+    /// each left behind, if any).
     ///
     /// # Errors
     /// On SQLite failure.
@@ -177,6 +180,14 @@ impl Store {
                 None,
                 Some("the debussy process running it died"),
             )?;
+            self.conn
+                .execute(
+                    "UPDATE phase_executions SET status = ?2, ended_at = ?3,
+                     error = COALESCE(error, 'debussy was stopped while it ran (killed or crashed)')
+                     WHERE run_id = ?1 AND ended_at IS NULL",
+                    params![run.id, ExecutionStatus::Interrupted.as_str(), now()],
+                )
+                .map_err(self.sql("record the interrupted attempts"))?;
             settled.push(run);
         }
         Ok(settled)
@@ -309,6 +320,20 @@ impl Store {
                 params![run_id, text],
             )
             .map_err(self.sql("record the run's flags"))?;
+        Ok(())
+    }
+
+    /// Record the branch the run merges its phases into.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_run_branch(&self, run_id: &str, branch: &str) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET start_branch = ?2 WHERE id = ?1",
+                params![run_id, branch],
+            )
+            .map_err(self.sql("record the run's branch"))?;
         Ok(())
     }
 

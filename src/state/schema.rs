@@ -175,4 +175,11 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE phase_agents ADD COLUMN leader_start INTEGER;
     ",
+    // 9: the branch a run merges its phases into (it may not be the one checked out
+    // later), and each completed attempt's branch tip, so that "merged" is asked of the
+    // repository even when the branch is gone.
+    "
+    ALTER TABLE runs ADD COLUMN start_branch TEXT;
+    ALTER TABLE phase_executions ADD COLUMN branch_tip TEXT;
+    ",
 ];

@@ -85,10 +85,30 @@ impl PlayerEnv {
         })
     }
 
+    /// `${SCENARIO_DIR}`: the scenario's directory as the session sees it. A session in a
+    /// phase's git worktree (phases side by side) gets the worktree's copy of it, so what
+    /// it writes there is the phase's work, committed on the phase's branch, and never
+    /// lands in the project's own tree behind the run's back.
     pub(super) fn scenario_dir(&self) -> PathBuf {
-        self.scenario_path
+        let dir = self
+            .scenario_path
             .parent()
-            .map_or_else(|| self.cwd.clone(), Path::to_path_buf)
+            .map_or_else(|| self.cwd.clone(), Path::to_path_buf);
+        self.in_workdir(&dir).unwrap_or(dir)
+    }
+
+    /// `path` (in the project) in the session's working directory, when the session
+    /// works elsewhere than the project root (a worktree) and that copy exists.
+    fn in_workdir(&self, path: &Path) -> Option<PathBuf> {
+        let root = self.vars.get(crate::run_env::PROJECT_ROOT)?;
+        let root = std::fs::canonicalize(root).ok()?;
+        let cwd = std::fs::canonicalize(&self.cwd).ok()?;
+        if cwd == root {
+            return None;
+        }
+        let relative = path.strip_prefix(&root).ok()?;
+        let copy = cwd.join(relative);
+        copy.is_dir().then_some(copy)
     }
 }
 

@@ -72,7 +72,7 @@ struct HandoffShown {
 pub(super) fn run(global: &GlobalArgs, args: &ShowArgs) -> CommandResult {
     let (root, store) = super::report::recorded_runs(global)?;
     let run = find_run(&store, args.run.as_deref(), &root)?;
-    let executions = store.executions(&run.id).map_err(Failure::failed)?;
+    let executions = store.executions_of(&run).map_err(Failure::failed)?;
     let execution = pick(&executions, &run, args)?;
     let attempts = executions
         .iter()

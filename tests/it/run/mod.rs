@@ -622,22 +622,59 @@ fn sigkill_takes_the_agent_along_and_leaves_an_interrupted_run_that_resume_conti
         String::from_utf8_lossy(&history.stdout)
     );
 
-    // The killed agent's edit is in the tree: the resume says whose it most likely is.
-    let refused = project
-        .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim", "--resume"])
-        .output()
-        .expect("resume");
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("interrupted run") && stderr.contains("work.txt"),
-        "{stderr}"
+    // The dead run's phase is not shown running: its attempt reads interrupted.
+    assert_eq!(
+        status["executions"][0]["status"], "interrupted",
+        "{status:#}"
     );
-    let (code, events) = project.run(&["--resume", "--allow-dirty"]);
+    assert_eq!(
+        status["running_phases"],
+        serde_json::json!([]),
+        "{status:#}"
+    );
+    let text = project.command(&["status"]).output().expect("status");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        !text.contains("Running:") && text.contains("interrupted"),
+        "{text}"
+    );
+
+    // The killed agent's edit is its work: one `--resume`, no flag, keeps it in a
+    // recovered checkpoint that names the file, and the next session starts from it.
+    let (code, events) = project.run(&["--resume"]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(events[0]["run_id"], run_id.as_str());
     assert_eq!(events[0]["resumed"], true);
+    let recovered = events_named(&events, "committed");
+    assert!(
+        recovered.first().is_some_and(|c| c["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("recovered (interrupted)"))),
+        "{events:#?}"
+    );
+    let body = git_show(
+        project.root(),
+        recovered[0]["commit"].as_str().expect("commit"),
+    );
+    assert!(
+        body.contains("phase 1 - Phase 1 recovered (interrupted)") && body.contains("work.txt"),
+        "{body}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("read"),
+        "agent edit"
+    );
     assert_eq!(project.status_json()["run"]["status"], "completed");
+}
+
+/// `git show -s --format=%B COMMIT` in `root`.
+fn git_show(root: &Path, commit: &str) -> String {
+    let output = Command::new("git")
+        .args(["show", "-s", "--format=%B", commit])
+        .current_dir(root)
+        .output()
+        .expect("git show");
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[test]
@@ -1247,6 +1284,9 @@ fn a_session_stopped_for_its_context_is_priced_from_its_tokens_and_marked_estima
 mod formats;
 mod guards;
 mod handoff;
+mod hostile;
 mod links;
+mod merges;
 mod orphans;
 mod parallel;
+mod witness;

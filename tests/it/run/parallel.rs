@@ -11,14 +11,14 @@ use super::{DONE_TURN, summary, wait_for};
 use crate::support::project::{Project, events_named, process_gone, wait_exit};
 
 /// A script for `phase` (and `attempt`, when given) playing `turns`.
-fn script(phase: &str, attempt: Option<u32>, turns: &str) -> String {
+pub(super) fn script(phase: &str, attempt: Option<u32>, turns: &str) -> String {
     let attempt = attempt.map_or_else(String::new, |a| format!("    attempt: {a}\n"));
     format!("  - phase: {phase}\n{attempt}    turns:\n{turns}")
 }
 
 /// Turns that write `path` with `content` (escaped for YAML), pause `sleep_ms`, write
 /// the phase's notes into the worktree and report done.
-fn work(id: &str, path: &str, content: &str, sleep_ms: u32) -> String {
+pub(super) fn work(id: &str, path: &str, content: &str, sleep_ms: u32) -> String {
     format!(
         "      - say: writing {path}\n        percent: 10\n        tools:\n          - write:\n              path: {path}\n              content: \"{content}\"\n      - sleep_ms: {sleep_ms}\n{}{DONE_TURN}",
         notes(id)
@@ -26,7 +26,7 @@ fn work(id: &str, path: &str, content: &str, sleep_ms: u32) -> String {
 }
 
 /// The notes turn, relative to the agent's directory (its worktree).
-fn notes(id: &str) -> String {
+pub(super) fn notes(id: &str) -> String {
     format!(
         "      - say: notes\n        tools:\n          - write:\n              path: plan/notes/phase-{id}.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\nsome\\n\"\n"
     )
@@ -181,15 +181,27 @@ fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
     );
 }
 
-/// Phases 2 and 3 (after 1) both rewrite `shared.txt`; 3 finishes later.
-fn conflicting(project: &Project, remediation: &str) {
+/// A turn that waits (in its Bash tool) until the run's branch, checked out in the
+/// project, holds `text` in `file`: until another phase's work is merged.
+pub(super) fn until_merged(file: &str, text: &str) -> String {
+    format!(
+        "      - say: waiting for the other phase\n        tools:\n          - bash: \"until git -C $DEBUSSY_PROJECT_ROOT show HEAD:{file} 2>/dev/null | grep -q {text}; do sleep 0.05; done\"\n"
+    )
+}
+
+/// Phases 2 and 3 (after 1) both rewrite `shared.txt`; 3 finishes once 2 is merged.
+pub(super) fn conflicting(project: &Project, remediation: &str) {
     let mut scenario = String::from("scripts:\n");
     scenario.push_str(&script("1", None, &work("1", "shared.txt", "base\\n", 0)));
     scenario.push_str(&script("2", None, &work("2", "shared.txt", "two\\n", 0)));
     scenario.push_str(&script(
         "3",
         Some(1),
-        &work("3", "shared.txt", "three\\n", 1500),
+        &format!(
+            "{}{}",
+            until_merged("shared.txt", "two"),
+            work("3", "shared.txt", "three\\n", 0)
+        ),
     ));
     scenario.push_str(remediation);
     project.plan(
@@ -303,6 +315,14 @@ fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
     let (code, events) = project.run(&["--jobs", "2", "--resume"]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+    assert!(
+        !project
+            .root()
+            .join(".debussy/worktrees")
+            .join(run_id)
+            .exists(),
+        "nothing of the run is left under .debussy/worktrees"
+    );
 }
 
 #[test]

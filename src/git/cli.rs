@@ -1,0 +1,180 @@
+//! [`GitCli`]: the `git` program, for what libgit2 does not do the way git does (worktrees,
+//! merges with their hooks and conflicts, checkouts).
+//!
+//! Every command runs through the process layer ([`crate::process`]): in a process group
+//! of its own below a reaper, so a `git merge` and the hooks it starts die with debussy
+//! (a merge orphaned by a SIGKILL must never finish later and leave `MERGE_HEAD` behind),
+//! and under `git.timeout`, past which the group is stopped. The environment is made
+//! predictable: no inherited `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE`, no prompt, no
+//! editor, git's own (English) messages.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::process::{Finish, ProcessCommand, Signal, StopAction, StopLadder, StopStep};
+
+/// How long a stopped git command gets after SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// A git command that failed, in git's words.
+#[derive(Debug, Clone, thiserror::Error, miette::Diagnostic)]
+#[error("`git {command}` failed: {message}")]
+pub struct GitCommandError {
+    /// The command, without `git`.
+    pub command: String,
+    /// What git printed (or why it could not run).
+    pub message: String,
+}
+
+/// The git program, run with a time limit per command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GitCli {
+    timeout: Duration,
+}
+
+impl GitCli {
+    /// Run git commands that may each take up to `timeout` (`git.timeout`).
+    #[must_use]
+    pub const fn new(timeout: Duration) -> GitCli {
+        GitCli { timeout }
+    }
+
+    /// The time limit of one command.
+    #[must_use]
+    pub const fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Run `git args…` in `dir`; its stdout (trimmed), or git's error.
+    ///
+    /// # Errors
+    /// When git is missing, exits non-zero, or runs past the time limit.
+    pub async fn run(&self, dir: &Path, args: &[&str]) -> Result<String, GitCommandError> {
+        let fail = |message: String| GitCommandError {
+            command: args.join(" "),
+            message,
+        };
+        let output = command(dir, args)
+            .output(self.timeout)
+            .await
+            .map_err(|err| {
+                fail(match err {
+                    crate::process::ProcessError::ProgramNotFound { .. } => {
+                        "git is not installed or not on PATH".to_owned()
+                    }
+                    other => format!("failed to {other}"),
+                })
+            })?;
+        match output.finish {
+            Finish::TimedOut(limit) => Err(fail(format!(
+                "it did not finish within git.timeout ({}s) and was stopped",
+                limit.as_secs()
+            ))),
+            Finish::Exited(status) if status.is_success() => {
+                if output.truncated {
+                    return Err(fail(
+                        "it printed more than debussy keeps of a git command's output".to_owned(),
+                    ));
+                }
+                Ok(output.stdout.trim().to_owned())
+            }
+            Finish::Exited(status) => {
+                let mut message = output.stderr.trim().to_owned();
+                if message.is_empty() {
+                    message = output.stdout.trim().to_owned();
+                }
+                if message.is_empty() {
+                    message = format!("it ended with {status}");
+                }
+                Err(fail(message))
+            }
+        }
+    }
+
+    /// Whether `git args…` succeeds in `dir` (a question asked with an exit code).
+    pub async fn succeeds(&self, dir: &Path, args: &[&str]) -> bool {
+        self.run(dir, args).await.is_ok()
+    }
+}
+
+/// `git args…` in `dir`, as every git command debussy runs is started.
+fn command(dir: &Path, args: &[&str]) -> ProcessCommand {
+    ProcessCommand::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_EDITOR", "true")
+        .env("LC_ALL", "C")
+        .stop_ladder(StopLadder::new([StopStep::new(
+            StopAction::Signal(Signal::SIGTERM),
+            TERM_GRACE,
+        )]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn says_what_git_said_and_names_the_command() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let git = GitCli::new(Duration::from_secs(30));
+        let err = git
+            .run(dir.path(), &["rev-parse", "--verify", "HEAD"])
+            .await
+            .expect_err("not a repository");
+        assert!(
+            err.to_string()
+                .starts_with("`git rev-parse --verify HEAD` failed: "),
+            "{err}"
+        );
+        assert!(err.message.contains("not a git repository"), "{err}");
+        git.run(dir.path(), &["init", "-q"]).await.expect("init");
+        assert!(git.succeeds(dir.path(), &["rev-parse", "--git-dir"]).await);
+    }
+
+    #[tokio::test]
+    async fn a_hook_past_the_limit_is_stopped_and_the_limit_is_said_as_configured() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let git = GitCli::new(Duration::from_secs(30));
+        git.run(root, &["init", "-q", "-b", "main"])
+            .await
+            .expect("init");
+        let hook = root.join(".git/hooks/pre-commit");
+        std::fs::write(&hook, "#!/bin/sh\nsleep 30\n").expect("hook");
+        std::fs::set_permissions(
+            &hook,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+        )
+        .expect("chmod");
+        let slow = GitCli::new(Duration::from_secs(1));
+        let started = std::time::Instant::now();
+        let err = slow
+            .run(
+                root,
+                &[
+                    "-c",
+                    "user.name=T",
+                    "-c",
+                    "user.email=t@example.com",
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    "x",
+                ],
+            )
+            .await
+            .expect_err("timed out");
+        assert!(err.message.contains("git.timeout (1s)"), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+}

@@ -1,0 +1,266 @@
+//! The hostile suite, part one: SIGKILL of `debussy run --jobs 2` at five moments (in a
+//! session, in a hook, in a merge, in a handoff, in a fix session), each synchronised on a
+//! FIFO the process at that moment writes to. After each: `status` tells the truth, one
+//! `--resume` (no flag) completes the run, no commit of the run is unreachable, and no
+//! process of the run is left.
+
+use serde_json::Value;
+
+use super::parallel::{conflicting, notes, script, work};
+use super::witness::{
+    Beacon, LiveRun, assert_died, assert_no_process_left, assert_none_lost, commits_of, git,
+    git_ok, hook,
+};
+use super::{DONE_TURN, summary};
+use crate::support::project::{Project, events_named};
+
+/// Turns that write `path`, then run `bash` (in YAML's double quotes), write the notes
+/// and report done.
+fn work_then(id: &str, path: &str, bash: &str) -> String {
+    format!(
+        "      - say: writing {path}\n        percent: 10\n        tools:\n          - write:\n              path: {path}\n              content: \"{id}\"\n          - bash: \"{bash}\"\n{}{DONE_TURN}",
+        notes(id)
+    )
+}
+
+/// Phases 2 and 3 after phase 1, each writing its own file (and gated on it).
+fn fork(project: &Project, scenario: &str) {
+    project.plan(
+        &[
+            ("1", "N/A", "test -f f1.txt"),
+            ("2", "Phase 1", "test -f f2.txt"),
+            ("3", "Phase 1", "test -f f3.txt"),
+        ],
+        scenario,
+    );
+}
+
+/// What every kill is followed by: the truth from `status`, one `--resume` that
+/// completes, every commit of both invocations reachable, no process left.
+fn after_the_kill(project: &Project, killed: &[Value]) -> Vec<Value> {
+    let root = project.root();
+    let status = project.status_json();
+    assert_eq!(status["run"]["status"], "interrupted", "{status:#}");
+    assert_eq!(
+        status["running_phases"],
+        serde_json::json!([]),
+        "{status:#}"
+    );
+    let executions = status["executions"].as_array().expect("executions");
+    assert!(
+        executions
+            .iter()
+            .all(|e| !matches!(e["status"].as_str(), Some("running" | "validating"))),
+        "no attempt of a dead run reads as running: {status:#}"
+    );
+    assert!(
+        !git_ok(root, &["rev-parse", "--verify", "--quiet", "MERGE_HEAD"]),
+        "the user's checkout was left mid-merge"
+    );
+    assert_eq!(
+        git(root, &["status", "--porcelain", "--untracked-files=no"]),
+        "",
+        "the user's checkout was left dirty"
+    );
+
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(events[0]["resumed"], true);
+    assert_eq!(summary(&events)["status"], "completed");
+    let status = project.status_json();
+    assert_eq!(status["run"]["status"], "completed", "{status:#}");
+    assert_eq!(git(root, &["branch", "--list", "debussy/*"]), "");
+
+    let mut commits = commits_of(killed);
+    commits.extend(commits_of(&events));
+    assert_none_lost(root, &commits);
+    assert_no_process_left(root);
+    events
+}
+
+#[test]
+fn sigkill_mid_session_recovers_the_sessions_work_on_resume() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "session");
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
+    scenario.push_str(&script(
+        "2",
+        None,
+        &work_then("2", "f2.txt", &beacon.once()),
+    ));
+    scenario.push_str(&script("3", None, &work("3", "f3.txt", "three", 0)));
+    fork(&project, &scenario);
+
+    let live = LiveRun::start(&project, &["--jobs", "2"]);
+    let sleeper = beacon.wait();
+    let killed = live.kill();
+    assert_died(sleeper, "the agent's tool command");
+
+    let events = after_the_kill(&project, &killed);
+    let recovered: Vec<&Value> = events_named(&events, "committed")
+        .into_iter()
+        .filter(|c| {
+            c["phase_id"] == "2"
+                && c["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("recovered (interrupted)"))
+        })
+        .collect();
+    assert_eq!(recovered.len(), 1, "{events:#?}");
+    let commit = recovered[0]["commit"].as_str().expect("commit");
+    assert!(
+        git(
+            project.root(),
+            &["show", "--name-only", "--format=%B", commit]
+        )
+        .contains("f2.txt"),
+        "the recovered checkpoint lists the killed session's file"
+    );
+    assert!(git_ok(
+        project.root(),
+        &["merge-base", "--is-ancestor", commit, "HEAD"]
+    ));
+}
+
+#[test]
+fn sigkill_mid_hook_takes_the_hook_along_and_resume_commits_the_work() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "hook");
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    for (id, file) in [("1", "f1.txt"), ("2", "f2.txt"), ("3", "f3.txt")] {
+        scenario.push_str(&script(id, None, &work(id, file, id, 0)));
+    }
+    fork(&project, &scenario);
+    // The first commit debussy makes (phase 1's, in its worktree) blocks in the hook.
+    hook(project.root(), "pre-commit", &beacon.once());
+
+    let live = LiveRun::start(&project, &["--jobs", "2"]);
+    let hook_pid = beacon.wait();
+    let killed = live.kill();
+    assert_died(hook_pid, "the pre-commit hook");
+
+    after_the_kill(&project, &killed);
+    for file in ["f1.txt", "f2.txt", "f3.txt"] {
+        assert!(project.root().join(file).exists(), "{file} merged");
+    }
+}
+
+#[test]
+fn sigkill_mid_merge_leaves_no_merge_head_and_resume_merges() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "merge");
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    for (id, file) in [("1", "f1.txt"), ("2", "f2.txt"), ("3", "f3.txt")] {
+        scenario.push_str(&script(id, None, &work(id, file, id, 0)));
+    }
+    fork(&project, &scenario);
+    // Run by `git merge` for the second of the side-by-side phases (a merge commit).
+    hook(project.root(), "pre-merge-commit", &beacon.once());
+
+    let live = LiveRun::start(&project, &["--jobs", "2"]);
+    let hook_pid = beacon.wait();
+    let killed = live.kill();
+    assert_died(hook_pid, "the pre-merge-commit hook");
+    // The merge it ran in is gone with it: nothing finishes the merge later.
+    assert_no_process_left(project.root());
+
+    after_the_kill(&project, &killed);
+    for file in ["f1.txt", "f2.txt", "f3.txt"] {
+        assert!(project.root().join(file).exists(), "{file} merged");
+    }
+}
+
+#[test]
+fn sigkill_mid_handoff_resumes_the_phase() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "handoff");
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
+    // Phase 2 fills its context; resumed for its handoff, it blocks the first time.
+    scenario.push_str(&format!(
+        "  - phase: 2\n    restart: 0\n    turns:\n      - say: half done\n        percent: 10\n        tools:\n          - write:\n              path: half.txt\n              content: \"half\"\n      - say: filling up\n        percent: 70\n      - sleep_ms: 5000\n    handoff:\n      - say: writing the handoff\n        tools:\n          - bash: \"{}\"\n      - say: \"## Goal\\nf2\\n## Next steps\\nwrite f2.txt\"\n",
+        beacon.once()
+    ));
+    scenario.push_str(&script("2", None, &work("2", "f2.txt", "two", 0)));
+    scenario.push_str(&script("3", None, &work("3", "f3.txt", "three", 0)));
+    fork(&project, &scenario);
+
+    let live = LiveRun::start(&project, &["--jobs", "2", "--context-threshold", "60"]);
+    let sleeper = beacon.wait();
+    let killed = live.kill();
+    assert!(
+        !events_named(&killed, "handoff_requested").is_empty(),
+        "killed while the handoff ran: {killed:#?}"
+    );
+    assert_died(sleeper, "the handoff session's tool command");
+
+    after_the_kill(&project, &killed);
+    for file in ["half.txt", "f2.txt", "f3.txt"] {
+        assert!(project.root().join(file).exists(), "{file} merged");
+    }
+    let leftover_guards: Vec<_> = walk(&project.root().join(".debussy/runs"))
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "guard"))
+        .collect();
+    assert!(leftover_guards.is_empty(), "{leftover_guards:?}");
+}
+
+#[test]
+fn sigkill_mid_remediation_goes_on_with_the_fix_on_resume() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "fix");
+    let project = Project::new();
+    // Phase 3's fix sessions (any attempt after the first) block the first time, then
+    // resolve keeping both sides.
+    let fix = format!(
+        "  - phase: 3\n    expect_prompt: [\"shared.txt\"]\n    turns:\n      - say: looking at the conflict\n        tools:\n          - bash: \"{}\"\n{}",
+        beacon.once(),
+        work("3", "shared.txt", "two\\nthree\\n", 0)
+    );
+    conflicting(&project, &fix);
+
+    let live = LiveRun::start(&project, &["--jobs", "2"]);
+    let sleeper = beacon.wait();
+    let killed = live.kill();
+    assert_eq!(
+        events_named(&killed, "merge_conflict").len(),
+        1,
+        "{killed:#?}"
+    );
+    assert_died(sleeper, "the fix session's tool command");
+
+    let events = after_the_kill(&project, &killed);
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("shared.txt")).expect("read"),
+        "two\nthree\n",
+        "both sides kept"
+    );
+    assert!(
+        events_named(&events, "merge_conflict")
+            .iter()
+            .all(|e| e["phase_id"] == "3"),
+        "{events:#?}"
+    );
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}

@@ -1,0 +1,523 @@
+//! The hostile suite, part two: runs with `--jobs` whose agents and users do git
+//! themselves (move `HEAD`, commit, switch the checkout, delete branches), delete and edit
+//! the same files and change binaries. A phase's work is merged into the branch the run
+//! started on, or the phase waits for a human with what is missing named; nothing is
+//! lost and nothing is left running.
+
+use serde_json::Value;
+
+use super::parallel::{conflicting, notes, script, until_merged};
+use super::witness::{
+    assert_no_process_left, assert_none_lost, commits_of, git, git_ok, hook, processes_in,
+};
+use super::{DONE_TURN, summary};
+use crate::support::project::{Project, events_named};
+
+/// Turns running each of `commands` (in YAML's double quotes), then the notes and done.
+fn shell(id: &str, commands: &[&str]) -> String {
+    let mut turns = String::from("      - say: working\n        percent: 10\n        tools:\n");
+    for command in commands {
+        turns.push_str(&format!("          - bash: \"{command}\"\n"));
+    }
+    turns.push_str(&notes(id));
+    turns.push_str(DONE_TURN);
+    turns
+}
+
+/// The status of `phase`'s `phase_finished` event, and its error.
+fn finished<'a>(events: &'a [Value], phase: &str) -> (&'a str, &'a str) {
+    let event = events_named(events, "phase_finished")
+        .into_iter()
+        .rfind(|e| e["phase_id"] == phase)
+        .unwrap_or_else(|| panic!("phase {phase} finished: {events:#?}"));
+    (
+        event["status"].as_str().unwrap_or_default(),
+        event["error"].as_str().unwrap_or_default(),
+    )
+}
+
+#[test]
+fn agents_that_move_head_commit_delete_and_change_binaries_lose_nothing() {
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    scenario.push_str(&script(
+        "1",
+        None,
+        &shell(
+            "1",
+            &[
+                "printf 'a\\\\nb\\\\nc\\\\n' > doc.txt",
+                "printf 'BIN\\\\000one' > logo.bin",
+                "echo old > old.txt",
+            ],
+        ),
+    ));
+    // A new branch, a deletion: debussy's commit lands where HEAD went.
+    scenario.push_str(&script(
+        "2",
+        None,
+        &shell(
+            "2",
+            &["git checkout -q -b side", "echo two > a2.txt", "rm old.txt"],
+        ),
+    ));
+    // A detached HEAD, a binary changed, a shared file edited at its end.
+    scenario.push_str(&script(
+        "3",
+        None,
+        &shell(
+            "3",
+            &[
+                "git checkout -q --detach",
+                "printf 'BIN\\\\000three' > logo.bin",
+                "echo three >> doc.txt",
+            ],
+        ),
+    ));
+    // The agent commits itself, the same shared file edited at its start.
+    scenario.push_str(&script(
+        "4",
+        None,
+        &shell(
+            "4",
+            &["printf 'four\\\\na\\\\nb\\\\nc\\\\n' > doc.txt && git add -A && git commit -qm 'the agent commits itself'"],
+        ),
+    ));
+    project.plan(
+        &[
+            ("1", "N/A", "test -f doc.txt"),
+            ("2", "Phase 1", "test -f a2.txt && test ! -e old.txt"),
+            ("3", "Phase 1", "grep -q three doc.txt"),
+            ("4", "Phase 1", "grep -q four doc.txt"),
+        ],
+        &scenario,
+    );
+
+    let (code, events) = project.run(&["--jobs", "3"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(summary(&events)["status"], "completed");
+    let root = project.root();
+    let brought: Vec<&str> = events_named(&events, "warning")
+        .iter()
+        .filter_map(|w| w["message"].as_str())
+        .filter(|m| m.contains("brought back onto"))
+        .collect();
+    assert_eq!(brought.len(), 2, "phases 2 and 3 moved HEAD: {brought:#?}");
+    assert!(root.join("a2.txt").exists() && !root.join("old.txt").exists());
+    assert_eq!(
+        std::fs::read(root.join("logo.bin")).expect("read"),
+        b"BIN\0three"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("doc.txt")).expect("read"),
+        "four\na\nb\nc\nthree\n"
+    );
+    assert!(
+        git(root, &["log", "--format=%s", "HEAD"]).contains("the agent commits itself"),
+        "the agent's own commit is merged"
+    );
+    assert_eq!(git(root, &["branch", "--list", "debussy/*"]), "");
+    assert_none_lost(root, &commits_of(&events));
+    assert_no_process_left(root);
+}
+
+/// Phase 1 makes a binary and a text file; phase 2 changes the binary and deletes the
+/// text file; phase 3, finishing later, changes both: its merge conflicts on a binary
+/// and a modify/delete, neither with markers. `fix` is phase 3's fix session.
+fn markerless_conflicts(project: &Project, fix: &[&str]) {
+    let mut scenario = String::from("scripts:\n");
+    scenario.push_str(&script(
+        "1",
+        None,
+        &shell(
+            "1",
+            &["printf 'BIN\\\\000one' > logo.bin", "echo doc > doc.txt"],
+        ),
+    ));
+    scenario.push_str(&script(
+        "2",
+        None,
+        &shell("2", &["printf 'BIN\\\\000two' > logo.bin", "rm doc.txt"]),
+    ));
+    scenario.push_str(&script(
+        "3",
+        Some(1),
+        &format!(
+            "{}{}",
+            until_merged("logo.bin", "two"),
+            shell(
+                "3",
+                &[
+                    "printf 'BIN\\\\000three' > logo.bin",
+                    "echo more >> doc.txt"
+                ],
+            )
+        ),
+    ));
+    scenario.push_str(&script("3", None, &shell("3", fix)));
+    project.plan(
+        &[
+            ("1", "N/A", "test -f logo.bin"),
+            ("2", "Phase 1", "test -f logo.bin"),
+            ("3", "Phase 1", "test -f logo.bin"),
+        ],
+        &scenario,
+    );
+}
+
+#[test]
+fn conflicts_without_markers_wait_for_a_human_unless_the_fix_session_settles_them() {
+    let project = Project::new();
+    markerless_conflicts(&project, &["true"]);
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let (status, error) = finished(&events, "3");
+    assert_eq!(status, "awaiting_human", "{events:#?}");
+    assert!(
+        error.contains("logo.bin (a binary file changed on both sides)")
+            && error.contains("doc.txt (changed on one side, deleted or renamed on the other)"),
+        "{error}"
+    );
+    let root = project.root();
+    assert_eq!(
+        std::fs::read(root.join("logo.bin")).expect("read"),
+        b"BIN\0two",
+        "phase 2's merged work is untouched"
+    );
+    assert!(!root.join("doc.txt").exists());
+    assert_none_lost(root, &commits_of(&events));
+    assert_no_process_left(root);
+
+    let project = Project::new();
+    markerless_conflicts(
+        &project,
+        &["git checkout --ours -- logo.bin && git add logo.bin && git rm -q doc.txt"],
+    );
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(
+        std::fs::read(project.root().join("logo.bin")).expect("read"),
+        b"BIN\0three",
+        "the fix session's choice, settled in the index"
+    );
+    assert_none_lost(project.root(), &commits_of(&events));
+}
+
+#[test]
+fn merges_go_into_the_branch_the_run_started_on_whatever_is_checked_out() {
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    // Someone switches the project's checkout to another branch mid-run.
+    scenario.push_str(&script(
+        "1",
+        None,
+        &shell(
+            "1",
+            &[
+                "echo one > f1.txt",
+                "git -C $DEBUSSY_PROJECT_ROOT switch -q -c elsewhere",
+            ],
+        ),
+    ));
+    scenario.push_str(&script("2", None, &shell("2", &["echo two > f2.txt"])));
+    project.plan(
+        &[
+            ("1", "N/A", "test -f f1.txt"),
+            ("2", "Phase 1", "test -f f1.txt && test -f f2.txt"),
+        ],
+        &scenario,
+    );
+    let root = project.root();
+    let started_on = git(root, &["branch", "--show-current"]);
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(git(root, &["branch", "--show-current"]), "elsewhere");
+    let on_main = git(root, &["ls-tree", "--name-only", "-r", &started_on]);
+    assert!(
+        on_main.contains("f1.txt") && on_main.contains("f2.txt"),
+        "{on_main}"
+    );
+    assert!(
+        !root.join("f1.txt").exists(),
+        "the other branch is left alone"
+    );
+    assert_none_lost(root, &commits_of(&events));
+}
+
+#[test]
+fn a_run_branch_moved_underneath_stops_the_run_and_resume_merges() {
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    // Someone commits to the run's branch while the phase works.
+    scenario.push_str(&script(
+        "1",
+        None,
+        &shell(
+            "1",
+            &[
+                "echo one > f1.txt",
+                "cd $DEBUSSY_PROJECT_ROOT && echo mine > user.txt && git add user.txt && git commit -qm 'the user commits meanwhile'",
+            ],
+        ),
+    ));
+    project.plan(&[("1", "N/A", "test -f f1.txt")], &scenario);
+    let root = project.root();
+    let started_on = git(root, &["branch", "--show-current"]);
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let (status, error) = finished(&events, "1");
+    assert_eq!(status, "awaiting_human");
+    assert!(
+        error.contains(&format!(
+            "the run's branch {started_on} moved while the run went on"
+        )),
+        "{error}"
+    );
+    assert!(!root.join("f1.txt").exists(), "nothing merged over it");
+
+    let (code, events) = project.run(&["--jobs", "2", "--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(root.join("f1.txt").exists() && root.join("user.txt").exists());
+    assert!(git(root, &["log", "--format=%s"]).contains("the user commits meanwhile"));
+}
+
+#[test]
+fn a_repository_with_submodules_refuses_jobs_and_says_why() {
+    let library = Project::new();
+    library.write("lib.txt", "lib\n");
+    library.commit_all("library");
+    let project = Project::new();
+    let added = std::process::Command::new("git")
+        .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
+        .arg(library.root())
+        .arg("vendor/lib")
+        .current_dir(project.root())
+        .output()
+        .expect("git submodule add");
+    assert!(added.status.success(), "{added:?}");
+    project.plan(
+        &[("1", "N/A", "true")],
+        &format!("scripts:\n{}", script("1", None, &shell("1", &["true"]))),
+    );
+    let output = project
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--jobs",
+            "2",
+        ])
+        .output()
+        .expect("run");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    let squashed: String = said
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '│')
+        .collect();
+    assert!(
+        squashed.contains("submodules(vendor/lib)") && squashed.contains("--jobs1"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_branch_deleted_by_hand_before_its_merge_is_not_taken_for_merged() {
+    let project = Project::new();
+    let leave_markers = script(
+        "3",
+        None,
+        &format!("      - say: I leave the markers\n{DONE_TURN}"),
+    );
+    conflicting(&project, &leave_markers);
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let run_id = events[0]["run_id"].as_str().expect("run id").to_owned();
+    let branch = format!("debussy/{run_id}/phase-3");
+    let root = project.root();
+    let worktree = root.join(".debussy/worktrees").join(&run_id).join("3");
+    assert!(git_ok(
+        root,
+        &["worktree", "remove", "--force", &worktree.to_string_lossy()]
+    ));
+    assert!(git_ok(root, &["branch", "-D", &branch]));
+
+    let (code, events) = project.run(&["--jobs", "2", "--resume"]);
+    assert!(
+        events_named(&events, "phase_skipped")
+            .iter()
+            .all(|e| e["phase_id"] != "3"),
+        "not 'completed, and merged by hand': {events:#?}"
+    );
+    assert!(
+        events_named(&events, "warning").iter().any(|w| w["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("was deleted before its work was merged"))),
+        "{events:#?}"
+    );
+    assert_eq!(code, 1, "the conflict is still there: {events:#?}");
+    assert_eq!(finished(&events, "3").0, "awaiting_human");
+    assert_eq!(
+        git(
+            root,
+            &["branch", "--list", "--format=%(refname:short)", &branch]
+        ),
+        branch,
+        "made again from its recorded tip"
+    );
+    assert!(git(root, &["log", "--format=%s", &branch]).contains("phase 3"));
+}
+
+#[test]
+fn a_merge_hook_past_git_timeout_is_stopped_and_the_limit_named() {
+    let project = Project::new();
+    let mut scenario = String::from("scripts:\n");
+    for id in ["1", "2"] {
+        scenario.push_str(&script(
+            id,
+            None,
+            &shell(id, &[&format!("echo {id} > f{id}.txt")]),
+        ));
+    }
+    project.plan(
+        &[
+            ("1", "N/A", "test -f f1.txt"),
+            ("2", "N/A", "test -f f2.txt"),
+        ],
+        &scenario,
+    );
+    hook(project.root(), "pre-merge-commit", "exec sleep 300");
+    let mut command = project.command(&[
+        "run",
+        "plan/MASTER_PLAN.md",
+        "--agent",
+        "sim",
+        "--output-format",
+        "json",
+        "--jobs",
+        "2",
+    ]);
+    command.env("DEBUSSY_GIT__TIMEOUT", "2");
+    let (code, events) =
+        crate::support::project::run_json(command, std::time::Duration::from_secs(120));
+    assert_eq!(code, 1, "{events:#?}");
+    let stuck = events_named(&events, "phase_finished")
+        .into_iter()
+        .find(|e| e["status"] == "awaiting_human")
+        .unwrap_or_else(|| panic!("one merge was stopped: {events:#?}"));
+    let error = stuck["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("did not finish within git.timeout (2s)"),
+        "{error}"
+    );
+    assert!(
+        processes_in(project.root()).is_empty(),
+        "the hook was stopped"
+    );
+}
+
+#[test]
+fn a_tracked_debussy_gitignore_is_never_edited() {
+    let project = Project::new();
+    // As an older debussy wrote it, committed by the user.
+    project.write(".debussy/.gitignore", "state.db*\nruns/\nlogs/\n");
+    let mut scenario = String::from("scripts:\n");
+    scenario.push_str(&script("1", None, &shell("1", &["echo one > f1.txt"])));
+    project.plan(&[("1", "N/A", "test -f f1.txt")], &scenario);
+    let root = project.root();
+    for extra in [&["--jobs", "2"][..], &["--jobs", "2", "--restart"][..]] {
+        let (code, events) = project.run(extra);
+        assert_eq!(code, 0, "{extra:?}: {events:#?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join(".debussy/.gitignore")).expect("read"),
+            "state.db*\nruns/\nlogs/\n"
+        );
+        assert_eq!(git(root, &["status", "--porcelain"]), "", "{extra:?}");
+    }
+    assert_eq!(
+        git(root, &["log", "--format=%s", "--", ".debussy/.gitignore"]),
+        "plan",
+        "no commit of a run touches it"
+    );
+}
+
+#[test]
+fn the_demo_runs_side_by_side_without_writing_into_the_users_tree() {
+    let project = Project::new();
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
+    for entry in std::fs::read_dir(&demo).expect("demo").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().is_file() {
+            project.write(
+                &format!("examples/demo/{name}"),
+                &std::fs::read_to_string(entry.path()).expect("read"),
+            );
+        }
+    }
+    project.write(".gitignore", ".home/\n");
+    project.commit_all("the demo");
+    let mut command = project.command(&[
+        "run",
+        "examples/demo",
+        "--agent",
+        "sim",
+        "--output-format",
+        "json",
+        "--restart-delay",
+        "0",
+        "--jobs",
+        "2",
+    ]);
+    command.stdin(std::process::Stdio::null());
+    let (code, events) =
+        crate::support::project::run_json(command, std::time::Duration::from_secs(120));
+    assert_eq!(code, 0, "{events:#?}");
+    let root = project.root();
+    assert_eq!(
+        git(root, &["status", "--porcelain"]),
+        "",
+        "nothing written behind the run's back"
+    );
+    let tracked = git(root, &["ls-files"]);
+    for file in [
+        "demo/greeting.txt",
+        "demo/farewell.txt",
+        "examples/demo/notes/phase-1.md",
+        "examples/demo/notes/phase-2.md",
+    ] {
+        assert!(tracked.contains(file), "{file} merged: {tracked}");
+    }
+}
+
+#[test]
+fn a_run_resumed_one_phase_at_a_time_on_another_branch_is_refused() {
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n{}",
+        script("1", None, &shell("1", &["echo one > f1.txt"]))
+    );
+    project.plan(&[("1", "N/A", "false")], &scenario);
+    let root = project.root();
+    let started_on = git(root, &["branch", "--show-current"]);
+    let (code, events) = project.run(&["--max-retries", "0"]);
+    assert_eq!(code, 1, "{events:#?}");
+    assert!(git_ok(root, &["switch", "-q", "-c", "elsewhere"]));
+    let output = project
+        .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim", "--resume"])
+        .output()
+        .expect("resume");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    // The diagnostic is wrapped to the terminal's width, with a frame.
+    let squashed: String = said
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '│')
+        .collect();
+    assert!(
+        squashed.contains(&format!(
+            "startedonbranch{started_on},andelsewhereischeckedoutnow"
+        )),
+        "{said}"
+    );
+}

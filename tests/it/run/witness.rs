@@ -1,0 +1,266 @@
+//! What the hostile runs watch with: a FIFO a hook or an agent writes to when it reaches
+//! the moment a test waits for (so kills land on an event, never after a sleep), a
+//! `debussy run` in the background whose events are collected as they come, and the
+//! checks that follow a kill: no commit of the run unreachable, no process of the run
+//! alive.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::project::{Project, process_gone, wait_exit};
+
+/// How long a test waits for a beacon before failing.
+const BEACON_WAIT: Duration = Duration::from_secs(90);
+
+/// A FIFO in a scratch directory outside the project. The shell snippet from
+/// [`Beacon::once`] writes its pid there (blocking until the test reads) the first time
+/// it runs, then stays put until killed; later runs go straight on.
+pub struct Beacon {
+    fifo: PathBuf,
+    mark: PathBuf,
+}
+
+impl Beacon {
+    /// A beacon named `name` in `dir`.
+    pub fn new(dir: &Path, name: &str) -> Beacon {
+        let fifo = dir.join(format!("{name}.fifo"));
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        Beacon {
+            fifo,
+            mark: dir.join(format!("{name}.fired")),
+        }
+    }
+
+    /// Shell code: the first time, say our pid on the FIFO and sleep until killed.
+    pub fn once(&self) -> String {
+        format!(
+            "if [ ! -e '{mark}' ]; then touch '{mark}'; echo $$ > '{fifo}'; exec sleep 600; fi",
+            mark = self.mark.display(),
+            fifo = self.fifo.display(),
+        )
+    }
+
+    /// Wait for the snippet to fire; the pid of the process now sleeping.
+    pub fn wait(&self) -> u64 {
+        let (sender, receiver) = mpsc::channel();
+        let fifo = self.fifo.clone();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let read = std::fs::File::open(&fifo).and_then(|mut f| f.read_to_string(&mut text));
+            let _ = sender.send(read.map(|_| text));
+        });
+        let text = receiver
+            .recv_timeout(BEACON_WAIT)
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{} did not fire within {BEACON_WAIT:?}",
+                    self.fifo.display()
+                )
+            })
+            .expect("read the beacon");
+        text.trim().parse().expect("a pid")
+    }
+}
+
+/// A `debussy run … --output-format json` in the background; its events are collected
+/// by a thread as they come. Dropping it kills the process.
+pub struct LiveRun {
+    child: Child,
+    events: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl LiveRun {
+    /// Start `debussy run plan/MASTER_PLAN.md --agent sim` with `extra`.
+    pub fn start(project: &Project, extra: &[&str]) -> LiveRun {
+        let mut args = vec![
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--output-format",
+            "json",
+            "--restart-delay",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        let mut child = project
+            .command(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, events) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let event: Value = serde_json::from_str(&line).expect("a JSON event");
+                if sender.send(event).is_err() {
+                    break;
+                }
+            }
+        });
+        LiveRun {
+            child,
+            events,
+            seen: Vec::new(),
+        }
+    }
+
+    /// SIGKILL debussy, wait for it, and return every event it printed.
+    pub fn kill(mut self) -> Vec<Value> {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid")),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .expect("SIGKILL");
+        assert_eq!(wait_exit(&mut self.child, Duration::from_secs(30)), -1);
+        self.seen.extend(self.events.try_iter());
+        while let Ok(event) = self.events.recv_timeout(Duration::from_secs(5)) {
+            self.seen.push(event);
+        }
+        std::mem::take(&mut self.seen)
+    }
+}
+
+impl Drop for LiveRun {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every commit the events name: checkpoints, completions, merges, recovered work.
+pub fn commits_of(events: &[Value]) -> Vec<String> {
+    let mut commits: Vec<String> = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e["event"].as_str(),
+                Some("committed" | "merged" | "restart")
+            )
+        })
+        .filter_map(|e| e["commit"].as_str().map(str::to_owned))
+        .collect();
+    commits.sort();
+    commits.dedup();
+    commits
+}
+
+/// The commits `git fsck --unreachable` reports.
+pub fn unreachable(root: &Path) -> Vec<String> {
+    let output = std::process::Command::new("git")
+        .args(["fsck", "--unreachable", "--no-progress"])
+        .current_dir(root)
+        .output()
+        .expect("git fsck");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.strip_prefix("unreachable commit "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Fail naming any of `commits` that `git fsck --unreachable` reports lost.
+pub fn assert_none_lost(root: &Path, commits: &[String]) {
+    assert!(!commits.is_empty(), "the run made commits");
+    let lost: Vec<&String> = unreachable(root)
+        .into_iter()
+        .filter_map(|sha| commits.iter().find(|c| **c == sha))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "commits of the run are unreachable: {lost:?}"
+    );
+}
+
+/// Live processes (zombies aside) working in `dir` or below it.
+pub fn processes_in(dir: &Path) -> Vec<(u32, String)> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let me = std::process::id();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next())
+                .is_some_and(|state| state == "Z" || state == "X")
+        });
+        let inside =
+            std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&dir));
+        if inside && !zombie {
+            let command = std::fs::read(entry.path().join("cmdline"))
+                .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
+                .unwrap_or_default();
+            found.push((pid, command));
+        }
+    }
+    found
+}
+
+/// Fail if a process still works in the project, after giving the kernel a moment to
+/// finish the kills already sent.
+pub fn assert_no_process_left(root: &Path) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_in(root);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "processes of the run are still alive: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Fail unless `pid` dies (the watchdog kills what debussy started when it dies).
+pub fn assert_died(pid: u64, what: &str) {
+    assert!(process_gone(pid), "{what} (pid {pid}) outlived debussy");
+}
+
+/// `git args…` in `dir`; its trimmed stdout, whether or not it succeeded.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// Whether `git args…` succeeds in `dir`.
+pub fn git_ok(dir: &Path, args: &[&str]) -> bool {
+    std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git")
+        .status
+        .success()
+}
+
+/// Install `body` as the repository's hook `name`.
+pub fn hook(root: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = root.join(".git/hooks").join(name);
+    std::fs::create_dir_all(path.parent().expect("hooks")).expect("mkdir");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("hook");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
