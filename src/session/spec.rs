@@ -22,9 +22,9 @@ pub struct SessionSpec {
     pub model: String,
     /// The prompt, written to the agent's stdin (then closed).
     pub prompt: String,
-    /// Resume the agent's session with this id for one turn without tools (the
-    /// agent-written handoff) instead of starting a fresh one.
-    pub resume: Option<String>,
+    /// Resume a stopped session for one turn without tools (the agent-written handoff)
+    /// instead of starting a fresh one.
+    pub resume: Option<Resume>,
     /// The agent's working directory (the project root).
     pub cwd: PathBuf,
     /// Extra environment for the agent, applied last (the run's
@@ -47,12 +47,24 @@ pub struct SessionSpec {
     pub window: WindowInputs,
     /// Time between the steps of the stop ladder (SIGINT, SIGTERM, then SIGKILL).
     pub stop_grace: Duration,
+    /// How long a context stop decided while a tool call runs waits for the call's
+    /// result before it interrupts it (`agent.tool_grace`); zero stops at once.
+    pub tool_grace: Duration,
     /// The agent's last stderr lines kept for the report (`agent.stderr_tail_lines`).
     pub stderr_tail_lines: usize,
     /// Where the raw NDJSON goes
     /// (`.debussy/runs/<run>/<phase>/attempt-<n>-session-<k>.jsonl`); directories are
     /// created, an existing file is replaced.
     pub log_path: PathBuf,
+}
+
+/// The stopped session a handoff resumes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    /// The agent's id of the session.
+    pub session_id: String,
+    /// Its context window in tokens, as the meter measured it.
+    pub window: Option<u64>,
 }
 
 impl SessionSpec {
@@ -95,6 +107,7 @@ impl SessionSpec {
                 model: Some(config.model.clone()),
             },
             stop_grace,
+            tool_grace: Duration::from_secs(config.agent.tool_grace),
             stderr_tail_lines: config.agent.stderr_tail_lines,
             log_path: log_path.into(),
         })
@@ -140,6 +153,7 @@ impl fmt::Debug for SessionSpec {
             .field("compaction_guard", &self.compaction_guard)
             .field("window", &self.window)
             .field("stop_grace", &self.stop_grace)
+            .field("tool_grace", &self.tool_grace)
             .field("log_path", &self.log_path)
             .finish()
     }
