@@ -112,6 +112,9 @@ impl Runner<'_> {
             code: report.outcome.code(),
             detail: report.outcome.to_string(),
             snapshot: report.snapshot.clone(),
+            last_words: (!report.outcome.is_success() && !report.outcome.is_context_limit())
+                .then(|| report.last_words.quote())
+                .flatten(),
         });
         if let Some(window) = &report.reported_window {
             // Under the configured name too, so the next session knows the window even
@@ -194,6 +197,7 @@ impl Runner<'_> {
             SessionEvent::Context(snapshot) => self.emit(Event::Context { phase_id, snapshot }),
             SessionEvent::Stderr(line) => self.emit(Event::AgentStderr { phase_id, line }),
             SessionEvent::Warning(warning) => self.warn(format!("phase {phase_id}: {warning}")),
+            SessionEvent::ApiRetry(retry) => self.emit(Event::AgentRetry { phase_id, retry }),
             SessionEvent::Stopping { .. } => {}
         }
     }
@@ -216,6 +220,7 @@ impl Runner<'_> {
             outcome_code: i64::from(report.outcome.code()),
             context_tokens: report.snapshot.tokens,
             context_window: report.snapshot.window.tokens,
+            window_source: Some(report.snapshot.window.source.label().to_owned()),
             context_percent: report.snapshot.percent,
             tool_calls: report.snapshot.tool_calls,
             cost_usd: report.snapshot.cost_usd.unwrap_or(0.0),

@@ -30,8 +30,8 @@ pub use totals::RunTotals;
 
 pub use records::{
     CompletionSignal, CompletionStatus, ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord,
-    PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionKind, SessionRecord,
-    StartedWith, now,
+    LimitWait, PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionKind,
+    SessionRecord, StartedWith, now,
 };
 
 /// The database file, relative to the project root.

@@ -141,6 +141,17 @@ pub struct RunRecord {
     pub pauses: std::collections::BTreeMap<String, PauseRecord>,
     /// Seconds the run has been running, summed over the invocations that ended.
     pub active_secs: f64,
+    /// The usage limits its phases wait for now, by phase id.
+    pub limit_waits: BTreeMap<String, LimitWait>,
+}
+
+/// A phase waiting for its agent's usage limit to reset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LimitWait {
+    /// RFC 3339 time the wait ends.
+    pub until: String,
+    /// What the agent said, when it said something.
+    pub said: Option<String>,
 }
 
 /// How a run was configured on its command line, so `--resume` can do the same.
@@ -253,6 +264,9 @@ pub struct SessionRecord {
     pub context_tokens: u64,
     /// Context window used for the percentage.
     pub context_window: u64,
+    /// Where that window figure came from (`config`, `agent`, `remembered`, `table`,
+    /// `default`); `None` in runs recorded before it was kept.
+    pub window_source: Option<String>,
     /// Context percent when it ended.
     pub context_percent: f64,
     /// Main-thread tool calls.

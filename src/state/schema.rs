@@ -170,4 +170,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
     );
     ALTER TABLE phase_executions ADD COLUMN workdir TEXT;
     ",
+    // Where a session's window figure came from, and the usage limit a phase waits for.
+    "
+    ALTER TABLE sessions ADD COLUMN window_source TEXT;
+    CREATE TABLE limit_waits (
+        run_id   TEXT NOT NULL REFERENCES runs (id),
+        phase_id TEXT NOT NULL,
+        until    TEXT NOT NULL,
+        said     TEXT,
+        PRIMARY KEY (run_id, phase_id)
+    );
+    ",
 ];

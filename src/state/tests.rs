@@ -142,6 +142,7 @@ fn executions_sessions_restarts_and_gates_link_to_their_execution() {
         outcome_code: -2,
         context_tokens: 170_000,
         context_window: 200_000,
+        window_source: Some("table".into()),
         context_percent: 85.0,
         tool_calls: 7,
         cost_usd: 0.25,

@@ -199,13 +199,42 @@ impl Sink for PlainSink {
                 detail,
                 code,
                 snapshot,
+                last_words,
                 ..
-            } => self.line(&format!(
-                "phase {phase_id}: session ended: {detail} (code {code}) at {:.1}% of {} tokens (window: {})",
-                snapshot.percent,
-                summary::thousands(snapshot.window.tokens),
-                snapshot.window.source
-            )),
+            } => {
+                let mut text = format!(
+                    "phase {phase_id}: session ended: {detail} (code {code}) at {:.1}% of {} tokens (window: {})",
+                    snapshot.percent,
+                    summary::thousands(snapshot.window.tokens),
+                    snapshot.window.source
+                );
+                if let Some(words) = last_words {
+                    text.push_str(&format!("\nphase {phase_id}: the agent's last words: {words}"));
+                }
+                self.line(&text)
+            }
+            Event::AgentRetry { phase_id, retry } => {
+                self.line(&format!("phase {phase_id}: warning: {retry}"))
+            }
+            Event::WaitingForLimit {
+                phase_id,
+                until,
+                wait_secs,
+                reset_known,
+                said,
+                ..
+            } => {
+                let how = if *reset_known {
+                    "when the agent said it resets"
+                } else {
+                    "the agent did not say when it resets: backing off"
+                };
+                self.line(&format!(
+                    "phase {phase_id}: waiting for the usage limit until {} ({}; {how}): “{said}”",
+                    crate::words::local_time_of(until),
+                    summary::duration(*wait_secs as f64),
+                ))
+            }
             Event::Restart {
                 phase_id,
                 restart,
@@ -389,6 +418,7 @@ mod tests {
             code: -2,
             detail: "context limit: …".into(),
             snapshot,
+            last_words: None,
         })
         .expect("printed");
         let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");

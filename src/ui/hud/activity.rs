@@ -381,12 +381,14 @@ impl Component for ActivityLog {
                 outcome,
                 detail,
                 snapshot,
+                last_words,
                 ..
             } => {
                 let tone = match outcome {
-                    OutcomeKind::Failed | OutcomeKind::Timeout | OutcomeKind::SpawnError => {
-                        Tone::Error
-                    }
+                    OutcomeKind::Failed
+                    | OutcomeKind::Timeout
+                    | OutcomeKind::SpawnError
+                    | OutcomeKind::AgentFailure => Tone::Error,
                     _ => Tone::Dim,
                 };
                 self.push(
@@ -396,7 +398,31 @@ impl Component for ActivityLog {
                     String::new(),
                     lines::session_ended(detail, snapshot.percent),
                 );
+                if let Some(words) = last_words {
+                    self.push(
+                        now,
+                        None,
+                        Tone::Error,
+                        String::new(),
+                        lines::last_words(words),
+                    );
+                }
             }
+            Event::AgentRetry { retry, .. } => {
+                self.push(now, None, Tone::Warning, String::new(), retry.to_string());
+            }
+            Event::WaitingForLimit {
+                until,
+                reset_known,
+                said,
+                ..
+            } => self.push(
+                now,
+                None,
+                Tone::Warning,
+                String::new(),
+                lines::waiting_for_limit(until, *reset_known, said),
+            ),
             Event::Restart {
                 restart,
                 max_restarts,

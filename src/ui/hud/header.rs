@@ -34,6 +34,9 @@ enum Stage {
     BetweenAttempts,
     /// Paused between sessions.
     Paused,
+    /// Waiting for the agent's usage limit to reset: until `until` on the monotonic
+    /// clock, `at` on the wall clock.
+    WaitingForLimit { until: Instant, at: String },
     /// A phase reached a final state (`completed`, `failed`, `blocked`, …).
     PhaseDone(PhaseState),
     /// The run ended with this status.
@@ -172,6 +175,17 @@ impl Header {
             Stage::Checking => (strings::STAGE_CHECKING.into(), yellow),
             Stage::BetweenAttempts => (strings::STAGE_BETWEEN.into(), red),
             Stage::Paused => (strings::STAGE_PAUSED.into(), yellow),
+            Stage::WaitingForLimit { until, at } => {
+                let left = until.saturating_duration_since(self.now);
+                (
+                    format!(
+                        "{} {at} ({} left)",
+                        strings::STAGE_WAITING_FOR_LIMIT,
+                        clock(left)
+                    ),
+                    yellow,
+                )
+            }
             Stage::PhaseDone(PhaseState::Blocked) => (strings::STAGE_NEEDS_HUMAN.into(), red),
             Stage::PhaseDone(status) => {
                 let (_, style) = state_look(RowState::Stands(*status));
@@ -279,6 +293,14 @@ impl Component for Header {
             Event::Paused { .. } => {
                 self.stage = Stage::Paused;
                 self.pending = Pending::None;
+            }
+            Event::WaitingForLimit {
+                until, wait_secs, ..
+            } => {
+                self.stage = Stage::WaitingForLimit {
+                    until: now + Duration::from_secs(*wait_secs),
+                    at: crate::words::local_time_of(until),
+                };
             }
             Event::Resumed { .. } => {
                 self.stage = Stage::Running;
