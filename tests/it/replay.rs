@@ -283,7 +283,7 @@ fn a_gemini_transcript_is_estimated_with_the_reported_totals_beside_it() {
         .assert()
         .success()
         .stdout(contains("gemini-2.5-pro"))
-        .stdout(contains("(0.0%, estimated); window: model table"))
+        .stdout(contains("(0.0%, estimated); window: table"))
         .stdout(contains(
             "the agent reported 2,001 input and 10 output tokens, summed over its requests",
         ));

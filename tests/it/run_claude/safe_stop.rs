@@ -51,8 +51,9 @@ fn a_call_past_the_grace_is_cut_short_and_the_checkpoint_names_it() {
         &[("1", "true")],
         &format!("{}  tool_grace: 1\n", permission_args_yaml()),
     );
-    let server =
-        ModelServer::start(crossing_while("sleep 30 && touch late")).expect("model server");
+    // Claude Code refuses a long leading `sleep`; `tail -f` waits without it.
+    let server = ModelServer::start(crossing_while("timeout 30 tail -f /dev/null; touch late"))
+        .expect("model server");
 
     let (code, events) = project.run(&server, &["--handoff", "mechanical"]);
     assert_eq!(code, 0, "{events:#?}");
@@ -62,7 +63,9 @@ fn a_call_past_the_grace_is_cut_short_and_the_checkpoint_names_it() {
     );
     let next = sessions(&server)[1][0].first_user_text();
     assert!(
-        next.contains("The stop interrupted a tool call that ran past its grace: `Bash: sleep 30 && touch late`"),
+        next.contains(
+            "The stop interrupted a tool call that ran past its grace: `Bash: timeout 30 tail -f /dev/null; touch late`"
+        ),
         "{next}"
     );
 }
