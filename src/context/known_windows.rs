@@ -117,13 +117,27 @@ pub const GEMINI: &[KnownWindow] = &[
 pub const TABLES: &[(&str, &[KnownWindow])] =
     &[("claude", CLAUDE), ("codex", CODEX), ("gemini", GEMINI)];
 
-/// The entry for `model`, if one is known: `[1m]` variants are 1,000,000 tokens; else an
-/// exact entry of any backend, else the longest matching prefix. Case and a trailing date
-/// (`-20250929`) do not matter.
+/// The entry for `model` in any backend's table; see [`lookup_for`].
 #[must_use]
 pub fn lookup(model: &str) -> Option<KnownWindow> {
+    lookup_for(None, model)
+}
+
+/// The entry for `model` in the table of the backend named `agent` (`claude`, `codex`,
+/// `gemini`; `None`: every backend's; another backend, such as the sim agent, has none):
+/// `[1m]` variants of Claude's models are 1,000,000 tokens; else an exact entry, else the
+/// longest matching prefix. Case and a trailing date (`-20250929`) do not matter.
+#[must_use]
+pub fn lookup_for(agent: Option<&str>, model: &str) -> Option<KnownWindow> {
+    let tables: &[(&str, &[KnownWindow])] = match agent {
+        None => TABLES,
+        Some(name) => match TABLES.iter().position(|(backend, _)| *backend == name) {
+            Some(at) => &TABLES[at..=at],
+            None => return None,
+        },
+    };
     let lower = model.trim().to_ascii_lowercase();
-    if lower.contains("[1m]") {
+    if lower.contains("[1m]") && tables.iter().any(|(backend, _)| *backend == "claude") {
         return Some(KnownWindow {
             model: "[1m]",
             matching: Match::Prefix,
@@ -132,7 +146,7 @@ pub fn lookup(model: &str) -> Option<KnownWindow> {
         });
     }
     let id = without_date(&lower);
-    let entries = || TABLES.iter().flat_map(|(_, table)| table.iter());
+    let entries = || tables.iter().flat_map(|(_, table)| table.iter());
     entries()
         .find(|entry| entry.matching == Match::Exact && entry.model == id)
         .or_else(|| {
@@ -181,6 +195,25 @@ mod tests {
         assert_eq!(tokens("gemini-2.5-pro"), Some(1_048_576));
         assert_eq!(tokens("gemma-4-31b-it"), Some(256_000));
         assert_eq!(tokens("flash"), Some(1_048_576));
+    }
+
+    #[test]
+    fn a_backend_reads_its_own_table_only() {
+        assert_eq!(
+            lookup_for(Some("claude"), "opus").map(|e| e.tokens),
+            Some(ONE_MILLION)
+        );
+        assert_eq!(lookup_for(Some("codex"), "opus"), None);
+        assert_eq!(
+            lookup_for(Some("sim"), "opus"),
+            None,
+            "the sim agent has no table"
+        );
+        assert_eq!(lookup_for(Some("sim"), "x[1m]"), None);
+        assert_eq!(
+            lookup_for(Some("gemini"), "gemini-2.5-pro").map(|e| e.tokens),
+            Some(1_048_576)
+        );
     }
 
     #[test]

@@ -33,6 +33,10 @@ pub struct WindowInputs {
     pub remembered: BTreeMap<String, u64>,
     /// The configured model name (`opus`, `claude-sonnet-4-5[1m]`, …).
     pub model: Option<String>,
+    /// The backend whose table of known windows applies (`claude`, `codex`, `gemini`);
+    /// `None` reads every backend's, and a backend without one (the sim agent, which
+    /// plays any model name) gets none.
+    pub agent: Option<&'static str>,
 }
 
 /// Where a window figure came from, in the order of trust (the JSON names are those of
@@ -115,16 +119,18 @@ pub fn resolve(
     {
         return pick(tokens, WindowSource::Remembered);
     }
+    let known = |name: &str| super::known_windows::lookup_for(inputs.agent, name);
     // A `[1m]` in either name is the user's word for the million-token variant, which
     // the agent's `init` line may not repeat.
-    let one_million = names
+    if let Some(entry) = names
         .iter()
-        .any(|name| name.to_ascii_lowercase().contains("[1m]"));
-    if one_million {
-        return pick(ONE_MILLION, WindowSource::Table);
+        .filter(|name| name.to_ascii_lowercase().contains("[1m]"))
+        .find_map(|name| known(name))
+    {
+        return pick(entry.tokens, WindowSource::Table);
     }
-    if let Some(tokens) = names.iter().find_map(|name| by_model_name(name)) {
-        return pick(tokens, WindowSource::Table);
+    if let Some(entry) = names.iter().find_map(|name| known(name)) {
+        return pick(entry.tokens, WindowSource::Table);
     }
     pick(DEFAULT_WINDOW, WindowSource::Default)
 }
@@ -145,6 +151,7 @@ mod tests {
                 .map(|(name, tokens)| ((*name).to_owned(), *tokens))
                 .collect(),
             model: model.map(str::to_owned),
+            agent: None,
         }
     }
 

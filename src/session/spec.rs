@@ -90,6 +90,7 @@ impl SessionSpec {
         let stop_grace = Duration::try_from_secs_f64(grace)
             .map_err(|_| SessionError::StopGrace { value: grace })?;
         let meter = MeterSettings::from_config(config, backend.usage_reporting());
+        let backend_name = backend.name();
         Ok(SessionSpec {
             backend,
             model: config.model.clone(),
@@ -105,6 +106,7 @@ impl SessionSpec {
                 configured: config.agent.model_context_window,
                 remembered: std::collections::BTreeMap::new(),
                 model: Some(config.model.clone()),
+                agent: Some(backend_name),
             },
             stop_grace,
             tool_grace: Duration::from_secs(config.agent.tool_grace),

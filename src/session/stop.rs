@@ -156,7 +156,12 @@ impl Driver<'_> {
             ctl.request_stop();
             return;
         }
-        if self.stop.is_some() {
+        if let Some(state) = &self.stop {
+            // The first cause stays; but a timeout or a failure does not wait for the
+            // tool a context stop was waiting for.
+            if state.tool_deadline().is_some() && !matches!(cause, StopCause::ContextLimit(_)) {
+                self.tool_grace_over(ctl);
+            }
             return;
         }
         let stopping = Stopping {
@@ -231,6 +236,9 @@ impl Driver<'_> {
 
     /// The grace for the running tool ran out: stop now, and say which call is cut short.
     pub(super) fn tool_grace_over(&mut self, ctl: &ChildControl) {
+        if !matches!(self.stop, Some(StopState::AwaitingTool { .. })) {
+            return;
+        }
         if let Some(StopState::AwaitingTool { stopping, tool, .. }) = self.stop.take() {
             tracing::debug!(%tool, "the running tool outlasted agent.tool_grace; stopping anyway");
             let cause = stopping.cause.clone();

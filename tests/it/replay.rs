@@ -95,7 +95,7 @@ fn a_lower_threshold_shows_where_the_stop_would_fire() {
         .assert()
         .success()
         .stdout(contains(
-            "-> stop would fire at line 3: context at 24,424 of 200,000 tokens (window: default) reached the 10% threshold (20,000)",
+            "-> stop would fire at line 3: context at 24,424 of 200,000 tokens (window: table) reached the 10% threshold (20,000)",
         ));
     let report = json(
         dir.path(),

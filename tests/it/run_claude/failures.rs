@@ -93,12 +93,24 @@ fn an_unknown_model_fails_the_run_at_once_naming_the_model() {
 }
 
 #[test]
-fn a_missing_login_is_refused_before_the_run_and_named_by_doctor() {
+fn a_missing_login_is_named_by_doctor_and_fails_the_run_at_once() {
     let Some(cli) = claude::require() else { return };
     let project = Project::new(cli);
     project.plan(&[("1", "true")]);
     let server = ModelServer::start(Scenario::new()).expect("model server");
 
+    let doctor = project
+        .command_as(&server, &["doctor"], Login::None)
+        .output()
+        .expect("doctor");
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        text.contains("Claude Code is not logged in")
+            && text.contains("run `claude` once to log in"),
+        "{text}"
+    );
+
+    let started = Instant::now();
     let (code, events) = run_json(
         project.command_as(
             &server,
@@ -107,19 +119,19 @@ fn a_missing_login_is_refused_before_the_run_and_named_by_doctor() {
         ),
         Duration::from_secs(120),
     );
-    assert_ne!(code, 0, "{events:#?}");
+    assert_eq!(code, 1, "{events:#?}");
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(named(&events, "session_started").len(), 1, "{events:#?}");
+    let ended = named(&events, "session_ended")[0];
+    assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
+    let error = named(&events, "phase_finished")[0]["error"]
+        .as_str()
+        .expect("an error")
+        .to_owned();
     assert!(
-        named(&events, "session_started").is_empty(),
-        "no session ran: {events:#?}"
-    );
-    let doctor = project
-        .command_as(&server, &["doctor"], Login::None)
-        .output()
-        .expect("doctor");
-    let text = String::from_utf8_lossy(&doctor.stdout);
-    assert!(
-        text.contains("not logged in") && text.contains("run `claude` once to log in"),
-        "{text}"
+        error.contains("Not logged in · Please run /login")
+            && error.contains("run `claude` once to log in, or set ANTHROPIC_API_KEY"),
+        "{error}"
     );
     assert!(server.requests().is_empty(), "no token was spent");
 }

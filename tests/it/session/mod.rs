@@ -16,5 +16,6 @@
 
 mod common;
 mod real_claude;
+mod safe_stop;
 mod script;
 mod sim;
