@@ -274,10 +274,10 @@ impl LastWords {
             parts.push(format!("stdout: “{}”", quote(&stdout.join(" / "))));
         }
         let stderr: Vec<&str> = meaningful(&self.stderr).collect();
-        if let Some(tail) = stderr.get(stderr.len().saturating_sub(3)..) {
-            if !tail.is_empty() {
-                parts.push(format!("stderr: “{}”", quote(&tail.join(" / "))));
-            }
+        if let Some(tail) = stderr.get(stderr.len().saturating_sub(3)..)
+            && !tail.is_empty()
+        {
+            parts.push(format!("stderr: “{}”", quote(&tail.join(" / "))));
         }
         (!parts.is_empty()).then(|| parts.join("; "))
     }

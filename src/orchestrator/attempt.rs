@@ -4,7 +4,7 @@
 //! the restart budget runs out.
 //!
 //! A session refused by the agent's usage limit is not a failed attempt: the run waits
-//! for the limit to reset ([`super::usage_wait`]) and the attempt goes on. A session the
+//! for the limit to reset (`usage_wait.rs`) and the attempt goes on. A session the
 //! limit refused at its first request did nothing, so the next one gets the same prompt;
 //! one refused part way is continued like a context stop, from a checkpoint of its work
 //! (see docs/agents.md, "Usage limits", for why it is not resumed).

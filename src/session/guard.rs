@@ -13,7 +13,7 @@
 //! means the hook lets the compaction happen, as the agent would without debussy.
 //!
 //! The other way, the session tells the agent's `PostToolUse` hook to end the session
-//! after the tool call that just returned ([`StopMarker`]): a file beside the transcript
+//! after the tool call that just returned (`StopMarker`): a file beside the transcript
 //! (`attempt-1-session-2.stop`), named in [`STOP_ENV`], that exists once the session has
 //! decided to stop. `debussy __hook post-tool-use` sees it ([`stop_marked`]) and answers
 //! `{"continue": false}`, so Claude Code ends before its next model request.

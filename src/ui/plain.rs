@@ -229,10 +229,11 @@ impl Sink for PlainSink {
                 } else {
                     "the agent did not say when it resets: backing off"
                 };
+                let wait = crate::config::RunDuration::parse(&wait_secs.max(&1).to_string())
+                    .map_or_else(|_| format!("{wait_secs}s"), |wait| wait.to_string());
                 self.line(&format!(
-                    "phase {phase_id}: waiting for the usage limit until {} ({}; {how}): “{said}”",
+                    "phase {phase_id}: waiting for the usage limit until {} ({wait}; {how}): “{said}”",
                     crate::words::local_time_of(until),
-                    summary::duration(*wait_secs as f64),
                 ))
             }
             Event::Restart {
