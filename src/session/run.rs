@@ -464,7 +464,11 @@ impl<'a> Driver<'a> {
     /// (credentials, login, model) stops the session rather than wait for the agent to
     /// give up minutes later.
     fn on_retry(&mut self, retry: ApiRetry, ctl: &ChildControl) {
-        self.send(SessionEvent::ApiRetry(retry.clone()));
+        // Paced like activity lines: an agent printing retries in a loop must not flood
+        // the run's event queue.
+        if self.admit() {
+            self.send(SessionEvent::ApiRetry(retry.clone()));
+        }
         let Some(kind) = retry.kind.filter(|kind| kind.is_permanent()) else {
             return;
         };
