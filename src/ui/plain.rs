@@ -399,6 +399,49 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_session_is_followed_by_the_agents_last_words_and_retries_warn() {
+        let out = Shared::default();
+        let mut sink = PlainSink::new(Some(Box::new(out.clone())), None, Detail::Milestones);
+        let settings = MeterSettings::from_config(
+            &crate::config::Config::default(),
+            crate::agent::UsageReporting::PerMessage,
+        );
+        let snapshot = ContextMeter::new(settings, WindowInputs::default()).snapshot();
+        sink.event(&Event::AgentRetry {
+            phase_id: "1".into(),
+            retry: crate::agent::ApiRetry {
+                attempt: Some(1),
+                max_retries: Some(10),
+                delay_ms: Some(600),
+                status: Some(401),
+                error: "authentication_failed".into(),
+                kind: Some(crate::agent::FailureKind::Auth),
+            },
+        })
+        .expect("printed");
+        sink.event(&Event::SessionEnded {
+            phase_id: "1".into(),
+            attempt: 1,
+            restart: 0,
+            outcome: OutcomeKind::Failed,
+            code: 1,
+            detail: "agent failed".into(),
+            snapshot,
+            last_words: Some("stderr: “boom”".into()),
+        })
+        .expect("printed");
+        let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");
+        assert!(
+            text.contains("phase 1: warning: the agent's API request failed (401 authentication_failed); it retries in 0.6s (attempt 1 of 10)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("phase 1: the agent's last words: stderr: “boom”"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_session_end_names_the_window_its_percentage_is_of() {
         let out = Shared::default();
         let mut sink = PlainSink::new(Some(Box::new(out.clone())), None, Detail::Milestones);

@@ -441,3 +441,46 @@ fn fit_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_for_a_usage_limit_counts_down() {
+        let start = Instant::now();
+        let mut header = Header::new(start);
+        header.event(
+            &Event::WaitingForLimit {
+                phase_id: "1".into(),
+                attempt: 1,
+                until: "soon".into(),
+                reset_known: true,
+                wait_secs: 300,
+                said: "You've hit your limit".into(),
+            },
+            start,
+        );
+        header.set_now(start + Duration::from_secs(60));
+        assert_eq!(
+            header.stage_look().0,
+            "waiting for the usage limit until soon (04:00 left)"
+        );
+        header.event(
+            &Event::SessionStarted {
+                phase_id: "1".into(),
+                attempt: 1,
+                restart: 0,
+                max_restarts: 3,
+                agent: "claude".into(),
+                model: "opus".into(),
+                pid: 1,
+                log_path: String::new(),
+                no_restart: None,
+                workdir: None,
+            },
+            start,
+        );
+        assert_eq!(header.stage_look().0, strings::STAGE_RUNNING);
+    }
+}
