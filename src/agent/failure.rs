@@ -261,12 +261,24 @@ impl LastWords {
             .chain(self.stderr.iter().map(String::as_str))
     }
 
-    /// The agent's last words in one short quote for a message (`said “…”; stderr: “…”`),
-    /// or `None` when it said nothing.
+    /// The agent's last words in one short quote for a message (`its error result: “…”;
+    /// stderr: “…”`), or `None` when it said nothing.
     #[must_use]
     pub fn quote(&self) -> Option<String> {
+        self.quoted(true)
+    }
+
+    /// [`quote`](Self::quote) without the error result: for a failure whose own words
+    /// already are the agent's, or a session debussy stopped (its result then only says
+    /// it was interrupted).
+    #[must_use]
+    pub fn quote_besides_result(&self) -> Option<String> {
+        self.quoted(false)
+    }
+
+    fn quoted(&self, with_result: bool) -> Option<String> {
         let mut parts = Vec::new();
-        if let Some(result) = self.error_result() {
+        if let Some(result) = self.error_result().filter(|_| with_result) {
             parts.push(format!("its error result: “{}”", quote(result)));
         }
         let stdout: Vec<&str> = meaningful(&self.stdout).collect();

@@ -45,6 +45,8 @@ pub(crate) enum LimitHit {
     UsageWait {
         /// When the agent said the limit resets, if it said.
         resets_at: Option<jiff::Timestamp>,
+        /// The wait that reset needed, counted from the first refusal, when known.
+        needed: Option<Duration>,
         /// How long the run already waited for it.
         waited: Duration,
         /// The limit.
@@ -71,6 +73,14 @@ impl LimitHit {
                 format!("--max-phase-cost {}", money(limit * 2.0))
             }
             LimitHit::Duration { limit, .. } => format!("--max-duration {}", doubled(*limit)),
+            LimitHit::UsageWait {
+                needed: Some(needed),
+                ..
+            } => {
+                // Whole hours, half an hour or more past what the reset needs.
+                let hours = (needed.as_secs() + 1_800).div_ceil(3_600);
+                format!("--max-wait {hours}h")
+            }
             LimitHit::UsageWait { limit, .. } => format!("--max-wait {}", doubled(*limit)),
         }
     }
@@ -111,6 +121,7 @@ impl fmt::Display for LimitHit {
                 resets_at: None,
                 waited,
                 limit,
+                ..
             } => write!(
                 f,
                 "the agent's usage limit still refused it after {} of waiting (limits.max_wait {limit})",

@@ -10,7 +10,7 @@ use crate::events::{Event, RunRequest};
 use crate::plan::Phase;
 use crate::run_env::RunEnv;
 use crate::session::guard::CompactionGuard;
-use crate::session::{self, SessionControl, SessionEvent, SessionReport};
+use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
 use crate::state::{SessionKind, SessionRecord};
 
 use super::runner::Runner;
@@ -112,9 +112,11 @@ impl Runner<'_> {
             code: report.outcome.code(),
             detail: report.outcome.to_string(),
             snapshot: report.snapshot.clone(),
-            last_words: (!report.outcome.is_success() && !report.outcome.is_context_limit())
-                .then(|| report.last_words.quote())
-                .flatten(),
+            last_words: match &report.outcome {
+                SessionOutcome::AgentFailure(_) => report.last_words.quote_besides_result(),
+                outcome if outcome.is_success() || outcome.is_context_limit() => None,
+                _ => report.last_words.quote(),
+            },
         });
         if let Some(window) = &report.reported_window {
             // Under the configured name too, so the next session knows the window even

@@ -95,6 +95,7 @@ impl UsageWait {
         {
             return WaitPlan::Pause(LimitHit::UsageWait {
                 resets_at: reset,
+                needed: reset.map(|_| self.waited + wait),
                 waited: self.waited,
                 limit,
             });
@@ -131,7 +132,7 @@ impl Runner<'_> {
         let until = now
             .checked_add(jiff::SignedDuration::try_from(wait).unwrap_or_default())
             .unwrap_or(now);
-        tracing::info!(
+        tracing::debug!(
             until = %until,
             "{failure}; waiting for the usage limit to reset"
         );
@@ -162,7 +163,7 @@ impl Runner<'_> {
             self.warn(format!("could not record the end of the wait: {err}"));
         }
         if end == WaitEnd::Ready {
-            tracing::info!(
+            tracing::debug!(
                 "the usage limit's wait (until {}) is over",
                 crate::words::local_time(until)
             );
@@ -253,7 +254,11 @@ mod tests {
             panic!("expected a pause");
         };
         assert_eq!(hit.key(), "limits.max_wait");
-        assert_eq!(hit.raise_hint(), "--max-wait 2h");
+        assert_eq!(
+            hit.raise_hint(),
+            "--max-wait 3h",
+            "past the 2 h the reset needs"
+        );
         assert!(
             hit.to_string().contains("past limits.max_wait (1h)"),
             "{hit}"

@@ -86,7 +86,8 @@ fn a_reset_past_max_wait_pauses_the_run_with_exit_3() {
     assert_eq!(code, 3, "{events:#?}");
     let limit = named(&events, "limit_reached")[0];
     assert_eq!(limit["limit"], "limits.max_wait", "{limit:#}");
-    assert_eq!(limit["raise_with"], "--max-wait 2h", "{limit:#}");
+    // Enough for the reset three hours away.
+    assert_eq!(limit["raise_with"], "--max-wait 4h", "{limit:#}");
     assert!(
         named(&events, "waiting_for_limit").is_empty(),
         "{events:#?}"
