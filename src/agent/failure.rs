@@ -182,11 +182,19 @@ impl fmt::Display for ApiRetry {
     /// `the agent's API request failed (401 authentication_failed); it retries in 0.6s
     /// (attempt 1 of 10)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the agent's API request failed (")?;
-        if let Some(status) = self.status {
-            write!(f, "{status} ")?;
+        match (self.status, self.kind) {
+            (Some(status), _) => write!(
+                f,
+                "the agent's API request failed ({status} {})",
+                quote(&self.error)
+            )?,
+            (None, Some(FailureKind::Unreachable)) => write!(
+                f,
+                "the agent's API request got no answer ({})",
+                quote(&self.error)
+            )?,
+            (None, _) => write!(f, "the agent's API request failed ({})", quote(&self.error))?,
         }
-        write!(f, "{})", quote(&self.error))?;
         match self.delay_ms {
             #[expect(
                 clippy::cast_precision_loss,
@@ -393,6 +401,17 @@ mod tests {
         assert_eq!(
             retry.to_string(),
             "the agent's API request failed (401 authentication_failed); it retries in 0.6s (attempt 1 of 10)"
+        );
+        let offline = ApiRetry {
+            status: None,
+            error: "unknown".into(),
+            kind: Some(FailureKind::Unreachable),
+            delay_ms: None,
+            ..retry
+        };
+        assert_eq!(
+            offline.to_string(),
+            "the agent's API request got no answer (unknown); it retries (attempt 1 of 10)"
         );
     }
 
