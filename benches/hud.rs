@@ -231,7 +231,7 @@ fn event(i: u64) -> Event {
                 exactness: Exactness::Exact,
                 window: Window {
                     tokens: 200_000,
-                    source: WindowSource::ModelName,
+                    source: WindowSource::Table,
                 },
                 percent: tokens as f64 / 2_000.0,
                 tool_calls: u32::try_from(i % 2_000 / 3).unwrap_or(0),

@@ -37,6 +37,16 @@ pub struct Todo {
     pub status: TodoStatus,
 }
 
+/// Why a fresh session continues the work of an earlier one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Continuation {
+    /// The earlier session was stopped before its context window filled.
+    #[default]
+    ContextStop,
+    /// The agent's usage limit refused the earlier session part way; the limit has reset.
+    UsageLimit,
+}
+
 /// Everything known about the work so far, gathered by the orchestrator.
 #[derive(Debug, Clone, Default)]
 pub struct CheckpointFacts {
@@ -62,24 +72,47 @@ pub struct CheckpointFacts {
     pub last_message: Option<String>,
     /// The handoff the previous session wrote when resumed after its stop, if it did.
     pub handoff: Option<String>,
+    /// Why the fresh session continues.
+    pub why: Continuation,
+    /// The tool call the stop interrupted because it ran past `agent.tool_grace`, in a
+    /// few words (`Bash: make test`).
+    pub cut_short: Option<String>,
 }
 
 /// Render the checkpoint context.
 #[must_use]
 pub fn render(facts: &CheckpointFacts) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# Checkpoint: phase {} ({}), restart {} of {}",
-        facts.phase_id, facts.phase_title, facts.restart_number, facts.max_restarts
-    );
-    out.push('\n');
-    let _ = write!(
-        out,
-        "You are continuing phase {} in a fresh session. The previous session was stopped \
-         before its context window filled ({}).",
-        facts.phase_id, facts.stop_reason
-    );
+    match facts.why {
+        Continuation::ContextStop => {
+            let _ = writeln!(
+                out,
+                "# Checkpoint: phase {} ({}), restart {} of {}",
+                facts.phase_id, facts.phase_title, facts.restart_number, facts.max_restarts
+            );
+            out.push('\n');
+            let _ = write!(
+                out,
+                "You are continuing phase {} in a fresh session. The previous session was \
+                 stopped before its context window filled ({}).",
+                facts.phase_id, facts.stop_reason
+            );
+        }
+        Continuation::UsageLimit => {
+            let _ = writeln!(
+                out,
+                "# Checkpoint: phase {} ({}), after a usage limit",
+                facts.phase_id, facts.phase_title
+            );
+            out.push('\n');
+            let _ = write!(
+                out,
+                "You are continuing phase {} in a fresh session. The agent's usage limit \
+                 refused the previous session part way ({}); the limit has reset since.",
+                facts.phase_id, facts.stop_reason
+            );
+        }
+    }
     match &facts.commit {
         Some(commit) => {
             let _ = write!(out, " Its work is committed to git as {}.", short(commit));
@@ -89,6 +122,15 @@ pub fn render(facts: &CheckpointFacts) -> String {
     out.push_str(
         " Everything below is already done or in progress: continue it, do not redo it.\n",
     );
+    if let Some(tool) = &facts.cut_short {
+        let _ = writeln!(
+            out,
+            "\nThe stop interrupted a tool call that ran past its grace: `{}`. It may have \
+             left partial work behind (a half-written file, a lock): check its effects \
+             before you go on, and run it again if it is still needed.",
+            one_line(tool)
+        );
+    }
 
     if let Some(handoff) = facts
         .handoff
@@ -259,6 +301,8 @@ mod tests {
             ],
             last_message: Some("Now writing the handlers for /tasks.".into()),
             handoff: None,
+            why: Continuation::ContextStop,
+            cut_short: None,
         }
     }
 
@@ -278,6 +322,33 @@ mod tests {
             ..CheckpointFacts::default()
         };
         insta::assert_snapshot!(render(&bare));
+    }
+
+    #[test]
+    fn names_the_tool_call_a_stop_cut_short() {
+        let text = render(&CheckpointFacts {
+            cut_short: Some("Bash: sleep 100 && touch done".into()),
+            ..facts()
+        });
+        assert!(
+            text.contains("The stop interrupted a tool call that ran past its grace: `Bash: sleep 100 && touch done`."),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_continuation_after_a_usage_limit_says_so() {
+        let text = render(&CheckpointFacts {
+            why: Continuation::UsageLimit,
+            stop_reason: "“You've hit your 5-hour limit”".into(),
+            ..facts()
+        });
+        assert!(
+            text.starts_with("# Checkpoint: phase 2 (Build the API), after a usage limit\n"),
+            "{text}"
+        );
+        assert!(text.contains("the limit has reset since"), "{text}");
+        assert!(!text.contains("context window filled"), "{text}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use serde::Serialize;
 use tokio::sync::mpsc;
 
+use crate::agent::ApiRetry;
 use crate::compliance::VerdictKind;
 use crate::context::cost::Billed;
 use crate::context::{ContextLimit, Snapshot};
@@ -138,6 +139,34 @@ pub enum Event {
         detail: String,
         /// The meter's final figures.
         snapshot: Snapshot,
+        /// What the agent said last, when the session failed: its error result, its
+        /// last lines that were not JSON, the end of its stderr.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        last_words: Option<String>,
+    },
+    /// The agent retries a failed API request on its own (a warning: it may be about to
+    /// fail).
+    AgentRetry {
+        /// The phase.
+        phase_id: String,
+        /// The retry, as the agent announced it.
+        retry: ApiRetry,
+    },
+    /// A usage limit refused the agent's session: the run waits for it to reset, then the
+    /// same attempt goes on (the refused session does not count as an attempt).
+    WaitingForLimit {
+        /// The phase.
+        phase_id: String,
+        /// The attempt that goes on after the wait.
+        attempt: u32,
+        /// When the wait ends (RFC 3339).
+        until: String,
+        /// Whether the agent said when the limit resets (else the wait is a backoff).
+        reset_known: bool,
+        /// How long the wait is, in seconds.
+        wait_secs: u64,
+        /// What the agent said.
+        said: String,
     },
     /// The session was stopped before its context filled and a fresh one follows.
     Restart {
@@ -285,7 +314,7 @@ pub enum Event {
         /// The phase being worked on.
         phase_id: String,
         /// The configuration key of the limit (`max_cost_usd`, `max_phase_cost_usd`,
-        /// `max_duration`).
+        /// `max_duration`, `limits.max_wait`).
         limit: String,
         /// What was reached, in words.
         detail: String,
@@ -421,7 +450,7 @@ pub struct RunSummary {
     /// Why the run did not complete (for a paused run, why it paused).
     pub error: Option<String>,
     /// The limit that paused the run (`max_cost_usd`, `max_phase_cost_usd`,
-    /// `max_duration`), when one did.
+    /// `max_duration`, `limits.max_wait`), when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<String>,
     /// The flag that raises that limit on `--resume`, e.g. `--max-cost 10`.
@@ -506,6 +535,8 @@ impl Event {
             | Event::Context { phase_id, .. }
             | Event::AgentStderr { phase_id, .. }
             | Event::SessionEnded { phase_id, .. }
+            | Event::AgentRetry { phase_id, .. }
+            | Event::WaitingForLimit { phase_id, .. }
             | Event::Restart { phase_id, .. }
             | Event::GateStarted { phase_id, .. }
             | Event::GateFinished { phase_id, .. }

@@ -14,8 +14,9 @@ pub enum Exit {
     Failure,
     /// 2: bad usage or configuration; nothing was run.
     Usage,
-    /// 3: a spending or time limit (`max_cost_usd`, `max_phase_cost_usd`, `max_duration`)
-    /// paused the run; its work was committed and `--resume` continues it.
+    /// 3: a spending or time limit (`max_cost_usd`, `max_phase_cost_usd`, `max_duration`,
+    /// or an agent's usage limit past `limits.max_wait`) paused the run; its work was
+    /// committed and `--resume` continues it.
     LimitReached,
     /// 130: interrupted by Ctrl-C or SIGTERM; state was saved.
     Interrupted,

@@ -10,7 +10,7 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use super::{AgentBackend, AgentCommand, AgentError};
+use super::{AgentBackend, AgentCommand, AgentError, HANDOFF_ANSWER_TOKENS, ResumeRequest};
 use crate::config::{AgentConfig, AgentPermissions};
 
 /// The program run when `agent.command` is not set.
@@ -81,12 +81,19 @@ impl AgentBackend for ClaudeBackend {
     /// `claude -p --resume ID` with no built-in tools (`--tools ""`), no MCP servers
     /// (`--strict-mcp-config` without a config) and one turn. `agent.args` are left out:
     /// they add tools and servers the handoff must not have; `agent.env` still applies.
-    fn resume_command(
-        &self,
-        session_id: &str,
-        prompt: &str,
-        model: &str,
-    ) -> Result<AgentCommand, AgentError> {
+    ///
+    /// The answer is held to [`HANDOFF_ANSWER_TOKENS`] (`CLAUDE_CODE_MAX_OUTPUT_TOKENS`)
+    /// and, when the window is known, Claude Code's own "Prompt is too long" limit moves to
+    /// the window less that answer (`CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE`): it would
+    /// otherwise refuse to send a context within its compaction reserve (33,000 tokens of
+    /// a 200,000 window) and try to compact it, which debussy's `PreCompact` hook blocks.
+    fn resume_command(&self, resume: &ResumeRequest<'_>) -> Result<AgentCommand, AgentError> {
+        let ResumeRequest {
+            session_id,
+            prompt,
+            model,
+            window,
+        } = *resume;
         let path_var = std::env::var_os("PATH");
         let program = resolve_program(&self.program, path_var.as_deref(), INSTALL_HINT)?;
         let mut args: Vec<String> = [
@@ -108,10 +115,21 @@ impl AgentBackend for ClaudeBackend {
         .map(|arg| (*arg).to_owned())
         .collect();
         args.extend(guard_settings());
+        let mut env = self.env.clone();
+        env.insert(
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS".to_owned(),
+            HANDOFF_ANSWER_TOKENS.to_string(),
+        );
+        if let Some(window) = window.filter(|window| *window > HANDOFF_ANSWER_TOKENS) {
+            env.insert(
+                "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE".to_owned(),
+                (window - HANDOFF_ANSWER_TOKENS).to_string(),
+            );
+        }
         Ok(AgentCommand {
             program,
             args,
-            env: self.env.clone(),
+            env,
             stdin: Some(prompt.to_owned()),
             home: None,
             file: None,
@@ -146,22 +164,22 @@ impl AgentBackend for ClaudeBackend {
     }
 }
 
-/// `--settings` with debussy's own hooks for a session: a `PreCompact` hook running
-/// `debussy __hook pre-compact`, which blocks the agent's compaction when the session
-/// listens (see [`crate::session::guard`]) and lets it happen otherwise. Claude Code
+/// `--settings` with debussy's own hooks for a session (see [`crate::session::guard`]):
+/// a `PreCompact` hook running `debussy __hook pre-compact`, which blocks the agent's
+/// compaction when the session listens and lets it happen otherwise; and a `PostToolUse`
+/// hook running `debussy __hook post-tool-use`, which ends the session after a tool call
+/// once debussy has decided to stop it, so a stop never cuts a tool short. Claude Code
 /// merges these settings with the user's and project's own, hooks included; a
 /// `--settings` in `agent.args` comes later and replaces them.
 fn guard_settings() -> Vec<String> {
     let Ok(exe) = std::env::current_exe() else {
-        tracing::warn!("cannot locate the debussy executable for the compaction hook");
+        tracing::warn!("cannot locate the debussy executable for the session's hooks");
         return Vec::new();
     };
-    let command = format!(
-        "{} __hook pre-compact",
-        crate::process::shell_quote(&exe.to_string_lossy())
-    );
+    let exe = crate::process::shell_quote(&exe.to_string_lossy());
+    let hook = |event: &str| serde_json::json!([{"hooks": [{"type": "command", "command": format!("{exe} __hook {event}")}]}]);
     let settings = serde_json::json!({
-        "hooks": {"PreCompact": [{"hooks": [{"type": "command", "command": command}]}]}
+        "hooks": {"PreCompact": hook("pre-compact"), "PostToolUse": hook("post-tool-use")}
     });
     vec!["--settings".to_owned(), settings.to_string()]
 }
@@ -305,6 +323,13 @@ mod tests {
             .as_str()
             .expect("hook command");
         assert!(hook.ends_with(" __hook pre-compact"), "{hook}");
+        let after_tool = hooks["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+            .as_str()
+            .expect("post-tool-use hook");
+        assert!(
+            after_tool.ends_with(" __hook post-tool-use"),
+            "{after_tool}"
+        );
         let mut args = command.args.clone();
         args.drain(settings..settings + 2);
         assert_eq!(

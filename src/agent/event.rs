@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::failure::ApiRetry;
+
 /// One thing an agent said, parsed from one output line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -33,6 +35,8 @@ pub enum AgentEvent {
     Stream(StreamEvent),
     /// The agent's rate-limit state: `rate_limit_event`.
     RateLimit(RateLimitEvent),
+    /// The agent retries a failed API request on its own: `system`/`api_retry`.
+    ApiRetry(ApiRetry),
     /// Token usage reported apart from the messages (Codex's rollout file).
     UsageReport(UsageReport),
     /// Valid JSON of a type (or system subtype) this version does not know; kept verbatim.
@@ -407,6 +411,12 @@ pub struct SessionResult {
     pub errors: Vec<String>,
     /// Tool calls the permission system refused during the session.
     pub permission_denials: Vec<DeniedCall>,
+    /// The HTTP status of the API error that ended the session, when one did
+    /// (`api_error_status`).
+    pub api_error_status: Option<u16>,
+    /// The agent's name for that error (`api_error`, else `api_error_type`:
+    /// `usage_limit_reached`, `not_found_error`, `connection_failed`, …).
+    pub api_error: Option<String>,
 }
 
 /// One refused tool call from `result.permission_denials`.

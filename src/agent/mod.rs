@@ -17,8 +17,10 @@
 //! described in the [`AgentCommand`] and done by the session layer.
 
 pub mod claude;
+pub mod claude_failures;
 pub mod codex;
 mod event;
+pub mod failure;
 pub mod gemini;
 mod lenient;
 pub mod sim;
@@ -34,6 +36,7 @@ pub use event::{
     SessionResult, StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse,
     UnknownLine, Usage, UsageReport, UserBlock, UserMessage,
 };
+pub use failure::{AgentFailure, ApiRetry, FailureKind, LastWords};
 
 use crate::config::{AgentKind, Config};
 
@@ -153,27 +156,56 @@ pub trait AgentBackend: Send + Sync {
         UsageReporting::PerMessage
     }
 
+    /// Why a session failed, from what it left behind (its error result, its lines that
+    /// were not JSON, its stderr), when the failure is one the backend recognises. `now`
+    /// reads times the agent gave in local words (Codex's "try again at 3:15 PM"). By
+    /// default Claude Code's words, as stream-json carries them.
+    fn diagnose(&self, words: &LastWords, now: &jiff::Zoned) -> Option<AgentFailure> {
+        let _ = now;
+        claude_failures::diagnose(words)
+    }
+
+    /// One of the agent's own API retries announced on stderr (the Gemini CLI's "Attempt
+    /// 2 failed. Retrying…"), if `line` is one. By default the agent announces none there.
+    fn stderr_retry(&self, line: &str) -> Option<ApiRetry> {
+        let _ = line;
+        None
+    }
+
     /// Whether [`resume_command`](Self::resume_command) can continue a stopped session, so
     /// the stopped agent can write its own handoff. By default it cannot.
     fn can_resume(&self) -> bool {
         false
     }
 
-    /// The command that resumes the agent's session `session_id` (same context) for one
-    /// turn on `prompt`, with no tools allowed: the agent-written handoff. Only called
-    /// when [`can_resume`](Self::can_resume) says so.
+    /// The command that resumes a stopped session (same context) for one turn, with no
+    /// tools allowed: the agent-written handoff. Only called when
+    /// [`can_resume`](Self::can_resume) says so.
     ///
     /// # Errors
     /// As [`command`](Self::command); [`AgentError::CannotResume`] by default.
-    fn resume_command(
-        &self,
-        session_id: &str,
-        prompt: &str,
-        model: &str,
-    ) -> Result<AgentCommand, AgentError> {
-        let _ = (session_id, prompt, model);
+    fn resume_command(&self, resume: &ResumeRequest<'_>) -> Result<AgentCommand, AgentError> {
+        let _ = resume;
         Err(AgentError::CannotResume { agent: self.name() })
     }
+}
+
+/// The most tokens an agent-written handoff may answer with: the room a stopped session
+/// needs for its answer, beside the handoff prompt.
+pub const HANDOFF_ANSWER_TOKENS: u64 = 8_000;
+
+/// A stopped session resumed for one answer (the agent-written handoff).
+#[derive(Debug, Clone, Copy)]
+pub struct ResumeRequest<'a> {
+    /// The agent's id of the stopped session.
+    pub session_id: &'a str,
+    /// What to ask.
+    pub prompt: &'a str,
+    /// The model.
+    pub model: &'a str,
+    /// The stopped session's context window in tokens, as debussy measured it: the
+    /// answer must fit in what is left of it.
+    pub window: Option<u64>,
 }
 
 /// Where a run is, for backends that need paths (the sim agent's default scenario).

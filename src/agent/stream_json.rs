@@ -21,6 +21,7 @@ use super::event::{
     SessionResult, StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse,
     UnknownLine, Usage, UserBlock, UserMessage,
 };
+use super::failure::ApiRetry;
 use super::lenient::{
     lenient_bool, lenient_f64, lenient_i64, lenient_servers, lenient_string, lenient_strings,
     lenient_u64,
@@ -149,6 +150,26 @@ struct RawLine {
     errors: Option<Vec<String>>,
     // Kept as a value so an unexpected shape loses the denials, never the result line.
     permission_denials: Option<serde_json::Value>,
+
+    // result: the API error that ended the session
+    #[serde(deserialize_with = "lenient_u64")]
+    api_error_status: Option<u64>,
+    #[serde(deserialize_with = "lenient_string")]
+    api_error_type: Option<String>,
+    #[serde(deserialize_with = "lenient_string")]
+    api_error: Option<String>,
+
+    // system/api_retry (`error` is also on an API error's assistant line)
+    #[serde(deserialize_with = "lenient_u64")]
+    attempt: Option<u64>,
+    #[serde(deserialize_with = "lenient_u64")]
+    max_retries: Option<u64>,
+    #[serde(deserialize_with = "lenient_u64")]
+    retry_delay_ms: Option<u64>,
+    #[serde(deserialize_with = "lenient_u64")]
+    error_status: Option<u64>,
+    #[serde(deserialize_with = "lenient_string")]
+    error: Option<String>,
 
     // stream_event, rate_limit_event
     event: Option<serde_json::Value>,
@@ -368,6 +389,20 @@ impl RawLine {
             Some("status") => AgentEvent::Status(StatusEvent {
                 status: self.status,
             }),
+            Some("api_retry") => {
+                let status = self
+                    .error_status
+                    .and_then(|status| u16::try_from(status).ok());
+                let error = self.error.unwrap_or_default();
+                AgentEvent::ApiRetry(ApiRetry {
+                    attempt: self.attempt.and_then(|n| u32::try_from(n).ok()),
+                    max_retries: self.max_retries.and_then(|n| u32::try_from(n).ok()),
+                    delay_ms: self.retry_delay_ms,
+                    kind: super::claude_failures::retry_kind(status, &error),
+                    status,
+                    error,
+                })
+            }
             Some("permission_denied") => AgentEvent::PermissionDenied(PermissionDenied {
                 tool_name: self.tool_name,
                 tool_use_id: self.tool_use_id,
@@ -429,6 +464,10 @@ impl RawLine {
             session_id: self.session_id,
             errors: self.errors.unwrap_or_default(),
             permission_denials: denied_calls(self.permission_denials),
+            api_error_status: self
+                .api_error_status
+                .and_then(|status| u16::try_from(status).ok()),
+            api_error: self.api_error.or(self.api_error_type),
         })
     }
 }

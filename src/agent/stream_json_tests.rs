@@ -364,6 +364,17 @@ fn rate_limit_event() {
 }
 
 #[test]
+fn an_api_retry_says_which_retry_and_why() {
+    let line = r#"{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"retry_delay_ms":1133,"error_status":529,"error":"overloaded","session_id":"s"}"#;
+    let AgentEvent::ApiRetry(retry) = parse(line) else {
+        panic!("not a retry")
+    };
+    assert_eq!((retry.attempt, retry.max_retries), (Some(2), Some(10)));
+    assert_eq!((retry.delay_ms, retry.status), (Some(1133), Some(529)));
+    assert_eq!((retry.error.as_str(), retry.kind), ("overloaded", None));
+}
+
+#[test]
 fn unknown_types_and_subtypes_are_kept_verbatim() {
     let line = r#"{"type":"session_state_changed","state":"idle"}"#;
     assert_eq!(
@@ -374,11 +385,11 @@ fn unknown_types_and_subtypes_are_kept_verbatim() {
             raw: line.into(),
         })
     );
-    let line = r#"{"type":"system","subtype":"api_retry","attempt":2,"error_status":529}"#;
+    let line = r#"{"type":"system","subtype":"model_fallback","original_model":"a"}"#;
     let AgentEvent::Unknown(unknown) = parse(line) else {
         panic!("not unknown")
     };
-    assert_eq!(unknown.subtype.as_deref(), Some("api_retry"));
+    assert_eq!(unknown.subtype.as_deref(), Some("model_fallback"));
     assert_eq!(unknown.raw, line);
     // Valid JSON that is not an object, or has no type.
     assert!(matches!(parse("[1,2]"), AgentEvent::Unknown(_)));

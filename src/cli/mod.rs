@@ -111,6 +111,8 @@ pub struct HookArgs {
 pub enum HookEvent {
     /// Claude Code is about to compact the context: block it when a session listens.
     PreCompact,
+    /// A tool call returned: end the session now when debussy has decided to stop it.
+    PostToolUse,
 }
 
 /// Output format of reporting commands.

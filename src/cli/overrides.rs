@@ -294,6 +294,8 @@ mod tests {
             "30",
             "--jobs",
             "3",
+            "--max-wait",
+            "3h",
         ]);
         let mut with_flags: Vec<&str> = flagged().map(|(key, _)| key.path).collect();
         with_flags.sort_unstable();
@@ -305,6 +307,7 @@ mod tests {
         assert_eq!(typed["jobs"], FlagValue::Whole(3));
         assert_eq!(typed["max_cost_usd"], FlagValue::Number(12.5));
         assert_eq!(typed["max_duration"], FlagValue::Text("2h".into()));
+        assert_eq!(typed["limits.max_wait"], FlagValue::Text("3h".into()));
         assert_eq!(typed["context_threshold"], FlagValue::Number(72.5));
         assert_eq!(typed["auto_commit"], FlagValue::Switch(false));
         assert_eq!(typed["agent.kind"], FlagValue::Text("SIM".into()));

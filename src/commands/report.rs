@@ -97,6 +97,7 @@ pub(super) fn outcome_name(code: i64) -> String {
         c if c == i64::from(crate::restart::NO_PROGRESS) => "no progress".into(),
         c if c == i64::from(codes::CODE_INTERRUPTED) => "interrupted".into(),
         c if c == i64::from(codes::CODE_SPAWN_ERROR) => "spawn error".into(),
+        c if c == i64::from(codes::CODE_AGENT_FAILURE) => "agent failure".into(),
         c if (129..=192).contains(&c) => format!("signal {}", c - 128),
         c => format!("exit {c}"),
     }

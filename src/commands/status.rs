@@ -170,6 +170,17 @@ fn render(report: &StatusReport) -> String {
             "Running: phase {id} (attempt {attempt}, {status}{place})\n"
         ));
     }
+    for (id, wait) in &run.limit_waits {
+        let said = wait
+            .said
+            .as_deref()
+            .map(|said| format!(" (the agent said: “{said}”)"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "Waiting: phase {id} is waiting for the usage limit until {}{said}\n",
+            crate::words::local_time_of(&wait.until)
+        ));
+    }
     if report.executions.is_empty() {
         out.push_str("\nNo phase has started yet.\n");
         return out;
@@ -318,6 +329,7 @@ mod tests {
                 pauses: Default::default(),
                 active_secs: 0.0,
                 start_branch: None,
+                limit_waits: Default::default(),
             },
             totals: RunTotals {
                 sessions: 1,

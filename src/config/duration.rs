@@ -40,6 +40,12 @@ impl RunDuration {
         if duration.is_zero() {
             return Err("a duration must be more than zero".to_owned());
         }
+        // `10ms` where seconds were meant would read back as `0s` and act as none.
+        if duration < Duration::from_secs(1) {
+            return Err(format!(
+                "`{trimmed}` is less than a second; durations count whole seconds"
+            ));
+        }
         if duration.as_secs() > MAX_SECS {
             return Err(format!("`{trimmed}` is longer than a year"));
         }
@@ -111,7 +117,7 @@ mod tests {
 
     #[test]
     fn refuses_nonsense_zero_negative_and_huge_spans() {
-        for text in ["soon", "0", "0m", "-5m", "400d", ""] {
+        for text in ["soon", "0", "0m", "-5m", "400d", "", "10ms", "0.5s"] {
             let err = RunDuration::parse(text).expect_err(text);
             assert!(!err.is_empty(), "{text}");
         }

@@ -330,6 +330,7 @@ pub(crate) const KEYS: &[Key] = &[
     key("agent.env", Kind::Map),
     key("agent.model_context_window", Kind::OptUInt).at_most(100_000_000.0, "tokens"),
     key("agent.stop_grace", Kind::Float).at_most(600.0, "seconds"),
+    key("agent.tool_grace", Kind::UInt).at_most(3_600.0, "seconds, an hour"),
     key("agent.stderr_tail_lines", Kind::UInt).at_most(10_000.0, "lines"),
     key("agent.token_estimate_factor", Kind::Float).at_most(100.0, "times"),
     key("agent.scenario", Kind::OptPath),
@@ -362,6 +363,12 @@ pub(crate) const KEYS: &[Key] = &[
     key("mcp.stable_after", Kind::Float).at_most(DAY.0, DAY.1),
     key("git.run_hooks", Kind::Bool),
     key("git.timeout", Kind::UInt).at_most(DAY.0, DAY.1),
+    key("limits.max_wait", Kind::OptDuration).flag(
+        "max-wait",
+        "DURATION",
+        FlagParse::Text,
+        "Longest wait for an agent's usage limit to reset before the run pauses, e.g. 6h (`limits.max_wait`)",
+    ),
 ];
 
 /// Sections: mappings with a fixed set of keys (the top level is the section `""`).
@@ -373,6 +380,7 @@ pub(crate) const SECTIONS: &[&str] = &[
     "mcp",
     "mcp.crash_backoff",
     "git",
+    "limits",
 ];
 
 /// The keys that a `run` flag sets, with the flag, in table order.

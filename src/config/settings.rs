@@ -76,7 +76,30 @@ pub struct Config {
     /// How debussy's commits treat the repository.
     #[serde(deserialize_with = "section")]
     pub git: GitConfig,
+    /// The `limits` section.
+    #[serde(deserialize_with = "section")]
+    pub limits: LimitsConfig,
 }
+
+/// The `limits` section: how long a run waits for what it does not control.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// The longest a run waits for an agent's usage limit to reset before it pauses;
+    /// `None` waits for the reset however far it is.
+    pub max_wait: Option<super::RunDuration>,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_wait: super::RunDuration::parse(DEFAULT_MAX_WAIT).ok(),
+        }
+    }
+}
+
+/// `limits.max_wait` unless configured: six hours, past a five-hour usage window.
+pub const DEFAULT_MAX_WAIT: &str = "6h";
 
 /// Who writes the handoff at the top of a restarted session's checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -300,6 +323,9 @@ pub struct AgentConfig {
     pub model_context_window: Option<u64>,
     /// Seconds between the steps of the stop ladder (SIGINT, SIGTERM, SIGKILL).
     pub stop_grace: f64,
+    /// Seconds a context stop decided while a tool call runs waits for the call's result
+    /// before interrupting it; 0 stops at once.
+    pub tool_grace: u64,
     /// The agent's last stderr lines kept in memory for error messages (all of them go
     /// to the session's `.stderr.log`).
     pub stderr_tail_lines: usize,
@@ -379,6 +405,7 @@ impl Default for Config {
             notifications: NotificationsConfig::default(),
             mcp: McpConfig::default(),
             git: GitConfig::default(),
+            limits: LimitsConfig::default(),
         }
     }
 }
@@ -394,6 +421,7 @@ impl Default for AgentConfig {
             env: BTreeMap::new(),
             model_context_window: None,
             stop_grace: 2.0,
+            tool_grace: 60,
             stderr_tail_lines: DEFAULT_STDERR_TAIL_LINES,
             token_estimate_factor: 1.0,
             scenario: None,

@@ -15,7 +15,7 @@ fn window_follows_the_model_the_agent_reports() {
         meter.window(),
         Window {
             tokens: ONE_MILLION,
-            source: WindowSource::ModelName
+            source: WindowSource::Table
         }
     );
     // 300,000 is 30 % of a million: no stop.

@@ -10,6 +10,7 @@
 
 pub mod cost;
 pub mod estimate;
+pub mod known_windows;
 mod limit;
 mod meter;
 pub mod window;

@@ -1,30 +1,28 @@
 //! Which context window applies to a session, and why.
 //!
-//! Order of precedence (DESIGN.md, "Context accounting"): the configured
-//! `agent.model_context_window`; else the window the agent reported for this model (in this
-//! session's `result.modelUsage`, or remembered from an earlier session by the state
-//! store); else by model name (1M for `[1m]` variants and models known to have 1M); else
-//! 200,000. Pure: the remembered windows are an input.
+//! The order of trust (DESIGN.md, "Context accounting"), each labelled as the gauge and
+//! `debussy show` print it:
+//!
+//! 1. `config`: the configured `agent.model_context_window`;
+//! 2. `agent`: the window the agent reported this session (`result.modelUsage`, Codex's
+//!    rollout);
+//! 3. `remembered`: the window an agent reported for the model in an earlier session,
+//!    kept by the state store;
+//! 4. `table`: the [known windows](super::known_windows), by the model the agent's `init`
+//!    line names, else the configured model name or alias;
+//! 5. `default`: 200,000 tokens.
+//!
+//! Pure: the remembered windows are an input.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Serialize;
 
+pub use super::known_windows::ONE_MILLION;
+
 /// The window assumed when nothing better is known.
 pub const DEFAULT_WINDOW: u64 = 200_000;
-
-/// The window of `[1m]` model variants.
-pub const ONE_MILLION: u64 = 1_000_000;
-
-/// Model-name prefixes with a known window other than the default.
-const KNOWN_WINDOWS: &[(&str, u64)] = &[
-    ("gemini-2.0", 1_048_576),
-    ("gemini-2.5", 1_048_576),
-    ("gemini-3", 1_048_576),
-    ("gpt-4.1", 1_047_576),
-    ("gpt-5", 272_000),
-];
 
 /// What the window resolution starts from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,9 +33,14 @@ pub struct WindowInputs {
     pub remembered: BTreeMap<String, u64>,
     /// The configured model name (`opus`, `claude-sonnet-4-5[1m]`, …).
     pub model: Option<String>,
+    /// The backend whose table of known windows applies (`claude`, `codex`, `gemini`);
+    /// `None` reads every backend's, and a backend without one (the sim agent, which
+    /// plays any model name) gets none.
+    pub agent: Option<&'static str>,
 }
 
-/// Where a window figure came from.
+/// Where a window figure came from, in the order of trust (the JSON names are those of
+/// earlier versions; [`WindowSource::label`] is what people read).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WindowSource {
@@ -47,21 +50,31 @@ pub enum WindowSource {
     Reported,
     /// Reported by the agent in an earlier session.
     Remembered,
-    /// Known from the model's name.
-    ModelName,
+    /// The known-window table, by the model's name.
+    #[serde(rename = "model_name")]
+    Table,
     /// Nothing known: the 200,000-token default.
     Default,
 }
 
+impl WindowSource {
+    /// The label the gauge, `status`, `show` and `replay` print: `config`, `agent`,
+    /// `remembered`, `table`, `default`.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            WindowSource::Configured => "config",
+            WindowSource::Reported => "agent",
+            WindowSource::Remembered => "remembered",
+            WindowSource::Table => "table",
+            WindowSource::Default => "default",
+        }
+    }
+}
+
 impl fmt::Display for WindowSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            WindowSource::Configured => "config",
-            WindowSource::Reported => "reported",
-            WindowSource::Remembered => "remembered",
-            WindowSource::ModelName => "model table",
-            WindowSource::Default => "default",
-        })
+        f.write_str(self.label())
     }
 }
 
@@ -74,17 +87,11 @@ pub struct Window {
     pub source: WindowSource,
 }
 
-/// The window known from a model's name alone, if any.
+/// The window known from a model's name alone ([the table](super::known_windows)), if
+/// any.
 #[must_use]
 pub fn by_model_name(model: &str) -> Option<u64> {
-    let lower = model.to_ascii_lowercase();
-    if lower.contains("[1m]") {
-        return Some(ONE_MILLION);
-    }
-    KNOWN_WINDOWS
-        .iter()
-        .find(|(prefix, _)| lower.starts_with(prefix))
-        .map(|(_, tokens)| *tokens)
+    super::known_windows::lookup(model).map(|entry| entry.tokens)
 }
 
 /// Resolve the window. `observed_model` is the model the agent says it runs (from its
@@ -112,8 +119,18 @@ pub fn resolve(
     {
         return pick(tokens, WindowSource::Remembered);
     }
-    if let Some(tokens) = names.iter().find_map(|name| by_model_name(name)) {
-        return pick(tokens, WindowSource::ModelName);
+    let known = |name: &str| super::known_windows::lookup_for(inputs.agent, name);
+    // A `[1m]` in either name is the user's word for the million-token variant, which
+    // the agent's `init` line may not repeat.
+    if let Some(entry) = names
+        .iter()
+        .filter(|name| name.to_ascii_lowercase().contains("[1m]"))
+        .find_map(|name| known(name))
+    {
+        return pick(entry.tokens, WindowSource::Table);
+    }
+    if let Some(entry) = names.iter().find_map(|name| known(name)) {
+        return pick(entry.tokens, WindowSource::Table);
     }
     pick(DEFAULT_WINDOW, WindowSource::Default)
 }
@@ -134,6 +151,7 @@ mod tests {
                 .map(|(name, tokens)| ((*name).to_owned(), *tokens))
                 .collect(),
             model: model.map(str::to_owned),
+            agent: None,
         }
     }
 
@@ -141,8 +159,21 @@ mod tests {
     fn one_million_for_1m_variants_in_any_case() {
         assert_eq!(by_model_name("claude-sonnet-4-5[1m]"), Some(ONE_MILLION));
         assert_eq!(by_model_name("sonnet[1M]"), Some(ONE_MILLION));
-        assert_eq!(by_model_name("claude-opus-4-1"), None);
+        assert_eq!(by_model_name("claude-nonesuch"), None);
         assert_eq!(by_model_name("gemini-2.5-pro"), Some(1_048_576));
+    }
+
+    #[test]
+    fn opus_is_known_before_the_agent_reports_it() {
+        let window = resolve(&inputs(None, &[], Some("opus")), None, None);
+        assert_eq!(
+            window,
+            Window {
+                tokens: ONE_MILLION,
+                source: WindowSource::Table
+            }
+        );
+        assert_eq!(window.source.label(), "table");
     }
 
     #[test]
@@ -217,10 +248,10 @@ mod tests {
             window,
             Window {
                 tokens: ONE_MILLION,
-                source: WindowSource::ModelName
+                source: WindowSource::Table
             }
         );
-        let window = resolve(&inputs(None, &[], Some("opus")), None, None);
+        let window = resolve(&inputs(None, &[], Some("my-model")), None, None);
         assert_eq!(
             window,
             Window {
@@ -233,7 +264,7 @@ mod tests {
     #[test]
     fn zero_figures_are_ignored() {
         let window = resolve(
-            &inputs(Some(0), &[("opus", 0)], Some("opus")),
+            &inputs(Some(0), &[("my-model", 0)], Some("my-model")),
             None,
             Some(0),
         );

@@ -2,11 +2,18 @@
 //! a session, the work is committed as a checkpoint and a fresh session continues with
 //! the checkpoint context in front of the original prompt, until the agent finishes or
 //! the restart budget runs out.
+//!
+//! A session refused by the agent's usage limit is not a failed attempt: the run waits
+//! for the limit to reset (`usage_wait.rs`) and the attempt goes on. A session the
+//! limit refused at its first request did nothing, so the next one gets the same prompt;
+//! one refused part way is continued like a context stop, from a checkpoint of its work
+//! (see docs/agents.md, "Usage limits", for why it is not resumed).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use crate::checkpoint::{self, CheckpointFacts, TodoStatus};
+use crate::agent::FailureKind;
+use crate::checkpoint::{self, CheckpointFacts, Continuation, TodoStatus};
 use crate::context::cost::Billed;
 use crate::events::Event;
 use crate::plan::Phase;
@@ -15,7 +22,9 @@ use crate::session::{SessionOutcome, SessionReport};
 use crate::state::{CompletionStatus, RestartRecord, SessionKind, now};
 use crate::words::plural;
 
+use super::failures;
 use super::runner::{ResumePoint, Runner};
+use super::usage_wait::{UsageWait, WaitEnd, WaitPlan};
 use super::vcs;
 
 /// Outcome code of an attempt whose restart budget ran out.
@@ -115,6 +124,7 @@ impl Runner<'_> {
         let mut tree_before = vcs::changes_since(self.workdir.clone(), base).await;
         let mut logged_before = self.progress_steps(&id).len();
         let mut completed_before = 0;
+        let mut usage = UsageWait::new(self.config.limits.max_wait);
         loop {
             if self.flags.pause_requested && !self.wait_while_paused(&id).await {
                 return (self.stop_reason(), tally);
@@ -154,8 +164,33 @@ impl Runner<'_> {
             }
             match &report.outcome {
                 SessionOutcome::Interrupted => return (AttemptEnd::Interrupted, tally),
-                SessionOutcome::SpawnError(failure) => {
-                    return (AttemptEnd::Fatal(failure.to_string()), tally);
+                SessionOutcome::AgentFailure(failure)
+                    if failure.kind == FailureKind::UsageLimit =>
+                {
+                    let (wait, reset_known) =
+                        match usage.plan(failure.resets_at, jiff::Timestamp::now()) {
+                            WaitPlan::Wait { wait, reset_known } => (wait, reset_known),
+                            WaitPlan::Pause(hit) => {
+                                self.pause_for(&id, hit);
+                                return (AttemptEnd::Interrupted, tally);
+                            }
+                        };
+                    let end = self
+                        .wait_for_usage_limit(&id, attempt, failure, wait, reset_known)
+                        .await;
+                    if end == WaitEnd::Stopped {
+                        return (self.stop_reason(), tally);
+                    }
+                    if report.snapshot.turns > 0 {
+                        // It worked before the limit refused it: continue from its work.
+                        let reason = failure.to_string();
+                        let checkpoint = self
+                            .limit_checkpoint(phase, restart, max_restarts, base, &report, reason)
+                            .await;
+                        session_prompt = checkpoint::prompt_with_checkpoint(&checkpoint, prompt);
+                        checkpoint_text = Some(checkpoint);
+                    }
+                    continue;
                 }
                 SessionOutcome::Timeout => {
                     return (
@@ -166,25 +201,19 @@ impl Runner<'_> {
                         tally,
                     );
                 }
-                SessionOutcome::Failed { exit } => {
-                    return (
-                        AttemptEnd::Failed(format!("the agent exited with {exit}")),
-                        tally,
-                    );
+                SessionOutcome::SpawnError(_)
+                | SessionOutcome::AgentFailure(_)
+                | SessionOutcome::Failed { .. } => {
+                    return (failures::attempt_end(&report), tally);
                 }
                 SessionOutcome::Completed { .. } if !report.outcome.is_success() => {
-                    return (
-                        AttemptEnd::Failed(format!(
-                            "the agent's session ended with an error: {}",
-                            report.outcome
-                        )),
-                        tally,
-                    );
+                    return (failures::attempt_end(&report), tally);
                 }
                 SessionOutcome::Completed { .. } => {
                     return (self.completion_verdict(&id, signal_before), tally);
                 }
                 SessionOutcome::ContextLimit { reason, snapshot } => {
+                    usage.reset();
                     let changes = vcs::changes_since(self.workdir.clone(), base).await;
                     let progress = self.progress_steps(&id);
                     let completed = report
@@ -292,6 +321,8 @@ impl Runner<'_> {
                         changes,
                         last_message: report.last_message.clone(),
                         handoff: handoff.text,
+                        why: Continuation::ContextStop,
+                        cut_short: report.cut_short.clone(),
                     };
                     let delay = self.config.restart_delay;
                     self.emit(Event::Restart {
@@ -351,6 +382,43 @@ impl Runner<'_> {
             changes: vcs::changes_since(self.workdir.clone(), base).await,
             last_message: None,
             handoff: None,
+            why: Continuation::ContextStop,
+            cut_short: None,
+        };
+        checkpoint::render(&facts)
+    }
+
+    /// The checkpoint for the session after a usage limit refused one that had worked:
+    /// its work committed (when `auto_commit` is on) and what it did.
+    async fn limit_checkpoint(
+        &mut self,
+        phase: &Phase,
+        restart: u32,
+        max_restarts: u32,
+        base: Option<git2::Oid>,
+        report: &SessionReport,
+        reason: String,
+    ) -> String {
+        let id = phase.id.as_str().to_owned();
+        let commit = self
+            .commit(phase, "checkpoint (usage limit)")
+            .await
+            .ok()
+            .flatten();
+        let facts = CheckpointFacts {
+            phase_id: id.clone(),
+            phase_title: phase.title.clone(),
+            restart_number: restart,
+            max_restarts,
+            stop_reason: reason,
+            commit,
+            progress: self.progress_steps(&id),
+            todos: report.todos.clone(),
+            changes: vcs::changes_since(self.workdir.clone(), base).await,
+            last_message: report.last_message.clone(),
+            handoff: None,
+            why: Continuation::UsageLimit,
+            cut_short: None,
         };
         checkpoint::render(&facts)
     }

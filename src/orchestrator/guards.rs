@@ -1,5 +1,6 @@
 //! The limits an unattended run keeps to (`max_cost_usd`, `max_phase_cost_usd`,
-//! `max_duration`), and what the run has spent against them.
+//! `max_duration`, and `limits.max_wait` for an agent's usage limit), and what the run
+//! has spent against them.
 //!
 //! Pure: the run tells [`Guards`] what it spent and when, and asks [`Guards::check`]
 //! with the running session's figures; the clock is passed in.
@@ -40,6 +41,17 @@ pub(crate) enum LimitHit {
         /// The limit.
         limit: RunDuration,
     },
+    /// Waiting for the agent's usage limit to reset would pass `limits.max_wait`.
+    UsageWait {
+        /// When the agent said the limit resets, if it said.
+        resets_at: Option<jiff::Timestamp>,
+        /// The wait that reset needed, counted from the first refusal, when known.
+        needed: Option<Duration>,
+        /// How long the run already waited for it.
+        waited: Duration,
+        /// The limit.
+        limit: RunDuration,
+    },
 }
 
 impl LimitHit {
@@ -49,6 +61,7 @@ impl LimitHit {
             LimitHit::RunCost { .. } => "max_cost_usd",
             LimitHit::PhaseCost { .. } => "max_phase_cost_usd",
             LimitHit::Duration { .. } => "max_duration",
+            LimitHit::UsageWait { .. } => "limits.max_wait",
         }
     }
 
@@ -59,11 +72,16 @@ impl LimitHit {
             LimitHit::PhaseCost { limit, .. } => {
                 format!("--max-phase-cost {}", money(limit * 2.0))
             }
-            LimitHit::Duration { limit, .. } => {
-                let doubled = RunDuration::parse(&(limit.get().as_secs() * 2).to_string())
-                    .map_or_else(|_| limit.to_string(), |d| d.to_string());
-                format!("--max-duration {doubled}")
+            LimitHit::Duration { limit, .. } => format!("--max-duration {}", doubled(*limit)),
+            LimitHit::UsageWait {
+                needed: Some(needed),
+                ..
+            } => {
+                // Whole hours, half an hour or more past what the reset needs.
+                let hours = (needed.as_secs() + 1_800).div_ceil(3_600);
+                format!("--max-wait {hours}h")
             }
+            LimitHit::UsageWait { limit, .. } => format!("--max-wait {}", doubled(*limit)),
         }
     }
 }
@@ -88,11 +106,41 @@ impl fmt::Display for LimitHit {
             LimitHit::Duration { ran, limit } => write!(
                 f,
                 "the run has been running for {} (max_duration {limit})",
-                RunDuration::parse(&ran.as_secs().max(1).to_string())
-                    .map_or_else(|_| format!("{}s", ran.as_secs()), |d| d.to_string())
+                span(*ran)
+            ),
+            LimitHit::UsageWait {
+                resets_at: Some(at),
+                limit,
+                ..
+            } => write!(
+                f,
+                "the agent's usage limit resets at {}, past limits.max_wait ({limit})",
+                crate::words::local_time(*at)
+            ),
+            LimitHit::UsageWait {
+                resets_at: None,
+                waited,
+                limit,
+                ..
+            } => write!(
+                f,
+                "the agent's usage limit still refused it after {} of waiting (limits.max_wait {limit})",
+                span(*waited)
             ),
         }
     }
+}
+
+/// `limit` twice over, as a flag takes it.
+fn doubled(limit: RunDuration) -> String {
+    RunDuration::parse(&(limit.get().as_secs() * 2).to_string())
+        .map_or_else(|_| limit.to_string(), |d| d.to_string())
+}
+
+/// A span as `2h30m`, at least a second.
+pub(crate) fn span(span: Duration) -> String {
+    RunDuration::parse(&span.as_secs().max(1).to_string())
+        .map_or_else(|_| format!("{}s", span.as_secs()), |d| d.to_string())
 }
 
 /// A dollar figure without trailing zeros: `5`, `2.5`, `0.25`.

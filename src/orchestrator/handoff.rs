@@ -5,16 +5,24 @@
 //! The handoff is skipped, and debussy's own checkpoint used alone, when `handoff` is
 //! `mechanical`, the backend cannot resume a session, the agent reported no session id,
 //! the agent had compacted its context already, or the stop left less than
-//! [`HANDOFF_HEADROOM`] tokens of the window (the resumed request carries the whole
-//! context again, plus the prompt and the answer). It falls back the same way when the
+//! [`HANDOFF_ROOM`] tokens of the window (the resumed request carries the whole context
+//! again, plus the prompt and a bounded answer). It falls back the same way when the
 //! handoff session fails, times out, compacts or writes nothing. Every case is reported
 //! as an [`Event::Handoff`] with its reason.
+//!
+//! The room is the prompt and [`HANDOFF_ANSWER_TOKENS`], not the agent's whole
+//! compaction reserve: debussy's `PreCompact` hook blocks the compaction the agent would
+//! try first, and the backend tells the agent how much it may answer (Claude Code:
+//! `CLAUDE_CODE_MAX_OUTPUT_TOKENS`, and its "Prompt is too long" limit moved to the window
+//! less the answer), so a session stopped at 90 % of a 200,000-token window still writes
+//! its handoff.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use crate::agent::HANDOFF_ANSWER_TOKENS;
 use crate::config::HandoffMode;
 use crate::context::StopReason;
 use crate::events::{Event, RunRequest};
@@ -30,12 +38,13 @@ use super::attempt::AttemptTally;
 use super::prompts;
 use super::runner::Runner;
 
-/// Tokens of the window that must be left after a stop for the handoff request. Claude
-/// Code keeps this much free (20,000 for the answer, 13,000 of buffer) and compacts
-/// before any request that would eat into it, so a session stopped closer to its window
-/// cannot be resumed without compacting; it also covers the handoff prompt (about 400
-/// tokens) and its answer.
-pub const HANDOFF_HEADROOM: u64 = 33_000;
+/// Tokens the handoff prompt takes, with what the agent adds around it (the prompt
+/// itself is about 400).
+pub const HANDOFF_PROMPT_TOKENS: u64 = 1_000;
+
+/// Tokens of the window that must be left after a stop for the handoff request: the
+/// prompt and a bounded answer.
+pub const HANDOFF_ROOM: u64 = HANDOFF_PROMPT_TOKENS + HANDOFF_ANSWER_TOKENS;
 
 /// What is known about the stopped session when deciding whether to ask it.
 #[derive(Debug, Clone, Copy)]
@@ -81,12 +90,12 @@ fn skip_reason(
         return Some("the agent had already compacted its context".to_owned());
     }
     let left = stopped.window.saturating_sub(stopped.tokens);
-    if stopped.window > 0 && left < HANDOFF_HEADROOM {
+    if stopped.window > 0 && left < HANDOFF_ROOM {
         return Some(format!(
-            "the stop left {} of {} tokens, fewer than the {} the agent keeps free: it would compact before answering",
+            "the stop left {} of {} tokens, fewer than the {} the handoff's prompt and answer need",
             crate::context::group(left),
             crate::context::group(stopped.window),
-            crate::context::group(HANDOFF_HEADROOM)
+            crate::context::group(HANDOFF_ROOM)
         ));
     }
     None
@@ -231,7 +240,13 @@ impl Runner<'_> {
         let mut spec = self.session_spec(phase_id).clone().with_env(run_env.vars());
         spec.prompt = prompt;
         spec.cwd.clone_from(&self.workdir);
-        spec.resume.clone_from(&stopped.agent_session_id);
+        spec.resume = stopped
+            .agent_session_id
+            .clone()
+            .map(|session_id| session::Resume {
+                session_id,
+                window: Some(stopped.snapshot.window.tokens),
+            });
         spec.log_path = handoff_log_path(&stopped.log_path);
         spec.files_root = Some(self.root.clone());
         spec.timeout = Some(Duration::from_secs(self.config.handoff_timeout));
@@ -314,6 +329,20 @@ mod tests {
     }
 
     #[test]
+    fn a_session_stopped_at_90_percent_is_asked() {
+        let at_90 = Stopped {
+            tokens: 180_000,
+            ..ASKABLE
+        };
+        assert_eq!(skip_reason(HandoffMode::Agent, true, "claude", at_90), None);
+        let full = Stopped {
+            tokens: 200_000 - HANDOFF_ROOM + 1,
+            ..ASKABLE
+        };
+        assert!(skip_reason(HandoffMode::Agent, true, "claude", full).is_some());
+    }
+
+    #[test]
     fn each_reason_to_skip_is_named() {
         let cases = [
             (HandoffMode::Mechanical, true, ASKABLE, "mechanical"),
@@ -343,7 +372,7 @@ mod tests {
                     tokens: 195_000,
                     ..ASKABLE
                 },
-                "the stop left 5,000 of 200,000 tokens, fewer than the 33,000",
+                "the stop left 5,000 of 200,000 tokens, fewer than the 9,000",
             ),
         ];
         for (mode, can_resume, stopped, words) in cases {

@@ -28,6 +28,7 @@
 pub mod agents;
 pub mod attempt;
 mod drive;
+mod failures;
 mod guards;
 mod handoff;
 mod integrate;
@@ -43,6 +44,7 @@ mod runner;
 mod schedule;
 pub mod selection;
 mod session;
+mod usage_wait;
 mod validate;
 pub mod vcs;
 pub mod worktree;

@@ -48,6 +48,10 @@ impl Runner<'_> {
             }
         };
         self.guards.enter_phase(&id, phase_spent);
+        // A wait for a usage limit that a killed run left recorded is over.
+        if let Err(err) = self.store.set_limit_wait(&self.run_id, &id, None) {
+            self.warn(format!("could not record the end of a wait: {err}"));
+        }
         let base = vcs::head(self.workdir.clone()).await;
         let gates = self.gate_specs(phase);
         let prompt_gates: Vec<PromptGate> = gates

@@ -112,6 +112,12 @@ impl Runner<'_> {
         let Some(hit) = self.guards.check(live_cost, tokio::time::Instant::now()) else {
             return false;
         };
+        self.pause_for(phase_id, hit);
+        true
+    }
+
+    /// Announce and remember that `hit` pauses the run.
+    pub(crate) fn pause_for(&mut self, phase_id: &str, hit: LimitHit) {
         tracing::warn!("{hit}");
         self.emit(Event::LimitReached {
             phase_id: phase_id.to_owned(),
@@ -120,7 +126,6 @@ impl Runner<'_> {
             raise_with: hit.raise_hint(),
         });
         self.flags.limit = Some(hit);
-        true
     }
 
     /// Handle a request that arrives outside a session (during gates, waits, pauses).

@@ -11,7 +11,7 @@ use crate::plan::Phase;
 use crate::process::ProcessIdentity;
 use crate::run_env::RunEnv;
 use crate::session::guard::CompactionGuard;
-use crate::session::{self, SessionControl, SessionEvent, SessionReport};
+use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
 use crate::state::{SessionKind, SessionRecord};
 
 use super::runner::Runner;
@@ -114,6 +114,11 @@ impl Runner<'_> {
             code: report.outcome.code(),
             detail: report.outcome.to_string(),
             snapshot: report.snapshot.clone(),
+            last_words: match &report.outcome {
+                SessionOutcome::AgentFailure(_) => report.last_words.quote_besides_result(),
+                outcome if outcome.is_success() || outcome.is_context_limit() => None,
+                _ => report.last_words.quote(),
+            },
         });
         if let Some(window) = &report.reported_window {
             // Under the configured name too, so the next session knows the window even
@@ -203,6 +208,7 @@ impl Runner<'_> {
             SessionEvent::Context(snapshot) => self.emit(Event::Context { phase_id, snapshot }),
             SessionEvent::Stderr(line) => self.emit(Event::AgentStderr { phase_id, line }),
             SessionEvent::Warning(warning) => self.warn(format!("phase {phase_id}: {warning}")),
+            SessionEvent::ApiRetry(retry) => self.emit(Event::AgentRetry { phase_id, retry }),
             SessionEvent::Stopping { .. } => {}
         }
     }
@@ -225,6 +231,7 @@ impl Runner<'_> {
             outcome_code: i64::from(report.outcome.code()),
             context_tokens: report.snapshot.tokens,
             context_window: report.snapshot.window.tokens,
+            window_source: Some(report.snapshot.window.source.label().to_owned()),
             context_percent: report.snapshot.percent,
             tool_calls: report.snapshot.tool_calls,
             cost_usd: report.snapshot.cost_usd.unwrap_or(0.0),

@@ -2,15 +2,10 @@
 //! version), and so can the program of every agent a phase names.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use super::{Check, Target};
 use crate::agent::{self, AgentError, BackendContext};
 use crate::config::{AgentKind, Loaded};
-
-/// How long `PROGRAM --version` may take before the agent counts as not runnable.
-const VERSION_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The agent program can be found (and, for a real agent CLI, runs and says its version).
 pub(super) fn agent_check(target: Target<'_>) -> Check {
@@ -130,41 +125,15 @@ fn agent_failure(err: &AgentError) -> Check {
 
 /// `PROGRAM --version`'s first line, or why it could not be had.
 fn version(program: &Path) -> Result<String, String> {
-    let mut child = Command::new(program)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| err.to_string())?;
-    let deadline = Instant::now() + VERSION_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "`--version` did not answer within {}s",
-                    VERSION_TIMEOUT.as_secs()
-                ));
-            }
-            Err(err) => return Err(err.to_string()),
-        }
-    };
-    let output = child.wait_with_output().map_err(|err| err.to_string())?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let first = stdout.lines().next().unwrap_or("").trim().to_owned();
-    if status.success() && !first.is_empty() {
+    let answer = super::probe::probe(program, &["--version"], &Default::default())?;
+    let first = answer.stdout.lines().next().unwrap_or("").trim().to_owned();
+    if answer.success && !first.is_empty() {
         Ok(first)
     } else {
-        let stderr = String::from_utf8_lossy(&output.stderr);
         Err(format!(
-            "`--version` exited with {status}: {}",
-            stderr.lines().next().unwrap_or("").trim()
+            "`--version` exited with {}: {}",
+            answer.status,
+            answer.stderr.lines().next().unwrap_or("").trim()
         ))
     }
 }

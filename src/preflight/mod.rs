@@ -17,6 +17,8 @@ use crate::config::{AgentKind, Loaded};
 use crate::words::plural;
 
 mod agents;
+mod login;
+mod probe;
 
 use agents::agent_check;
 pub(crate) use agents::{configured_agent_check, phase_agent_checks};
@@ -145,7 +147,12 @@ pub(crate) fn check(target: Target<'_>) -> Report {
     let config = &target.loaded.config;
     let root = &target.loaded.project_root;
     let mut checks = Vec::new();
-    checks.push(agent_check(target));
+    let agent = agent_check(target);
+    let runs = agent.verdict == Verdict::Pass;
+    checks.push(agent);
+    if runs && let Some(login) = login::login_check(target) {
+        checks.push(login);
+    }
     if config.agent.kind == AgentKind::Sim {
         if target.plan.is_none() && config.agent.scenario.is_none() {
             checks.push(Check::warn(

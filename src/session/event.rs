@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::outcome::LimitReason;
+use crate::agent::{AgentFailure, ApiRetry};
 use crate::context::Snapshot;
 use crate::process::{Leak, Stream};
 
@@ -52,6 +53,8 @@ pub enum SessionEvent {
     },
     /// Something went wrong that does not end the session.
     Warning(SessionWarning),
+    /// The agent retries a failed API request on its own.
+    ApiRetry(ApiRetry),
 }
 
 /// Why the session stopped (or is stopping) its agent: the session layer's word for
@@ -69,6 +72,9 @@ pub enum StopCause {
     },
     /// The user interrupted the run.
     Interrupt,
+    /// The agent reported a failure no retry can fix (a bad key, no login, an unknown
+    /// model): waiting for it to give up would only waste minutes.
+    AgentFailure(AgentFailure),
 }
 
 impl fmt::Display for StopCause {
@@ -79,6 +85,7 @@ impl fmt::Display for StopCause {
             StopCause::ContextLimit(reason @ LimitReason::AgentCompactionBlocked) => reason.fmt(f),
             StopCause::Timeout { after } => write!(f, "timed out after {after:.0?}"),
             StopCause::Interrupt => f.write_str("interrupted"),
+            StopCause::AgentFailure(failure) => failure.fmt(f),
         }
     }
 }

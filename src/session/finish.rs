@@ -60,7 +60,8 @@ impl Driver<'_> {
     }
 
     /// The outcome, by precedence: completed on its own before any stop; interrupted;
-    /// the stop the session decided; the agent's result; the exit status.
+    /// the stop the session decided; a failure the backend recognises in the agent's last
+    /// words; the agent's result; the exit status.
     pub(super) fn outcome(&self) -> SessionOutcome {
         let result = self.tracker.result();
         let completed = |result: &crate::agent::SessionResult| SessionOutcome::Completed {
@@ -78,6 +79,7 @@ impl Driver<'_> {
             return completed(result);
         }
         if let Some(stop) = &self.stop {
+            let stop = stop.stopping();
             return match &stop.cause {
                 StopCause::Interrupt => SessionOutcome::Interrupted,
                 StopCause::Timeout { .. } => SessionOutcome::Timeout,
@@ -85,7 +87,12 @@ impl Driver<'_> {
                     reason: reason.clone(),
                     snapshot: stop.snapshot.clone(),
                 },
+                StopCause::AgentFailure(failure) => SessionOutcome::AgentFailure(failure.clone()),
             };
+        }
+        let now = jiff::Zoned::now();
+        if let Some(failure) = self.spec.backend.diagnose(&self.words, &now) {
+            return SessionOutcome::AgentFailure(failure);
         }
         if let Some(result) = result {
             return completed(result);
@@ -99,14 +106,15 @@ impl Driver<'_> {
     }
 
     pub(super) fn stop_summary(&self) -> Option<StopSummary> {
-        let stop = self.stop.as_ref()?;
+        let state = self.stop.as_ref()?;
+        let stop = state.stopping();
         let exit_stop = self.exit.as_ref().and_then(|exit| exit.stop.as_ref());
-        let latency = match (exit_stop, self.exited_at) {
-            (Some(report), _) => {
-                stop.requested_at.saturating_duration_since(stop.decided_at) + report.took
+        let latency = match (exit_stop, state.requested_at(), self.exited_at) {
+            (Some(report), Some(requested_at), _) => {
+                requested_at.saturating_duration_since(stop.decided_at) + report.took
             }
-            (None, Some(exited_at)) => exited_at.saturating_duration_since(stop.decided_at),
-            (None, None) => Duration::ZERO,
+            (_, _, Some(exited_at)) => exited_at.saturating_duration_since(stop.decided_at),
+            (_, _, None) => Duration::ZERO,
         };
         Some(StopSummary {
             cause: stop.cause.clone(),
@@ -141,10 +149,15 @@ impl Driver<'_> {
             files_written: self.tracker.files_written().clone(),
             result: self.tracker.result().cloned(),
             exit: self.exit,
+            cut_short: self
+                .stop
+                .as_ref()
+                .and_then(|state| state.cut_short().map(str::to_owned)),
             stop,
             pid: self.pid,
             command: self.command,
-            stderr_tail: self.stderr_tail.into(),
+            stderr_tail: self.words.stderr.clone(),
+            last_words: self.words,
             warnings: self.warnings,
             started_at: self.started_at,
             ended_at: jiff::Timestamp::now(),

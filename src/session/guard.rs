@@ -11,6 +11,12 @@
 //!
 //! Nobody listening (no variable, a session whose restarts are off, a debussy that died)
 //! means the hook lets the compaction happen, as the agent would without debussy.
+//!
+//! The other way, the session tells the agent's `PostToolUse` hook to end the session
+//! after the tool call that just returned (`StopMarker`): a file beside the transcript
+//! (`attempt-1-session-2.stop`), named in [`STOP_ENV`], that exists once the session has
+//! decided to stop. `debussy __hook post-tool-use` sees it ([`stop_marked`]) and answers
+//! `{"continue": false}`, so Claude Code ends before its next model request.
 
 use std::io::Write as _;
 use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
@@ -34,6 +40,9 @@ pub enum CompactionGuard {
 
 /// The variable naming the session's guard FIFO to the agent (and so to its hooks).
 pub const GUARD_ENV: &str = "DEBUSSY_COMPACTION_GUARD";
+
+/// The variable naming the session's stop marker to the agent (and so to its hooks).
+pub const STOP_ENV: &str = "DEBUSSY_STOP_MARKER";
 
 /// What the hook sends: one line.
 const PRE_COMPACT_LINE: &str = "pre_compact";
@@ -122,6 +131,50 @@ impl Drop for GuardPipe {
     }
 }
 
+/// The file a session creates once it decides to stop, for the agent's `PostToolUse`
+/// hook; removed on drop.
+#[derive(Debug)]
+pub(super) struct StopMarker {
+    path: PathBuf,
+}
+
+impl StopMarker {
+    /// The marker of the session whose transcript is `log_path` (not created yet; a
+    /// leftover one is removed).
+    pub(super) fn beside(log_path: &Path) -> StopMarker {
+        let stem = log_path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "session".to_owned());
+        let path = log_path.with_file_name(format!("{stem}.stop"));
+        let _ = std::fs::remove_file(&path);
+        StopMarker { path }
+    }
+
+    /// The path to name in [`STOP_ENV`].
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Mark the stop (idempotent).
+    pub(super) fn set(&self) -> std::io::Result<()> {
+        crate::files::write_private(&self.path, b"stop\n")
+    }
+}
+
+impl Drop for StopMarker {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// From the hook: whether the session whose marker is `path` has decided to stop (the
+/// marker is a regular file; a link or anything else is not a marker).
+#[must_use]
+pub fn stop_marked(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_file())
+}
+
 /// From the hook: tell the session listening on `path` that the agent is about to
 /// compact. `Ok(true)` when a session heard it (the hook then blocks the compaction),
 /// `Ok(false)` when nobody listens (no such FIFO, or no reader: let it compact).
@@ -183,6 +236,23 @@ mod tests {
         assert!(writer.await.expect("join").expect("write"));
         drop(pipe);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn the_stop_marker_is_made_on_demand_and_removed_after() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("attempt-1-session-1.jsonl");
+        let marker = StopMarker::beside(&log);
+        assert_eq!(marker.path(), dir.path().join("attempt-1-session-1.stop"));
+        assert!(!stop_marked(marker.path()));
+        marker.set().expect("set");
+        marker.set().expect("set again");
+        assert!(stop_marked(marker.path()));
+        let path = marker.path().to_path_buf();
+        drop(marker);
+        assert!(!stop_marked(&path));
+        std::os::unix::fs::symlink(&log, &path).expect("link");
+        assert!(!stop_marked(&path), "a link is not a marker");
     }
 
     #[test]

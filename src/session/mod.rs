@@ -33,8 +33,16 @@
 //! - the session timeout;
 //! - after a `result` line, a linger timer that stops an agent which does not exit.
 //!
-//! Stops: the first cause wins (context, manual, timeout); an interrupt replaces any
-//! earlier cause; a second interrupt kills at once. A session whose agent printed a
+//! - after a context stop decided while a main-thread tool call runs, that call's
+//!   deadline (`agent.tool_grace`): the stop waits for the call's result, and goes ahead
+//!   when the grace runs out (see `stop.rs`).
+//!
+//! Stops: the first cause wins (context, manual, timeout, a failure no retry can fix); an
+//! interrupt replaces any earlier cause; a second interrupt kills at once. One of the
+//! agent's own API retries that no retry can fix (a bad key, no login, an unknown model)
+//! stops the session at once. At the end, the backend judges what the agent left behind
+//! (its error result, its lines that were not JSON, its stderr tail) and names a failure
+//! it recognises ([`SessionOutcome::AgentFailure`]). A session whose agent printed a
 //! successful `result` before any stop was decided is `Completed`, whatever follows.
 //!
 //! The log ([`CONTEXT_LIMIT_MARKER`]) is written line by line as output arrives; at the
@@ -54,6 +62,7 @@ mod outcome;
 mod report;
 mod run;
 mod spec;
+mod stop;
 mod throttle;
 mod tracker;
 
@@ -63,12 +72,12 @@ pub use event::{
 };
 pub use log::{CONTEXT_LIMIT_MARKER, stderr_log_path};
 pub use outcome::{
-    CODE_CONTEXT_LIMIT, CODE_INTERRUPTED, CODE_SPAWN_ERROR, CODE_SUCCESS, CODE_TIMEOUT,
-    LimitReason, OutcomeKind, SessionOutcome, SpawnFailure,
+    CODE_AGENT_FAILURE, CODE_CONTEXT_LIMIT, CODE_INTERRUPTED, CODE_SPAWN_ERROR, CODE_SUCCESS,
+    CODE_TIMEOUT, LimitReason, OutcomeKind, SessionOutcome, SpawnFailure,
 };
 pub use report::{ReportedWindow, SessionReport, StopSummary};
 pub use run::run;
-pub use spec::SessionSpec;
+pub use spec::{Resume, SessionSpec};
 
 /// Errors of the session layer: preparing a session from the configuration.
 ///

@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::agent::AgentFailure;
 use crate::context::{Snapshot, StopReason};
 use crate::process::ExitStatus;
 
@@ -19,6 +20,10 @@ pub const CODE_CONTEXT_LIMIT: i32 = -2;
 pub const CODE_SPAWN_ERROR: i32 = -5;
 /// The outcome code of a session stopped because the user interrupted the run.
 pub const CODE_INTERRUPTED: i32 = -4;
+/// The outcome code of a session whose agent reported a failure debussy recognises (a bad
+/// key, no login, an unknown model, no network, a usage limit). (−6 is taken: an attempt
+/// whose restarts made no progress, `restart::NO_PROGRESS`.)
+pub const CODE_AGENT_FAILURE: i32 = -7;
 
 /// How one agent session ended.
 ///
@@ -32,6 +37,7 @@ pub const CODE_INTERRUPTED: i32 = -4;
 /// | `ContextLimit` | −2 |
 /// | `SpawnError` | −5 |
 /// | `Interrupted` | −4 |
+/// | `AgentFailure` | −7 |
 /// | `Failed` | the exit code; 128 + N for signal N; 1 if the agent exited 0 |
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
@@ -71,6 +77,9 @@ pub enum SessionOutcome {
     SpawnError(SpawnFailure),
     /// The user interrupted the run (Ctrl-C) and the session was stopped.
     Interrupted,
+    /// The agent could not work, for a reason it reported and debussy recognises: its
+    /// credentials, its login, the model, the network, or a usage limit.
+    AgentFailure(AgentFailure),
 }
 
 impl SessionOutcome {
@@ -89,6 +98,7 @@ impl SessionOutcome {
             },
             SessionOutcome::SpawnError(_) => CODE_SPAWN_ERROR,
             SessionOutcome::Interrupted => CODE_INTERRUPTED,
+            SessionOutcome::AgentFailure(_) => CODE_AGENT_FAILURE,
         }
     }
 
@@ -115,11 +125,12 @@ impl SessionOutcome {
             SessionOutcome::Failed { .. } => OutcomeKind::Failed,
             SessionOutcome::SpawnError(_) => OutcomeKind::SpawnError,
             SessionOutcome::Interrupted => OutcomeKind::Interrupted,
+            SessionOutcome::AgentFailure(_) => OutcomeKind::AgentFailure,
         }
     }
 
     /// A short stable name for logs and the state store (`completed`, `context_limit`,
-    /// `timeout`, `failed`, `spawn_error`, `interrupted`).
+    /// `timeout`, `failed`, `spawn_error`, `interrupted`, `agent_failure`).
     #[must_use]
     pub fn name(&self) -> &'static str {
         self.kind().as_str()
@@ -143,6 +154,8 @@ pub enum OutcomeKind {
     SpawnError,
     /// [`SessionOutcome::Interrupted`].
     Interrupted,
+    /// [`SessionOutcome::AgentFailure`].
+    AgentFailure,
 }
 
 impl OutcomeKind {
@@ -156,6 +169,7 @@ impl OutcomeKind {
             OutcomeKind::Failed => "failed",
             OutcomeKind::SpawnError => "spawn_error",
             OutcomeKind::Interrupted => "interrupted",
+            OutcomeKind::AgentFailure => "agent_failure",
         }
     }
 }
@@ -191,6 +205,7 @@ impl fmt::Display for SessionOutcome {
             }
             SessionOutcome::SpawnError(failure) => write!(f, "agent not started: {failure}"),
             SessionOutcome::Interrupted => f.write_str("interrupted"),
+            SessionOutcome::AgentFailure(failure) => failure.fmt(f),
         }
     }
 }

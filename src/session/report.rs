@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::agent::{DeniedCall, SessionResult};
+use crate::agent::{DeniedCall, LastWords, SessionResult};
 use crate::checkpoint::Todo;
 use crate::context::Snapshot;
 use crate::process::{ExitReport, StopAction};
@@ -51,8 +51,15 @@ pub struct SessionReport {
     pub pid: Option<u32>,
     /// The command line that ran (prompt not shown); `None` when it could not be built.
     pub command: Option<String>,
-    /// The agent's last stderr lines (at most 20), for diagnosing a failure.
+    /// The agent's last stderr lines (at most `agent.stderr_tail_lines`), for diagnosing a
+    /// failure.
     pub stderr_tail: Vec<String>,
+    /// What the agent left behind to judge a failure by: its error result, its last
+    /// lines that were not JSON, its stderr tail.
+    pub last_words: LastWords,
+    /// The tool call a context stop interrupted because it ran past `agent.tool_grace`,
+    /// in a few words (`Bash: make test`).
+    pub cut_short: Option<String>,
     /// Problems that did not end the session (also sent as events).
     pub warnings: Vec<SessionWarning>,
     /// When the session started.

@@ -2,25 +2,25 @@
 //! parser, the tracker and the meter, act on stop decisions and requests, and turn the
 //! end into a [`SessionReport`].
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::control::{Requests, SessionControl};
+use super::control::SessionControl;
 use super::event::{Activity, ActivityKind, Thread};
 use super::event::{SessionEvent, SessionWarning, StopCause};
-use super::guard::{CompactionGuard, GUARD_ENV, GuardPipe};
+use super::guard::{CompactionGuard, GUARD_ENV, GuardPipe, STOP_ENV, StopMarker};
 use super::home::{self, Followed};
 use super::log::{SessionLog, StderrLog, stderr_log_path};
 use super::outcome::{LimitReason, SpawnFailure};
 use super::report::SessionReport;
 use super::spec::SessionSpec;
+use super::stop::{StopState, ToolsInFlight};
 use super::throttle::{Admit, Throttle};
 use super::tracker::Tracker;
-use crate::agent::AgentEvent;
-use crate::context::{ContextMeter, Snapshot, StopReason};
+use crate::agent::{AgentEvent, AgentFailure, ApiRetry, LastWords};
+use crate::context::{ContextMeter, Snapshot};
 use crate::process::{
     ChildControl, ExitReport, ProcessCommand, ProcessError, ProcessEvent, StopLadder, Stream,
 };
@@ -32,9 +32,6 @@ const RESULT_LINGER: Duration = Duration::from_secs(10);
 
 /// Shortest time between two context figures passed on to the outputs.
 const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(50);
-
-/// Longest stderr line kept for the report, in bytes.
-const STDERR_TAIL_LINE_BYTES: usize = 4096;
 
 /// Run one agent session to its end. See the [module docs](super) for the whole
 /// picture.
@@ -69,19 +66,6 @@ fn own_log_dir(spec: &SessionSpec) -> std::io::Result<()> {
     crate::files::private_dir(root, relative).map(drop)
 }
 
-/// A stop the session decided on.
-#[derive(Debug)]
-pub(super) struct Stopping {
-    pub(super) cause: StopCause,
-    /// When the stop was decided: the arrival of the line that crossed the threshold,
-    /// or the request.
-    pub(super) decided_at: Instant,
-    /// When the process layer was asked to stop.
-    pub(super) requested_at: Instant,
-    /// The meter when it was decided.
-    pub(super) snapshot: Snapshot,
-}
-
 /// One session's state while it runs, owned by [`run`].
 pub(super) struct Driver<'a> {
     pub(super) spec: &'a SessionSpec,
@@ -94,7 +78,13 @@ pub(super) struct Driver<'a> {
     pub(super) snapshot_sent_at: Option<Instant>,
     /// A changed figure was held back by the pacing and is due at the interval's end.
     pub(super) snapshot_held: bool,
-    pub(super) stop: Option<Stopping>,
+    pub(super) stop: Option<StopState>,
+    /// The main thread's tool calls without a result yet.
+    pub(super) tools: ToolsInFlight,
+    /// The file that tells the agent's `PostToolUse` hook to end the session.
+    pub(super) stop_marker: Option<StopMarker>,
+    /// A failure recognised while the session ran (a retry no retry can fix).
+    pub(super) failure: Option<AgentFailure>,
     /// A successful `result` arrived before any stop was decided: the session
     /// completed, whatever happens after.
     pub(super) finished: bool,
@@ -104,7 +94,8 @@ pub(super) struct Driver<'a> {
     pub(super) result_at: Option<Instant>,
     pub(super) exit: Option<ExitReport>,
     pub(super) exited_at: Option<Instant>,
-    pub(super) stderr_tail: VecDeque<String>,
+    /// The error result, non-JSON stdout and stderr tail, for a failure's report.
+    pub(super) words: LastWords,
     pub(super) stderr_log: Option<StderrLog>,
     pub(super) throttle: Throttle,
     pub(super) warnings: Vec<SessionWarning>,
@@ -129,6 +120,9 @@ impl<'a> Driver<'a> {
             snapshot_sent_at: None,
             snapshot_held: false,
             stop: None,
+            tools: ToolsInFlight::default(),
+            stop_marker: None,
+            failure: None,
             finished: false,
             interrupted: false,
             killed: false,
@@ -136,7 +130,7 @@ impl<'a> Driver<'a> {
             result_at: None,
             exit: None,
             exited_at: None,
-            stderr_tail: VecDeque::new(),
+            words: LastWords::default(),
             stderr_log: None,
             throttle: Throttle::new(std::time::Instant::now()),
             warnings: Vec::new(),
@@ -177,9 +171,12 @@ impl<'a> Driver<'a> {
             }
         }
         let command = match &spec.resume {
-            Some(session_id) => spec
-                .backend
-                .resume_command(session_id, &spec.prompt, &spec.model),
+            Some(resume) => spec.backend.resume_command(&crate::agent::ResumeRequest {
+                session_id: &resume.session_id,
+                prompt: &spec.prompt,
+                model: &spec.model,
+                window: resume.window,
+            }),
             None => spec.backend.command(&spec.prompt, &spec.model),
         };
         let command = match command {
@@ -222,6 +219,9 @@ impl<'a> Driver<'a> {
         if let Some(guard) = &guard {
             process = process.env(GUARD_ENV, guard.path().display().to_string());
         }
+        let marker = StopMarker::beside(&spec.log_path);
+        process = process.env(STOP_ENV, marker.path().display().to_string());
+        self.stop_marker = Some(marker);
         if let Some(stdin) = command.stdin {
             process = process.stdin_payload(stdin);
         }
@@ -283,6 +283,7 @@ impl<'a> Driver<'a> {
                 .snapshot_held
                 .then(|| self.snapshot_sent_at.map(|sent| sent + SNAPSHOT_INTERVAL))
                 .flatten();
+            let tool_deadline = self.stop.as_ref().and_then(StopState::tool_deadline);
             tokio::select! {
                 biased;
                 changed = requests.changed(), if requests_open => {
@@ -319,6 +320,7 @@ impl<'a> Driver<'a> {
                         tracing::debug!("the agent was about to compact; its hook blocked it");
                     }
                 }
+                () = sleep_until(tool_deadline), if tool_deadline.is_some() => self.tool_grace_over(ctl),
                 () = sleep_until(snapshot_due), if snapshot_due.is_some() => self.flush_snapshot(),
                 _ = follow_tick.tick(), if followed.is_some() => {
                     self.read_followed(&mut followed, false, ctl);
@@ -345,11 +347,11 @@ impl<'a> Driver<'a> {
             } => {
                 self.log_stderr(&line);
                 let text = String::from_utf8_lossy(&line);
-                if self.stderr_tail.len() >= self.spec.stderr_tail_lines.max(1) {
-                    self.stderr_tail.pop_front();
+                self.words
+                    .observe_stderr(&text, self.spec.stderr_tail_lines);
+                if let Some(retry) = self.spec.backend.stderr_retry(&text) {
+                    self.on_retry(retry, ctl);
                 }
-                self.stderr_tail
-                    .push_back(truncate(&text, STDERR_TAIL_LINE_BYTES).to_owned());
                 if self.admit() {
                     self.send(SessionEvent::Stderr(text.into_owned()));
                 }
@@ -395,6 +397,11 @@ impl<'a> Driver<'a> {
     pub(super) fn on_event(&mut self, event: AgentEvent, arrived: Instant, ctl: &ChildControl) {
         let activity = self.tracker.observe(&event);
         let reason = self.meter.observe(&event);
+        self.tools.observe(&event);
+        self.words.observe(&event);
+        if let AgentEvent::ApiRetry(retry) = &event {
+            self.on_retry(retry.clone(), ctl);
+        }
         if let AgentEvent::Result(result) = &event {
             self.result_at.get_or_insert(arrived);
             if result.is_success() && self.stop.is_none() {
@@ -403,6 +410,9 @@ impl<'a> Driver<'a> {
         }
         if let Some(reason) = reason {
             self.meter_stop(reason, arrived, ctl);
+        }
+        if let AgentEvent::User(_) = &event {
+            self.after_tool_result(ctl);
         }
         for line in activity {
             if self.admit() {
@@ -477,85 +487,32 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn meter_stop(&mut self, reason: StopReason, decided_at: Instant, ctl: &ChildControl) {
-        tracing::debug!(%reason, "context meter decided to stop the session");
-        self.begin_stop(
-            StopCause::ContextLimit(LimitReason::Meter(reason)),
-            decided_at,
-            ctl,
-        );
-    }
-
-    /// Start stopping the agent for `cause`, unless a stop is already under way (the
-    /// first cause stays) or the agent already completed (then it is only made to exit).
-    fn begin_stop(&mut self, cause: StopCause, decided_at: Instant, ctl: &ChildControl) {
-        if self.finished {
-            ctl.request_stop();
+    /// One of the agent's own API retries: shown at once; one no retry can fix
+    /// (credentials, login, model) stops the session rather than wait for the agent to
+    /// give up minutes later.
+    fn on_retry(&mut self, retry: ApiRetry, ctl: &ChildControl) {
+        // Paced like activity lines: an agent printing retries in a loop must not flood
+        // the run's event queue.
+        if self.admit() {
+            self.send(SessionEvent::ApiRetry(retry.clone()));
+        }
+        let Some(kind) = retry.kind.filter(|kind| kind.is_permanent()) else {
+            return;
+        };
+        if self.failure.is_some() {
             return;
         }
-        if self.stop.is_some() {
-            return;
-        }
-        ctl.request_stop();
-        let requested_at = Instant::now();
-        self.stop = Some(Stopping {
-            cause: cause.clone(),
-            decided_at,
-            requested_at,
-            snapshot: self.meter.snapshot(),
-        });
-        self.send(SessionEvent::Stopping {
-            cause,
-            immediate: false,
-        });
+        let said = match retry.status {
+            Some(status) => format!("API error {status}: {}", retry.error),
+            None => format!("API error: {}", retry.error),
+        };
+        let failure = AgentFailure::new(kind, &said);
+        tracing::debug!(%failure, "the agent's retries cannot help; stopping the session");
+        self.failure = Some(failure.clone());
+        self.begin_stop(StopCause::AgentFailure(failure), Instant::now(), ctl);
     }
 
-    /// Act on what the caller asked for so far.
-    fn apply(&mut self, requests: Requests, ctl: &ChildControl) {
-        let now = Instant::now();
-        if requests.interrupts > 0 && !self.interrupted {
-            self.interrupted = true;
-            let kill = requests.kill();
-            if kill {
-                self.killed = true;
-                ctl.request_kill();
-            } else {
-                ctl.request_stop();
-            }
-            if !self.finished {
-                match &mut self.stop {
-                    Some(stop) => stop.cause = StopCause::Interrupt,
-                    None => {
-                        self.stop = Some(Stopping {
-                            cause: StopCause::Interrupt,
-                            decided_at: now,
-                            requested_at: now,
-                            snapshot: self.meter.snapshot(),
-                        });
-                    }
-                }
-                self.send(SessionEvent::Stopping {
-                    cause: StopCause::Interrupt,
-                    immediate: kill,
-                });
-            }
-        } else if requests.kill() && !self.killed {
-            self.killed = true;
-            ctl.request_kill();
-            if !self.finished {
-                self.send(SessionEvent::Stopping {
-                    cause: StopCause::Interrupt,
-                    immediate: true,
-                });
-            }
-        }
-        if requests.restart && !self.restart_seen {
-            self.restart_seen = true;
-            self.begin_stop(StopCause::ContextLimit(LimitReason::Manual), now, ctl);
-        }
-    }
-
-    fn send(&self, event: SessionEvent) {
+    pub(super) fn send(&self, event: SessionEvent) {
         // A closed receiver means nobody watches; the session goes on regardless.
         let _ = self.events.send(event);
     }
@@ -616,29 +573,5 @@ fn spawn_help(err: &ProcessError) -> Option<String> {
             Some("run debussy from the project, or create the directory".to_owned())
         }
         _ => None,
-    }
-}
-
-/// At most `max` bytes of `text`, cut at a character boundary.
-fn truncate(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn truncates_at_character_boundaries() {
-        assert_eq!(truncate("héllo", 2), "h");
-        assert_eq!(truncate("héllo", 3), "hé");
-        assert_eq!(truncate("abc", 10), "abc");
     }
 }

@@ -22,9 +22,9 @@ pub struct SessionSpec {
     pub model: String,
     /// The prompt, written to the agent's stdin (then closed).
     pub prompt: String,
-    /// Resume the agent's session with this id for one turn without tools (the
-    /// agent-written handoff) instead of starting a fresh one.
-    pub resume: Option<String>,
+    /// Resume a stopped session for one turn without tools (the agent-written handoff)
+    /// instead of starting a fresh one.
+    pub resume: Option<Resume>,
     /// The agent's working directory (the project root).
     pub cwd: PathBuf,
     /// Extra environment for the agent, applied last (the run's
@@ -47,6 +47,9 @@ pub struct SessionSpec {
     pub window: WindowInputs,
     /// Time between the steps of the stop ladder (SIGINT, SIGTERM, then SIGKILL).
     pub stop_grace: Duration,
+    /// How long a context stop decided while a tool call runs waits for the call's
+    /// result before it interrupts it (`agent.tool_grace`); zero stops at once.
+    pub tool_grace: Duration,
     /// The agent's last stderr lines kept for the report (`agent.stderr_tail_lines`).
     pub stderr_tail_lines: usize,
     /// Where the raw NDJSON goes
@@ -58,6 +61,15 @@ pub struct SessionSpec {
     /// debussy where missing and never a link, or the session does not start. `None`
     /// (the default) makes the log's directory as it is.
     pub files_root: Option<PathBuf>,
+}
+
+/// The stopped session a handoff resumes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    /// The agent's id of the session.
+    pub session_id: String,
+    /// Its context window in tokens, as the meter measured it.
+    pub window: Option<u64>,
 }
 
 impl SessionSpec {
@@ -83,6 +95,7 @@ impl SessionSpec {
         let stop_grace = Duration::try_from_secs_f64(grace)
             .map_err(|_| SessionError::StopGrace { value: grace })?;
         let meter = MeterSettings::from_config(config, backend.usage_reporting());
+        let backend_name = backend.name();
         Ok(SessionSpec {
             backend,
             model: config.model.clone(),
@@ -98,8 +111,10 @@ impl SessionSpec {
                 configured: config.agent.model_context_window,
                 remembered: std::collections::BTreeMap::new(),
                 model: Some(config.model.clone()),
+                agent: Some(backend_name),
             },
             stop_grace,
+            tool_grace: Duration::from_secs(config.agent.tool_grace),
             stderr_tail_lines: config.agent.stderr_tail_lines,
             log_path: log_path.into(),
             files_root: None,
@@ -146,6 +161,7 @@ impl fmt::Debug for SessionSpec {
             .field("compaction_guard", &self.compaction_guard)
             .field("window", &self.window)
             .field("stop_grace", &self.stop_grace)
+            .field("tool_grace", &self.tool_grace)
             .field("log_path", &self.log_path)
             .field("files_root", &self.files_root)
             .finish()

@@ -203,6 +203,7 @@ impl Tracker {
             AgentEvent::Hook(_)
             | AgentEvent::Stream(_)
             | AgentEvent::RateLimit(_)
+            | AgentEvent::ApiRetry(_)
             | AgentEvent::UsageReport(_)
             | AgentEvent::Unknown(_) => {}
         }

@@ -173,8 +173,8 @@ impl Store {
             .execute(
                 "INSERT INTO sessions (execution_id, session_index, agent_session_id, model, outcome, outcome_code,
                  context_tokens, context_window, context_percent, tool_calls, cost_usd, log_path, started_at, ended_at, agent_pgid, cost_estimated,
-                 billed_input, billed_cache_write, billed_cache_read, billed_output, kind, agent)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+                 billed_input, billed_cache_write, billed_cache_read, billed_output, kind, agent, window_source)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
                 params![
                     execution_id,
                     s.session_index,
@@ -197,7 +197,8 @@ impl Store {
                     s.billed.cache_read,
                     s.billed.output,
                     s.kind.as_str(),
-                    s.agent
+                    s.agent,
+                    s.window_source
                 ],
             )
             .map_err(self.sql("record a session"))?;
@@ -224,6 +225,7 @@ impl Store {
                 outcome_code: row.get("outcome_code")?,
                 context_tokens: row.get("context_tokens")?,
                 context_window: row.get("context_window")?,
+                window_source: row.get("window_source")?,
                 context_percent: row.get("context_percent")?,
                 tool_calls: row.get("tool_calls")?,
                 cost_usd: row.get("cost_usd")?,

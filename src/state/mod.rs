@@ -30,7 +30,8 @@ pub use totals::RunTotals;
 
 pub use records::{
     AgentGroup, CompletionSignal, CompletionStatus, ExecutionEnd, ExecutionRecord, ExecutionStatus,
-    GateRecord, PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionKind,
+    GateRecord, LimitWait, PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus,
+    SessionKind,
     SessionRecord, StartedWith, now,
 };
 

@@ -152,6 +152,8 @@ pub struct RunRecord {
     /// The branch the run merges its phases into (`None` for runs recorded before it
     /// was kept, or without a branch).
     pub start_branch: Option<String>,
+    /// The usage limits its phases wait for now, by phase id.
+    pub limit_waits: BTreeMap<String, LimitWait>,
 }
 
 /// An agent's process group as recorded: the group's number is its leader's pid.
@@ -180,6 +182,15 @@ impl AgentGroup {
             AgentGroup::Unidentified(pgid) => pgid,
         }
     }
+}
+
+/// A phase waiting for its agent's usage limit to reset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LimitWait {
+    /// RFC 3339 time the wait ends.
+    pub until: String,
+    /// What the agent said, when it said something.
+    pub said: Option<String>,
 }
 
 /// How a run was configured on its command line, so `--resume` can do the same.
@@ -294,6 +305,9 @@ pub struct SessionRecord {
     pub context_tokens: u64,
     /// Context window used for the percentage.
     pub context_window: u64,
+    /// Where that window figure came from (`config`, `agent`, `remembered`, `table`,
+    /// `default`); `None` in runs recorded before it was kept.
+    pub window_source: Option<String>,
     /// Context percent when it ended.
     pub context_percent: f64,
     /// Main-thread tool calls.

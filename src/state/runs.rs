@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use rusqlite::{Row, params};
 
 use super::{
-    AgentGroup, ExecutionStatus, Owner, PauseRecord, RunRecord, RunStatus, StartedWith,
-    StateError, Store, now,
+    AgentGroup, ExecutionStatus, LimitWait, Owner, PauseRecord, RunRecord, RunStatus,
+    StartedWith, StateError, Store, now,
 };
 use crate::process::ProcessIdentity;
 
@@ -133,6 +133,11 @@ impl Store {
             .map(AgentGroup::Unidentified)
             .collect();
         agent_groups.extend(self.phase_agents(&id)?);
+        let limit_waits = if status == RunStatus::Running {
+            self.limit_waits(&id)?
+        } else {
+            BTreeMap::new()
+        };
         Ok(RunRecord {
             id,
             plan_path: row.get("plan_path").map_err(get)?,
@@ -150,6 +155,7 @@ impl Store {
             pauses,
             active_secs: row.get("active_secs").map_err(get)?,
             start_branch: row.get("start_branch").map_err(get)?,
+            limit_waits,
         })
     }
 
@@ -206,6 +212,51 @@ impl Store {
             )
             .map_err(self.sql("record the run's owner"))?;
         Ok(())
+    }
+
+    /// Record that `phase_id` waits for its agent's usage limit until `wait.until`, or
+    /// (`None`) that it no longer waits.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_limit_wait(
+        &self,
+        run_id: &str,
+        phase_id: &str,
+        wait: Option<&LimitWait>,
+    ) -> Result<(), StateError> {
+        match wait {
+            Some(wait) => self.conn.execute(
+                "INSERT INTO limit_waits (run_id, phase_id, until, said) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (run_id, phase_id) DO UPDATE SET until = excluded.until, said = excluded.said",
+                params![run_id, phase_id, wait.until, wait.said],
+            ),
+            None => self.conn.execute(
+                "DELETE FROM limit_waits WHERE run_id = ?1 AND phase_id = ?2",
+                params![run_id, phase_id],
+            ),
+        }
+        .map_err(self.sql("record the wait for the usage limit"))?;
+        Ok(())
+    }
+
+    fn limit_waits(&self, run_id: &str) -> Result<BTreeMap<String, LimitWait>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT phase_id, until, said FROM limit_waits WHERE run_id = ?1")
+            .map_err(self.sql("read the waits for usage limits"))?;
+        stmt.query_map([run_id], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                LimitWait {
+                    until: row.get(1)?,
+                    said: row.get(2)?,
+                },
+            ))
+        })
+        .map_err(self.sql("read the waits for usage limits"))?
+        .collect::<Result<_, _>>()
+        .map_err(self.sql("read the waits for usage limits"))
     }
 
     /// Record the process group of `phase_id`'s agent session now running, by its

@@ -182,4 +182,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE runs ADD COLUMN start_branch TEXT;
     ALTER TABLE phase_executions ADD COLUMN branch_tip TEXT;
     ",
+    // 10: where a session's window figure came from, and the usage limit a phase waits for.
+    "
+    ALTER TABLE sessions ADD COLUMN window_source TEXT;
+    CREATE TABLE limit_waits (
+        run_id   TEXT NOT NULL REFERENCES runs (id),
+        phase_id TEXT NOT NULL,
+        until    TEXT NOT NULL,
+        said     TEXT,
+        PRIMARY KEY (run_id, phase_id)
+    );
+    ",
 ];

@@ -142,6 +142,7 @@ fn executions_sessions_restarts_and_gates_link_to_their_execution() {
         outcome_code: -2,
         context_tokens: 170_000,
         context_window: 200_000,
+        window_source: Some("table".into()),
         context_percent: 85.0,
         tool_calls: 7,
         cost_usd: 0.25,
@@ -491,4 +492,31 @@ fn the_database_and_its_directory_are_private() {
         PRIVATE_FILE_MODE,
         "an existing database is narrowed"
     );
+}
+
+#[test]
+fn a_wait_for_a_usage_limit_shows_while_its_run_lives_and_ends_when_cleared() {
+    let (_dir, store) = store();
+    let live = store.create_run("/p", "P").expect("run");
+    store.set_run_owner(&live, Owner::current()).expect("owner");
+    let wait = crate::state::LimitWait {
+        until: "2026-11-26T05:00:00Z".into(),
+        said: Some("You've hit your 5-hour limit".into()),
+    };
+    store.set_limit_wait(&live, "2", Some(&wait)).expect("wait");
+    store
+        .set_limit_wait(&live, "2", Some(&wait))
+        .expect("again");
+    let run = store.run(&live).expect("read").expect("run");
+    assert_eq!(run.limit_waits.get("2"), Some(&wait));
+    store.set_limit_wait(&live, "2", None).expect("over");
+    let run = store.run(&live).expect("read").expect("run");
+    assert!(run.limit_waits.is_empty());
+    // A run that is not running waits for nothing, whatever a killed run left behind.
+    store.set_limit_wait(&live, "3", Some(&wait)).expect("wait");
+    store
+        .update_run(&live, RunStatus::Paused, None, None)
+        .expect("paused");
+    let run = store.run(&live).expect("read").expect("run");
+    assert!(run.limit_waits.is_empty());
 }

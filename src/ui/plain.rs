@@ -200,13 +200,43 @@ impl Sink for PlainSink {
                 detail,
                 code,
                 snapshot,
+                last_words,
                 ..
-            } => self.line(&format!(
-                "phase {phase_id}: session ended: {detail} (code {code}) at {:.1}% of {} tokens (window: {})",
-                snapshot.percent,
-                summary::thousands(snapshot.window.tokens),
-                snapshot.window.source
-            )),
+            } => {
+                let mut text = format!(
+                    "phase {phase_id}: session ended: {detail} (code {code}) at {:.1}% of {} tokens (window: {})",
+                    snapshot.percent,
+                    summary::thousands(snapshot.window.tokens),
+                    snapshot.window.source
+                );
+                if let Some(words) = last_words {
+                    text.push_str(&format!("\nphase {phase_id}: the agent's last words: {words}"));
+                }
+                self.line(&text)
+            }
+            Event::AgentRetry { phase_id, retry } => {
+                self.line(&format!("phase {phase_id}: warning: {retry}"))
+            }
+            Event::WaitingForLimit {
+                phase_id,
+                until,
+                wait_secs,
+                reset_known,
+                said,
+                ..
+            } => {
+                let how = if *reset_known {
+                    "when the agent said it resets"
+                } else {
+                    "the agent did not say when it resets: backing off"
+                };
+                let wait = crate::config::RunDuration::parse(&wait_secs.max(&1).to_string())
+                    .map_or_else(|_| format!("{wait_secs}s"), |wait| wait.to_string());
+                self.line(&format!(
+                    "phase {phase_id}: waiting for the usage limit until {} ({wait}; {how}): “{said}”",
+                    crate::words::local_time_of(until),
+                ))
+            }
             Event::Restart {
                 phase_id,
                 restart,
@@ -370,6 +400,49 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_session_is_followed_by_the_agents_last_words_and_retries_warn() {
+        let out = Shared::default();
+        let mut sink = PlainSink::new(Some(Box::new(out.clone())), None, Detail::Milestones);
+        let settings = MeterSettings::from_config(
+            &crate::config::Config::default(),
+            crate::agent::UsageReporting::PerMessage,
+        );
+        let snapshot = ContextMeter::new(settings, WindowInputs::default()).snapshot();
+        sink.event(&Event::AgentRetry {
+            phase_id: "1".into(),
+            retry: crate::agent::ApiRetry {
+                attempt: Some(1),
+                max_retries: Some(10),
+                delay_ms: Some(600),
+                status: Some(401),
+                error: "authentication_failed".into(),
+                kind: Some(crate::agent::FailureKind::Auth),
+            },
+        })
+        .expect("printed");
+        sink.event(&Event::SessionEnded {
+            phase_id: "1".into(),
+            attempt: 1,
+            restart: 0,
+            outcome: OutcomeKind::Failed,
+            code: 1,
+            detail: "agent failed".into(),
+            snapshot,
+            last_words: Some("stderr: “boom”".into()),
+        })
+        .expect("printed");
+        let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");
+        assert!(
+            text.contains("phase 1: warning: the agent's API request failed (401 authentication_failed); it retries in 0.6s (attempt 1 of 10)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("phase 1: the agent's last words: stderr: “boom”"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_session_end_names_the_window_its_percentage_is_of() {
         let out = Shared::default();
         let mut sink = PlainSink::new(Some(Box::new(out.clone())), None, Detail::Milestones);
@@ -390,6 +463,7 @@ mod tests {
             code: -2,
             detail: "context limit: …".into(),
             snapshot,
+            last_words: None,
         })
         .expect("printed");
         let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");

@@ -95,7 +95,7 @@ fn a_lower_threshold_shows_where_the_stop_would_fire() {
         .assert()
         .success()
         .stdout(contains(
-            "-> stop would fire at line 3: context at 24,424 of 200,000 tokens (window: default) reached the 10% threshold (20,000)",
+            "-> stop would fire at line 3: context at 24,424 of 200,000 tokens (window: table) reached the 10% threshold (20,000)",
         ));
     let report = json(
         dir.path(),
@@ -283,7 +283,7 @@ fn a_gemini_transcript_is_estimated_with_the_reported_totals_beside_it() {
         .assert()
         .success()
         .stdout(contains("gemini-2.5-pro"))
-        .stdout(contains("(0.0%, estimated); window: model table"))
+        .stdout(contains("(0.0%, estimated); window: table"))
         .stdout(contains(
             "the agent reported 2,001 input and 10 output tokens, summed over its requests",
         ));

@@ -2,8 +2,9 @@
 //! Responses API, in temporary git repositories: a phase completes with exact context
 //! figures from the rollout; the threshold is crossed on a turn and the session is
 //! stopped before its next request, the restart carrying the checkpoint; a crash fails the
-//! attempt with its signal and an API error with Codex's message; a model that never
-//! answers is timed out; a phase names Codex while the run uses another agent.
+//! attempt with its signal and an API error with Codex's message; a bad key ends the
+//! attempt at once in Codex's words with the fix; a model that never answers is timed
+//! out; a phase names Codex while the run uses another agent.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::codex::{self, CodexCli, DEFAULT_MODEL, Sandbox};
-use crate::support::model_server::{ModelServer, RecordedRequest, Scenario, Turn, Usage};
+use crate::support::model_server::{ModelServer, RecordedRequest, Refusal, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named, run_json};
 
 /// Usage putting `percent` of a 100,000-token window in use after the turn (the
@@ -215,6 +216,35 @@ fn an_api_error_ends_the_attempt_with_codexs_message() {
     assert_eq!(code, 1, "events: {events:#?}");
     let text = serde_json::to_string(&events).expect("json");
     assert!(text.contains("scripted refusal"), "{events:#?}");
+}
+
+#[test]
+fn a_bad_key_ends_the_attempt_in_codexs_words_with_the_fix() {
+    let Some(cli) = codex::require() else { return };
+    let server = ModelServer::start(
+        Scenario::new()
+            .turn(Turn::reply("unreachable"))
+            .refuse(Refusal::BadKey, None),
+    )
+    .expect("model server");
+    let project = Project::new(cli, &server);
+    project.plan("true", "");
+    let started = Instant::now();
+    let (code, events) = project.run();
+    assert_eq!(code, 1, "events: {events:#?}");
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let ended = named(&events, "session_ended")[0];
+    assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
+    let error = named(&events, "phase_finished")[0]["error"]
+        .as_str()
+        .expect("an error")
+        .to_owned();
+    assert!(
+        error.contains("refused its credentials")
+            && error.contains("Incorrect API key")
+            && error.contains("OPENAI_API_KEY"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::gemini::{self, DEFAULT_MODEL, GeminiCli, Sandbox};
-use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
+use crate::support::model_server::{ModelServer, Refusal, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named, run_json};
 
 /// A shell command for the Gemini CLI's `run_shell_command` tool.
@@ -195,5 +195,32 @@ fn a_gemini_model_that_never_answers_is_timed_out() {
     assert!(
         text.contains("timed out") || text.contains("timeout"),
         "{events:#?}"
+    );
+}
+
+#[test]
+fn a_bad_key_ends_the_attempt_in_the_gemini_clis_words_with_the_fix() {
+    let Some(cli) = gemini::require() else { return };
+    let server = ModelServer::start(
+        Scenario::new()
+            .turn(Turn::reply("unreachable"))
+            .refuse(Refusal::BadKey, None),
+    )
+    .expect("model server");
+    let project = Project::new(cli, &server);
+    project.plan("true", 100_000, 120);
+    let (code, events) = project.run();
+    assert_eq!(code, 1, "events: {events:#?}");
+    let ended = named(&events, "session_ended")[0];
+    assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
+    let error = named(&events, "phase_finished")[0]["error"]
+        .as_str()
+        .expect("an error")
+        .to_owned();
+    assert!(
+        error.contains("refused its credentials")
+            && error.contains("API key not valid")
+            && error.contains("GEMINI_API_KEY"),
+        "{error}"
     );
 }

@@ -14,7 +14,7 @@
 //! | `mcp_tool_call` | a `mcp__SERVER__TOOL` call with the arguments, then its result |
 //! | `web_search` | a `WebSearch` call `{query}` |
 //! | `todo_list` | a `TodoWrite` call with the list, each item `completed` or `pending` |
-//! | `error` | a text line |
+//! | `error` | the agent's own retry (`Reconnecting... 1/5 (…)`, see [`super::failures`]), else a text line |
 //!
 //! `turn.completed` is the session's successful `result` (its usage is the turn's sum
 //! over every model request, so it is billing, never a context figure); `turn.failed` is
@@ -218,6 +218,9 @@ impl RawEvent {
             }
             "error" => {
                 let message = self.message.unwrap_or_default();
+                if let Some(retry) = super::failures::retry(&message) {
+                    return vec![AgentEvent::ApiRetry(retry)];
+                }
                 return vec![AgentEvent::Text(TextLine {
                     line: format!("codex: {message}"),
                 })];

@@ -15,13 +15,15 @@
 //! the program and nothing else: it never spawns anything or touches a file.
 
 pub mod exec_json;
+pub mod failures;
 pub mod rollout;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{
-    AgentBackend, AgentCommand, AgentError, AgentEvent, AgentHome, Follow, UsageReporting,
+    AgentBackend, AgentCommand, AgentError, AgentEvent, AgentFailure, AgentHome, Follow, LastWords,
+    UsageReporting,
 };
 use crate::config::{AgentPermissions, Config};
 use crate::context::window;
@@ -187,6 +189,10 @@ impl AgentBackend for CodexBackend {
 
     fn usage_reporting(&self) -> UsageReporting {
         UsageReporting::PerRequest
+    }
+
+    fn diagnose(&self, words: &LastWords, now: &jiff::Zoned) -> Option<AgentFailure> {
+        failures::diagnose(words, now)
     }
 }
 

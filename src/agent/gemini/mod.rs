@@ -12,11 +12,15 @@
 //! ([`ContextLimit::agent_compaction_point`]). This module locates the program and
 //! nothing else.
 
+pub mod failures;
 pub mod stream_json;
 
 use std::collections::BTreeMap;
 
-use super::{AgentBackend, AgentCommand, AgentError, AgentEvent, SessionFile, UsageReporting};
+use super::{
+    AgentBackend, AgentCommand, AgentError, AgentEvent, AgentFailure, ApiRetry, LastWords,
+    SessionFile, UsageReporting,
+};
 use crate::config::{AgentPermissions, Config};
 use crate::context::ContextLimit;
 
@@ -128,6 +132,14 @@ impl AgentBackend for GeminiBackend {
 
     fn usage_reporting(&self) -> UsageReporting {
         UsageReporting::Nothing
+    }
+
+    fn diagnose(&self, words: &LastWords, now: &jiff::Zoned) -> Option<AgentFailure> {
+        failures::diagnose(words, now)
+    }
+
+    fn stderr_retry(&self, line: &str) -> Option<ApiRetry> {
+        failures::retry(line)
     }
 }
 

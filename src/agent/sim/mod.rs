@@ -115,6 +115,14 @@ impl AgentBackend for SimBackend {
         }
     }
 
+    fn diagnose(&self, words: &super::LastWords, now: &jiff::Zoned) -> Option<super::AgentFailure> {
+        match self.format {
+            formats::Format::Claude => super::claude_failures::diagnose(words),
+            formats::Format::Codex => super::codex::failures::diagnose(words, now),
+            formats::Format::Gemini => super::gemini::failures::diagnose(words, now),
+        }
+    }
+
     fn parse_followed_line(&self, line: &[u8]) -> Vec<super::AgentEvent> {
         match self.format {
             formats::Format::Codex => {
@@ -135,14 +143,12 @@ impl AgentBackend for SimBackend {
     /// The player with `--resume ID`: it plays the matching script's `handoff` turns.
     fn resume_command(
         &self,
-        session_id: &str,
-        prompt: &str,
-        model: &str,
+        resume: &super::ResumeRequest<'_>,
     ) -> Result<AgentCommand, AgentError> {
-        let mut command = self.command(prompt, model)?;
+        let mut command = self.command(resume.prompt, resume.model)?;
         command
             .args
-            .extend(["--resume".to_owned(), session_id.to_owned()]);
+            .extend(["--resume".to_owned(), resume.session_id.to_owned()]);
         Ok(command)
     }
 

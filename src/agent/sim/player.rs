@@ -464,8 +464,36 @@ impl<W: Write> Player<'_, W> {
                 input: &call.input,
             };
             self.print.tool_result(parent, &info, &content, is_error)?;
+            if parent.is_none() && self.post_tool_use_stops() {
+                // As Claude Code when its `PostToolUse` hook says `continue: false`: the
+                // session ends with the tool's result recorded, before the next request.
+                let text = self.last_text.clone().unwrap_or_default();
+                self.finish("success", false, &text, &[])?;
+                return Ok(Flow::End(PlayEnd::Exit(0)));
+            }
         }
         Ok(Flow::Continue)
+    }
+
+    /// Run debussy's `PostToolUse` hook, as Claude Code runs the hooks of its settings,
+    /// when the session named a stop marker; true when it answered `continue: false`.
+    fn post_tool_use_stops(&self) -> bool {
+        if self
+            .env
+            .vars
+            .get(crate::session::guard::STOP_ENV)
+            .is_none_or(String::is_empty)
+        {
+            return false;
+        }
+        let output = std::process::Command::new(&self.env.exe)
+            .args(["__hook", "post-tool-use"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output();
+        let Ok(output) = output else { return false };
+        serde_json::from_slice::<serde_json::Value>(&output.stdout)
+            .is_ok_and(|answer| answer.get("continue") == Some(&serde_json::Value::Bool(false)))
     }
 
     async fn task(&mut self, task: &TaskSpec, tool_use_id: &str) -> Result<Flow, PlayError> {

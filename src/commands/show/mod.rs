@@ -49,6 +49,11 @@ struct SessionShown {
     index: u32,
     outcome: String,
     context_percent: f64,
+    /// The window the percentage is of, in tokens.
+    context_window: u64,
+    /// Where that window came from (`config`, `agent`, `remembered`, `table`,
+    /// `default`); absent for runs recorded before it was kept.
+    window_source: Option<String>,
     cost_usd: f64,
     /// Whether `cost_usd` is debussy's estimate from tokens and list prices.
     cost_estimated: bool,
@@ -181,6 +186,8 @@ fn collect(
                 index: session.session_index,
                 outcome: session.outcome,
                 context_percent: session.context_percent,
+                context_window: session.context_window,
+                window_source: session.window_source,
                 cost_usd: session.cost_usd,
                 cost_estimated: session.cost_estimated,
                 log_path: session.log_path,
@@ -204,6 +211,8 @@ fn collect(
                 index: told.session_index,
                 outcome: unended.to_owned(),
                 context_percent: 0.0,
+                context_window: 0,
+                window_source: None,
                 cost_usd: 0.0,
                 cost_estimated: false,
                 log_path: None,
@@ -295,12 +304,18 @@ fn render(shown: &Shown) -> String {
                 session.index + 1
             );
         } else {
+            let source = session
+                .window_source
+                .as_deref()
+                .map(|source| format!(", window: {source}"))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "\nSession {}: {} at {:.1}% context, {}${:.2}",
+                "\nSession {}: {} at {:.1}% of {} tokens{source}, {}${:.2}",
                 session.index + 1,
                 session.outcome.replace('_', " "),
                 session.context_percent,
+                crate::ui::summary::thousands(session.context_window),
                 if session.cost_estimated { "~" } else { "" },
                 session.cost_usd
             );

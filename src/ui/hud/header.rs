@@ -34,6 +34,9 @@ enum Stage {
     BetweenAttempts,
     /// Paused between sessions.
     Paused,
+    /// Waiting for the agent's usage limit to reset: until `until` on the monotonic
+    /// clock, `at` on the wall clock.
+    WaitingForLimit { until: Instant, at: String },
     /// A phase reached a final state (`completed`, `failed`, `blocked`, …).
     PhaseDone(PhaseState),
     /// The run ended with this status.
@@ -172,6 +175,17 @@ impl Header {
             Stage::Checking => (strings::STAGE_CHECKING.into(), yellow),
             Stage::BetweenAttempts => (strings::STAGE_BETWEEN.into(), red),
             Stage::Paused => (strings::STAGE_PAUSED.into(), yellow),
+            Stage::WaitingForLimit { until, at } => {
+                let left = until.saturating_duration_since(self.now);
+                (
+                    format!(
+                        "{} {at} ({} left)",
+                        strings::STAGE_WAITING_FOR_LIMIT,
+                        clock(left)
+                    ),
+                    yellow,
+                )
+            }
             Stage::PhaseDone(PhaseState::Blocked) => (strings::STAGE_NEEDS_HUMAN.into(), red),
             Stage::PhaseDone(status) => {
                 let (_, style) = state_look(RowState::Stands(*status));
@@ -279,6 +293,14 @@ impl Component for Header {
             Event::Paused { .. } => {
                 self.stage = Stage::Paused;
                 self.pending = Pending::None;
+            }
+            Event::WaitingForLimit {
+                until, wait_secs, ..
+            } => {
+                self.stage = Stage::WaitingForLimit {
+                    until: now + Duration::from_secs(*wait_secs),
+                    at: crate::words::local_time_of(until),
+                };
             }
             Event::Resumed { .. } => {
                 self.stage = Stage::Running;
@@ -418,4 +440,47 @@ fn fit_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_for_a_usage_limit_counts_down() {
+        let start = Instant::now();
+        let mut header = Header::new(start);
+        header.event(
+            &Event::WaitingForLimit {
+                phase_id: "1".into(),
+                attempt: 1,
+                until: "soon".into(),
+                reset_known: true,
+                wait_secs: 300,
+                said: "You've hit your limit".into(),
+            },
+            start,
+        );
+        header.set_now(start + Duration::from_secs(60));
+        assert_eq!(
+            header.stage_look().0,
+            "waiting for the usage limit until soon (04:00 left)"
+        );
+        header.event(
+            &Event::SessionStarted {
+                phase_id: "1".into(),
+                attempt: 1,
+                restart: 0,
+                max_restarts: 3,
+                agent: "claude".into(),
+                model: "opus".into(),
+                pid: 1,
+                log_path: String::new(),
+                no_restart: None,
+                workdir: None,
+            },
+            start,
+        );
+        assert_eq!(header.stage_look().0, strings::STAGE_RUNNING);
+    }
 }

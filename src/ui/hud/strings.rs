@@ -37,6 +37,7 @@ pub(crate) const STAGE_STOPPING: &str = "stopping the agent, then pausing the ru
 pub(crate) const STAGE_KILLING: &str = "killing the agent";
 pub(crate) const STAGE_SKIPPING: &str = "skipping the phase";
 pub(crate) const STAGE_NEEDS_HUMAN: &str = "blocked: needs you";
+pub(crate) const STAGE_WAITING_FOR_LIMIT: &str = "waiting for the usage limit until";
 
 /// Attempt kinds.
 pub(crate) const KIND_RETRY: &str = "retry";
@@ -266,6 +267,22 @@ pub(crate) mod lines {
 
     pub(crate) fn limit_reached(detail: &str) -> String {
         format!("{detail}: pausing the run")
+    }
+
+    pub(crate) fn last_words(words: &str) -> String {
+        format!("the agent's last words: {words}")
+    }
+
+    pub(crate) fn waiting_for_limit(until: &str, reset_known: bool, said: &str) -> String {
+        let how = if reset_known {
+            "when it resets"
+        } else {
+            "backing off: the agent did not say when it resets"
+        };
+        format!(
+            "usage limit: waiting until {} ({how}): “{said}”",
+            crate::words::local_time_of(until)
+        )
     }
 
     pub(crate) fn run_finished(status: RunStatus, secs: f64, tokens: u64, cost: f64) -> String {

@@ -95,7 +95,7 @@ pub(super) fn snapshot(
         exactness,
         window: Window {
             tokens: 200_000,
-            source: WindowSource::ModelName,
+            source: WindowSource::Table,
         },
         percent,
         tool_calls,
@@ -357,6 +357,7 @@ fn restart_in_progress() {
                 code: -2,
                 detail: "context limit".into(),
                 snapshot: stopped,
+                last_words: None,
             },
         )
         .feed(
@@ -402,6 +403,7 @@ fn gate_failure() {
                 code: 0,
                 detail: "completed (success)".into(),
                 snapshot: snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
+                last_words: None,
             },
         )
         .feed(
@@ -475,6 +477,7 @@ fn completed() {
                 code: 0,
                 detail: "completed (success)".into(),
                 snapshot: snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
+                last_words: None,
             },
         )
         .feed(

@@ -143,6 +143,28 @@ fn the_events_people_want_to_hear_about() {
 }
 
 #[test]
+fn a_wait_for_a_usage_limit_says_until_when() {
+    let got = notices(&[
+        started(),
+        Event::WaitingForLimit {
+            phase_id: "1".into(),
+            attempt: 1,
+            until: "soon".into(),
+            reset_known: true,
+            wait_secs: 20,
+            said: "You've hit your 5-hour limit".into(),
+        },
+    ]);
+    let wait = &got[1];
+    assert_eq!(wait.title, "debussy: waiting for the usage limit");
+    assert_eq!(
+        wait.message,
+        "Greeting Demo: phase 1 \"Write the greeting\" waits for the agent's usage limit until soon (“You've hit your 5-hour limit”); the run goes on then"
+    );
+    assert_eq!(wait.tags, ["hourglass_flowing_sand"]);
+}
+
+#[test]
 fn finished_runs_say_how() {
     let completed = notices(&[finished(RunStatus::Completed, None)]);
     assert_eq!(completed[0].tags, ["tada"]);

@@ -137,6 +137,21 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
             Priority::Low,
             &["arrows_counterclockwise"],
         )),
+        Event::WaitingForLimit {
+            phase_id,
+            until,
+            said,
+            ..
+        } => Some(notice(
+            "debussy: waiting for the usage limit".to_owned(),
+            format!(
+                "{} waits for the agent's usage limit until {} (“{said}”); the run goes on then",
+                facts.phase(phase_id),
+                crate::words::local_time_of(until)
+            ),
+            Priority::Default,
+            &["hourglass_flowing_sand"],
+        )),
         Event::RunFinished { summary } => {
             let done = summary
                 .phases

@@ -150,7 +150,9 @@ fn a_stop_too_close_to_the_window_asks_for_no_handoff() {
         handoff["detail"]
             .as_str()
             .is_some_and(|d| d.starts_with("the stop left ")
-                && d.contains("of 200,000 tokens, fewer than the 33,000 the agent keeps free")),
+                && d.contains(
+                    "of 200,000 tokens, fewer than the 9,000 the handoff's prompt and answer need"
+                )),
         "{handoff:#}"
     );
 }

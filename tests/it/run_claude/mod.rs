@@ -1,15 +1,18 @@
 //! `debussy run` end to end with the real Claude Code CLI against the scripted model
 //! server, in temporary git repositories: context restarts whose checkpoint reaches the
 //! next session, max restarts exceeded, a failing gate fixed by remediation, and Ctrl-C
-//! then `--resume`; the handoff and the compaction guard (`handoff`), and the run's limits
-//! (`guards`).
+//! then `--resume`; the handoff and the compaction guard (`handoff`), the run's limits
+//! (`guards`), the agent's failures (`failures`) and usage limits (`usage_limits`), the
+//! window from the first request (`window`) and stops at a safe point (`safe_stop`).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support::claude::{self, ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Sandbox};
+use crate::support::claude::{
+    self, ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Login, Sandbox,
+};
 use crate::support::model_server::{ModelServer, RecordedRequest, Scenario, Turn, Usage};
 use crate::support::project::{
     self, events_named as named, group_gone, run_json, wait_exit as wait,
@@ -85,11 +88,16 @@ impl Project {
     }
 
     fn command(&self, server: &ModelServer, args: &[&str]) -> Command {
+        self.command_as(server, args, Login::ApiKey)
+    }
+
+    /// [`Project::command`] with Claude Code logged in as `login` says.
+    fn command_as(&self, server: &ModelServer, args: &[&str], login: Login) -> Command {
         let mut cmd = Command::new(crate::support::DEBUSSY);
         cmd.args(args)
             .current_dir(self.root())
             .env_clear()
-            .envs(self.sandbox.envs(server))
+            .envs(self.sandbox.envs_with(server, login))
             .env("NO_COLOR", "1")
             .stdin(Stdio::null());
         cmd
@@ -468,6 +476,10 @@ fn ctrl_c_pauses_without_orphans_and_resume_completes() {
 }
 
 mod escape;
+mod failures;
 mod guards;
 mod handoff;
 mod parallel;
+mod safe_stop;
+mod usage_limits;
+mod window;

@@ -17,5 +17,6 @@
 mod common;
 mod files;
 mod real_claude;
+mod safe_stop;
 mod script;
 mod sim;

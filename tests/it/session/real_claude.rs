@@ -6,20 +6,24 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use debussy::agent::FailureKind;
 use debussy::agent::claude::ClaudeBackend;
 use debussy::checkpoint::{Todo, TodoStatus};
 use debussy::config::{AgentConfig, Config};
 use debussy::context::StopReason;
 use debussy::process::ExitStatus;
 use debussy::session::{
-    CONTEXT_LIMIT_MARKER, LimitReason, SessionControl, SessionOutcome, SessionSpec, Thread,
+    CONTEXT_LIMIT_MARKER, LimitReason, SessionControl, SessionEvent, SessionOutcome, SessionSpec,
+    Thread,
 };
 use serde_json::json;
 
-use super::common::{Finished, STOP_LATENCY_LIMIT, log_path, processes_in, run, run_env, settled};
+use super::common::{
+    Finished, STOP_LATENCY_LIMIT, log_path, processes_in, run, run_env, run_with, settled,
+};
 use crate::support::artifacts;
 use crate::support::claude::{self, Harness, Sandbox};
-use crate::support::model_server::{Scenario, Turn, Usage};
+use crate::support::model_server::{Refusal, Scenario, Turn, Usage, unreachable_url};
 
 const MODEL: &str = claude::DEFAULT_MODEL;
 
@@ -427,4 +431,77 @@ async fn claude_a_missing_binary_is_a_spawn_error_saying_how_to_install_it() {
     assert!(help.contains("agent.command"), "{help}");
     // The session still has its (empty) log.
     assert_eq!(finished.log_text(), "");
+}
+
+#[tokio::test]
+async fn claude_a_bad_key_ends_the_session_at_the_first_retry() {
+    let Some(harness) = Harness::new(
+        Scenario::new()
+            .turn(Turn::reply("Done."))
+            .refuse(Refusal::BadKey, None),
+    ) else {
+        return;
+    };
+    let finished = run(harness.spec(), SessionControl::new()).await;
+    harness.save(
+        "claude_a_bad_key_ends_the_session_at_the_first_retry",
+        &finished,
+    );
+    let SessionOutcome::AgentFailure(failure) = &finished.report.outcome else {
+        panic!("{}", finished.report.outcome)
+    };
+    assert_eq!(failure.kind, FailureKind::Auth);
+    assert!(failure.said.contains("401"), "{failure}");
+    assert!(
+        finished.report.duration < Duration::from_secs(30),
+        "{:?}",
+        finished.report.duration
+    );
+    let retries: Vec<_> = finished
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            SessionEvent::ApiRetry(retry) => Some(retry.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries[0].kind, Some(FailureKind::Auth));
+    harness.assert_nothing_left();
+}
+
+#[tokio::test]
+async fn claude_an_unreachable_api_shows_the_agents_retries_as_they_happen() {
+    let Some(harness) = Harness::new(Scenario::new()) else {
+        return;
+    };
+    let unreachable = unreachable_url();
+    let spec = harness
+        .spec()
+        .with_env([("ANTHROPIC_BASE_URL", unreachable.as_str())]);
+    let finished = run_with(spec, SessionControl::new(), |event, control| {
+        if let SessionEvent::ApiRetry(retry) = event
+            && retry.kind == Some(FailureKind::Unreachable)
+        {
+            control.interrupt();
+        }
+    })
+    .await;
+    let retry = finished
+        .events
+        .iter()
+        .find_map(|event| match event {
+            SessionEvent::ApiRetry(retry) => Some(retry.clone()),
+            _ => None,
+        })
+        .expect("a retry was shown");
+    assert_eq!(retry.status, None);
+    assert_eq!(retry.attempt, Some(1));
+    assert!(
+        retry
+            .to_string()
+            .starts_with("the agent's API request failed ("),
+        "{retry}"
+    );
+    assert_eq!(finished.report.outcome, SessionOutcome::Interrupted);
+    harness.assert_nothing_left();
 }

@@ -151,6 +151,18 @@ pub fn require() -> Option<ClaudeCli> {
     }
 }
 
+/// How the sandboxed Claude Code is logged in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Login {
+    /// With an API key (`ANTHROPIC_API_KEY`), as the tests run by default.
+    ApiKey,
+    /// With a subscription's OAuth token (`CLAUDE_CODE_OAUTH_TOKEN`): Claude Code then
+    /// reads the usage limits' headers and reports them (`rate_limit_event`).
+    Subscription,
+    /// Not at all: no key, no token, no credentials file.
+    None,
+}
+
 /// An isolated place for one Claude Code run: HOME, config dir, TMPDIR and a working
 /// directory inside one temp dir, removed on drop.
 #[derive(Debug)]
@@ -192,6 +204,27 @@ impl Sandbox {
     /// from the test process, everything else fixed. Use it as-is (after
     /// `env_clear`) so the developer's own Claude settings and keys never leak in.
     pub fn envs(&self, server: &ModelServer) -> Vec<(String, String)> {
+        self.envs_with(server, Login::ApiKey)
+    }
+
+    /// [`Self::envs`] with Claude Code logged in as `login` says.
+    pub fn envs_with(&self, server: &ModelServer, login: Login) -> Vec<(String, String)> {
+        let mut envs = self.base_envs(server);
+        match login {
+            Login::ApiKey => envs.push((
+                "ANTHROPIC_API_KEY".to_owned(),
+                "sk-ant-test-offline-dummy".to_owned(),
+            )),
+            Login::Subscription => envs.push((
+                "CLAUDE_CODE_OAUTH_TOKEN".to_owned(),
+                "sk-ant-oat01-test-offline-dummy".to_owned(),
+            )),
+            Login::None => {}
+        }
+        envs
+    }
+
+    fn base_envs(&self, server: &ModelServer) -> Vec<(String, String)> {
         let home = self.home();
         let path = |p: PathBuf| p.to_string_lossy().into_owned();
         let mut envs = vec![
@@ -209,10 +242,6 @@ impl Sandbox {
             ("SHELL".to_owned(), "/bin/bash".to_owned()),
             ("LANG".to_owned(), "C.UTF-8".to_owned()),
             ("ANTHROPIC_BASE_URL".to_owned(), server.base_url()),
-            (
-                "ANTHROPIC_API_KEY".to_owned(),
-                "sk-ant-test-offline-dummy".to_owned(),
-            ),
         ];
         for (name, value) in [
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),

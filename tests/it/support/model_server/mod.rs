@@ -28,6 +28,7 @@
 
 mod gemini;
 mod record;
+mod refusal;
 mod responses;
 mod route;
 mod scenario;
@@ -52,6 +53,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
 pub use record::{RecordedRequest, RequestKind, WaitTimeout};
+pub use refusal::{Refusal, unreachable_url};
 pub use scenario::{Pause, Scenario, Turn, Usage};
 
 use record::Recorder;
@@ -271,6 +273,12 @@ async fn released(shared: &Shared, seen: u64) {
     }
 }
 
+/// The model in a Gemini API path: `/v1beta/models/MODEL:streamGenerateContent`.
+fn gemini_model(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/v1beta/models/")?;
+    Some(rest.split(':').next().unwrap_or(rest).to_owned())
+}
+
 fn lowercase_headers(headers: &HeaderMap) -> BTreeMap<String, String> {
     headers
         .iter()
@@ -330,6 +338,34 @@ async fn handle(
         scripted: false,
     };
     let release_seen = *shared.release.borrow();
+    let refused = shared
+        .router
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .refusing(&request, request.elapsed);
+    if let Some((wire, refusing, left)) = refused {
+        let model = request
+            .model()
+            .map(str::to_owned)
+            .or_else(|| gemini_model(&request.path))
+            .unwrap_or_else(|| "claude-scripted".to_owned());
+        request.kind = RequestKind::Refused;
+        request.scripted = true;
+        let index = shared.recorder.push(request);
+        let refusal = refusing.answer(wire, &model, left);
+        let mut reply = response(
+            refusal.status,
+            Some("application/json"),
+            &format!("req_scripted_{index:04}"),
+            Body::from(refusal.body.to_string()),
+        );
+        for (name, value) in refusal.headers {
+            if let Ok(value) = header::HeaderValue::from_str(&value) {
+                reply.headers_mut().insert(name, value);
+            }
+        }
+        return reply;
+    }
     let decision = shared
         .router
         .lock()

@@ -38,6 +38,9 @@ pub enum RequestKind {
     /// `HEAD /api/hello`, the connectivity probe Claude Code sends when nonessential
     /// traffic is not disabled.
     Hello,
+    /// A model request refused by the scenario's refusal (a bad key, a usage limit, an
+    /// unknown model).
+    Refused,
     /// Anything else; answered 404 and reported on stderr.
     Unknown,
 }
@@ -56,6 +59,7 @@ impl fmt::Display for RequestKind {
             Self::Side => f.write_str("side request"),
             Self::CountTokens => f.write_str("count_tokens"),
             Self::Hello => f.write_str("hello probe"),
+            Self::Refused => f.write_str("refused"),
             Self::Unknown => f.write_str("unknown route"),
         }
     }

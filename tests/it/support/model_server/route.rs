@@ -111,6 +111,33 @@ fn json_error(status: u16, error_type: &str, message: &str) -> Answer {
 }
 
 impl Router {
+    /// The refusal `request` gets `elapsed` after the server started, if it is a model
+    /// request and the scenario still refuses: the wire to answer in, the refusal and the
+    /// time left of it.
+    pub(super) fn refusing(
+        &self,
+        request: &RecordedRequest,
+        elapsed: std::time::Duration,
+    ) -> Option<(Wire, super::refusal::Refusing, Option<std::time::Duration>)> {
+        let refusing = self.scenario.refusing?;
+        let left = match refusing.until {
+            Some(until) if until <= elapsed => return None,
+            Some(until) => Some(until - elapsed),
+            None => None,
+        };
+        let wire = match (request.method.as_str(), request.path.as_str()) {
+            ("POST", "/v1/messages") => Wire::Messages,
+            ("POST", "/v1/responses") => Wire::Responses,
+            ("POST", path)
+                if path.starts_with("/v1beta/models/") && !path.ends_with(":countTokens") =>
+            {
+                Wire::Gemini
+            }
+            _ => return None,
+        };
+        Some((wire, refusing, left))
+    }
+
     pub(super) fn new(scenario: Scenario) -> Self {
         let subagents = scenario.subagents.len();
         Self {

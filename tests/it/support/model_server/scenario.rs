@@ -289,6 +289,7 @@ pub struct Scenario {
     pub(super) handoff: Turn,
     pub(super) side_reply: String,
     pub(super) count_tokens: Option<u64>,
+    pub(super) refusing: Option<super::refusal::Refusing>,
 }
 
 impl Default for Scenario {
@@ -311,6 +312,7 @@ impl Scenario {
             .usage(Usage::new(10, 0, 0, 60)),
             side_reply: "ok".to_owned(),
             count_tokens: None,
+            refusing: None,
         }
     }
 
@@ -375,6 +377,23 @@ impl Scenario {
     #[must_use]
     pub fn side_reply(mut self, text: impl Into<String>) -> Self {
         self.side_reply = text.into();
+        self
+    }
+
+    /// Refuses every model request with `refusal` for `duration` after the server
+    /// starts (`None`: for ever), as the real API does (see
+    /// [`super::refusal::Refusal`]); then the scripts play. Refused requests are
+    /// recorded as [`super::RequestKind::Refused`] and advance no script.
+    #[must_use]
+    pub const fn refuse(
+        mut self,
+        refusal: super::refusal::Refusal,
+        duration: Option<Duration>,
+    ) -> Self {
+        self.refusing = Some(super::refusal::Refusing {
+            refusal,
+            until: duration,
+        });
         self
     }
 

@@ -1,0 +1,184 @@
+//! The Gemini CLI's failures, recognised from its error `result` and its stderr.
+//!
+//! Observed with the Gemini CLI 0.61.0 against the scripted Gemini API (recordings in
+//! `tests/fixtures/agent-failures/gemini-*`), and read in its `classifyGoogleError`
+//! (`googleQuotaErrors.ts`) and exit codes (`exitCodes.ts`). Its `result.error.type` is
+//! `unknown` for all of them, so the message decides:
+//!
+//! | situation | what it prints |
+//! |---|---|
+//! | bad key | the result "[API Error: {…"API key not valid…", "API_KEY_INVALID"…}]" |
+//! | refused (403) | the result "[API Error: {…"code":403,…"PERMISSION_DENIED"}]" |
+//! | no key | nothing on stdout; stderr "When using Gemini API, you must specify the GEMINI_API_KEY environment variable."; exit 41 |
+//! | unknown model | the result "[API Error: models/… is not found for API version v1beta…]" |
+//! | quota (429) | the result "[API Error: You have exhausted your daily quota on this model.]…"; a per-minute quota is retried by the CLI, "Suggested retry after 20s." |
+//! | API unreachable | stderr "Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request", again and again |
+
+use jiff::Zoned;
+
+use crate::agent::failure::{AgentFailure, ApiRetry, FailureKind, LastWords};
+
+/// A stderr line announcing one of the CLI's own retries: `Attempt 2 failed. Retrying
+/// with backoff... Error: …`.
+#[must_use]
+pub fn retry(line: &str) -> Option<ApiRetry> {
+    let rest = line.trim().strip_prefix("Attempt ")?;
+    let (attempt, rest) = rest.split_once(" failed")?;
+    let error = rest
+        .split_once("Error: ")
+        .map_or(rest, |(_, error)| error)
+        .trim()
+        .to_owned();
+    Some(ApiRetry {
+        attempt: attempt.parse().ok(),
+        max_retries: None,
+        delay_ms: None,
+        status: None,
+        kind: kind_of(&error),
+        error,
+    })
+}
+
+/// Why a Gemini CLI session failed: its error result, else its stderr.
+#[must_use]
+pub fn diagnose(words: &LastWords, now: &Zoned) -> Option<AgentFailure> {
+    words.lines().find_map(|line| {
+        let kind = kind_of(line)?;
+        let resets_at = (kind == FailureKind::UsageLimit)
+            .then(|| retry_after(line).map(|secs| now.timestamp().as_second() + secs))
+            .flatten();
+        Some(AgentFailure::new(kind, line).resetting_at(resets_at))
+    })
+}
+
+fn kind_of(message: &str) -> Option<FailureKind> {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("must specify the gemini_api_key")
+        || lower.contains("please set an auth method")
+    {
+        Some(FailureKind::NotLoggedIn)
+    } else if lower.contains("api key not valid")
+        || lower.contains("api_key_invalid")
+        || lower.contains("permission_denied")
+        || lower.contains("\"code\":401")
+        || lower.contains("\"code\":403")
+    {
+        Some(FailureKind::Auth)
+    } else if lower.contains("is not found for api version") || lower.contains("model not found") {
+        Some(FailureKind::UnknownModel)
+    } else if lower.contains("exhausted your")
+        || lower.contains("resource_exhausted")
+        || lower.contains("exceeded your current quota")
+    {
+        Some(FailureKind::UsageLimit)
+    } else if lower.contains("fetch failed")
+        || lower.contains("econnrefused")
+        || lower.contains("enotfound")
+    {
+        Some(FailureKind::Unreachable)
+    } else {
+        None
+    }
+}
+
+/// The seconds in "Suggested retry after 20s." or "Please retry in 20.5s".
+fn retry_after(message: &str) -> Option<i64> {
+    let after = message
+        .split_once("retry after ")
+        .or_else(|| message.split_once("retry in "))?
+        .1;
+    let number: String = after
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let unit = &after[number.len()..];
+    let value: f64 = number.parse().ok()?;
+    let secs = if unit.starts_with("ms") {
+        value / 1000.0
+    } else {
+        value
+    };
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a retry delay in seconds is far below 2^63"
+    )]
+    Some(secs.ceil() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::agent::gemini::stream_json::Parser;
+
+    /// The last words of the recording `name` (`.jsonl` on stdout, `.stderr` beside it).
+    fn words(name: &str) -> LastWords {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agent-failures");
+        let mut words = LastWords::default();
+        let parser = Parser::default();
+        if let Ok(stdout) = std::fs::read_to_string(dir.join(format!("{name}.jsonl"))) {
+            for line in stdout.lines() {
+                for event in parser.parse_line(line.as_bytes()) {
+                    words.observe(&event);
+                }
+            }
+        }
+        let stderr = std::fs::read_to_string(dir.join(format!("{name}.stderr"))).expect("stderr");
+        for line in stderr.lines() {
+            words.observe_stderr(line, 20);
+        }
+        words
+    }
+
+    fn kind(name: &str) -> Option<FailureKind> {
+        diagnose(&words(name), &Zoned::now()).map(|failure| failure.kind)
+    }
+
+    #[test]
+    fn each_recorded_failure_is_classified() {
+        assert_eq!(kind("gemini-bad-key"), Some(FailureKind::Auth));
+        assert_eq!(kind("gemini-forbidden"), Some(FailureKind::Auth));
+        assert_eq!(kind("gemini-not-logged-in"), Some(FailureKind::NotLoggedIn));
+        assert_eq!(
+            kind("gemini-unknown-model"),
+            Some(FailureKind::UnknownModel)
+        );
+        assert_eq!(kind("gemini-daily-quota"), Some(FailureKind::UsageLimit));
+        assert_eq!(kind("gemini-unreachable"), Some(FailureKind::Unreachable));
+    }
+
+    #[test]
+    fn the_error_result_is_quoted_first() {
+        let failure = diagnose(&words("gemini-unknown-model"), &Zoned::now()).expect("failure");
+        assert!(failure.said.starts_with("[API Error: models/"), "{failure}");
+    }
+
+    #[test]
+    fn a_suggested_retry_sets_the_reset() {
+        let noon: jiff::Timestamp = "2026-11-25T12:00:00Z".parse().expect("timestamp");
+        let now = noon.to_zoned(jiff::tz::TimeZone::UTC);
+        let words = LastWords {
+            stderr: vec!["You exceeded your current quota.\nSuggested retry after 20s.".into()],
+            ..LastWords::default()
+        };
+        let failure = diagnose(&words, &now).expect("failure");
+        assert_eq!(failure.resets_at, Some(now.timestamp().as_second() + 20));
+        assert_eq!(retry_after("Please retry in 1500ms"), Some(2));
+    }
+
+    #[test]
+    fn its_retries_on_stderr_are_read() {
+        let retry = retry(
+            "Attempt 2 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request",
+        )
+        .expect("a retry");
+        assert_eq!(retry.attempt, Some(2));
+        assert_eq!(retry.kind, Some(FailureKind::Unreachable));
+        assert_eq!(
+            retry.error,
+            "exception TypeError: fetch failed sending request"
+        );
+        assert!(super::retry("Ripgrep is not available.").is_none());
+    }
+}

@@ -1,0 +1,283 @@
+//! Waiting out an agent's usage limit: a session the limit refused does not count as an
+//! attempt; the run waits until the limit resets and the same attempt goes on.
+//!
+//! The wait ([`UsageWait::plan`], pure) lasts until the reset the agent named (Claude
+//! Code's `rate_limit_event`, Codex's "try again at …", the Gemini CLI's suggested
+//! retry), a couple of seconds past it for clocks that disagree; when the agent named
+//! none, it backs off: 30 s, doubling up to 15 min. It never goes past
+//! `limits.max_wait` counted from the first refusal: a reset further away pauses the run
+//! at once (exit 3), and so does a backoff that would run past it.
+//!
+//! While it waits ([`Runner::wait_for_usage_limit`]) the run says until when (a
+//! `waiting_for_limit` event, the state store for `debussy status`), serves the user's
+//! requests (Ctrl-C pauses the run as during a session) and keeps to `max_duration`,
+//! which counts the wait.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use crate::agent::AgentFailure;
+use crate::config::RunDuration;
+use crate::events::Event;
+use crate::state::LimitWait;
+
+use super::guards::LimitHit;
+use super::runner::Runner;
+
+/// The first backoff when the agent named no reset.
+pub(crate) const FIRST_BACKOFF: Duration = Duration::from_secs(30);
+
+/// The longest backoff.
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(15 * 60);
+
+/// Time added to a reset the agent named, for clocks that disagree a little.
+const PAST_RESET: Duration = Duration::from_secs(2);
+
+/// The waits of one attempt for a usage limit: how many refusals in a row, and how long
+/// the run has waited since the first.
+#[derive(Debug)]
+pub(crate) struct UsageWait {
+    max_wait: Option<RunDuration>,
+    refusals: u32,
+    waited: Duration,
+}
+
+/// What to do about one refusal.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum WaitPlan {
+    /// Wait this long, then start the session again.
+    Wait {
+        /// How long.
+        wait: Duration,
+        /// Whether the agent named the reset (else a backoff).
+        reset_known: bool,
+    },
+    /// Waiting would pass `limits.max_wait`: pause the run.
+    Pause(LimitHit),
+}
+
+impl UsageWait {
+    /// No refusal yet; waits end at `max_wait` (`None`: however long the reset takes).
+    pub(crate) fn new(max_wait: Option<RunDuration>) -> Self {
+        UsageWait {
+            max_wait,
+            refusals: 0,
+            waited: Duration::ZERO,
+        }
+    }
+
+    /// A session went through: the next refusal starts over.
+    pub(crate) fn reset(&mut self) {
+        self.refusals = 0;
+        self.waited = Duration::ZERO;
+    }
+
+    /// The plan for a refusal at `now` by a limit that resets at `resets_at` (seconds
+    /// since the epoch), if the agent said. A reset in the past counts as unknown.
+    pub(crate) fn plan(&mut self, resets_at: Option<i64>, now: Timestamp) -> WaitPlan {
+        let reset = resets_at
+            .and_then(|secs| Timestamp::from_second(secs).ok())
+            .filter(|at| *at > now);
+        let wait = match reset {
+            Some(at) => {
+                let until = now.duration_until(at);
+                Duration::try_from(until).unwrap_or_default() + PAST_RESET
+            }
+            None => {
+                let doubled = FIRST_BACKOFF.saturating_mul(1 << self.refusals.min(8));
+                doubled.min(MAX_BACKOFF)
+            }
+        };
+        self.refusals = self.refusals.saturating_add(1);
+        if let Some(limit) = self.max_wait
+            && self.waited + wait > limit.get()
+        {
+            return WaitPlan::Pause(LimitHit::UsageWait {
+                resets_at: reset,
+                needed: reset.map(|_| self.waited + wait),
+                waited: self.waited,
+                limit,
+            });
+        }
+        self.waited += wait;
+        WaitPlan::Wait {
+            wait,
+            reset_known: reset.is_some(),
+        }
+    }
+}
+
+/// How a wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitEnd {
+    /// The limit should have reset: go on.
+    Ready,
+    /// The user interrupted or skipped, or a run limit was reached: stop the attempt.
+    Stopped,
+}
+
+impl Runner<'_> {
+    /// Wait `wait` for the usage limit `failure` reported, in `phase_id`'s `attempt`,
+    /// serving the user's requests; see the [module docs](self).
+    pub(crate) async fn wait_for_usage_limit(
+        &mut self,
+        phase_id: &str,
+        attempt: u32,
+        failure: &AgentFailure,
+        wait: Duration,
+        reset_known: bool,
+    ) -> WaitEnd {
+        let now = Timestamp::now();
+        let until = now
+            .checked_add(jiff::SignedDuration::try_from(wait).unwrap_or_default())
+            .unwrap_or(now);
+        tracing::debug!(
+            until = %until,
+            "{failure}; waiting for the usage limit to reset"
+        );
+        self.emit(Event::WaitingForLimit {
+            phase_id: phase_id.to_owned(),
+            attempt,
+            until: until.to_string(),
+            reset_known,
+            wait_secs: wait.as_secs(),
+            said: failure.said.clone(),
+        });
+        let record = LimitWait {
+            until: until.to_string(),
+            said: Some(failure.said.clone()),
+        };
+        if let Err(err) = self
+            .store
+            .set_limit_wait(&self.run_id, phase_id, Some(&record))
+        {
+            self.warn(format!(
+                "could not record the wait for the usage limit: {err}"
+            ));
+        }
+        let end = self
+            .wait_until(phase_id, tokio::time::Instant::now() + wait)
+            .await;
+        if let Err(err) = self.store.set_limit_wait(&self.run_id, phase_id, None) {
+            self.warn(format!("could not record the end of the wait: {err}"));
+        }
+        if end == WaitEnd::Ready {
+            tracing::debug!(
+                "the usage limit's wait (until {}) is over",
+                crate::words::local_time(until)
+            );
+        }
+        end
+    }
+
+    /// Sleep until `deadline`, serving requests and keeping to `max_duration`.
+    async fn wait_until(&mut self, phase_id: &str, deadline: tokio::time::Instant) -> WaitEnd {
+        let sleep = tokio::time::sleep_until(deadline);
+        tokio::pin!(sleep);
+        loop {
+            let run_deadline = self.guards.deadline();
+            tokio::select! {
+                () = &mut sleep => return WaitEnd::Ready,
+                () = sleep_until(run_deadline), if run_deadline.is_some() => {
+                    if self.limit_reached(phase_id, 0.0) {
+                        return WaitEnd::Stopped;
+                    }
+                }
+                Some(request) = self.requests.recv() => {
+                    if self.handle_idle_request(request) {
+                        return WaitEnd::Stopped;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Sleep until `deadline`, or forever without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> Timestamp {
+        Timestamp::from_second(secs).expect("timestamp")
+    }
+
+    #[test]
+    fn a_known_reset_is_waited_for_to_the_second() {
+        let mut waits = UsageWait::new(RunDuration::parse("6h").ok());
+        let plan = waits.plan(Some(1_000_020), at(1_000_000));
+        assert_eq!(
+            plan,
+            WaitPlan::Wait {
+                wait: Duration::from_secs(22),
+                reset_known: true
+            }
+        );
+    }
+
+    #[test]
+    fn without_a_reset_it_backs_off_from_30s_doubling_to_15_minutes() {
+        let mut waits = UsageWait::new(None);
+        let mut seen = Vec::new();
+        for _ in 0..8 {
+            match waits.plan(None, at(1_000_000)) {
+                WaitPlan::Wait { wait, reset_known } => {
+                    assert!(!reset_known);
+                    seen.push(wait.as_secs());
+                }
+                WaitPlan::Pause(hit) => panic!("no limit, yet {hit}"),
+            }
+        }
+        assert_eq!(seen, [30, 60, 120, 240, 480, 900, 900, 900]);
+        waits.reset();
+        assert!(
+            matches!(
+                waits.plan(Some(999_000), at(1_000_000)),
+                WaitPlan::Wait { wait, reset_known: false } if wait == FIRST_BACKOFF
+            ),
+            "a reset in the past is no reset"
+        );
+    }
+
+    #[test]
+    fn a_reset_past_max_wait_pauses_at_once() {
+        let mut waits = UsageWait::new(RunDuration::parse("1h").ok());
+        let WaitPlan::Pause(hit) = waits.plan(Some(1_000_000 + 7_200), at(1_000_000)) else {
+            panic!("expected a pause");
+        };
+        assert_eq!(hit.key(), "limits.max_wait");
+        assert_eq!(
+            hit.raise_hint(),
+            "--max-wait 3h",
+            "past the 2 h the reset needs"
+        );
+        assert!(
+            hit.to_string().contains("past limits.max_wait (1h)"),
+            "{hit}"
+        );
+    }
+
+    #[test]
+    fn backoffs_add_up_to_max_wait_then_pause() {
+        let mut waits = UsageWait::new(RunDuration::parse("4m").ok());
+        let mut waited = 0;
+        loop {
+            match waits.plan(None, at(1_000_000)) {
+                WaitPlan::Wait { wait, .. } => waited += wait.as_secs(),
+                WaitPlan::Pause(hit) => {
+                    assert_eq!(waited, 30 + 60 + 120);
+                    assert!(hit.to_string().contains("after 3m30s of waiting"), "{hit}");
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! The activity log's lines for each run event: what each milestone says, in which tone.
+
+use std::time::Instant;
+
+use super::super::compact::one_line;
+use super::super::strings::{self, lines};
+use super::super::tone::Tone;
+use super::ActivityLog;
+use crate::compliance::VerdictKind;
+use crate::events::{Event, PhaseState};
+use crate::session::OutcomeKind;
+
+impl ActivityLog {
+    /// Take in one run event: the lines it adds, and which phases are running.
+    pub(super) fn on_event(&mut self, event: &Event, now: Instant) {
+        // Most events are about the phase of the one before: no new string for them.
+        if self.phase.as_deref() != event.phase_id() {
+            self.phase = event.phase_id().map(str::to_owned);
+        }
+        match event {
+            Event::SessionStarted { phase_id, .. } => {
+                self.side_by_side |= self.running.iter().any(|running| running != phase_id);
+                self.running.insert(phase_id.clone());
+            }
+            Event::SessionEnded { phase_id, .. } => {
+                self.running.remove(phase_id);
+            }
+            _ => {}
+        }
+        match event {
+            Event::RunStarted {
+                plan_title,
+                phases,
+                resumed,
+                ..
+            } => {
+                self.run_started = Some(now);
+                self.push(
+                    now,
+                    None,
+                    Tone::Milestone,
+                    String::new(),
+                    lines::run_started(plan_title, phases.len(), *resumed),
+                );
+            }
+            Event::PhaseSkipped { phase_id, reason } => self.push(
+                now,
+                None,
+                Tone::Dim,
+                String::new(),
+                lines::phase_skipped(phase_id, reason),
+            ),
+            Event::PhaseStarted {
+                phase_id,
+                title,
+                attempt,
+                max_attempts,
+                kind,
+                ..
+            } => self.push(
+                now,
+                None,
+                Tone::Milestone,
+                String::new(),
+                lines::phase_started(phase_id, title, *attempt, *max_attempts, *kind),
+            ),
+            Event::SessionStarted {
+                restart,
+                max_restarts,
+                pid,
+                ..
+            } => self.push(
+                now,
+                None,
+                Tone::Dim,
+                String::new(),
+                lines::session_started(*restart, *max_restarts, *pid),
+            ),
+            Event::Activity { activity, .. } => {
+                self.activity(now, &activity.thread, &activity.kind);
+            }
+            Event::AgentStderr { line, .. } => self.push(
+                now,
+                None,
+                Tone::Dim,
+                strings::STDERR.to_owned(),
+                one_line(line),
+            ),
+            Event::SessionEnded {
+                outcome,
+                detail,
+                snapshot,
+                last_words,
+                ..
+            } => {
+                let tone = match outcome {
+                    OutcomeKind::Failed
+                    | OutcomeKind::Timeout
+                    | OutcomeKind::SpawnError
+                    | OutcomeKind::AgentFailure => Tone::Error,
+                    _ => Tone::Dim,
+                };
+                self.push(
+                    now,
+                    None,
+                    tone,
+                    String::new(),
+                    lines::session_ended(detail, snapshot.percent),
+                );
+                if let Some(words) = last_words {
+                    self.push(
+                        now,
+                        None,
+                        Tone::Error,
+                        String::new(),
+                        lines::last_words(words),
+                    );
+                }
+            }
+            Event::AgentRetry { retry, .. } => {
+                self.push(now, None, Tone::Warning, String::new(), retry.to_string());
+            }
+            Event::WaitingForLimit {
+                until,
+                reset_known,
+                said,
+                ..
+            } => self.push(
+                now,
+                None,
+                Tone::Warning,
+                String::new(),
+                lines::waiting_for_limit(until, *reset_known, said),
+            ),
+            Event::Restart {
+                restart,
+                max_restarts,
+                reason,
+                context_percent,
+                commit,
+                delay_secs,
+                ..
+            } => self.push(
+                now,
+                None,
+                Tone::Restart,
+                String::new(),
+                lines::restart(
+                    *restart,
+                    *max_restarts,
+                    *context_percent,
+                    reason,
+                    commit.as_deref(),
+                    *delay_secs,
+                ),
+            ),
+            Event::GateStarted { name, command, .. } => self.push(
+                now,
+                None,
+                Tone::Dim,
+                String::new(),
+                lines::gate_started(name, command),
+            ),
+            Event::GateFinished {
+                name,
+                command,
+                passed,
+                verdict,
+                duration_ms,
+                ..
+            } => self.push(
+                now,
+                None,
+                if *passed { Tone::Good } else { Tone::Error },
+                String::new(),
+                lines::gate_finished(name, verdict, *duration_ms, command),
+            ),
+            Event::Compliance {
+                verdict, findings, ..
+            } => self.push(
+                now,
+                None,
+                if *verdict == VerdictKind::Pass {
+                    Tone::Good
+                } else {
+                    Tone::Warning
+                },
+                String::new(),
+                lines::compliance(*verdict, findings),
+            ),
+            Event::Merged {
+                branch,
+                commit,
+                fast_forward,
+                ..
+            } => self.push(
+                now,
+                None,
+                Tone::Commit,
+                String::new(),
+                lines::merged(branch, commit, *fast_forward),
+            ),
+            Event::MergeConflict { branch, files, .. } => self.push(
+                now,
+                None,
+                Tone::Warning,
+                String::new(),
+                lines::merge_conflict(branch, files),
+            ),
+            Event::Committed {
+                commit,
+                message,
+                files_changed,
+                ..
+            } => self.push(
+                now,
+                None,
+                Tone::Commit,
+                String::new(),
+                lines::committed(commit, *files_changed, message),
+            ),
+            Event::AttemptFailed {
+                attempt, reason, ..
+            } => self.push(
+                now,
+                None,
+                Tone::Error,
+                String::new(),
+                lines::attempt_failed(*attempt, reason),
+            ),
+            Event::PhaseFinished {
+                phase_id,
+                status,
+                attempts,
+                restarts,
+                error,
+            } => {
+                let tone = match status {
+                    PhaseState::Completed => Tone::Good,
+                    PhaseState::Failed | PhaseState::Blocked | PhaseState::AwaitingHuman => {
+                        Tone::Error
+                    }
+                    PhaseState::Paused => Tone::Warning,
+                    _ => Tone::Dim,
+                };
+                self.push(
+                    now,
+                    None,
+                    tone,
+                    String::new(),
+                    lines::phase_finished(
+                        phase_id,
+                        *status,
+                        *attempts,
+                        *restarts,
+                        error.as_deref(),
+                    ),
+                );
+            }
+            Event::Paused { phase_id } => self.push(
+                now,
+                None,
+                Tone::Warning,
+                String::new(),
+                lines::paused(phase_id),
+            ),
+            Event::HandoffRequested { .. } => self.push(
+                now,
+                None,
+                Tone::Restart,
+                String::new(),
+                lines::HANDOFF_REQUESTED.to_owned(),
+            ),
+            Event::Handoff {
+                written, detail, ..
+            } => self.push(
+                now,
+                None,
+                if *written { Tone::Good } else { Tone::Warning },
+                String::new(),
+                lines::handoff(*written, detail),
+            ),
+            Event::LimitReached { detail, .. } => self.push(
+                now,
+                None,
+                Tone::Warning,
+                String::new(),
+                lines::limit_reached(detail),
+            ),
+            Event::Resumed { phase_id } => self.push(
+                now,
+                None,
+                Tone::Good,
+                String::new(),
+                lines::resumed(phase_id),
+            ),
+            Event::Warning { message } => {
+                self.push(now, None, Tone::Warning, String::new(), one_line(message));
+            }
+            Event::RunFinished { summary } => self.push(
+                now,
+                None,
+                Tone::Milestone,
+                String::new(),
+                lines::run_finished(
+                    summary.status,
+                    summary.duration_secs,
+                    summary.billed.total(),
+                    summary.cost_usd,
+                ),
+            ),
+            Event::Context { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Stops at a safe point, with the real Claude Code CLI: a context stop decided while a
+//! Bash call runs waits for its result and ends the session before the next model
+//! request; a call that outlasts `agent.tool_grace` is cut short and the checkpoint
+//! says so.
+
+use serde_json::json;
+
+use super::{Project, claude, named, permission_args_yaml, sessions, usage};
+use crate::support::model_server::{ModelServer, Scenario, Turn};
+
+/// Session 1 calls Bash with `command` in the turn whose usage crosses 80 % (the call is
+/// the turn's one block, so the threshold is crossed as the call starts); session 2
+/// finishes.
+fn crossing_while(command: &str) -> Scenario {
+    Scenario::new().turns([
+        Turn::new()
+            .tool_use("Bash", json!({"command": command}))
+            .usage(usage(85)),
+        Turn::reply("Phase 1 is done.").usage(usage(20)),
+    ])
+}
+
+#[test]
+fn a_bash_call_crossing_the_threshold_finishes_before_the_stop() {
+    let Some(cli) = claude::require() else { return };
+    let project = Project::new(cli);
+    project.plan(&[("1", "test -f f")]);
+    let server = ModelServer::start(crossing_while("sleep 4 && touch f")).expect("model server");
+
+    let (code, events) = project.run(&server, &["--handoff", "mechanical"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(project.root().join("f").exists(), "the tool call finished");
+    let restarts = named(&events, "restart");
+    assert_eq!(restarts.len(), 1, "{events:#?}");
+    let sessions = sessions(&server);
+    assert_eq!(sessions.len(), 2, "{:#?}", server.requests());
+    assert_eq!(
+        sessions[0].len(),
+        1,
+        "the stopped session made no request after the tool's result"
+    );
+    let next = sessions[1][0].first_user_text();
+    assert!(!next.contains("interrupted a tool call"), "{next}");
+}
+
+#[test]
+fn a_call_past_the_grace_is_cut_short_and_the_checkpoint_names_it() {
+    let Some(cli) = claude::require() else { return };
+    let project = Project::new(cli);
+    project.plan_with_agent(
+        &[("1", "true")],
+        &format!("{}  tool_grace: 1\n", permission_args_yaml()),
+    );
+    // Claude Code refuses a long leading `sleep`; `tail -f` waits without it.
+    let server = ModelServer::start(crossing_while("timeout 30 tail -f /dev/null; touch late"))
+        .expect("model server");
+
+    let (code, events) = project.run(&server, &["--handoff", "mechanical"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(
+        !project.root().join("late").exists(),
+        "the call was cut short"
+    );
+    let next = sessions(&server)[1][0].first_user_text();
+    assert!(
+        next.contains(
+            "The stop interrupted a tool call that ran past its grace: `Bash: timeout 30 tail -f /dev/null; touch late`"
+        ),
+        "{next}"
+    );
+}

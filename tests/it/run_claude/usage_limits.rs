@@ -1,0 +1,142 @@
+//! Usage limits with the real Claude Code CLI, logged in with a subscription (the case
+//! where the limit resets in hours and Claude Code gives up at once): the run waits for
+//! the reset the agent names and goes on in the same attempt; past `limits.max_wait` it
+//! pauses; Ctrl-C during the wait pauses it as during a session.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{Project, claude, named, usage, wait};
+use crate::support::claude::Login;
+use crate::support::model_server::{ModelServer, Refusal, RequestKind, Scenario, Turn};
+use crate::support::project::run_json;
+
+/// Phase 1 writes done.txt and finishes.
+fn phase_work(project: &Project) -> Scenario {
+    Scenario::new().turns([
+        Turn::new()
+            .text("Writing.")
+            .tool_use(
+                "Write",
+                json!({"file_path": project.path("done.txt"), "content": "ok\n"}),
+            )
+            .usage(usage(10)),
+        Turn::reply("Done.").usage(usage(11)),
+    ])
+}
+
+fn run_as_subscriber(project: &Project, server: &ModelServer, extra: &[&str]) -> (i32, Vec<Value>) {
+    let mut args = vec!["run", "plan/MASTER_PLAN.md", "--output-format", "json"];
+    args.extend_from_slice(extra);
+    run_json(
+        project.command_as(server, &args, Login::Subscription),
+        Duration::from_secs(180),
+    )
+}
+
+#[test]
+fn a_usage_limit_for_20s_is_waited_out_in_one_attempt() {
+    let Some(cli) = claude::require() else { return };
+    let project = Project::new(cli);
+    project.plan(&[("1", "test -f done.txt")]);
+    let server = ModelServer::start(
+        phase_work(&project).refuse(Refusal::UsageLimit, Some(Duration::from_secs(20))),
+    )
+    .expect("model server");
+
+    let started = Instant::now();
+    let (code, events) = run_as_subscriber(&project, &server, &[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let waits = named(&events, "waiting_for_limit");
+    assert!(!waits.is_empty(), "{events:#?}");
+    let wait = waits[0];
+    assert_eq!(wait["reset_known"], true, "{wait:#}");
+    assert_eq!(wait["attempt"], 1, "{wait:#}");
+    // Driven by the reset the server gave (20 s after it started), not a 30 s floor.
+    assert!(wait["wait_secs"].as_u64().expect("secs") <= 22, "{wait:#}");
+    assert!(
+        wait["said"]
+            .as_str()
+            .is_some_and(|said| said.starts_with("You've hit your")),
+        "{wait:#}"
+    );
+    assert_eq!(named(&events, "phase_started").len(), 1, "{events:#?}");
+    let finished = named(&events, "phase_finished")[0];
+    assert_eq!(finished["status"], "completed", "{finished:#}");
+    assert_eq!(finished["attempts"], 1, "{finished:#}");
+    assert!(started.elapsed() >= Duration::from_secs(15));
+    assert!(project.root().join("done.txt").exists());
+    assert!(!server.requests_of(&RequestKind::Refused).is_empty());
+}
+
+#[test]
+fn a_reset_past_max_wait_pauses_the_run_with_exit_3() {
+    let Some(cli) = claude::require() else { return };
+    let project = Project::new(cli);
+    project.plan(&[("1", "test -f done.txt")]);
+    let server = ModelServer::start(
+        phase_work(&project).refuse(Refusal::UsageLimit, Some(Duration::from_secs(3 * 3600))),
+    )
+    .expect("model server");
+
+    let (code, events) = run_as_subscriber(&project, &server, &["--max-wait", "1h"]);
+    assert_eq!(code, 3, "{events:#?}");
+    let limit = named(&events, "limit_reached")[0];
+    assert_eq!(limit["limit"], "limits.max_wait", "{limit:#}");
+    // Enough for the reset three hours away.
+    assert_eq!(limit["raise_with"], "--max-wait 4h", "{limit:#}");
+    assert!(
+        named(&events, "waiting_for_limit").is_empty(),
+        "{events:#?}"
+    );
+    assert_eq!(project.status(&server)["run"]["status"], "paused");
+}
+
+#[test]
+fn ctrl_c_while_waiting_pauses_and_status_says_until_when() {
+    let Some(cli) = claude::require() else { return };
+    let project = Project::new(cli);
+    project.plan(&[("1", "test -f done.txt")]);
+    let server = ModelServer::start(
+        phase_work(&project).refuse(Refusal::UsageLimit, Some(Duration::from_secs(3600))),
+    )
+    .expect("model server");
+
+    let mut child = project
+        .command_as(
+            &server,
+            &["run", "plan/MASTER_PLAN.md", "--output-format", "json"],
+            Login::Subscription,
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let waiting = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .map(|line| serde_json::from_str::<Value>(&line).expect("json"))
+        .find(|event| event["event"] == "waiting_for_limit")
+        .expect("the run waits");
+    assert!(
+        waiting["wait_secs"].as_u64().expect("secs") > 3000,
+        "{waiting:#}"
+    );
+
+    let status = project
+        .command(&server, &["status"])
+        .output()
+        .expect("status");
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("waiting for the usage limit until"), "{text}");
+
+    let debussy = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    nix::sys::signal::kill(debussy, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    let _rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert_eq!(wait(&mut child, Duration::from_secs(60)), 130);
+    assert_eq!(project.status(&server)["run"]["status"], "paused");
+}
