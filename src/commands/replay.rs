@@ -45,7 +45,9 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
         )));
     }
     let inputs = WindowInputs {
-        configured: args.window.or(config.agent.model_context_window),
+        configured: args
+            .window
+            .or(crate::agent::BackendSettings::default_kind(config).model_context_window),
         ..WindowInputs::default()
     };
     let open = |path: &Path| {

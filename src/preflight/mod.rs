@@ -154,7 +154,8 @@ pub(crate) fn check(target: Target<'_>) -> Report {
                 "name the plan (`debussy doctor PLAN`), or set `agent.scenario`",
             ));
         } else {
-            let scenario = agent::sim::scenario_path(&config.agent, root, target.plan);
+            let scenario =
+                agent::sim::scenario_path(config.agent.scenario.as_deref(), root, target.plan);
             checks.push(scenario_check(&scenario));
         }
     }

@@ -582,9 +582,10 @@ fn spawn_help(err: &ProcessError) -> Option<String> {
     match err {
         ProcessError::ProgramNotFound { .. }
         | ProcessError::NotExecutable { .. }
-        | ProcessError::InterpreterNotFound { .. } => {
-            Some("check `agent.command` in the configuration".to_owned())
-        }
+        | ProcessError::InterpreterNotFound { .. } => Some(
+            "check the agent's program, `agents.<kind>.command` (`debussy config` shows it)"
+                .to_owned(),
+        ),
         ProcessError::MissingCwd { .. } => {
             Some("run debussy from the project, or create the directory".to_owned())
         }

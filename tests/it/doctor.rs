@@ -205,7 +205,7 @@ fn doctor_prints_every_check_and_fails_when_one_does() {
     assert!(
         agent["fix"]
             .as_str()
-            .is_some_and(|f| f.contains("agent.command"))
+            .is_some_and(|f| f.contains("agents.claude.command"))
     );
     assert_eq!(project.recorded_runs(), 0, "doctor records nothing");
 }

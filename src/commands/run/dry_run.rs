@@ -37,7 +37,7 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     out.push_str(&palette.bold("Restarts and limits"));
     out.push('\n');
     let backend = crate::agent::backend(
-        &loaded.config,
+        &crate::agent::BackendSettings::default_kind(&loaded.config),
         crate::agent::BackendContext {
             project_root: &loaded.project_root,
             plan_path: Some(master),
@@ -416,13 +416,13 @@ fn order_table(
         };
         let mut title = vec![phase.title.clone()];
         title.extend(file_note.map(str::to_owned));
-        if let Some(own) = crate::orchestrator::agents::phase_config(&loaded.config, phase) {
+        if let Some(own) = crate::orchestrator::agents::phase_agent(&loaded.config, phase) {
             let model = if own.model.is_empty() {
                 "its default model"
             } else {
                 own.model.as_str()
             };
-            title.push(format!("runs on {} ({model})", agent_name(own.agent.kind)));
+            title.push(format!("runs on {} ({model})", own.kind));
         }
         let or_dash = |lines: Vec<String>| {
             if lines.is_empty() {
@@ -448,12 +448,6 @@ fn order_table(
         ]);
     }
     table
-}
-
-/// The word for an agent kind, as the configuration spells it.
-fn agent_name(kind: crate::config::AgentKind) -> String {
-    serde_norway::to_string(&kind)
-        .map_or_else(|_| format!("{kind:?}"), |text| text.trim().to_owned())
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         return Ok(Exit::Failure);
     }
     let backend = agent::backend(
-        &loaded.config,
+        &agent::BackendSettings::default_kind(&loaded.config),
         BackendContext {
             project_root: &root,
             plan_path: Some(&plan.master),

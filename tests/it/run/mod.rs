@@ -874,7 +874,7 @@ async fn skipping_a_phase_skips_the_phases_that_depend_on_it() {
     .expect("config");
     let plan = debussy::plan::load(&project.root().join("plan/MASTER_PLAN.md")).expect("plan");
     let backend = debussy::agent::backend(
-        &loaded.config,
+        &debussy::agent::BackendSettings::default_kind(&loaded.config),
         debussy::agent::BackendContext {
             project_root: project.root(),
             plan_path: Some(&plan.master),
