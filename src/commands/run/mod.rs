@@ -14,7 +14,7 @@ use crate::agent::{self, BackendContext};
 use crate::cli::{GlobalArgs, ReportFormat, RunArgs, RunOverrides};
 use crate::config::OutputMode;
 use crate::events::{self, RequestSender, RunRequest};
-use crate::exit::{CommandResult, Exit, Failure};
+use crate::exit::{CommandResult, Exit, Failure, to_stderr};
 use crate::orchestrator::{self, RunOptions, RunSetup};
 use crate::plan;
 use crate::state::RunStatus;
@@ -47,7 +47,7 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
             global.color,
             std::io::stderr().is_terminal(),
         ));
-        eprint!("{}", render_report(&inspection.report, false, palette));
+        to_stderr(&render_report(&inspection.report, false, palette));
         return Ok(Exit::Failure);
     };
     if !args.skip_audit && inspection.report.summary.errors > 0 {
@@ -55,8 +55,10 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
             global.color,
             std::io::stderr().is_terminal(),
         ));
-        eprint!("{}", render_report(&inspection.report, false, palette));
-        eprintln!("the plan has audit errors; fix them (see `debussy audit`) or pass --skip-audit");
+        to_stderr(&render_report(&inspection.report, false, palette));
+        to_stderr(
+            "the plan has audit errors; fix them (see `debussy audit`) or pass --skip-audit\n",
+        );
         return Ok(Exit::Failure);
     }
     let backend = agent::backend(
@@ -74,9 +76,9 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         plan: Some(&plan.master),
         auto_commit: loaded.config.auto_commit,
     });
-    eprint!("{}", preflight.render(false));
+    to_stderr(&preflight.render(false));
     if preflight.failed() {
-        eprintln!("debussy: not started; fix the problems above (`debussy doctor` checks again)");
+        to_stderr("debussy: not started; fix the problems above (`debussy doctor` checks again)\n");
         return Ok(Exit::Usage);
     }
 
@@ -122,7 +124,9 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
                     Err(err) => {
                         // The panic hook restored the terminal; stop the agent gracefully
                         // so the run is saved as paused rather than going on unseen.
-                        eprintln!("debussy: the dashboard failed ({err}); pausing the run");
+                        to_stderr(&format!(
+                            "debussy: the dashboard failed ({err}); pausing the run\n"
+                        ));
                         let _ = requests.send(RunRequest::Interrupt);
                     }
                 }
@@ -215,11 +219,11 @@ fn reuse_started_with(
     if reused.is_empty() {
         return Ok(false);
     }
-    eprintln!(
-        "debussy: resuming run {} with the settings it was started with: {}",
+    to_stderr(&format!(
+        "debussy: resuming run {} with the settings it was started with: {}\n",
         run.id,
         reused.join(" ")
-    );
+    ));
     Ok(true)
 }
 
@@ -295,15 +299,15 @@ async fn forward_signals(requests: RequestSender, quiet: bool) {
         match count {
             1 => {
                 if !quiet {
-                    eprintln!(
-                        "\ndebussy: stopping the agent and pausing the run (Ctrl-C again to kill it)"
+                    to_stderr(
+                        "\ndebussy: stopping the agent and pausing the run (Ctrl-C again to kill it)\n",
                     );
                 }
                 let _ = requests.send(RunRequest::Interrupt);
             }
             2 => {
                 if !quiet {
-                    eprintln!("\ndebussy: killing the agent (Ctrl-C again to exit at once)");
+                    to_stderr("\ndebussy: killing the agent (Ctrl-C again to exit at once)\n");
                 }
                 let _ = requests.send(RunRequest::Kill);
             }
