@@ -50,4 +50,6 @@ pub use settings::{
 };
 
 #[cfg(test)]
+pub(crate) use file::parse as parse_file;
+#[cfg(test)]
 pub(crate) use flags::layer as flag_layer;
