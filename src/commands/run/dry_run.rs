@@ -18,7 +18,7 @@ use crate::plan::{
     self, AgentCatalog, DependencyTarget, GateOrigin, Phase, PhaseId, Plan, execution_order,
 };
 
-pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
+pub(super) async fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     let loaded = crate::commands::load_config(global, Some(&args.overrides))?;
     let inspection = plan::inspect(&args.plan, &loaded.config.gates, &loaded.project_root);
     let palette = Palette::new(crate::logging::use_color(
@@ -54,10 +54,23 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
         plan: inspection.plan.as_ref().map(|p| p.master.as_path()),
         auto_commit: loaded.config.auto_commit,
     });
+    // What the run checks as it starts: git, and phases side by side.
+    if loaded.config.auto_commit {
+        preflight.checks.push(
+            crate::preflight::git_check_allowing(loaded.project_root.clone(), args.allow_dirty)
+                .await,
+        );
+    }
     if let Some(plan) = &inspection.plan {
         preflight
             .checks
             .extend(crate::preflight::phase_agent_checks(&loaded, plan));
+        if loaded.config.jobs != 1 {
+            preflight.checks.push(
+                crate::preflight::jobs_check(loaded.project_root.clone(), plan, &loaded.config)
+                    .await,
+            );
+        }
     }
     out.push_str(&palette.bold("Pre-flight"));
     out.push('\n');

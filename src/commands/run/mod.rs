@@ -32,7 +32,7 @@ use super::render::Palette;
 
 pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     if args.dry_run {
-        return dry_run::run(global, &args);
+        return dry_run::run(global, &args).await;
     }
     let mut overrides = args.overrides.clone();
     let mut env = load_options(global, &overrides)?.env;
