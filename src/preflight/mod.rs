@@ -266,7 +266,12 @@ fn scenario_check(path: &Path) -> Check {
     match Scenario::check(&text, path) {
         Ok(scenario) => Check::pass(
             "scenario",
-            format!("{} ({} scripts)", path.display(), scenario.scripts.len()),
+            format!(
+                "{} ({} script{})",
+                path.display(),
+                scenario.scripts.len(),
+                plural(scenario.scripts.len())
+            ),
         ),
         Err(errors) => Check::fail(
             "scenario",

@@ -399,7 +399,8 @@ impl<'a> Driver<'a> {
 
     pub(super) fn send_gap_note(&mut self, gap: u64) {
         let text = format!(
-            "{gap} lines of agent output not shown here; the transcript {} and its .stderr.log have them all",
+            "{gap} line{} of agent output not shown here; the transcript {} and its .stderr.log have them all",
+            crate::words::plural(gap),
             self.spec.log_path.display()
         );
         self.send(SessionEvent::Activity(Activity {

@@ -218,7 +218,11 @@ fn figures(label: &str, totals: &Totals) -> Vec<Span<'static>> {
         Span::styled(money(totals.cost_usd), bold),
         Span::raw(" · "),
         Span::styled(totals.tool_calls.to_string(), bold),
-        Span::raw(format!(" {}", strings::GAUGE_TOOL_CALLS)),
+        Span::raw(format!(
+            " {}{}",
+            strings::GAUGE_TOOL_CALLS,
+            crate::words::plural(totals.tool_calls)
+        )),
     ]
 }
 

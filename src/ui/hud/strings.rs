@@ -50,7 +50,7 @@ pub(crate) const GAUGE_BILLED: &str = "billed";
 pub(crate) const GAUGE_RESTART_AT: &str = "restart at";
 pub(crate) const GAUGE_SESSION: &str = "session";
 pub(crate) const GAUGE_RUN: &str = "run";
-pub(crate) const GAUGE_TOOL_CALLS: &str = "tool calls";
+pub(crate) const GAUGE_TOOL_CALLS: &str = "tool call";
 
 /// Activity markers (one glyph each) and fixed lines.
 pub(crate) const MARK_TOOL: &str = "▸ ";

@@ -262,8 +262,8 @@ fn an_agent_reporting_blocked_blocks_the_phase() {
     let phases = &summary(&events)["phases"];
     assert_eq!(phases[0]["status"], "blocked");
     assert_eq!(
-        phases[1]["status"], "blocked",
-        "its dependent is blocked too"
+        phases[1]["status"], "not run",
+        "its dependent never ran: it is not run, not blocked (which needs a human)"
     );
 }
 
