@@ -14,7 +14,7 @@ use crate::agent::{self, BackendContext};
 use crate::cli::{GlobalArgs, ReportFormat, RunArgs, RunOverrides};
 use crate::config::OutputMode;
 use crate::events::{self, RequestSender, RunRequest};
-use crate::exit::{CommandResult, Exit, Failure, to_stderr};
+use crate::exit::{CommandResult, Exit, Failure, to_stderr, to_stdout};
 use crate::orchestrator::{self, RunOptions, RunSetup};
 use crate::plan;
 use crate::state::RunStatus;
@@ -86,6 +86,11 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         tracing::warn!("cannot write .debussy/logs/orchestrator.log: {err}");
     }
     let output = choose_output(global, &args, &loaded.config, &root);
+    // With `output: file` the terminal shows nothing during the run; the summary is
+    // still printed at the end, as in every other mode.
+    let summary_to_terminal = matches!(output, Output::Sink(_))
+        && args.output_format != Some(ReportFormat::Json)
+        && loaded.config.output == OutputMode::File;
     let (event_sender, mut event_receiver) = events::channel();
     let (request_sender, requests) = tokio::sync::mpsc::unbounded_channel();
 
@@ -160,6 +165,13 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     let _ = output.await;
     if let Some(task) = side_task {
         let _ = task.await;
+    }
+    if summary_to_terminal && let Ok(summary) = &result {
+        to_stdout(&format!(
+            "{}The run's lines are in {}\n",
+            ui::summary::render(summary),
+            root.join(".debussy/logs").display()
+        ));
     }
     match result {
         Ok(summary) => Ok(match summary.status {

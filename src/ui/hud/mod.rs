@@ -31,6 +31,8 @@ mod activity;
 mod app;
 mod compact;
 mod confirm;
+#[cfg(test)]
+mod fit_tests;
 mod gauge;
 mod header;
 mod hints;
