@@ -641,6 +641,73 @@ fn sigkill_takes_the_agent_along_and_leaves_an_interrupted_run_that_resume_conti
 }
 
 #[test]
+fn status_shows_the_running_session_and_a_killed_runs_spending_is_kept() {
+    let project = sleeping_project();
+    let mut live = LiveRun::start(&project, &[]);
+    // While the session runs: one session, its agent, and what it has spent so far.
+    let mut status = project.status_json();
+    wait_for(
+        || {
+            status = project.status_json();
+            status["executions"][0]["live_session"]["billed"]["input"]
+                .as_u64()
+                .is_some_and(|input| input > 0)
+        },
+        "the running session's figures in the state store",
+    );
+    assert_eq!(status["executions"][0]["live_session"]["agent"], "sim");
+    let text = project.command(&["status"]).output().expect("status");
+    let text = String::from_utf8_lossy(&text.stdout);
+    let row = text
+        .lines()
+        .find(|line| line.starts_with("1 "))
+        .unwrap_or_else(|| panic!("no row for phase 1 in {text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[4], "1", "one session, the running one: {row}");
+    assert_eq!(cells[6], "sim", "its agent: {row}");
+    assert_ne!(cells[8], "0", "what it has spent: {row}");
+
+    live.signal(nix::sys::signal::Signal::SIGKILL);
+    assert_eq!(wait_exit(&mut live.child, Duration::from_secs(30)), -1);
+    // A run whose process was killed still says what its session spent.
+    let history = project
+        .command(&["history", "--format", "json"])
+        .output()
+        .expect("history");
+    let history: Value = serde_json::from_slice(&history.stdout).expect("json");
+    assert_eq!(history[0]["status"], "interrupted", "{history:#}");
+    assert!(
+        history[0]["totals"]["billed"]["input"]
+            .as_u64()
+            .is_some_and(|input| input > 0),
+        "{history:#}"
+    );
+    // Resumed, the killed session is recorded as interrupted, and counted once.
+    let before = history[0]["totals"]["billed"]["input"]
+        .as_u64()
+        .unwrap_or(0);
+    let (code, events) = project.run(&["--resume", "--allow-dirty"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let status = project.status_json();
+    let sessions: Vec<&Value> = status["executions"]
+        .as_array()
+        .expect("executions")
+        .iter()
+        .flat_map(|e| e["sessions"].as_array().into_iter().flatten())
+        .collect();
+    assert_eq!(sessions[0]["outcome"], "interrupted", "{status:#}");
+    assert_eq!(sessions[0]["billed"]["input"].as_u64(), Some(before));
+    assert!(
+        status["executions"]
+            .as_array()
+            .expect("executions")
+            .iter()
+            .all(|e| e.get("live_session").is_none()),
+        "{status:#}"
+    );
+}
+
+#[test]
 fn transcripts_of_a_resumed_run_never_overwrite_earlier_ones() {
     let project = sleeping_project();
     let live = LiveRun::start(&project, &[]);
