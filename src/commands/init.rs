@@ -264,56 +264,8 @@ mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
 
-    /// Split a shell command line into words, honouring quotes and expanding `$NAME`
-    /// from `vars` (enough for the command lines in our templates).
     fn shell_words(line: &str, vars: &[(&str, &str)]) -> Vec<String> {
-        let mut words = Vec::new();
-        let mut word = String::new();
-        let mut in_word = false;
-        let mut quote: Option<char> = None;
-        let mut chars = line.chars().peekable();
-        while let Some(c) = chars.next() {
-            match (quote, c) {
-                (None, ' ' | '\t') => {
-                    if in_word {
-                        words.push(std::mem::take(&mut word));
-                        in_word = false;
-                    }
-                }
-                (None, '"' | '\'') => {
-                    quote = Some(c);
-                    in_word = true;
-                }
-                (Some(q), c) if c == q => quote = None,
-                (None | Some('"'), '$') => {
-                    let mut name = String::new();
-                    while let Some(&next) = chars.peek() {
-                        if next.is_ascii_alphanumeric() || next == '_' {
-                            name.push(next);
-                            chars.next();
-                        } else {
-                            break;
-                        }
-                    }
-                    let value = vars
-                        .iter()
-                        .find(|(var, _)| *var == name)
-                        .map(|(_, value)| *value)
-                        .unwrap_or_else(|| panic!("unexpected variable ${name} in `{line}`"));
-                    word.push_str(value);
-                    in_word = true;
-                }
-                (_, c) => {
-                    word.push(c);
-                    in_word = true;
-                }
-            }
-        }
-        assert!(quote.is_none(), "unclosed quote in `{line}`");
-        if in_word {
-            words.push(word);
-        }
-        words
+        crate::cli::docs_tests::shell_words(line, vars, false)
     }
 
     /// The `debussy …` lines inside the fenced shell blocks of a markdown file.

@@ -398,6 +398,19 @@ pub fn resumable_run(store: &Store, plan: &Plan) -> Result<Option<RunRecord>, St
         .find(|run| run.status != RunStatus::Completed))
 }
 
+/// The phases `--resume` would take as done in a run of `plan` now (what the dry run
+/// shows as skipped).
+///
+/// # Errors
+/// On a state store failure.
+pub fn done_on_resume(
+    store: &Store,
+    plan: &Plan,
+) -> Result<std::collections::BTreeSet<String>, StateError> {
+    let resumable = resumable_run(store, plan)?;
+    done_before(store, &plan_key(plan), resumable.as_ref())
+}
+
 /// The phases `--resume` takes as done: those some run of the plan completed, except the
 /// ones the resumed run itself took up again and did not complete (a `--restart` or
 /// `--phase` run redoing them); those go on where it left them.

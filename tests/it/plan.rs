@@ -599,3 +599,40 @@ fn a_phase_file_given_as_the_plan_is_named_as_one() {
         "did you mean audit/valid_plan/MASTER_PLAN.md?"
     );
 }
+
+#[test]
+fn the_dry_run_skips_a_phase_marked_completed_as_the_run_does() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "done/MASTER_PLAN.md",
+        "# Done - Master Plan\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](one.md) | Completed |\n| 2 | [Two](two.md) | Pending |\n",
+    );
+    sandbox.write(
+        "done/one.md",
+        "# Done Phase 1: One\n\n**Status:** Completed\n**Depends On:** N/A\n\n## Gates\n- check: `true` passes\n\n## Tasks\n- [x] 1.1: Do\n",
+    );
+    sandbox.write(
+        "done/two.md",
+        "# Done Phase 2: Two\n\n**Status:** Pending\n**Depends On:** Phase 1\n\n## Gates\n- check: `true` passes\n\n## Tasks\n- [ ] 2.1: Do\n",
+    );
+    let (_, text, stderr) = sandbox.run(&["run", "done", "--dry-run", "--no-auto-commit"]);
+    let order = text
+        .split("Execution order")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no order in {text}{stderr}"));
+    let rows: Vec<Vec<&str>> = order
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .filter(|cells: &Vec<&str>| cells.get(1).is_some_and(|id| *id == "1" || *id == "2"))
+        .collect();
+    assert_eq!(rows[0][0], "skip", "{order}");
+    assert_eq!(rows[1][0], "1", "phase 2 is the first step: {order}");
+    assert!(
+        order.contains("(skipped: marked completed in the plan)"),
+        "{order}"
+    );
+    // `--restart` runs it again.
+    let (_, text, _) = sandbox.run(&["run", "done", "--dry-run", "--no-auto-commit", "--restart"]);
+    let order = text.split("Execution order").nth(1).expect("order");
+    assert!(!order.contains("skip"), "{order}");
+}

@@ -3,7 +3,7 @@
 //! table. Runs nothing. Exit 1 when the audit finds errors (unless `--skip-audit`) or no
 //! order exists (a dependency cycle); 2 for usage errors.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -14,6 +14,7 @@ use crate::commands::audit::{heading, render_report, shown};
 use crate::commands::render::{Palette, Table, print};
 use crate::config::{Loaded, Source};
 use crate::exit::{CommandResult, Exit, Failure};
+use crate::orchestrator::selection::{self, History, Standing};
 use crate::plan::{
     self, AgentCatalog, DependencyTarget, GateOrigin, Phase, PhaseId, Plan, execution_order,
 };
@@ -104,6 +105,19 @@ pub(super) async fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
         None => None,
         Some(text) => Some(start_phase(plan, text)?),
     };
+    // The phases the run would skip, as the run chooses them.
+    let history = History {
+        ignore: args.restart,
+        resume: args.resume,
+        completed_before: if args.resume {
+            done_on_resume(&loaded.project_root, plan)
+        } else {
+            BTreeSet::new()
+        },
+        start_at: start.as_ref().map(ToString::to_string),
+    };
+    let standings = selection::select(&order, &history)
+        .map_err(|err| Failure::usage(miette::miette!("{err}")))?;
     if !order.is_empty() {
         out.push_str(&format!(
             "{} {}\n",
@@ -111,7 +125,7 @@ pub(super) async fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
             palette.dim(&format!("(paths relative to {})", shown_dir(plan.dir())))
         ));
         out.push_str(
-            &order_table(plan, &order, start.as_ref(), &loaded, &inspection.agents)
+            &order_table(plan, &order, &standings, &loaded, &inspection.agents)
                 .render("  ", palette),
         );
         out.push('\n');
@@ -145,6 +159,15 @@ pub(super) async fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     };
     print(&out)?;
     Ok(exit)
+}
+
+/// The phases an earlier run of the plan completed, which `--resume` skips; none when
+/// no run was recorded (or the record cannot be read: the dry run then shows them).
+fn done_on_resume(root: &Path, plan: &Plan) -> BTreeSet<String> {
+    match crate::state::Store::open_existing(root) {
+        Ok(Some(store)) => crate::orchestrator::done_on_resume(&store, plan).unwrap_or_default(),
+        Ok(None) | Err(_) => BTreeSet::new(),
+    }
 }
 
 /// The phase `--phase` names, or a usage error listing the plan's phases.
@@ -348,7 +371,7 @@ fn source_of(sources: &BTreeMap<String, Source>, key: &str) -> String {
 fn order_table(
     plan: &Plan,
     order: &[&Phase],
-    start: Option<&PhaseId>,
+    standings: &BTreeMap<String, Standing>,
     loaded: &Loaded,
     agents: &AgentCatalog,
 ) -> Table {
@@ -362,15 +385,17 @@ fn order_table(
         "Agents",
         "Notes",
     ]);
-    let start_at = start.and_then(|id| order.iter().position(|p| &p.id == id));
     let relative = |path: &Path| match path.strip_prefix(plan.dir()) {
         Ok(rest) if !plan.dir().as_os_str().is_empty() => shown(rest),
         _ => shown(path),
     };
     let mut step = 0;
-    for (index, phase) in order.iter().enumerate() {
-        let skipped = start_at.is_some_and(|s| index < s);
-        let number = if skipped {
+    for phase in order {
+        let skipped = match standings.get(phase.id.as_str()) {
+            Some(Standing::Skipped(reason)) => Some(reason.as_str()),
+            _ => None,
+        };
+        let number = if skipped.is_some() {
             "skip".to_owned()
         } else {
             step += 1;
@@ -429,6 +454,7 @@ fn order_table(
         };
         let mut title = vec![phase.title.clone()];
         title.extend(file_note.map(str::to_owned));
+        title.extend(skipped.map(|reason| format!("(skipped: {reason})")));
         if let Some(own) = crate::orchestrator::agents::phase_agent(&loaded.config, phase) {
             let model = if own.model.is_empty() {
                 "its default model"
