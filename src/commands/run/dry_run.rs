@@ -33,7 +33,12 @@ pub(super) async fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     let mut out = heading("Dry run of", &inspection, master, palette);
     out.push_str(&palette.bold("Effective configuration"));
     out.push('\n');
-    out.push_str(&config_table(&loaded, args).render("  ", palette));
+    // The profiles of the agents the plan runs: the default kind and any a phase names.
+    let mut kinds = vec![loaded.config.agent.kind];
+    if let Some(plan) = &inspection.plan {
+        kinds.extend(plan.phases.iter().filter_map(|phase| phase.agent));
+    }
+    out.push_str(&config_table(&loaded, args, &kinds).render("  ", palette));
     out.push('\n');
     out.push_str(&palette.bold("Restarts and limits"));
     out.push('\n');
@@ -247,9 +252,23 @@ fn restart_lines(
     )
 }
 
-pub(crate) fn config_table(loaded: &Loaded, args: &RunArgs) -> Table {
+pub(crate) fn config_table(
+    loaded: &Loaded,
+    args: &RunArgs,
+    kinds: &[crate::config::AgentKind],
+) -> Table {
     let mut table = Table::new(&["Key", "Value", "Source"]);
-    for (key, value) in effective_config(loaded) {
+    let unused = |key: &str| {
+        key.strip_prefix("agents.").is_some_and(|rest| {
+            !kinds
+                .iter()
+                .any(|kind| rest.starts_with(&format!("{kind}.")))
+        })
+    };
+    for (key, value) in effective_config(loaded)
+        .into_iter()
+        .filter(|(key, _)| !unused(key))
+    {
         let source = source_of(&loaded.sources, &key);
         table.row(vec![vec![key], vec![value], vec![source]]);
     }
