@@ -25,8 +25,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use debussy::agent::BackendSettings;
 use debussy::agent::sim::SimBackend;
-use debussy::config::{AgentConfig, Config};
+use debussy::config::{AgentKind, Config};
 use debussy::session::{self, SessionControl, SessionEvent, SessionSpec};
 use tokio::sync::mpsc;
 
@@ -124,17 +125,19 @@ fn main() {
 fn spec(dir: &Path, scenario: &str, round: usize) -> SessionSpec {
     let scenario_path = dir.join("scenario.yaml");
     std::fs::write(&scenario_path, scenario).expect("write scenario");
-    let agent = AgentConfig {
-        command: Some(env!("CARGO_BIN_EXE_debussy").to_owned()),
-        ..AgentConfig::default()
-    };
     let config = Config {
         model: "sim-model".into(),
         context_threshold: debussy::context::ContextLimit::At(80.0),
         ..Config::default()
     };
+    let agent = BackendSettings {
+        command: Some(env!("CARGO_BIN_EXE_debussy").to_owned()),
+        ..BackendSettings::new(&config, AgentKind::Sim)
+    }
+    .with_model("sim-model");
     SessionSpec::from_config(
         &config,
+        &agent,
         Arc::new(SimBackend::new(&agent, scenario_path)),
         "Bench.",
         dir,

@@ -178,7 +178,8 @@ pub enum Event {
         restart: u32,
         /// Restarts allowed.
         max_restarts: u32,
-        /// Why (`context 85.0% >= 80%`, `manual`).
+        /// Why, in words: the stop reason (`context at 176,000 of 200,000 tokens … reached
+        /// the 80% threshold (160,000)`), `manual`, …
         reason: String,
         /// Context percent at the stop.
         context_percent: f64,

@@ -71,6 +71,26 @@ impl fmt::Debug for Failure {
 /// What a command returns.
 pub type CommandResult = Result<Exit, Failure>;
 
+/// Write `text` to stderr, dropping it when stderr is gone (`2>&1 | head`, whose reader
+/// exits early): a message nobody can read is no reason to panic, and the exit code
+/// still says how the command ended. `eprintln!` panics there (exit 101).
+pub fn to_stderr(text: &str) {
+    use std::io::Write as _;
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(text.as_bytes())
+        .and_then(|()| stderr.flush());
+}
+
+/// Write `text` to stdout, dropping it when stdout is gone, as [`to_stderr`].
+pub fn to_stdout(text: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}
+
 /// The process's exit status for a command's result, with a failure's report on stderr.
 /// A broken pipe (output piped into `head`, which closes early) is not worth reporting.
 #[must_use]
@@ -79,7 +99,7 @@ pub fn exit_code(result: CommandResult) -> std::process::ExitCode {
         Ok(exit) => std::process::ExitCode::from(exit.code()),
         Err(failure) if is_broken_pipe(&failure.report) => std::process::ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("{:?}", failure.report);
+            to_stderr(&format!("{:?}\n", failure.report));
             std::process::ExitCode::from(failure.exit.code())
         }
     }

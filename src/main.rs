@@ -25,7 +25,9 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("debussy: failed to start the async runtime: {err}");
+            debussy::exit::to_stderr(&format!(
+                "debussy: failed to start the async runtime: {err}\n"
+            ));
             return ExitCode::from(Exit::Failure.code());
         }
     };

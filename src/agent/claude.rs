@@ -10,14 +10,14 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use super::{AgentBackend, AgentCommand, AgentError, HANDOFF_ANSWER_TOKENS, ResumeRequest};
-use crate::config::{AgentConfig, AgentPermissions};
+use super::{AgentBackend, AgentCommand, AgentError, BackendSettings, HANDOFF_ANSWER_TOKENS, ResumeRequest};
+use crate::config::AgentPermissions;
 
-/// The program run when `agent.command` is not set.
+/// The program run when `agents.claude.command` is not set.
 pub const DEFAULT_PROGRAM: &str = "claude";
 
 /// How to install Claude Code, for error messages.
-pub const INSTALL_HINT: &str = "install Claude Code with `npm install -g @anthropic-ai/claude-code`, or set `agent.command` to the path of the `claude` program";
+pub const INSTALL_HINT: &str = "install Claude Code with `npm install -g @anthropic-ai/claude-code`, or set `agents.claude.command` to the path of the `claude` program";
 
 /// Claude Code in headless `stream-json` mode.
 #[derive(Debug, Clone)]
@@ -29,18 +29,18 @@ pub struct ClaudeBackend {
 }
 
 impl ClaudeBackend {
-    /// A backend running `agent.command` (default `claude` on `PATH`) with `agent.args` and
-    /// `agent.env`.
+    /// A backend running the profile's program (default `claude` on `PATH`) with its
+    /// arguments, environment and permissions.
     #[must_use]
-    pub fn new(config: &AgentConfig) -> Self {
+    pub fn new(settings: &BackendSettings) -> Self {
         ClaudeBackend {
-            program: config
+            program: settings
                 .command
                 .clone()
                 .unwrap_or_else(|| DEFAULT_PROGRAM.to_owned()),
-            args: config.args.clone(),
-            permissions: permission_args(config.permissions, &config.allowed_tools),
-            env: config.env.clone(),
+            args: settings.args.clone(),
+            permissions: permission_args(settings.permissions, &settings.allowed_tools),
+            env: settings.env.clone(),
         }
     }
 }
@@ -200,7 +200,7 @@ pub fn resolve_program(
         help: help.to_owned(),
     };
     if program.is_empty() {
-        return Err(not_found("`agent.command` is empty".to_owned()));
+        return Err(not_found("the configured program is empty".to_owned()));
     }
     let cwd = std::env::current_dir().unwrap_or_default();
     if program.contains(std::path::MAIN_SEPARATOR) {
@@ -230,6 +230,11 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::config::{AgentKind, Config};
+
+    fn claude_settings() -> BackendSettings {
+        BackendSettings::new(&Config::default(), AgentKind::Claude)
+    }
 
     fn executable(dir: &Path, name: &str) -> PathBuf {
         let path = dir.join(name);
@@ -273,7 +278,7 @@ mod tests {
             help.contains("npm install -g @anthropic-ai/claude-code"),
             "{help}"
         );
-        assert!(help.contains("agent.command"), "{help}");
+        assert!(help.contains("agents.claude.command"), "{help}");
     }
 
     #[test]
@@ -301,14 +306,14 @@ mod tests {
     fn command_puts_the_prompt_on_stdin_and_appends_configured_args() {
         let dir = tempfile::tempdir().expect("tempdir");
         let program = executable(dir.path(), "claude");
-        let config = AgentConfig {
+        let settings = BackendSettings {
             command: Some(program.to_string_lossy().into_owned()),
             args: vec!["--mcp-config".into(), "mcp.json".into()],
             allowed_tools: vec!["Read".into(), "Bash(npm test:*)".into()],
             env: [("DISABLE_AUTOUPDATER".to_owned(), "1".to_owned())].into(),
-            ..AgentConfig::default()
+            ..claude_settings()
         };
-        let command = ClaudeBackend::new(&config)
+        let command = ClaudeBackend::new(&settings)
             .command("do the thing", "sonnet")
             .expect("command");
         assert_eq!(command.program, program);
@@ -381,7 +386,7 @@ mod tests {
 
     #[test]
     fn the_default_lets_the_agent_edit_and_run_commands() {
-        let args = ClaudeBackend::new(&AgentConfig::default()).permissions;
+        let args = ClaudeBackend::new(&claude_settings()).permissions;
         assert_eq!(args[..2], ["--permission-mode", "acceptEdits"]);
         let tools: Vec<&str> = args[3].split(',').collect();
         for tool in ["Bash", "Edit", "Write", "Read"] {
@@ -391,11 +396,11 @@ mod tests {
 
     #[test]
     fn missing_configured_command_is_a_clear_error() {
-        let config = AgentConfig {
+        let settings = BackendSettings {
             command: Some("/nonexistent/claude".into()),
-            ..AgentConfig::default()
+            ..claude_settings()
         };
-        let err = ClaudeBackend::new(&config)
+        let err = ClaudeBackend::new(&settings)
             .command("p", "opus")
             .expect_err("missing");
         assert!(err.to_string().contains("/nonexistent/claude"), "{err}");

@@ -23,6 +23,7 @@ mod event;
 pub mod failure;
 pub mod gemini;
 mod lenient;
+mod settings;
 pub mod sim;
 pub mod stream_json;
 
@@ -38,7 +39,9 @@ pub use event::{
 };
 pub use failure::{AgentFailure, ApiRetry, FailureKind, LastWords};
 
-use crate::config::{AgentKind, Config};
+pub use settings::BackendSettings;
+
+use crate::config::AgentKind;
 
 /// A process to start for one agent session, as plain data for the `process` layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,23 +220,27 @@ pub struct BackendContext<'a> {
     pub plan_path: Option<&'a Path>,
 }
 
-/// Build the backend the configuration asks for. Nothing is checked yet: problems (a
-/// missing program, a bad scenario) are reported by [`AgentBackend::command`].
+/// Build the backend of `settings.kind`, running that kind's own profile: never another
+/// kind's program. Nothing is checked yet: problems (a missing program, a bad scenario)
+/// are reported by [`AgentBackend::command`].
 ///
 /// # Errors
 /// None today; the `Result` leaves room for backends whose setup can fail.
 pub fn backend(
-    config: &Config,
+    settings: &BackendSettings,
     context: BackendContext<'_>,
 ) -> Result<Box<dyn AgentBackend>, AgentError> {
-    let agent = &config.agent;
-    Ok(match agent.kind {
-        AgentKind::Claude => Box::new(claude::ClaudeBackend::new(agent)),
-        AgentKind::Codex => Box::new(codex::CodexBackend::new(config)),
-        AgentKind::Gemini => Box::new(gemini::GeminiBackend::new(config)),
+    Ok(match settings.kind {
+        AgentKind::Claude => Box::new(claude::ClaudeBackend::new(settings)),
+        AgentKind::Codex => Box::new(codex::CodexBackend::new(settings)),
+        AgentKind::Gemini => Box::new(gemini::GeminiBackend::new(settings)),
         AgentKind::Sim => {
-            let scenario = sim::scenario_path(agent, context.project_root, context.plan_path);
-            Box::new(sim::SimBackend::new(agent, scenario))
+            let scenario = sim::scenario_path(
+                settings.scenario.as_deref(),
+                context.project_root,
+                context.plan_path,
+            );
+            Box::new(sim::SimBackend::new(settings, scenario))
         }
     })
 }
@@ -256,7 +263,7 @@ pub enum AgentError {
     #[error("locate the debussy executable for the simulated agent")]
     #[diagnostic(
         code(debussy::agent::current_exe),
-        help("set `agent.command` to the path of the debussy binary")
+        help("set `agents.sim.command` to the path of the debussy binary")
     )]
     CurrentExe(#[source] std::io::Error),
     /// The sim agent has no scenario to play.
@@ -313,7 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn backend_follows_the_configured_kind() {
+    fn backend_follows_the_settings_kind() {
         let dir = tempfile::tempdir().expect("tempdir");
         let plan = dir.path().join("MASTER_PLAN.md");
         std::fs::write(dir.path().join("sim-scenario.yaml"), "scripts: []\n").expect("write");
@@ -321,16 +328,15 @@ mod tests {
             project_root: dir.path(),
             plan_path: Some(&plan),
         };
-        let mut config = Config::default();
-        let claude = backend(&config, context).expect("claude");
+        let config = crate::config::Config::default();
+        let of = |kind| backend(&BackendSettings::new(&config, kind), context);
+        let claude = of(AgentKind::Claude).expect("claude");
         assert_eq!(claude.name(), "claude");
         assert_eq!(claude.usage_reporting(), UsageReporting::PerMessage);
-        config.agent.kind = AgentKind::Codex;
-        let codex = backend(&config, context).expect("codex");
+        let codex = of(AgentKind::Codex).expect("codex");
         assert_eq!(codex.name(), "codex");
         assert_eq!(codex.usage_reporting(), UsageReporting::PerRequest);
-        config.agent.kind = AgentKind::Sim;
-        let sim = backend(&config, context).expect("sim");
+        let sim = of(AgentKind::Sim).expect("sim");
         assert_eq!(sim.name(), "sim");
     }
 }

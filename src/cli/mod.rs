@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+#[cfg(test)]
+pub(crate) mod docs_tests;
 mod overrides;
 
 pub use overrides::RunOverrides;
@@ -155,7 +157,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_dirty: bool,
 
-    /// How run progress is printed when not interactive.
+    /// How run progress is printed: `text` (the dashboard in a terminal, plain lines
+    /// otherwise) or `json` (one event per line, in place of the dashboard too).
     #[arg(long, value_enum)]
     pub output_format: Option<ReportFormat>,
 

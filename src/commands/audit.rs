@@ -88,12 +88,7 @@ fn phase_agents(inspection: &Inspection) -> Vec<(String, String, Option<String>)
         .map(|phase| {
             let agent = phase.agent.map_or_else(
                 || "the configured agent".to_owned(),
-                |kind| {
-                    serde_json::to_value(kind)
-                        .ok()
-                        .and_then(|value| value.as_str().map(str::to_owned))
-                        .unwrap_or_default()
-                },
+                |kind| kind.as_str().to_owned(),
             );
             (phase.id.to_string(), agent, phase.model.clone())
         })

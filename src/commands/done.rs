@@ -31,8 +31,10 @@ pub(super) fn run(global: &GlobalArgs, args: DoneArgs) -> CommandResult {
         .record_completion(&env.run_id, &phase, status, args.reason.as_deref())
         .map_err(Failure::failed)?;
     match &args.reason {
-        Some(reason) => println!("recorded: phase {phase} {status} ({reason})"),
-        None => println!("recorded: phase {phase} {status}"),
+        Some(reason) => {
+            crate::exit::to_stdout(&format!("recorded: phase {phase} {status} ({reason})\n"));
+        }
+        None => crate::exit::to_stdout(&format!("recorded: phase {phase} {status}\n")),
     }
     Ok(Exit::Success)
 }

@@ -46,15 +46,15 @@ pub(super) fn run(args: &HookArgs) -> CommandResult {
     };
     match guard::notify(Path::new(&path)) {
         Ok(true) => {
-            eprintln!("{BLOCKED}");
+            crate::exit::to_stderr(&format!("{BLOCKED}\n"));
             std::process::exit(2)
         }
         Ok(false) => Ok(Exit::Success),
         Err(err) => {
             // Fail open: an agent that compacts loses detail, one that cannot is stuck.
-            eprintln!(
-                "debussy: could not reach the session ({err}); letting the compaction go ahead"
-            );
+            crate::exit::to_stderr(&format!(
+                "debussy: could not reach the session ({err}); letting the compaction go ahead\n"
+            ));
             Ok(Exit::Success)
         }
     }

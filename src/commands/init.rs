@@ -1,11 +1,13 @@
 //! `debussy init [DIR] [--force]`: set a project up for debussy.
 //!
-//! Writes the commented default configuration (`.debussy/config.yaml`, the text of
-//! `config/default.yaml`), the bundled example plan (`examples/demo/`, as
+//! Writes the project's configuration (`.debussy/config.yaml`: `config/default.yaml`
+//! with every key commented out, so it sets nothing and the user's own file still
+//! applies until a line is uncommented), the bundled example plan (`examples/demo/`, as
 //! `plans/example/`) and the Claude Code slash commands that let an agent report to
 //! debussy (`.claude/commands/debussy-{done,progress,status}.md`). Every file is compiled
 //! into the binary. Existing files are never overwritten without `--force`: a second
-//! `init` writes only what is missing and names what it kept.
+//! `init` writes only what is missing and names what it kept. The next steps it prints
+//! are the README's "Getting started".
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,45 +18,109 @@ use crate::exit::{CommandResult, Exit, Failure};
 /// A file `init` writes: its path under the project directory and its contents.
 struct Template {
     path: &'static str,
-    contents: &'static str,
+    contents: Contents,
 }
+
+/// What a template holds.
+#[derive(Clone, Copy)]
+enum Contents {
+    /// This text, as it is.
+    Text(&'static str),
+    /// The default configuration with every key commented out ([`project_config`]).
+    ProjectConfig,
+}
+
+impl Contents {
+    fn text(self) -> std::borrow::Cow<'static, str> {
+        match self {
+            Contents::Text(text) => std::borrow::Cow::Borrowed(text),
+            Contents::ProjectConfig => std::borrow::Cow::Owned(project_config()),
+        }
+    }
+}
+
+/// The header of the project configuration `init` writes, in place of the default file's.
+const PROJECT_CONFIG_HEADER: &str = "\
+# debussy configuration for this project (written by `debussy init`).
+#
+# Every key is listed here commented out, at its default: as written, this file sets
+# nothing, so the defaults and your user file ($XDG_CONFIG_HOME/debussy/config.yaml)
+# apply. Uncomment a line and change it to set that key for this project; it then
+# overrides your user file. Layers, lowest first: built-in defaults, the user file, this
+# file (or the file given with --config), DEBUSSY_* environment variables, then
+# `debussy run` flags. `debussy config` shows the effective values and where each one
+# came from. Reference: docs/config.md.
+";
+
+/// `config/default.yaml` with its header replaced and every line that sets a key
+/// commented out (`# timeout: 1800`): a file that documents every key and sets none.
+fn project_config() -> String {
+    let body = crate::config::DEFAULT_FILE
+        .split_once("\n\n")
+        .map_or(crate::config::DEFAULT_FILE, |(_, body)| body);
+    let mut out = PROJECT_CONFIG_HEADER.to_owned();
+    out.push('\n');
+    for line in body.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            out.push_str(line);
+        } else {
+            let indent = &line[..line.len() - trimmed.len()];
+            out.push_str(&format!("# {indent}{trimmed}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The next steps `init` prints: the README's "Getting started", from `init` on.
+const NEXT_STEPS: &[&str] = &[
+    "debussy doctor plans/example",
+    "git add -A && git commit -m \"debussy init\"",
+    "debussy run plans/example --dry-run",
+    "debussy run plans/example --context-threshold 90 --max-restarts 3",
+];
 
 const TEMPLATES: &[Template] = &[
     Template {
         path: ".debussy/config.yaml",
-        contents: crate::config::DEFAULT_FILE,
+        contents: Contents::ProjectConfig,
     },
     Template {
         path: "plans/example/MASTER_PLAN.md",
-        contents: include_str!("../../examples/demo/MASTER_PLAN.md"),
+        contents: Contents::Text(include_str!("../../examples/demo/MASTER_PLAN.md")),
     },
     Template {
         path: "plans/example/phase-1.md",
-        contents: include_str!("../../examples/demo/phase-1.md"),
+        contents: Contents::Text(include_str!("../../examples/demo/phase-1.md")),
     },
     Template {
         path: "plans/example/phase-2.md",
-        contents: include_str!("../../examples/demo/phase-2.md"),
+        contents: Contents::Text(include_str!("../../examples/demo/phase-2.md")),
     },
     Template {
         path: "plans/example/sim-scenario.yaml",
-        contents: include_str!("../../examples/demo/sim-scenario.yaml"),
+        contents: Contents::Text(include_str!("../../examples/demo/sim-scenario.yaml")),
     },
     Template {
         path: ".debussy/.gitignore",
-        contents: crate::orchestrator::vcs::RUN_DATA_IGNORE,
+        contents: Contents::Text(crate::orchestrator::vcs::RUN_DATA_IGNORE),
     },
     Template {
         path: ".claude/commands/debussy-done.md",
-        contents: include_str!("../../config/claude/commands/debussy-done.md"),
+        contents: Contents::Text(include_str!("../../config/claude/commands/debussy-done.md")),
     },
     Template {
         path: ".claude/commands/debussy-progress.md",
-        contents: include_str!("../../config/claude/commands/debussy-progress.md"),
+        contents: Contents::Text(include_str!(
+            "../../config/claude/commands/debussy-progress.md"
+        )),
     },
     Template {
         path: ".claude/commands/debussy-status.md",
-        contents: include_str!("../../config/claude/commands/debussy-status.md"),
+        contents: Contents::Text(include_str!(
+            "../../config/claude/commands/debussy-status.md"
+        )),
     },
 ];
 
@@ -122,14 +188,8 @@ pub(super) fn run(_global: &GlobalArgs, args: &InitArgs) -> CommandResult {
         };
         out.push_str(&format!("  {} {path}{note}\n", action.verb()));
     }
-    let cd = if dir == cwd {
-        String::new()
-    } else {
-        format!("cd {} && ", args.dir.as_deref().unwrap_or(&dir).display())
-    };
-    out.push_str(&format!(
-        "next: {cd}debussy audit plans/example/MASTER_PLAN.md\n      \
-         {cd}debussy run plans/example/MASTER_PLAN.md --dry-run\n"
+    out.push_str(&next_steps(
+        (dir != cwd).then(|| args.dir.as_deref().unwrap_or(&dir)),
     ));
     std::io::stdout()
         .lock()
@@ -141,6 +201,22 @@ pub(super) fn run(_global: &GlobalArgs, args: &InitArgs) -> CommandResult {
             })
         })?;
     Ok(Exit::Success)
+}
+
+/// The next steps, as the README gives them, after a `cd` into `dir` when init wrote
+/// elsewhere.
+fn next_steps(dir: Option<&Path>) -> String {
+    let mut out = String::from("next:\n");
+    if let Some(dir) = dir {
+        out.push_str(&format!(
+            "  cd {}\n",
+            crate::process::shell_quote(&dir.to_string_lossy())
+        ));
+    }
+    for step in NEXT_STEPS {
+        out.push_str(&format!("  {step}\n"));
+    }
+    out
 }
 
 /// Write every template under `dir`; returns each relative path and what was done
@@ -165,9 +241,11 @@ fn write_templates(dir: &Path, force: bool) -> Result<Vec<(&'static str, Action)
                 source,
             })?;
         }
-        std::fs::write(&path, template.contents).map_err(|source| InitError::Write {
-            path: path.clone(),
-            source,
+        std::fs::write(&path, template.contents.text().as_bytes()).map_err(|source| {
+            InitError::Write {
+                path: path.clone(),
+                source,
+            }
         })?;
         let action = if exists {
             Action::Overwrote
@@ -186,56 +264,8 @@ mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
 
-    /// Split a shell command line into words, honouring quotes and expanding `$NAME`
-    /// from `vars` (enough for the command lines in our templates).
     fn shell_words(line: &str, vars: &[(&str, &str)]) -> Vec<String> {
-        let mut words = Vec::new();
-        let mut word = String::new();
-        let mut in_word = false;
-        let mut quote: Option<char> = None;
-        let mut chars = line.chars().peekable();
-        while let Some(c) = chars.next() {
-            match (quote, c) {
-                (None, ' ' | '\t') => {
-                    if in_word {
-                        words.push(std::mem::take(&mut word));
-                        in_word = false;
-                    }
-                }
-                (None, '"' | '\'') => {
-                    quote = Some(c);
-                    in_word = true;
-                }
-                (Some(q), c) if c == q => quote = None,
-                (None | Some('"'), '$') => {
-                    let mut name = String::new();
-                    while let Some(&next) = chars.peek() {
-                        if next.is_ascii_alphanumeric() || next == '_' {
-                            name.push(next);
-                            chars.next();
-                        } else {
-                            break;
-                        }
-                    }
-                    let value = vars
-                        .iter()
-                        .find(|(var, _)| *var == name)
-                        .map(|(_, value)| *value)
-                        .unwrap_or_else(|| panic!("unexpected variable ${name} in `{line}`"));
-                    word.push_str(value);
-                    in_word = true;
-                }
-                (_, c) => {
-                    word.push(c);
-                    in_word = true;
-                }
-            }
-        }
-        assert!(quote.is_none(), "unclosed quote in `{line}`");
-        if in_word {
-            words.push(word);
-        }
-        words
+        crate::cli::docs_tests::shell_words(line, vars, false)
     }
 
     /// The `debussy …` lines inside the fenced shell blocks of a markdown file.
@@ -265,7 +295,8 @@ mod tests {
                 .and_then(|f| f.strip_prefix("debussy-"))
                 .and_then(|f| f.strip_suffix(".md"))
                 .expect("named debussy-<subcommand>.md");
-            let lines = command_lines(template.contents);
+            let contents = template.contents.text();
+            let lines = command_lines(&contents);
             assert!(!lines.is_empty(), "{} has no command lines", template.path);
             for line in lines {
                 // Claude Code refuses a command with a variable in it under a prefix rule
@@ -298,7 +329,7 @@ mod tests {
             }
             let allowed = format!("allowed-tools: Bash(debussy {name}:*)");
             assert!(
-                template.contents.contains(&allowed),
+                contents.contains(&allowed),
                 "{} lacks `{allowed}`",
                 template.path
             );
@@ -307,6 +338,67 @@ mod tests {
         // The check has teeth: a line the CLI does not accept fails to parse.
         let wrong = shell_words("debussy done --phase 1 --status finished", &[]);
         assert!(Cli::try_parse_from(wrong).is_err());
+    }
+
+    #[test]
+    fn the_next_steps_are_the_readmes_getting_started() {
+        let readme = include_str!("../../README.md");
+        let section = readme
+            .split("## Getting started")
+            .nth(1)
+            .expect("a Getting started section");
+        let block = section
+            .split("```sh\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("a shell block");
+        let steps: Vec<&str> = block
+            .lines()
+            .map(|line| line.split_once("  #").map_or(line, |(command, _)| command))
+            .map(str::trim_end)
+            .skip_while(|line| *line != "debussy init")
+            .skip(1)
+            .collect();
+        assert_eq!(steps, NEXT_STEPS);
+        for step in NEXT_STEPS
+            .iter()
+            .filter(|step| step.starts_with("debussy "))
+        {
+            let argv = shell_words(step, &[]);
+            assert!(
+                Cli::try_parse_from(&argv).is_ok(),
+                "`{step}` does not parse"
+            );
+        }
+        assert_eq!(
+            next_steps(Some(Path::new("my project"))).lines().nth(1),
+            Some("  cd 'my project'")
+        );
+    }
+
+    #[test]
+    fn the_project_config_documents_every_key_and_sets_none() {
+        let text = project_config();
+        let layer = crate::config::parse_file(Path::new("config.yaml"), &text).expect("valid");
+        assert_eq!(
+            layer,
+            serde_norway::Value::Mapping(serde_norway::Mapping::new())
+        );
+        for line in crate::config::DEFAULT_FILE
+            .lines()
+            .skip_while(|l| !l.is_empty())
+        {
+            let trimmed = line.trim_start();
+            if !trimmed.is_empty() && !trimmed.starts_with('#') {
+                let commented = format!("# {line}");
+                assert!(text.contains(&commented), "`{commented}` missing");
+            }
+        }
+        assert!(text.starts_with(PROJECT_CONFIG_HEADER));
+        assert!(
+            !text.contains("delete the lines"),
+            "the default file's header is replaced"
+        );
     }
 
     #[test]
@@ -334,7 +426,7 @@ mod tests {
         assert!(written.iter().all(|(_, action)| *action == Action::Wrote));
         for template in TEMPLATES {
             let on_disk = std::fs::read_to_string(dir.join(template.path)).expect("written");
-            assert_eq!(on_disk, template.contents, "{}", template.path);
+            assert_eq!(on_disk, template.contents.text(), "{}", template.path);
         }
     }
 

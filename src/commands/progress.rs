@@ -26,6 +26,10 @@ pub(super) fn run(global: &GlobalArgs, args: ProgressArgs) -> CommandResult {
     store
         .record_progress(&env.run_id, &phase, step.trim())
         .map_err(Failure::failed)?;
-    println!("recorded progress for phase {}: {}", phase, step.trim());
+    crate::exit::to_stdout(&format!(
+        "recorded progress for phase {}: {}\n",
+        phase,
+        step.trim()
+    ));
     Ok(Exit::Success)
 }

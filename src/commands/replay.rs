@@ -48,7 +48,9 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
         )));
     }
     let inputs = WindowInputs {
-        configured: args.window.or(config.agent.model_context_window),
+        configured: args
+            .window
+            .or(crate::agent::BackendSettings::default_kind(config).model_context_window),
         ..WindowInputs::default()
     };
     let open = |path: &Path| {
@@ -357,7 +359,11 @@ fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Re
     let tool_rule = if report.tool_call_threshold == 0 {
         "no tool-call limit".to_owned()
     } else {
-        format!("or {} main-thread tool calls", report.tool_call_threshold)
+        format!(
+            "or {} main-thread tool call{}",
+            report.tool_call_threshold,
+            crate::words::plural(report.tool_call_threshold)
+        )
     };
     writeln!(out, "{model}; {percent_rule} {tool_rule}")?;
     writeln!(out)?;

@@ -5,8 +5,8 @@ use serde::Serialize;
 use crate::cli::{GlobalArgs, ReportFormat, StatusArgs};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::state::{
-    ExecutionRecord, GateRecord, RestartRecord, RunRecord, RunTotals, SessionKind, SessionRecord,
-    Store,
+    ExecutionRecord, GateRecord, LiveSession, RestartRecord, RunRecord, RunTotals, SessionKind,
+    SessionRecord, Store,
 };
 
 use super::report::{duration_between, local_time, outcome_name, table, tail};
@@ -27,6 +27,10 @@ struct ExecutionReport {
     #[serde(flatten)]
     execution: ExecutionRecord,
     sessions: Vec<SessionRecord>,
+    /// The session running now (or left running by a debussy that died), with what it
+    /// has spent so far; not in `sessions` until it ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    live_session: Option<LiveSession>,
     restart_events: Vec<RestartRecord>,
     gates: Vec<GateRecord>,
 }
@@ -51,18 +55,32 @@ pub(super) fn run(global: &GlobalArgs, args: &StatusArgs) -> CommandResult {
 }
 
 fn collect(store: &Store, run: RunRecord) -> Result<StatusReport, crate::state::StateError> {
+    let mut live = store.live_sessions(&run.id)?;
     let executions: Vec<ExecutionReport> = store
         .executions_of(&run)?
         .into_iter()
         .map(|mut execution| {
             let sessions = store.sessions(execution.id)?;
-            // An attempt records its totals when it ends; until then, its sessions say.
+            let live_session = live
+                .iter()
+                .position(|live| live.execution_id == execution.id)
+                .map(|index| live.swap_remove(index));
+            // An attempt records its totals when it ends; until then, its sessions say,
+            // the running one with what it has spent so far.
             if execution.ended_at.is_none() {
                 execution.billed = sessions
                     .iter()
                     .fold(Default::default(), |sum, session| sum + session.billed);
+                let recorded: f64 = sessions.iter().map(|session| session.cost_usd).sum();
+                execution.cost_usd = recorded;
+                if let Some(live) = &live_session {
+                    execution.billed += live.billed;
+                    execution.cost_usd += live.cost_usd;
+                    execution.cost_estimated |= live.cost_estimated;
+                }
             }
             Ok(ExecutionReport {
+                live_session,
                 sessions,
                 restart_events: store.restarts(execution.id)?,
                 gates: store.gates(execution.id)?,
@@ -125,6 +143,15 @@ fn agent_and_model(session: &crate::state::SessionRecord) -> String {
         "-".to_owned()
     } else {
         words.join(" ")
+    }
+}
+
+/// `claude opus`: the running session's agent and the model it was started with.
+fn live_agent(live: &LiveSession) -> String {
+    if live.model.is_empty() {
+        live.agent.clone()
+    } else {
+        format!("{} {}", live.agent, live.model)
     }
 }
 
@@ -200,18 +227,24 @@ fn render(report: &StatusReport) -> String {
                 ),
                 ex.status.to_string(),
                 ex.restarts.to_string(),
-                e.sessions
+                (e.sessions
                     .iter()
                     .filter(|s| s.kind == SessionKind::Work)
                     .count()
-                    .to_string(),
+                    + usize::from(e.live_session.is_some()))
+                .to_string(),
                 ex.outcome_code.map_or_else(|| "-".into(), outcome_name),
-                // The agent and the model it said it ran, in the attempt's last session.
-                e.sessions
-                    .iter()
-                    .rev()
-                    .find(|s| s.kind == SessionKind::Work)
-                    .map_or_else(|| "-".into(), agent_and_model),
+                // The agent and the model it said it ran, in the attempt's last session
+                // (the running one: the model it was started with).
+                match &e.live_session {
+                    Some(live) => live_agent(live),
+                    None => e
+                        .sessions
+                        .iter()
+                        .rev()
+                        .find(|s| s.kind == SessionKind::Work)
+                        .map_or_else(|| "-".into(), agent_and_model),
+                },
                 thousands(ex.billed.total()),
                 if ex.cost_estimated {
                     format!("~${:.2}", ex.cost_usd)
@@ -343,6 +376,7 @@ mod tests {
                 ..RunTotals::default()
             },
             executions: vec![ExecutionReport {
+                live_session: None,
                 execution: ExecutionRecord {
                     id: 1,
                     run_id: "0123456789".into(),
@@ -422,6 +456,7 @@ mod tests {
         second.workdir = Some("/p/.debussy/worktrees/r/2".into());
         report.executions.push(ExecutionReport {
             execution: second,
+            live_session: None,
             sessions: Vec::new(),
             restart_events: Vec::new(),
             gates: Vec::new(),

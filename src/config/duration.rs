@@ -20,7 +20,9 @@ impl RunDuration {
         self.0
     }
 
-    /// Read `text`: a whole number of seconds, or units as in `2h30m`, `90m`, `1h 15m 30s`.
+    /// Read `text`: a whole number of seconds, or units as in `2h30m`, `90m`, `1h 15m 30s`,
+    /// `1d` (days of 24 hours), `1.5h`. At least a second and at most a year: the limit
+    /// counts whole seconds, so `10ms` would be no limit a person meant.
     ///
     /// # Errors
     /// What was wrong, in words, with an example of what works.
@@ -28,10 +30,12 @@ impl RunDuration {
         let trimmed = text.trim();
         let duration = if let Ok(secs) = trimmed.parse::<u64>() {
             Duration::from_secs(secs)
+        } else if let Some(units) = units(trimmed) {
+            units?
         } else {
             let signed: jiff::SignedDuration = trimmed.parse().map_err(|_| {
                 format!(
-                    "`{trimmed}` is not a duration; write it as 90m, 2h30m or a number of seconds"
+                    "`{trimmed}` is not a duration; write it as 90m, 2h30m, 1d or a number of seconds"
                 )
             })?;
             Duration::try_from(signed)
@@ -40,10 +44,9 @@ impl RunDuration {
         if duration.is_zero() {
             return Err("a duration must be more than zero".to_owned());
         }
-        // `10ms` where seconds were meant would read back as `0s` and act as none.
         if duration < Duration::from_secs(1) {
             return Err(format!(
-                "`{trimmed}` is less than a second; durations count whole seconds"
+                "`{trimmed}` is less than a second; a duration must be at least 1s"
             ));
         }
         if duration.as_secs() > MAX_SECS {
@@ -51,6 +54,48 @@ impl RunDuration {
         }
         Ok(RunDuration(duration))
     }
+}
+
+/// `text` as numbers with units (`1d 2h`, `90m`, `1.5h`, `10ms`): `None` when it is not
+/// written that way (jiff reads the other forms), an error past a year.
+fn units(text: &str) -> Option<Result<Duration, String>> {
+    let mut rest = text;
+    let mut total = 0.0_f64;
+    let mut any = false;
+    while !rest.is_empty() {
+        rest = rest.trim_start_matches([' ', ',']);
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..number_len].parse().ok()?;
+        rest = rest[number_len..].trim_start();
+        let unit_len = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        let seconds = match rest[..unit_len].to_ascii_lowercase().as_str() {
+            "d" | "day" | "days" => 86_400.0,
+            "h" | "hr" | "hrs" | "hour" | "hours" => 3_600.0,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+            "ms" | "msec" | "msecs" | "millisecond" | "milliseconds" => 0.001,
+            _ => return None,
+        };
+        rest = &rest[unit_len..];
+        total += number * seconds;
+        any = true;
+    }
+    if !any || !total.is_finite() {
+        return None;
+    }
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a year of seconds is far below 2^52"
+    )]
+    let max = MAX_SECS as f64;
+    if total > max {
+        return Some(Err(format!("`{text}` is longer than a year")));
+    }
+    Some(Ok(Duration::from_secs_f64(total)))
 }
 
 impl fmt::Display for RunDuration {
@@ -106,6 +151,12 @@ mod tests {
             ("1h 15m 30s", 4_530),
             ("3600", 3_600),
             (" 45s ", 45),
+            ("1d", 86_400),
+            ("2 days", 172_800),
+            ("1d 2h", 93_600),
+            ("1.5h", 5_400),
+            ("90 minutes", 5_400),
+            ("PT2H", 7_200),
         ] {
             assert_eq!(
                 RunDuration::parse(text).expect(text).get(),
@@ -117,7 +168,9 @@ mod tests {
 
     #[test]
     fn refuses_nonsense_zero_negative_and_huge_spans() {
-        for text in ["soon", "0", "0m", "-5m", "400d", "", "10ms", "0.5s"] {
+        for text in [
+            "soon", "0", "0m", "-5m", "400d", "", "10ms", "999ms", "0.5s", "5x", "1e400s",
+        ] {
             let err = RunDuration::parse(text).expect_err(text);
             assert!(!err.is_empty(), "{text}");
         }
@@ -125,6 +178,10 @@ mod tests {
             RunDuration::parse("soon")
                 .expect_err("text")
                 .contains("90m, 2h30m")
+        );
+        assert_eq!(
+            RunDuration::parse("10ms"),
+            Err("`10ms` is less than a second; a duration must be at least 1s".to_owned())
         );
     }
 

@@ -168,6 +168,8 @@ impl Key {
 }
 
 const DAY: (f64, &str) = (86_400.0, "seconds, a day");
+const WINDOW: (f64, &str) = (100_000_000.0, "tokens");
+const PERMISSIONS: Kind = Kind::Enum(&["accept-edits", "bypass", "ask"]);
 
 /// Every configuration leaf, in the order of `config/default.yaml` (and of the flags in
 /// `debussy run --help`).
@@ -315,26 +317,48 @@ pub(crate) const KEYS: &[Key] = &[
         FlagParse::Text,
         "Which agent backend runs sessions (`agent.kind`)",
     ),
-    key(
-        "agent.permissions",
-        Kind::Enum(&["accept-edits", "bypass", "ask"]),
-    ),
+    key("agent.permissions", PERMISSIONS),
     key("agent.allowed_tools", Kind::List),
     key("agent.command", Kind::OptStr).flag(
         "agent-command",
         "PATH",
         FlagParse::Text,
-        "Program that runs the agent (`agent.command`)",
+        "Program that runs the chosen agent: its profile's `command` (`agent.command`)",
     ),
     key("agent.args", Kind::List),
     key("agent.env", Kind::Map),
-    key("agent.model_context_window", Kind::OptUInt).at_most(100_000_000.0, "tokens"),
+    key("agent.model_context_window", Kind::OptUInt).at_most(WINDOW.0, WINDOW.1),
     key("agent.stop_grace", Kind::Float).at_most(600.0, "seconds"),
     key("agent.tool_grace", Kind::UInt).at_most(3_600.0, "seconds, an hour"),
     key("agent.stderr_tail_lines", Kind::UInt).at_most(10_000.0, "lines"),
     key("agent.token_estimate_factor", Kind::Float).at_most(100.0, "times"),
     key("agent.scenario", Kind::OptPath),
     key("agent.prices", Kind::Map),
+    // Agent profiles: the same six keys for each kind (`src/config/profiles.rs`).
+    key("agents.claude.command", Kind::OptStr),
+    key("agents.claude.args", Kind::List),
+    key("agents.claude.env", Kind::Map),
+    key("agents.claude.model", Kind::OptStr),
+    key("agents.claude.permissions", PERMISSIONS),
+    key("agents.claude.model_context_window", Kind::OptUInt).at_most(WINDOW.0, WINDOW.1),
+    key("agents.codex.command", Kind::OptStr),
+    key("agents.codex.args", Kind::List),
+    key("agents.codex.env", Kind::Map),
+    key("agents.codex.model", Kind::OptStr),
+    key("agents.codex.permissions", PERMISSIONS),
+    key("agents.codex.model_context_window", Kind::OptUInt).at_most(WINDOW.0, WINDOW.1),
+    key("agents.gemini.command", Kind::OptStr),
+    key("agents.gemini.args", Kind::List),
+    key("agents.gemini.env", Kind::Map),
+    key("agents.gemini.model", Kind::OptStr),
+    key("agents.gemini.permissions", PERMISSIONS),
+    key("agents.gemini.model_context_window", Kind::OptUInt).at_most(WINDOW.0, WINDOW.1),
+    key("agents.sim.command", Kind::OptStr),
+    key("agents.sim.args", Kind::List),
+    key("agents.sim.env", Kind::Map),
+    key("agents.sim.model", Kind::OptStr),
+    key("agents.sim.permissions", PERMISSIONS),
+    key("agents.sim.model_context_window", Kind::OptUInt).at_most(WINDOW.0, WINDOW.1),
     key("gates", Kind::Map),
     key("notifications.enabled", Kind::Bool),
     key(
@@ -375,6 +399,11 @@ pub(crate) const KEYS: &[Key] = &[
 pub(crate) const SECTIONS: &[&str] = &[
     "",
     "agent",
+    "agents",
+    "agents.claude",
+    "agents.codex",
+    "agents.gemini",
+    "agents.sim",
     "notifications",
     "notifications.ntfy",
     "mcp",

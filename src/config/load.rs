@@ -12,9 +12,10 @@ use serde_norway::Value;
 
 use super::check::range_complaint;
 use super::error::{ConfigError, Invalid};
+use super::legacy::{self, LayerKinds};
 use super::merge::{key_name, merge};
 use super::schema::{ENV_PREFIX, RESERVED_ENV_VARS};
-use super::{Config, Loaded, Overrides, Source, env, file, flags, validate};
+use super::{AgentKind, Config, Loaded, Overrides, Source, env, file, flags, validate};
 
 /// The directory under a project root that holds debussy's files.
 pub(crate) const PROJECT_DIR: &str = ".debussy";
@@ -168,12 +169,14 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Loaded, ConfigError> {
             .clone()
             .map(|p| (p.clone(), Source::ProjectFile(p))),
     ];
+    let mut kinds = LayerKinds::new(Config::default().agent.kind);
     for (path, source) in files.into_iter().flatten() {
         let Some(text) = read_if_present(&path, matches!(source, Source::UserFile(_)))? else {
             continue;
         };
         let layer = file::parse(&path, &text)?;
         merge(&mut merged, &layer, &|_| source.clone(), &mut sources);
+        kinds.set(source.layer(), merged_kind(&merged));
         texts.push((path, text));
     }
 
@@ -194,6 +197,7 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Loaded, ConfigError> {
         },
         &mut sources,
     );
+    kinds.set(Source::Env(String::new()).layer(), merged_kind(&merged));
     if let Some(overrides) = options.overrides {
         let flag_layer = flags::layer(overrides)?;
         merge(
@@ -208,15 +212,18 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Loaded, ConfigError> {
             },
             &mut sources,
         );
+        kinds.set(Source::Flag(String::new()).layer(), merged_kind(&merged));
     }
 
     let mut config: Config =
         serde_norway::from_value(merged).map_err(|err| ConfigError::Merge {
             message: err.to_string(),
         })?;
-    // The built-in model is a Claude one; another agent runs its own default instead.
-    if matches!(sources.get("model"), None | Some(Source::Default)) {
-        config.model = config.agent.kind.default_model().to_owned();
+    // The old `agent.*` keys and `model` are the profile of the kind named where they
+    // were set; afterwards they show the default kind's profile (its model when none is
+    // set: a Claude one is no use to another agent).
+    if let Err(violation) = legacy::fold(&mut config, &mut sources, &kinds) {
+        return Err(attribute(&violation, &sources, &texts));
     }
     if let Some(violation) = validate::check_combined(&config).first() {
         return Err(attribute(violation, &sources, &texts));
@@ -226,6 +233,17 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Loaded, ConfigError> {
         sources,
         project_root: discovery.project_root,
     })
+}
+
+/// The agent kind the merged layers name so far (the layers were checked, so the word is
+/// a kind; the default otherwise).
+fn merged_kind(merged: &Value) -> AgentKind {
+    merged
+        .get("agent")
+        .and_then(|agent| agent.get("kind"))
+        .and_then(Value::as_str)
+        .and_then(AgentKind::from_word)
+        .unwrap_or_default()
 }
 
 /// A file's text, or `None` when an optional file (the user file) does not exist. Only a
@@ -357,15 +375,20 @@ mod tests {
         let c = &loaded.config;
         assert_eq!(
             (c.model.as_str(), c.timeout, c.max_retries),
-            ("sonnet", 200, 8)
+            ("opus", 200, 8)
         );
         assert_eq!(c.agent.kind, AgentKind::Sim);
-        assert_eq!(c.agent.command.as_deref(), Some("/u/agent"));
+        // The user file's model and program are Claude Code's (the kind it names): the
+        // sim agent runs its own.
+        assert_eq!(c.agents.claude.model.as_deref(), Some("sonnet"));
+        assert_eq!(c.agents.claude.command.as_deref(), Some("/u/agent"));
+        assert_eq!(c.agent.command, None);
         assert_eq!(c.gates["mine"], "make check");
         assert_eq!(c.gates["pytest"], "pytest", "default gates stay");
         let s = &loaded.sources;
-        assert_eq!(s["model"], Source::UserFile(user.clone()));
-        assert_eq!(s["agent.command"], Source::UserFile(user));
+        assert_eq!(s["model"], Source::Default);
+        assert_eq!(s["agents.claude.model"], Source::UserFile(user.clone()));
+        assert_eq!(s["agents.claude.command"], Source::UserFile(user));
         assert_eq!(s["timeout"], Source::ProjectFile(project.clone()));
         assert_eq!(s["gates.mine"], Source::ProjectFile(project));
         assert_eq!(s["gates.pytest"], Source::Default);

@@ -22,9 +22,11 @@ mod file;
 mod flags;
 mod gates;
 pub(crate) mod keys;
+mod legacy;
 mod load;
 mod locate;
 mod merge;
+mod profiles;
 mod provenance;
 mod reference;
 mod render;
@@ -36,6 +38,7 @@ pub use duration::RunDuration;
 pub use error::{ConfigError, Invalid, Origin, Problem};
 pub use flags::{FlagValue, Overrides, flag_words};
 pub use load::{Discovery, LoadOptions, discover, load};
+pub use profiles::{AgentProfile, AgentProfiles};
 pub use provenance::{Loaded, Source};
 pub use reference::DEFAULT_FILE;
 pub use render::{to_annotated_yaml, to_json};
@@ -46,5 +49,7 @@ pub use settings::{
     NtfyConfig, OutputMode, default_allowed_tools,
 };
 
+#[cfg(test)]
+pub(crate) use file::parse as parse_file;
 #[cfg(test)]
 pub(crate) use flags::layer as flag_layer;

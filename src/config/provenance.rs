@@ -29,6 +29,22 @@ pub enum Source {
     Flag(String),
 }
 
+impl Source {
+    /// Where the source sits among the layers, lowest first: the default 0, the user
+    /// file 1, the project file 2, the environment 3, the flags 4. A higher layer
+    /// overrides a lower one.
+    #[must_use]
+    pub fn layer(&self) -> u8 {
+        match self {
+            Source::Default => 0,
+            Source::UserFile(_) => 1,
+            Source::ProjectFile(_) => 2,
+            Source::Env(_) => 3,
+            Source::Flag(_) => 4,
+        }
+    }
+}
+
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

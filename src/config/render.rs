@@ -1,5 +1,7 @@
 //! Showing a [`Loaded`] configuration with the source of each value: YAML with a
-//! `# from: …` comment on every leaf, or JSON `{config, sources}`.
+//! `# from: …` comment on every leaf, or JSON `{config, sources}`. The old spelling of
+//! the default kind's profile (`model`, `agent.command`, …) says which profile key it
+//! stands for.
 //!
 //! The YAML is valid and reads back to the same [`Config`](super::Config).
 
@@ -7,8 +9,9 @@ use std::collections::BTreeMap;
 
 use serde_norway::Value;
 
+use super::legacy::profile_path;
 use super::merge::key_name;
-use super::{Loaded, Source};
+use super::{AgentKind, Loaded, Source};
 
 /// The effective configuration as YAML, each leaf followed by `# from: <source>`.
 #[must_use]
@@ -18,7 +21,8 @@ pub fn to_annotated_yaml(loaded: &Loaded) -> String {
         Err(err) => return format!("# failed to show the configuration: {err}\n"),
     };
     let mut lines: Vec<(String, Option<String>)> = Vec::new();
-    write_mapping(&value, "", 0, &loaded.sources, &mut lines);
+    let kind = loaded.config.agent.kind;
+    write_mapping(&value, "", 0, &loaded.sources, kind, &mut lines);
     let width = lines
         .iter()
         .filter(|(_, comment)| comment.is_some())
@@ -45,6 +49,7 @@ fn write_mapping(
     prefix: &str,
     depth: usize,
     sources: &BTreeMap<String, Source>,
+    kind: AgentKind,
     lines: &mut Vec<(String, Option<String>)>,
 ) {
     let Value::Mapping(map) = value else {
@@ -62,12 +67,15 @@ fn write_mapping(
         match child {
             Value::Mapping(entries) if !entries.is_empty() => {
                 lines.push((format!("{indent}{shown_key}:"), None));
-                write_mapping(child, &path, depth + 1, sources, lines);
+                write_mapping(child, &path, depth + 1, sources, kind, lines);
             }
             leaf => {
-                let source = sources
+                let mut source = sources
                     .get(&path)
                     .map_or_else(|| "default".to_owned(), ToString::to_string);
+                if let Some(own) = profile_path(&path, kind) {
+                    source.push_str(&format!("; the {kind} profile's `{own}`"));
+                }
                 lines.push((
                     format!("{indent}{shown_key}: {}", inline(leaf)),
                     Some(source),
@@ -149,7 +157,9 @@ mod tests {
             .find(|l| l.starts_with("model:"))
             .expect("model line");
         assert!(
-            model.ends_with("# from: project file /p/.debussy/config.yaml"),
+            model.ends_with(
+                "# from: project file /p/.debussy/config.yaml; the claude profile's `agents.claude.model`"
+            ),
             "{model}"
         );
         let token = yaml
@@ -158,7 +168,9 @@ mod tests {
             .expect("token line");
         assert!(token.starts_with("    TOKEN: '123'"), "{token}");
         assert!(
-            token.ends_with("# from: env DEBUSSY_AGENT__ENV__TOKEN"),
+            token.ends_with(
+                "# from: env DEBUSSY_AGENT__ENV__TOKEN; the claude profile's `agents.claude.env.TOKEN`"
+            ),
             "{token}"
         );
         let kind = yaml

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::gates::default_gates;
+use super::profiles::AgentProfiles;
 
 /// The effective configuration of one debussy invocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,6 +65,10 @@ pub struct Config {
     /// The agent that runs sessions.
     #[serde(deserialize_with = "section")]
     pub agent: AgentConfig,
+    /// Each agent kind's own program, arguments, environment, model, permissions and
+    /// window.
+    #[serde(deserialize_with = "section")]
+    pub agents: AgentProfiles,
     /// Default command for each gate name, used when a gate names no command itself.
     #[serde(deserialize_with = "gates_section")]
     pub gates: BTreeMap<String, String>,
@@ -234,7 +239,7 @@ pub enum OutputMode {
 }
 
 /// Which agent backend runs sessions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentKind {
     /// Claude Code in headless stream-json mode.
@@ -301,7 +306,13 @@ pub fn default_allowed_tools() -> Vec<String> {
     .collect()
 }
 
-/// The `agent` section.
+/// The `agent` section: the default kind and the settings every kind shares.
+///
+/// `permissions`, `command`, `args`, `env` and `model_context_window` are the old
+/// spelling of the default kind's profile (`agents.<kind>`). Loading folds each into the
+/// profile of the kind that `agent.kind` named where it was set, then sets them back to
+/// the default kind's profile, so they show what the run uses; code reads
+/// [`Config::agents`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AgentConfig {
@@ -401,6 +412,7 @@ impl Default for Config {
             gate_timeout: 600,
             restart_in_fix_sessions: false,
             agent: AgentConfig::default(),
+            agents: AgentProfiles::default(),
             gates: default_gates(),
             notifications: NotificationsConfig::default(),
             mcp: McpConfig::default(),
@@ -451,7 +463,7 @@ impl Default for NtfyConfig {
 
 /// Deserialize a section or map whose YAML value may be `null` (a key with everything
 /// under it commented out) as its default, so `agent:` alone is not a type error.
-fn section<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(super) fn section<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

@@ -4,7 +4,7 @@
 //! defaults always pass, so whatever fails was set by that layer). [`check_combined`]
 //! looks at keys together and runs once, on the merged result.
 
-use super::{Config, NotificationProvider};
+use super::{AgentKind, Config, NotificationProvider};
 
 /// One failed check.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +116,7 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
         &mut out,
     );
     check_agent(config, &mut out);
+    check_profiles(config, &mut out);
     for (name, command) in &config.gates {
         if name.trim().is_empty() {
             out.push(violation(
@@ -292,6 +293,55 @@ fn check_template(key: &str, template: &str, out: &mut Vec<Violation>) {
             return;
         }
         rest = &after[close + 1..];
+    }
+}
+
+/// Each `agents.<kind>` profile: a program, a model and a window are not empty when set.
+fn check_profiles(config: &Config, out: &mut Vec<Violation>) {
+    for kind in AgentKind::ALL {
+        let profile = config.agents.get(kind);
+        let key = |name: &str| format!("agents.{kind}.{name}");
+        if profile
+            .command
+            .as_deref()
+            .is_some_and(|c| c.trim().is_empty())
+        {
+            out.push(violation(
+                key("command"),
+                "must not be empty",
+                "\"\"",
+                &format!(
+                    "set `{}` to a program, or null for {kind}'s own",
+                    key("command")
+                ),
+            ));
+        }
+        if profile
+            .model
+            .as_deref()
+            .is_some_and(|m| m.trim().is_empty())
+        {
+            out.push(violation(
+                key("model"),
+                "must not be empty",
+                "\"\"",
+                &format!(
+                    "set `{}` to a model name, or null for the model {kind} runs by default",
+                    key("model")
+                ),
+            ));
+        }
+        if profile.model_context_window == Some(0) {
+            out.push(violation(
+                key("model_context_window"),
+                "must be greater than 0",
+                0,
+                &format!(
+                    "set `{}` to the window in tokens, e.g. 200000, or null to use what the agent reports",
+                    key("model_context_window")
+                ),
+            ));
+        }
     }
 }
 

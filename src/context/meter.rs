@@ -133,7 +133,8 @@ impl fmt::Display for StopReason {
             StopReason::ToolCalls { count, limit } => {
                 write!(
                     f,
-                    "{count} main-thread tool calls reached the limit of {limit}"
+                    "{count} main-thread tool call{} reached the limit of {limit}",
+                    crate::words::plural(*count)
                 )
             }
             StopReason::Compacted {

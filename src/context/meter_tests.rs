@@ -498,6 +498,10 @@ fn stop_reasons_read_well() {
         "100 main-thread tool calls reached the limit of 100"
     );
     assert_eq!(
+        StopReason::ToolCalls { count: 1, limit: 1 }.to_string(),
+        "1 main-thread tool call reached the limit of 1"
+    );
+    assert_eq!(
         StopReason::Compacted {
             trigger: Some("auto".into()),
             pre_tokens: Some(155_000)

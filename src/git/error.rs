@@ -8,7 +8,10 @@ use super::HookFailure;
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum GitError {
     /// The directory is not inside a git repository.
-    #[error("{} is not inside a git repository (run `git init` there, or pass --no-auto-commit)", .path.display())]
+    #[error("{} is not inside a git repository", .path.display())]
+    #[diagnostic(help(
+        "run `git init` there (debussy commits each phase's work), or pass --no-auto-commit"
+    ))]
     NotARepository {
         /// The directory searched from.
         path: PathBuf,

@@ -293,7 +293,12 @@ fn live_index_lock_fails_after_waiting() {
 fn not_a_repository_says_how_to_fix_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let err = Repo::discover(dir.path()).expect_err("no repo");
-    assert!(err.to_string().contains("git init"), "{err}");
+    assert!(
+        err.to_string().contains("is not inside a git repository"),
+        "{err}"
+    );
+    let help = miette::Diagnostic::help(&err).expect("a fix").to_string();
+    assert!(help.contains("git init"), "{help}");
 }
 
 #[test]

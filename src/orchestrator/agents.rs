@@ -1,42 +1,35 @@
 //! The agent and model each phase runs with: the configured ones, or the phase file's
 //! `**Agent:**` and `**Model:**`.
 //!
-//! A phase naming another agent kind runs that agent with its own defaults (its program
-//! on `PATH`, no `agent.args`, which were written for the configured agent); `agent.env`,
-//! the permissions and every other setting stay. A phase naming only a model keeps the
-//! configured agent. Each such phase gets its own [`SessionSpec`], made and checked before
-//! anything runs, so a missing program stops the run at once with its install command.
+//! A phase naming another agent kind runs that kind's own profile (`agents.<kind>`: its
+//! program, arguments, environment, permissions, model and window), never the default
+//! kind's program. A phase naming only a model keeps the configured agent. Each such
+//! phase gets its own [`SessionSpec`], made and checked before anything runs, so a
+//! missing program stops the run at once with its install command.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::agent::{self, AgentError, BackendContext};
+use crate::agent::{self, AgentError, BackendContext, BackendSettings};
 use crate::config::Config;
 use crate::plan::{Phase, Plan};
 use crate::session::SessionSpec;
 
 use super::run::RunError;
 
-/// The configuration a phase runs with, when it differs from the run's.
+/// The agent a phase runs, when it differs from the run's: the kind its `**Agent:**`
+/// names, with that kind's profile, running the model its `**Model:**` names.
 #[must_use]
-pub fn phase_config(config: &Config, phase: &Phase) -> Option<Config> {
+pub fn phase_agent(config: &Config, phase: &Phase) -> Option<BackendSettings> {
     if phase.agent.is_none() && phase.model.is_none() {
         return None;
     }
-    let mut own = config.clone();
-    if let Some(kind) = phase.agent
-        && kind != config.agent.kind
-    {
-        own.agent.kind = kind;
-        own.agent.command = None;
-        own.agent.args = Vec::new();
-        own.model = kind.default_model().to_owned();
-    }
-    if let Some(model) = &phase.model {
-        own.model.clone_from(model);
-    }
-    Some(own)
+    let settings = BackendSettings::new(config, phase.agent.unwrap_or(config.agent.kind));
+    Some(match &phase.model {
+        Some(model) => settings.with_model(model.clone()),
+        None => settings,
+    })
 }
 
 /// The session settings of every phase that names its own agent or model, by phase id.
@@ -50,7 +43,7 @@ pub(super) fn phase_sessions(
 ) -> Result<BTreeMap<String, SessionSpec>, RunError> {
     let mut sessions = BTreeMap::new();
     for phase in &plan.phases {
-        let Some(own) = phase_config(config, phase) else {
+        let Some(own) = phase_agent(config, phase) else {
             continue;
         };
         let fail = |source: AgentError| RunError::Agent {
@@ -69,7 +62,7 @@ pub(super) fn phase_sessions(
             Ok(_) | Err(AgentError::ScenarioMissing { .. } | AgentError::Scenario(_)) => {}
             Err(err) => return Err(fail(err)),
         }
-        let spec = SessionSpec::from_config(&own, Arc::from(backend), "", root, "")?;
+        let spec = SessionSpec::from_config(config, &own, Arc::from(backend), "", root, "")?;
         sessions.insert(phase.id.as_str().to_owned(), spec);
     }
     Ok(sessions)

@@ -145,6 +145,7 @@ impl Runner<'_> {
             let report = self
                 .run_session(
                     phase,
+                    execution,
                     attempt,
                     restart,
                     max_restarts,

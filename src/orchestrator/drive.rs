@@ -29,7 +29,7 @@ use super::integrate;
 use super::phase::PhaseResult;
 use super::runner::{Flags, ResumePoint, Runner};
 use super::schedule::{self, Next};
-use super::selection::{self, Standing};
+use super::selection::Standing;
 use super::worktree::Worktree;
 
 /// A running phase: its runner comes back with its result.
@@ -324,17 +324,12 @@ impl<'run> Drive<'run> {
         run.commits.extend(phase.commits.iter().cloned());
     }
 
-    /// Summaries for the phases the run did not take up, then all in execution order.
+    /// Summaries for the phases the run did not take up (`not run`: "blocked" is for a
+    /// phase that needs a human), then all in execution order.
     fn summarise_rest(&mut self) {
-        let blocked_later = selection::dependents_of_unfinished(&self.order, &self.standings);
         let done: BTreeSet<String> = self.summary.phases.iter().map(|p| p.id.clone()).collect();
         for phase in self.order.iter().filter(|p| !done.contains(p.id.as_str())) {
-            let status = if blocked_later.contains(phase.id.as_str()) {
-                PhaseState::Blocked
-            } else {
-                PhaseState::NotRun
-            };
-            self.summary.phases.push(not_run(phase, status));
+            self.summary.phases.push(not_run(phase, PhaseState::NotRun));
         }
         let position: BTreeMap<&str, usize> = self
             .order

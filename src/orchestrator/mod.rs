@@ -50,4 +50,4 @@ pub mod vcs;
 pub mod worktree;
 
 pub use parallel::side_by_side_ready;
-pub use run::{RunError, RunOptions, RunSetup, resumable_run, run};
+pub use run::{RunError, RunOptions, RunSetup, done_on_resume, resumable_run, run};

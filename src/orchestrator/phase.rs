@@ -277,7 +277,12 @@ impl Runner<'_> {
             // A failure to commit was reported as a warning; the phase fails either way.
             let _ = self.commit(phase, "failed").await;
         }
-        let error = last_error.map(|e| format!("{e} (after {attempts} attempts)"));
+        let error = last_error.map(|e| {
+            format!(
+                "{e} (after {attempts} attempt{})",
+                crate::words::plural(attempts)
+            )
+        });
         self.finish(phase, Standing::Failed, error, attempts, &tally, started)
     }
 

@@ -174,7 +174,8 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     } = setup;
     let config = loaded.config;
     let root = loaded.project_root;
-    let session = SessionSpec::from_config(&config, backend.clone(), "", &root, "")?;
+    let agent = crate::agent::BackendSettings::default_kind(&config);
+    let session = SessionSpec::from_config(&config, &agent, backend.clone(), "", &root, "")?;
     let phase_sessions = super::agents::phase_sessions(&config, &plan, &root)?;
     // Taken first: a second run must be told about the live one, not that the live one's
     // edits make the tree dirty.
@@ -472,6 +473,19 @@ pub fn resumable_run(store: &Store, plan: &Plan) -> Result<Option<RunRecord>, St
         .runs(Some(&plan_key(plan)), 1)?
         .into_iter()
         .find(|run| run.status != RunStatus::Completed))
+}
+
+/// The phases `--resume` would take as done in a run of `plan` now (what the dry run
+/// shows as skipped).
+///
+/// # Errors
+/// On a state store failure.
+pub fn done_on_resume(
+    store: &Store,
+    plan: &Plan,
+) -> Result<std::collections::BTreeSet<String>, StateError> {
+    let resumable = resumable_run(store, plan)?;
+    done_before(store, &plan_key(plan), resumable.as_ref())
 }
 
 /// The phases `--resume` takes as done: those some run of the plan completed, except the

@@ -134,36 +134,6 @@ pub fn dropped_dependency(phase: &Phase, standings: &BTreeMap<String, Standing>)
     (!dropped.is_empty()).then(|| format!("depends on {}, which was skipped", dropped.join(", ")))
 }
 
-/// Phases in `order` that depend on a failed or blocked phase, directly or through other
-/// phases. (Dependents of a paused phase are merely not run yet.)
-#[must_use]
-pub fn dependents_of_unfinished(
-    order: &[&Phase],
-    standings: &BTreeMap<String, Standing>,
-) -> BTreeSet<String> {
-    let mut blocked: BTreeSet<String> = standings
-        .iter()
-        .filter(|(_, s)| {
-            matches!(
-                s,
-                Standing::Failed | Standing::Blocked | Standing::AwaitingHuman
-            )
-        })
-        .map(|(id, _)| id.clone())
-        .collect();
-    let mut dependents = BTreeSet::new();
-    for phase in order {
-        if phase
-            .dependency_ids()
-            .any(|dep| blocked.contains(dep.as_str()))
-        {
-            blocked.insert(phase.id.as_str().to_owned());
-            dependents.insert(phase.id.as_str().to_owned());
-        }
-    }
-    dependents
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,20 +256,5 @@ mod tests {
         assert!(!Standing::Dropped(why).satisfies_dependents());
         assert_eq!(dropped_dependency(phase("3"), &standings), None);
         assert!(Standing::Skipped("marked completed in the plan".into()).satisfies_dependents());
-    }
-
-    #[test]
-    fn dependents_of_a_failure_are_found_transitively() {
-        let (_dir, plan) = plan(&[
-            ("1", "Pending", "N/A"),
-            ("2", "Pending", "Phase 1"),
-            ("3", "Pending", "Phase 2"),
-            ("4", "Pending", "N/A"),
-        ]);
-        let order = execution_order(&plan).expect("order");
-        let mut standings = select(&order, &History::default()).expect("select");
-        standings.insert("1".into(), Standing::Blocked);
-        let dependents = dependents_of_unfinished(&order, &standings);
-        assert_eq!(dependents.into_iter().collect::<Vec<_>>(), ["2", "3"]);
     }
 }

@@ -12,7 +12,7 @@ use crate::process::ProcessIdentity;
 use crate::run_env::RunEnv;
 use crate::session::guard::CompactionGuard;
 use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
-use crate::state::{SessionKind, SessionRecord};
+use crate::state::{LiveFigures, LiveSession, SessionKind, SessionRecord};
 
 use super::runner::Runner;
 
@@ -36,9 +36,14 @@ impl Runner<'_> {
     }
 
     /// Run one session, forwarding its events and serving requests while it runs.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one session's coordinates, each from the attempt that runs it"
+    )]
     pub(super) async fn run_session(
         &mut self,
         phase: &Phase,
+        execution: i64,
         attempt: u32,
         restart: u32,
         max_restarts: u32,
@@ -77,11 +82,13 @@ impl Runner<'_> {
         let running = session::run(spec, sender, control.clone());
         tokio::pin!(running);
         let deadline = self.guards.deadline();
+        let mut live = LiveRecord::new(execution, restart);
         let report = loop {
             tokio::select! {
                 report = &mut running => break report,
                 Some(event) = receiver.recv() => {
                     self.note_agent_group(&id, &event);
+                    self.note_live_session(&id, &mut live, &event);
                     if let SessionEvent::Context(snapshot) = &event
                         && self.flags.limit.is_none()
                         && self.limit_reached(&id, snapshot.cost_usd.unwrap_or(0.0))
@@ -132,6 +139,50 @@ impl Runner<'_> {
             }
         }
         report
+    }
+
+    /// Keep the state store's record of the running session current: when it starts,
+    /// and what it has spent whenever that changes (a reading per model request, not per
+    /// token), so `status` shows it and a killed run still knows what it spent.
+    fn note_live_session(&self, phase_id: &str, live: &mut LiveRecord, event: &SessionEvent) {
+        let written = match event {
+            SessionEvent::Started { log_path, .. } => {
+                let spec = self.session_spec(phase_id);
+                let session = LiveSession {
+                    phase_id: phase_id.to_owned(),
+                    execution_id: live.execution,
+                    session_index: live.index,
+                    agent: spec.backend.name().to_owned(),
+                    model: spec.model.clone(),
+                    log_path: log_path.display().to_string(),
+                    started_at: crate::state::now(),
+                    billed: crate::context::cost::Billed::default(),
+                    cost_usd: 0.0,
+                    cost_estimated: false,
+                    context_percent: 0.0,
+                    tool_calls: 0,
+                };
+                self.store.start_live_session(&self.run_id, &session)
+            }
+            SessionEvent::Context(snapshot)
+                if live.written != Some((snapshot.billed, snapshot.tool_calls)) =>
+            {
+                live.written = Some((snapshot.billed, snapshot.tool_calls));
+                let figures = LiveFigures {
+                    billed: snapshot.billed,
+                    cost_usd: snapshot.cost_usd.unwrap_or(0.0),
+                    cost_estimated: snapshot.cost_estimated,
+                    context_percent: snapshot.percent,
+                    tool_calls: snapshot.tool_calls,
+                };
+                self.store
+                    .update_live_session(&self.run_id, phase_id, &figures)
+            }
+            _ => Ok(()),
+        };
+        if let Err(err) = written {
+            tracing::debug!("cannot record the running session: {err}");
+        }
     }
 
     /// Record a started agent's process group by its leader as started (it leads its
@@ -244,6 +295,26 @@ impl Runner<'_> {
         };
         if let Err(err) = self.store.record_session(execution, &record) {
             self.warn(format!("could not record the session: {err}"));
+        }
+    }
+}
+
+/// Where the running session's record stands.
+struct LiveRecord {
+    /// The attempt's execution row.
+    execution: i64,
+    /// The session's index in the attempt.
+    index: u32,
+    /// The figures last written: billed tokens and tool calls.
+    written: Option<(crate::context::cost::Billed, u32)>,
+}
+
+impl LiveRecord {
+    fn new(execution: i64, index: u32) -> LiveRecord {
+        LiveRecord {
+            execution,
+            index,
+            written: None,
         }
     }
 }

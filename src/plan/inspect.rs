@@ -45,23 +45,38 @@ pub fn inspect(master: &Path, gates: &BTreeMap<String, String>, project_root: &P
             }
             tracing::debug!(?dirs, "searching agent directories");
             let agents = AgentCatalog::discover(dirs);
-            let report = audit(
+            let mut report = audit(
                 &plan,
                 &AuditContext {
                     gates,
                     agents: &agents,
                 },
             );
+            if plan.phase_like.is_some()
+                && let Some(master) = super::nearby::master_beside(&plan.master)
+            {
+                for issue in &mut report.issues {
+                    if issue.code == super::audit::IssueCode::NoPhases {
+                        issue.suggestion = format!("did you mean {}?", master.display());
+                    }
+                }
+            }
             Inspection {
                 plan: Some(plan),
                 report,
                 agents,
             }
         }
-        Err(error) => Inspection {
-            plan: None,
-            report: AuditReport::unreadable(&error),
-            agents: AgentCatalog::default(),
-        },
+        Err(error) => {
+            let nearby = match &error {
+                super::load::PlanError::NotFound { .. } => super::nearby::nearby(master),
+                super::load::PlanError::Read { .. } => None,
+            };
+            Inspection {
+                plan: None,
+                report: AuditReport::unreadable(&error, nearby.as_deref()),
+                agents: AgentCatalog::default(),
+            }
+        }
     }
 }

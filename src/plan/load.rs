@@ -140,6 +140,10 @@ pub(crate) fn assemble(
             |s| s.to_string_lossy().into_owned(),
         )
     });
+    let phase_like = (doc.table_line.is_none() && phases.is_empty())
+        .then(|| phase_marker(text))
+        .flatten()
+        .map(|line| super::model::Location::line(master, line));
     Plan {
         title,
         master: master.to_path_buf(),
@@ -148,7 +152,21 @@ pub(crate) fn assemble(
             .map(|line| super::model::Location::line(master, line)),
         phases,
         problems,
+        phase_like,
     }
+}
+
+/// The 1-based line of the first mark of a phase file in `text`: `**Status:**`,
+/// `**Depends On:**` or a `## Tasks` heading.
+fn phase_marker(text: &str) -> Option<usize> {
+    text.lines()
+        .position(|line| {
+            let line = line.trim();
+            line.starts_with("**Status:**")
+                || line.starts_with("**Depends On:**")
+                || line.eq_ignore_ascii_case("## tasks")
+        })
+        .map(|index| index + 1)
 }
 
 /// Links to phase files become ids; a phase naming itself in `## Dependencies` prose is

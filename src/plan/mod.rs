@@ -2,8 +2,8 @@
 //!
 //! Parsing (`master`, `phase`, `gates`, `agents`, `refs` over the `markdown` view) and
 //! the audit (`audit`, `topo`) are pure. Only [`load()`] (plan files),
-//! [`AgentCatalog::discover`] (agent directories) and [`inspect()`] (both) read the file
-//! system. The format is documented for users in `docs/plan-format.md`.
+//! [`AgentCatalog::discover`] (agent directories), `nearby` (the "did you mean" for a
+//! mistyped plan path) and [`inspect()`] (all three) read the file system. The format is documented for users in `docs/plan-format.md`.
 //!
 //! The orchestrator's entry points: [`inspect()`] (or [`load()`] + [`audit()`]),
 //! [`execution_order`], and [`Gate::resolve`] for each gate's command.
@@ -16,6 +16,7 @@ pub(crate) mod load;
 pub(crate) mod markdown;
 pub(crate) mod master;
 pub mod model;
+pub(crate) mod nearby;
 pub(crate) mod phase;
 pub(crate) mod refs;
 pub(crate) mod topo;

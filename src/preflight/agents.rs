@@ -1,124 +1,125 @@
-//! The agent checks: the configured agent's program can be found and runs (and says its
-//! version), and so can the program of every agent a phase names.
+//! The agent checks: the program of each agent the plan runs can be found and runs (and
+//! says its version). That is the configured agent, and every other kind a phase names
+//! (`**Agent:**`), each with its own profile (`agents.<kind>`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{Check, Target};
-use crate::agent::{self, AgentError, BackendContext};
+use crate::agent::{self, AgentError, BackendContext, BackendSettings};
 use crate::config::{AgentKind, Loaded};
 
-/// The agent program can be found (and, for a real agent CLI, runs and says its version).
+/// Whether a check runs the program to ask its version, or only finds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// Find the program on `PATH` (or at its configured path).
+    Find,
+    /// Also run `PROGRAM --version` (real agent CLIs only).
+    Run,
+}
+
+/// The configured agent's program can be found (and, for a real agent CLI, runs and says
+/// its version).
 pub(super) fn agent_check(target: Target<'_>) -> Check {
-    let config = target.loaded.config.clone();
+    let settings = BackendSettings::default_kind(&target.loaded.config);
+    kind_check(target.loaded, &settings, target.plan, Depth::Run)
+}
+
+/// Whether the configured agent's program can be found (without running it), for a plan
+/// at `plan`.
+pub(crate) fn configured_agent_check(loaded: &Loaded, plan: &Path) -> Check {
+    let settings = BackendSettings::default_kind(&loaded.config);
+    kind_check(loaded, &settings, Some(plan), Depth::Find)
+}
+
+/// For each other agent kind that phases name (`**Agent:**`), whether its profile's
+/// program can be found and runs: `run` refuses to start without it. One check per
+/// kind, naming its phases.
+pub(crate) fn phase_agent_checks(loaded: &Loaded, plan: &crate::plan::Plan) -> Vec<Check> {
+    let config = &loaded.config;
+    let mut phases: BTreeMap<AgentKind, Vec<String>> = BTreeMap::new();
+    for phase in &plan.phases {
+        if let Some(kind) = phase.agent.filter(|kind| *kind != config.agent.kind) {
+            phases.entry(kind).or_default().push(phase.id.to_string());
+        }
+    }
+    phases
+        .into_iter()
+        .map(|(kind, ids)| {
+            let settings = BackendSettings::new(config, kind);
+            let check = kind_check(loaded, &settings, Some(&plan.master), Depth::Run);
+            let which = format!(
+                "phase{} {}",
+                crate::words::plural(ids.len()),
+                ids.join(", ")
+            );
+            Check {
+                detail: format!("{which}: {}", check.detail),
+                ..check
+            }
+        })
+        .collect()
+}
+
+/// The check of one agent kind's profile: its program found (and run, at
+/// [`Depth::Run`]), or why not and how to fix it.
+fn kind_check(
+    loaded: &Loaded,
+    settings: &BackendSettings,
+    plan: Option<&Path>,
+    depth: Depth,
+) -> Check {
     let backend = match agent::backend(
-        &config,
+        settings,
         BackendContext {
-            project_root: &target.loaded.project_root,
-            plan_path: target.plan,
+            project_root: &loaded.project_root,
+            plan_path: plan,
         },
     ) {
         Ok(backend) => backend,
-        Err(err) => return agent_failure(&err),
+        Err(err) => return agent_failure(&err, settings.kind),
     };
-    let program = match backend.command("", &config.model) {
+    let program = match backend.command("", &settings.model) {
         Ok(command) => command.program,
         // Scenario problems have a check of their own.
         Err(AgentError::ScenarioMissing { .. } | AgentError::Scenario(_)) => {
             return Check::pass("agent", format!("{} (built in)", backend.name()));
         }
-        Err(err) => return agent_failure(&err),
+        Err(err) => return agent_failure(&err, settings.kind),
     };
-    if config.agent.kind == AgentKind::Sim {
+    if settings.kind == AgentKind::Sim || depth == Depth::Find {
         return Check::pass(
             "agent",
             format!("{} ({})", backend.name(), program.display()),
         );
     }
     match version(&program) {
-        Ok(version) => Check::pass("agent", format!("{} ({version})", program.display())),
+        Ok(version) => Check::pass(
+            "agent",
+            format!("{} ({}, {version})", backend.name(), program.display()),
+        ),
         Err(why) => Check::fail(
             "agent",
             format!("{} does not run: {why}", program.display()),
-            match config.agent.kind {
-                AgentKind::Codex => agent::codex::INSTALL_HINT,
-                AgentKind::Gemini => agent::gemini::INSTALL_HINT,
-                AgentKind::Claude | AgentKind::Sim => agent::claude::INSTALL_HINT,
-            },
+            install_hint(settings.kind),
         ),
     }
 }
 
-/// Whether the configured agent's program can be found (without running it), for a plan
-/// at `plan`.
-pub(crate) fn configured_agent_check(loaded: &Loaded, plan: &Path) -> Check {
-    program_check(loaded, &loaded.config, plan).unwrap_or_else(|failure| failure)
-}
-
-/// For each phase that names an agent of its own (`**Agent:**`), whether its program can
-/// be found: `run` refuses to start without it.
-pub(crate) fn phase_agent_checks(loaded: &Loaded, plan: &crate::plan::Plan) -> Vec<Check> {
-    let mut checks = Vec::new();
-    for phase in &plan.phases {
-        let Some(own) = crate::orchestrator::agents::phase_config(&loaded.config, phase) else {
-            continue;
-        };
-        if own.agent.kind == loaded.config.agent.kind {
-            continue;
-        }
-        let id = &phase.id;
-        let check = match program_check(loaded, &own, &plan.master) {
-            Ok(pass) => Check {
-                detail: format!("phase {id}: {}", pass.detail),
-                ..pass
-            },
-            Err(failure) => Check {
-                detail: format!("phase {id}: {}", failure.detail),
-                fix: failure.fix.map(|fix| {
-                    format!("{fix} (a phase's own agent is looked up on PATH: `agent.command` is the configured agent's)")
-                }),
-                ..failure
-            },
-        };
-        checks.push(check);
-    }
-    checks
-}
-
-/// Whether the program of the agent `config` names can be found: a pass naming it, or the
-/// failure with its fix.
-fn program_check(
-    loaded: &Loaded,
-    config: &crate::config::Config,
-    plan: &Path,
-) -> Result<Check, Check> {
-    let backend = agent::backend(
-        config,
-        BackendContext {
-            project_root: &loaded.project_root,
-            plan_path: Some(plan),
-        },
-    );
-    match backend.and_then(|backend| {
-        let name = backend.name();
-        backend
-            .command("", &config.model)
-            .map(|command| (name, command))
-    }) {
-        Ok((agent, command)) => Ok(Check::pass(
-            "agent",
-            format!("{agent} ({})", command.program.display()),
-        )),
-        Err(AgentError::ScenarioMissing { .. } | AgentError::Scenario(_)) => {
-            Ok(Check::pass("agent", "sim (built in)"))
-        }
-        Err(err) => Err(agent_failure(&err)),
+fn install_hint(kind: AgentKind) -> &'static str {
+    match kind {
+        AgentKind::Codex => agent::codex::INSTALL_HINT,
+        AgentKind::Gemini => agent::gemini::INSTALL_HINT,
+        AgentKind::Claude | AgentKind::Sim => agent::claude::INSTALL_HINT,
     }
 }
 
-fn agent_failure(err: &AgentError) -> Check {
+fn agent_failure(err: &AgentError, kind: AgentKind) -> Check {
     let help = match err {
         AgentError::ProgramNotFound { help, .. } => help.clone(),
-        _ => "check `agent.kind` and `agent.command` (`debussy config` shows them)".to_owned(),
+        _ => {
+            format!("check `agent.kind` and `agents.{kind}.command` (`debussy config` shows them)")
+        }
     };
     Check::fail("agent", err.to_string(), help)
 }

@@ -24,23 +24,23 @@ struct AuthStatus {
 
 /// The login check for the configured agent, when it can be known: Claude Code only.
 pub(super) fn login_check(target: Target<'_>) -> Option<Check> {
-    let config = &target.loaded.config;
-    if config.agent.kind != AgentKind::Claude {
+    let settings = agent::BackendSettings::default_kind(&target.loaded.config);
+    if settings.kind != AgentKind::Claude {
         return None;
     }
     let backend = agent::backend(
-        config,
+        &settings,
         BackendContext {
             project_root: &target.loaded.project_root,
             plan_path: target.plan,
         },
     )
     .ok()?;
-    let command = backend.command("", &config.model).ok()?;
+    let command = backend.command("", &settings.model).ok()?;
     Some(claude_login_check(&command))
 }
 
-/// Whether Claude Code, run as `command` runs it (its program and `agent.env`), is
+/// Whether Claude Code, run as `command` runs it (its program and `agents.claude.env`), is
 /// logged in.
 pub(super) fn claude_login_check(command: &AgentCommand) -> Check {
     let answer = probe(&command.program, &["auth", "status"], &command.env);

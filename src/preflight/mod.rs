@@ -161,13 +161,15 @@ pub(crate) fn check(target: Target<'_>) -> Report {
                 "name the plan (`debussy doctor PLAN`), or set `agent.scenario`",
             ));
         } else {
-            let scenario = agent::sim::scenario_path(&config.agent, root, target.plan);
+            let scenario =
+                agent::sim::scenario_path(config.agent.scenario.as_deref(), root, target.plan);
             checks.push(scenario_check(&scenario));
         }
     }
     checks.push(writable_check(root));
     if target.auto_commit {
-        checks.push(untracked_check(root, target.plan));
+        // Outside a repository the git check says so, with its fix.
+        checks.extend(untracked_check(root, target.plan));
     }
     Report { checks }
 }
@@ -193,14 +195,25 @@ pub(crate) fn config_check(loaded: Result<&Loaded, &miette::Report>) -> Check {
 /// Auto-commits would be safe: the check the orchestrator makes as a run starts
 /// (a repository, a branch, no uncommitted tracked changes).
 pub(crate) async fn git_check(root: PathBuf) -> Check {
-    match crate::orchestrator::vcs::preflight(root, false).await {
+    git_check_allowing(root, false).await
+}
+
+/// [`git_check`], with uncommitted changes allowed when `allow_dirty` (`--allow-dirty`).
+pub(crate) async fn git_check_allowing(root: PathBuf, allow_dirty: bool) -> Check {
+    match crate::orchestrator::vcs::preflight(root, allow_dirty).await {
+        Ok(branch) if allow_dirty => Check::pass(
+            "git",
+            format!("on branch {branch} (--allow-dirty: uncommitted changes are kept)"),
+        ),
         Ok(branch) => Check::pass(
             "git",
             format!("on branch {branch}, no uncommitted tracked changes"),
         ),
         Err(err) => {
-            let fix = miette::Diagnostic::help(&err)
-                .map_or_else(|| "see `git status`".to_owned(), |h| h.to_string());
+            let fix = miette::Diagnostic::help(&err).map_or_else(
+                || "run `git status` in the project to see what git says".to_owned(),
+                |h| h.to_string(),
+            );
             Check::fail("git", err.to_string(), fix)
         }
     }
@@ -260,7 +273,12 @@ fn scenario_check(path: &Path) -> Check {
     match Scenario::check(&text, path) {
         Ok(scenario) => Check::pass(
             "scenario",
-            format!("{} ({} scripts)", path.display(), scenario.scripts.len()),
+            format!(
+                "{} ({} script{})",
+                path.display(),
+                scenario.scripts.len(),
+                plural(scenario.scripts.len())
+            ),
         ),
         Err(errors) => Check::fail(
             "scenario",
@@ -336,11 +354,11 @@ fn probe_write(dir: &Path) -> std::io::Result<()> {
     written
 }
 
-/// Untracked files that the first phase commit (`git add -A`) would sweep in.
-fn untracked_check(root: &Path, plan: Option<&Path>) -> Check {
+/// Untracked files that the first phase commit (`git add -A`) would sweep in; none
+/// outside a repository.
+fn untracked_check(root: &Path, plan: Option<&Path>) -> Option<Check> {
     let Ok(repo) = git2::Repository::discover(root) else {
-        // The orchestrator's own git check names a missing repository.
-        return Check::pass("untracked", "no git repository to commit to");
+        return None;
     };
     let mut options = git2::StatusOptions::new();
     options
@@ -350,7 +368,11 @@ fn untracked_check(root: &Path, plan: Option<&Path>) -> Check {
         .recurse_untracked_dirs(false)
         .include_ignored(false);
     let Ok(statuses) = repo.statuses(Some(&mut options)) else {
-        return Check::pass("untracked", "git status unavailable");
+        return Some(Check::warn(
+            "untracked",
+            "not checked: git cannot list the working tree's files",
+            "run `git status` to see why",
+        ));
     };
     let workdir = repo.workdir().map(Path::to_path_buf).unwrap_or_default();
     let paths: Vec<String> = statuses
@@ -366,7 +388,10 @@ fn untracked_check(root: &Path, plan: Option<&Path>) -> Check {
         })
         .filter(|path| !is_run_data(path))
         .collect();
-    untracked_verdict(&paths, plan.map(|p| relative(p, &workdir)).as_deref())
+    Some(untracked_verdict(
+        &paths,
+        plan.map(|p| relative(p, &workdir)).as_deref(),
+    ))
 }
 
 /// The entries of an untracked `.debussy/`, as paths from the work tree (`.debussy/x`,
@@ -389,19 +414,10 @@ fn state_dir_files(dir: &Path) -> Vec<String> {
     names
 }
 
-/// The check for these untracked files (pure): a new directory is named once, files of
-/// `.debussy/` each (there, `config.yaml` is the one people miss).
-fn untracked_verdict(files: &[String], plan: Option<&str>) -> Check {
-    let mut paths: Vec<String> = Vec::new();
-    for file in files {
-        let shown = match file.split_once('/') {
-            Some((dir, _)) if dir != ".debussy" => format!("{dir}/"),
-            _ => file.clone(),
-        };
-        if !paths.contains(&shown) {
-            paths.push(shown);
-        }
-    }
+/// The check for these untracked paths, as git names them (a new directory once, with a
+/// trailing `/`; files of `.debussy/` each, where `config.yaml` is the one people miss).
+/// Pure. A path is marked as the plan when it is the plan or a directory holding it.
+fn untracked_verdict(paths: &[String], plan: Option<&str>) -> Check {
     if paths.is_empty() {
         return Check::pass("untracked", "no untracked files");
     }
@@ -413,7 +429,10 @@ fn untracked_verdict(files: &[String], plan: Option<&str>) -> Check {
     for path in paths.iter().take(MAX_UNTRACKED_LISTED) {
         detail.push_str("\n  ");
         detail.push_str(path);
-        if plan.is_some_and(|plan| plan.starts_with(path.as_str())) {
+        let holds_plan = plan.is_some_and(|plan| {
+            plan == path || (path.ends_with('/') && plan.starts_with(path.as_str()))
+        });
+        if holds_plan {
             detail.push_str("  (the plan)");
         }
     }
@@ -461,10 +480,9 @@ mod tests {
     #[test]
     fn untracked_paths_are_listed_and_the_plan_is_pointed_out() {
         let paths = vec![
-            ".claude/commands/a.md".to_owned(),
-            ".claude/settings.json".to_owned(),
+            ".claude/".to_owned(),
             ".debussy/config.yaml".to_owned(),
-            "plan/MASTER_PLAN.md".to_owned(),
+            "plan/".to_owned(),
         ];
         let check = untracked_verdict(&paths, Some("plan/MASTER_PLAN.md"));
         assert_eq!(check.verdict, Verdict::Warn);
@@ -474,6 +492,24 @@ mod tests {
              .debussy/config.yaml\n  plan/  (the plan)"
         );
         assert_eq!(untracked_verdict(&[], None).verdict, Verdict::Pass);
+        // Only the plan's notes are new: they are not the plan.
+        let notes = untracked_verdict(
+            &["plans/example/notes/".to_owned()],
+            Some("plans/example/MASTER_PLAN.md"),
+        );
+        assert_eq!(
+            notes.detail,
+            "1 untracked path would go into the first phase commit:\n  plans/example/notes/"
+        );
+        let plan = untracked_verdict(
+            &["plans/example/MASTER_PLAN.md".to_owned()],
+            Some("plans/example/MASTER_PLAN.md"),
+        );
+        assert!(
+            plan.detail.ends_with("MASTER_PLAN.md  (the plan)"),
+            "{}",
+            plan.detail
+        );
     }
 
     #[test]

@@ -436,7 +436,8 @@ impl<'a> Driver<'a> {
 
     pub(super) fn send_gap_note(&mut self, gap: u64) {
         let text = format!(
-            "{gap} lines of agent output not shown here; the transcript {} and its .stderr.log have them all",
+            "{gap} line{} of agent output not shown here; the transcript {} and its .stderr.log have them all",
+            crate::words::plural(gap),
             self.spec.log_path.display()
         );
         self.send(SessionEvent::Activity(Activity {
@@ -566,9 +567,10 @@ fn spawn_help(err: &ProcessError) -> Option<String> {
     match err {
         ProcessError::ProgramNotFound { .. }
         | ProcessError::NotExecutable { .. }
-        | ProcessError::InterpreterNotFound { .. } => {
-            Some("check `agent.command` in the configuration".to_owned())
-        }
+        | ProcessError::InterpreterNotFound { .. } => Some(
+            "check the agent's program, `agents.<kind>.command` (`debussy config` shows it)"
+                .to_owned(),
+        ),
         ProcessError::MissingCwd { .. } => {
             Some("run debussy from the project, or create the directory".to_owned())
         }

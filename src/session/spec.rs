@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::AgentBackend;
+use crate::agent::{AgentBackend, BackendSettings};
 use crate::config::Config;
 use crate::context::{MeterSettings, WindowInputs};
 
@@ -73,11 +73,11 @@ pub struct Resume {
 }
 
 impl SessionSpec {
-    /// A spec from the configuration, the one way a session's settings are made (the run
-    /// takes one per run and gives each session its prompt, log path and environment):
-    /// `model`, `timeout` (0 means none),
-    /// `context_threshold`, `tool_call_threshold`, `agent.token_estimate_factor`,
-    /// `agent.model_context_window`, `agent.stop_grace`. The meter trusts usage as the
+    /// A spec from the configuration and the agent's settings, the one way a session's
+    /// settings are made (the run takes one per agent and gives each session its prompt,
+    /// log path and environment): the model and configured window of `agent` (its
+    /// profile), `timeout` (0 means none), `context_threshold`, `tool_call_threshold`,
+    /// `agent.token_estimate_factor`, `agent.stop_grace`. The meter trusts usage as the
     /// backend reports it. No remembered windows and no extra environment: set
     /// [`window.remembered`](WindowInputs::remembered) and [`env`](Self::env) after.
     ///
@@ -86,6 +86,7 @@ impl SessionSpec {
     /// too large to be a duration.
     pub fn from_config(
         config: &Config,
+        agent: &BackendSettings,
         backend: Arc<dyn AgentBackend>,
         prompt: impl Into<String>,
         cwd: impl Into<PathBuf>,
@@ -98,7 +99,7 @@ impl SessionSpec {
         let backend_name = backend.name();
         Ok(SessionSpec {
             backend,
-            model: config.model.clone(),
+            model: agent.model.clone(),
             prompt: prompt.into(),
             resume: None,
             cwd: cwd.into(),
@@ -108,9 +109,9 @@ impl SessionSpec {
             meter,
             compaction_guard: super::guard::CompactionGuard::Off,
             window: WindowInputs {
-                configured: config.agent.model_context_window,
+                configured: agent.model_context_window,
                 remembered: std::collections::BTreeMap::new(),
-                model: Some(config.model.clone()),
+                model: Some(agent.model.clone()),
                 agent: Some(backend_name),
             },
             stop_grace,
@@ -176,7 +177,14 @@ mod tests {
     use crate::config::AgentConfig;
 
     fn backend() -> Arc<dyn AgentBackend> {
-        Arc::new(ClaudeBackend::new(&AgentConfig::default()))
+        Arc::new(ClaudeBackend::new(&BackendSettings::default_kind(
+            &Config::default(),
+        )))
+    }
+
+    fn spec(config: &Config, prompt: &str) -> Result<SessionSpec, SessionError> {
+        let agent = BackendSettings::default_kind(config);
+        SessionSpec::from_config(config, &agent, backend(), prompt, "/p", "/p/log.jsonl")
     }
 
     #[test]
@@ -187,12 +195,13 @@ mod tests {
             context_threshold: crate::context::ContextLimit::At(70.0),
             agent: AgentConfig {
                 stop_grace: 0.25,
-                model_context_window: Some(500_000),
                 ..AgentConfig::default()
             },
             ..Config::default()
         };
-        let spec = SessionSpec::from_config(&config, backend(), "do it", "/p", "/p/log.jsonl")
+        let mut config = config;
+        config.agents.claude.model_context_window = Some(500_000);
+        let spec = spec(&config, "do it")
             .expect("spec")
             .with_remembered_window("sonnet", 300_000)
             .with_env([("DEBUSSY_RUN_ID", "r1")]);
@@ -217,7 +226,7 @@ mod tests {
             timeout: 0,
             ..Config::default()
         };
-        let spec = SessionSpec::from_config(&config, backend(), "", "/p", "/l").expect("spec");
+        let spec = spec(&config, "").expect("spec");
         assert_eq!(spec.timeout, None);
     }
 
@@ -231,8 +240,7 @@ mod tests {
                 },
                 ..Config::default()
             };
-            let err =
-                SessionSpec::from_config(&config, backend(), "", "/p", "/l").expect_err("invalid");
+            let err = spec(&config, "").expect_err("invalid");
             assert!(err.to_string().contains("agent.stop_grace"), "{err}");
         }
     }

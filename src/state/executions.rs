@@ -164,13 +164,17 @@ impl Store {
         })
     }
 
-    /// Record a finished session of an execution.
+    /// Record a finished session of an execution; it is no longer a live one
+    /// ([`Store::start_live_session`]).
     ///
     /// # Errors
     /// On SQLite failure.
     pub fn record_session(&self, execution_id: i64, s: &SessionRecord) -> Result<(), StateError> {
-        self.conn
-            .execute(
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(self.sql("record a session"))?;
+        tx.execute(
                 "INSERT INTO sessions (execution_id, session_index, agent_session_id, model, outcome, outcome_code,
                  context_tokens, context_window, context_percent, tool_calls, cost_usd, log_path, started_at, ended_at, agent_pgid, cost_estimated,
                  billed_input, billed_cache_write, billed_cache_read, billed_output, kind, agent, window_source)
@@ -202,7 +206,12 @@ impl Store {
                 ],
             )
             .map_err(self.sql("record a session"))?;
-        Ok(())
+        tx.execute(
+            "DELETE FROM live_sessions WHERE execution_id = ?1 AND session_index = ?2",
+            params![execution_id, s.session_index],
+        )
+        .map_err(self.sql("record a session"))?;
+        tx.commit().map_err(self.sql("record a session"))
     }
 
     /// The sessions of an execution, in order.

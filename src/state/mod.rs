@@ -12,6 +12,7 @@
 
 mod error;
 mod executions;
+mod live;
 mod owner;
 mod prompts;
 mod records;
@@ -23,6 +24,7 @@ mod totals;
 mod windows;
 
 pub use error::StateError;
+pub use live::{LiveFigures, LiveSession};
 pub use owner::Owner;
 pub use prompts::PromptRecord;
 pub use store::Store;

@@ -193,4 +193,27 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, phase_id)
     );
     ",
+    // 11: the session running in each phase, with what it has spent so far (`status`
+    // during a run; what a killed run's session spent).
+    "
+    CREATE TABLE live_sessions (
+        run_id             TEXT NOT NULL REFERENCES runs (id),
+        phase_id           TEXT NOT NULL,
+        execution_id       INTEGER NOT NULL REFERENCES phase_executions (id),
+        session_index      INTEGER NOT NULL,
+        agent              TEXT NOT NULL,
+        model              TEXT NOT NULL,
+        log_path           TEXT NOT NULL,
+        started_at         TEXT NOT NULL,
+        billed_input       INTEGER NOT NULL,
+        billed_cache_write INTEGER NOT NULL,
+        billed_cache_read  INTEGER NOT NULL,
+        billed_output      INTEGER NOT NULL,
+        cost_usd           REAL NOT NULL,
+        cost_estimated     INTEGER NOT NULL,
+        context_percent    REAL NOT NULL,
+        tool_calls         INTEGER NOT NULL,
+        PRIMARY KEY (run_id, phase_id)
+    );
+    ",
 ];

@@ -1,4 +1,5 @@
-//! What a run has spent so far, summed from its recorded sessions.
+//! What a run has spent so far, summed from its recorded sessions and the ones running
+//! now (or left running by a debussy that died).
 
 use rusqlite::params;
 use serde::Serialize;
@@ -24,13 +25,14 @@ pub struct RunTotals {
 }
 
 impl Store {
-    /// The totals of `run_id` over its recorded sessions; `phase_id` narrows them to one
-    /// phase.
+    /// The totals of `run_id` over its recorded sessions and its live ones (what they
+    /// have spent so far); `phase_id` narrows them to one phase.
     ///
     /// # Errors
     /// On SQLite failure.
     pub fn totals(&self, run_id: &str, phase_id: Option<&str>) -> Result<RunTotals, StateError> {
-        self.conn
+        let mut totals = self
+            .conn
             .query_row(
                 "SELECT
                     COALESCE(SUM(s.kind = 'work'), 0),
@@ -61,6 +63,17 @@ impl Store {
                     })
                 },
             )
-            .map_err(self.sql("sum a run's sessions"))
+            .map_err(self.sql("sum a run's sessions"))?;
+        for live in self
+            .live_sessions(run_id)?
+            .into_iter()
+            .filter(|live| phase_id.is_none_or(|phase| phase == live.phase_id))
+        {
+            totals.sessions += 1;
+            totals.billed += live.billed;
+            totals.cost_usd += live.cost_usd;
+            totals.cost_estimated |= live.cost_estimated;
+        }
+        Ok(totals)
     }
 }

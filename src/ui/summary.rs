@@ -98,17 +98,27 @@ pub fn render(summary: &RunSummary) -> String {
     if let Some(error) = &summary.error {
         let _ = writeln!(out, "Stopped: {error}");
     }
-    if summary.status == RunStatus::Paused {
-        let raise = summary
-            .raise_with
-            .as_deref()
-            .map(|flag| format!(" {flag}"))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "Continue with: debussy run --resume{raise} {}",
-            summary.plan_path
-        );
+    match summary.status {
+        RunStatus::Paused => {
+            let raise = summary
+                .raise_with
+                .as_deref()
+                .map(|flag| format!(" {flag}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "Continue with: debussy run --resume{raise} {}",
+                summary.plan_path
+            );
+        }
+        RunStatus::Failed => {
+            let _ = writeln!(
+                out,
+                "Continue with: debussy run --resume {}  (once what stopped it is fixed; phases already completed are skipped)",
+                summary.plan_path
+            );
+        }
+        RunStatus::Running | RunStatus::Completed | RunStatus::Interrupted => {}
     }
     out
 }
@@ -248,6 +258,26 @@ mod tests {
             render(&summary)
                 .contains("Continue with: debussy run --resume plans/demo/MASTER_PLAN.md")
         );
+    }
+
+    #[test]
+    fn a_failed_run_says_how_to_continue_it_too() {
+        let summary = RunSummary {
+            plan_path: "plans/demo/MASTER_PLAN.md".into(),
+            status: RunStatus::Failed,
+            error: Some("phase 2 failed: gate tests failed".into()),
+            ..RunSummary::default()
+        };
+        let text = render(&summary);
+        assert!(
+            text.contains("Stopped: phase 2 failed: gate tests failed\nContinue with: debussy run --resume plans/demo/MASTER_PLAN.md  (once what stopped it is fixed; phases already completed are skipped)"),
+            "{text}"
+        );
+        let done = RunSummary {
+            status: RunStatus::Completed,
+            ..summary
+        };
+        assert!(!render(&done).contains("Continue with"));
     }
 
     #[test]

@@ -205,7 +205,7 @@ fn doctor_prints_every_check_and_fails_when_one_does() {
     assert!(
         agent["fix"]
             .as_str()
-            .is_some_and(|f| f.contains("agent.command"))
+            .is_some_and(|f| f.contains("agents.claude.command"))
     );
     assert_eq!(project.recorded_runs(), 0, "doctor records nothing");
 }
@@ -364,4 +364,78 @@ fn side_by_side_phases_need_a_committed_plan_and_doctor_says_so() {
     let said = doctor();
     assert!(said.contains("✓ jobs"), "{said}");
     assert!(said.contains("up to 2 phases at once"), "{said}");
+}
+
+#[test]
+fn outside_a_repository_the_dry_run_and_doctor_name_git_with_its_fix() {
+    // A plan in a directory that is not a git repository: the run refuses it, so the
+    // dry run must not call it runnable.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    for (path, text) in [
+        ("plan/MASTER_PLAN.md", PLAN),
+        ("plan/phase-1.md", PHASE),
+        ("plan/sim-scenario.yaml", SCENARIO),
+    ] {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    let output = |args: &[&str]| {
+        crate::support::debussy(root, args)
+            .env("COLUMNS", "200")
+            .output()
+            .expect("runs")
+    };
+    let dry = output(&["run", "plan/MASTER_PLAN.md", "--dry-run", "--agent", "sim"]);
+    let stdout = text(&dry.stdout);
+    assert_eq!(dry.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("✗ git: ") && stdout.contains("is not inside a git repository"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Not runnable:"), "{stdout}");
+    let run = output(&[
+        "run",
+        "plan/MASTER_PLAN.md",
+        "--agent",
+        "sim",
+        "--no-interactive",
+    ]);
+    assert_ne!(run.status.code(), Some(0), "the run refuses it too");
+
+    let doctor = output(&["doctor", "--agent", "sim"]);
+    let stdout = text(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(1), "{stdout}");
+    assert!(
+        !stdout.contains("untracked"),
+        "no untracked check without a repository: {stdout}"
+    );
+    assert!(
+        stdout.contains("fix: run `git init` there"),
+        "the fix is the one that helps: {stdout}"
+    );
+    assert!(!stdout.contains("see `git status`"), "{stdout}");
+    // Without auto-commit there is nothing to check.
+    let dry = output(&[
+        "run",
+        "plan/MASTER_PLAN.md",
+        "--dry-run",
+        "--agent",
+        "sim",
+        "--no-auto-commit",
+    ]);
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stdout));
+}
+
+#[test]
+fn untracked_notes_beside_a_committed_plan_are_not_called_the_plan() {
+    let project = Project::with_scenario(SCENARIO);
+    std::fs::create_dir_all(project.root().join("plan/notes")).expect("mkdir");
+    std::fs::write(project.root().join("plan/notes/phase-1.md"), "notes\n").expect("write");
+    let output = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("! untracked: 1 untracked path"), "{stdout}");
+    assert!(stdout.contains("  plan/notes/\n"), "{stdout}");
+    assert!(!stdout.contains("(the plan)"), "{stdout}");
 }

@@ -17,6 +17,7 @@ mod outputs;
 mod pipes;
 mod plan;
 mod process_registry;
+mod profiles;
 mod replay;
 mod run;
 mod run_claude;

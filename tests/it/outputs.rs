@@ -239,3 +239,46 @@ fn the_json_stream_of_the_demo_run_is_pinned() {
         .collect();
     insta::assert_snapshot!(lines.join("\n"));
 }
+
+#[test]
+fn with_output_file_the_terminal_still_gets_the_summary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    init_repo(root);
+    std::fs::create_dir_all(root.join("plan")).expect("mkdir");
+    std::fs::write(root.join("plan/MASTER_PLAN.md"), PLAN).expect("plan");
+    std::fs::write(root.join("plan/phase-1.md"), PHASE).expect("phase");
+    std::fs::write(root.join("plan/sim-scenario.yaml"), SCENARIO).expect("scenario");
+    std::fs::write(root.join(".gitignore"), ".home/\n").expect("ignore");
+    commit_all(root, "plan");
+    let output = crate::support::debussy(
+        root,
+        &[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--no-interactive",
+        ],
+    )
+    .env("DEBUSSY_OUTPUT", "file")
+    .output()
+    .expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("PHASE  TITLE"),
+        "the summary table: {stdout}"
+    );
+    assert!(stdout.contains("\nRun "), "{stdout}");
+    assert!(
+        !stdout.contains("session started"),
+        "the run's lines go to the log only: {stdout}"
+    );
+    let logs: Vec<_> = std::fs::read_dir(root.join(".debussy/logs"))
+        .expect("logs")
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("run-"))
+        .collect();
+    assert_eq!(logs.len(), 1, "one run log");
+}

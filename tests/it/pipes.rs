@@ -122,3 +122,55 @@ fn completions_survive_a_closed_pipe() {
         assert_quiet(&project, &["completions", shell]);
     }
 }
+
+/// Run `debussy ARGS` with stdout and stderr one pipe nobody reads, as `2>&1 | head`
+/// leaves them once `head` has exited: the exit code.
+fn both_to_closed_pipe(project: &Project, args: &[&str]) -> i32 {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut child = Command::new(crate::support::DEBUSSY)
+        .args(args)
+        .current_dir(project.root())
+        .env("HOME", project.root())
+        .env("XDG_CONFIG_HOME", project.root().join("xdg"))
+        .env_remove("DEBUSSY_LOG")
+        .env_remove(run_env::RUN_ID)
+        .env_remove(run_env::PHASE_ID)
+        .env_remove(run_env::PROJECT_ROOT)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone().expect("clone"))
+        .stderr(writer)
+        .spawn()
+        .expect("spawn debussy");
+    crate::support::project::wait_exit(&mut child, LIMIT)
+}
+
+#[test]
+fn errors_into_a_closed_pipe_keep_their_exit_code_and_never_panic() {
+    let project = Project::new();
+    let plan = fixture("examples/demo/MASTER_PLAN.md");
+    let plan = plan.to_str().expect("utf-8 path");
+    for (args, code) in [
+        (vec!["run", "nope/MASTER_PLAN.md"], 1),
+        (vec!["replay", "nope.jsonl"], 2),
+        (vec!["run", plan, "--timeout", "0"], 2),
+        (
+            vec![
+                "run",
+                plan,
+                "--agent",
+                "claude",
+                "--agent-command",
+                "/nonexistent/claude",
+            ],
+            2,
+        ),
+    ] {
+        assert_eq!(
+            both_to_closed_pipe(&project, &args),
+            code,
+            "`debussy {}` 2>&1 into a closed pipe",
+            args.join(" ")
+        );
+    }
+}

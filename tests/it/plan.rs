@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-/// A temp directory holding a copy of `tests/fixtures/plans`.
+/// A temp directory holding a committed copy of `tests/fixtures/plans`.
 struct Sandbox {
     dir: tempfile::TempDir,
 }
@@ -21,6 +21,10 @@ impl Sandbox {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plans");
         copy_dir(&fixtures, dir.path());
         std::fs::create_dir_all(dir.path().join("home")).expect("home");
+        // A committed project, as the dry run's git check wants one.
+        std::fs::write(dir.path().join(".gitignore"), "home/\n").expect("gitignore");
+        crate::support::project::init_repo(dir.path());
+        crate::support::project::commit_all(dir.path(), "fixtures");
         Sandbox { dir }
     }
 
@@ -549,4 +553,86 @@ fn the_audit_shows_each_phases_own_agent_and_flags_an_unknown_one() {
         "{text}"
     );
     assert!(text.contains("npm install -g @google/gemini-cli"), "{text}");
+}
+
+#[test]
+fn a_mistyped_plan_path_gets_a_did_you_mean() {
+    let sandbox = Sandbox::new();
+    for (typed, meant) in [
+        ("audit/valid_paln", "audit/valid_plan"),
+        (
+            "audit/valid_plan/MASTER_PLN.md",
+            "audit/valid_plan/MASTER_PLAN.md",
+        ),
+    ] {
+        let (code, json) = sandbox.audit_json(typed, &[]);
+        assert_eq!(code, 1, "{json:#}");
+        assert_eq!(json["issues"][0]["code"], "MASTER_NOT_FOUND");
+        assert_eq!(
+            json["issues"][0]["suggestion"],
+            format!("did you mean {meant}?")
+        );
+        let (code, _, stderr) = sandbox.run(&["run", typed, "--no-interactive"]);
+        assert_ne!(code, 0);
+        assert!(
+            stderr.contains(&format!("did you mean {meant}?")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_phase_file_given_as_the_plan_is_named_as_one() {
+    let sandbox = Sandbox::new();
+    let (code, json) = sandbox.audit_json("audit/valid_plan/phase-1.md", &[]);
+    assert_eq!(code, 1, "{json:#}");
+    let issue = &json["issues"][0];
+    assert_eq!(issue["code"], "NO_PHASES");
+    assert!(
+        issue["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("looks like a phase file, not a master plan")),
+        "{issue:#}"
+    );
+    assert_eq!(
+        issue["suggestion"],
+        "did you mean audit/valid_plan/MASTER_PLAN.md?"
+    );
+}
+
+#[test]
+fn the_dry_run_skips_a_phase_marked_completed_as_the_run_does() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "done/MASTER_PLAN.md",
+        "# Done - Master Plan\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](one.md) | Completed |\n| 2 | [Two](two.md) | Pending |\n",
+    );
+    sandbox.write(
+        "done/one.md",
+        "# Done Phase 1: One\n\n**Status:** Completed\n**Depends On:** N/A\n\n## Gates\n- check: `true` passes\n\n## Tasks\n- [x] 1.1: Do\n",
+    );
+    sandbox.write(
+        "done/two.md",
+        "# Done Phase 2: Two\n\n**Status:** Pending\n**Depends On:** Phase 1\n\n## Gates\n- check: `true` passes\n\n## Tasks\n- [ ] 2.1: Do\n",
+    );
+    let (_, text, stderr) = sandbox.run(&["run", "done", "--dry-run", "--no-auto-commit"]);
+    let order = text
+        .split("Execution order")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no order in {text}{stderr}"));
+    let rows: Vec<Vec<&str>> = order
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .filter(|cells: &Vec<&str>| cells.get(1).is_some_and(|id| *id == "1" || *id == "2"))
+        .collect();
+    assert_eq!(rows[0][0], "skip", "{order}");
+    assert_eq!(rows[1][0], "1", "phase 2 is the first step: {order}");
+    assert!(
+        order.contains("(skipped: marked completed in the plan)"),
+        "{order}"
+    );
+    // `--restart` runs it again.
+    let (_, text, _) = sandbox.run(&["run", "done", "--dry-run", "--no-auto-commit", "--restart"]);
+    let order = text.split("Execution order").nth(1).expect("order");
+    assert!(!order.contains("skip"), "{order}");
 }

@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use debussy::agent::sim::SimBackend;
 use debussy::agent::{
-    AgentBackend, AgentEvent, AssistantBlock, UsageReporting, UserBlock, stream_json,
+    AgentBackend, AgentEvent, AssistantBlock, BackendSettings, UsageReporting, UserBlock,
+    stream_json,
 };
-use debussy::config::AgentConfig;
+
 use debussy::context::{ContextMeter, Exactness, MeterSettings, StopReason, WindowInputs};
 
 const BIN: &str = crate::support::DEBUSSY;
@@ -620,12 +621,15 @@ fn the_sim_backend_command_runs_the_player() {
         "sim-scenario.yaml",
         "scripts:\n  - expect_prompt: [\"from the backend\"]\n    turns: [{say: hello, context: 1234}]\n",
     );
-    let config = AgentConfig {
+    let settings = BackendSettings {
         command: Some(BIN.to_owned()),
         env: [("DEBUSSY_PHASE_ID".to_owned(), "1".to_owned())].into(),
-        ..AgentConfig::default()
+        ..BackendSettings::new(
+            &debussy::config::Config::default(),
+            debussy::config::AgentKind::Sim,
+        )
     };
-    let backend = SimBackend::new(&config, scenario);
+    let backend = SimBackend::new(&settings, scenario);
     let spec = backend
         .command("a prompt from the backend", "sim-model")
         .expect("command");

@@ -22,17 +22,18 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{
-    AgentBackend, AgentCommand, AgentError, AgentEvent, AgentFailure, AgentHome, Follow, LastWords,
+    AgentBackend, AgentCommand, AgentError, AgentEvent, AgentFailure, AgentHome, BackendSettings,
+    Follow, LastWords,
     UsageReporting,
 };
-use crate::config::{AgentPermissions, Config};
+use crate::config::AgentPermissions;
 use crate::context::window;
 
-/// The program run when `agent.command` is not set.
+/// The program run when `agents.codex.command` is not set.
 pub const DEFAULT_PROGRAM: &str = "codex";
 
 /// How to install the Codex CLI, for error messages.
-pub const INSTALL_HINT: &str = "install the Codex CLI with `npm install -g @openai/codex`, or set `agent.command` to the path of the `codex` program";
+pub const INSTALL_HINT: &str = "install the Codex CLI with `npm install -g @openai/codex`, or set `agents.codex.command` to the path of the `codex` program";
 
 /// The window assumed for Codex before it reports one: the GPT-5 family's 272,000 tokens.
 pub const DEFAULT_WINDOW: u64 = 272_000;
@@ -61,24 +62,23 @@ pub struct CodexBackend {
 }
 
 impl CodexBackend {
-    /// A backend running `agent.command` (default `codex` on `PATH`) with `agent.args`,
-    /// `agent.env` and `agent.permissions`.
+    /// A backend running the profile's program (default `codex` on `PATH`) with its
+    /// arguments, environment and permissions.
     #[must_use]
-    pub fn new(config: &Config) -> Self {
-        let agent = &config.agent;
+    pub fn new(settings: &BackendSettings) -> Self {
         CodexBackend {
-            program: agent
+            program: settings
                 .command
                 .clone()
                 .unwrap_or_else(|| DEFAULT_PROGRAM.to_owned()),
-            args: agent.args.clone(),
-            env: agent.env.clone(),
-            permissions: agent.permissions,
-            auto_compact_limit: auto_compact_limit(config),
+            args: settings.args.clone(),
+            env: settings.env.clone(),
+            permissions: settings.permissions,
+            auto_compact_limit: auto_compact_limit(settings),
         }
     }
 
-    /// The user's own Codex home: `CODEX_HOME` (from `agent.env`, else the environment),
+    /// The user's own Codex home: `CODEX_HOME` (from the profile's `env`, else the environment),
     /// else `~/.codex`.
     fn user_home(&self) -> Option<PathBuf> {
         if let Some(home) = self.env.get("CODEX_HOME") {
@@ -97,13 +97,12 @@ impl CodexBackend {
 /// known window, else [`DEFAULT_WINDOW`]. `None` (Codex's own default) when the context
 /// check is off.
 #[must_use]
-pub fn auto_compact_limit(config: &Config) -> Option<u64> {
-    let at = config.context_threshold.agent_compaction_point()?;
-    let window = config
-        .agent
+pub fn auto_compact_limit(settings: &BackendSettings) -> Option<u64> {
+    let at = settings.context_threshold.agent_compaction_point()?;
+    let window = settings
         .model_context_window
         .filter(|tokens| *tokens > 0)
-        .or_else(|| window::by_model_name(&config.model))
+        .or_else(|| window::by_model_name(&settings.model))
         .unwrap_or(DEFAULT_WINDOW);
     #[expect(
         clippy::cast_possible_truncation,
@@ -201,20 +200,22 @@ mod tests {
     use super::*;
     use crate::context::ContextLimit;
 
-    fn config(threshold: f64) -> Config {
-        let mut config = Config {
-            model: "gpt-5-codex".to_owned(),
+    fn config(threshold: f64) -> BackendSettings {
+        let config = crate::config::Config {
             context_threshold: ContextLimit::At(threshold),
-            ..Config::default()
+            ..crate::config::Config::default()
         };
-        config.agent.command = Some("/bin/sh".to_owned());
-        config
+        BackendSettings {
+            command: Some("/bin/sh".to_owned()),
+            ..BackendSettings::new(&config, crate::config::AgentKind::Codex)
+        }
+        .with_model("gpt-5-codex")
     }
 
     #[test]
     fn the_command_is_exec_json_with_the_prompt_on_stdin_and_a_private_home() {
         let mut config = config(80.0);
-        config.agent.args = vec!["-c".into(), "model_reasoning_effort=\"high\"".into()];
+        config.args = vec!["-c".into(), "model_reasoning_effort=\"high\"".into()];
         let command = CodexBackend::new(&config)
             .command("do it", "gpt-5-codex")
             .expect("command");
@@ -248,7 +249,7 @@ mod tests {
     #[test]
     fn an_empty_model_leaves_the_choice_to_codex_and_bypass_drops_the_sandbox() {
         let mut config = config(80.0);
-        config.agent.permissions = AgentPermissions::Bypass;
+        config.permissions = AgentPermissions::Bypass;
         let command = CodexBackend::new(&config)
             .command("p", "")
             .expect("command");
@@ -265,7 +266,7 @@ mod tests {
     fn codex_compacts_halfway_between_the_threshold_and_the_window() {
         assert_eq!(auto_compact_limit(&config(80.0)), Some(244_800));
         let mut configured = config(90.0);
-        configured.agent.model_context_window = Some(100_000);
+        configured.model_context_window = Some(100_000);
         assert_eq!(auto_compact_limit(&configured), Some(95_000));
         let mut off = config(80.0);
         off.context_threshold = ContextLimit::Off;
@@ -276,7 +277,6 @@ mod tests {
     fn the_users_codex_home_comes_from_agent_env_first() {
         let mut config = config(80.0);
         config
-            .agent
             .env
             .insert("CODEX_HOME".into(), "/custom/codex".into());
         let backend = CodexBackend::new(&config);
@@ -291,7 +291,7 @@ mod tests {
     #[test]
     fn a_missing_program_names_the_install_command() {
         let mut config = config(80.0);
-        config.agent.command = Some("/nowhere/codex".into());
+        config.command = Some("/nowhere/codex".into());
         let err = CodexBackend::new(&config)
             .command("p", "m")
             .expect_err("missing");

@@ -18,17 +18,17 @@ pub mod stream_json;
 use std::collections::BTreeMap;
 
 use super::{
-    AgentBackend, AgentCommand, AgentError, AgentEvent, AgentFailure, ApiRetry, LastWords,
-    SessionFile, UsageReporting,
+    AgentBackend, AgentCommand, AgentError, AgentEvent, AgentFailure, ApiRetry, BackendSettings,
+    LastWords, SessionFile, UsageReporting,
 };
-use crate::config::{AgentPermissions, Config};
+use crate::config::AgentPermissions;
 use crate::context::ContextLimit;
 
-/// The program run when `agent.command` is not set.
+/// The program run when `agents.gemini.command` is not set.
 pub const DEFAULT_PROGRAM: &str = "gemini";
 
 /// How to install the Gemini CLI, for error messages.
-pub const INSTALL_HINT: &str = "install the Gemini CLI with `npm install -g @google/gemini-cli`, or set `agent.command` to the path of the `gemini` program";
+pub const INSTALL_HINT: &str = "install the Gemini CLI with `npm install -g @google/gemini-cli`, or set `agents.gemini.command` to the path of the `gemini` program";
 
 /// The variable naming the settings file debussy writes for a session: the Gemini CLI's
 /// system settings, which take precedence over the user's and the project's.
@@ -46,20 +46,19 @@ pub struct GeminiBackend {
 }
 
 impl GeminiBackend {
-    /// A backend running `agent.command` (default `gemini` on `PATH`) with `agent.args`,
-    /// `agent.env` and `agent.permissions`.
+    /// A backend running the profile's program (default `gemini` on `PATH`) with its
+    /// arguments, environment and permissions.
     #[must_use]
-    pub fn new(config: &Config) -> Self {
-        let agent = &config.agent;
+    pub fn new(settings: &BackendSettings) -> Self {
         GeminiBackend {
-            program: agent
+            program: settings
                 .command
                 .clone()
                 .unwrap_or_else(|| DEFAULT_PROGRAM.to_owned()),
-            args: agent.args.clone(),
-            env: agent.env.clone(),
-            permissions: agent.permissions,
-            compression_threshold: compression_threshold(config.context_threshold),
+            args: settings.args.clone(),
+            env: settings.env.clone(),
+            permissions: settings.permissions,
+            compression_threshold: compression_threshold(settings.context_threshold),
             parser: stream_json::Parser::default(),
         }
     }
@@ -147,13 +146,13 @@ impl AgentBackend for GeminiBackend {
 mod tests {
     use super::*;
 
-    fn config() -> Config {
-        let mut config = Config {
-            model: "gemini-2.5-pro".to_owned(),
-            ..Config::default()
-        };
-        config.agent.command = Some("/bin/sh".to_owned());
-        config
+    fn config() -> BackendSettings {
+        let config = crate::config::Config::default();
+        BackendSettings {
+            command: Some("/bin/sh".to_owned()),
+            ..BackendSettings::new(&config, crate::config::AgentKind::Gemini)
+        }
+        .with_model("gemini-2.5-pro")
     }
 
     #[test]
@@ -198,7 +197,7 @@ mod tests {
     #[test]
     fn a_missing_program_names_the_install_command() {
         let mut config = config();
-        config.agent.command = Some("/nowhere/gemini".into());
+        config.command = Some("/nowhere/gemini".into());
         let err = GeminiBackend::new(&config)
             .command("p", "m")
             .expect_err("missing");

@@ -1,7 +1,7 @@
 //! The simulated agent: a built-in stand-in for Claude Code, for demos, offline use and
 //! fast tests.
 //!
-//! [`SimBackend`] runs the debussy executable itself (or `agent.command`) as
+//! [`SimBackend`] runs the debussy executable itself (or `agents.sim.command`) as
 //! `debussy __sim-agent SCENARIO --model M`, with the prompt on stdin. That process
 //! ([`player`]) plays a script from a YAML scenario ([`scenario`], documented in
 //! `docs/sim-agent.md`): it really writes files and runs commands, and prints Claude Code's
@@ -22,8 +22,7 @@ use std::path::{Path, PathBuf};
 
 pub use scenario::{Scenario, ScenarioError};
 
-use super::{AgentBackend, AgentCommand, AgentError};
-use crate::config::AgentConfig;
+use super::{AgentBackend, AgentCommand, AgentError, BackendSettings};
 
 /// File name of the scenario looked for beside the master plan.
 pub const DEFAULT_SCENARIO_FILE: &str = "sim-scenario.yaml";
@@ -31,15 +30,15 @@ pub const DEFAULT_SCENARIO_FILE: &str = "sim-scenario.yaml";
 /// The hidden subcommand that plays a scenario.
 pub const SUBCOMMAND: &str = "__sim-agent";
 
-/// Where the sim agent's scenario is: `agent.scenario` (relative to `project_root`), else
-/// `sim-scenario.yaml` beside `plan_path`, else in `project_root`.
+/// Where the sim agent's scenario is: `configured` (`agent.scenario`, relative to
+/// `project_root`), else `sim-scenario.yaml` beside `plan_path`, else in `project_root`.
 #[must_use]
 pub fn scenario_path(
-    config: &AgentConfig,
+    configured: Option<&Path>,
     project_root: &Path,
     plan_path: Option<&Path>,
 ) -> PathBuf {
-    if let Some(configured) = &config.scenario {
+    if let Some(configured) = configured {
         return project_root.join(configured);
     }
     let dir = plan_path
@@ -61,16 +60,16 @@ pub struct SimBackend {
 }
 
 impl SimBackend {
-    /// A backend playing `scenario`, run by `agent.command` if set, else by the current
-    /// executable. `agent.args` are not used: the player takes no options.
+    /// A backend playing `scenario`, run by the profile's program if set, else by the
+    /// current executable. The profile's `args` are not used: the player takes no options.
     #[must_use]
-    pub fn new(config: &AgentConfig, scenario: PathBuf) -> Self {
+    pub fn new(settings: &BackendSettings, scenario: PathBuf) -> Self {
         let format = Scenario::load(&scenario)
             .map(|scenario| scenario.format)
             .unwrap_or_default();
         SimBackend {
-            program: config.command.clone(),
-            env: config.env.clone(),
+            program: settings.command.clone(),
+            env: settings.env.clone(),
             scenario,
             format,
             gemini: super::gemini::stream_json::Parser::default(),
@@ -90,7 +89,7 @@ impl SimBackend {
                 super::claude::resolve_program(
                     program,
                     path_var.as_deref(),
-                    "set `agent.command` to the path of the debussy binary, or unset it to use the running one",
+                    "set `agents.sim.command` to the path of the debussy binary, or unset it to use the running one",
                 )
             }
             None => std::env::current_exe().map_err(AgentError::CurrentExe),
@@ -190,33 +189,35 @@ impl AgentBackend for SimBackend {
 mod tests {
     use super::*;
 
+    fn sim_settings() -> BackendSettings {
+        BackendSettings::new(
+            &crate::config::Config::default(),
+            crate::config::AgentKind::Sim,
+        )
+    }
+
     #[test]
     fn scenario_defaults_to_the_plan_directory() {
-        let config = AgentConfig::default();
         let root = Path::new("/project");
         assert_eq!(
-            scenario_path(&config, root, Some(Path::new("plans/x/MASTER_PLAN.md"))),
+            scenario_path(None, root, Some(Path::new("plans/x/MASTER_PLAN.md"))),
             PathBuf::from("/project/plans/x/sim-scenario.yaml")
         );
         assert_eq!(
-            scenario_path(&config, root, Some(Path::new("/abs/MASTER_PLAN.md"))),
+            scenario_path(None, root, Some(Path::new("/abs/MASTER_PLAN.md"))),
             PathBuf::from("/abs/sim-scenario.yaml")
         );
         assert_eq!(
-            scenario_path(&config, root, None),
+            scenario_path(None, root, None),
             PathBuf::from("/project/sim-scenario.yaml")
         );
     }
 
     #[test]
     fn configured_scenario_wins_and_is_relative_to_the_project() {
-        let config = AgentConfig {
-            scenario: Some(PathBuf::from("demo/sim.yaml")),
-            ..AgentConfig::default()
-        };
         assert_eq!(
             scenario_path(
-                &config,
+                Some(Path::new("demo/sim.yaml")),
                 Path::new("/p"),
                 Some(Path::new("plan/MASTER_PLAN.md"))
             ),
@@ -229,7 +230,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let scenario = dir.path().join("s.yaml");
         std::fs::write(&scenario, "scripts:\n  - turns:\n      - say: hi\n").expect("write");
-        let backend = SimBackend::new(&AgentConfig::default(), scenario.clone());
+        let backend = SimBackend::new(&sim_settings(), scenario.clone());
         let command = backend.command("the prompt", "sim-model").expect("command");
         assert_eq!(
             command.program,
@@ -251,14 +252,14 @@ mod tests {
     fn missing_and_invalid_scenarios_fail_before_spawning() {
         let dir = tempfile::tempdir().expect("tempdir");
         let missing = dir.path().join("nope.yaml");
-        let err = SimBackend::new(&AgentConfig::default(), missing)
+        let err = SimBackend::new(&sim_settings(), missing)
             .command("p", "m")
             .expect_err("missing");
         assert!(matches!(err, AgentError::ScenarioMissing { .. }), "{err}");
 
         let bad = dir.path().join("bad.yaml");
         std::fs::write(&bad, "scripts:\n  - turns: 3\n").expect("write");
-        let err = SimBackend::new(&AgentConfig::default(), bad)
+        let err = SimBackend::new(&sim_settings(), bad)
             .command("p", "m")
             .expect_err("invalid");
         assert!(err.to_string().contains("bad.yaml:2:"), "{err}");

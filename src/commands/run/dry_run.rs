@@ -3,7 +3,7 @@
 //! table. Runs nothing. Exit 1 when the audit finds errors (unless `--skip-audit`) or no
 //! order exists (a dependency cycle); 2 for usage errors.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -14,11 +14,12 @@ use crate::commands::audit::{heading, render_report, shown};
 use crate::commands::render::{Palette, Table, print};
 use crate::config::{Loaded, Source};
 use crate::exit::{CommandResult, Exit, Failure};
+use crate::orchestrator::selection::{self, History, Standing};
 use crate::plan::{
     self, AgentCatalog, DependencyTarget, GateOrigin, Phase, PhaseId, Plan, execution_order,
 };
 
-pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
+pub(super) async fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     let loaded = crate::commands::load_config(global, Some(&args.overrides))?;
     let inspection = plan::inspect(&args.plan, &loaded.config.gates, &loaded.project_root);
     let palette = Palette::new(crate::logging::use_color(
@@ -32,12 +33,17 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     let mut out = heading("Dry run of", &inspection, master, palette);
     out.push_str(&palette.bold("Effective configuration"));
     out.push('\n');
-    out.push_str(&config_table(&loaded, args).render("  ", palette));
+    // The profiles of the agents the plan runs: the default kind and any a phase names.
+    let mut kinds = vec![loaded.config.agent.kind];
+    if let Some(plan) = &inspection.plan {
+        kinds.extend(plan.phases.iter().filter_map(|phase| phase.agent));
+    }
+    out.push_str(&config_table(&loaded, args, &kinds).render("  ", palette));
     out.push('\n');
     out.push_str(&palette.bold("Restarts and limits"));
     out.push('\n');
     let backend = crate::agent::backend(
-        &loaded.config,
+        &crate::agent::BackendSettings::default_kind(&loaded.config),
         crate::agent::BackendContext {
             project_root: &loaded.project_root,
             plan_path: Some(master),
@@ -54,10 +60,23 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
         plan: inspection.plan.as_ref().map(|p| p.master.as_path()),
         auto_commit: loaded.config.auto_commit,
     });
+    // What the run checks as it starts: git, and phases side by side.
+    if loaded.config.auto_commit {
+        preflight.checks.push(
+            crate::preflight::git_check_allowing(loaded.project_root.clone(), args.allow_dirty)
+                .await,
+        );
+    }
     if let Some(plan) = &inspection.plan {
         preflight
             .checks
             .extend(crate::preflight::phase_agent_checks(&loaded, plan));
+        if loaded.config.jobs != 1 {
+            preflight.checks.push(
+                crate::preflight::jobs_check(loaded.project_root.clone(), plan, &loaded.config)
+                    .await,
+            );
+        }
     }
     out.push_str(&palette.bold("Pre-flight"));
     out.push('\n');
@@ -91,6 +110,19 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
         None => None,
         Some(text) => Some(start_phase(plan, text)?),
     };
+    // The phases the run would skip, as the run chooses them.
+    let history = History {
+        ignore: args.restart,
+        resume: args.resume,
+        completed_before: if args.resume {
+            done_on_resume(&loaded.project_root, plan)
+        } else {
+            BTreeSet::new()
+        },
+        start_at: start.as_ref().map(ToString::to_string),
+    };
+    let standings = selection::select(&order, &history)
+        .map_err(|err| Failure::usage(miette::miette!("{err}")))?;
     if !order.is_empty() {
         out.push_str(&format!(
             "{} {}\n",
@@ -98,7 +130,7 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
             palette.dim(&format!("(paths relative to {})", shown_dir(plan.dir())))
         ));
         out.push_str(
-            &order_table(plan, &order, start.as_ref(), &loaded, &inspection.agents)
+            &order_table(plan, &order, &standings, &loaded, &inspection.agents)
                 .render("  ", palette),
         );
         out.push('\n');
@@ -132,6 +164,15 @@ pub(super) fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     };
     print(&out)?;
     Ok(exit)
+}
+
+/// The phases an earlier run of the plan completed, which `--resume` skips; none when
+/// no run was recorded (or the record cannot be read: the dry run then shows them).
+fn done_on_resume(root: &Path, plan: &Plan) -> BTreeSet<String> {
+    match crate::state::Store::open_existing(root) {
+        Ok(Some(store)) => crate::orchestrator::done_on_resume(&store, plan).unwrap_or_default(),
+        Ok(None) | Err(_) => BTreeSet::new(),
+    }
 }
 
 /// The phase `--phase` names, or a usage error listing the plan's phases.
@@ -211,9 +252,23 @@ fn restart_lines(
     )
 }
 
-pub(crate) fn config_table(loaded: &Loaded, args: &RunArgs) -> Table {
+pub(crate) fn config_table(
+    loaded: &Loaded,
+    args: &RunArgs,
+    kinds: &[crate::config::AgentKind],
+) -> Table {
     let mut table = Table::new(&["Key", "Value", "Source"]);
-    for (key, value) in effective_config(loaded) {
+    let unused = |key: &str| {
+        key.strip_prefix("agents.").is_some_and(|rest| {
+            !kinds
+                .iter()
+                .any(|kind| rest.starts_with(&format!("{kind}.")))
+        })
+    };
+    for (key, value) in effective_config(loaded)
+        .into_iter()
+        .filter(|(key, _)| !unused(key))
+    {
         let source = source_of(&loaded.sources, &key);
         table.row(vec![vec![key], vec![value], vec![source]]);
     }
@@ -335,7 +390,7 @@ fn source_of(sources: &BTreeMap<String, Source>, key: &str) -> String {
 fn order_table(
     plan: &Plan,
     order: &[&Phase],
-    start: Option<&PhaseId>,
+    standings: &BTreeMap<String, Standing>,
     loaded: &Loaded,
     agents: &AgentCatalog,
 ) -> Table {
@@ -349,15 +404,17 @@ fn order_table(
         "Agents",
         "Notes",
     ]);
-    let start_at = start.and_then(|id| order.iter().position(|p| &p.id == id));
     let relative = |path: &Path| match path.strip_prefix(plan.dir()) {
         Ok(rest) if !plan.dir().as_os_str().is_empty() => shown(rest),
         _ => shown(path),
     };
     let mut step = 0;
-    for (index, phase) in order.iter().enumerate() {
-        let skipped = start_at.is_some_and(|s| index < s);
-        let number = if skipped {
+    for phase in order {
+        let skipped = match standings.get(phase.id.as_str()) {
+            Some(Standing::Skipped(reason)) => Some(reason.as_str()),
+            _ => None,
+        };
+        let number = if skipped.is_some() {
             "skip".to_owned()
         } else {
             step += 1;
@@ -416,13 +473,14 @@ fn order_table(
         };
         let mut title = vec![phase.title.clone()];
         title.extend(file_note.map(str::to_owned));
-        if let Some(own) = crate::orchestrator::agents::phase_config(&loaded.config, phase) {
+        title.extend(skipped.map(|reason| format!("(skipped: {reason})")));
+        if let Some(own) = crate::orchestrator::agents::phase_agent(&loaded.config, phase) {
             let model = if own.model.is_empty() {
                 "its default model"
             } else {
                 own.model.as_str()
             };
-            title.push(format!("runs on {} ({model})", agent_name(own.agent.kind)));
+            title.push(format!("runs on {} ({model})", own.kind));
         }
         let or_dash = |lines: Vec<String>| {
             if lines.is_empty() {
@@ -448,12 +506,6 @@ fn order_table(
         ]);
     }
     table
-}
-
-/// The word for an agent kind, as the configuration spells it.
-fn agent_name(kind: crate::config::AgentKind) -> String {
-    serde_norway::to_string(&kind)
-        .map_or_else(|_| format!("{kind:?}"), |text| text.trim().to_owned())
 }
 
 #[cfg(test)]

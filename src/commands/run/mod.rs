@@ -14,7 +14,7 @@ use crate::agent::{self, BackendContext};
 use crate::cli::{GlobalArgs, ReportFormat, RunArgs, RunOverrides};
 use crate::config::OutputMode;
 use crate::events::{self, RequestSender, RunRequest};
-use crate::exit::{CommandResult, Exit, Failure};
+use crate::exit::{CommandResult, Exit, Failure, to_stderr, to_stdout};
 use crate::orchestrator::{self, RunOptions, RunSetup};
 use crate::plan;
 use crate::state::RunStatus;
@@ -32,7 +32,7 @@ use super::render::Palette;
 
 pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     if args.dry_run {
-        return dry_run::run(global, &args);
+        return dry_run::run(global, &args).await;
     }
     let mut overrides = args.overrides.clone();
     let mut env = load_options(global, &overrides)?.env;
@@ -47,7 +47,7 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
             global.color,
             std::io::stderr().is_terminal(),
         ));
-        eprint!("{}", render_report(&inspection.report, false, palette));
+        to_stderr(&render_report(&inspection.report, false, palette));
         return Ok(Exit::Failure);
     };
     if !args.skip_audit && inspection.report.summary.errors > 0 {
@@ -55,12 +55,14 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
             global.color,
             std::io::stderr().is_terminal(),
         ));
-        eprint!("{}", render_report(&inspection.report, false, palette));
-        eprintln!("the plan has audit errors; fix them (see `debussy audit`) or pass --skip-audit");
+        to_stderr(&render_report(&inspection.report, false, palette));
+        to_stderr(
+            "the plan has audit errors; fix them (see `debussy audit`) or pass --skip-audit\n",
+        );
         return Ok(Exit::Failure);
     }
     let backend = agent::backend(
-        &loaded.config,
+        &agent::BackendSettings::default_kind(&loaded.config),
         BackendContext {
             project_root: &root,
             plan_path: Some(&plan.master),
@@ -74,9 +76,9 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         plan: Some(&plan.master),
         auto_commit: loaded.config.auto_commit,
     });
-    eprint!("{}", preflight.render(false));
+    to_stderr(&preflight.render(false));
     if preflight.failed() {
-        eprintln!("debussy: not started; fix the problems above (`debussy doctor` checks again)");
+        to_stderr("debussy: not started; fix the problems above (`debussy doctor` checks again)\n");
         return Ok(Exit::Usage);
     }
 
@@ -86,6 +88,11 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         tracing::warn!("cannot write .debussy/logs/orchestrator.log: {err}");
     }
     let output = choose_output(global, &args, &loaded.config, &root);
+    // With `output: file` the terminal shows nothing during the run; the summary is
+    // still printed at the end, as in every other mode.
+    let summary_to_terminal = matches!(output, Output::Sink(_))
+        && args.output_format != Some(ReportFormat::Json)
+        && loaded.config.output == OutputMode::File;
     let (event_sender, mut event_receiver) = events::channel();
     let (request_sender, requests) = tokio::sync::mpsc::unbounded_channel();
 
@@ -124,7 +131,9 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
                     Err(err) => {
                         // The panic hook restored the terminal; stop the agent gracefully
                         // so the run is saved as paused rather than going on unseen.
-                        eprintln!("debussy: the dashboard failed ({err}); pausing the run");
+                        to_stderr(&format!(
+                            "debussy: the dashboard failed ({err}); pausing the run\n"
+                        ));
                         let _ = requests.send(RunRequest::Interrupt);
                     }
                 }
@@ -158,6 +167,13 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
     let _ = output.await;
     if let Some(task) = side_task {
         let _ = task.await;
+    }
+    if summary_to_terminal && let Ok(summary) = &result {
+        to_stdout(&format!(
+            "{}The run's lines are in {}\n",
+            ui::summary::render(summary),
+            root.join(".debussy/logs").display()
+        ));
     }
     match result {
         Ok(summary) => Ok(match summary.status {
@@ -217,11 +233,11 @@ fn reuse_started_with(
     if reused.is_empty() {
         return Ok(false);
     }
-    eprintln!(
-        "debussy: resuming run {} with the settings it was started with: {}",
+    to_stderr(&format!(
+        "debussy: resuming run {} with the settings it was started with: {}\n",
         run.id,
         reused.join(" ")
-    );
+    ));
     Ok(true)
 }
 
@@ -302,15 +318,15 @@ async fn forward_signals(requests: RequestSender, quiet: bool) {
         match count {
             1 => {
                 if !quiet {
-                    eprintln!(
-                        "\ndebussy: stopping the agent and pausing the run (Ctrl-C again to kill it)"
+                    to_stderr(
+                        "\ndebussy: stopping the agent and pausing the run (Ctrl-C again to kill it)\n",
                     );
                 }
                 let _ = requests.send(RunRequest::Interrupt);
             }
             2 => {
                 if !quiet {
-                    eprintln!("\ndebussy: killing the agent (Ctrl-C again to exit at once)");
+                    to_stderr("\ndebussy: killing the agent (Ctrl-C again to exit at once)\n");
                 }
                 let _ = requests.send(RunRequest::Kill);
             }

@@ -342,9 +342,11 @@ fn render(shown: &Shown) -> String {
                     .collect();
                 let _ = writeln!(
                     out,
-                    "  Transcript: {} lines, {} turns, tool calls: {}{}",
+                    "  Transcript: {} line{}, {} turn{}, tool calls: {}{}",
                     t.lines,
+                    crate::words::plural(t.lines),
                     t.turns,
+                    crate::words::plural(t.turns),
                     if calls.is_empty() {
                         "none".to_owned()
                     } else {

@@ -9,6 +9,7 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::Path;
 
 use super::agents::AgentCatalog;
 use super::load::PlanError;
@@ -190,18 +191,22 @@ impl AuditReport {
         }
     }
 
-    /// The report for a master plan that could not be read.
+    /// The report for a master plan that could not be read; `nearby` is the existing
+    /// plan a missing path most likely meant.
     #[must_use]
-    pub fn unreadable(error: &PlanError) -> Self {
+    pub fn unreadable(error: &PlanError, nearby: Option<&Path>) -> Self {
         let issue = match error {
             PlanError::NotFound { path } => Issue::new(
                 IssueCode::MasterNotFound,
                 format!("master plan {} does not exist", path.display()),
                 Location::file(path),
-                format!(
-                    "check the path; a plan directory must hold a `{}` with a `## Phases` table",
-                    super::load::MASTER_FILE
-                ),
+                match nearby {
+                    Some(nearby) => format!("did you mean {}?", nearby.display()),
+                    None => format!(
+                        "check the path; a plan directory must hold a `{}` with a `## Phases` table",
+                        super::load::MASTER_FILE
+                    ),
+                },
             ),
             PlanError::Read { path, source } => Issue::new(
                 IssueCode::MasterParseError,
@@ -303,24 +308,36 @@ fn no_phases(plan: &Plan, issues: &mut Vec<Issue>) {
     if !plan.phases.is_empty() {
         return;
     }
-    let (message, location) = match &plan.phases_table {
-        None => (
+    let add_table = format!(
+        "add a `## Phases` table with a `Phase` column of ids and a link to each phase file:\n{TABLE_EXAMPLE}"
+    );
+    let (message, location, help) = match (&plan.phases_table, &plan.phase_like) {
+        (None, Some(marker)) => (
+            format!(
+                "{} looks like a phase file, not a master plan: it has no phases table",
+                plan.master.display()
+            ),
+            marker.clone(),
+            format!(
+                "give the master plan that links it (the plan's `{}`, or its directory); a master plan holds the phases table",
+                super::load::MASTER_FILE
+            ),
+        ),
+        (None, None) => (
             format!(
                 "{} has no phases table, so it lists no phases",
                 plan.master.display()
             ),
             Location::file(&plan.master),
+            add_table,
         ),
-        Some(table) => ("the phases table lists no phases".to_owned(), table.clone()),
+        (Some(table), _) => (
+            "the phases table lists no phases".to_owned(),
+            table.clone(),
+            add_table,
+        ),
     };
-    issues.push(Issue::new(
-        IssueCode::NoPhases,
-        message,
-        location,
-        format!(
-            "add a `## Phases` table with a `Phase` column of ids and a link to each phase file:\n{TABLE_EXAMPLE}"
-        ),
-    ));
+    issues.push(Issue::new(IssueCode::NoPhases, message, location, help));
 }
 
 fn duplicate_ids(plan: &Plan, issues: &mut Vec<Issue>) {

@@ -90,22 +90,29 @@ fn a_good_plan_passes_with_counts() {
 
 #[test]
 fn master_not_found_and_unreadable() {
-    let report = AuditReport::unreadable(&PlanError::NotFound {
+    let missing = PlanError::NotFound {
         path: PathBuf::from("x/MASTER_PLAN.md"),
-    });
+    };
+    let report = AuditReport::unreadable(&missing, None);
     assert_eq!(
         codes(&report),
         [("MASTER_NOT_FOUND", "x/MASTER_PLAN.md".to_owned())]
     );
+    assert!(report.issues[0].suggestion.starts_with("check the path"));
+    let near = AuditReport::unreadable(&missing, Some(Path::new("y/MASTER_PLAN.md")));
+    assert_eq!(near.issues[0].suggestion, "did you mean y/MASTER_PLAN.md?");
     assert_eq!(report.summary.errors, 1);
     assert!(!report.passed(false));
-    let report = AuditReport::unreadable(&PlanError::Read {
-        path: PathBuf::from("m.md"),
-        source: io::Error::new(
-            io::ErrorKind::InvalidData,
-            "stream did not contain valid UTF-8",
-        ),
-    });
+    let report = AuditReport::unreadable(
+        &PlanError::Read {
+            path: PathBuf::from("m.md"),
+            source: io::Error::new(
+                io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            ),
+        },
+        None,
+    );
     assert_eq!(report.issues[0].code, IssueCode::MasterParseError);
     assert!(report.issues[0].message.contains("UTF-8"));
 }
@@ -322,4 +329,32 @@ fn json_shape() {
     assert_eq!(issue["location"], "plan/MASTER_PLAN.md:3");
     assert!(issue["suggestion"].is_string());
     assert!(issue.get("phases").is_none());
+}
+
+#[test]
+fn a_phase_file_given_as_the_plan_is_called_one() {
+    let phase = "# Demo Phase 1: One\n\n**Status:** Pending\n**Depends On:** N/A\n\n## Tasks\n- [ ] 1.1: Do\n";
+    let plan = assemble(Path::new("p/phase-1.md"), phase, |_| {
+        Err(io::Error::from(io::ErrorKind::NotFound))
+    });
+    let report = run(&plan, &[]);
+    let issue = &report.issues[0];
+    assert_eq!(issue.code, IssueCode::NoPhases);
+    assert_eq!(
+        issue.message,
+        "p/phase-1.md looks like a phase file, not a master plan: it has no phases table"
+    );
+    assert_eq!(issue.location.line, Some(3));
+    // A master plan that merely lacks its table is told to add one.
+    let bare = assemble(
+        Path::new("p/MASTER_PLAN.md"),
+        "# Demo - Master Plan\n",
+        |_| Err(io::Error::from(io::ErrorKind::NotFound)),
+    );
+    let report = run(&bare, &[]);
+    assert!(
+        report.issues[0]
+            .suggestion
+            .contains("add a `## Phases` table")
+    );
 }

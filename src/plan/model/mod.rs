@@ -391,6 +391,9 @@ pub struct Plan {
     pub phases: Vec<Phase>,
     /// What could not be parsed.
     pub problems: Vec<Problem>,
+    /// Where a master plan without a phases table reads like a phase file instead: its
+    /// `**Status:**`, `**Depends On:**` or `## Tasks` line.
+    pub phase_like: Option<Location>,
 }
 
 impl Plan {

@@ -20,7 +20,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
 use super::Component;
-use super::compact::{self, clock, cut, one_line, wrap};
+use super::compact::{self, clock, cut, one_line, wrap, wrap_words};
 use super::strings::{self, lines};
 use super::tone::Tone;
 use crate::events::Event;
@@ -51,6 +51,18 @@ struct Entry {
     full: Option<String>,
     /// The phase it is about, if any.
     phase: Option<String>,
+    /// How it fits a row when not verbose.
+    fit: Fit,
+}
+
+/// How an entry longer than its row is shown outside verbose mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    /// Cut with `…` (the agent's own text and tool calls: verbose shows them whole).
+    Cut,
+    /// Wrapped onto the rows it needs: debussy's own lines (a restart's or a handoff's
+    /// reason, a limit, a failure) are read whole.
+    Wrap,
 }
 
 /// The scrolling activity log.
@@ -171,10 +183,12 @@ impl ActivityLog {
         usize::from(self.rows.get().saturating_sub(1).max(1))
     }
 
+    /// One of debussy's own lines: wrapped, never cut.
     fn push(&mut self, now: Instant, who: Option<String>, tone: Tone, head: String, text: String) {
-        self.push_full(now, who, tone, head, text, None);
+        self.add(now, who, tone, head, text, None, Fit::Wrap);
     }
 
+    /// A line of the agent's: one row, cut, unless verbose (then `full` when given).
     fn push_full(
         &mut self,
         now: Instant,
@@ -183,6 +197,23 @@ impl ActivityLog {
         head: String,
         text: String,
         full: Option<String>,
+    ) {
+        self.add(now, who, tone, head, text, full, Fit::Cut);
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one entry's fields, named by its two callers"
+    )]
+    fn add(
+        &mut self,
+        now: Instant,
+        who: Option<String>,
+        tone: Tone,
+        head: String,
+        text: String,
+        full: Option<String>,
+        fit: Fit,
     ) {
         let at = self
             .run_started
@@ -197,6 +228,7 @@ impl ActivityLog {
             head,
             text,
             phase: self.phase.clone(),
+            fit,
             full: full.map(|mut f| {
                 if f.len() > FULL_TEXT_LIMIT {
                     let mut end = FULL_TEXT_LIMIT;
@@ -279,16 +311,17 @@ impl ActivityLog {
             _ => entry.text.as_str(),
         };
         let first = width.saturating_sub(lead_width);
-        if !self.verbose {
+        if !self.verbose && entry.fit == Fit::Cut {
             lead.push(Span::styled(cut(body, first), text_style));
             return vec![Line::from(lead)];
         }
         let indent = " ".repeat(6);
         let mut rows = Vec::new();
-        for (i, chunk) in wrap(body, first, width.saturating_sub(6))
-            .into_iter()
-            .enumerate()
-        {
+        let chunks = match entry.fit {
+            Fit::Wrap => wrap_words(body, first, width.saturating_sub(6)),
+            Fit::Cut => wrap(body, first, width.saturating_sub(6)),
+        };
+        for (i, chunk) in chunks.into_iter().enumerate() {
             if i == 0 {
                 let mut spans = std::mem::take(&mut lead);
                 spans.push(Span::styled(chunk, text_style));

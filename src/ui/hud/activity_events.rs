@@ -79,12 +79,13 @@ impl ActivityLog {
             Event::Activity { activity, .. } => {
                 self.activity(now, &activity.thread, &activity.kind);
             }
-            Event::AgentStderr { line, .. } => self.push(
+            Event::AgentStderr { line, .. } => self.push_full(
                 now,
                 None,
                 Tone::Dim,
                 strings::STDERR.to_owned(),
                 one_line(line),
+                None,
             ),
             Event::SessionEnded {
                 outcome,

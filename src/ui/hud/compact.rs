@@ -74,6 +74,52 @@ pub(crate) fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
     rows
 }
 
+/// Split prose into rows as [`wrap`] does, but between words: a row ends at the last
+/// space that fits, and only a word longer than a whole row is broken inside.
+pub(crate) fn wrap_words(text: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut rows: Vec<String> = Vec::new();
+    let mut row = String::new();
+    let mut used = 0;
+    let mut limit = first.max(1);
+    for line in text.split('\n') {
+        for word in line.split(' ').filter(|word| !word.is_empty()) {
+            let w = word.width();
+            let gap = usize::from(used > 0);
+            if used + gap + w <= limit {
+                if gap == 1 {
+                    row.push(' ');
+                }
+                row.push_str(word);
+                used += gap + w;
+                continue;
+            }
+            if used > 0 {
+                rows.push(std::mem::take(&mut row));
+                limit = rest.max(1);
+            }
+            if w <= limit {
+                row.push_str(word);
+                used = w;
+                continue;
+            }
+            // A word wider than a row: break it by characters.
+            let mut pieces = wrap(word, limit, rest.max(1));
+            let last = pieces.pop().unwrap_or_default();
+            rows.extend(pieces);
+            used = last.width();
+            row = last;
+            limit = rest.max(1);
+        }
+        rows.push(std::mem::take(&mut row));
+        used = 0;
+        limit = rest.max(1);
+    }
+    if rows.len() > 1 && rows.last().is_some_and(String::is_empty) {
+        rows.pop();
+    }
+    rows
+}
+
 /// `mm:ss`, or `h:mm:ss` from an hour on.
 pub(crate) fn clock(elapsed: Duration) -> String {
     let s = elapsed.as_secs();
@@ -227,6 +273,20 @@ mod tests {
         assert_eq!(cut("hello", 4), "hel…");
         assert_eq!(cut("日本語", 4), "日…");
         assert_eq!(cut("abc", 0), "");
+    }
+
+    #[test]
+    fn prose_wraps_between_words() {
+        assert_eq!(
+            wrap_words("restart at 86.0%: context reached the threshold", 20, 14),
+            ["restart at 86.0%:", "context", "reached the", "threshold"]
+        );
+        assert_eq!(
+            wrap_words("a supercalifragilistic b", 6, 6),
+            ["a", "superc", "alifra", "gilist", "ic b"]
+        );
+        assert_eq!(wrap_words("", 10, 10), [""]);
+        assert_eq!(wrap_words("one\ntwo", 10, 10), ["one", "two"]);
     }
 
     #[test]

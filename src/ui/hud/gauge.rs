@@ -36,15 +36,38 @@ pub(crate) struct Gauge {
     threshold: ContextLimit,
     /// Why the current session will not be restarted for its context, if so.
     no_restart: Option<crate::events::NoRestart>,
-    /// The latest figures of the current (or last) session.
-    live: Option<Snapshot>,
-    /// Whether `live` belongs to a session that has ended (and is counted in `closed`).
-    live_ended: bool,
+    /// What the single gauge shows.
+    shown: Shown,
     /// Sums over ended sessions.
     closed: Totals,
     /// The sessions running now, by phase, with their latest figures: one gauge line
     /// each when phases run side by side.
     running: std::collections::BTreeMap<String, Option<Snapshot>>,
+}
+
+/// What the gauge shows when one session (or none) runs.
+#[derive(Debug, Default)]
+enum Shown {
+    /// A session started and has not reported yet (or none has started).
+    #[default]
+    Waiting,
+    /// The running session's latest figures.
+    Running(Snapshot),
+    /// The figures a session ended with (counted in `closed`), while its phase goes on:
+    /// gates, a restart, the next attempt.
+    Ended(Snapshot),
+    /// Between phases: no session runs, and the last one's figures belong to a phase
+    /// that is over.
+    Idle,
+}
+
+impl Shown {
+    fn snapshot(&self) -> Option<&Snapshot> {
+        match self {
+            Shown::Running(snapshot) | Shown::Ended(snapshot) => Some(snapshot),
+            Shown::Waiting | Shown::Idle => None,
+        }
+    }
 }
 
 /// Billed tokens, cost and tool calls summed over sessions.
@@ -218,7 +241,11 @@ fn figures(label: &str, totals: &Totals) -> Vec<Span<'static>> {
         Span::styled(money(totals.cost_usd), bold),
         Span::raw(" · "),
         Span::styled(totals.tool_calls.to_string(), bold),
-        Span::raw(format!(" {}", strings::GAUGE_TOOL_CALLS)),
+        Span::raw(format!(
+            " {}{}",
+            strings::GAUGE_TOOL_CALLS,
+            crate::words::plural(totals.tool_calls)
+        )),
     ]
 }
 
@@ -233,8 +260,7 @@ impl Component for Gauge {
                 phase_id,
                 ..
             } => {
-                self.live = None;
-                self.live_ended = false;
+                self.shown = Shown::Waiting;
                 self.no_restart = *no_restart;
                 self.running.insert(phase_id.clone(), None);
             }
@@ -242,8 +268,9 @@ impl Component for Gauge {
                 if let Some(live) = self.running.get_mut(phase_id) {
                     *live = Some(snapshot.clone());
                 }
-                if !self.live_ended {
-                    self.live = Some(snapshot.clone());
+                // A late reading of an ended session changes nothing.
+                if matches!(self.shown, Shown::Waiting | Shown::Running(_)) {
+                    self.shown = Shown::Running(snapshot.clone());
                 }
             }
             Event::SessionEnded {
@@ -251,15 +278,20 @@ impl Component for Gauge {
             } => {
                 self.running.remove(phase_id);
                 self.closed.add(snapshot);
-                self.live = Some(snapshot.clone());
-                self.live_ended = true;
+                self.shown = Shown::Ended(snapshot.clone());
+            }
+            Event::PhaseFinished { .. } if self.running.is_empty() => {
+                self.shown = Shown::Idle;
+                self.no_restart = None;
             }
             // The summary's totals are the run's own accounts: show those at the end.
             Event::RunFinished { summary } => {
                 self.running.clear();
                 self.closed.tokens = summary.billed.total();
                 self.closed.cost_usd = summary.cost_usd;
-                self.live_ended = true;
+                if let Shown::Running(snapshot) = &self.shown {
+                    self.shown = Shown::Ended(snapshot.clone());
+                }
             }
             _ => {}
         }
@@ -287,7 +319,7 @@ impl Component for Gauge {
             frame.render_widget(Paragraph::new(figures), last);
             return;
         }
-        let (percent, label) = match &self.live {
+        let (percent, label) = match self.shown.snapshot() {
             Some(live) if live.tokens > 0 || live.exactness == Exactness::Exact => {
                 let mut spans = vec![
                     Span::raw(format!(
@@ -310,10 +342,14 @@ impl Component for Gauge {
                 }
                 (live.percent, spans)
             }
-            _ => (
-                0.0,
-                vec![Span::styled(format!(" {}", strings::GAUGE_WAITING), dim)],
-            ),
+            _ => {
+                let words = if matches!(self.shown, Shown::Idle) {
+                    strings::GAUGE_IDLE
+                } else {
+                    strings::GAUGE_WAITING
+                };
+                (0.0, vec![Span::styled(format!(" {words}"), dim)])
+            }
         };
         let mut label = label;
         if let Some(why) = self.no_restart {
@@ -346,7 +382,7 @@ impl Component for Gauge {
         if inner.height < 2 {
             return;
         }
-        let session = self.live.as_ref();
+        let session = self.shown.snapshot();
         let mut session_totals = Totals::default();
         if let Some(session) = session {
             session_totals.add(session);

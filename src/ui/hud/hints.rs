@@ -44,15 +44,17 @@ impl Hints {
         self.state = state;
     }
 
-    fn pairs(&self) -> Vec<((&'static str, &'static str), Option<bool>)> {
+    /// Each key with what pressing it does now: actions, never states ("v hide
+    /// details", not "v verbose on").
+    fn pairs(&self) -> Vec<(&'static str, &'static str)> {
         let s = self.state;
         if s.asking {
-            return vec![(strings::HINT_YES, None), (strings::HINT_NO, None)];
+            return vec![strings::HINT_YES, strings::HINT_NO];
         }
         match s.interrupts {
             0 => {}
-            1 => return vec![(strings::HINT_KILL, None)],
-            _ => return vec![(strings::HINT_ABORT, None)],
+            1 => return vec![strings::HINT_KILL],
+            _ => return vec![strings::HINT_ABORT],
         }
         let pause = if s.paused {
             strings::HINT_RESUME
@@ -63,18 +65,26 @@ impl Hints {
         };
         // Quit first: on a narrow terminal the bar is cut at the right.
         let mut pairs = vec![
-            (strings::HINT_QUIT, None),
-            (pause, None),
-            (strings::HINT_RESTART, None),
-            (strings::HINT_SKIP, None),
+            strings::HINT_QUIT,
+            pause,
+            strings::HINT_RESTART,
+            strings::HINT_SKIP,
         ];
         if s.side_by_side {
-            pairs.push((strings::HINT_FOCUS, None));
+            pairs.push(strings::HINT_FOCUS);
         }
         pairs.extend([
-            (strings::HINT_VERBOSE, Some(s.verbose)),
-            (strings::HINT_FOLLOW, Some(s.follow)),
-            (strings::HINT_SCROLL, None),
+            if s.verbose {
+                strings::HINT_VERBOSE_OFF
+            } else {
+                strings::HINT_VERBOSE_ON
+            },
+            if s.follow {
+                strings::HINT_FOLLOW_OFF
+            } else {
+                strings::HINT_FOLLOW_ON
+            },
+            strings::HINT_SCROLL,
         ]);
         pairs
     }
@@ -88,24 +98,15 @@ impl Component for Hints {
             .fg(Color::Black)
             .bg(Color::Gray)
             .add_modifier(Modifier::BOLD);
-        let dim = Style::new().fg(Color::DarkGray);
         let mut spans = vec![Span::raw(" ")];
         let mut first = true;
-        for ((label, what), toggle) in self.pairs() {
+        for (label, what) in self.pairs() {
             if !first {
                 spans.push(Span::raw(" "));
             }
             first = false;
             spans.push(Span::styled(format!(" {label} "), key));
             spans.push(Span::raw(format!(" {what}")));
-            if let Some(on) = toggle {
-                let word = if on {
-                    strings::HINT_ON
-                } else {
-                    strings::HINT_OFF
-                };
-                spans.push(Span::styled(format!(" {word}"), dim));
-            }
         }
         frame.render_widget(Paragraph::new(Line::from(spans)), area);
     }

@@ -31,6 +31,8 @@ mod activity;
 mod app;
 mod compact;
 mod confirm;
+#[cfg(test)]
+mod fit_tests;
 mod gauge;
 mod header;
 mod hints;
@@ -119,7 +121,7 @@ pub async fn run(mut events: EventReceiver, requests: RequestSender, options: Op
     let mut guard = match terminal::TerminalGuard::enter() {
         Ok(guard) => guard,
         Err(err) => {
-            eprintln!("{}", strings::fell_back(&err));
+            crate::exit::to_stderr(&format!("{}\n", strings::fell_back(&err)));
             return plain(events, fallback, Some(first)).await;
         }
     };
@@ -138,12 +140,12 @@ pub async fn run(mut events: EventReceiver, requests: RequestSender, options: Op
         Ok(Ending::Abort) => Ending::Abort,
         Ok(Ending::Closed) => {
             if let Some(summary) = app.summary() {
-                print!("{}", summary::render(summary));
+                crate::exit::to_stdout(&summary::render(summary));
             }
             Ending::Closed
         }
         Err(err) => {
-            eprintln!("{}", strings::fell_back(&err));
+            crate::exit::to_stderr(&format!("{}\n", strings::fell_back(&err)));
             plain(events, fallback, None).await
         }
     }

@@ -45,13 +45,15 @@ pub(crate) const KIND_REMEDIATION: &str = "fixing findings";
 
 /// Gauge words.
 pub(crate) const GAUGE_WAITING: &str = "no usage reported yet";
+/// Between phases, when no session runs.
+pub(crate) const GAUGE_IDLE: &str = "no session running";
 pub(crate) const GAUGE_ESTIMATED: &str = "estimated";
 pub(crate) const GAUGE_TOKENS: &str = "tokens";
 pub(crate) const GAUGE_BILLED: &str = "billed";
 pub(crate) const GAUGE_RESTART_AT: &str = "restart at";
 pub(crate) const GAUGE_SESSION: &str = "session";
 pub(crate) const GAUGE_RUN: &str = "run";
-pub(crate) const GAUGE_TOOL_CALLS: &str = "tool calls";
+pub(crate) const GAUGE_TOOL_CALLS: &str = "tool call";
 
 /// Activity markers (one glyph each) and fixed lines.
 pub(crate) const MARK_TOOL: &str = "▸ ";
@@ -72,16 +74,17 @@ pub(crate) const HINT_RESTART: (&str, &str) = ("r", "restart");
 pub(crate) const HINT_SKIP: (&str, &str) = ("s", "skip");
 /// Focus the next running phase (phases side by side).
 pub(crate) const HINT_FOCUS: (&str, &str) = ("f", "focus");
-pub(crate) const HINT_VERBOSE: (&str, &str) = ("v", "verbose");
-pub(crate) const HINT_FOLLOW: (&str, &str) = ("a", "auto-scroll");
+/// The `v` and `a` hints say what the key does now, as `p pause` / `p resume` do.
+pub(crate) const HINT_VERBOSE_ON: (&str, &str) = ("v", "show details");
+pub(crate) const HINT_VERBOSE_OFF: (&str, &str) = ("v", "hide details");
+pub(crate) const HINT_FOLLOW_ON: (&str, &str) = ("a", "follow");
+pub(crate) const HINT_FOLLOW_OFF: (&str, &str) = ("a", "stop following");
 pub(crate) const HINT_SCROLL: (&str, &str) = ("↑↓ PgUp/Dn", "scroll");
 pub(crate) const HINT_QUIT: (&str, &str) = ("q", "quit");
 pub(crate) const HINT_KILL: (&str, &str) = ("Ctrl-C", "kill the agent");
 pub(crate) const HINT_ABORT: (&str, &str) = ("Ctrl-C", "exit at once");
 pub(crate) const HINT_YES: (&str, &str) = ("y", "yes");
 pub(crate) const HINT_NO: (&str, &str) = ("n/Esc", "no");
-pub(crate) const HINT_ON: &str = "on";
-pub(crate) const HINT_OFF: &str = "off";
 
 /// The quit question.
 pub(crate) const CONFIRM_QUIT: &str = "Stop the agent and pause the run?";

@@ -248,3 +248,54 @@ fn a_variable_that_is_not_utf8_is_named() {
         &["environment variable DEBUSSY_MODEL is not valid UTF-8"],
     );
 }
+
+#[test]
+fn bad_profile_keys_name_the_file_line_and_key_with_a_suggestion() {
+    let s = Sandbox::new();
+    for (text, at, key, help) in [
+        (
+            "agents:\n  cladue:\n    command: x\n",
+            "2:3",
+            "unknown key `agents.cladue`",
+            "did you mean `agents.claude`?",
+        ),
+        (
+            "agents:\n  codex:\n    comand: x\n",
+            "3:5",
+            "unknown key `agents.codex.comand`",
+            "did you mean `agents.codex.command`?",
+        ),
+        (
+            "agents:\n  gemini:\n    permissions: yolo\n",
+            "3:18",
+            "`agents.gemini.permissions`",
+            "`accept-edits`, `bypass` or `ask`",
+        ),
+        (
+            "agent:\n  command: /a\nagents:\n  claude:\n    command: /b\n",
+            "2:12",
+            "`agent.command` and",
+            "`agent.command` is the old spelling of",
+        ),
+    ] {
+        let file = s.project_file(text);
+        let stderr = usage_error(&mut s.debussy(&["config"]));
+        let squashed = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_has(
+            &squashed,
+            &[&format!("{}:{at}:", file.display()), key, help],
+        );
+    }
+    s.project_file("");
+    let stderr = usage_error(
+        s.debussy(&["config"])
+            .env("DEBUSSY_AGENTS__CLAUDE__COMAND", "x"),
+    );
+    assert_has(
+        &stderr,
+        &[
+            "DEBUSSY_AGENTS__CLAUDE__COMAND",
+            "DEBUSSY_AGENTS__CLAUDE__COMMAND",
+        ],
+    );
+}

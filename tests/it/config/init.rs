@@ -33,10 +33,10 @@ fn writes_config_example_plan_and_slash_commands() {
         );
     }
     let read = |file: &str| std::fs::read_to_string(s.root.join(file)).expect("read");
-    assert_eq!(
-        read(".debussy/config.yaml"),
-        repo_file("config/default.yaml")
-    );
+    // Every key of the default file is there, commented out.
+    let written = read(".debussy/config.yaml");
+    assert!(written.contains("# timeout: 1800\n"), "{written}");
+    assert!(written.contains("#   kind: claude\n"), "{written}");
     for name in ["MASTER_PLAN.md", "phase-1.md", "phase-2.md"] {
         assert_eq!(
             read(&format!("plans/example/{name}")),
@@ -44,13 +44,9 @@ fn writes_config_example_plan_and_slash_commands() {
         );
     }
 
-    // The written project file is valid and is what the project now reads.
+    // The written project file is valid and sets nothing: every value is the default.
     let json = s.config_json(&[], &[]);
-    let project = s.root.join(".debussy/config.yaml");
-    assert_eq!(
-        json["sources"]["timeout"],
-        source("project_file", Some(&project))
-    );
+    assert_eq!(json["sources"]["timeout"], source("default", None));
     // The model is left to the agent: opus for Claude Code, its own for the others.
     assert_eq!(json["sources"]["model"], source("default", None));
     assert_eq!(json["config"]["model"], "opus");
@@ -69,7 +65,33 @@ fn writes_into_a_named_directory_creating_it() {
             "{file} written"
         );
     }
-    assert!(String::from_utf8_lossy(&output.stdout).contains("cd fresh/app && debussy audit"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("next:\n  cd fresh/app\n  debussy doctor plans/example\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_users_own_config_file_still_applies_after_init() {
+    let s = Sandbox::new();
+    let user = s.user_file("timeout: 99\nagents:\n  claude:\n    model: sonnet\n");
+    let output = s.debussy(&["init"]).output().expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let json = s.config_json(&[], &[]);
+    assert_eq!(json["config"]["timeout"], 99);
+    assert_eq!(json["sources"]["timeout"], source("user_file", Some(&user)));
+    assert_eq!(json["config"]["model"], "sonnet");
+    // Uncommenting a line sets it for the project.
+    let path = s.root.join(".debussy/config.yaml");
+    let text = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(&path, text.replace("# timeout: 1800", "timeout: 1800")).expect("write");
+    let json = s.config_json(&[], &[]);
+    assert_eq!(json["config"]["timeout"], 1800);
+    assert_eq!(
+        json["sources"]["timeout"],
+        source("project_file", Some(&path))
+    );
 }
 
 #[test]

@@ -21,19 +21,30 @@ fn each_layer_overrides_the_one_below_and_is_named_as_the_source() {
         ],
     );
     let config = &json["config"];
-    assert_eq!(config["model"], "sonnet");
+    // The user file's model and program belong to Claude Code's profile (the kind it
+    // names, by default); `--agent sim` runs the sim agent's own.
+    assert_eq!(config["model"], "opus");
+    assert_eq!(config["agents"]["claude"]["model"], "sonnet");
+    assert_eq!(config["agents"]["claude"]["command"], "/u/agent");
     assert_eq!(config["timeout"], 200);
     assert_eq!(config["max_retries"], 7);
     assert_eq!(config["restart_delay"], 12);
     assert_eq!(config["agent"]["kind"], "sim");
-    assert_eq!(config["agent"]["command"], "/u/agent");
+    assert_eq!(config["agent"]["command"], json!(null));
     assert_eq!(config["gates"]["mine"], "make check");
     assert_eq!(config["gates"]["pytest"], "pytest");
     assert_eq!(config["context_threshold"], 80.0);
 
     let sources = &json["sources"];
-    assert_eq!(sources["model"], source("user_file", Some(&user)));
-    assert_eq!(sources["agent.command"], source("user_file", Some(&user)));
+    assert_eq!(
+        sources["agents.claude.model"],
+        source("user_file", Some(&user))
+    );
+    assert_eq!(
+        sources["agents.claude.command"],
+        source("user_file", Some(&user))
+    );
+    assert_eq!(sources["model"], source("default", None));
     assert_eq!(sources["timeout"], source("project_file", Some(&project)));
     assert_eq!(
         sources["gates.mine"],

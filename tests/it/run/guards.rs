@@ -153,6 +153,14 @@ fn the_agents_own_compaction_becomes_a_restart_until_the_last_session() {
             .is_some_and(|e| e.contains("max restarts exceeded")),
         "{events:#?}"
     );
+    let failed = events_named(&events, "phase_finished");
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.ends_with("(after 1 attempt)")),
+        "one attempt, in English: {:#}",
+        failed[0]
+    );
 }
 
 #[test]

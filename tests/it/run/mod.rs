@@ -263,8 +263,8 @@ fn an_agent_reporting_blocked_blocks_the_phase() {
     let phases = &summary(&events)["phases"];
     assert_eq!(phases[0]["status"], "blocked");
     assert_eq!(
-        phases[1]["status"], "blocked",
-        "its dependent is blocked too"
+        phases[1]["status"], "not run",
+        "its dependent never ran: it is not run, not blocked (which needs a human)"
     );
 }
 
@@ -679,6 +679,73 @@ fn git_show(root: &Path, commit: &str) -> String {
 }
 
 #[test]
+fn status_shows_the_running_session_and_a_killed_runs_spending_is_kept() {
+    let project = sleeping_project();
+    let mut live = LiveRun::start(&project, &[]);
+    // While the session runs: one session, its agent, and what it has spent so far.
+    let mut status = project.status_json();
+    wait_for(
+        || {
+            status = project.status_json();
+            status["executions"][0]["live_session"]["billed"]["input"]
+                .as_u64()
+                .is_some_and(|input| input > 0)
+        },
+        "the running session's figures in the state store",
+    );
+    assert_eq!(status["executions"][0]["live_session"]["agent"], "sim");
+    let text = project.command(&["status"]).output().expect("status");
+    let text = String::from_utf8_lossy(&text.stdout);
+    let row = text
+        .lines()
+        .find(|line| line.starts_with("1 "))
+        .unwrap_or_else(|| panic!("no row for phase 1 in {text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[4], "1", "one session, the running one: {row}");
+    assert_eq!(cells[6], "sim", "its agent: {row}");
+    assert_ne!(cells[8], "0", "what it has spent: {row}");
+
+    live.signal(nix::sys::signal::Signal::SIGKILL);
+    assert_eq!(wait_exit(&mut live.child, Duration::from_secs(30)), -1);
+    // A run whose process was killed still says what its session spent.
+    let history = project
+        .command(&["history", "--format", "json"])
+        .output()
+        .expect("history");
+    let history: Value = serde_json::from_slice(&history.stdout).expect("json");
+    assert_eq!(history[0]["status"], "interrupted", "{history:#}");
+    assert!(
+        history[0]["totals"]["billed"]["input"]
+            .as_u64()
+            .is_some_and(|input| input > 0),
+        "{history:#}"
+    );
+    // Resumed, the killed session is recorded as interrupted, and counted once.
+    let before = history[0]["totals"]["billed"]["input"]
+        .as_u64()
+        .unwrap_or(0);
+    let (code, events) = project.run(&["--resume", "--allow-dirty"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let status = project.status_json();
+    let sessions: Vec<&Value> = status["executions"]
+        .as_array()
+        .expect("executions")
+        .iter()
+        .flat_map(|e| e["sessions"].as_array().into_iter().flatten())
+        .collect();
+    assert_eq!(sessions[0]["outcome"], "interrupted", "{status:#}");
+    assert_eq!(sessions[0]["billed"]["input"].as_u64(), Some(before));
+    assert!(
+        status["executions"]
+            .as_array()
+            .expect("executions")
+            .iter()
+            .all(|e| e.get("live_session").is_none()),
+        "{status:#}"
+    );
+}
+
+#[test]
 fn transcripts_of_a_resumed_run_never_overwrite_earlier_ones() {
     let project = sleeping_project();
     let live = LiveRun::start(&project, &[]);
@@ -912,7 +979,7 @@ async fn skipping_a_phase_skips_the_phases_that_depend_on_it() {
     .expect("config");
     let plan = debussy::plan::load(&project.root().join("plan/MASTER_PLAN.md")).expect("plan");
     let backend = debussy::agent::backend(
-        &loaded.config,
+        &debussy::agent::BackendSettings::default_kind(&loaded.config),
         debussy::agent::BackendContext {
             project_root: project.root(),
             plan_path: Some(&plan.master),

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use debussy::agent::AgentBackend;
+use debussy::agent::BackendSettings;
 use debussy::agent::sim::SimBackend;
-use debussy::config::{AgentConfig, Config};
+use debussy::config::{AgentKind, Config};
 use debussy::run_env::RunEnv;
 use debussy::session::{
     self, ActivityKind, CONTEXT_LIMIT_MARKER, SessionControl, SessionEvent, SessionReport,
@@ -212,12 +213,8 @@ impl SimProject {
     }
 
     pub(crate) fn backend_with(&self, command: &str) -> Arc<dyn AgentBackend> {
-        let config = AgentConfig {
-            command: Some(command.to_owned()),
-            ..AgentConfig::default()
-        };
         Arc::new(SimBackend::new(
-            &config,
+            &sim_settings(command),
             self.root().join("sim-scenario.yaml"),
         ))
     }
@@ -231,6 +228,7 @@ impl SimProject {
         };
         SessionSpec::from_config(
             &config,
+            &sim_settings(crate::support::DEBUSSY),
             self.backend_with(crate::support::DEBUSSY),
             "Phase 1: greet the world.",
             self.root(),
@@ -239,4 +237,13 @@ impl SimProject {
         .expect("spec")
         .with_env(run_env(self.root()).vars())
     }
+}
+
+/// The sim agent's settings, run by `command`, playing the model `sim-model`.
+fn sim_settings(command: &str) -> BackendSettings {
+    BackendSettings {
+        command: Some(command.to_owned()),
+        ..BackendSettings::new(&Config::default(), AgentKind::Sim)
+    }
+    .with_model("sim-model")
 }

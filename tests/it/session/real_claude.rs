@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use debussy::agent::FailureKind;
+use debussy::agent::{BackendSettings, FailureKind};
 use debussy::agent::claude::ClaudeBackend;
 use debussy::checkpoint::{Todo, TodoStatus};
-use debussy::config::{AgentConfig, Config};
+use debussy::config::Config;
 use debussy::context::StopReason;
 use debussy::process::ExitStatus;
 use debussy::session::{
@@ -32,7 +32,13 @@ impl Harness {
     /// A session running the pinned CLI the way the harness does (`acceptEdits`, the
     /// allowed tools, the sandbox's complete environment), threshold 80%.
     fn spec(&self) -> SessionSpec {
-        let agent = AgentConfig {
+        let config = Config {
+            model: MODEL.into(),
+            context_threshold: debussy::context::ContextLimit::At(80.0),
+            timeout: 60,
+            ..Config::default()
+        };
+        let agent = BackendSettings {
             command: Some(self.cli.path().to_string_lossy().into_owned()),
             args: vec![
                 "--permission-mode".into(),
@@ -40,17 +46,11 @@ impl Harness {
                 "--allowedTools".into(),
                 claude::DEFAULT_ALLOWED_TOOLS.join(","),
             ],
-            ..AgentConfig::default()
-        };
-        let config = Config {
-            model: MODEL.into(),
-            context_threshold: debussy::context::ContextLimit::At(80.0),
-            timeout: 60,
-            agent: agent.clone(),
-            ..Config::default()
+            ..BackendSettings::default_kind(&config)
         };
         let mut spec = SessionSpec::from_config(
             &config,
+            &agent,
             Arc::new(ClaudeBackend::new(&agent)),
             "Do the scripted work.",
             self.sandbox.cwd(),
@@ -401,12 +401,14 @@ async fn claude_a_missing_binary_is_a_spawn_error_saying_how_to_install_it() {
     // Needs no CLI: the point is that there is none.
     let sandbox = Sandbox::new().expect("sandbox");
     let missing = sandbox.cwd().join("bin/claude");
-    let agent = AgentConfig {
+    let config = Config::default();
+    let agent = BackendSettings {
         command: Some(missing.to_string_lossy().into_owned()),
-        ..AgentConfig::default()
+        ..BackendSettings::default_kind(&config)
     };
     let spec = SessionSpec::from_config(
-        &Config::default(),
+        &config,
+        &agent,
         Arc::new(ClaudeBackend::new(&agent)),
         "Hello.",
         sandbox.cwd(),

@@ -1,6 +1,8 @@
 //! Every problem of a scenario at once. serde stops at the first error; to report the
-//! rest, the script holding that error is blanked out (its lines kept, so later line
-//! numbers still match the file) and the text parsed again, once per script at most.
+//! rest, the smallest part holding that error is set aside and the text parsed again:
+//! an unknown key's line, else the turn (replaced by a pause), else the whole script
+//! (replaced by an empty one). Lines are blanked, never removed, so later line numbers
+//! still match the file; each part is set aside once at most.
 
 use std::path::Path;
 
@@ -8,6 +10,9 @@ use super::{Scenario, ScenarioError};
 
 /// A stand-in for a broken script: valid, and one line long.
 const PLACEHOLDER: &str = "- turns: []";
+
+/// A stand-in for a broken turn: a pause of no time.
+const TURN_PLACEHOLDER: &str = "- sleep_ms: 0";
 
 impl Scenario {
     /// Parse `text` and report every broken script, not only the first; `path` is only
@@ -21,6 +26,7 @@ impl Scenario {
         let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
         let mut errors = Vec::new();
         let mut blanked = vec![false; items.len()];
+        let mut set_aside: Vec<(usize, usize)> = Vec::new();
         loop {
             let current = lines.join("\n");
             let error = match Scenario::parse(&current, path) {
@@ -33,27 +39,137 @@ impl Scenario {
                 ScenarioError::Parse { line, .. } => relocated(error, text, path, line),
                 read @ ScenarioError::Read { .. } => read,
             };
-            let line = match &error {
-                ScenarioError::Parse { line, .. } => *line,
-                ScenarioError::Read { .. } => 0,
+            let (line, message) = match &error {
+                ScenarioError::Parse { line, message, .. } => (*line, message.clone()),
+                ScenarioError::Read { .. } => (0, String::new()),
             };
+            errors.push(error);
+            if line == 0 || line > lines.len() {
+                return Err(errors);
+            }
+            // The narrowest part not set aside yet: the unknown key, its turn, its script.
+            let key =
+                unknown_key_entry(&lines, line, &message).filter(|span| !set_aside.contains(span));
+            if let Some(span) = key {
+                set_aside.push(span);
+                blank(&mut lines, span, None);
+                continue;
+            }
+            let turn = ["turns", "handoff"]
+                .into_iter()
+                .find_map(|key| item_under(&lines, line, key))
+                .filter(|span| !set_aside.contains(span));
+            if let Some(span) = turn {
+                set_aside.push(span);
+                blank(&mut lines, span, Some(TURN_PLACEHOLDER));
+                continue;
+            }
             let item = items
                 .iter()
                 .position(|(first, last)| (*first..=*last).contains(&line))
                 .filter(|index| !blanked[*index]);
-            errors.push(error);
             let Some(index) = item else {
                 return Err(errors);
             };
             blanked[index] = true;
-            let (first, last) = items[index];
-            let indent: String = lines[first - 1].chars().take_while(|c| *c == ' ').collect();
-            lines[first - 1] = format!("{indent}{PLACEHOLDER}");
-            for line in &mut lines[first..last] {
-                line.clear();
-            }
+            blank(&mut lines, items[index], Some(PLACEHOLDER));
         }
     }
+}
+
+/// Blank the 1-based lines `first..=last`, putting `placeholder` (at the first line's
+/// indent) in the first one when given.
+fn blank(lines: &mut [String], (first, last): (usize, usize), placeholder: Option<&str>) {
+    let indent: String = lines[first - 1].chars().take_while(|c| *c == ' ').collect();
+    for line in &mut lines[first - 1..last] {
+        line.clear();
+    }
+    if let Some(placeholder) = placeholder {
+        lines[first - 1] = format!("{indent}{placeholder}");
+    }
+}
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+fn is_content(line: &str) -> bool {
+    !line.trim().is_empty() && !line.trim_start().starts_with('#')
+}
+
+/// Where a line's key starts: after the dash of a list item.
+fn key_indent(line: &str) -> usize {
+    indent_of(line) + if is_item(line) { 2 } else { 0 }
+}
+
+fn is_item(line: &str) -> bool {
+    let rest = line.trim_start_matches(' ');
+    rest == "-" || rest.starts_with("- ")
+}
+
+/// The last line of the entry that starts at 0-based `start`: the lines after it that are
+/// indented deeper (or blank), as 1-based `(first, last)`.
+fn entry_span(lines: &[String], start: usize) -> (usize, usize) {
+    let indent = indent_of(&lines[start]) + usize::from(is_item(&lines[start])) * 2;
+    let mut last = start;
+    for (i, line) in lines.iter().enumerate().skip(start + 1) {
+        if !is_content(line) {
+            continue;
+        }
+        if indent_of(line) < indent || (indent_of(line) == indent && is_item(line)) {
+            break;
+        }
+        if indent_of(line) <= indent_of(&lines[start]) {
+            break;
+        }
+        last = i;
+    }
+    (start + 1, last + 1)
+}
+
+/// The lines of an unknown key serde complained about (`unknown field `sya``), when the
+/// key starts its line: blanking it cannot make anything else wrong.
+fn unknown_key_entry(lines: &[String], line: usize, message: &str) -> Option<(usize, usize)> {
+    let field = message.split("unknown field `").nth(1)?.split('`').next()?;
+    // A key that opens a list item is set aside with its item, not alone.
+    let text = &lines[line - 1];
+    (!is_item(text) && text.trim_start().starts_with(&format!("{field}:")))
+        .then(|| entry_span(lines, line - 1))
+}
+
+/// The item of a block list under a `key:` line that holds 1-based `line`, as 1-based
+/// `(first, last)`: the innermost such item.
+fn item_under(lines: &[String], line: usize, key: &str) -> Option<(usize, usize)> {
+    let mut limit = if is_content(&lines[line - 1]) {
+        indent_of(&lines[line - 1])
+    } else {
+        usize::MAX
+    };
+    for start in (0..line).rev() {
+        let candidate = &lines[start];
+        if !is_content(candidate) || indent_of(candidate) > limit {
+            continue;
+        }
+        if is_item(candidate) {
+            // The key the list belongs to: less indented than the item, or as indented
+            // when the list sits at its key's own indent.
+            let parent = (0..start).rev().map(|j| &lines[j]).find(|l| {
+                is_content(l)
+                    && (key_indent(l) < indent_of(candidate)
+                        || (key_indent(l) == indent_of(candidate) && !is_item(l)))
+            })?;
+            let name = parent.trim_start_matches(' ');
+            let name = name.strip_prefix("- ").unwrap_or(name);
+            if name.trim_end() == format!("{key}:") {
+                return Some(entry_span(lines, start));
+            }
+        }
+        limit = indent_of(candidate).saturating_sub(1);
+        if indent_of(candidate) == 0 {
+            return None;
+        }
+    }
+    None
 }
 
 /// `error` (found in partly blanked text) with the original text as its source code.
@@ -182,10 +298,53 @@ scripts:
     }
 
     #[test]
-    fn a_problem_outside_the_scripts_ends_the_search() {
-        let errors = Scenario::check("windw: 5\nscripts:\n  - sya: x\n", Path::new("s.yaml"))
+    fn every_problem_of_one_script_is_reported() {
+        let text = "\
+scripts:
+  - phase: 1
+    turns:
+      - sya: typo
+      - say: fine
+        tools:
+          - write: {path: a.txt, content: x}
+          - bassh: ls
+      - say: fine
+        percent: many
+    exit_kode: 2
+  - turns:
+      - say: ok
+";
+        let errors = Scenario::check(text, Path::new("s.yaml")).expect_err("broken");
+        let lines: Vec<usize> = errors
+            .iter()
+            .map(|e| match e {
+                ScenarioError::Parse { line, .. } => *line,
+                ScenarioError::Read { .. } => 0,
+            })
+            .collect();
+        assert_eq!(lines, [4, 8, 10, 11], "{errors:?}");
+    }
+
+    #[test]
+    fn items_under_a_key_are_found_from_any_line_inside_them() {
+        let lines: Vec<String> = "scripts:\n  - turns:\n      - say: a\n        tools: []\n      - say: b\n    exit_code: 1\n"
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(item_under(&lines, 4, "turns"), Some((3, 4)));
+        assert_eq!(item_under(&lines, 5, "turns"), Some((5, 5)));
+        assert_eq!(item_under(&lines, 6, "turns"), None);
+        assert_eq!(item_under(&lines, 2, "turns"), None);
+    }
+
+    #[test]
+    fn a_problem_outside_the_scripts_ends_the_search_unless_it_is_an_unknown_key() {
+        let errors = Scenario::check("window: lots\nscripts:\n  - sya: x\n", Path::new("s.yaml"))
             .expect_err("broken");
         assert_eq!(errors.len(), 1, "{errors:?}");
+        let errors = Scenario::check("windw: 5\nscripts:\n  - sya: x\n", Path::new("s.yaml"))
+            .expect_err("broken");
+        assert_eq!(errors.len(), 2, "{errors:?}");
         let fine = "scripts:\n  - turns: []\n";
         assert!(Scenario::check(fine, Path::new("s.yaml")).is_ok());
     }

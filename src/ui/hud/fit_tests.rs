@@ -1,0 +1,116 @@
+//! The HUD's words and fit: debussy's own lines wrap rather than being cut, the gauge
+//! clears between phases, and the hint bar names actions, not states.
+
+use crossterm::event::KeyCode;
+
+use super::tests::{
+    Scene, WIDTH, context, mid_phase, phase_started, run_started, session_started, snapshot,
+};
+use crate::context::Exactness;
+use crate::events::{AttemptKind, Event, PhaseState};
+use crate::session::OutcomeKind;
+
+/// Every row of the screen joined, with the borders and padding taken off, so a
+/// wrapped line reads as one string again.
+fn joined(screen: &str) -> String {
+    screen
+        .lines()
+        .map(|row| row.trim_matches(|c: char| c == '"' || c == '│' || c.is_whitespace()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The rows of the Context block.
+fn gauge(screen: &str) -> String {
+    screen
+        .lines()
+        .skip_while(|row| !row.contains("┌ Context"))
+        .take_while(|row| !row.contains("┌ Activity"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_long_restart_reason_wraps_and_is_shown_whole() {
+    let mut scene = Scene::new();
+    mid_phase(&mut scene);
+    let reason = "context at 172,000 of 200,000 tokens (window: reported by the agent for claude-opus-4) \
+                  reached the 80% threshold (160,000), and the handoff was skipped: the stop left 19,000 \
+                  tokens, fewer than the 33,000 the agent keeps free";
+    assert!(reason.len() > usize::from(WIDTH) * 2);
+    scene.feed(
+        56,
+        Event::Restart {
+            phase_id: "2".into(),
+            attempt: 1,
+            restart: 1,
+            max_restarts: 3,
+            reason: reason.into(),
+            context_percent: 86.0,
+            commit: None,
+            delay_secs: 2,
+        },
+    );
+    let screen = scene.screen_at(57);
+    let text = joined(&screen);
+    assert!(
+        text.contains("fewer than the 33,000 the agent keeps free"),
+        "the end of the reason is on screen:\n{screen}"
+    );
+    assert!(!screen.contains("keeps…"), "{screen}");
+}
+
+#[test]
+fn between_phases_the_gauge_no_longer_shows_the_last_session() {
+    let mut scene = Scene::new();
+    mid_phase(&mut scene);
+    scene.feed(50, context(150_000, 75.0, Exactness::Exact, 9, 1.5));
+    assert!(gauge(&scene.screen_at(50)).contains("75.0%"));
+    scene
+        .feed(
+            60,
+            Event::SessionEnded {
+                phase_id: "2".into(),
+                attempt: 1,
+                restart: 0,
+                outcome: OutcomeKind::Completed,
+                code: 0,
+                detail: "completed".into(),
+                snapshot: snapshot(150_000, 75.0, Exactness::Exact, 9, 1.5),
+                last_words: None,
+            },
+        )
+        .feed(
+            61,
+            Event::PhaseFinished {
+                phase_id: "2".into(),
+                status: PhaseState::Completed,
+                attempts: 1,
+                restarts: 0,
+                error: None,
+            },
+        );
+    let between = gauge(&scene.screen_at(62));
+    assert!(!between.contains("75.0%"), "{between}");
+    assert!(between.contains("no session running"), "{between}");
+    // The run's figures stay; the session's are gone.
+    assert!(between.contains("session 0 billed"), "{between}");
+    scene
+        .feed(63, phase_started(1, AttemptKind::First))
+        .feed(63, session_started(0));
+    let next = gauge(&scene.screen_at(64));
+    assert!(next.contains("no usage reported yet"), "{next}");
+}
+
+#[test]
+fn the_hint_bar_names_what_each_key_does_now() {
+    let mut scene = Scene::new();
+    scene.feed(0, run_started());
+    let screen = scene.screen_at(1);
+    assert!(screen.contains(" v  show details"), "{screen}");
+    assert!(screen.contains(" a  stop following"), "{screen}");
+    assert!(!screen.contains("verbose off"), "{screen}");
+    scene.key(KeyCode::Char('v'));
+    let screen = scene.screen_at(2);
+    assert!(screen.contains(" v  hide details"), "{screen}");
+}

@@ -1,0 +1,256 @@
+//! Agent profiles (`agents.<kind>`) through the real binary: each kind runs its own
+//! program, arguments and environment, a program configured for one agent is never run
+//! as another, and the old `agent.*` keys keep working as the profile of the kind named
+//! beside them.
+
+use std::path::PathBuf;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use crate::support::project::{Project, commit_all, wait_exit};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+const PLAN: &str = "# Profiles Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](phase-1.md) | Pending |\n| 2 | [Two](phase-2.md) | Pending |\n";
+const PHASE_1: &str = "# Profiles Phase 1: One\n\n**Status:** Pending\n**Depends On:** N/A\n\n## Gates\n- one: `test -s one.txt` passes\n\n## Tasks\n- [ ] 1.1: Write one.txt\n";
+const PHASE_2_SIM: &str = "# Profiles Phase 2: Two\n\n**Status:** Pending\n**Depends On:** Phase 1\n**Agent:** sim\n\n## Gates\n- two: `test -s two.txt` passes\n\n## Tasks\n- [ ] 2.1: Write two.txt\n";
+/// Each phase writes the variable `GREETING` of its agent's environment to a file.
+const SCENARIO: &str = "scripts:\n  - phase: 1\n    turns:\n      - say: one\n        tools:\n          - bash: printf '%s' \"$GREETING\" > one.txt\n          - done: completed\n  - phase: 2\n    turns:\n      - say: two\n        tools:\n          - bash: printf '%s' \"$GREETING\" > two.txt\n          - done: completed\n";
+
+/// A committed two-phase plan with a sim scenario; phase 2 names `phase_2`'s agent.
+fn project(phase_2: &str) -> Project {
+    let project = Project::new();
+    project.write("plan/MASTER_PLAN.md", PLAN);
+    project.write("plan/phase-1.md", PHASE_1);
+    project.write("plan/phase-2.md", phase_2);
+    project.write("plan/sim-scenario.yaml", SCENARIO);
+    project.write(".gitignore", ".home/\n");
+    commit_all(project.root(), "plan");
+    project
+}
+
+/// `debussy ARGS` in the project with `PATH` set to `path`, bounded, with its output.
+fn debussy(project: &Project, path: &str, args: &[&str]) -> Output {
+    let mut child = crate::support::debussy(project.root(), args)
+        .env("PATH", path)
+        .env("COLUMNS", "200")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn debussy");
+    let stdout = child.stdout.take().expect("stdout");
+    let stderr = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut { stdout }, &mut bytes);
+        bytes
+    });
+    let err = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut { stderr }, &mut bytes);
+        bytes
+    });
+    let code = wait_exit(&mut child, LIMIT);
+    Output {
+        status: std::os::unix::process::ExitStatusExt::from_raw(code << 8),
+        stdout: out.join().expect("stdout"),
+        stderr: err.join().expect("stderr"),
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// This process's `PATH` without the directories that hold `program`.
+fn path_without(program: &str) -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join(program).exists())
+        .collect();
+    std::env::join_paths(kept)
+        .expect("a PATH")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn current_path() -> String {
+    std::env::var("PATH").unwrap_or_default()
+}
+
+#[test]
+fn a_codex_program_in_the_config_is_never_run_as_gemini() {
+    let Some(codex) = crate::support::codex::require() else {
+        return;
+    };
+    let codex = codex.path().to_string_lossy().into_owned();
+    let project = project(PHASE_2_SIM);
+    let path = path_without("gemini");
+    // With the kind beside it, and alone (then it is Claude Code's program).
+    for config in [
+        format!("agent:\n  kind: codex\n  command: {codex}\n"),
+        format!("agent:\n  command: {codex}\n"),
+    ] {
+        project.write(".debussy/config.yaml", &config);
+        let run = debussy(
+            &project,
+            &path,
+            &[
+                "run",
+                "plan/MASTER_PLAN.md",
+                "--agent",
+                "gemini",
+                "--no-interactive",
+            ],
+        );
+        let stderr = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("✗ agent: agent program `gemini` not found"),
+            "{config}{stderr}"
+        );
+        assert!(
+            stderr.contains("npm install -g @google/gemini-cli"),
+            "{stderr}"
+        );
+
+        let doctor = debussy(&project, &path, &["doctor", "--agent", "gemini"]);
+        let stdout = text(&doctor.stdout);
+        assert_eq!(doctor.status.code(), Some(1), "{stdout}");
+        assert!(
+            stdout.contains("✗ agent: agent program `gemini` not found"),
+            "{stdout}"
+        );
+        assert!(!stdout.contains(&codex), "codex is not gemini: {stdout}");
+
+        let dry = debussy(
+            &project,
+            &path,
+            &[
+                "run",
+                "plan/MASTER_PLAN.md",
+                "--dry-run",
+                "--agent",
+                "gemini",
+            ],
+        );
+        let stdout = text(&dry.stdout);
+        assert_eq!(dry.status.code(), Some(1), "{stdout}");
+        assert!(
+            stdout.contains("✗ agent: agent program `gemini` not found"),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn doctor_and_the_dry_run_check_the_profile_of_each_agent_a_phase_names() {
+    let Some(codex) = crate::support::codex::require() else {
+        return;
+    };
+    let codex = codex.path().to_string_lossy().into_owned();
+    let phase_2 = PHASE_2_SIM.replace("**Agent:** sim", "**Agent:** codex");
+    let project = project(&phase_2);
+    project.write(
+        ".debussy/config.yaml",
+        &format!("agent:\n  kind: sim\nagents:\n  codex:\n    command: {codex}\n"),
+    );
+    let path = path_without("codex");
+    let doctor = debussy(&project, &path, &["doctor", "plan/MASTER_PLAN.md"]);
+    let stdout = text(&doctor.stdout);
+    assert!(stdout.contains("✓ agent: sim ("), "{stdout}");
+    assert!(
+        stdout.contains(&format!("✓ agent: phase 2: codex ({codex}, codex-cli ")),
+        "the codex profile's program runs and says its version: {stdout}"
+    );
+    let dry = debussy(
+        &project,
+        &path,
+        &["run", "plan/MASTER_PLAN.md", "--dry-run"],
+    );
+    let stdout = text(&dry.stdout);
+    assert!(
+        stdout.contains(&format!("✓ agent: phase 2: codex ({codex}, codex-cli ")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("runs on codex (its default model)"),
+        "{stdout}"
+    );
+
+    // Without the profile's program, the phase's agent is missing, named with its fix.
+    project.write(".debussy/config.yaml", "agent:\n  kind: sim\n");
+    let doctor = debussy(&project, &path, &["doctor", "plan/MASTER_PLAN.md"]);
+    let stdout = text(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("✗ agent: phase 2: agent program `codex` not found"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("agents.codex.command"), "{stdout}");
+}
+
+#[test]
+fn the_old_keys_are_the_profile_of_the_kind_named_beside_them() {
+    let project = project(PHASE_2_SIM);
+    let run = |config: &str, extra: &[&str]| {
+        project.write(".debussy/config.yaml", config);
+        commit_all(project.root(), "config");
+        let mut args = vec![
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--no-interactive",
+            "--restart-delay",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        let run = debussy(&project, &current_path(), &args);
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{}{}",
+            text(&run.stdout),
+            text(&run.stderr)
+        );
+        let read = |name: &str| std::fs::read_to_string(project.root().join(name)).expect(name);
+        (read("one.txt"), read("two.txt"))
+    };
+    // Beside `kind: sim`, the old keys are the sim agent's profile: phase 1 (the
+    // default kind) and phase 2 (`**Agent:** sim`) run with them.
+    let (one, two) = run("agent:\n  kind: sim\n  env:\n    GREETING: old-keys\n", &[]);
+    assert_eq!((one.as_str(), two.as_str()), ("old-keys", "old-keys"));
+    // Named nowhere, they are Claude Code's: `--agent sim` runs the sim profile's own.
+    let (one, two) = run(
+        "agent:\n  env:\n    GREETING: for-claude\nagents:\n  sim:\n    env:\n      GREETING: sim-profile\n",
+        &["--agent", "sim"],
+    );
+    assert_eq!((one.as_str(), two.as_str()), ("sim-profile", "sim-profile"));
+}
+
+#[test]
+fn debussy_config_says_which_profile_an_old_key_stands_for() {
+    let project = project(PHASE_2_SIM);
+    project.write(
+        ".debussy/config.yaml",
+        "agent:\n  kind: codex\n  command: /opt/codex/bin/codex\n",
+    );
+    let shown = debussy(&project, &current_path(), &["config", "--agent", "gemini"]);
+    let stdout = text(&shown.stdout);
+    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
+    let line = |key: &str| {
+        stdout
+            .lines()
+            .find(|line| line.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("no {key} in\n{stdout}"))
+            .to_owned()
+    };
+    let command = line("command: null");
+    assert!(
+        command.contains("the gemini profile's `agents.gemini.command`"),
+        "{command}"
+    );
+    assert!(
+        stdout.contains("command: /opt/codex/bin/codex"),
+        "the codex profile keeps its program: {stdout}"
+    );
+}
