@@ -10,7 +10,9 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use super::{AgentBackend, AgentCommand, AgentError, BackendSettings, HANDOFF_ANSWER_TOKENS, ResumeRequest};
+use super::{
+    AgentBackend, AgentCommand, AgentError, BackendSettings, HANDOFF_ANSWER_TOKENS, ResumeRequest,
+};
 use crate::config::AgentPermissions;
 
 /// The program run when `agents.claude.command` is not set.

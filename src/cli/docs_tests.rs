@@ -264,6 +264,13 @@ fn every_example_command_in_the_docs_parses_with_the_binary() {
             .to_string();
         for example in examples(&doc, &text) {
             seen += 1;
+            // The reaper's entry point is read before the command line is parsed.
+            if example
+                .command
+                .starts_with(&format!("debussy {}", crate::process::reaper::MARKER))
+            {
+                continue;
+            }
             let words = shell_words(&example.command, &[], true);
             let placeholder = words.iter().any(|word| {
                 word.chars().any(|c| c.is_ascii_uppercase())

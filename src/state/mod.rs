@@ -33,8 +33,7 @@ pub use totals::RunTotals;
 pub use records::{
     AgentGroup, CompletionSignal, CompletionStatus, ExecutionEnd, ExecutionRecord, ExecutionStatus,
     GateRecord, LimitWait, PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus,
-    SessionKind,
-    SessionRecord, StartedWith, now,
+    SessionKind, SessionRecord, StartedWith, now,
 };
 
 /// The database file, relative to the project root.

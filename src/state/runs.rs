@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use rusqlite::{Row, params};
 
 use super::{
-    AgentGroup, ExecutionStatus, LimitWait, Owner, PauseRecord, RunRecord, RunStatus,
-    StartedWith, StateError, Store, now,
+    AgentGroup, ExecutionStatus, LimitWait, Owner, PauseRecord, RunRecord, RunStatus, StartedWith,
+    StateError, Store, now,
 };
 use crate::process::ProcessIdentity;
 

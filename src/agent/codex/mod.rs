@@ -23,8 +23,7 @@ use std::path::PathBuf;
 
 use super::{
     AgentBackend, AgentCommand, AgentError, AgentEvent, AgentFailure, AgentHome, BackendSettings,
-    Follow, LastWords,
-    UsageReporting,
+    Follow, LastWords, UsageReporting,
 };
 use crate::config::AgentPermissions;
 use crate::context::window;

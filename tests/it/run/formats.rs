@@ -71,7 +71,7 @@ fn a_gemini_format_session_is_estimated_and_a_large_output_crosses_the_threshold
     );
     project.write(
         ".debussy/config.yaml",
-        "agent:\n  model_context_window: 50000\n",
+        "agents:\n  sim:\n    model_context_window: 50000\n",
     );
     project.plan(&[("1", "N/A", "test -f b.txt")], &scenario);
     let (code, events) = project.run(&[]);

@@ -576,7 +576,7 @@ fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
         );
     }
     let dry = project
-        .command(&["run", "plan/MASTER_PLAN.md", "--dry-run"])
+        .command(&["run", "plan/MASTER_PLAN.md", "--dry-run", "--allow-dirty"])
         .output()
         .expect("dry run");
     assert!(

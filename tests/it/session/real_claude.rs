@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use debussy::agent::{BackendSettings, FailureKind};
 use debussy::agent::claude::ClaudeBackend;
+use debussy::agent::{BackendSettings, FailureKind};
 use debussy::checkpoint::{Todo, TodoStatus};
 use debussy::config::Config;
 use debussy::context::StopReason;
@@ -430,7 +430,7 @@ async fn claude_a_missing_binary_is_a_spawn_error_saying_how_to_install_it() {
         help.contains("npm install -g @anthropic-ai/claude-code"),
         "{help}"
     );
-    assert!(help.contains("agent.command"), "{help}");
+    assert!(help.contains("agents.claude.command"), "{help}");
     // The session still has its (empty) log.
     assert_eq!(finished.log_text(), "");
 }
@@ -501,7 +501,7 @@ async fn claude_an_unreachable_api_shows_the_agents_retries_as_they_happen() {
     assert!(
         retry
             .to_string()
-            .starts_with("the agent's API request failed ("),
+            .starts_with("the agent's API request got no answer ("),
         "{retry}"
     );
     assert_eq!(finished.report.outcome, SessionOutcome::Interrupted);

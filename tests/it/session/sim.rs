@@ -392,7 +392,7 @@ async fn sim_a_missing_agent_program_is_a_spawn_error() {
         failure
             .help
             .as_deref()
-            .is_some_and(|help| help.contains("agent.command"))
+            .is_some_and(|help| help.contains("agents.sim.command"))
     );
     assert!(report.pid.is_none() && report.exit.is_none());
     assert!(finished.events.is_empty(), "{:?}", finished.events);
