@@ -31,4 +31,4 @@ mod tree;
 pub(crate) use link::{LaunchError, Launched, Reports, Requests, launch};
 pub(crate) use program::program;
 pub use program::{run_if_reaper, set_program};
-pub(crate) use protocol::{MARKER, Report, Request, arguments};
+pub(crate) use protocol::{Report, Request, arguments};
