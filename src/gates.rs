@@ -12,7 +12,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::process::{
-    ExitStatus, ProcessCommand, ProcessEvent, Signal, StopAction, StopLadder, StopStep,
+    ExitStatus, Finish, Leak, OutputSink, ProcessCommand, Signal, StopAction, StopLadder, StopStep,
+    Stream,
 };
 
 /// The most output kept per gate (the end is kept: that is where failures are reported).
@@ -124,8 +125,10 @@ pub async fn run_gate(spec: &GateSpec, root: &Path, timeout: Duration) -> GateRu
             StopAction::Signal(Signal::SIGTERM),
             TERM_GRACE,
         )]));
-    let mut child = match command.spawn() {
-        Ok(child) => child,
+    let mut tail = Tail::new(OUTPUT_TAIL_BYTES, &spec.name);
+    let (exit, timed_out) = match command.run_to_end(timeout, &mut tail).await {
+        Ok(Finish::Exited(status)) => (Some(status), false),
+        Ok(Finish::TimedOut(_)) => (None, true),
         Err(err) => {
             return GateRun {
                 name: spec.name.clone(),
@@ -138,41 +141,6 @@ pub async fn run_gate(spec: &GateSpec, root: &Path, timeout: Duration) -> GateRu
                 limit: timeout,
             };
         }
-    };
-    let control = child.control();
-    let mut tail = Tail::new(OUTPUT_TAIL_BYTES);
-    let deadline = tokio::time::Instant::now() + timeout;
-    let mut timed_out = false;
-    let mut exit = None;
-    loop {
-        let event = tokio::select! {
-            event = child.next_event() => event,
-            () = tokio::time::sleep_until(deadline), if !timed_out => {
-                timed_out = true;
-                control.request_stop();
-                continue;
-            }
-        };
-        match event {
-            Some(ProcessEvent::Line { line, .. }) => tail.push_line(&line),
-            Some(ProcessEvent::LineTooLong { limit, .. }) => {
-                tail.push_line(
-                    format!("[a line longer than {limit} bytes was dropped]").as_bytes(),
-                );
-            }
-            Some(ProcessEvent::Leaked(leak)) => {
-                tracing::warn!(gate = %spec.name, ?leak, "gate left processes behind; they were killed");
-            }
-            Some(ProcessEvent::Exited(report)) => {
-                exit = Some(report.status);
-                break;
-            }
-            None => break,
-        }
-    }
-    let exit = match exit {
-        Some(status) => Some(status),
-        None => Some(control.wait().await.status),
     };
     GateRun {
         name: spec.name.clone(),
@@ -204,16 +172,18 @@ pub async fn run_gates(
 }
 
 /// The last `limit` bytes of output, cut at a line boundary where possible.
-struct Tail {
+struct Tail<'a> {
+    gate: &'a str,
     limit: usize,
     lines: VecDeque<Vec<u8>>,
     bytes: usize,
     dropped: bool,
 }
 
-impl Tail {
-    fn new(limit: usize) -> Tail {
+impl<'a> Tail<'a> {
+    fn new(limit: usize, gate: &'a str) -> Tail<'a> {
         Tail {
+            gate,
             limit,
             lines: VecDeque::new(),
             bytes: 0,
@@ -244,6 +214,20 @@ impl Tail {
             out.push('\n');
         }
         out
+    }
+}
+
+impl OutputSink for Tail<'_> {
+    fn line(&mut self, _stream: Stream, line: &[u8]) {
+        self.push_line(line);
+    }
+
+    fn line_too_long(&mut self, _stream: Stream, limit: usize) {
+        self.push_line(format!("[a line longer than {limit} bytes was dropped]").as_bytes());
+    }
+
+    fn leaked(&mut self, _command: &ProcessCommand, leak: &Leak) {
+        tracing::warn!(gate = %self.gate, ?leak, "gate left processes behind; they were killed");
     }
 }
 
@@ -388,7 +372,7 @@ mod tests {
 
     #[test]
     fn output_tail_is_bounded_and_keeps_the_end() {
-        let mut tail = Tail::new(20);
+        let mut tail = Tail::new(20, "test");
         for i in 0..10 {
             tail.push_line(format!("line {i}").as_bytes());
         }

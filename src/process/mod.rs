@@ -85,7 +85,7 @@ pub use identity::{ProcessIdentity, start_time};
 pub use lines::{DEFAULT_MAX_LINE, LINE_EXCERPT_BYTES};
 pub(crate) use lines::{Excerpt, Frame as LineFrame, LineFramer};
 pub use nix::sys::signal::Signal;
-pub use output::{Finish, OUTPUT_LIMIT, Output};
+pub use output::{Finish, OUTPUT_LIMIT, Output, OutputSink};
 pub use stdin::StdinWriter;
 pub use stop::{StopAction, StopLadder, StopStep};
 

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::{ExitStatus, ProcessCommand, ProcessError, ProcessEvent, Stream};
+use super::{ExitStatus, Leak, ProcessCommand, ProcessError, ProcessEvent, Stream};
 
 /// The most bytes kept of each output stream; the rest is counted, not stored.
 pub const OUTPUT_LIMIT: usize = 32 * 1024 * 1024;
@@ -46,18 +46,34 @@ impl Output {
     }
 }
 
+/// Where the lines of a command run to its end go as they arrive
+/// ([`ProcessCommand::run_to_end`]): each caller keeps what it needs of them (the head
+/// up to a bound for [`Output`], the tail for a gate).
+pub trait OutputSink {
+    /// A line from `stream`, without its newline.
+    fn line(&mut self, stream: Stream, line: &[u8]);
+    /// A line longer than the command's line limit on `stream`, dropped.
+    fn line_too_long(&mut self, stream: Stream, limit: usize);
+    /// Processes the command left behind when it ended; they were killed.
+    fn leaked(&mut self, command: &ProcessCommand, leak: &Leak) {
+        tracing::debug!(command = %command.display(), %leak, "left processes behind; they were killed");
+    }
+}
+
 impl ProcessCommand {
-    /// Run the command to its end, stopping its process group once it has run for
-    /// `limit`. Dropping the future kills the group.
+    /// Run the command to its end, handing its lines to `sink`, and stop its process
+    /// group once it has run for `limit`. Dropping the future kills the group.
     ///
     /// # Errors
     /// When the command cannot be started (see [`ProcessCommand::spawn`]).
-    pub async fn output(&self, limit: Duration) -> Result<Output, ProcessError> {
+    pub async fn run_to_end(
+        &self,
+        limit: Duration,
+        sink: &mut impl OutputSink,
+    ) -> Result<Finish, ProcessError> {
         let mut child = self.spawn()?;
         let control = child.control();
         let deadline = tokio::time::Instant::now() + limit;
-        let mut stdout = Collected::default();
-        let mut stderr = Collected::default();
         let mut timed_out = false;
         let status = loop {
             let event = tokio::select! {
@@ -69,30 +85,36 @@ impl ProcessCommand {
                 }
             };
             match event {
-                Some(ProcessEvent::Line { stream, line }) => match stream {
-                    Stream::Stdout => stdout.push(&line),
-                    Stream::Stderr => stderr.push(&line),
-                },
-                Some(ProcessEvent::LineTooLong { stream, .. }) => match stream {
-                    Stream::Stdout => stdout.truncated = true,
-                    Stream::Stderr => stderr.truncated = true,
-                },
-                Some(ProcessEvent::Leaked(leak)) => {
-                    tracing::debug!(command = %self.display(), %leak, "left processes behind; they were killed");
+                Some(ProcessEvent::Line { stream, line }) => sink.line(stream, &line),
+                Some(ProcessEvent::LineTooLong { stream, limit, .. }) => {
+                    sink.line_too_long(stream, limit);
                 }
+                Some(ProcessEvent::Leaked(leak)) => sink.leaked(self, &leak),
                 Some(ProcessEvent::Exited(report)) => break report.status,
                 None => break control.wait().await.status,
             }
         };
+        Ok(if timed_out {
+            Finish::TimedOut(limit)
+        } else {
+            Finish::Exited(status)
+        })
+    }
+
+    /// Run the command to its end, keeping the first [`OUTPUT_LIMIT`] bytes of each
+    /// stream, and stop its process group once it has run for `limit`. Dropping the
+    /// future kills the group.
+    ///
+    /// # Errors
+    /// When the command cannot be started (see [`ProcessCommand::spawn`]).
+    pub async fn output(&self, limit: Duration) -> Result<Output, ProcessError> {
+        let mut kept = Kept::default();
+        let finish = self.run_to_end(limit, &mut kept).await?;
         Ok(Output {
-            finish: if timed_out {
-                Finish::TimedOut(limit)
-            } else {
-                Finish::Exited(status)
-            },
-            truncated: stdout.truncated || stderr.truncated,
-            stdout: stdout.text(),
-            stderr: stderr.text(),
+            finish,
+            truncated: kept.stdout.truncated || kept.stderr.truncated,
+            stdout: kept.stdout.text(),
+            stderr: kept.stderr.text(),
         })
     }
 
@@ -122,6 +144,29 @@ impl ProcessCommand {
             Ok(Ok(output)) => output,
             Ok(Err(err)) => Err(spawn_error(err)),
             Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+/// Both streams' heads, for [`Output`].
+#[derive(Default)]
+struct Kept {
+    stdout: Collected,
+    stderr: Collected,
+}
+
+impl OutputSink for Kept {
+    fn line(&mut self, stream: Stream, line: &[u8]) {
+        match stream {
+            Stream::Stdout => self.stdout.push(line),
+            Stream::Stderr => self.stderr.push(line),
+        }
+    }
+
+    fn line_too_long(&mut self, stream: Stream, _limit: usize) {
+        match stream {
+            Stream::Stdout => self.stdout.truncated = true,
+            Stream::Stderr => self.stderr.truncated = true,
         }
     }
 }
