@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::process::{Finish, ProcessCommand};
 
 /// How long a probe may take before it counts as not answering.
 pub(super) const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
@@ -19,44 +20,76 @@ pub(super) struct Answer {
 
 /// Run `program ARGS` with `env` on top of debussy's environment and stdin empty; its
 /// output, or why it could not be had (it did not start, or did not answer within
-/// [`PROBE_TIMEOUT`] and was killed).
+/// [`PROBE_TIMEOUT`] and was stopped with everything it started).
 pub(super) fn probe(
     program: &Path,
     args: &[&str],
     env: &BTreeMap<String, String>,
 ) -> Result<Answer, String> {
-    let mut child = Command::new(program)
+    probe_within(program, args, env, PROBE_TIMEOUT)
+}
+
+fn probe_within(
+    program: &Path,
+    args: &[&str],
+    env: &BTreeMap<String, String>,
+    limit: Duration,
+) -> Result<Answer, String> {
+    let output = ProcessCommand::new(program)
         .args(args)
         .envs(env)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .stdin_payload(Vec::new())
+        .output_blocking(limit)
         .map_err(|err| err.to_string())?;
-    let deadline = Instant::now() + PROBE_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "`{}` did not answer within {}s",
-                    args.join(" "),
-                    PROBE_TIMEOUT.as_secs()
-                ));
-            }
-            Err(err) => return Err(err.to_string()),
+    let status = match output.finish {
+        Finish::Exited(status) => status,
+        Finish::TimedOut(limit) => {
+            return Err(format!(
+                "`{}` did not answer within {}s",
+                args.join(" "),
+                limit.as_secs()
+            ));
         }
     };
-    let output = child.wait_with_output().map_err(|err| err.to_string())?;
     Ok(Answer {
-        success: status.success(),
+        success: status.is_success(),
         status: status.to_string(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stdout: output.stdout,
+        stderr: output.stderr,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_that_prints_more_than_a_pipe_holds_is_answered() {
+        // Read only after the exit, 200 KB fill the pipe and the program never exits.
+        let answer = probe_within(
+            Path::new("sh"),
+            &[
+                "-c",
+                "head -c 200000 /dev/zero | tr '\\0' x; echo; echo done",
+            ],
+            &BTreeMap::new(),
+            Duration::from_secs(10),
+        )
+        .expect("answered");
+        assert!(answer.success, "{}", answer.status);
+        assert!(answer.stdout.ends_with("\ndone"), "{}", answer.stdout.len());
+    }
+
+    #[test]
+    fn a_program_that_does_not_answer_is_stopped_at_the_limit() {
+        let err = probe_within(
+            Path::new("sleep"),
+            &["30"],
+            &BTreeMap::new(),
+            Duration::from_millis(300),
+        )
+        .err()
+        .expect("no answer");
+        assert!(err.contains("did not answer within"), "{err}");
+    }
 }
