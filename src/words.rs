@@ -1,5 +1,6 @@
-//! English for counts and times: the one place that knows "1 file" but "2 files", and
-//! how a moment reads on this machine's clock.
+//! English for counts, sums and times: the one place that knows "1 file" but "2 files",
+//! how a number, a dollar figure and a span are written, and how a moment reads on this
+//! machine's clock.
 
 /// `""` for one, `"s"` for any other count: `format!("{n} file{}", plural(n))`.
 pub fn plural<N: PartialEq + From<u8>>(count: N) -> &'static str {
@@ -33,9 +34,49 @@ pub fn local_time_of(text: &str) -> String {
         .map_or_else(|_| text.to_owned(), local_time)
 }
 
+/// A number with thousands separators: `1,234,567`.
+#[must_use]
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A span of seconds, to the second below an hour: `12s`, `3m05s`, `1h02m`.
+#[must_use]
+pub fn duration(secs: f64) -> String {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "durations are small and positive"
+    )]
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        s if s >= 3600 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        s if s >= 60 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{s}s"),
+    }
+}
+
+/// Dollars and cents, marked `~` when some of the figure is an estimate: `$0.12`, `~$2.09`.
+#[must_use]
+pub fn dollars(usd: f64, estimated: bool) -> String {
+    if estimated {
+        format!("~${usd:.2}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{at_in, local_time_of, plural};
+    use super::{at_in, local_time_of, plural, thousands};
 
     #[test]
     fn one_is_singular_and_every_other_count_plural() {
@@ -54,5 +95,18 @@ mod tests {
         let later: jiff::Timestamp = "2026-11-27T00:06:00Z".parse().expect("later");
         assert!(at_in(later, &now, &zone).starts_with("2026-11-27 01:06 "));
         assert_eq!(local_time_of("soon"), "soon");
+    }
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        for (n, text) in [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (26_555, "26,555"),
+            (1_000_000, "1,000,000"),
+        ] {
+            assert_eq!(thousands(n), text);
+        }
     }
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::cli::{GlobalArgs, HistoryArgs, ReportFormat};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::state::{RunRecord, RunTotals, Store};
-use crate::ui::summary::thousands;
+use crate::words::thousands;
 
 use super::report::{duration_between, local_time, table};
 

@@ -24,11 +24,12 @@ use crate::agent::codex::rollout;
 use crate::agent::{AgentEvent, UsageReporting, stream_json};
 use crate::cli::{GlobalArgs, ReplayArgs, ReportFormat};
 use crate::context::{
-    ContextLimit, ContextMeter, MeterSettings, Snapshot, StopReason, WindowInputs, group,
+    ContextLimit, ContextMeter, MeterSettings, Snapshot, StopReason, WindowInputs,
 };
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::files::{LineRead, read_line_limited};
 use crate::process::DEFAULT_MAX_LINE;
+use crate::words::thousands;
 
 pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
     let loaded = super::load_config(global, None)?;
@@ -380,7 +381,7 @@ fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Re
             "{:>5}  {:>7}  {:>10}  {:>7.1}%  {:>10}",
             row.turn,
             row.line,
-            group(row.tokens),
+            thousands(row.tokens),
             row.percent,
             row.tool_calls
         )?;
@@ -410,8 +411,8 @@ fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Re
     writeln!(
         out,
         "end: {} / {} tokens ({:.1}%, {exactness}); window: {}",
-        group(end.tokens),
-        group(end.window.tokens),
+        thousands(end.tokens),
+        thousands(end.window.tokens),
         end.percent,
         end.window.source
     )?;
@@ -446,8 +447,8 @@ fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Re
         writeln!(
             out,
             "the agent reported {} input and {} output tokens, summed over its requests",
-            group(end.billed.input + end.billed.cache_read + end.billed.cache_write),
-            group(end.billed.output)
+            thousands(end.billed.input + end.billed.cache_read + end.billed.cache_write),
+            thousands(end.billed.output)
         )?;
     }
     if report.stop.is_none() {

@@ -10,7 +10,7 @@ use crate::state::{
 };
 
 use super::report::{duration_between, local_time, outcome_name, table, tail};
-use crate::ui::summary::thousands;
+use crate::words::thousands;
 
 #[derive(Serialize)]
 struct StatusReport {

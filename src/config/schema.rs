@@ -71,7 +71,7 @@ pub(crate) fn format_bound(value: f64) -> String {
             reason = "a whole, positive bound far below 2^53"
         )]
         let whole = value as u64;
-        crate::context::group(whole)
+        crate::words::thousands(whole)
     } else {
         value.to_string()
     }

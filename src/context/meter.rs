@@ -24,6 +24,7 @@ use super::estimate::{self, IMAGE_TOKENS, Pending};
 use super::window::{self, Window, WindowInputs, WindowSource};
 use crate::agent::{AgentEvent, AssistantBlock, UsageReport, UsageReporting, UserBlock};
 use crate::config::Config;
+use crate::words::thousands;
 
 /// The meter's thresholds and estimate settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,9 +127,9 @@ impl fmt::Display for StopReason {
             } => write!(
                 f,
                 "context at {} of {} tokens (window: {window_source}) reached the {threshold_percent}% threshold ({})",
-                group(*tokens),
-                group(*window),
-                group(*limit)
+                thousands(*tokens),
+                thousands(*window),
+                thousands(*limit)
             ),
             StopReason::ToolCalls { count, limit } => {
                 write!(
@@ -146,7 +147,7 @@ impl fmt::Display for StopReason {
                     write!(f, " ({trigger})")?;
                 }
                 if let Some(pre) = pre_tokens {
-                    write!(f, " at {} tokens", group(*pre))?;
+                    write!(f, " at {} tokens", thousands(*pre))?;
                 }
                 Ok(())
             }
@@ -547,20 +548,6 @@ pub fn percent(tokens: u64, window: u64) -> f64 {
     )]
     let value = tokens as f64 * 100.0 / window as f64;
     value
-}
-
-/// A number with thousands separators: `26,555`.
-#[must_use]
-pub fn group(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 #[cfg(test)]

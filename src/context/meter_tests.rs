@@ -512,16 +512,6 @@ fn stop_reasons_read_well() {
 }
 
 #[test]
-fn numbers_are_grouped_by_thousands() {
-    assert_eq!(group(0), "0");
-    assert_eq!(group(999), "999");
-    assert_eq!(group(1_000), "1,000");
-    assert_eq!(group(26_555), "26,555");
-    assert_eq!(group(1_000_000), "1,000,000");
-    assert_eq!(percent(50, 0), 0.0);
-}
-
-#[test]
 fn unrelated_events_change_nothing() {
     let mut meter = meter(80.0, 1);
     let before = meter.snapshot();

@@ -16,5 +16,5 @@ mod meter;
 pub mod window;
 
 pub use limit::ContextLimit;
-pub use meter::{ContextMeter, Exactness, MeterSettings, Snapshot, StopReason, group, percent};
+pub use meter::{ContextMeter, Exactness, MeterSettings, Snapshot, StopReason, percent};
 pub use window::{Window, WindowInputs, WindowSource};

@@ -93,9 +93,9 @@ fn skip_reason(
     if stopped.window > 0 && left < HANDOFF_ROOM {
         return Some(format!(
             "the stop left {} of {} tokens, fewer than the {} the handoff's prompt and answer need",
-            crate::context::group(left),
-            crate::context::group(stopped.window),
-            crate::context::group(HANDOFF_ROOM)
+            crate::words::thousands(left),
+            crate::words::thousands(stopped.window),
+            crate::words::thousands(HANDOFF_ROOM)
         ));
     }
     None

@@ -164,7 +164,7 @@ impl Tracker {
                     text.push_str(&format!(" ({trigger})"));
                 }
                 if let Some(pre) = compact.pre_tokens {
-                    text.push_str(&format!(" at {} tokens", crate::context::group(pre)));
+                    text.push_str(&format!(" at {} tokens", crate::words::thousands(pre)));
                 }
                 out.push(notice(text));
             }

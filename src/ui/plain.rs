@@ -183,8 +183,8 @@ impl Sink for PlainSink {
                 self.line(&format!(
                     "phase {phase_id}: context {:.1}% ({} / {} tokens, window: {}{}), {} tool call{}",
                     snapshot.percent,
-                    summary::thousands(snapshot.tokens),
-                    summary::thousands(snapshot.window.tokens),
+                    crate::words::thousands(snapshot.tokens),
+                    crate::words::thousands(snapshot.window.tokens),
                     snapshot.window.source,
                     if snapshot.exactness == crate::context::Exactness::Exact {
                         ""
@@ -206,7 +206,7 @@ impl Sink for PlainSink {
                 let mut text = format!(
                     "phase {phase_id}: session ended: {detail} (code {code}) at {:.1}% of {} tokens (window: {})",
                     snapshot.percent,
-                    summary::thousands(snapshot.window.tokens),
+                    crate::words::thousands(snapshot.window.tokens),
                     snapshot.window.source
                 );
                 if let Some(words) = last_words {

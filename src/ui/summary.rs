@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use crate::events::RunSummary;
 use crate::state::RunStatus;
 use crate::ui::text::{Palette, Table};
-use crate::words::plural;
+use crate::words::{dollars, duration, plural, thousands};
 
 /// `" (handoffs $0.04)"` when handoff requests were made: their cost is in the total.
 fn handoff_note(summary: &RunSummary) -> String {
@@ -16,7 +16,7 @@ fn handoff_note(summary: &RunSummary) -> String {
         " (of which {} handoff{} {})",
         summary.handoffs,
         plural(summary.handoffs),
-        money(summary.handoff_cost_usd, false)
+        dollars(summary.handoff_cost_usd, false)
     )
 }
 
@@ -35,7 +35,7 @@ pub fn render(summary: &RunSummary) -> String {
                 p.attempts.to_string(),
                 p.restarts.to_string(),
                 thousands(p.billed.total()),
-                money(p.cost_usd, p.cost_estimated),
+                dollars(p.cost_usd, p.cost_estimated),
                 duration(p.duration_secs),
             ]
             .into_iter()
@@ -55,7 +55,7 @@ pub fn render(summary: &RunSummary) -> String {
         summary.restarts,
         plural(summary.restarts),
         thousands(summary.billed.total()),
-        money(summary.cost_usd, summary.cost_estimated),
+        dollars(summary.cost_usd, summary.cost_estimated),
         handoff_note(summary),
         summary.commits.len(),
         plural(summary.commits.len()),
@@ -123,47 +123,8 @@ pub fn render(summary: &RunSummary) -> String {
     out
 }
 
-/// Dollars, marked `~` when some of the figure is an estimate.
-fn money(usd: f64, estimated: bool) -> String {
-    if estimated {
-        format!("~${usd:.2}")
-    } else {
-        format!("${usd:.2}")
-    }
-}
-
 fn short(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
-}
-
-/// `1,234,567`.
-#[must_use]
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `12s`, `3m05s`, `1h02m`.
-#[must_use]
-pub fn duration(secs: f64) -> String {
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "durations are small and positive"
-    )]
-    let s = secs.max(0.0).round() as u64;
-    match s {
-        s if s >= 3600 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-        s if s >= 60 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{s}s"),
-    }
 }
 
 #[cfg(test)]

@@ -315,7 +315,7 @@ fn render(shown: &Shown) -> String {
                 session.index + 1,
                 session.outcome.replace('_', " "),
                 session.context_percent,
-                crate::ui::summary::thousands(session.context_window),
+                crate::words::thousands(session.context_window),
                 if session.cost_estimated { "~" } else { "" },
                 session.cost_usd
             );

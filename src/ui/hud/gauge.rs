@@ -17,7 +17,7 @@ use super::strings;
 use crate::context::ContextLimit;
 use crate::context::{Exactness, Snapshot};
 use crate::events::Event;
-use crate::ui::summary::thousands;
+use crate::words::thousands;
 
 /// Below this percentage the gauge is green.
 const GREEN_BELOW: f64 = 50.0;
@@ -226,10 +226,6 @@ fn cells(percent: f64, width: usize) -> usize {
     n.min(width)
 }
 
-fn money(cost: f64) -> String {
-    format!("${cost:.2}")
-}
-
 /// `label 12,345 billed · $0.12 · 7 tool calls`.
 fn figures(label: &str, totals: &Totals) -> Vec<Span<'static>> {
     let dim = Style::new().fg(Color::DarkGray);
@@ -238,7 +234,7 @@ fn figures(label: &str, totals: &Totals) -> Vec<Span<'static>> {
         Span::styled(format!("{label} "), dim),
         Span::styled(thousands(totals.tokens), bold),
         Span::raw(format!(" {} · ", strings::GAUGE_BILLED)),
-        Span::styled(money(totals.cost_usd), bold),
+        Span::styled(crate::words::dollars(totals.cost_usd, false), bold),
         Span::raw(" · "),
         Span::styled(totals.tool_calls.to_string(), bold),
         Span::raw(format!(

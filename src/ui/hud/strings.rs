@@ -108,8 +108,8 @@ pub(crate) mod lines {
     use crate::compliance::VerdictKind;
     use crate::events::{AttemptKind, GateVerdict, PhaseState};
     use crate::state::RunStatus;
-    use crate::ui::summary::{duration, thousands};
     use crate::words::plural;
+    use crate::words::{duration, thousands};
 
     fn short(id: &str) -> &str {
         id.get(..8).unwrap_or(id)

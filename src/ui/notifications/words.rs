@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use super::{Notice, Priority};
 use crate::events::{Event, PhaseState};
 use crate::state::RunStatus;
-use crate::ui::summary::{duration, thousands};
 use crate::words::plural;
+use crate::words::{duration, thousands};
 
 /// The run facts a notice needs that its event does not carry.
 #[derive(Debug, Default, Clone)]
