@@ -134,6 +134,15 @@ enum InitError {
     )]
     NotADirectory { dir: PathBuf },
 
+    #[error("{} is a symbolic link", .link.display())]
+    #[diagnostic(
+        code(debussy::init::link),
+        help(
+            "init writes only inside the project: replace the link with a directory, or remove it"
+        )
+    )]
+    Link { link: PathBuf },
+
     #[error("failed to write {}", .path.display())]
     #[diagnostic(code(debussy::init::write))]
     Write {
@@ -236,17 +245,15 @@ fn write_templates(dir: &Path, force: bool) -> Result<Vec<(&'static str, Action)
             continue;
         }
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| InitError::Write {
-                path: parent.to_path_buf(),
-                source,
-            })?;
+            make_dirs(dir, parent)?;
         }
-        std::fs::write(&path, template.contents.text().as_bytes()).map_err(|source| {
-            InitError::Write {
+        // A link in the file's place is replaced, never written through.
+        crate::files::replace_file(&path, template.contents.text().as_bytes(), 0o644).map_err(
+            |source| InitError::Write {
                 path: path.clone(),
                 source,
-            }
-        })?;
+            },
+        )?;
         let action = if exists {
             Action::Overwrote
         } else {
@@ -255,6 +262,32 @@ fn write_templates(dir: &Path, force: bool) -> Result<Vec<(&'static str, Action)
         written.push((template.path, action));
     }
     Ok(written)
+}
+
+/// Make `dir` and the directories above it up to `root`, refusing any of them below
+/// `root` that is a symbolic link, so that no template is written outside the project
+/// through one.
+fn make_dirs(root: &Path, dir: &Path) -> Result<(), InitError> {
+    let write_error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| InitError::Write { path, source }
+    };
+    std::fs::create_dir_all(root).map_err(write_error(root))?;
+    let Ok(relative) = dir.strip_prefix(root) else {
+        return std::fs::create_dir_all(dir).map_err(write_error(dir));
+    };
+    let mut at = root.to_path_buf();
+    for part in relative.components() {
+        at.push(part);
+        match at.symlink_metadata() {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(InitError::Link { link: at });
+            }
+            Ok(_) => {}
+            Err(_) => std::fs::create_dir(&at).map_err(write_error(&at))?,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -463,6 +496,36 @@ mod tests {
         assert_eq!(overwritten.len(), TEMPLATES.len());
         let phase = std::fs::read_to_string(dir.join("plans/example/phase-2.md")).expect("read");
         assert!(phase.starts_with("# Greeting Demo Phase 2: Say goodbye"));
+    }
+
+    #[test]
+    fn force_replaces_a_link_in_a_files_place_and_leaves_its_target_alone() {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let outside = temp.path().join("outside.yaml");
+        std::fs::write(&outside, "theirs").expect("write");
+        let dir = temp.path().join("project");
+        std::fs::create_dir_all(dir.join(".debussy")).expect("mkdir");
+        std::os::unix::fs::symlink(&outside, dir.join(".debussy/config.yaml")).expect("link");
+        write_templates(&dir, true).expect("forced");
+        assert_eq!(std::fs::read_to_string(&outside).expect("read"), "theirs");
+        let meta = std::fs::symlink_metadata(dir.join(".debussy/config.yaml")).expect("meta");
+        assert!(meta.file_type().is_file());
+    }
+
+    #[test]
+    fn a_linked_directory_on_the_way_is_refused_and_nothing_written_through_it() {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let outside = temp.path().join("elsewhere");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        let dir = temp.path().join("project");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::os::unix::fs::symlink(&outside, dir.join(".claude")).expect("link");
+        let err = write_templates(&dir, true).expect_err("refused");
+        assert!(
+            matches!(&err, InitError::Link { link } if link.ends_with(".claude")),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(&outside).expect("read").count(), 0);
     }
 
     #[test]

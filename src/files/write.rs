@@ -16,6 +16,15 @@ const PRIVATE_FILE_MODE: u32 = 0o600;
 /// # Errors
 /// The directory cannot be written, or the rename fails.
 pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace_file(path, bytes, PRIVATE_FILE_MODE)
+}
+
+/// Replace `path` with `bytes` as [`write_private`] does, with the file's mode `mode`
+/// (before the umask): for files written for the user, such as those `init` makes.
+///
+/// # Errors
+/// The directory cannot be written, or the rename fails.
+pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     let name = path
         .file_name()
@@ -29,7 +38,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(PRIVATE_FILE_MODE)
+            .mode(mode)
             .custom_flags(nix::libc::O_NOFOLLOW)
             .open(&temp)?;
         file.write_all(bytes)?;
