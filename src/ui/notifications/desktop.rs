@@ -1,19 +1,17 @@
 //! Delivery to the desktop: `notify-send` on Linux and other free desktops, `osascript`
-//! on macOS, run as a short-lived child process. When neither is installed the first
-//! notice logs that once and the rest are dropped quietly.
+//! on macOS, run as a short-lived child through the process layer (stopped with whatever
+//! it started past its time limit). When neither is installed the first notice logs that
+//! once and the rest are dropped quietly.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{Deliver, Notice, NotifyError, Priority};
+use crate::process::{Finish, ProcessCommand};
 
 /// Longest time the notifier program may take.
 const TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How often a running notifier program is checked on.
-const POLL: Duration = Duration::from_millis(20);
 
 /// Which program shows notifications.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +55,7 @@ impl Desktop {
         }
     }
 
-    fn command(&self, notice: &Notice) -> Option<Command> {
+    fn command(&self, notice: &Notice) -> Option<ProcessCommand> {
         match &self.program {
             Program::NotifySend(path) => {
                 let urgency = match notice.priority {
@@ -65,24 +63,20 @@ impl Desktop {
                     Priority::Default => "normal",
                     Priority::High | Priority::Urgent => "critical",
                 };
-                let mut command = Command::new(path);
-                command
-                    .arg("--app-name=debussy")
-                    .arg(format!("--urgency={urgency}"))
-                    .arg("--")
-                    .arg(&notice.title)
-                    .arg(&notice.message);
-                Some(command)
+                Some(
+                    ProcessCommand::new(path)
+                        .arg("--app-name=debussy")
+                        .arg(format!("--urgency={urgency}"))
+                        .arg("--")
+                        .arg(&notice.title)
+                        .arg(&notice.message),
+                )
             }
-            Program::Osascript(path) => {
-                let mut command = Command::new(path);
-                command.arg("-e").arg(format!(
-                    "display notification {} with title {}",
-                    applescript_string(&notice.message),
-                    applescript_string(&notice.title)
-                ));
-                Some(command)
-            }
+            Program::Osascript(path) => Some(ProcessCommand::new(path).arg("-e").arg(format!(
+                "display notification {} with title {}",
+                applescript_string(&notice.message),
+                applescript_string(&notice.title)
+            ))),
             Program::Missing { .. } => None,
         }
     }
@@ -90,7 +84,7 @@ impl Desktop {
 
 impl Deliver for Desktop {
     fn deliver(&mut self, notice: &Notice) -> Result<(), NotifyError> {
-        let Some(mut command) = self.command(notice) else {
+        let Some(command) = self.command(notice) else {
             if let Program::Missing { told } = &mut self.program
                 && !*told
             {
@@ -104,37 +98,21 @@ impl Deliver for Desktop {
             }
             return Ok(());
         };
-        let program = command.get_program().to_string_lossy().into_owned();
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|source| NotifyError::Spawn {
-                program: program.clone(),
-                source,
-            })?;
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            match child.try_wait() {
-                Ok(Some(status)) if status.success() => return Ok(()),
-                Ok(Some(status)) => {
-                    return Err(NotifyError::Program {
-                        program,
-                        how: format!("exited with {status}"),
-                    });
-                }
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(POLL),
-                Ok(None) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(NotifyError::Program {
-                        program,
-                        how: format!("did not finish within {}s", TIMEOUT.as_secs()),
-                    });
-                }
-                Err(source) => return Err(NotifyError::Spawn { program, source }),
-            }
+        let program = command.program().to_string_lossy().into_owned();
+        let output = command
+            .stdin_payload(Vec::new())
+            .output_blocking(TIMEOUT)
+            .map_err(|source| NotifyError::Spawn { source })?;
+        match output.finish {
+            Finish::Exited(status) if status.is_success() => Ok(()),
+            Finish::Exited(status) => Err(NotifyError::Program {
+                program,
+                how: format!("exited with {status}"),
+            }),
+            Finish::TimedOut(limit) => Err(NotifyError::Program {
+                program,
+                how: format!("did not finish within {}s", limit.as_secs()),
+            }),
         }
     }
 }
@@ -169,5 +147,38 @@ mod tests {
         assert!(desktop.deliver(&notice).is_ok());
         assert!(desktop.deliver(&notice).is_ok());
         assert_eq!(desktop.program, Program::Missing { told: true });
+    }
+
+    #[cfg(not(target_os = "macos"))]
+    #[test]
+    fn notify_send_gets_the_notice_and_a_failure_says_how_it_ended() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let said = dir.path().join("said");
+        let script = dir.path().join("notify-send");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\n[ \"$4\" = fail ] && exit 3\nexit 0\n",
+                said.display()
+            ),
+        )
+        .expect("write");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let mut desktop = Desktop::search(Some(dir.path().as_os_str().to_owned()));
+        let mut notice = Notice {
+            title: "Run done".into(),
+            message: "2 phases".into(),
+            priority: Priority::High,
+            tags: vec![],
+        };
+        desktop.deliver(&notice).expect("delivered");
+        assert_eq!(
+            std::fs::read_to_string(&said).expect("said"),
+            "--app-name=debussy\n--urgency=critical\n--\nRun done\n2 phases\n"
+        );
+        notice.title = "fail".into();
+        let err = desktop.deliver(&notice).expect_err("failed");
+        assert!(err.to_string().contains("exited with exit code 3"), "{err}");
     }
 }

@@ -53,13 +53,11 @@ pub enum NotifyError {
         source: Box<ureq::Error>,
     },
     /// The desktop notifier could not be run.
-    #[error("failed to run {program}: {source}")]
+    #[error("failed to {source}")]
     Spawn {
-        /// Which program.
-        program: String,
         /// Why.
         #[source]
-        source: std::io::Error,
+        source: crate::process::ProcessError,
     },
     /// The desktop notifier failed or hung.
     #[error("{program} {how}")]
