@@ -63,7 +63,9 @@ fn a_time_limit_pauses_a_real_session_waiting_on_its_model() {
     )
     .expect("model server");
     let started = std::time::Instant::now();
-    let (code, events) = project.run(&server, &["--max-duration", "3s"]);
+    // Long enough for Claude Code to start and make its first request on a loaded
+    // machine: the limit is a wall clock, so nothing can be awaited instead.
+    let (code, events) = project.run(&server, &["--max-duration", "8s"]);
     assert_eq!(code, 3, "{events:#?}");
     assert!(started.elapsed() < Duration::from_secs(60));
     assert_eq!(named(&events, "limit_reached")[0]["limit"], "max_duration");
