@@ -59,7 +59,6 @@ mod exit;
 mod group;
 mod identity;
 mod lines;
-pub(crate) mod ports;
 pub(crate) mod procfs;
 mod stdin;
 mod stop;
