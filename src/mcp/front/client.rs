@@ -11,6 +11,7 @@ use super::coordinator::{Source, Waiter};
 use super::handshake::Handshake;
 use super::inflight::{ClientRequest, Entry, Held, Origin};
 use super::state::{Front, Idle, Phase};
+use super::stateless;
 use super::tools::{self, InjectedCall};
 use crate::mcp::backend::Backend;
 use crate::mcp::jsonrpc::message::{self, Kind, Message, Parsed, RequestId};
@@ -113,14 +114,26 @@ impl<B: Backend> Front<B> {
     }
 
     fn on_client_request(&mut self, message: Message, id: RequestId, method: &str) {
-        if Handshake::is_session_method(method) {
+        let stateless = stateless::is_stateless(method, &message);
+        if stateless {
+            self.stateless.observe(message.params().as_ref());
+            if method == "subscriptions/listen" {
+                return self.on_listen(&message, id);
+            }
+        } else if Handshake::is_session_method(method) {
             self.handshake
                 .observe_request(method, message.params().as_ref());
         }
-        if method == "tools/call" && self.opts.inject_tools && self.on_tool_call(&message) {
+        if method == "tools/call"
+            && self.opts.inject_tools
+            && self.on_tool_call(&message, stateless)
+        {
             return;
         }
         let raw = message.raw_id().unwrap_or(b"null").to_vec();
+        if method == "server/discover" && !self.can_forward() && self.discover_from_memory(&raw) {
+            return;
+        }
         if let Idle::Degraded(reason) = &self.idle {
             let reason = reason.clone();
             return self.answer_degraded(&raw, method, &reason);
@@ -137,7 +150,7 @@ impl<B: Backend> Front<B> {
             let deadline = Instant::now() + self.opts.limits.buffer_deadline;
             return self.forward_request(message, id, method, deadline);
         }
-        if self.answer_from_memory(&message, &raw, method) {
+        if !stateless && self.answer_from_memory(&message, &raw, method) {
             return;
         }
         self.hold(message, true);
@@ -145,7 +158,7 @@ impl<B: Backend> Front<B> {
 
     /// Calls of the injected tools (unless the server has a tool of the same name):
     /// answered by the front. Returns whether the call was one of them.
-    fn on_tool_call(&mut self, message: &Message) -> bool {
+    fn on_tool_call(&mut self, message: &Message, stateless: bool) -> bool {
         let params = message.params();
         let name = params
             .as_ref()
@@ -161,14 +174,15 @@ impl<B: Backend> Front<B> {
             return false;
         }
         let raw = message.raw_id().unwrap_or(b"null").to_vec();
+        let era = tools::Era::of(stateless);
         match tools::parse_call(params.as_ref()) {
             Ok(Some(call)) => {
-                self.on_injected_call(raw, call);
+                self.on_injected_call(raw, call, era);
                 true
             }
             Ok(None) => false,
             Err(problem) => {
-                self.reply_result(&raw, &tools::tool_error(&problem));
+                self.reply_result(&raw, &era.result(tools::tool_error(&problem)));
                 true
             }
         }
@@ -362,6 +376,9 @@ impl<B: Backend> Front<B> {
             // Never sent: removing it is the cancellation; the spec wants no answer.
             return;
         }
+        if self.cancel_listen(&id, params.clone()) {
+            return;
+        }
         let Some((proxy_id, generation)) = self.routing.inflight.find_client(&id) else {
             return;
         };
@@ -422,11 +439,11 @@ impl<B: Backend> Front<B> {
         }
     }
 
-    fn on_injected_call(&mut self, raw_id: Vec<u8>, call: InjectedCall) {
+    fn on_injected_call(&mut self, raw_id: Vec<u8>, call: InjectedCall, era: tools::Era) {
         match call {
             InjectedCall::Status => {
                 let status = self.status();
-                self.reply_result(&raw_id, &tools::tool_result(&status, false));
+                self.reply_result(&raw_id, &era.result(tools::tool_result(&status, false)));
             }
             InjectedCall::Verify { since } => {
                 let history = self
@@ -434,10 +451,10 @@ impl<B: Backend> Front<B> {
                     .starts()
                     .unwrap_or_else(|| self.restarts.history.clone());
                 let result = tools::verify_result(&history, since, jiff::Timestamp::now());
-                self.reply_result(&raw_id, &tools::tool_result(&result, false));
+                self.reply_result(&raw_id, &era.result(tools::tool_result(&result, false)));
             }
             InjectedCall::Restart { reason } => {
-                self.request_restart(&reason, Source::Tool, Some(Waiter { raw_id }));
+                self.request_restart(&reason, Source::Tool, Some(Waiter { raw_id, era }));
             }
         }
     }

@@ -35,10 +35,13 @@ impl Source {
     }
 }
 
-/// A `restart_server` call waiting for the new child.
+/// A `restart_server` call waiting for the new server.
 #[derive(Debug)]
 pub(crate) struct Waiter {
+    /// The call's id as the client wrote it.
     pub(crate) raw_id: Vec<u8>,
+    /// The caller's protocol revision.
+    pub(crate) era: super::tools::Era,
 }
 
 /// A restart in progress.

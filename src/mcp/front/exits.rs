@@ -265,7 +265,7 @@ impl<B: Backend> Front<B> {
         if let Some(restart) = self.restarts.restart.take() {
             let failure = tools::tool_result(&restart.failure(text), true);
             for waiter in restart.waiters {
-                self.reply_result(&waiter.raw_id, &failure);
+                self.reply_result(&waiter.raw_id, &waiter.era.result(failure.clone()));
             }
         }
     }

@@ -118,6 +118,13 @@ impl Handshake {
         self.initialize.is_some()
     }
 
+    /// The client's `initialize` was refused: there is none to replay.
+    pub(crate) fn forget_initialize(&mut self) {
+        if self.baseline.is_none() {
+            self.initialize = None;
+        }
+    }
+
     /// Whether the client sent `notifications/initialized`.
     pub(crate) fn client_initialized(&self) -> bool {
         self.initialized

@@ -125,6 +125,12 @@ pub(crate) enum Origin {
     /// A list the front reads for itself, to serve while the server restarts and to
     /// tell the client when it changed.
     Learn(super::learned::Reading),
+    /// A client's `subscriptions/listen`, open on this server under the front's id
+    /// (by the client's id): never answered by a restart, opened again instead.
+    Listen(RequestId),
+    /// The `server/discover` the front sends a new server of a 2026-07-28 client: its
+    /// answer means ready.
+    Probe,
 }
 
 /// A client request in flight.

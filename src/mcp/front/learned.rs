@@ -33,9 +33,22 @@ pub(crate) struct Learned {
     pub(crate) initialize: Option<Value>,
     /// Each listing method's items, for the methods the server answered.
     pub(crate) lists: BTreeMap<String, Vec<Value>>,
+    /// The last answer to `server/discover` (2026-07-28).
+    #[serde(default)]
+    pub(crate) discover: Option<Discovery>,
     /// The lists being read again, and what they were before.
     #[serde(skip)]
     pub(crate) round: Option<Round>,
+}
+
+/// What a server answered to `server/discover`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Discovery {
+    /// Its result: it speaks 2026-07-28.
+    Answered(Value),
+    /// Its error: it does not (a client then falls back to `initialize`).
+    Refused(Value),
 }
 
 /// One reading of the server's lists.
@@ -99,11 +112,15 @@ impl Learned {
     /// Whether the server declared the capability `name` (`tools`, `prompts`…) in its
     /// `initialize` result.
     pub(crate) fn has_capability(&self, name: &str) -> bool {
-        self.initialize
-            .as_ref()
-            .and_then(|init| init.get("capabilities"))
-            .and_then(|caps| caps.get(name))
-            .is_some_and(|cap| !cap.is_null())
+        let discovered = match &self.discover {
+            Some(Discovery::Answered(result)) => Some(result),
+            _ => None,
+        };
+        [self.initialize.as_ref(), discovered]
+            .into_iter()
+            .flatten()
+            .filter_map(|answer| answer.get("capabilities"))
+            .any(|caps| caps.get(name).is_some_and(|cap| !cap.is_null()))
     }
 }
 
@@ -155,6 +172,7 @@ mod tests {
         let learned = Learned {
             initialize: Some(json!({"capabilities": {"tools": {}}})),
             lists: [("tools/list".to_owned(), vec![json!({"name": "echo"})])].into(),
+            discover: Some(Discovery::Refused(json!({"code": -32601}))),
             round: None,
         };
         learned.save(dir.path()).expect("save");

@@ -83,6 +83,11 @@ impl<B: Backend> Front<B> {
         let generation = slot.generation;
         let id = self.routing.proxy_id();
         let params = cursor.map_or_else(|| json!({}), |c| json!({"cursor": c}));
+        let params = if self.stateless_client() {
+            self.stateless.stamp(params)
+        } else {
+            params
+        };
         let bytes = message::request(id, &reading.method, Some(&params));
         self.routing.inflight.insert(
             id,
@@ -142,14 +147,21 @@ impl<B: Backend> Front<B> {
 
     fn finish_round(&mut self, round: Round) {
         self.save_learned();
-        if !round.notify || !self.handshake.client_initialized() {
+        let stateless = self.stateless_client();
+        if !round.notify || !(stateless || self.handshake.client_initialized()) {
             return;
         }
         for (method, _) in LISTS {
             let Some(notification) = learned::list_changed(method) else {
                 continue;
             };
-            if round.before.get(method) != self.learned.lists.get(method) {
+            if round.before.get(method) == self.learned.lists.get(method) {
+                continue;
+            }
+            if stateless {
+                let kind = method.trim_end_matches("/list");
+                self.notify_listens(kind);
+            } else {
                 self.send_client(message::notification(&notification, None));
             }
         }

@@ -89,7 +89,8 @@ impl<B: Backend> Front<B> {
             started_at: jiff::Timestamp::now(),
             reason: reason.clone(),
         });
-        let replay = self.handshake.has_baseline();
+        let probe = self.wants_probe();
+        let replay = self.handshake.has_baseline() || probe;
         if let Some(slot) = &mut self.slot {
             slot.phase = if replay {
                 Phase::Initializing {
@@ -106,7 +107,9 @@ impl<B: Backend> Front<B> {
             details["found_running"] = json!(true);
         }
         self.record(AuditEvent::ServerStarted, details);
-        if replay {
+        if probe {
+            self.probe(generation);
+        } else if replay {
             let id = self.routing.proxy_id();
             if let Some(request) = self.handshake.initialize_request(id) {
                 self.routing.inflight.insert(
@@ -177,7 +180,7 @@ impl<B: Backend> Front<B> {
         self.mark_ready();
     }
 
-    fn mark_ready(&mut self) {
+    pub(crate) fn mark_ready(&mut self) {
         let Some(slot) = &mut self.slot else { return };
         slot.phase = Phase::Ready;
         let startup = slot.spawned.elapsed();
@@ -203,7 +206,8 @@ impl<B: Backend> Front<B> {
         if let Some(restart) = self.restarts.restart.take() {
             let result = restart.answer(number, pid, startup);
             for waiter in restart.waiters {
-                self.reply_result(&waiter.raw_id, &tools::tool_result(&result, false));
+                let answer = waiter.era.result(tools::tool_result(&result, false));
+                self.reply_result(&waiter.raw_id, &answer);
             }
         }
         if generation > 1 {
@@ -220,8 +224,11 @@ impl<B: Backend> Front<B> {
                 }
             }
         }
+        self.open_listens();
         self.flush_buffer();
-        if self.opts.remember && self.handshake.has_baseline() {
+        if self.stateless_client() && generation > 1 {
+            self.read_lists(true);
+        } else if self.opts.remember && (self.handshake.has_baseline() || self.stateless_client()) {
             self.read_lists(generation > 1);
         }
         self.after_settled();
@@ -243,13 +250,8 @@ impl<B: Backend> Front<B> {
     pub(crate) fn request_restart(&mut self, reason: &str, source: Source, waiter: Option<Waiter>) {
         if self.shutdown.is_some() {
             if let Some(waiter) = waiter {
-                self.reply_result(
-                    &waiter.raw_id,
-                    &tools::tool_error(&format!(
-                        "the {} is shutting down; no restart",
-                        self.opts.role
-                    )),
-                );
+                let text = format!("the {} is shutting down; no restart", self.opts.role);
+                self.reply_result(&waiter.raw_id, &waiter.era.result(tools::tool_error(&text)));
             }
             return;
         }

@@ -103,6 +103,7 @@ where
         opts,
         backend,
         handshake: Handshake::default(),
+        stateless: super::stateless::Stateless::default(),
         learned,
         audit: Some(audit),
         to_client,

@@ -131,8 +131,11 @@ impl<B: Backend> Front<B> {
                 ),
             ),
             Origin::Client(_) | Origin::Replay => {}
-            Origin::ReplayedInitialize => self.begin_stop(StopWhy::ReadinessTimeout),
-            Origin::Learn(_) => {}
+            Origin::ReplayedInitialize | Origin::Probe => {
+                self.begin_stop(StopWhy::ReadinessTimeout);
+            }
+            Origin::Listen(client_id) => self.listen_lost(&client_id),
+            Origin::Learn(_) => self.list_read(),
         }
         self.check_drained();
     }
@@ -146,6 +149,11 @@ impl<B: Backend> Front<B> {
         else {
             return;
         };
+        if let Some(proxy_id) = server_own_id.as_u64()
+            && self.on_listen_cancelled(proxy_id, params.clone())
+        {
+            return;
+        }
         let Some(server_id) = self
             .routing
             .server_requests
@@ -188,6 +196,8 @@ impl<B: Backend> Front<B> {
             }
             Origin::ReplayedInitialize => self.on_replayed_initialize(message, is_error),
             Origin::Learn(reading) => self.on_learned_page(reading, message),
+            Origin::Listen(client_id) => self.on_listen_end(&client_id, message),
+            Origin::Probe => self.on_probe_answer(message, is_error),
             Origin::Replay => {
                 if is_error {
                     say(&format!(
@@ -218,6 +228,26 @@ impl<B: Backend> Front<B> {
             self.learn_from_answer(&request.method, asked_a_page, message.bytes());
         }
         let mut bytes = message.with_raw_id(&request.raw_id);
+        if is_error && request.method == "initialize" && !self.handshake.has_baseline() {
+            // Refused (a server already serving 2026-07-28 says so): no handshake to
+            // replay, and the server takes requests as before.
+            self.handshake.forget_initialize();
+            if let Some(slot) = &mut self.slot
+                && matches!(
+                    slot.phase,
+                    Phase::Initializing {
+                        replayed: false,
+                        ..
+                    }
+                )
+            {
+                slot.phase = Phase::Open;
+            }
+            self.send_client(bytes);
+            self.open_listens();
+            self.flush_buffer();
+            return;
+        }
         if !is_error && request.method == "initialize" && !self.handshake.has_baseline() {
             bytes = self.rewrite_first_initialize(&bytes);
             if let Some(slot) = &mut self.slot {
@@ -235,6 +265,9 @@ impl<B: Backend> Front<B> {
         }
         if !is_error && request.method == "tools/list" {
             bytes = self.with_injected_tools(&bytes);
+        }
+        if request.method == "server/discover" {
+            bytes = self.discovered(bytes);
         }
         self.send_client(bytes);
     }
@@ -278,8 +311,13 @@ impl<B: Backend> Front<B> {
     pub(crate) fn fail_inflight(&mut self, generation: u64, why: &str) {
         let mut retry = Vec::new();
         for (proxy_id, entry) in self.routing.inflight.take_generation(generation) {
-            let Origin::Client(request) = entry.origin else {
-                continue;
+            let request = match entry.origin {
+                Origin::Client(request) => request,
+                Origin::Listen(client_id) => {
+                    self.listen_lost(&client_id);
+                    continue;
+                }
+                _ => continue,
             };
             if request.cancelled {
                 continue;
@@ -318,6 +356,9 @@ impl<B: Backend> Front<B> {
     /// A notification of the server's own: passed on; a list it says changed is read
     /// again when the front keeps its lists.
     fn on_server_notification(&mut self, method: &str, message: Message) {
+        if self.on_stamped(method, &message) {
+            return;
+        }
         if self.opts.remember {
             let relist: &[&str] = match method {
                 "notifications/tools/list_changed" => &["tools/list"],
@@ -374,13 +415,33 @@ impl<B: Backend> Front<B> {
                 let why = format!("went away ({why})");
                 self.fail_lost(generation, &request, &why);
             }
+            (Origin::Client(request), Fate::Refused(why))
+                if request.method == "server/discover" =>
+            {
+                // A server that does not speak 2026-07-28 refuses it without a JSON-RPC
+                // answer: tell the client as a stdio server would, so that it falls back
+                // to `initialize`.
+                let error = json!({
+                    "code": message::METHOD_NOT_FOUND,
+                    "message": format!("Method not found: the MCP server does not speak 2026-07-28 ({why})"),
+                });
+                self.learned.discover = Some(super::learned::Discovery::Refused(error.clone()));
+                self.save_learned();
+                self.send_client(message::error_value_response(&request.raw_id, &error));
+            }
             (Origin::Client(request), Fate::Refused(why)) => {
                 self.reply_error(Some(&request.raw_id), message::INTERNAL_ERROR, why);
                 if request.method == "initialize" && !self.handshake.has_baseline() {
                     self.begin_stop(StopWhy::ReadinessTimeout);
                 }
             }
-            (Origin::ReplayedInitialize, Fate::Refused(why)) => {
+            (Origin::Listen(client_id), Fate::Refused(why)) => {
+                if let Some(listen) = self.stateless.remove(&client_id) {
+                    self.reply_error(Some(&listen.raw_id), message::INTERNAL_ERROR, why);
+                }
+            }
+            (Origin::Listen(client_id), _) => self.listen_lost(&client_id),
+            (Origin::ReplayedInitialize | Origin::Probe, Fate::Refused(why)) => {
                 say(&format!(
                     "the server (generation {generation}) refused the replayed initialize: {why}"
                 ));

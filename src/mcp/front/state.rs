@@ -16,6 +16,7 @@ use super::handshake::Handshake;
 use super::learned::Learned;
 use super::routing::Routing;
 use super::settings::Settings;
+use super::stateless::Stateless;
 use super::stderr_tail::StderrTail;
 use super::tools::ToolView;
 use crate::mcp::backend::{Backend, BackendEvent, ServerInfo, StopWhy};
@@ -138,6 +139,8 @@ pub(crate) struct Front<B> {
     pub(crate) backend: B,
     /// The legacy era's handshake and session state, replayed to each new server.
     pub(crate) handshake: Handshake,
+    /// The 2026-07-28 revision's state: the client's envelope and its listen streams.
+    pub(crate) stateless: Stateless,
     /// The server's answers kept to serve while it restarts.
     pub(crate) learned: Learned,
     pub(crate) audit: Option<AuditLog>,

@@ -202,6 +202,37 @@ pub(crate) fn parse_instant(value: &Value) -> Result<Timestamp, String> {
         .map_err(|err| format!("`since_timestamp` out of range: {err}"))
 }
 
+/// The protocol revision of the client that called an injected tool: its answer is in
+/// that revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// Up to 2025-11-25: a plain result.
+    Legacy,
+    /// 2026-07-28: every result says `resultType`.
+    Stateless,
+}
+
+impl Era {
+    /// The era of a request that was (or was not) stateless.
+    pub(crate) fn of(stateless: bool) -> Self {
+        if stateless {
+            Era::Stateless
+        } else {
+            Era::Legacy
+        }
+    }
+
+    /// `result` as this era's clients read it.
+    pub(crate) fn result(self, mut result: Value) -> Value {
+        if self == Era::Stateless
+            && let Some(object) = result.as_object_mut()
+        {
+            object.insert("resultType".to_owned(), json!("complete"));
+        }
+        result
+    }
+}
+
 /// One child start, as the supervisor recorded it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct StartRecord {

@@ -19,6 +19,8 @@ use serde_json::value::RawValue;
 
 /// JSON-RPC error code for a message that is valid JSON but not a valid request.
 pub(crate) const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC error code for a method the server does not have.
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC error code for an internal error; the issue asks for it when a request is lost
 /// to a restart or crash.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
@@ -321,6 +323,17 @@ pub(crate) fn error_response(id: Option<&[u8]>, code: i64, message: &str) -> Vec
     out.extend_from_slice(br#","message":"#);
     out.extend_from_slice(Value::String(message.to_owned()).to_string().as_bytes());
     out.extend_from_slice(b"}}");
+    out
+}
+
+/// A JSON-RPC error response carrying `error` as a server wrote it.
+pub(crate) fn error_value_response(id: &[u8], error: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id);
+    out.extend_from_slice(br#","error":"#);
+    out.extend_from_slice(error.to_string().as_bytes());
+    out.push(b'}');
     out
 }
 

@@ -4,10 +4,12 @@ mod bridge;
 mod oversized;
 mod proxy;
 mod python;
+
+pub(crate) use python::python;
 mod restarts;
 mod rmcp_client;
 mod state_dir;
-mod support;
+pub(crate) mod support;
 mod tuned;
 mod watch;
 

@@ -10,6 +10,8 @@ use crate::support::claude::{self, RUN_TIMEOUT, Sandbox};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use serde_json::{Value, json};
 
+mod stateless;
+
 /// The rmcp test server (`examples/mcp_test_server.rs`), built on demand.
 fn test_server() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -27,7 +29,7 @@ fn test_server() -> PathBuf {
 }
 
 /// The text of every tool result Claude Code fed back to the model, by tool_use id.
-fn tool_results(lines: &[Value]) -> Vec<(String, String, bool)> {
+pub(super) fn tool_results(lines: &[Value]) -> Vec<(String, String, bool)> {
     let mut out = Vec::new();
     for line in lines.iter().filter(|l| l["type"] == "user") {
         let Some(blocks) = line["message"]["content"].as_array() else {

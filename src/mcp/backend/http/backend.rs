@@ -11,8 +11,10 @@ use tokio::task::AbortHandle;
 
 use super::client::{Endpoint, Session};
 use super::daemon::{Daemon, DaemonRecord, OwnDaemon, StartEntry};
+use super::headers::{self, ParamHeaders};
 use super::tasks::{self, Internal, Reached};
 use crate::mcp::backend::{Backend, BackendEvent, EndCause, ServerInfo, StopWhy};
+use crate::mcp::front::stateless::PROTOCOL_VERSION_KEY;
 use crate::mcp::front::tools::StartRecord;
 use crate::mcp::jsonrpc::message::{Kind, Message, Parsed};
 use crate::process::{ExitStatus, Signal};
@@ -50,6 +52,8 @@ pub(crate) struct HttpBackend {
     link: Option<Link>,
     /// The daemon this bridge started last.
     own: Option<OwnDaemon>,
+    /// The `Mcp-Param-*` headers the daemon's tools declare.
+    params: ParamHeaders,
     pending: VecDeque<BackendEvent>,
 }
 
@@ -63,8 +67,8 @@ struct Link {
     daemon: Option<StartEntry>,
     session: Session,
     listener: Option<AbortHandle>,
-    /// Requests being posted, by the front's id.
-    posts: HashMap<u64, AbortHandle>,
+    /// Requests being posted, by the front's id, and whether each is stateless.
+    posts: HashMap<u64, (AbortHandle, bool)>,
     stopping: bool,
     checking: bool,
     down: bool,
@@ -75,7 +79,7 @@ impl Link {
         if let Some(listener) = self.listener.take() {
             listener.abort();
         }
-        for (_, post) in self.posts.drain() {
+        for (_, (post, _)) in self.posts.drain() {
             post.abort();
         }
     }
@@ -101,6 +105,7 @@ impl HttpBackend {
             rx,
             link: None,
             own: None,
+            params: ParamHeaders::default(),
             pending: VecDeque::new(),
         }
     }
@@ -135,7 +140,12 @@ impl HttpBackend {
 
     fn on_internal(&mut self, report: Internal) {
         match report {
-            Internal::Event(event) => self.pending.push_back(event),
+            Internal::Event(event) => {
+                if let BackendEvent::Line { line, .. } = &event {
+                    self.params.learn(line);
+                }
+                self.pending.push_back(event);
+            }
             Internal::Reached { generation, result } => self.on_reached(generation, result),
             Internal::Session {
                 generation,
@@ -306,8 +316,11 @@ impl Backend for HttpBackend {
 
     fn send(&mut self, generation: u64, line: Vec<u8>) {
         let tx = self.tx.clone();
+        let params = &self.params;
         let Some(link) = self
-            .link(generation)
+            .link
+            .as_mut()
+            .filter(|l| l.generation == generation)
             .filter(|l| l.up && !l.down && !l.stopping)
         else {
             return;
@@ -320,16 +333,30 @@ impl Backend for HttpBackend {
             Kind::Notification { method } => (None, Some(method.clone())),
             Kind::Response { .. } => (None, None),
         };
+        let key = PROTOCOL_VERSION_KEY.as_bytes();
+        let stateless = message
+            .bytes()
+            .windows(key.len())
+            .any(|w| w == key)
+            .then(|| message.to_value())
+            .flatten()
+            .and_then(|value| headers::stateless(&value, params));
         let post = tasks::Post {
             endpoint: link.endpoint.clone(),
-            session: link.session.clone(),
+            // A 2026-07-28 request is self-contained: no session.
+            session: if stateless.is_some() {
+                Session::default()
+            } else {
+                link.session.clone()
+            },
+            headers: stateless.clone().unwrap_or_default(),
             generation,
             id,
             method,
         };
         let handle = tasks::post(post, message, tx);
         if let Some(id) = id {
-            link.posts.insert(id, handle);
+            link.posts.insert(id, (handle, stateless.is_some()));
         }
     }
 
@@ -402,8 +429,20 @@ impl Backend for HttpBackend {
         self.down(generation, EndCause::Exited(ExitStatus::Unknown), None);
     }
 
-    fn cancel(&mut self, _generation: u64, _id: u64) -> bool {
-        false
+    fn cancel(&mut self, generation: u64, id: u64) -> bool {
+        // A 2026-07-28 request is cancelled by closing its response stream; a posted
+        // `notifications/cancelled` would be acknowledged and dropped.
+        let Some(link) = self.link(generation) else {
+            return false;
+        };
+        match link.posts.get(&id) {
+            Some((post, true)) => {
+                post.abort();
+                link.posts.remove(&id);
+                true
+            }
+            _ => false,
+        }
     }
 
     async fn next_event(&mut self) -> BackendEvent {

@@ -11,6 +11,7 @@
 mod backend;
 mod client;
 mod daemon;
+mod headers;
 mod lock;
 mod sse;
 mod tasks;

@@ -139,6 +139,8 @@ pub(crate) fn watch_exit(own: &OwnDaemon, tx: UnboundedSender<Internal>) {
 pub(crate) struct Post {
     pub(crate) endpoint: Endpoint,
     pub(crate) session: Session,
+    /// The per-request headers of a 2026-07-28 request.
+    pub(crate) headers: super::client::Headers,
     pub(crate) generation: u64,
     /// The front's id, for a request.
     pub(crate) id: Option<u64>,
@@ -152,6 +154,7 @@ pub(crate) fn post(post: Post, message: Message, tx: UnboundedSender<Internal>) 
         let Post {
             endpoint,
             session,
+            headers,
             generation,
             id,
             method,
@@ -191,7 +194,7 @@ pub(crate) fn post(post: Post, message: Message, tx: UnboundedSender<Internal>) 
             endpoint
                 .post(
                     &session,
-                    Vec::new(),
+                    headers,
                     message.into_bytes(),
                     raw_id.as_deref().filter(|_| id.is_some()),
                     &mut on_message,
