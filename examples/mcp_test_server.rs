@@ -25,6 +25,8 @@
 //!   list changes across a restart).
 //! - `--legacy-only`: speak only the protocol revisions up to 2025-11-25: `server/discover`
 //!   is "Method not found", so a 2026-07-28 client falls back to `initialize`.
+//! - `--legacy-before-generation N` / `--legacy-from-generation N`: the same, only before
+//!   (or from) supervisor generation N on (a restart that changes the server's revision).
 //!
 //! Without `--legacy-only` the server speaks MCP 2026-07-28 too (rmcp 3.11): it answers
 //! `server/discover` and holds `subscriptions/listen` streams open until cancelled.
@@ -216,6 +218,22 @@ fn parse_flags() -> Result<Flags, String> {
             "--ignore-sigterm" => flags.ignore_sigterm = true,
             "--grow" => flags.grow = true,
             "--legacy-only" => flags.legacy_only = true,
+            "--legacy-before-generation" | "--legacy-from-generation" => {
+                let generation: u64 = args
+                    .next()
+                    .ok_or(format!("{arg} needs a number"))?
+                    .parse()
+                    .map_err(|e| format!("{arg}: {e}"))?;
+                let current = std::env::var("DEBUSSY_MCP_GENERATION")
+                    .ok()
+                    .and_then(|g| g.parse::<u64>().ok())
+                    .unwrap_or(1);
+                flags.legacy_only |= if arg == "--legacy-before-generation" {
+                    current < generation
+                } else {
+                    current >= generation
+                };
+            }
             "--exit-at-start" => {
                 let code = args.next().ok_or("--exit-at-start needs a code")?;
                 flags.exit_at_start = Some(code.parse().map_err(|e| format!("{code}: {e}"))?);

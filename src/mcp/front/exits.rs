@@ -95,7 +95,11 @@ impl<B: Backend> Front<B> {
                 self.start_or_fail(&reason);
             }
             Some(StopWhy::ReadinessTimeout) => {
-                let what = "did not answer initialize in time";
+                let what = if self.stateless_client() {
+                    "did not answer server/discover in time"
+                } else {
+                    "did not answer initialize in time"
+                };
                 self.fail_restart_waiters(&format!(
                     "the new server {what}{}",
                     self.stderr_tail.excerpt(EXCERPT_LINES)

@@ -358,6 +358,7 @@ impl<B: Backend> Front<B> {
             StopWhy::ReadinessTimeout => "failed to start",
             StopWhy::Shutdown => "was shut down",
         };
+        self.close_listens(generation);
         self.fail_inflight(generation, text);
         // Issue 6: the audit lines are durable before the server is stopped.
         self.sync_audit();
@@ -391,8 +392,13 @@ impl<B: Backend> Front<B> {
                     deadline, timeout, ..
                 } if deadline <= now => {
                     let generation = slot.number();
+                    let handshake = if self.stateless_client() {
+                        "server/discover"
+                    } else {
+                        "initialize"
+                    };
                     say(&format!(
-                        "the server (generation {generation}) did not answer initialize within {} ms",
+                        "the server (generation {generation}) did not answer {handshake} within {} ms",
                         timeout.as_millis()
                     ));
                     self.record(

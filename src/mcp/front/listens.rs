@@ -67,6 +67,28 @@ impl<B: Backend> Front<B> {
         }
     }
 
+    /// Before a server is stopped, end the listens open on it, as the client would: a
+    /// server holding a stream open may not exit when its input closes.
+    pub(crate) fn close_listens(&mut self, generation: u64) {
+        let open: Vec<u64> = self
+            .stateless
+            .listens
+            .iter()
+            .filter_map(|l| l.open.filter(|(_, g)| *g == generation).map(|(id, _)| id))
+            .collect();
+        for proxy_id in open {
+            if !self.backend.cancel(generation, proxy_id) {
+                self.backend.send(
+                    generation,
+                    message::notification(
+                        "notifications/cancelled",
+                        Some(&json!({"requestId": proxy_id, "reason": "the server is being stopped"})),
+                    ),
+                );
+            }
+        }
+    }
+
     /// The server answered a listen: it ended the stream (gracefully, or refusing it).
     /// The client's subscription is over.
     pub(crate) fn on_listen_end(&mut self, client_id: &RequestId, message: &Message) {
@@ -263,7 +285,10 @@ impl<B: Backend> Front<B> {
 
     /// Whether a new server of this generation should be probed rather than handshaken.
     pub(crate) fn wants_probe(&self) -> bool {
+        // As the handshake is replayed only once a server answered it: the client's own
+        // `server/discover` meets the first server.
         self.stateless_client()
+            && matches!(self.learned.discover, Some(Discovery::Answered(_)))
             && self
                 .slot
                 .as_ref()

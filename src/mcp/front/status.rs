@@ -40,6 +40,11 @@ impl<B: Backend> Front<B> {
             "change_pending": self.restarts.change_pending,
             "state_dir": self.opts.state_dir.display().to_string(),
             "last_stderr": self.stderr_tail.lines(),
+            "protocol": if self.stateless_client() { "2026-07-28" } else if self.handshake.has_baseline() { "legacy" } else { "unknown" },
+            "listens": self.stateless.listens.iter().map(|l| json!({
+                "id": l.id.to_value(),
+                "open": l.open.is_some_and(|(_, generation)| self.is_current(generation)),
+            })).collect::<Vec<_>>(),
         });
         if let (Value::Object(status), Value::Object(more)) = (&mut status, self.backend.status()) {
             status.extend(more);

@@ -9,6 +9,7 @@ pub(crate) use python::python;
 mod restarts;
 mod rmcp_client;
 mod state_dir;
+mod stateless;
 pub(crate) mod support;
 mod tuned;
 mod watch;

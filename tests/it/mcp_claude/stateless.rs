@@ -175,9 +175,15 @@ async fn claude_code_calls_a_tool_the_restarted_server_added_through_the_supervi
     let Some(cli) = claude::require() else { return };
     let Some(python) = python() else { return };
     let state = tempfile::tempdir().expect("tempdir");
+    // Python takes seconds to import the SDK on a loaded machine: more than the default
+    // restart readiness timeout.
+    let config = state.path().join("config.yaml");
+    std::fs::write(&config, "mcp:\n  readiness_timeout: 60\n").expect("config");
     check_new_tool_after_restart(
         &cli,
         &json!([
+            "--config",
+            config,
             "mcp",
             "supervise",
             "--state-dir",
