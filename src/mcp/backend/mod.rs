@@ -26,12 +26,17 @@ pub(crate) trait Backend {
     /// server closing is the end of the session; a daemon exiting is not.
     const CLEAN_EXIT_ENDS: bool;
 
-    /// Start generation `generation`; [`BackendEvent::Up`] follows once it takes
-    /// messages, or [`BackendEvent::Down`] if it never does.
+    /// Start generation `generation`. A server that takes messages at once (a stdio
+    /// child) is returned; otherwise [`BackendEvent::Up`] follows once it does, or
+    /// [`BackendEvent::Down`] if it never does.
     ///
     /// # Errors
     /// The server could not be started at all (the stdio child cannot be spawned).
-    fn start(&mut self, generation: u64, reason: &str) -> Result<(), crate::process::ProcessError>;
+    fn start(
+        &mut self,
+        generation: u64,
+        reason: &str,
+    ) -> Result<Option<ServerInfo>, crate::process::ProcessError>;
 
     /// Deliver one message (a line without its newline) to `generation`'s server.
     fn send(&mut self, generation: u64, line: Vec<u8>);

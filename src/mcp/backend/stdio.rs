@@ -7,7 +7,6 @@
 //! child at a time: the front starts the next generation only after the previous one's
 //! [`BackendEvent::Down`].
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -28,7 +27,6 @@ pub(crate) struct StdioBackend {
     limits: Limits,
     child: Option<ChildUnit>,
     events: Option<(u64, Events)>,
-    pending: VecDeque<BackendEvent>,
 }
 
 /// A running child. Dropping it kills the child's whole group.
@@ -49,7 +47,6 @@ impl StdioBackend {
             limits,
             child: None,
             events: None,
-            pending: VecDeque::new(),
         }
     }
 
@@ -61,7 +58,11 @@ impl StdioBackend {
 impl Backend for StdioBackend {
     const CLEAN_EXIT_ENDS: bool = true;
 
-    fn start(&mut self, generation: u64, _reason: &str) -> Result<(), ProcessError> {
+    fn start(
+        &mut self,
+        generation: u64,
+        _reason: &str,
+    ) -> Result<Option<ServerInfo>, ProcessError> {
         let (program, args) = self
             .command
             .split_first()
@@ -101,16 +102,12 @@ impl Backend for StdioBackend {
             control,
             _owner: child,
         });
-        self.pending.push_back(BackendEvent::Up {
-            generation,
-            server: ServerInfo {
-                pid: Some(pid),
-                number: generation,
-                startup: Duration::ZERO,
-                started: true,
-            },
-        });
-        Ok(())
+        Ok(Some(ServerInfo {
+            pid: Some(pid),
+            number: generation,
+            startup: Duration::ZERO,
+            started: true,
+        }))
     }
 
     fn send(&mut self, generation: u64, line: Vec<u8>) {
@@ -152,9 +149,6 @@ impl Backend for StdioBackend {
 
     async fn next_event(&mut self) -> BackendEvent {
         loop {
-            if let Some(event) = self.pending.pop_front() {
-                return event;
-            }
             let Some((generation, events)) = &mut self.events else {
                 return std::future::pending().await;
             };

@@ -134,8 +134,12 @@ impl<B: Backend> Front<B> {
 
     /// Readings of the lists that went with a server that is gone.
     fn abandon_readings(&mut self) {
-        if self.learned.round.take().is_some() {
+        if let Some(mut round) = self.learned.round.take() {
             self.save_learned();
+            // The restart happened; what changed cannot be known now.
+            for (raw_id, answer) in std::mem::take(&mut round.answers) {
+                self.reply_result(&raw_id, &answer);
+            }
         }
     }
 

@@ -230,12 +230,27 @@ impl InFlight {
 
     /// How many client requests still awaited from `generation` (cancelled ones are not:
     /// a server need not answer them).
+    #[cfg(test)]
     pub(crate) fn client_requests_to(&self, generation: u64) -> usize {
         self.entries
             .values()
             .filter(|e| {
                 e.generation == generation
                     && matches!(&e.origin, Origin::Client(request) if !request.cancelled)
+            })
+            .count()
+    }
+
+    /// How many answers a draining server still owes: the client's requests (not
+    /// cancelled) and the lists the front reads.
+    pub(crate) fn awaited_from(&self, generation: u64) -> usize {
+        self.entries
+            .values()
+            .filter(|e| e.generation == generation)
+            .filter(|e| match &e.origin {
+                Origin::Client(request) => !request.cancelled,
+                Origin::Learn(_) => true,
+                _ => false,
             })
             .count()
     }

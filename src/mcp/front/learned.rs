@@ -60,6 +60,8 @@ pub(crate) struct Round {
     pub(crate) pending: usize,
     /// Tell the client of each list that differs once all are read.
     pub(crate) notify: bool,
+    /// Answers (raw id, result) held until the client heard what changed.
+    pub(crate) answers: Vec<(Vec<u8>, Value)>,
 }
 
 /// A list being read page by page.

@@ -55,6 +55,7 @@ impl<B: Backend> Front<B> {
                     before: self.learned.lists.clone(),
                     pending: 0,
                     notify,
+                    answers: Vec::new(),
                 });
             }
             return;
@@ -63,6 +64,7 @@ impl<B: Backend> Front<B> {
             before: self.learned.lists.clone(),
             pending: 0,
             notify,
+            answers: Vec::new(),
         });
         round.notify |= notify;
         round.pending += methods.len();
@@ -145,8 +147,16 @@ impl<B: Backend> Front<B> {
         }
     }
 
-    fn finish_round(&mut self, round: Round) {
+    pub(crate) fn finish_round(&mut self, mut round: Round) {
         self.save_learned();
+        let answers = std::mem::take(&mut round.answers);
+        self.notify_round(&round);
+        for (raw_id, answer) in answers {
+            self.reply_result(&raw_id, &answer);
+        }
+    }
+
+    fn notify_round(&mut self, round: &Round) {
         let stateless = self.stateless_client();
         if !round.notify || !(stateless || self.handshake.client_initialized()) {
             return;

@@ -36,19 +36,22 @@ impl<B: Backend> Front<B> {
             .is_some_and(|restart| restart.source == Source::Watch);
         let now = Instant::now();
         self.restarts.policy.child_started(now);
-        if let Err(err) = self.backend.start(generation, reason) {
-            say(&format!(
-                "cannot start the server (generation {generation}): {err}"
-            ));
-            self.record_for(
-                AuditEvent::ServerExited,
-                Some(generation),
-                None,
-                json!({"error": err.to_string(), "spawned": false}),
-            );
-            self.restarts.last_exit = Some(format!("failed to start: {err}"));
-            return Err(err);
-        }
+        let up = match self.backend.start(generation, reason) {
+            Ok(up) => up,
+            Err(err) => {
+                say(&format!(
+                    "cannot start the server (generation {generation}): {err}"
+                ));
+                self.record_for(
+                    AuditEvent::ServerExited,
+                    Some(generation),
+                    None,
+                    json!({"error": err.to_string(), "spawned": false}),
+                );
+                self.restarts.last_exit = Some(format!("failed to start: {err}"));
+                return Err(err);
+            }
+        };
         self.slot = Some(Slot {
             generation,
             server: None,
@@ -58,6 +61,9 @@ impl<B: Backend> Front<B> {
             for_change,
         });
         self.restarts.pending_start_reason = Some(reason.to_owned());
+        if let Some(server) = up {
+            self.on_up(generation, server);
+        }
         Ok(())
     }
 
@@ -203,11 +209,12 @@ impl<B: Backend> Front<B> {
     fn on_ready(&mut self, startup: std::time::Duration) {
         let Some(slot) = &self.slot else { return };
         let (generation, number, pid) = (slot.generation, slot.number(), slot.pid());
+        let mut answers = Vec::new();
         if let Some(restart) = self.restarts.restart.take() {
             let result = restart.answer(number, pid, startup);
             for waiter in restart.waiters {
                 let answer = waiter.era.result(tools::tool_result(&result, false));
-                self.reply_result(&waiter.raw_id, &answer);
+                answers.push((waiter.raw_id, answer));
             }
         }
         if generation > 1 {
@@ -230,6 +237,16 @@ impl<B: Backend> Front<B> {
             self.read_lists(true);
         } else if self.opts.remember && (self.handshake.has_baseline() || self.stateless_client()) {
             self.read_lists(generation > 1);
+        }
+        // Those who asked for the restart hear of it after the client heard what changed:
+        // a tool the new server added can be called as soon as the answer is read.
+        match &mut self.learned.round {
+            Some(round) if round.notify => round.answers.extend(answers),
+            _ => {
+                for (raw_id, answer) in answers {
+                    self.reply_result(&raw_id, &answer);
+                }
+            }
         }
         self.after_settled();
     }
@@ -335,7 +352,9 @@ impl<B: Backend> Front<B> {
         if !matches!(slot.phase, Phase::Draining { .. }) {
             return;
         }
-        if self.routing.inflight.client_requests_to(slot.generation) == 0 {
+        // The front's own readings of the lists finish too: what is kept of the server
+        // stays whole for whoever starts while it restarts.
+        if self.routing.inflight.awaited_from(slot.generation) == 0 {
             self.begin_stop(StopWhy::Restart);
         }
     }

@@ -288,7 +288,11 @@ impl HttpBackend {
 impl Backend for HttpBackend {
     const CLEAN_EXIT_ENDS: bool = false;
 
-    fn start(&mut self, generation: u64, reason: &str) -> Result<(), crate::process::ProcessError> {
+    fn start(
+        &mut self,
+        generation: u64,
+        reason: &str,
+    ) -> Result<Option<ServerInfo>, crate::process::ProcessError> {
         if let Some(mut old) = self.link.take() {
             old.abort();
         }
@@ -311,7 +315,7 @@ impl Backend for HttpBackend {
             generation,
             self.tx.clone(),
         );
-        Ok(())
+        Ok(None)
     }
 
     fn send(&mut self, generation: u64, line: Vec<u8>) {
