@@ -3,7 +3,8 @@
 //! - **stop → reaped**: how long `stop()` takes for a well-behaved child that exits on
 //!   SIGINT (issue 3 asks for "well under a second"), for a bare `sleep` killed by it
 //!   and for a program that handles it and exits;
-//! - **spawn → first line**: the cost of starting a child and reading its first line;
+//! - **spawn → first line**: the cost of starting a child (below its reaper) and reading
+//!   its first line, beside the same with a bare `tokio::process` spawn;
 //! - **output throughput**: lines per second and MB/s through the framed readers.
 //!
 //! Run with `cargo bench --bench process_stop` (add `-- --quick` for fewer rounds).
@@ -48,8 +49,12 @@ fn main() {
             &stop_times(handler, rounds).await,
         );
         common::report(
-            "spawn → first line (sh echo)",
+            "spawn → first line (sh echo, below its reaper)",
             &first_line_times(rounds).await,
+        );
+        common::report(
+            "spawn → first line (sh echo, bare tokio spawn: the reaper's cost is the difference)",
+            &bare_first_line_times(rounds).await,
         );
         throughput(if quick { 64 } else { 512 }).await;
     });
@@ -108,6 +113,29 @@ async fn first_line_times(rounds: usize) -> Vec<Duration> {
         first_stdout_line(&mut child).await;
         times.push(started.elapsed());
         child.wait().await;
+    }
+    times
+}
+
+/// The same as [`first_line_times`] with no process layer at all, for comparison.
+async fn bare_first_line_times(rounds: usize) -> Vec<Duration> {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut times = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", "echo ready"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn sh");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        tokio::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .await
+            .expect("read");
+        times.push(started.elapsed());
+        child.wait().await.expect("wait");
     }
     times
 }

@@ -303,6 +303,32 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_server_a_gate_starts_in_a_session_of_its_own_dies_with_the_gate() {
+        // A gate that starts a dev server with `setsid` (out of its group, as a daemon
+        // does) and passes: the server must not outlive the gate.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pidfile = dir.path().join("server.pid");
+        let command = format!(
+            "setsid sh -c 'echo $$ > {}; exec sleep 300' </dev/null >/dev/null 2>&1 & \
+             while [ ! -s {} ]; do sleep 0.01; done",
+            pidfile.display(),
+            pidfile.display()
+        );
+        let run = run_gate(&spec(&command), dir.path(), LONG).await;
+        assert!(run.passed, "{run:?}");
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("number");
+        let gone = dies_within(pid, Duration::from_secs(2));
+        if !gone {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        assert!(gone, "the server the gate started outlived it");
+    }
+
+    #[tokio::test]
     async fn a_missing_directory_fails_the_gate_without_panicking() {
         let run = run_gate(&spec("true"), Path::new("/nonexistent/debussy"), LONG).await;
         assert!(!run.passed);

@@ -89,21 +89,18 @@ pub fn set_stderr_enabled(enabled: bool) {
 }
 
 /// Also write debussy's logs, as JSON lines at debug level, to `path` (appending). The
-/// file is readable by its owner only: it holds prompts, paths and commands.
+/// file is readable by its owner only: it holds prompts, paths and commands. A link in
+/// its place is refused, never written through.
 ///
 /// # Errors
-/// When the file or its directory cannot be created.
+/// When the file or its directory cannot be created, or the file is a link.
 pub fn log_to_file(path: &Path) -> io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::PermissionsExt;
 
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)?;
+    let file = crate::files::open_private_append(path)?;
     // A log created by an older version keeps its mode on open; tighten it.
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     let slot = RUN_LOG.get_or_init(|| Mutex::new(None));

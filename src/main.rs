@@ -6,6 +6,10 @@ use clap::Parser;
 use debussy::{cli::Cli, commands, exit::Exit, logging};
 
 fn main() -> ExitCode {
+    // First: started as the reaper of a child, this process serves only that.
+    if let Some(code) = debussy::process::reaper::run_if_reaper() {
+        return code;
+    }
     let cli = Cli::parse();
     logging::init(&cli.global);
     if matches!(cli.command, debussy::cli::Command::Mcp(_)) {

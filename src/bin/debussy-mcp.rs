@@ -29,6 +29,10 @@ enum Top {
 }
 
 fn main() -> ExitCode {
+    // First: started as the reaper of a child, this process serves only that.
+    if let Some(code) = debussy::process::reaper::run_if_reaper() {
+        return code;
+    }
     let cli = Cli::parse();
     logging::init(&cli.global);
     // The supervisor and the bridge run on a single-threaded runtime of their own; this

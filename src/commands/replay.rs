@@ -7,11 +7,12 @@
 //! (and the sim agent's), a Codex rollout, or the Gemini CLI's stream-json (estimated
 //! throughout). A Codex session's stdout log holds no usage;
 //! given one, replay reads the rollout debussy kept beside it. The file is streamed line
-//! by line, never loaded whole. Thresholds default to the
+//! by line, never loaded whole: only a regular file is opened (a FIFO or a device is
+//! refused), and a line longer than the longest debussy reads from an agent
+//! ([`DEFAULT_MAX_LINE`]) is skipped and counted. Thresholds default to the
 //! configuration's (`context_threshold`, `tool_call_threshold`,
 //! `agent.token_estimate_factor`, `agent.model_context_window`).
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 
 use crate::session::CONTEXT_LIMIT_MARKER;
@@ -26,6 +27,8 @@ use crate::context::{
     ContextLimit, ContextMeter, MeterSettings, Snapshot, StopReason, WindowInputs, group,
 };
 use crate::exit::{CommandResult, Exit, Failure};
+use crate::files::{LineRead, read_line_limited};
+use crate::process::DEFAULT_MAX_LINE;
 
 pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
     let loaded = super::load_config(global, None)?;
@@ -49,7 +52,7 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
         ..WindowInputs::default()
     };
     let open = |path: &Path| {
-        File::open(path).map_err(|err| {
+        crate::files::open_regular(path).map_err(|err| {
             Failure::usage(miette::miette!(
                 "cannot open transcript {}: {err}",
                 path.display()
@@ -140,9 +143,10 @@ struct Probe {
 fn detect(reader: &mut impl BufRead) -> Option<Format> {
     let mut line = Vec::new();
     for _ in 0..16 {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).ok()? == 0 {
-            return None;
+        match read_line_limited(reader, &mut line, DEFAULT_MAX_LINE).ok()? {
+            LineRead::End => return None,
+            LineRead::TooLong { .. } => continue,
+            LineRead::Line => {}
         }
         let Ok(probe) = serde_json::from_slice::<Probe>(&line) else {
             continue;
@@ -194,6 +198,8 @@ struct Report {
     subagent_lines: u64,
     unknown_lines: u64,
     text_lines: u64,
+    /// Lines longer than [`DEFAULT_MAX_LINE`], skipped (a session skips them too).
+    long_lines: u64,
     /// Lines the parser recognised as agent output.
     #[serde(skip)]
     transcript_lines: u64,
@@ -238,6 +244,7 @@ fn replay(
         subagent_lines: 0,
         unknown_lines: 0,
         text_lines: 0,
+        long_lines: 0,
         transcript_lines: 0,
         totals_only: format == Format::Gemini,
     };
@@ -245,9 +252,14 @@ fn replay(
     let gemini = crate::agent::gemini::stream_json::Parser::with_prompt();
     let mut buf = Vec::with_capacity(64 * 1024);
     loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
-            break;
+        match read_line_limited(&mut reader, &mut buf, DEFAULT_MAX_LINE)? {
+            LineRead::End => break,
+            LineRead::TooLong { .. } => {
+                report.lines += 1;
+                report.long_lines += 1;
+                continue;
+            }
+            LineRead::Line => {}
         }
         report.lines += 1;
         // The marker debussy puts first in the log of a session it stopped for its
@@ -409,6 +421,13 @@ fn write_text(out: &mut impl Write, file: &Path, report: &Report) -> std::io::Re
             ", {} and {}",
             count(report.unknown_lines, "unknown line"),
             count(report.text_lines, "non-JSON line")
+        ));
+    }
+    if report.long_lines > 0 {
+        totals.push_str(&format!(
+            ", {} over {} MiB skipped",
+            count(report.long_lines, "line"),
+            DEFAULT_MAX_LINE / (1024 * 1024)
         ));
     }
     if let Some(cost) = end.cost_usd {

@@ -312,7 +312,7 @@ mod tests {
                 ended_at: Some("2026-11-23T23:09:40.1Z".into()),
                 owner_pid: None,
                 owner_start: None,
-                agent_pgids: Vec::new(),
+                agent_groups: Vec::new(),
                 phase_ids: vec!["1".into()],
                 started_with: StartedWith::default(),
                 pauses: Default::default(),

@@ -228,9 +228,11 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Loaded, ConfigError> {
     })
 }
 
-/// A file's text, or `None` when an optional file (the user file) does not exist.
+/// A file's text, or `None` when an optional file (the user file) does not exist. Only a
+/// regular file is read (a FIFO or a device is refused at once, never waited on), and at
+/// most [`CONFIG_LIMIT`](crate::files::CONFIG_LIMIT) bytes of it.
 fn read_if_present(path: &Path, optional: bool) -> Result<Option<String>, ConfigError> {
-    match std::fs::read_to_string(path) {
+    match crate::files::read_text_limited(path, crate::files::CONFIG_LIMIT) {
         Ok(text) => Ok(Some(text)),
         Err(err) if optional && err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(ConfigError::Read {

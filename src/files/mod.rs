@@ -3,15 +3,21 @@
 //!
 //! The rules (docs/reliability.md): debussy opens only regular files and reads them up to
 //! a limit, so a FIFO, a device or a 5 GB file is refused with its name instead of
-//! hanging or exhausting memory ([`read`]); it never writes through a symbolic link, so a
+//! hanging or exhausting memory ([`read`]), and reads a long file line by line with a
+//! bound on each line ([`lines`]); it never writes through a symbolic link, so a
 //! link committed where debussy keeps its own files cannot make it overwrite a file
-//! elsewhere ([`write`], [`lock`]). This module does no interpretation: callers wrap its
+//! elsewhere ([`write`], [`lock`]), and it makes and checks its own directories below a
+//! project so that none of them is a link either ([`dirs`]). This module does no interpretation: callers wrap its
 //! `io::Error`s with the path and what the file was for.
 
+mod dirs;
+mod lines;
 mod lock;
 mod read;
 mod write;
 
+pub use dirs::private_dir;
+pub use lines::{LineRead, read_line_limited};
 pub use lock::{LockHeld, PidLock, PidLockError};
 pub use read::{CONFIG_LIMIT, PLAN_LIMIT, open_regular, read_bytes_limited, read_text_limited};
-pub use write::{open_private_append, write_private};
+pub use write::{create_private, open_private_append, write_private};

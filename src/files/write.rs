@@ -42,6 +42,31 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     written
 }
 
+/// Create `path` (or empty the file already there) to write it, readable by its owner
+/// only, refusing a link or anything but a regular file in its place.
+///
+/// # Errors
+/// The file cannot be opened, is a link, or is not a regular file.
+pub fn create_private(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(PRIVATE_FILE_MODE)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|err| refuse_link(path, err))?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    // Emptied only once it is known to be a regular file: a FIFO is never truncated.
+    file.set_len(0)?;
+    Ok(file)
+}
+
 /// Open `path` to append to it, creating it readable by its owner only, and refusing a
 /// link or anything but a regular file in its place.
 ///
@@ -98,6 +123,23 @@ mod tests {
         let meta = std::fs::symlink_metadata(&path).expect("meta");
         assert!(meta.is_file());
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn creating_through_a_link_is_refused_and_a_file_there_emptied() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = dir.path().join("outside.txt");
+        std::fs::write(&outside, "precious").expect("write");
+        let path = dir.path().join("session.jsonl");
+        std::os::unix::fs::symlink(&outside, &path).expect("link");
+        let err = create_private(&path).expect_err("a link");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&outside).expect("read"), "precious");
+        std::fs::remove_file(&path).expect("unlink");
+        std::fs::write(&path, "old").expect("write");
+        let mut file = create_private(&path).expect("a file");
+        file.write_all(b"new").expect("write");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
     }
 
     #[test]

@@ -233,6 +233,7 @@ impl Runner<'_> {
         spec.cwd.clone_from(&self.workdir);
         spec.resume.clone_from(&stopped.agent_session_id);
         spec.log_path = handoff_log_path(&stopped.log_path);
+        spec.files_root = Some(self.root.clone());
         spec.timeout = Some(Duration::from_secs(self.config.handoff_timeout));
         // Never stopped for its size; a compaction means the handoff would come from a
         // summary, so that ends it.
@@ -248,12 +249,8 @@ impl Runner<'_> {
             tokio::select! {
                 report = &mut running => break report,
                 Some(event) = receiver.recv() => {
-                    if let SessionEvent::Started { pid, .. } = event {
-                        self.note_agent_group(phase_id, &SessionEvent::Started {
-                            pid,
-                            command: String::new(),
-                            log_path: PathBuf::new(),
-                        });
+                    if matches!(event, SessionEvent::Started { .. }) {
+                        self.note_agent_group(phase_id, &event);
                     }
                 }
                 Some(request) = self.requests.recv() => match request {

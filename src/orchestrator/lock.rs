@@ -6,7 +6,7 @@
 //! agent processes never inherit it, and a link in its place is refused, never written
 //! through. Its text is `pid run-id`, read by a refused run to say who holds it.
 
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::files::{PidLock, PidLockError};
@@ -50,16 +50,13 @@ pub enum LockError {
 pub struct RunLock(PidLock);
 
 /// Create `.debussy/` readable by its owner only, narrowing the mode of an existing one.
+/// A link in its place (a repository may commit one) is refused, never followed.
 ///
 /// # Errors
-/// When the directory cannot be created or its mode set.
+/// When the directory cannot be created or its mode set, or is a link.
 pub fn prepare_run_dir(root: &Path) -> std::io::Result<PathBuf> {
-    let dir = root.join(".debussy");
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(PRIVATE_DIR_MODE)
-        .create(&dir)?;
-    let mode = std::fs::metadata(&dir)?.permissions().mode() & 0o777;
+    let dir = crate::files::private_dir(root, Path::new(".debussy"))?;
+    let mode = std::fs::symlink_metadata(&dir)?.permissions().mode() & 0o777;
     if mode != PRIVATE_DIR_MODE {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE))?;
     }
@@ -79,12 +76,8 @@ impl RunLock {
             source,
         };
         prepare_run_dir(root).map_err(io)?;
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(PRIVATE_DIR_MODE)
-                .create(dir)
-                .map_err(io)?;
+        if let Some(dir) = Path::new(LOCK_FILE).parent() {
+            crate::files::private_dir(root, dir).map_err(io)?;
         }
         match PidLock::try_acquire(&path, "starting") {
             Ok(lock) => Ok(RunLock(lock)),

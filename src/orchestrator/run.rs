@@ -11,7 +11,7 @@ use crate::config::Loaded;
 use crate::events::{Event, EventSender, PhaseInfo, RequestReceiver, RunSummary};
 use crate::plan::{Plan, execution_order};
 use crate::session::SessionSpec;
-use crate::state::{RunRecord, RunStatus, StateError, Store};
+use crate::state::{AgentGroup, RunRecord, RunStatus, StateError, Store};
 
 use super::drive::Drive;
 use super::guards::Guards;
@@ -169,10 +169,10 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     // looks at the tree, whether or not this run resumes that one.
     let mut leftover_warnings = Vec::new();
     for run in store.settle_interrupted()? {
-        for &pgid in &run.agent_pgids {
-            leftover_warnings.extend(leftover_agent_warning(&run.id, pgid));
+        for &group in &run.agent_groups {
+            leftover_warnings.extend(leftover_agent_warning(&run.id, group));
         }
-        if !run.agent_pgids.is_empty() {
+        if !run.agent_groups.is_empty() {
             store.clear_agent_groups(&run.id)?;
         }
     }
@@ -432,9 +432,13 @@ async fn only_paused_files_dirty(root: PathBuf, paused: Vec<String>) -> bool {
 }
 
 /// Kill what is left of an interrupted run's agent, saying so.
-fn leftover_agent_warning(run_id: &str, pgid: i32) -> Option<String> {
-    match orphans::kill_leftover_group(pgid) {
-        orphans::Leftover::Gone => None,
+fn leftover_agent_warning(run_id: &str, group: AgentGroup) -> Option<String> {
+    let pgid = group.pgid();
+    match orphans::kill_leftover_group(group) {
+        orphans::Leftover::Gone | orphans::Leftover::Reused => None,
+        orphans::Leftover::Unverified => Some(format!(
+            "the agent of interrupted run {run_id} was process group {pgid}, and that number names a running process again; it was recorded by an older debussy without its start time, so it was left alone: check with `ps -o pid,lstart,cmd -g {pgid}`"
+        )),
         orphans::Leftover::Killed => Some(format!(
             "the agent of interrupted run {run_id} (process group {pgid}) was still running; killed it before starting"
         )),

@@ -53,8 +53,8 @@ pub(crate) struct Runner<'run> {
     pub(crate) summary: RunSummary,
     /// Where the paused run being resumed stopped this phase; its first session gets it.
     pub(crate) resume_point: Option<ResumePoint>,
-    /// The process group of the agent session running now.
-    pub(crate) agent_group: Option<i32>,
+    /// The leader of the process group of the agent session running now.
+    pub(crate) agent_group: Option<crate::process::ProcessIdentity>,
     /// Why the current attempt's sessions are not restarted for their context, if so.
     pub(crate) no_restart: Option<NoRestart>,
     /// The run's spending and time limits, and what it spent.

@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 
 use crate::events::{Event, RunRequest};
 use crate::plan::Phase;
+use crate::process::ProcessIdentity;
 use crate::run_env::RunEnv;
 use crate::session::guard::CompactionGuard;
 use crate::session::{self, SessionControl, SessionEvent, SessionReport};
@@ -57,6 +58,7 @@ impl Runner<'_> {
         let model = spec.model.clone();
         prompt.clone_into(&mut spec.prompt);
         spec.log_path = log_path;
+        spec.files_root = Some(self.root.clone());
         spec.cwd.clone_from(&self.workdir);
         if !restarts_allowed {
             spec.meter = spec.meter.observe_only();
@@ -127,13 +129,20 @@ impl Runner<'_> {
         report
     }
 
-    /// Record a started agent's process group (it leads its own group, so pgid = pid), so
-    /// that a resume after this process dies can find and kill it.
+    /// Record a started agent's process group by its leader as started (it leads its
+    /// own group, so pgid = pid), so that a resume after this process dies can find and
+    /// kill it, and never another process that got the number later.
     pub(super) fn note_agent_group(&mut self, phase_id: &str, event: &SessionEvent) {
-        if let SessionEvent::Started { pid, .. } = event {
-            let pgid = i32::try_from(*pid).ok();
-            self.agent_group = pgid;
-            if let Err(err) = self.store.set_agent_group(&self.run_id, phase_id, pgid) {
+        if let SessionEvent::Started { pid, start, .. } = event {
+            let leader = ProcessIdentity {
+                pid: *pid,
+                start: *start,
+            };
+            self.agent_group = Some(leader);
+            if let Err(err) = self
+                .store
+                .set_agent_group(&self.run_id, phase_id, Some(leader))
+            {
                 self.warn(format!("could not record the agent's process group: {err}"));
             }
         }

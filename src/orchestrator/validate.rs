@@ -132,9 +132,10 @@ impl Runner<'_> {
             })
             .collect();
         let notes_path = phase.notes_out.as_ref().map(|n| n.path.clone());
-        let notes_text = notes_path
-            .as_ref()
-            .and_then(|path| std::fs::read_to_string(self.in_workdir(path)).ok());
+        let notes_text = notes_path.as_ref().and_then(|path| {
+            // Written by the agent: a regular file of plan size, or nothing to judge.
+            crate::files::read_text_limited(&self.in_workdir(path), crate::files::PLAN_LIMIT).ok()
+        });
         let facts = compliance::Facts {
             gates: outcomes.clone(),
             notes_path: notes_path.map(|p| {

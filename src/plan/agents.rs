@@ -270,9 +270,8 @@ fn scan(dir: &Path, depth: usize, files: &mut BTreeMap<String, PathBuf>) {
         if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
             files.entry(stem.to_owned()).or_insert_with(|| path.clone());
         }
-        let small = std::fs::metadata(&path).is_ok_and(|m| m.len() <= MAX_AGENT_FILE);
-        if small
-            && let Ok(text) = std::fs::read_to_string(&path)
+        // Only a regular file, and a small one: a FIFO is skipped, never waited on.
+        if let Ok(text) = crate::files::read_text_limited(&path, MAX_AGENT_FILE)
             && let Some(name) = front_matter_name(&text)
         {
             files.entry(name).or_insert(path);

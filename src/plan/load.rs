@@ -53,7 +53,7 @@ pub fn load(path: &Path) -> Result<Plan, PlanError> {
     } else {
         path.to_path_buf()
     };
-    let text = std::fs::read_to_string(&master).map_err(|source| {
+    let text = read_plan_file(&master).map_err(|source| {
         if source.kind() == io::ErrorKind::NotFound {
             PlanError::NotFound {
                 path: master.clone(),
@@ -65,9 +65,13 @@ pub fn load(path: &Path) -> Result<Plan, PlanError> {
             }
         }
     })?;
-    Ok(assemble(&master, &text, |file| {
-        std::fs::read_to_string(file)
-    }))
+    Ok(assemble(&master, &text, read_plan_file))
+}
+
+/// A plan file's text: only a regular file (a FIFO or a device is refused at once, never
+/// waited on), of at most [`PLAN_LIMIT`](crate::files::PLAN_LIMIT) bytes.
+fn read_plan_file(path: &Path) -> io::Result<String> {
+    crate::files::read_text_limited(path, crate::files::PLAN_LIMIT)
 }
 
 /// Build a plan from the master plan's text, reading phase files with `read`.

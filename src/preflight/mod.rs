@@ -240,12 +240,12 @@ pub(crate) fn plan_check(passed: bool, summary: String) -> Check {
 
 /// The sim scenario exists and every script in it is valid.
 fn scenario_check(path: &Path) -> Check {
-    let text = match std::fs::read_to_string(path) {
+    let text = match Scenario::read(path) {
         Ok(text) => text,
         Err(err) => {
             return Check::fail(
                 "scenario",
-                format!("cannot read {}: {err}", path.display()),
+                crate::error_chain::error_chain(&err),
                 "write a scenario there (docs/sim-agent.md), or set `agent.scenario`",
             );
         }
@@ -276,7 +276,20 @@ fn scenario_errors(errors: &[ScenarioError]) -> String {
 fn writable_check(root: &Path) -> Check {
     let mut problems = Vec::new();
     let state = root.join(".debussy");
-    if let Err(err) = probe_write(&state) {
+    // debussy's own directories must be real ones: a link is refused, never probed through.
+    let own = [state.clone(), state.join("runs"), state.join("logs")]
+        .into_iter()
+        .find_map(|dir| {
+            dir.symlink_metadata()
+                .is_ok_and(|meta| meta.file_type().is_symlink())
+                .then_some(dir)
+        });
+    if let Some(link) = own {
+        problems.push(format!(
+            "{}: a symbolic link; debussy keeps its files only in real directories (remove it)",
+            link.display()
+        ));
+    } else if let Err(err) = probe_write(&state) {
         problems.push(format!("{}: {err}", state.display()));
     }
     if let Ok(repo) = git2::Repository::discover(root)
@@ -300,8 +313,16 @@ fn probe_write(dir: &Path) -> std::io::Result<()> {
     let existed = dir.is_dir();
     std::fs::create_dir_all(dir)?;
     let probe = dir.join(format!(".debussy-write-check-{}", std::process::id()));
-    let written = std::fs::write(&probe, b"");
-    let _ = std::fs::remove_file(&probe);
+    // Created exclusively: whatever is in the way, a link included, is never written
+    // through, and never removed unless this made it.
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map(drop);
+    if written.is_ok() {
+        let _ = std::fs::remove_file(&probe);
+    }
     if !existed {
         let _ = std::fs::remove_dir(dir);
     }

@@ -7,7 +7,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::event::{ExitReport, ProcessEvent};
 use super::exit::ExitStatus;
-use super::group::Group;
+use super::identity::ProcessIdentity;
 use super::lines::EventBatch;
 use super::stdin::StdinWriter;
 use super::supervise::Request;
@@ -60,19 +60,19 @@ impl ProcessState {
 /// the child exited they do nothing and the waiting ones return the stored report.
 #[derive(Debug, Clone)]
 pub struct ChildControl {
-    pid: u32,
+    identity: ProcessIdentity,
     requests: mpsc::UnboundedSender<Request>,
     state: watch::Receiver<ProcessState>,
 }
 
 impl ChildControl {
     pub(crate) fn new(
-        pid: u32,
+        identity: ProcessIdentity,
         requests: mpsc::UnboundedSender<Request>,
         state: watch::Receiver<ProcessState>,
     ) -> Self {
         ChildControl {
-            pid,
+            identity,
             requests,
             state,
         }
@@ -81,7 +81,14 @@ impl ChildControl {
     /// The child's pid, which is also its process group id.
     #[must_use]
     pub fn pid(&self) -> u32 {
-        self.pid
+        self.identity.pid
+    }
+
+    /// The child's pid and start time: what to record to find it again after debussy
+    /// itself is gone, without mistaking another process that got the same number.
+    #[must_use]
+    pub fn identity(&self) -> ProcessIdentity {
+        self.identity
     }
 
     /// What the child is doing now.
@@ -118,7 +125,8 @@ impl ChildControl {
     }
 
     /// Send SIGKILL to the group now, cutting short any ladder in progress, without
-    /// waiting.
+    /// waiting. What the child started outside its group is killed once the child is
+    /// reaped and the leak grace has passed.
     pub fn request_kill(&self) {
         let _ = self.requests.send(Request::Kill);
     }
@@ -130,7 +138,9 @@ impl ChildControl {
     }
 
     /// Send `signal` to the child's whole process group (e.g. SIGSTOP/SIGCONT for job
-    /// control). Ignored once the child was reaped, so a reused pid is never hit.
+    /// control). Ignored once the child was reaped, so a reused pid is never hit: the
+    /// signal goes through the child's reaper, its parent, which sends it only while the
+    /// child is unreaped.
     pub fn signal(&self, signal: Signal) {
         let _ = self.requests.send(Request::Signal(signal));
     }
@@ -146,7 +156,8 @@ impl ChildControl {
         match exited.as_deref().map(ProcessState::exit_report) {
             Ok(Some(report)) => report.clone(),
             // The supervising task is gone without a report: the runtime is shutting
-            // down, and its guard has killed the group.
+            // down, and dropping it closed the reaper's socket, so the reaper killed
+            // the child and everything below it.
             _ => ExitReport {
                 status: ExitStatus::Unknown,
                 stop: None,
@@ -185,8 +196,10 @@ impl Events {
 
 /// A running child, owned. See the [module docs](super) for the whole picture.
 ///
-/// **Drop**: sends SIGKILL to the child's whole process group at once if it has not
-/// exited yet (the supervising task then reaps it). To end a child gracefully, call
+/// **Drop**: has the child's whole process group killed (SIGKILL) if it has not exited
+/// yet, and everything else it started once it is reaped; should the runtime never run
+/// the supervising task again, dropping that task closes the reaper's socket and the
+/// reaper kills everything at once. To end a child gracefully, call
 /// [`stop`](Self::stop) first.
 #[derive(Debug)]
 pub struct Child {
@@ -208,6 +221,12 @@ impl Child {
     #[must_use]
     pub fn pid(&self) -> u32 {
         self.control.pid()
+    }
+
+    /// See [`ChildControl::identity`].
+    #[must_use]
+    pub fn identity(&self) -> ProcessIdentity {
+        self.control.identity()
     }
 
     /// A clonable remote control for this child.
@@ -278,9 +297,6 @@ impl Child {
 impl Drop for Child {
     fn drop(&mut self) {
         if self.control.is_running() {
-            // Synchronously, so the group dies even if the runtime is shutting down
-            // and the supervising task never runs again.
-            Group::led_by(self.control.pid).signal(Signal::SIGKILL);
             self.control.request_kill();
         }
     }

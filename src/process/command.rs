@@ -7,15 +7,15 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::ProcessError;
 use super::child::{Child, ChildControl, Events, ProcessState};
 use super::event::Stream;
-use super::group::{Group, GroupGuard};
+use super::group::GroupGuard;
 use super::lines::{DEFAULT_MAX_LINE, read_lines};
+use super::reaper::{self, LaunchError, Launched};
 use super::stdin::StdinWriter;
 use super::stop::StopLadder;
 use super::supervise::Supervisor;
@@ -233,10 +233,16 @@ impl ProcessCommand {
 
     /// Start the program. Must be called within a Tokio runtime.
     ///
+    /// The program runs below a reaper of its own (see the [module docs](super)): it
+    /// leads its own process group, and everything it starts — in that group or not —
+    /// is killed when it ends or when debussy dies. Blocks for as long as the reaper
+    /// takes to start the program and say so (milliseconds).
+    ///
     /// # Errors
     /// A [`ProcessError`] saying what was looked for when the program cannot be
     /// started: not found (with the `PATH` searched), not executable, a missing `#!`
-    /// interpreter, a missing working directory.
+    /// interpreter, a missing working directory; or the reaper it runs below could not
+    /// be started.
     pub fn spawn(&self) -> Result<Child, ProcessError> {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(ProcessError::Spawn {
@@ -244,8 +250,17 @@ impl ProcessCommand {
                 source: io::Error::other("no Tokio runtime is running on this thread"),
             });
         }
-        let mut command = tokio::process::Command::new(&self.program);
-        command.args(&self.args);
+        let Some(reaper_program) = reaper::program() else {
+            return Err(ProcessError::NoReaper {
+                program: self.program_name(),
+            });
+        };
+        let mut command = tokio::process::Command::new(&reaper_program);
+        command.arg0("debussy-reaper").args(reaper::arguments(
+            self.leak_grace,
+            &self.program,
+            &self.args,
+        ));
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
         }
@@ -268,24 +283,21 @@ impl ProcessCommand {
         } else {
             Stdio::piped()
         });
-        let mut wrap = CommandWrap::from(command);
-        wrap.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-        let mut os_child = wrap.spawn().map_err(|err| self.spawn_error(err))?;
-        let Some(pid) = os_child.id() else {
-            // Only possible if the child was already reaped, which nothing here does.
-            return Err(ProcessError::Spawn {
-                program: self.program_name(),
-                source: io::Error::other("the child was reaped before its pid was read"),
-            });
-        };
-        let guard = GroupGuard::register(Group::led_by(pid));
+        let Launched {
+            reaper: mut os_child,
+            reports,
+            requests,
+            program,
+        } = reaper::launch(command).map_err(|err| self.launch_error(err, &reaper_program))?;
+        let pid = program.pid;
+        let guard = GroupGuard::register(pid, requests);
         tracing::debug!(pid, command = %self.display(), "started child");
 
         let (event_tx, event_rx) = mpsc::channel(self.event_capacity);
         let exited = CancellationToken::new();
         let abandon = CancellationToken::new();
         let mut readers = Vec::new();
-        if let Some(stdout) = os_child.stdout().take() {
+        if let Some(stdout) = os_child.stdout.take() {
             readers.push((
                 Stream::Stdout,
                 tokio::spawn(read_lines(
@@ -298,7 +310,7 @@ impl ProcessCommand {
                 )),
             ));
         }
-        if let Some(stderr) = os_child.stderr().take() {
+        if let Some(stderr) = os_child.stderr.take() {
             readers.push((
                 Stream::Stderr,
                 tokio::spawn(read_lines(
@@ -311,7 +323,7 @@ impl ProcessCommand {
                 )),
             ));
         }
-        let stdin = os_child.stdin().take().map(StdinWriter::new);
+        let stdin = os_child.stdin.take().map(StdinWriter::new);
         if let (StdinMode::Payload(payload), Some(writer)) = (&self.stdin, &stdin) {
             let writer = writer.clone();
             let payload = payload.clone();
@@ -327,8 +339,10 @@ impl ProcessCommand {
         let (state_tx, state_rx) = watch::channel(ProcessState::Running);
         tokio::spawn(
             Supervisor {
-                child: os_child,
+                reaper: os_child,
+                reports,
                 guard,
+                program,
                 requests: request_rx,
                 state: state_tx,
                 ladder: self.ladder.clone(),
@@ -347,10 +361,32 @@ impl ProcessCommand {
             StdinMode::Null | StdinMode::Payload(_) => None,
         };
         Ok(Child::new(
-            ChildControl::new(pid, request_tx, state_rx),
+            ChildControl::new(program, request_tx, state_rx),
             Events::new(event_rx),
             stdin,
         ))
+    }
+
+    /// Explain why the reaper did not end up running the program.
+    fn launch_error(&self, err: LaunchError, reaper_program: &Path) -> ProcessError {
+        match err {
+            LaunchError::Program(err) => self.spawn_error(err),
+            LaunchError::Reaper(err) | LaunchError::Silent(err) => {
+                if let Some(cwd) = &self.cwd
+                    && !cwd.is_dir()
+                {
+                    return ProcessError::MissingCwd {
+                        program: self.program_name(),
+                        cwd: cwd.clone(),
+                    };
+                }
+                ProcessError::Reaper {
+                    program: self.program_name(),
+                    reaper: reaper_program.to_owned(),
+                    source: err,
+                }
+            }
+        }
     }
 
     fn program_name(&self) -> String {

@@ -58,38 +58,53 @@ pub enum ProcessEvent {
         tail: Vec<u8>,
     },
     /// After the child exited, something it started was still alive or still held its
-    /// output pipes open. Whatever remained in the child's process group was killed.
+    /// output pipes open. Every process below the child still alive was killed, whether
+    /// it was in the child's process group or had left it.
     Leaked(Leak),
     /// The child exited and was reaped. Always the last event.
     Exited(ExitReport),
 }
 
 /// What outlived a child after it exited (cf. nextest's leak detection).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Leak {
     /// Processes of the child's group still alive once the leak grace had passed; they
     /// were sent SIGKILL.
     pub group_pids: Vec<u32>,
-    /// Pipes still open once the leak grace had passed, held by a process outside the
-    /// group (one that called `setsid` or `setpgid`, which debussy cannot kill). Reading
-    /// them was abandoned.
+    /// Processes the child started that had left its group (`setsid`, a daemon) and were
+    /// still alive once the leak grace had passed; they were sent SIGKILL too.
+    pub escaped_pids: Vec<u32>,
+    /// Pipes still open once the leak grace had passed and everything below the child
+    /// was killed: held by a process outside its tree (given the descriptor over a
+    /// socket). Reading them was abandoned.
     pub open_pipes: Vec<Stream>,
 }
 
 impl fmt::Display for Leak {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pids = |pids: &[u32]| {
+            pids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let mut parts = Vec::new();
         if !self.group_pids.is_empty() {
-            let pids: Vec<String> = self.group_pids.iter().map(u32::to_string).collect();
             parts.push(format!(
                 "process(es) {} still running in its group (killed)",
-                pids.join(", ")
+                pids(&self.group_pids)
+            ));
+        }
+        if !self.escaped_pids.is_empty() {
+            parts.push(format!(
+                "process(es) {} still running outside its group (killed)",
+                pids(&self.escaped_pids)
             ));
         }
         if !self.open_pipes.is_empty() {
             let pipes: Vec<String> = self.open_pipes.iter().map(Stream::to_string).collect();
             parts.push(format!(
-                "{} held open by a process outside its group",
+                "{} held open by a process outside its tree",
                 pipes.join(" and ")
             ));
         }

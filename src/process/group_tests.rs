@@ -1,6 +1,7 @@
-//! The process group's lifetime against real processes: grandchildren die with the group,
-//! pipes held outside it are abandoned, and a dropped child, a panicking owner or a shut
-//! down runtime takes its whole group along.
+//! The lifetime of a child's tree against real processes: grandchildren die with the
+//! group, processes that left the group (`setsid`, a double fork) die with the child,
+//! pipes held outside the tree are abandoned, and a dropped child, a panicking owner or a
+//! shut down runtime takes the whole tree along.
 
 use std::time::{Duration, Instant};
 
@@ -35,13 +36,7 @@ async fn a_grandchild_left_in_the_group_is_reported_and_killed() {
     let report = within("stop", child.stop()).await;
     assert_eq!(report.status, ExitStatus::Signal(libc_sig(Signal::SIGINT)));
     let events = all_events(&mut child).await;
-    let leak = events
-        .iter()
-        .find_map(|e| match e {
-            ProcessEvent::Leaked(leak) => Some(leak.clone()),
-            _ => None,
-        })
-        .expect("a leak event");
+    let leak = leak_of(&events);
     assert_eq!(leak.group_pids, [grandchild]);
     assert!(leak.open_pipes.is_empty(), "killing the group closed them");
     assert!(leak.to_string().contains(&grandchild.to_string()));
@@ -49,28 +44,94 @@ async fn a_grandchild_left_in_the_group_is_reported_and_killed() {
     assert!(!live_groups().contains(&child.pid()));
 }
 
+/// The first leak event among `events`.
+fn leak_of(events: &[ProcessEvent]) -> Leak {
+    events
+        .iter()
+        .find_map(|e| match e {
+            ProcessEvent::Leaked(leak) => Some(leak.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no leak event in {events:?}"))
+}
+
 #[tokio::test]
-async fn pipes_held_outside_the_group_are_abandoned() {
-    // `setsid` takes the sleeper out of our group: it cannot be killed with it, but its
-    // hold on our pipes must not keep us waiting. (Not a group leader, `setsid` does not
-    // fork, so `$!` is the sleeper's pid.)
+async fn a_process_that_left_the_group_is_killed_when_the_child_ends() {
+    // `setsid` takes the sleeper out of the group, and it holds our pipes: a group kill
+    // cannot reach it, its reaper can. (Not a group leader, `setsid` does not fork, so
+    // `$!` is the sleeper's pid.)
     let mut child = sh("setsid sleep 100 & echo $!")
         .leak_grace(Duration::from_millis(100))
         .spawn()
         .expect("spawn");
     let escapee: u32 = next_stdout_line(&mut child).await.parse().expect("pid");
     let events = all_events(&mut child).await;
-    let escapee_pid = nix::unistd::Pid::from_raw(i32::try_from(escapee).expect("pid"));
-    let _ = nix::sys::signal::kill(escapee_pid, Signal::SIGKILL);
-    let leak = events
-        .iter()
-        .find_map(|e| match e {
-            ProcessEvent::Leaked(leak) => Some(leak.clone()),
-            _ => None,
-        })
-        .expect("a leak event");
-    assert_eq!(leak.open_pipes, [Stream::Stdout, Stream::Stderr]);
+    let leak = leak_of(&events);
+    assert_eq!(leak.escaped_pids, [escapee], "{leak:?}");
     assert!(leak.group_pids.is_empty(), "{leak:?}");
+    assert!(
+        leak.open_pipes.is_empty(),
+        "killing it closed them: {leak:?}"
+    );
+    assert!(
+        !is_alive(escapee),
+        "the process that left the group survived"
+    );
+    assert!(exit_of(&events).is_success());
+}
+
+#[tokio::test]
+async fn a_double_forked_daemon_is_found_and_killed() {
+    // The classic daemon: fork, setsid, fork again, and the middle process exits, so the
+    // daemon's parent is gone at once. It is handed to the reaper, not to init.
+    let mut child = sh(r#"sh -c 'setsid sh -c "sleep 100 & echo \$!" & wait'; exec sleep 100"#)
+        .spawn()
+        .expect("spawn");
+    let daemon: u32 = next_stdout_line(&mut child).await.parse().expect("pid");
+    let parent = procfs::stat_of(daemon).expect("the daemon runs").ppid;
+    assert_ne!(parent, 1, "the daemon went to init");
+    let report = within("kill", child.kill()).await;
+    assert_eq!(report.status, ExitStatus::Signal(libc_sig(Signal::SIGKILL)));
+    let events = all_events(&mut child).await;
+    assert_eq!(leak_of(&events).escaped_pids, [daemon]);
+    assert!(!is_alive(daemon), "the daemon survived");
+}
+
+#[tokio::test]
+async fn pipes_held_outside_the_tree_are_abandoned() {
+    // A process debussy did not start opens the child's stdout through /proc: killing
+    // the child's tree cannot close it, and the reader must not wait for it.
+    let mut child = sh("echo $$; read line || :")
+        .stdin_piped()
+        .leak_grace(Duration::from_millis(100))
+        .spawn()
+        .expect("spawn");
+    let pid = next_stdout_line(&mut child).await;
+    let mut outsider = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec 3>/proc/{pid}/fd/1; echo held; exec sleep 100"
+        ))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("outsider");
+    let mut held = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(outsider.stdout.take().expect("stdout")),
+        &mut held,
+    )
+    .expect("read");
+    assert_eq!(held, "held\n");
+    child.stdin().expect("stdin").close();
+    let events = all_events(&mut child).await;
+    let _ = outsider.kill();
+    let _ = outsider.wait();
+    let leak = leak_of(&events);
+    assert_eq!(leak.open_pipes, [Stream::Stdout], "{leak:?}");
+    assert!(
+        leak.group_pids.is_empty() && leak.escaped_pids.is_empty(),
+        "{leak:?}"
+    );
     assert!(exit_of(&events).is_success());
 }
 

@@ -7,8 +7,11 @@
 //!
 //! # Theory of operation
 //!
-//! [`ProcessCommand::spawn`] starts the program through `process-wrap` as the leader of
-//! a new process group, with kill-on-drop, and starts three tasks:
+//! [`ProcessCommand::spawn`] starts the program below a **reaper** of its own
+//! (`reaper/`): debussy's own executable, re-executed as `debussy __reaper`, which
+//! makes itself a child subreaper, starts the program as the leader of a new process
+//! group with the pipes debussy gave it, and answers on a socket. Then three tasks run
+//! in debussy:
 //!
 //! - two **readers**, one per output pipe, that frame bytes into lines (capped at
 //!   [`ProcessCommand::max_line_bytes`]) and send them as [`ProcessEvent`]s on one
@@ -16,27 +19,30 @@
 //!   Both pipes are always drained concurrently; a full channel holds a reader back, and
 //!   with it the child (flow control, never a deadlock between the two pipes). If the
 //!   receiver is dropped, readers keep draining and discard.
-//! - one **supervisor** that owns the OS child, and `select!`s over its exit, requests
-//!   from handles (stop, kill, signal) and the stop ladder's timer. It is the only code
-//!   that reaps the child and the only code that walks the [`StopLadder`]; it publishes
-//!   the [`ProcessState`] on a watch channel, so any number of [`ChildControl`] clones
-//!   can wait for the exit without owning the child.
+//! - one **supervisor** that owns the reaper's socket, and `select!`s over its reports
+//!   (the program's exit), requests from handles (stop, kill, signal) and the stop
+//!   ladder's timer. It is the only code that walks the [`StopLadder`]; it publishes the
+//!   [`ProcessState`] on a watch channel, so any number of [`ChildControl`] clones can
+//!   wait for the exit without owning the child.
 //!
 //! What the caller holds:
 //!
-//! - [`Child`]: the owner. Dropping it kills the whole group at once (SIGKILL) —
+//! - [`Child`]: the owner. Dropping it has the whole tree killed at once (SIGKILL) —
 //!   whatever controls or writers still exist. It hands out the [`Events`] receiver, a
 //!   [`StdinWriter`] and [`ChildControl`]s.
 //! - [`ChildControl`]: a cheap, clonable remote: `stop`, `kill`, `signal`, `wait`,
-//!   `state`. It does not keep the child alive.
+//!   `state`, and the child's [`ProcessIdentity`]. It does not keep the child alive.
 //! - [`StdinWriter`]: the stdin pipe, shared with the stop ladder (whose MCP variant
 //!   closes it first).
 //!
-//! When the child exits, the supervisor records the status (so `wait`/`stop` return at
-//! once), closes stdin, then checks for leaks: processes of the group still alive after
-//! a short grace are listed and killed; a pipe that stays open (held by something that
-//! left the group) is abandoned. A [`ProcessEvent::Leaked`] reports either, and
-//! [`ProcessEvent::Exited`] is always the last event.
+//! The reaper is the program's parent, so it reaps it and signals its group only while
+//! the program is unreaped: a signal debussy asks for can never reach a process that
+//! got the number later. When the program exits, the reaper reports the status (so
+//! `wait`/`stop` return at once) and gives whatever is still below it the leak grace;
+//! then it kills all of it — in the program's group or not — and reports it. A pipe that
+//! still stays open after that (its descriptor was passed out of the tree) is abandoned.
+//! A [`ProcessEvent::Leaked`] reports either, and [`ProcessEvent::Exited`] is always the
+//! last event.
 //!
 //! Stopping (see [`stop`](StopLadder)): `stop()` walks the ladder — e.g. SIGINT, SIGTERM,
 //! SIGKILL for agents; close stdin, SIGTERM, SIGKILL for MCP servers — each step
@@ -44,13 +50,15 @@
 //! while the exit is awaited. `stop()` is idempotent: later calls wait for the same
 //! stop. `kill()` cuts any ladder short with SIGKILL (the second Ctrl-C).
 //!
-//! No orphans: the group is killed when the [`Child`] is dropped, when the supervising
-//! task is dropped (runtime shutdown, a panic unwinding), and by
-//! [`kill_all_groups`], which the binary can call from its own signal handling. When
-//! debussy itself dies without running any of that (SIGKILL, an abort), each group's
-//! watchdog — a tiny `/bin/sh` outside the group, blocked on a pipe only debussy writes —
-//! sees the pipe close and kills the group (`watchdog.rs`). Only a process that leaves
-//! the group (`setsid`) can escape; it is reported as a leak.
+//! No orphans, however debussy ends: everything below a program is below its reaper,
+//! since a subreaper inherits the orphans of its descendants (a `setsid` tool command, a
+//! double-forked daemon). The reaper kills all of it when the program ends, when the
+//! [`Child`] is dropped, when the supervising task is dropped (runtime shutdown, a panic
+//! unwinding: its socket closes), on [`kill_all_groups`], and when debussy dies without
+//! running any code (SIGKILL, an abort): the kernel closes debussy's end of the socket,
+//! which only debussy ever held, and the reaper reads end of file.
+//!
+//! A binary that starts children calls [`reaper::run_if_reaper`] first in `main`.
 
 mod child;
 mod command;
@@ -60,10 +68,10 @@ mod group;
 mod identity;
 mod lines;
 pub(crate) mod procfs;
+pub mod reaper;
 mod stdin;
 mod stop;
 mod supervise;
-mod watchdog;
 
 pub use child::{Child, ChildControl, Events, ProcessState};
 pub(crate) use command::shell_quote;
@@ -125,6 +133,25 @@ pub enum ProcessError {
         /// The program as given.
         program: String,
         /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No reaper executable is known to run the program below (see [`reaper`]).
+    #[error(
+        "start `{program}`: no debussy binary to run it below (call `process::reaper::run_if_reaper` first in `main`, or `process::reaper::set_program`)"
+    )]
+    NoReaper {
+        /// The program as given.
+        program: String,
+    },
+    /// The reaper the program runs below could not be started, or did not answer.
+    #[error("start `{program}`: its reaper {} failed", reaper.display())]
+    Reaper {
+        /// The program as given.
+        program: String,
+        /// The reaper executable.
+        reaper: PathBuf,
+        /// What went wrong.
         #[source]
         source: std::io::Error,
     },

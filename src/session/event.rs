@@ -27,6 +27,9 @@ pub enum SessionEvent {
     Started {
         /// Its pid (also its process group id).
         pid: u32,
+        /// Its start time in clock ticks after boot: with the pid, what tells it from a
+        /// later process given the same number.
+        start: u64,
         /// The command line, shell-quoted (the prompt goes on stdin and is not shown).
         command: String,
         /// Where its raw output is being saved.
@@ -264,8 +267,9 @@ pub(crate) fn serialize_display<T: fmt::Display, S: serde::Serializer>(
 fn serialize_leak<S: serde::Serializer>(leak: &Leak, serializer: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeStruct;
     let pipes: Vec<String> = leak.open_pipes.iter().map(ToString::to_string).collect();
-    let mut out = serializer.serialize_struct("Leak", 2)?;
+    let mut out = serializer.serialize_struct("Leak", 3)?;
     out.serialize_field("group_pids", &leak.group_pids)?;
+    out.serialize_field("escaped_pids", &leak.escaped_pids)?;
     out.serialize_field("open_pipes", &pipes)?;
     out.end()
 }

@@ -25,6 +25,9 @@ pub(super) const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::fro
 /// Longest line kept from the followed file; a longer one is skipped whole.
 const MAX_LINE: usize = 64 * 1024 * 1024;
 
+/// The most read from the followed file at a time.
+const FOLLOW_CHUNK: u64 = 8 * 1024 * 1024;
+
 /// The private home for the session whose transcript is `log_path`:
 /// `…session-K.home/` beside it.
 #[must_use]
@@ -60,7 +63,7 @@ pub(super) fn prepare_files(command: &AgentCommand, log_path: &Path) -> Result<P
     }
     if let Some(file) = &command.file {
         let path = log_path.with_extension(&file.name);
-        std::fs::write(&path, &file.contents)
+        crate::files::write_private(&path, file.contents.as_bytes())
             .map_err(|err| format!("write {}: {err}", path.display()))?;
         env.push((file.var.clone(), path.display().to_string()));
     }
@@ -74,7 +77,12 @@ pub(super) fn prepare_files(command: &AgentCommand, log_path: &Path) -> Result<P
 /// path.
 pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, String> {
     let dir = home_path(log_path);
-    std::fs::create_dir_all(&dir).map_err(|err| format!("create {}: {err}", dir.display()))?;
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Err(format!("{} names no directory", dir.display()));
+    };
+    std::fs::create_dir_all(parent)
+        .and_then(|()| crate::files::private_dir(parent, Path::new(name)))
+        .map_err(|err| format!("create {}: {err}", dir.display()))?;
     let Some(user) = home.link_from.as_deref() else {
         return Ok(dir);
     };
@@ -144,28 +152,38 @@ impl Followed {
             let Some(path) = find(&self.root, &self.follow) else {
                 return Ok(Vec::new());
             };
-            let file = File::open(&path)?;
+            // Written by the agent: only a regular file is followed (a FIFO would block
+            // the open, a device never ends).
+            let file = crate::files::open_regular(&path)?;
             self.file = Some((path, file));
         }
         let Some((_, file)) = &mut self.file else {
             return Ok(Vec::new());
         };
-        let mut buffer = Vec::new();
-        file.read_to_end(&mut buffer)?;
         let mut lines = Vec::new();
-        for chunk in buffer.split_inclusive(|byte| *byte == b'\n') {
-            if chunk.ends_with(b"\n") {
-                if !self.skipping {
-                    self.partial.extend_from_slice(&chunk[..chunk.len() - 1]);
-                    lines.push(std::mem::take(&mut self.partial));
+        let mut buffer = Vec::new();
+        loop {
+            // A bounded piece at a time: memory stays bounded however fast it grows.
+            buffer.clear();
+            let read = file.take(FOLLOW_CHUNK).read_to_end(&mut buffer)?;
+            for chunk in buffer.split_inclusive(|byte| *byte == b'\n') {
+                if chunk.ends_with(b"\n") {
+                    if !self.skipping {
+                        self.partial.extend_from_slice(&chunk[..chunk.len() - 1]);
+                        lines.push(std::mem::take(&mut self.partial));
+                    }
+                    self.skipping = false;
+                } else if !self.skipping {
+                    self.partial.extend_from_slice(chunk);
+                    if self.partial.len() > MAX_LINE {
+                        self.partial = Vec::new();
+                        self.skipping = true;
+                    }
                 }
-                self.skipping = false;
-            } else if !self.skipping {
-                self.partial.extend_from_slice(chunk);
-                if self.partial.len() > MAX_LINE {
-                    self.partial = Vec::new();
-                    self.skipping = true;
-                }
+            }
+            // Between ticks one piece is enough; at the end, everything there is.
+            if !at_end || (read as u64) < FOLLOW_CHUNK {
+                break;
             }
         }
         if at_end && !self.partial.is_empty() {

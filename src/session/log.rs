@@ -10,22 +10,17 @@
 //! a temporary file beside it, which then replaces the log in one `rename`, so the log is
 //! at every moment either the plain NDJSON or the marker followed by all of it.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// Create `path` (and its directories) mode 0600, truncating a file already there.
+/// Create `path` (and its directories) mode 0600, emptying a file already there; a link
+/// in its place is refused, never written through.
 pub(crate) fn create_private(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt as _;
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         fs::create_dir_all(dir)?;
     }
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
+    crate::files::create_private(path)
 }
 
 /// Where a session's stderr goes: beside its transcript, `…-session-<k>.stderr.log`.

@@ -54,6 +54,21 @@ pub async fn run(
     Driver::new(&spec, events).run(&control).await
 }
 
+/// Make sure every directory between the project's root and the session's log is
+/// debussy's own (see [`SessionSpec::files_root`]).
+fn own_log_dir(spec: &SessionSpec) -> std::io::Result<()> {
+    let (Some(root), Some(dir)) = (&spec.files_root, spec.log_path.parent()) else {
+        return Ok(());
+    };
+    let relative = dir.strip_prefix(root).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("it is not inside {}", root.display()),
+        )
+    })?;
+    crate::files::private_dir(root, relative).map(drop)
+}
+
 /// A stop the session decided on.
 #[derive(Debug)]
 pub(super) struct Stopping {
@@ -136,6 +151,17 @@ impl<'a> Driver<'a> {
 
     async fn run(mut self, control: &SessionControl) -> SessionReport {
         let spec = self.spec;
+        if let Err(err) = own_log_dir(spec) {
+            return self
+                .not_started(SpawnFailure {
+                    message: format!(
+                        "prepare the directory of {}: {err}",
+                        spec.log_path.display()
+                    ),
+                    help: None,
+                })
+                .await;
+        }
         match SessionLog::create(&spec.log_path) {
             Ok(log) => self.log = Some(log),
             Err(err) => {
@@ -211,6 +237,7 @@ impl<'a> Driver<'a> {
         tracing::debug!(pid = child.pid(), command = ?self.command, "agent session started");
         self.send(SessionEvent::Started {
             pid: child.pid(),
+            start: child.identity().start,
             command: self.command.clone().unwrap_or_default(),
             log_path: spec.log_path.clone(),
         });

@@ -51,8 +51,13 @@ pub struct SessionSpec {
     pub stderr_tail_lines: usize,
     /// Where the raw NDJSON goes
     /// (`.debussy/runs/<run>/<phase>/attempt-<n>-session-<k>.jsonl`); directories are
-    /// created, an existing file is replaced.
+    /// created, an existing file is replaced (a link in its place is refused).
     pub log_path: PathBuf,
+    /// Where debussy's own directories start, when `log_path` is inside a project (its
+    /// root): every directory from there to the log's must be a real directory, made by
+    /// debussy where missing and never a link, or the session does not start. `None`
+    /// (the default) makes the log's directory as it is.
+    pub files_root: Option<PathBuf>,
 }
 
 impl SessionSpec {
@@ -97,6 +102,7 @@ impl SessionSpec {
             stop_grace,
             stderr_tail_lines: config.agent.stderr_tail_lines,
             log_path: log_path.into(),
+            files_root: None,
         })
     }
 
@@ -141,6 +147,7 @@ impl fmt::Debug for SessionSpec {
             .field("window", &self.window)
             .field("stop_grace", &self.stop_grace)
             .field("log_path", &self.log_path)
+            .field("files_root", &self.files_root)
             .finish()
     }
 }

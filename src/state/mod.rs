@@ -29,9 +29,9 @@ pub use store::Store;
 pub use totals::RunTotals;
 
 pub use records::{
-    CompletionSignal, CompletionStatus, ExecutionEnd, ExecutionRecord, ExecutionStatus, GateRecord,
-    PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionKind, SessionRecord,
-    StartedWith, now,
+    AgentGroup, CompletionSignal, CompletionStatus, ExecutionEnd, ExecutionRecord, ExecutionStatus,
+    GateRecord, PauseRecord, ProgressEntry, RestartRecord, RunRecord, RunStatus, SessionKind,
+    SessionRecord, StartedWith, now,
 };
 
 /// The database file, relative to the project root.

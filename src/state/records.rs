@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::context::cost::Billed;
+use crate::process::ProcessIdentity;
 
 /// How a run stands: stored in the state database and reported in the run's summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -132,7 +133,7 @@ pub struct RunRecord {
     pub owner_start: Option<u64>,
     /// The process groups of the agent sessions running now (or when the owner died),
     /// one per running phase.
-    pub agent_pgids: Vec<i32>,
+    pub agent_groups: Vec<AgentGroup>,
     /// The plan's phase ids, in execution order (empty for runs recorded before this was kept).
     pub phase_ids: Vec<String>,
     /// The configuration flags and variables the run was started with.
@@ -141,6 +142,34 @@ pub struct RunRecord {
     pub pauses: std::collections::BTreeMap<String, PauseRecord>,
     /// Seconds the run has been running, summed over the invocations that ended.
     pub active_secs: f64,
+}
+
+/// An agent's process group as recorded: the group's number is its leader's pid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentGroup {
+    /// The leader's pid and start time: the group can be told from a later one that got
+    /// the same number.
+    Identified(ProcessIdentity),
+    /// A group recorded by a version that kept only its number.
+    Unidentified(i32),
+}
+
+impl Serialize for AgentGroup {
+    /// As the process group id.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_i32(self.pgid())
+    }
+}
+
+impl AgentGroup {
+    /// The process group id.
+    #[must_use]
+    pub fn pgid(self) -> i32 {
+        match self {
+            AgentGroup::Identified(leader) => i32::try_from(leader.pid).unwrap_or(0),
+            AgentGroup::Unidentified(pgid) => pgid,
+        }
+    }
 }
 
 /// How a run was configured on its command line, so `--resume` can do the same.

@@ -4,7 +4,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::{Row, params};
 
-use super::{Owner, PauseRecord, RunRecord, RunStatus, StartedWith, StateError, Store, now};
+use super::{
+    AgentGroup, Owner, PauseRecord, RunRecord, RunStatus, StartedWith, StateError, Store, now,
+};
+use crate::process::ProcessIdentity;
 
 impl Store {
     /// Record a new run and return its id.
@@ -122,12 +125,13 @@ impl Store {
             }
             pauses.extend(self.phase_pauses(&id)?);
         }
-        let mut agent_pgids: Vec<i32> = row
+        let mut agent_groups: Vec<AgentGroup> = row
             .get::<_, Option<i32>>("agent_pgid")
             .map_err(get)?
             .into_iter()
+            .map(AgentGroup::Unidentified)
             .collect();
-        agent_pgids.extend(self.phase_agents(&id)?);
+        agent_groups.extend(self.phase_agents(&id)?);
         Ok(RunRecord {
             id,
             plan_path: row.get("plan_path").map_err(get)?,
@@ -139,7 +143,7 @@ impl Store {
             ended_at: row.get("ended_at").map_err(get)?,
             owner_pid,
             owner_start,
-            agent_pgids,
+            agent_groups,
             phase_ids: lines(row.get("phase_ids").map_err(get)?),
             started_with,
             pauses,
@@ -193,8 +197,9 @@ impl Store {
         Ok(())
     }
 
-    /// Record the process group of `phase_id`'s agent session now running (`None`
-    /// between its sessions).
+    /// Record the process group of `phase_id`'s agent session now running, by its
+    /// leader (the agent leads its own group) as it was started (`None` between its
+    /// sessions).
     ///
     /// # Errors
     /// On SQLite failure.
@@ -202,13 +207,20 @@ impl Store {
         &self,
         run_id: &str,
         phase_id: &str,
-        pgid: Option<i32>,
+        leader: Option<ProcessIdentity>,
     ) -> Result<(), StateError> {
-        match pgid {
-            Some(pgid) => self.conn.execute(
-                "INSERT INTO phase_agents (run_id, phase_id, pgid) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (run_id, phase_id) DO UPDATE SET pgid = excluded.pgid",
-                params![run_id, phase_id, pgid],
+        match leader {
+            Some(leader) => self.conn.execute(
+                "INSERT INTO phase_agents (run_id, phase_id, pgid, leader_start)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (run_id, phase_id)
+                 DO UPDATE SET pgid = excluded.pgid, leader_start = excluded.leader_start",
+                params![
+                    run_id,
+                    phase_id,
+                    leader.pid,
+                    i64::try_from(leader.start).unwrap_or(i64::MAX)
+                ],
             ),
             None => self.conn.execute(
                 "DELETE FROM phase_agents WHERE run_id = ?1 AND phase_id = ?2",
@@ -239,15 +251,31 @@ impl Store {
         Ok(())
     }
 
-    fn phase_agents(&self, run_id: &str) -> Result<Vec<i32>, StateError> {
+    fn phase_agents(&self, run_id: &str) -> Result<Vec<AgentGroup>, StateError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT pgid FROM phase_agents WHERE run_id = ?1 ORDER BY phase_id")
+            .prepare(
+                "SELECT pgid, leader_start FROM phase_agents WHERE run_id = ?1 ORDER BY phase_id",
+            )
             .map_err(self.sql("read the agents' process groups"))?;
-        stmt.query_map([run_id], |row| row.get(0))
-            .map_err(self.sql("read the agents' process groups"))?
-            .collect::<Result<_, _>>()
-            .map_err(self.sql("read the agents' process groups"))
+        stmt.query_map([run_id], |row| {
+            let pgid: i32 = row.get(0)?;
+            let start: Option<i64> = row.get(1)?;
+            Ok(
+                match (
+                    u32::try_from(pgid),
+                    start.and_then(|s| u64::try_from(s).ok()),
+                ) {
+                    (Ok(pid), Some(start)) => {
+                        AgentGroup::Identified(ProcessIdentity { pid, start })
+                    }
+                    _ => AgentGroup::Unidentified(pgid),
+                },
+            )
+        })
+        .map_err(self.sql("read the agents' process groups"))?
+        .collect::<Result<_, _>>()
+        .map_err(self.sql("read the agents' process groups"))
     }
 
     /// Record the plan's phase ids for the run, so reports for other phases are refused.

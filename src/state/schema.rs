@@ -170,4 +170,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
     );
     ALTER TABLE phase_executions ADD COLUMN workdir TEXT;
     ",
+    // 8: the start time of each recorded agent group's leader, so that a resume signals
+    // the group only while its number still names the agent (pid reuse).
+    "
+    ALTER TABLE phase_agents ADD COLUMN leader_start INTEGER;
+    ",
 ];

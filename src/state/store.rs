@@ -25,6 +25,11 @@ impl Store {
     /// # Errors
     /// When the file cannot be created or opened, or was written by a newer debussy.
     pub fn open(project_root: &Path) -> Result<Store, StateError> {
+        let dir = Path::new(STATE_DB).parent().unwrap_or(Path::new(""));
+        crate::files::private_dir(project_root, dir).map_err(|source| StateError::CreateDir {
+            path: project_root.join(dir),
+            source,
+        })?;
         Store::open_at(&project_root.join(STATE_DB))
     }
 
@@ -34,14 +39,15 @@ impl Store {
     /// As [`Store::open`].
     pub fn open_existing(project_root: &Path) -> Result<Option<Store>, StateError> {
         let path = project_root.join(STATE_DB);
-        if path.exists() {
-            Store::open_at(&path).map(Some)
+        if path.symlink_metadata().is_ok() {
+            Store::open(project_root).map(Some)
         } else {
             Ok(None)
         }
     }
 
-    /// Open (creating if needed) a database at `path` and migrate it.
+    /// Open (creating if needed) a database at `path` and migrate it. The database and
+    /// its journal files are never opened through a link: one in their place is refused.
     ///
     /// # Errors
     /// As [`Store::open`].
@@ -68,7 +74,8 @@ impl Store {
                 source,
             }
         };
-        let conn = Connection::open(path).map_err(err("open"))?;
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(err("open"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(err("set the busy timeout"))?;
         conn.pragma_update(None, "journal_mode", "WAL")
@@ -155,25 +162,40 @@ impl Store {
 
 /// Create the database file readable by its owner only, and narrow the mode of an
 /// existing one and of its `-wal`/`-shm` files (SQLite gives those the database's mode).
+/// A link in the place of the database or of a file SQLite makes beside it (committed
+/// by a repository, say) is refused: SQLite would write through it.
 fn make_private(db: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    if !db.exists() {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(PRIVATE_FILE_MODE)
-            .open(db)?;
-    }
-    for suffix in ["", "-wal", "-shm"] {
+    use std::os::unix::fs::PermissionsExt;
+    for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut name = db.as_os_str().to_owned();
         name.push(suffix);
         let file = PathBuf::from(name);
-        if let Ok(meta) = std::fs::metadata(&file)
-            && meta.permissions().mode() & 0o077 != 0
-        {
-            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))?;
+        match std::fs::symlink_metadata(&file) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} is a symbolic link; debussy never writes through links: remove it",
+                        file.display()
+                    ),
+                ));
+            }
+            Ok(meta) if !meta.is_file() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{} is not a regular file: remove it", file.display()),
+                ));
+            }
+            Ok(meta) if meta.permissions().mode() & 0o077 != 0 => {
+                std::fs::set_permissions(
+                    &file,
+                    std::fs::Permissions::from_mode(PRIVATE_FILE_MODE),
+                )?;
+            }
+            _ => {}
         }
     }
+    // Made here (never through a link) so that SQLite finds it with its mode set.
+    drop(crate::files::open_private_append(db)?);
     Ok(())
 }

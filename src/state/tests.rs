@@ -325,6 +325,41 @@ fn a_version_1_database_is_migrated_keeping_its_runs() {
 }
 
 #[test]
+fn agent_groups_recorded_before_version_8_are_read_without_a_leader_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(STATE_DB);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let conn = Connection::open(&path).expect("open");
+    for migration in &schema::MIGRATIONS[..7] {
+        conn.execute_batch(migration).expect("migrate");
+    }
+    conn.pragma_update(None, "user_version", 7)
+        .expect("version");
+    conn.execute_batch(
+        "INSERT INTO runs (id, plan_path, plan_title, status, started_at, agent_pgid)
+             VALUES ('old', '/p', 'P', 'interrupted', 'then', 11);
+         INSERT INTO phase_agents (run_id, phase_id, pgid) VALUES ('old', '1', 4242);",
+    )
+    .expect("insert");
+    drop(conn);
+    let store = Store::open(dir.path()).expect("migrate");
+    let run = store.run("old").expect("read").expect("kept");
+    assert_eq!(
+        run.agent_groups,
+        [AgentGroup::Unidentified(11), AgentGroup::Unidentified(4242)]
+    );
+    let leader = crate::process::ProcessIdentity {
+        pid: 4242,
+        start: 9,
+    };
+    store
+        .set_agent_group("old", "1", Some(leader))
+        .expect("record");
+    let run = store.run("old").expect("read").expect("kept");
+    assert_eq!(run.agent_groups[1], AgentGroup::Identified(leader));
+}
+
+#[test]
 fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
     let (_dir, store) = store();
     let live = store.create_run("/p", "P").expect("run");
@@ -337,11 +372,19 @@ fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
     store
         .set_run_owner(&dead, Some(Owner { pid, start }))
         .expect("owner");
+    let first = crate::process::ProcessIdentity {
+        pid: 4242,
+        start: 77,
+    };
+    let second = crate::process::ProcessIdentity {
+        pid: 4343,
+        start: 88,
+    };
     store
-        .set_agent_group(&dead, "1", Some(4242))
+        .set_agent_group(&dead, "1", Some(first))
         .expect("group");
     store
-        .set_agent_group(&dead, "2", Some(4343))
+        .set_agent_group(&dead, "2", Some(second))
         .expect("group");
 
     assert_eq!(
@@ -355,14 +398,20 @@ fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
     let settled = store.settle_interrupted().expect("settle");
     assert_eq!(settled.len(), 1);
     assert_eq!(settled[0].id, dead);
-    assert_eq!(settled[0].agent_pgids, [4242, 4343]);
+    assert_eq!(
+        settled[0].agent_groups,
+        [
+            AgentGroup::Identified(first),
+            AgentGroup::Identified(second)
+        ]
+    );
     store.clear_agent_groups(&dead).expect("clear");
     assert!(
         store
             .run(&dead)
             .expect("read")
             .expect("run")
-            .agent_pgids
+            .agent_groups
             .is_empty()
     );
     let record = store.run(&dead).expect("read").expect("run");

@@ -96,7 +96,8 @@ impl Sink for PlainSink {
             } => {
                 if let Some(dir) = &self.log_dir {
                     let _ = std::fs::create_dir_all(dir);
-                    self.file = File::create(dir.join(format!("run-{run_id}.log"))).ok();
+                    self.file =
+                        crate::files::create_private(&dir.join(format!("run-{run_id}.log"))).ok();
                 }
                 let verb = if *resumed { "resumed" } else { "started" };
                 self.line(&format!(

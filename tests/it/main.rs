@@ -8,6 +8,7 @@ mod claude_cli;
 mod config;
 mod doctor;
 mod hud;
+mod inputs;
 mod mcp;
 mod mcp_claude;
 mod model_server;

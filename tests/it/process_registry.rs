@@ -60,3 +60,77 @@ async fn kill_all_groups_kills_every_live_child() {
     .await
     .expect("groups unregistered");
 }
+
+/// Wait (bounded) until `path` holds a pid.
+fn pid_in(path: &std::path::Path) -> i32 {
+    let deadline = std::time::Instant::now() + BOUND;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing wrote {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether `pid` is gone (a zombie counts as gone) within the bound.
+fn gone_within(pid: i32) -> bool {
+    let deadline = std::time::Instant::now() + BOUND;
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
+            });
+        if matches!(state.as_deref(), None | Some("Z" | "X")) {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn what_a_child_started_in_a_session_of_its_own_dies_with_a_sigkilled_owner() {
+    // `debussy mcp supervise` owns an MCP server that starts a helper with `setsid`, the
+    // way a server starts a daemon. SIGKILL runs none of debussy's code: the helper's
+    // reaper must still see debussy go and kill it.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("helper.pid");
+    let server = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 300' </dev/null >/dev/null 2>&1 & exec cat",
+        pid_file.display()
+    );
+    let mut owner =
+        crate::support::debussy(dir.path(), &["mcp", "supervise", "--", "sh", "-c", &server])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+    let helper = pid_in(&pid_file);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(owner.id()).expect("pid")),
+        Signal::SIGKILL,
+    )
+    .expect("SIGKILL");
+    let _ = owner.wait();
+    let gone = gone_within(helper);
+    if !gone {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(helper), Signal::SIGKILL);
+    }
+    assert!(
+        gone,
+        "the helper (pid {helper}) outlived its SIGKILLed owner"
+    );
+}

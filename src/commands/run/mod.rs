@@ -80,7 +80,9 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         return Ok(Exit::Usage);
     }
 
-    if let Err(err) = crate::logging::log_to_file(&root.join(".debussy/logs/orchestrator.log")) {
+    let logged = crate::files::private_dir(&root, std::path::Path::new(".debussy/logs"))
+        .and_then(|dir| crate::logging::log_to_file(&dir.join("orchestrator.log")));
+    if let Err(err) = logged {
         tracing::warn!("cannot write .debussy/logs/orchestrator.log: {err}");
     }
     let output = choose_output(global, &args, &loaded.config, &root);
@@ -253,8 +255,13 @@ fn choose_output(
 /// The plain console; with `output: file` or `both`, plain lines also go to
 /// `.debussy/logs/run-<id>.log`.
 fn plain_sink(global: &GlobalArgs, output: OutputMode, root: &std::path::Path) -> Box<dyn Sink> {
-    let log_dir =
-        matches!(output, OutputMode::File | OutputMode::Both).then(|| root.join(".debussy/logs"));
+    let log_dir = matches!(output, OutputMode::File | OutputMode::Both)
+        .then(|| {
+            crate::files::private_dir(root, std::path::Path::new(".debussy/logs"))
+                .inspect_err(|err| tracing::warn!("cannot write the run's log: {err}"))
+                .ok()
+        })
+        .flatten();
     let terminal: Option<Box<dyn std::io::Write + Send>> = (output != OutputMode::File)
         .then(|| Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>);
     let detail = if global.verbose > 0 {

@@ -2,12 +2,14 @@
 //! calls by tool (subagents' counted apart), the last thing said and the result.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::agent::{AgentEvent, AssistantBlock, stream_json};
+use crate::files::{LineRead, read_line_limited};
+use crate::process::DEFAULT_MAX_LINE;
 
 /// What a session's transcript says, in brief (main thread only, but subagent calls
 /// are counted apart).
@@ -21,20 +23,26 @@ pub(super) struct TranscriptSummary {
     pub(super) result: Option<String>,
 }
 
-/// Read a saved transcript line by line; `None` when it cannot be opened (a run
-/// directory cleaned away).
+/// Read a saved transcript line by line, each line bounded as the session bounds it;
+/// `None` when it cannot be opened (a run directory cleaned away, or something other
+/// than a regular file in its place).
 pub(super) fn summarize(path: &Path) -> Option<TranscriptSummary> {
-    let file = std::fs::File::open(path).ok()?;
+    let file = crate::files::open_regular(path).ok()?;
     let mut summary = TranscriptSummary::default();
     let mut last_id: Option<String> = None;
     let mut buf = Vec::new();
     let mut reader = BufReader::new(file);
-    while reader.read_until(b'\n', &mut buf).ok()? > 0 {
-        summary.lines += 1;
-        if let Some(event) = stream_json::parse_line(&buf) {
-            observe(&mut summary, &mut last_id, &event);
+    loop {
+        match read_line_limited(&mut reader, &mut buf, DEFAULT_MAX_LINE).ok()? {
+            LineRead::End => break,
+            LineRead::TooLong { .. } => summary.lines += 1,
+            LineRead::Line => {
+                summary.lines += 1;
+                if let Some(event) = stream_json::parse_line(&buf) {
+                    observe(&mut summary, &mut last_id, &event);
+                }
+            }
         }
-        buf.clear();
     }
     Some(summary)
 }

@@ -1247,4 +1247,6 @@ fn a_session_stopped_for_its_context_is_priced_from_its_tokens_and_marked_estima
 mod formats;
 mod guards;
 mod handoff;
+mod links;
+mod orphans;
 mod parallel;

@@ -467,6 +467,7 @@ fn ctrl_c_pauses_without_orphans_and_resume_completes() {
     assert_eq!(project.status(&server)["run"]["status"], "completed");
 }
 
+mod escape;
 mod guards;
 mod handoff;
 mod parallel;

@@ -15,6 +15,7 @@
 //! survives.
 
 mod common;
+mod files;
 mod real_claude;
 mod script;
 mod sim;

@@ -265,36 +265,55 @@ async fn stderr_goes_to_its_log_and_only_a_tail_stays_in_memory() {
 }
 
 #[tokio::test]
-async fn a_process_that_escaped_the_group_holding_the_output_is_a_warning() {
+async fn a_process_that_left_the_group_dies_with_the_agent_and_is_no_warning() {
     let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
     let dir = tempfile::tempdir().expect("tempdir");
     let pid_file = dir.path().join("escaped.pid");
     let result = json!({"type": "result", "subtype": "success", "is_error": false,
                         "result": "Done.", "session_id": "s-1"});
-    // `setsid` leaves the group, so killing the group cannot reach it, and it keeps the
-    // agent's stdout open.
+    // `setsid` leaves the group, as Claude Code's Bash tool commands do, and keeps the
+    // agent's stdout open: killing the group cannot reach it, the agent's reaper does.
     let script = format!(
-        "{}; setsid sh -c 'echo $$ > {}; exec sleep 5' & {}",
+        "{}; setsid sh -c 'echo $$ > {}; exec sleep 30' & {}",
         print_lines(&[init_line(), assistant_line("m1", 1_000, "Done.")]),
         pid_file.display(),
         print_lines(&[result])
     );
+    let started = Instant::now();
     let finished = run(script_spec(&project, script), SessionControl::new()).await;
-    if let Some(pid) = std::fs::read_to_string(&pid_file)
-        .ok()
-        .and_then(|text| text.trim().parse::<i32>().ok())
-    {
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("the escaped process wrote its pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.contains(") Z "));
+    if alive {
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
     }
     assert!(
-        finished
+        !alive,
+        "the process that left the agent's group outlived the session"
+    );
+    assert!(
+        finished.report.outcome.is_success(),
+        "{:?}",
+        finished.report.outcome
+    );
+    assert!(
+        !finished
             .report
             .warnings
             .iter()
-            .any(|warning| matches!(warning,
-            SessionWarning::Leaked(leak) if !leak.open_pipes.is_empty())),
+            .any(|warning| matches!(warning, SessionWarning::Leaked(_))),
         "{:?}",
         finished.report.warnings
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
     );
 }
 

@@ -141,18 +141,33 @@ impl fmt::Display for Selector {
     }
 }
 
+/// The most a scenario file may hold: a scenario is configuration, and has the same
+/// bound.
+pub const SCENARIO_LIMIT: u64 = crate::files::CONFIG_LIMIT;
+
 impl Scenario {
     /// Read and validate a scenario file.
     ///
     /// # Errors
-    /// [`ScenarioError::Read`] when the file cannot be read, [`ScenarioError::Parse`] with
-    /// the file, line and column when it is not a valid scenario.
+    /// [`ScenarioError::Read`] when the file cannot be read — it is not a regular file
+    /// (a FIFO is refused at once, never waited on) or holds more than [`SCENARIO_LIMIT`]
+    /// bytes — and [`ScenarioError::Parse`] with the file, line and column when it is
+    /// not a valid scenario.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Scenario::parse(&text, path)
+        Scenario::parse(&Scenario::read(path)?, path)
+    }
+
+    /// A scenario file's text, read as [`Scenario::load`] reads it.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Read`] naming the file.
+    pub fn read(path: &Path) -> Result<String, ScenarioError> {
+        crate::files::read_text_limited(path, SCENARIO_LIMIT).map_err(|source| {
+            ScenarioError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        })
     }
 
     /// Parse and validate scenario text; `path` is only used in errors.

@@ -1,0 +1,154 @@
+//! Inputs that are not plain files: every file debussy reads — master plans, phase files,
+//! `--config` files, sim scenarios, transcripts — is opened only when it is a regular
+//! file and read with a bound, and the error names the file. A FIFO never hangs a
+//! command, `/dev/zero` never exhausts its memory, and a transcript line without a
+//! newline is read in bounded memory. Every command here runs under a timeout.
+
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+/// The most any command here may take: a hang guard, far above what each needs.
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// `debussy ARGS` in `dir`, isolated and bounded.
+fn debussy(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::from_std(crate::support::debussy(dir, args))
+        .timeout(LIMIT)
+        .output()
+        .expect("run")
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Both streams: the audit reports on stdout, the other commands on stderr.
+fn said(output: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn fifo(path: &Path) {
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+}
+
+/// A plan directory whose master plan links `phase-1.md`.
+fn plan_dir(dir: &Path) {
+    std::fs::create_dir_all(dir.join("plan")).expect("mkdir");
+    std::fs::write(
+        dir.join("plan/MASTER_PLAN.md"),
+        "# Plan\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](phase-1.md) | Pending |\n",
+    )
+    .expect("write");
+}
+
+#[test]
+fn a_fifo_as_the_master_plan_is_refused_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fifo(&dir.path().join("MASTER_PLAN.md"));
+    for args in [
+        &["audit", "MASTER_PLAN.md"][..],
+        &["run", "MASTER_PLAN.md", "--agent", "sim", "--dry-run"][..],
+    ] {
+        let output = debussy(dir.path(), args);
+        let text = said(&output);
+        assert!(!output.status.success(), "{args:?}: {text}");
+        assert!(
+            text.contains("MASTER_PLAN.md") && text.contains("FIFO"),
+            "{args:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_fifo_or_dev_zero_as_a_phase_file_is_reported_by_the_audit() {
+    for special in ["fifo", "zero"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        plan_dir(dir.path());
+        let phase = dir.path().join("plan/phase-1.md");
+        match special {
+            "fifo" => fifo(&phase),
+            _ => std::os::unix::fs::symlink("/dev/zero", &phase).expect("link"),
+        }
+        let output = debussy(dir.path(), &["audit", "plan/MASTER_PLAN.md"]);
+        let text = said(&output);
+        assert!(!output.status.success(), "{special}: {text}");
+        let what = if special == "fifo" {
+            "a FIFO"
+        } else {
+            "a character device"
+        };
+        assert!(
+            text.contains("phase-1.md") && text.contains(what),
+            "{special}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_fifo_or_dev_zero_as_the_config_file_is_refused_with_its_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    plan_dir(dir.path());
+    std::fs::write(dir.path().join("plan/phase-1.md"), "# Phase 1: One\n").expect("write");
+    fifo(&dir.path().join("config.yaml"));
+    for (config, what) in [("config.yaml", "FIFO"), ("/dev/zero", "character device")] {
+        for command in [&["audit", "plan/MASTER_PLAN.md"][..], &["config"][..]] {
+            let mut args = command.to_vec();
+            args.extend(["--config", config]);
+            let output = debussy(dir.path(), &args);
+            let text = said(&output);
+            assert!(!output.status.success(), "{args:?}: {text}");
+            assert!(
+                text.contains(config.trim_start_matches('/')) && text.contains(what),
+                "{args:?}: {text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_fifo_as_the_sim_scenario_stops_the_run_before_it_starts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    plan_dir(dir.path());
+    std::fs::write(dir.path().join("plan/phase-1.md"), "# Phase 1: One\n").expect("write");
+    fifo(&dir.path().join("plan/sim-scenario.yaml"));
+    let output = debussy(
+        dir.path(),
+        &["run", "plan/MASTER_PLAN.md", "--agent", "sim", "--dry-run"],
+    );
+    let text = said(&output);
+    assert!(
+        text.contains("sim-scenario.yaml") && text.contains("FIFO"),
+        "{text}"
+    );
+}
+
+#[test]
+fn replay_of_dev_zero_is_refused_and_an_endless_line_read_in_bounded_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = debussy(dir.path(), &["replay", "/dev/zero"]);
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("/dev/zero") && text.contains("character device"),
+        "{text}"
+    );
+    let fifo_path = dir.path().join("session.jsonl");
+    fifo(&fifo_path);
+    let output = debussy(dir.path(), &["replay", "session.jsonl"]);
+    assert!(stderr(&output).contains("FIFO"), "{}", stderr(&output));
+
+    // 40 MiB without a newline: more than any line debussy keeps, read and skipped.
+    let long = dir.path().join("long.jsonl");
+    let file = std::fs::File::create(&long).expect("create");
+    file.set_len(40 * 1024 * 1024).expect("grow");
+    let output = debussy(dir.path(), &["replay", "long.jsonl"]);
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("no transcript lines (1 line read)"), "{text}");
+}

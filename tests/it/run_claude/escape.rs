@@ -1,0 +1,159 @@
+//! Nothing the agent starts outlives debussy: the real Claude Code runs each Bash tool
+//! command in a session of its own (`setsid`), outside the agent's process group, and an
+//! agent may start a `setsid` helper of its own. Both die with debussy, whether it ends
+//! normally or is killed with SIGKILL.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{Project, usage};
+use crate::support::claude;
+use crate::support::model_server::{ModelServer, Scenario, Turn};
+use crate::support::project::{process_gone, wait_exit};
+
+/// Wait (bounded) until `path` holds a pid, and return it.
+fn pid_in(path: &std::path::Path) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing wrote {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The session id of process `pid` (field 6 of its stat).
+fn session_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    fields.get(3)?.parse().ok()
+}
+
+/// Kill `pid` if it is still alive, so a failing test leaves nothing behind.
+fn reap_leftover(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+#[test]
+fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
+    let Some(cli) = claude::require() else { return };
+    let project = Project::new(cli);
+    project.plan(&[("1", "test -f done.txt")]);
+    let pid_file = project.root().join("tool.pid");
+    let late = project.root().join("late.txt");
+    let server = ModelServer::start(Scenario::new().turns([Turn::new()
+        .text("Waiting for the build.")
+        .tool_use(
+            "Bash",
+            json!({
+                "command": format!("echo $$ > {}; sleep 300; touch {}", pid_file.display(), late.display()),
+                "description": "wait for the build",
+            }),
+        )
+        .usage(usage(10))]))
+    .expect("model server");
+
+    let mut child = project
+        .command(
+            &server,
+            &["run", "plan/MASTER_PLAN.md", "--output-format", "json"],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let agent = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .map(|line| serde_json::from_str::<Value>(&line).expect("json"))
+        .find(|event| event["event"] == "session_started")
+        .and_then(|event| event["pid"].as_u64())
+        .and_then(|pid| u32::try_from(pid).ok())
+        .expect("a session started");
+    let tool = pid_in(&pid_file);
+    let (tool_session, agent_session) = (session_of(tool), session_of(agent));
+    if tool_session.is_none() || tool_session == agent_session {
+        reap_leftover(tool);
+        panic!(
+            "the premise failed: Claude Code ran the Bash command in the agent's session \
+             ({tool_session:?} = {agent_session:?})"
+        );
+    }
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("SIGKILL");
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)), -1);
+    let gone = process_gone(u64::from(tool));
+    reap_leftover(tool);
+    assert!(
+        gone,
+        "the Bash command (pid {tool}, session {tool_session:?}) outlived a SIGKILLed debussy"
+    );
+    assert!(process_gone(u64::from(agent)), "the agent outlived debussy");
+    assert!(
+        !late.exists(),
+        "the Bash command went on after debussy died"
+    );
+}
+
+#[test]
+fn a_setsid_helper_of_the_agent_dies_when_the_run_ends() {
+    let Some(cli) = claude::require() else { return };
+    let project = Project::new(cli);
+    project.plan(&[("1", "test -f done.txt")]);
+    let pid_file = project.root().join("helper.pid");
+    let server = ModelServer::start(Scenario::new().turns([
+        Turn::new()
+            .text("Starting a watcher.")
+            .tool_use(
+                "Bash",
+                json!({
+                    "command": format!(
+                        "setsid sh -c 'echo $$ > {}; exec sleep 300' </dev/null >/dev/null 2>&1 &",
+                        pid_file.display()
+                    ),
+                    "description": "start a watcher",
+                }),
+            )
+            .usage(usage(10)),
+        Turn::new()
+            .text("Writing.")
+            .tool_use(
+                "Write",
+                json!({"file_path": project.path("done.txt"), "content": "ok\n"}),
+            )
+            .usage(usage(11)),
+        Turn::reply("Done.").usage(usage(12)),
+    ]))
+    .expect("model server");
+
+    let (code, events) = project.run(&server, &[]);
+    let helper = pid_in(&pid_file);
+    let gone = process_gone(u64::from(helper));
+    reap_leftover(helper);
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(
+        gone,
+        "the agent's setsid helper (pid {helper}) outlived the run"
+    );
+}
