@@ -221,6 +221,7 @@ impl<B: Backend> Front<B> {
                 match self.list_from_memory(method) {
                     Some(result) => {
                         self.reply_result(raw, &result);
+                        self.relisted(method);
                         true
                     }
                     None => false,

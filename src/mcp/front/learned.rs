@@ -39,6 +39,26 @@ pub(crate) struct Learned {
     /// The lists being read again, and what they were before.
     #[serde(skip)]
     pub(crate) round: Option<Round>,
+    /// Answers held until the client read again a list it was told changed.
+    #[serde(skip)]
+    pub(crate) relist: Option<Relist>,
+}
+
+/// How long answers wait for the client to read a changed list again.
+pub(crate) const RELIST_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Answers held after `list_changed` went out until the client has read one of the
+/// changed lists again (Claude Code reads its tools anew on the notification, and a
+/// model turn that follows the answer at once must find the new tools), or until the
+/// deadline for a client that does not.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Relist {
+    /// The listing methods the client was told changed.
+    pub(crate) methods: Vec<String>,
+    /// Answers (raw id, result) to send once one of them was read.
+    pub(crate) answers: Vec<(Vec<u8>, Value)>,
+    /// When to send them anyway.
+    pub(crate) deadline: std::time::Instant,
 }
 
 /// What a server answered to `server/discover`.
@@ -176,6 +196,7 @@ mod tests {
             lists: [("tools/list".to_owned(), vec![json!({"name": "echo"})])].into(),
             discover: Some(Discovery::Refused(json!({"code": -32601}))),
             round: None,
+            relist: None,
         };
         learned.save(dir.path()).expect("save");
         assert_eq!(Learned::load(dir.path()), learned);

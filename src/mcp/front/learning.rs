@@ -3,10 +3,12 @@
 //! and after the server says one changed. Once a reading is over, the client hears of
 //! each list that differs from what it was. Part of the front (methods of [`Front`]).
 
+use std::time::Instant;
+
 use serde_json::{Value, json};
 
 use super::inflight::{Entry, Origin};
-use super::learned::{self, LISTS, MAX_PAGES, Reading, Round};
+use super::learned::{self, LISTS, MAX_PAGES, RELIST_WAIT, Reading, Relist, Round};
 use super::state::Front;
 use crate::mcp::backend::Backend;
 use crate::mcp::jsonrpc::message::{self, Message};
@@ -150,16 +152,48 @@ impl<B: Backend> Front<B> {
     pub(crate) fn finish_round(&mut self, mut round: Round) {
         self.save_learned();
         let answers = std::mem::take(&mut round.answers);
-        self.notify_round(&round);
-        for (raw_id, answer) in answers {
-            self.reply_result(&raw_id, &answer);
+        let methods = self.notify_round(&round);
+        if methods.is_empty() || answers.is_empty() {
+            for (raw_id, answer) in answers {
+                self.reply_result(&raw_id, &answer);
+            }
+            return;
+        }
+        self.release_relist();
+        self.learned.relist = Some(Relist {
+            methods,
+            answers,
+            deadline: Instant::now() + RELIST_WAIT,
+        });
+    }
+
+    /// The client was answered a listing `method`: answers waiting for it go out.
+    pub(crate) fn relisted(&mut self, method: &str) {
+        if self
+            .learned
+            .relist
+            .as_ref()
+            .is_some_and(|relist| relist.methods.iter().any(|m| m == method))
+        {
+            self.release_relist();
         }
     }
 
-    fn notify_round(&mut self, round: &Round) {
+    /// Send the answers held for a relisting, whether or not it came.
+    pub(crate) fn release_relist(&mut self) {
+        if let Some(relist) = self.learned.relist.take() {
+            for (raw_id, answer) in relist.answers {
+                self.reply_result(&raw_id, &answer);
+            }
+        }
+    }
+
+    /// Tell the client of each list that differs; the methods it was told of.
+    fn notify_round(&mut self, round: &Round) -> Vec<String> {
+        let mut told = Vec::new();
         let stateless = self.stateless_client();
         if !round.notify || !(stateless || self.handshake.client_initialized()) {
-            return;
+            return told;
         }
         for (method, _) in LISTS {
             let Some(notification) = learned::list_changed(method) else {
@@ -168,13 +202,17 @@ impl<B: Backend> Front<B> {
             if round.before.get(method) == self.learned.lists.get(method) {
                 continue;
             }
-            if stateless {
-                let kind = method.trim_end_matches("/list");
-                self.notify_listens(kind);
+            let heard = if stateless {
+                self.notify_listens(method.trim_end_matches("/list"))
             } else {
                 self.send_client(message::notification(&notification, None));
+                true
+            };
+            if heard {
+                told.push(method.to_owned());
             }
         }
+        told
     }
 
     pub(crate) fn save_learned(&self) {

@@ -387,8 +387,17 @@ impl<B: Backend> Front<B> {
         self.backend.stop(generation, why);
     }
 
-    /// Deadlines: buffered requests, readiness, drain grace, backoff.
+    /// Deadlines: buffered requests, readiness, drain grace, backoff, answers held for a
+    /// relisting.
     pub(crate) fn on_timer(&mut self, now: Instant) {
+        if self
+            .learned
+            .relist
+            .as_ref()
+            .is_some_and(|relist| relist.deadline <= now)
+        {
+            self.release_relist();
+        }
         for held in self.routing.buffer.take_expired(now) {
             let raw = held.message.raw_id().unwrap_or(b"null").to_vec();
             let method = held.message.method().unwrap_or("").to_owned();
@@ -451,6 +460,7 @@ impl<B: Backend> Front<B> {
             return;
         }
         self.shutdown = Some(outcome);
+        self.release_relist();
         let text = format!("the MCP {} is shutting down", self.opts.role);
         self.fail_buffered(&text);
         self.fail_restart_waiters(&text);

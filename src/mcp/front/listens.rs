@@ -274,13 +274,16 @@ impl<B: Backend> Front<B> {
     }
 
     /// After a restart, each list that differs goes to every open listen that asked for
-    /// its kind.
-    pub(crate) fn notify_listens(&mut self, kind: &str) {
+    /// its kind; whether any listen heard it.
+    pub(crate) fn notify_listens(&mut self, kind: &str) -> bool {
+        let mut told = false;
         for listen in &self.stateless.listens {
             if listen.acknowledged && listen.wants(kind) {
                 self.send_client(stateless::list_changed_on(listen, kind));
+                told = true;
             }
         }
+        told
     }
 
     /// Whether a new server of this generation should be probed rather than handshaken.

@@ -270,6 +270,7 @@ impl<B: Backend> Front<B> {
             bytes = self.discovered(bytes);
         }
         self.send_client(bytes);
+        self.relisted(&request.method);
     }
 
     fn rewrite_first_initialize(&mut self, bytes: &[u8]) -> Vec<u8> {

@@ -250,7 +250,11 @@ impl<B: Backend> Front<B> {
             _ => None,
         };
         let buffered = self.routing.buffer.next_deadline();
-        [phase, backoff, buffered].into_iter().flatten().min()
+        let relist = self.learned.relist.as_ref().map(|relist| relist.deadline);
+        [phase, backoff, buffered, relist]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn on_control(&mut self, control: Control) {

@@ -65,26 +65,42 @@ async fn claude_code_through_the_supervisor_starts_as_fast_as_with_the_server_al
     let Some(cli) = claude::require() else { return };
     let Some(python) = python() else { return };
     let python = python.display().to_string();
-    let direct = timed_run(&cli, &python, &json!([server_script()])).await;
     let state = tempfile::tempdir().expect("tempdir");
-    let supervised = timed_run(
+    let supervised = json!([
+        "mcp",
+        "supervise",
+        "--state-dir",
+        state.path().join("s"),
+        "--",
+        python,
+        server_script()
+    ]);
+    compare(
         &cli,
+        &python,
         crate::support::DEBUSSY,
-        &json!([
-            "mcp",
-            "supervise",
-            "--state-dir",
-            state.path().join("s"),
-            "--",
-            python,
-            server_script()
-        ]),
+        &supervised,
+        "the supervisor",
     )
     .await;
-    assert!(
-        supervised < direct + Duration::from_secs(1),
-        "through the supervisor {supervised:?}, directly {direct:?}"
-    );
+}
+
+/// Claude Code started with the server run directly, then through `debussy ARGS`, back
+/// to back, up to three times: through debussy is within 1 s of directly at least once.
+/// The stall this guards against (a listen acknowledgement under an id the client never
+/// sent) costs the client's whole timeout on every try; load from other processes on the
+/// machine costs a second only now and then.
+async fn compare(cli: &claude::ClaudeCli, python: &str, debussy: &str, args: &Value, via: &str) {
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let direct = timed_run(cli, python, &json!([server_script()])).await;
+        let through = timed_run(cli, debussy, args).await;
+        if through < direct + Duration::from_secs(1) {
+            return;
+        }
+        tries.push((through, direct));
+    }
+    panic!("through {via} against directly, each try: {tries:?}");
 }
 
 #[tokio::test]
@@ -92,34 +108,32 @@ async fn claude_code_through_the_bridge_starts_as_fast_as_with_the_server_alone(
     let Some(cli) = claude::require() else { return };
     let Some(python) = python() else { return };
     let python = python.display().to_string();
-    let direct = timed_run(&cli, &python, &json!([server_script()])).await;
     let state = tempfile::tempdir().expect("tempdir");
     let port = crate::mcp::bridge_port().to_string();
-    let bridged = timed_run(
+    let bridged = json!([
+        "mcp",
+        "bridge",
+        "--port",
+        port,
+        "--state-dir",
+        state.path().join("s"),
+        "--stop-daemon-on-exit",
+        "--ready-timeout",
+        "20s",
+        "--",
+        python,
+        server_script(),
+        "--http",
+        port
+    ]);
+    compare(
         &cli,
+        &python,
         crate::support::DEBUSSY,
-        &json!([
-            "mcp",
-            "bridge",
-            "--port",
-            port,
-            "--state-dir",
-            state.path().join("s"),
-            "--stop-daemon-on-exit",
-            "--ready-timeout",
-            "20s",
-            "--",
-            python,
-            server_script(),
-            "--http",
-            port
-        ]),
+        &bridged,
+        "the bridge",
     )
     .await;
-    assert!(
-        bridged < direct + Duration::from_secs(1),
-        "through the bridge {bridged:?}, directly {direct:?}"
-    );
 }
 
 /// Claude Code restarts the server `t` (started as `debussy ARGS`, a `--grow` Python
