@@ -102,9 +102,10 @@ impl TestServer {
     }
 
     #[tool(description = "Answer, then exit with code 42 (asks the supervisor for a restart)")]
+    // The answer goes out over HTTP too: exiting at once could cut its POST short.
     async fn exit_42(&self) -> String {
         tokio::spawn(async {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
             std::process::exit(42);
         });
         "exiting with code 42".to_owned()
