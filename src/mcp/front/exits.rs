@@ -82,6 +82,8 @@ impl<B: Backend> Front<B> {
         self.abandon_readings();
 
         if self.shutdown.is_some() {
+            // Requests put back for a next server get none: answered before the exit.
+            self.fail_buffered(&format!("the MCP {} is shutting down", self.opts.role));
             self.finish();
             return;
         }
