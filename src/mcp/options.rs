@@ -47,6 +47,10 @@ pub struct Limits {
     /// How long a request may wait for a ready child before it is answered with an
     /// error (default 30 s, under the usual 60 s client timeout).
     pub buffer_deadline: Duration,
+    /// How long a request sent to a server may wait for its answer before the client
+    /// gets an error instead (default 10 min): an answer lost or sent under another id
+    /// never leaves a client waiting forever.
+    pub answer_timeout: Duration,
     /// How many messages may wait for a ready child (default 1000).
     pub buffer_max_messages: usize,
     /// How many bytes may wait for a ready child (default 64 MiB).
@@ -66,6 +70,7 @@ impl Default for Limits {
             first_readiness_timeout: Duration::from_secs(60),
             drain_grace: Duration::from_secs(10),
             buffer_deadline: Duration::from_secs(30),
+            answer_timeout: Duration::from_secs(600),
             buffer_max_messages: 1000,
             buffer_max_bytes: 64 * 1024 * 1024,
             max_line_length: super::jsonrpc::framing::DEFAULT_MAX_LINE_LENGTH,
@@ -115,6 +120,7 @@ impl SuperviseOptions {
             )?,
             drain_grace: secs("drain_grace", config.drain_grace)?,
             buffer_deadline: secs("request_deadline", config.request_deadline)?,
+            answer_timeout: secs("answer_timeout", config.answer_timeout)?,
             buffer_max_messages: size(config.buffer_max_messages),
             buffer_max_bytes: size(config.buffer_max_bytes),
             max_line_length: size(config.max_line_bytes),

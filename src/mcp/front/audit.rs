@@ -45,6 +45,9 @@ pub enum AuditEvent {
     CapabilityDrift,
     /// A request in flight was answered with an error because its child went away.
     RequestFailedByRestart,
+    /// A request in flight was answered with an error because its server did not
+    /// answer within `mcp.answer_timeout`.
+    RequestTimedOut,
     /// A new child did not answer `initialize` within the readiness timeout.
     ReadinessTimeout,
     /// The `--build` command failed; the running child was kept.

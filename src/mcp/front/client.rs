@@ -334,6 +334,8 @@ impl<B: Backend> Front<B> {
                     retryable: is_retryable(method),
                     deadline: (!first_initialize).then_some(deadline),
                     cancelled: false,
+                    answer_by: (!first_initialize)
+                        .then(|| Instant::now() + self.opts.limits.answer_timeout),
                 }),
             },
         );

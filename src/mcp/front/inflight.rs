@@ -153,6 +153,9 @@ pub(crate) struct ClientRequest {
     pub(crate) deadline: Option<Instant>,
     /// The client cancelled it: whatever happens, it gets no answer from the proxy.
     pub(crate) cancelled: bool,
+    /// When the client gets an error if the server has not answered (none for the
+    /// client's first `initialize`, bounded by the readiness timeout instead).
+    pub(crate) answer_by: Option<Instant>,
 }
 
 /// One request in flight to a child.
@@ -209,12 +212,35 @@ impl InFlight {
         }
     }
 
+    /// The earliest time a client request in flight is due to be answered.
+    pub(crate) fn next_answer_by(&self) -> Option<Instant> {
+        self.entries
+            .values()
+            .filter_map(|entry| match &entry.origin {
+                Origin::Client(request) if !request.cancelled => request.answer_by,
+                _ => None,
+            })
+            .min()
+    }
+
+    /// Take the client requests whose answer is overdue at `now`, oldest first.
+    pub(crate) fn take_overdue(&mut self, now: Instant) -> Vec<(u64, Entry)> {
+        self.take_where(|e| match &e.origin {
+            Origin::Client(request) => request.answer_by.is_some_and(|by| by <= now),
+            _ => false,
+        })
+    }
+
     /// Take every request in flight to `generation`, oldest first.
     pub(crate) fn take_generation(&mut self, generation: u64) -> Vec<(u64, Entry)> {
+        self.take_where(|e| e.generation == generation)
+    }
+
+    fn take_where(&mut self, take: impl Fn(&Entry) -> bool) -> Vec<(u64, Entry)> {
         let mut ids: Vec<u64> = self
             .entries
             .iter()
-            .filter(|(_, e)| e.generation == generation)
+            .filter(|(_, e)| take(e))
             .map(|(id, _)| *id)
             .collect();
         ids.sort_unstable();
@@ -418,8 +444,28 @@ mod tests {
                 retryable: false,
                 deadline: None,
                 cancelled: false,
+                answer_by: None,
             }),
         }
+    }
+
+    #[test]
+    fn overdue_client_requests_are_taken_and_others_kept() {
+        let now = Instant::now();
+        let mut f = InFlight::default();
+        let mut due = client_entry(1, 7);
+        if let Origin::Client(request) = &mut due.origin {
+            request.answer_by = Some(now);
+        }
+        f.insert(100, due);
+        f.insert(101, client_entry(1, 8));
+        assert_eq!(f.next_answer_by(), Some(now));
+        assert!(f.take_overdue(now - Duration::from_secs(1)).is_empty());
+        let overdue = f.take_overdue(now);
+        assert_eq!(overdue.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [100]);
+        assert_eq!(f.find_client(&RequestId::from_u64(7)), None);
+        assert_eq!(f.next_answer_by(), None);
+        assert!(f.take(101, 1).is_some());
     }
 
     #[test]

@@ -398,6 +398,7 @@ impl<B: Backend> Front<B> {
         {
             self.release_relist();
         }
+        self.fail_overdue(now);
         for held in self.routing.buffer.take_expired(now) {
             let raw = held.message.raw_id().unwrap_or(b"null").to_vec();
             let method = held.message.method().unwrap_or("").to_owned();

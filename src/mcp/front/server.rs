@@ -187,7 +187,9 @@ impl<B: Backend> Front<B> {
             return;
         };
         let Some(entry) = self.routing.inflight.take(proxy_id, generation) else {
-            tracing::debug!(proxy_id, generation, "late or unknown reply dropped");
+            say(&format!(
+                "the server (generation {generation}) answered id {proxy_id}, which no request in flight to it has; dropped"
+            ));
             return;
         };
         match entry.origin {
@@ -372,6 +374,44 @@ impl<B: Backend> Front<B> {
             self.read_some(relist, false);
         }
         self.send_client(message.into_bytes());
+    }
+
+    /// Client requests the server has not answered within the answer timeout: the
+    /// client gets an error, the server a cancellation.
+    pub(crate) fn fail_overdue(&mut self, now: std::time::Instant) {
+        let timeout = self.opts.limits.answer_timeout;
+        for (proxy_id, entry) in self.routing.inflight.take_overdue(now) {
+            let Origin::Client(request) = entry.origin else {
+                continue;
+            };
+            say(&format!(
+                "the server (generation {}) did not answer {} within {} s; the client gets an error",
+                entry.generation,
+                request.method,
+                timeout.as_secs_f64()
+            ));
+            self.reply_error(
+                Some(&request.raw_id),
+                message::INTERNAL_ERROR,
+                &format!(
+                    "the MCP server did not answer within {} s (mcp.answer_timeout); the request was cancelled",
+                    timeout.as_secs_f64()
+                ),
+            );
+            self.record_for(
+                AuditEvent::RequestTimedOut,
+                Some(entry.generation),
+                None,
+                json!({"method": request.method, "request_id": request.id.to_value(), "timeout_ms": timeout.as_millis()}),
+            );
+            if self.is_current(entry.generation) {
+                self.send_to_current(message::notification(
+                    "notifications/cancelled",
+                    Some(&json!({"requestId": proxy_id, "reason": "no answer in time"})),
+                ));
+            }
+        }
+        self.check_drained();
     }
 
     /// Answer a request that reached a server which went away before answering: it may

@@ -251,7 +251,8 @@ impl<B: Backend> Front<B> {
         };
         let buffered = self.routing.buffer.next_deadline();
         let relist = self.learned.relist.as_ref().map(|relist| relist.deadline);
-        [phase, backoff, buffered, relist]
+        let answer = self.routing.inflight.next_answer_by();
+        [phase, backoff, buffered, relist, answer]
             .into_iter()
             .flatten()
             .min()

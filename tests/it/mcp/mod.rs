@@ -1,5 +1,6 @@
 //! End-to-end tests of `debussy mcp supervise` with real servers and clients.
 
+mod answers;
 mod bridge;
 mod oversized;
 mod proxy;
