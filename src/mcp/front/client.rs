@@ -303,6 +303,21 @@ impl<B: Backend> Front<B> {
         let Some(slot) = &mut self.slot else {
             return self.hold(message, true);
         };
+        let limit = self.opts.limits.buffer_max_messages;
+        if self.routing.inflight.len() >= limit {
+            let raw = message.raw_id().unwrap_or(b"null").to_vec();
+            say(&format!(
+                "{limit} requests are in flight to the server (mcp.buffer_max_messages): {method} answered with an error"
+            ));
+            return self.reply_error(
+                Some(&raw),
+                message::INTERNAL_ERROR,
+                &format!(
+                    "the MCP server has {limit} requests in flight, the most the {} keeps (mcp.buffer_max_messages); try again once some are answered",
+                    self.opts.role
+                ),
+            );
+        }
         let generation = slot.generation;
         let first_initialize = method == "initialize" && !self.handshake.has_baseline();
         if first_initialize {

@@ -87,7 +87,11 @@ where
     };
     let client = LineReader::new(input, opts.limits.max_line_length);
     let gone = control_tx.clone();
-    let (to_client, writer) = framing::spawn_client_writer(output, move |err| {
+    let max_queued = opts
+        .limits
+        .buffer_max_bytes
+        .max(opts.limits.max_line_length);
+    let (to_client, writer) = framing::spawn_client_writer(output, max_queued, move |err| {
         let _ = gone.send(Control::ClientGone(err));
     });
     let limits = &opts.limits;

@@ -34,3 +34,19 @@ fn an_answer_under_an_unknown_id_is_dropped_and_the_request_times_out() {
     assert_eq!(timed_out.len(), 1, "{events:?}");
     assert_eq!(timed_out[0]["method"], "tools/call");
 }
+
+#[test]
+fn requests_past_the_in_flight_bound_are_answered_with_an_error() {
+    // The server answers nothing, and requests before `initialize` go straight to it:
+    // everything sent stays in flight.
+    let server = super::support::test_server().display().to_string();
+    let command = [server, "--no-initialize".to_owned()];
+    let mut s = Supervisor::start_env(&[("DEBUSSY_MCP__BUFFER_MAX_MESSAGES", "2")], &[], &command);
+    s.request("tools/list", json!({}));
+    s.request("prompts/list", json!({}));
+    let third = s.request("resources/list", json!({}));
+    let reply = s.response(&third);
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("2 requests in flight"), "{reply}");
+    assert_eq!(s.next(Duration::from_millis(300)), None);
+}
