@@ -21,6 +21,15 @@
 //! - `--counter-file PATH`: count starts in PATH; `whoami` reports the count.
 //! - `--prompts-from-generation N`: also declare the prompts capability from supervisor
 //!   generation N on (a server whose capabilities change across a restart).
+//! - `--grow`: the tool `added_later()` exists from generation 2 on (a server whose tool
+//!   list changes across a restart).
+//! - `--legacy-only`: speak only the protocol revisions up to 2025-11-25: `server/discover`
+//!   is "Method not found", so a 2026-07-28 client falls back to `initialize`.
+//! - `--legacy-before-generation N` / `--legacy-from-generation N`: the same, only before
+//!   (or from) supervisor generation N on (a restart that changes the server's revision).
+//!
+//! Without `--legacy-only` the server speaks MCP 2026-07-28 too (rmcp 3.11): it answers
+//! `server/discover` and holds `subscriptions/listen` streams open until cancelled.
 //!
 //! - `--http PORT`: serve MCP over streamable HTTP at `http://127.0.0.1:PORT/mcp` (with
 //!   `GET /health` answering `ok` and `POST /shutdown` exiting), as a daemon behind
@@ -43,7 +52,7 @@ use serde::Deserialize;
 struct TestServer {
     starts: u64,
     prompts: bool,
-    #[expect(dead_code, reason = "the tool_handler macro reads the router field")]
+    legacy_only: bool,
     tool_router: ToolRouter<Self>,
 }
 
@@ -93,9 +102,10 @@ impl TestServer {
     }
 
     #[tool(description = "Answer, then exit with code 42 (asks the supervisor for a restart)")]
+    // The answer goes out over HTTP too: exiting at once could cut its POST short.
     async fn exit_42(&self) -> String {
         tokio::spawn(async {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
             std::process::exit(42);
         });
         "exiting with code 42".to_owned()
@@ -122,6 +132,11 @@ impl TestServer {
         }
     }
 
+    #[tool(description = "A tool only servers after the first have (with --grow)")]
+    async fn added_later(&self) -> String {
+        "new".to_owned()
+    }
+
     #[tool(description = "Return about `bytes` bytes of multi-byte text")]
     async fn big_output(&self, Parameters(BigArgs { bytes }): Parameters<BigArgs>) -> String {
         // "é→世" is 2 + 3 + 3 bytes: splits across reads land inside characters.
@@ -130,18 +145,45 @@ impl TestServer {
     }
 }
 
-#[tool_handler]
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = if self.prompts {
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_prompts()
                 .build()
         } else {
-            ServerCapabilities::builder().enable_tools().build()
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
         };
         ServerConfig::new(capabilities)
+    }
+
+    async fn discover(
+        &self,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, rmcp::ErrorData> {
+        let _ = context;
+        if self.legacy_only {
+            return Err(rmcp::ErrorData::method_not_found::<
+                rmcp::model::DiscoverRequestMethod,
+            >());
+        }
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(requested.clone())
     }
 }
 
@@ -153,6 +195,8 @@ struct Flags {
     counter_file: Option<PathBuf>,
     prompts_from_generation: Option<u64>,
     http: Option<u16>,
+    grow: bool,
+    legacy_only: bool,
 }
 
 fn parse_flags() -> Result<Flags, String> {
@@ -164,6 +208,8 @@ fn parse_flags() -> Result<Flags, String> {
         counter_file: None,
         prompts_from_generation: None,
         http: None,
+        grow: false,
+        legacy_only: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -171,6 +217,24 @@ fn parse_flags() -> Result<Flags, String> {
             "--garbage" => flags.garbage = true,
             "--no-initialize" => flags.no_initialize = true,
             "--ignore-sigterm" => flags.ignore_sigterm = true,
+            "--grow" => flags.grow = true,
+            "--legacy-only" => flags.legacy_only = true,
+            "--legacy-before-generation" | "--legacy-from-generation" => {
+                let generation: u64 = args
+                    .next()
+                    .ok_or(format!("{arg} needs a number"))?
+                    .parse()
+                    .map_err(|e| format!("{arg}: {e}"))?;
+                let current = std::env::var("DEBUSSY_MCP_GENERATION")
+                    .ok()
+                    .and_then(|g| g.parse::<u64>().ok())
+                    .unwrap_or(1);
+                flags.legacy_only |= if arg == "--legacy-before-generation" {
+                    current < generation
+                } else {
+                    current >= generation
+                };
+            }
             "--exit-at-start" => {
                 let code = args.next().ok_or("--exit-at-start needs a code")?;
                 flags.exit_at_start = Some(code.parse().map_err(|e| format!("{code}: {e}"))?);
@@ -247,12 +311,17 @@ async fn main() {
         let generation = std::env::var("DEBUSSY_MCP_GENERATION")
             .ok()
             .and_then(|g| g.parse::<u64>().ok());
+        let mut tool_router = TestServer::tool_router();
+        if !flags.grow || generation.is_none_or(|g| g < 2) {
+            tool_router.remove_route("added_later");
+        }
         let server = TestServer {
             starts,
             prompts: flags
                 .prompts_from_generation
                 .is_some_and(|from| generation.is_some_and(|g| g >= from)),
-            tool_router: TestServer::tool_router(),
+            legacy_only: flags.legacy_only,
+            tool_router,
         };
         if let Some(port) = flags.http {
             if let Err(err) = serve_http(server, port).await {

@@ -371,6 +371,7 @@ pub(crate) const KEYS: &[Key] = &[
     key("mcp.first_readiness_timeout", Kind::Float).at_most(DAY.0, DAY.1),
     key("mcp.drain_grace", Kind::Float).at_most(DAY.0, DAY.1),
     key("mcp.request_deadline", Kind::Float).at_most(DAY.0, DAY.1),
+    key("mcp.answer_timeout", Kind::Float).at_most(DAY.0, DAY.1),
     key("mcp.buffer_max_messages", Kind::UInt).at_most(1_000_000.0, "messages"),
     key("mcp.buffer_max_bytes", Kind::UInt).at_most(4_294_967_296.0, "bytes, 4 GiB"),
     key("mcp.max_line_bytes", Kind::UInt).at_most(1_073_741_824.0, "bytes, 1 GiB"),

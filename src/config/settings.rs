@@ -152,6 +152,9 @@ pub struct McpConfig {
     pub drain_grace: f64,
     /// Seconds a request may wait for a ready server before it is answered with an error.
     pub request_deadline: f64,
+    /// Seconds a request sent to a server may wait for its answer before the client gets
+    /// an error instead.
+    pub answer_timeout: f64,
     /// Messages that may wait for a ready server.
     pub buffer_max_messages: u64,
     /// Bytes that may wait for a ready server.
@@ -198,6 +201,7 @@ impl Default for McpConfig {
             first_readiness_timeout: 60.0,
             drain_grace: 10.0,
             request_deadline: 30.0,
+            answer_timeout: 600.0,
             buffer_max_messages: 1000,
             buffer_max_bytes: 64 * 1024 * 1024,
             max_line_bytes: 16 * 1024 * 1024,

@@ -169,6 +169,7 @@ fn check_mcp(config: &Config, out: &mut Vec<Violation>) {
         ),
         ("mcp.drain_grace", mcp.drain_grace, false),
         ("mcp.request_deadline", mcp.request_deadline, true),
+        ("mcp.answer_timeout", mcp.answer_timeout, true),
         ("mcp.stop_close_grace", mcp.stop_close_grace, false),
         ("mcp.stop_term_grace", mcp.stop_term_grace, false),
         ("mcp.restart_interval", mcp.restart_interval, false),

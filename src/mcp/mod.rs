@@ -1,93 +1,100 @@
-//! The MCP supervisor: a JSON-RPC proxy that keeps a stdio MCP client connected across
-//! server restarts (`debussy mcp supervise`, issue 6).
+//! MCP servers that survive restarts: `debussy mcp supervise` (a stdio server behind a
+//! restart-proof proxy, issue 6) and `debussy mcp bridge` (a stdio client in front of a
+//! shared streamable-HTTP daemon), built as one client-facing front with two back ends.
 //!
-//! This module owns the proxy, the handshake replay, the injected tools, the audit trail,
-//! the restart marker and file watching. Processes themselves (groups, pipes, the stop
-//! ladder) belong to [`crate::process`]; what an exit means and when to restart belong to
+//! This module owns the front, the back ends, the audit trail, the restart marker and
+//! file watching. Processes themselves (groups, pipes, the stop ladder) belong to
+//! [`crate::process`]; what an exit means and when to restart belong to
 //! [`crate::restart`].
 //!
 //! # Theory of operation
 //!
-//! One **dispatcher** task (`proxy`, with `from_client`, `from_server` and `lifecycle`)
-//! owns all the state the client can observe: the current child and its phase, the
-//! requests in flight to it, the buffer of requests waiting for a ready child, the
-//! remembered handshake, the restart policy. It `select!`s over four sources, in this
-//! priority:
+//! ```text
+//!  client (stdio) ──▶ jsonrpc::framing ──▶ front ──▶ Backend ──▶ server
+//!                 ◀── client writer  ◀──────┘  ◀── BackendEvent ◀┘
+//! ```
 //!
-//! 1. **control** (unbounded channel): SIGINT/SIGTERM, debounced file changes from the
-//!    watcher thread (`watch`), the `--build` result, a failed write to the client;
-//! 2. **the current child's events**: its stdout lines and, last, its exit, read
-//!    directly from [`crate::process::Events`] (one child at a time: the next one is
-//!    started only after the previous one exited);
-//! 3. **the client's lines**, framed from the supervisor's stdin (`framing`) right in
-//!    the loop; while the dispatcher is busy, the client is simply not read;
+//! One **front** task (`front/`: `state` holds the loop, `client` and `server` route,
+//! `lifecycle` and `exits` start and stop servers) owns everything the client can
+//! observe: the current server generation and its phase, the requests in flight to it,
+//! the buffer of requests waiting for a ready server, the remembered handshake and what
+//! was learned from the server, the restart policy. It `select!`s over four sources, in
+//! this priority:
+//!
+//! 1. **control** (unbounded channel): SIGINT/SIGTERM, SIGHUP, debounced file changes
+//!    from the watcher thread (`watch`), the `--build` result, a client that went away;
+//! 2. **the back end's events** ([`backend::BackendEvent`]): a generation up, a message
+//!    from the server, a request that could not be delivered, a generation gone;
+//! 3. **the client's lines**, framed from stdin right in the loop; while the front is
+//!    busy, the client is simply not read;
 //! 4. **one timer**, set to the nearest deadline: a buffered request's 30 s, a new
-//!    child's readiness timeout, the drain grace of a planned restart, a crash backoff.
+//!    server's readiness timeout, the drain grace of a planned restart, a crash backoff.
 //!
-//! The dispatcher never waits on I/O: lines for the client go to a writer task through an
-//! unbounded channel (flushed once per burst), lines for a child to that child's stdin
-//! writer task, and stopping a child only starts its stop ladder — the exit comes back as
-//! an event. So a child that stops reading, or a client that stops reading, can never
-//! stall routing for the other side, and nothing waits without a deadline. The audit
-//! log is the one synchronous write: a line per event, fsynced in the background and,
-//! before a child is stopped, at once.
+//! The front never waits on I/O: lines for the client go to a writer task, lines for a
+//! server to the back end, which delivers them in the background (a child's stdin
+//! writer, one task per HTTP POST); stopping a server only starts its stop, whose end
+//! comes back as an event. A server that stops reading, or a client that stops reading,
+//! can never stall routing for the other side.
 //!
-//! **Ids.** Every request the proxy sends a child carries an id from the proxy's own
-//! counter; the client's id is kept in the in-flight table (`inflight`) and spliced back
-//! into the reply's bytes (`message`). The proxy's own requests (the replayed
-//! `initialize`, replayed session state) use the same counter, so they can never collide
-//! with a client id, and a reply only matches if it comes from the generation its request
-//! went to: late replies from an old child are dropped. The child's requests to the client
-//! (sampling, roots, elicitation) get ids from a second counter for the same reason.
+//! **Back ends.** A [`backend::Backend`] starts, feeds and stops one generation at a time
+//! and knows nothing about ids or eras. `backend::stdio` spawns the server as a child in
+//! its own process group (`DEBUSSY_MCP_GENERATION` in its environment). `backend::http`
+//! reaches a daemon on a TCP port, starting it detached (recorded with its pid and start
+//! time in `daemon.json`, shared by every bridge of the state directory, under a restart
+//! lock) when nothing listens; each generation is a fresh link: POSTs with their answers
+//! read as JSON or bounded SSE, and the GET stream of a legacy session. A link that
+//! breaks because another bridge restarted the daemon ends as "replaced", which the
+//! front follows at once without counting a crash.
 //!
-//! **Restarts.** A planned restart (the `restart_server` tool, a file change) writes the
-//! audit line and marker, holds new requests, lets requests in flight finish for the
-//! drain grace, then stops the child (close stdin, SIGTERM, SIGKILL, each after SIGCONT).
-//! When any child exits, its remaining requests are answered at once: `ping`, `*/list`
-//! and `initialize` go back to the front of the buffer for the next child, anything else
-//! gets a `-32603` error (it may have had side effects). The next child is started after
-//! the exit; it gets the client's `initialize` replayed under a proxy id (`handshake`),
-//! and once it answers, `notifications/initialized` and the session state, then the
-//! buffer in order, then `list_changed` notifications to the client. An exit nobody asked
-//! for goes through the restart policy: 0 ends the supervisor, 42 restarts (throttled),
-//! anything else is a crash (backoff, then degraded mode).
+//! **Ids.** Every request the front sends a server carries an id from the front's own
+//! counter; the client's id is kept in the in-flight table (`front::inflight`) and
+//! spliced back into the reply's bytes (`jsonrpc::message`). The front's own requests
+//! (the replayed `initialize`, replayed session state, lists it reads for itself) use
+//! the same counter, so they can never collide with a client id, and a reply only
+//! matches if it comes from the generation its request went to: late replies from an
+//! old server are dropped. The server's requests to the client (sampling, roots,
+//! elicitation) get ids from a second counter for the same reason.
+//!
+//! **Restarts.** A planned restart (the `restart_server` tool, SIGHUP, a file change)
+//! writes the audit line and marker, holds new requests, lets a frozen server run again
+//! and lets requests in flight finish for the drain grace, then stops the server. When a
+//! generation ends, its remaining requests are answered at once: those without side
+//! effects (`ping`, `*/list`, `resources/read`, `initialize`) go back to the front of
+//! the buffer for the next generation, anything else gets a `-32603` error. The next
+//! generation gets the client's `initialize` replayed under a front id, then
+//! `notifications/initialized` and the session state, then the buffer in order, then the
+//! client hears that lists may have changed: for each list when the front cannot know,
+//! for each list that differs when it read them (`front::learning`, the bridge). An end
+//! nobody asked for goes through the restart policy: 0 ends the supervisor (a daemon is
+//! started again), 42 restarts (throttled), anything else is a crash (backoff, then
+//! degraded mode). While a server starts or restarts, `ping`, an `initialize` like one
+//! answered before and the lists learned are answered from memory at once.
 //!
 //! Every request is therefore, at every moment, in exactly one place — buffered, in
 //! flight, or answered — which is what makes "answered exactly once" checkable.
 
-pub mod audit;
-pub mod bridge;
-mod child;
-mod coordinator;
-mod exits;
-pub(crate) mod framing;
-mod from_client;
-mod from_server;
-pub(crate) mod handshake;
-pub(crate) mod inflight;
-mod lifecycle;
-pub mod marker;
-pub(crate) mod message;
+pub(crate) mod backend;
+mod bridge;
+pub(crate) mod front;
+pub(crate) mod jsonrpc;
 pub mod options;
-pub(crate) mod oversized;
-mod proxy;
-mod routing;
 mod say;
 mod signals;
 mod state_dir;
-mod stderr_tail;
 pub(crate) mod stdio;
 mod supervise;
-pub(crate) mod tools;
-mod watch;
 
-pub use audit::{AuditEvent, AuditLog};
-pub use bridge::{BridgeOptions, BridgeOutcome, bridge, bridge_stdio};
-pub use marker::RestartMarker;
-pub use options::{Limits, SuperviseOptions, default_name};
-pub use proxy::SuperviseOutcome;
+pub use bridge::{BridgeOutcome, bridge, bridge_stdio};
+pub use front::audit::{self, AuditEvent, AuditLog};
+pub use front::marker::{self, RestartMarker};
+pub use front::{Shutdown, SuperviseOutcome};
+pub use options::{BridgeOptions, Limits, SuperviseOptions, default_name};
 pub use state_dir::StateDirError;
-pub use supervise::{McpError, Shutdown, supervise, supervise_stdio};
+pub use supervise::{McpError, supervise, supervise_stdio};
+
+/// The handle to stop a running bridge or restart its daemon: the same as the
+/// supervisor's.
+pub type BridgeShutdown = Shutdown;
 
 pub(crate) use say::{iso, iso_now, say};
 pub(crate) use state_dir::ignore_in_git;

@@ -1,6 +1,7 @@
-//! What one `debussy mcp supervise` run is told: the server command, the state directory,
-//! file watching, and the timing and size limits of the proxy (with the defaults issue 6
-//! gives). Built by the command from its flags and the `mcp` configuration section.
+//! What one `debussy mcp supervise` or `debussy mcp bridge` run is told: the server
+//! command, the state directory, file watching, the daemon's address for the bridge, and
+//! the timing and size limits of the front (with the defaults issue 6 gives). Built by
+//! the command from its flags and the `mcp` configuration section.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,6 +47,10 @@ pub struct Limits {
     /// How long a request may wait for a ready child before it is answered with an
     /// error (default 30 s, under the usual 60 s client timeout).
     pub buffer_deadline: Duration,
+    /// How long a request sent to a server may wait for its answer before the client
+    /// gets an error instead (default 10 min): an answer lost or sent under another id
+    /// never leaves a client waiting forever.
+    pub answer_timeout: Duration,
     /// How many messages may wait for a ready child (default 1000).
     pub buffer_max_messages: usize,
     /// How many bytes may wait for a ready child (default 64 MiB).
@@ -65,9 +70,10 @@ impl Default for Limits {
             first_readiness_timeout: Duration::from_secs(60),
             drain_grace: Duration::from_secs(10),
             buffer_deadline: Duration::from_secs(30),
+            answer_timeout: Duration::from_secs(600),
             buffer_max_messages: 1000,
             buffer_max_bytes: 64 * 1024 * 1024,
-            max_line_length: super::framing::DEFAULT_MAX_LINE_LENGTH,
+            max_line_length: super::jsonrpc::framing::DEFAULT_MAX_LINE_LENGTH,
             stop_close_grace: Duration::from_secs(2),
             stop_term_grace: Duration::from_secs(3),
         }
@@ -114,6 +120,7 @@ impl SuperviseOptions {
             )?,
             drain_grace: secs("drain_grace", config.drain_grace)?,
             buffer_deadline: secs("request_deadline", config.request_deadline)?,
+            answer_timeout: secs("answer_timeout", config.answer_timeout)?,
             buffer_max_messages: size(config.buffer_max_messages),
             buffer_max_bytes: size(config.buffer_max_bytes),
             max_line_length: size(config.max_line_bytes),
@@ -141,6 +148,60 @@ impl SuperviseOptions {
             stable_after: secs("stable_after", config.stable_after)?,
         };
         Ok(())
+    }
+}
+
+/// Everything a bridge needs to run.
+#[derive(Debug, Clone)]
+pub struct BridgeOptions {
+    /// Name used in logs and the default state directory.
+    pub name: String,
+    /// The daemon program and its arguments.
+    pub command: Vec<String>,
+    /// The daemon's host (loopback by default).
+    pub host: String,
+    /// The daemon's port.
+    pub port: u16,
+    /// The MCP endpoint's path (default `/mcp`).
+    pub path: String,
+    /// A path that answers 2xx once the daemon is ready; without it, an `initialize`
+    /// must succeed.
+    pub health: Option<String>,
+    /// A path that makes the daemon shut down when POSTed to, tried before SIGTERM.
+    pub shutdown_path: Option<String>,
+    /// How long a new daemon has to become ready.
+    pub ready_timeout: Duration,
+    /// Where the record, log, lock, learned lists, audit log and marker are kept.
+    pub state_dir: PathBuf,
+    /// Add `restart_server`, `verify_server_restarted` and `server_status`.
+    pub inject_tools: bool,
+    /// Stop the daemon when the bridge ends, if this bridge started it.
+    pub stop_daemon_on_exit: bool,
+    /// Timing and size limits (the buffer deadline, line length, SIGTERM grace).
+    pub limits: Limits,
+    /// When to start a daemon again after it went away, and when to give up.
+    pub restart: RestartConfig,
+}
+
+impl BridgeOptions {
+    /// Options for `command` on `port` with every default.
+    #[must_use]
+    pub fn new(name: String, command: Vec<String>, port: u16) -> Self {
+        BridgeOptions {
+            state_dir: PathBuf::from(".debussy").join("mcp").join(&name),
+            name,
+            command,
+            host: "127.0.0.1".to_owned(),
+            port,
+            path: "/mcp".to_owned(),
+            health: None,
+            shutdown_path: None,
+            ready_timeout: Duration::from_secs(6),
+            inject_tools: true,
+            stop_daemon_on_exit: false,
+            limits: Limits::default(),
+            restart: RestartConfig::default(),
+        }
     }
 }
 

@@ -1,19 +1,17 @@
-//! Starting a supervisor: [`supervise`] opens the state directory and audit log, starts
-//! the first server child and runs the dispatcher until it ends; [`Shutdown`] stops or
-//! restarts it from outside.
+//! Starting a supervisor: [`supervise`] takes the state directory, opens the audit log,
+//! and runs the front with the stdio back end until it ends; [`Shutdown`] stops it or
+//! restarts its server from outside.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
 
-use super::framing::{self, LineReader};
-use super::proxy::{Control, Idle, Proxy};
+use super::backend::stdio::StdioBackend;
+use super::front::settings::Settings;
+use super::front::{self, Shutdown};
 use super::{
-    AuditEvent, AuditLog, StateDirError, SuperviseOptions, SuperviseOutcome, coordinator,
-    handshake, routing, say, state_dir, stderr_tail, stdio, tools, watch,
+    AuditEvent, AuditLog, StateDirError, SuperviseOptions, SuperviseOutcome, say, state_dir, stdio,
 };
 
 /// Errors that keep the supervisor from starting. Once it runs, nothing is fatal: errors
@@ -41,28 +39,10 @@ pub enum McpError {
     /// The bridge's HTTP client could not be built.
     #[error("{0}")]
     HttpClient(String),
+
     /// The supervisor's async runtime could not be built.
     #[error("start the async runtime")]
     Runtime(#[source] std::io::Error),
-}
-
-/// A handle to stop a running supervisor, as SIGINT/SIGTERM do, or to restart its
-/// server, as SIGHUP does.
-#[derive(Debug, Clone)]
-pub struct Shutdown(mpsc::UnboundedSender<Control>);
-
-impl Shutdown {
-    /// Ask the supervisor to stop its server gracefully and return (`signal` names the
-    /// cause in logs). A second call kills the server at once.
-    pub fn request(&self, signal: &'static str) {
-        let _ = self.0.send(Control::Shutdown(signal));
-    }
-
-    /// Ask the supervisor to restart its server, as SIGHUP does (`signal` names the cause
-    /// in the audit log and logs).
-    pub fn restart(&self, signal: &'static str) {
-        let _ = self.0.send(Control::Restart(signal));
-    }
 }
 
 /// Run the supervisor with the process's own stdin and stdout as the client side,
@@ -76,16 +56,6 @@ pub async fn supervise_stdio(opts: SuperviseOptions) -> Result<SuperviseOutcome,
         tokio::spawn(super::signals::forward(shutdown));
     })
     .await
-}
-
-impl super::signals::SignalTarget for Shutdown {
-    fn stop(&self, signal: &'static str) {
-        self.request(signal);
-    }
-
-    fn restart(&self, signal: &'static str) {
-        Shutdown::restart(self, signal);
-    }
 }
 
 /// Run the supervisor between `input`/`output` (the client side) and the server
@@ -129,54 +99,19 @@ where
         opts.command.join(" "),
         opts.state_dir.display()
     ));
-
-    let (control_tx, control_rx) = mpsc::unbounded_channel();
-    let _watcher = if opts.watch.is_empty() {
-        None
-    } else {
-        Some(
-            watch::spawn_watcher(&opts.watch, opts.debounce, control_tx.clone())
-                .map_err(McpError::Watch)?,
-        )
+    let backend = StdioBackend::new(opts.command.clone(), opts.limits.clone());
+    let settings = Settings {
+        name: opts.name,
+        role: "supervisor",
+        command: opts.command,
+        state_dir: opts.state_dir,
+        inject_tools: opts.inject_tools,
+        watch: opts.watch,
+        build: opts.build,
+        debounce: opts.debounce,
+        limits: opts.limits,
+        restart: opts.restart,
+        remember: false,
     };
-
-    let client = LineReader::new(input, opts.limits.max_line_length);
-    let gone = control_tx.clone();
-    let (out_tx, writer) = framing::spawn_client_writer(output, move |err| {
-        let _ = gone.send(Control::ClientGone(err));
-    });
-
-    let limits = &opts.limits;
-    let mut proxy = Proxy {
-        routing: routing::Routing::new(limits.buffer_max_messages, limits.buffer_max_bytes),
-        restarts: coordinator::Restarts::new(crate::restart::RestartPolicy::new(
-            opts.restart.clone(),
-        )),
-        tools: tools::ToolView::default(),
-        opts,
-        handshake: handshake::Handshake::default(),
-        audit: Some(audit),
-        to_client: out_tx,
-        new_events: None,
-        control_tx: control_tx.clone(),
-        slot: None,
-        idle: Idle::No,
-        stderr_tail: stderr_tail::StderrTail::default(),
-        started: Instant::now(),
-        shutdown: None,
-        done: None,
-    };
-    if let Err(err) = proxy.start_child("initial start") {
-        proxy.record(
-            AuditEvent::SupervisorExiting,
-            json!({"reason": "the server could not be started"}),
-        );
-        proxy.sync_audit();
-        return Err(McpError::Start(err));
-    }
-    on_start(Shutdown(control_tx));
-    let outcome = proxy.run(client, control_rx).await;
-    // Everything queued for the client goes out before the supervisor returns.
-    writer.drain().await;
-    Ok(outcome)
+    front::serve(settings, backend, audit, input, output, on_start).await
 }

@@ -68,7 +68,6 @@ mod group;
 mod identity;
 mod lines;
 mod output;
-pub(crate) mod ports;
 pub(crate) mod procfs;
 pub mod reaper;
 mod stdin;

@@ -245,8 +245,8 @@ mod tests {
         let alive = || {
             std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .ok()
-                .and_then(|stat| crate::process::procfs::parse_stat(&stat))
-                .is_some_and(|(state, _)| state != 'Z' && state != 'X')
+                .and_then(|stat| crate::process::procfs::parse_full_stat(&stat))
+                .is_some_and(crate::process::procfs::Stat::is_live)
         };
         while alive() {
             assert!(

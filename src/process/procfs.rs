@@ -15,12 +15,6 @@ pub(crate) fn processes() -> Option<impl Iterator<Item = (u32, PathBuf)>> {
     }))
 }
 
-/// A process's scheduling state letter (`R`, `S`, `Z`…) and process group, from its
-/// `stat` file.
-pub(crate) fn state_and_group(dir: &Path) -> Option<(char, i32)> {
-    parse_stat(&std::fs::read_to_string(dir.join("stat")).ok()?)
-}
-
 /// What `/proc/<pid>/stat` says about a process, as far as debussy needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stat {
@@ -59,20 +53,9 @@ pub(crate) fn holds_open(dir: &Path, target: &Path) -> bool {
     })
 }
 
-/// State and process group from a `/proc/<pid>/stat` line. The command name is in
+/// Every field debussy reads from a `/proc/<pid>/stat` line. The command name is in
 /// parentheses and may itself contain spaces and parentheses, so fields are counted
 /// from the last `)`.
-pub(crate) fn parse_stat(stat: &str) -> Option<(char, i32)> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_ascii_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
-}
-
-/// Every field debussy reads from a `/proc/<pid>/stat` line (see [`parse_stat`] on the
-/// command name).
 pub(crate) fn parse_full_stat(stat: &str) -> Option<Stat> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
@@ -97,19 +80,14 @@ mod tests {
             .expect("/proc")
             .find(|(pid, _)| *pid == me)
             .expect("this process");
-        let (state, group) = state_and_group(&dir).expect("stat");
-        assert!(state != 'Z' && state != 'X', "{state}");
-        assert_eq!(group, nix::unistd::getpgrp().as_raw());
+        let me = stat(&dir).expect("stat");
+        assert!(me.is_live(), "{}", me.state);
+        assert_eq!(me.pgrp, nix::unistd::getpgrp().as_raw());
     }
 
     #[test]
     fn parses_stat_with_awkward_command_names() {
-        assert_eq!(
-            parse_stat("1234 (sleep) S 1 1234 1234 0 -1 4194560"),
-            Some(('S', 1234))
-        );
-        assert_eq!(parse_stat("77 (a) b (c)) Z 1 70 70 0"), Some(('Z', 70)));
-        assert_eq!(parse_stat("garbage"), None);
+        assert_eq!(parse_full_stat("garbage"), None);
         let line = "77 (a) b (c)) S 5 70 70 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0";
         assert_eq!(
             parse_full_stat(line),
@@ -121,6 +99,5 @@ mod tests {
             })
         );
         assert_eq!(parse_full_stat("1 (x) R 1 1"), None);
-        assert_eq!(parse_stat("1 (x) R 1"), None);
     }
 }

@@ -541,13 +541,14 @@ fn sighup_restarts_the_daemon_as_the_supervisor_restarts_its_server() {
     let (old, _) = bridge.whoami();
     bridge.signal(Signal::SIGHUP);
     let audit_of = || super::support::read_audit(&stage.state_dir);
-    wait_until("a new session after SIGHUP", || {
-        events_of(&audit_of(), "session_opened").len() == 2
+    wait_until("a new daemon ready after SIGHUP", || {
+        events_of(&audit_of(), "server_ready").len() == 2
     });
     let audit = audit_of();
     let requested = events_of(&audit, "restart_requested");
     assert_eq!(requested.len(), 1, "{audit:?}");
-    assert_eq!(requested[0]["source"], "SIGHUP", "{audit:?}");
+    assert_eq!(requested[0]["source"], "signal", "{audit:?}");
+    assert_eq!(requested[0]["signal"], "SIGHUP", "{audit:?}");
     let (new, generation) = bridge.whoami();
     assert_ne!(new, old);
     assert_eq!(generation, 2);

@@ -1,13 +1,17 @@
 //! End-to-end tests of `debussy mcp supervise` with real servers and clients.
 
+mod answers;
 mod bridge;
 mod oversized;
 mod proxy;
 mod python;
+
+pub(crate) use python::python;
 mod restarts;
 mod rmcp_client;
 mod state_dir;
-mod support;
+mod stateless;
+pub(crate) mod support;
 mod tuned;
 mod watch;
 

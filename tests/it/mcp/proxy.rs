@@ -364,3 +364,26 @@ fn a_bad_mcp_setting_is_a_usage_error() {
     assert_eq!(status.code(), Some(2), "{}", s.stderr());
     assert!(s.stderr().contains("mcp.drain_grace"), "{}", s.stderr());
 }
+
+#[test]
+fn requests_pending_at_client_eof_are_answered_before_the_exit() {
+    // The server never answers, so the client's `initialize` is still in flight when
+    // the client closes its side.
+    let mut s = Supervisor::start(&["--no-initialize"]);
+    let id = s.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "debussy-tests", "version": "1"}
+        }),
+    );
+    assert!(s.close().success());
+    let reply = s.response(&id);
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("shutting down")),
+        "{reply}"
+    );
+}

@@ -10,7 +10,7 @@ use super::support::{Supervisor, debussy, events_of, root, test_server};
 
 /// The venv's Python, or `None` (with the reason printed) when it is not installed.
 /// Under `CI=true` a missing SDK fails the test instead.
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     let python = root().join(".tools/venv/bin/python");
     let ready = python.exists()
         && Command::new(&python)

@@ -1,0 +1,508 @@
+//! JSON-RPC 2.0 messages as the proxy sees them: the original bytes of one line plus the
+//! few fields routing needs (kind, id, method).
+//!
+//! Messages pass through the proxy unchanged unless a rule says otherwise (issue 6,
+//! "Proxy"), so nothing here builds a typed model of MCP: a line is probed once for `id`,
+//! `method`, `result` and `error`, and the id's byte span is remembered so that the proxy
+//! can swap ids (its own id space towards the child, the client's on the way back) by
+//! splicing bytes instead of re-serialising the message.
+//!
+//! This module owns parsing and building single messages; it knows nothing about routing.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::ops::Range;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// JSON-RPC error code for a message that is valid JSON but not a valid request.
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC error code for a method the server does not have.
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC error code for an internal error; the issue asks for it when a request is lost
+/// to a restart or crash.
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
+
+/// A JSON-RPC request id, normalised so that equal ids compare equal whatever their
+/// spelling (`"\u0061"` and `"a"`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct RequestId(Box<str>);
+
+impl RequestId {
+    /// Normalise a raw JSON value; `None` unless it is a string or a number.
+    pub(crate) fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::String(_) | Value::Number(_) => {
+                Some(RequestId(value.to_string().into_boxed_str()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Normalise raw JSON text; `None` unless it is a string or a number.
+    pub(crate) fn from_raw(raw: &str) -> Option<Self> {
+        // The common case, a plain integer, is already canonical.
+        if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+            return Some(RequestId(raw.into()));
+        }
+        let value: Value = serde_json::from_str(raw).ok()?;
+        Self::from_value(&value)
+    }
+
+    /// An id of the proxy's own (a plain integer).
+    #[cfg(test)]
+    pub(crate) fn from_u64(id: u64) -> Self {
+        RequestId(id.to_string().into_boxed_str())
+    }
+
+    /// The id as an integer, if it is one (ids the proxy allocated always are).
+    pub(crate) fn as_u64(&self) -> Option<u64> {
+        self.0.parse().ok()
+    }
+
+    /// The id as a JSON value.
+    pub(crate) fn to_value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+impl fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What kind of JSON-RPC message a line holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A request: expects exactly one response with the same id.
+    Request {
+        /// The request id.
+        id: RequestId,
+        /// The method name.
+        method: String,
+    },
+    /// A notification: no id, no response.
+    Notification {
+        /// The method name.
+        method: String,
+    },
+    /// A response to an earlier request.
+    Response {
+        /// The id being answered; `None` for `"id": null` (an error about an unreadable request).
+        id: Option<RequestId>,
+        /// Whether it carries `error` rather than `result`.
+        is_error: bool,
+    },
+}
+
+/// One JSON-RPC message: its original bytes (one line, without the newline) and its kind.
+#[derive(Debug, Clone)]
+pub(crate) struct Message {
+    bytes: Vec<u8>,
+    kind: Kind,
+    /// Where the `id` value sits in `bytes`, for splicing in another id.
+    id_span: Option<Range<usize>>,
+}
+
+/// The outcome of reading one line as JSON-RPC.
+#[derive(Debug)]
+pub(crate) enum Parsed {
+    /// A well-formed message.
+    Message(Message),
+    /// Not JSON at all (logged and dropped, never answered: answering garbage can start an
+    /// error storm, rust-sdk issue 938). Carries the parser's complaint and the line.
+    NotJson(String, Vec<u8>),
+    /// Valid JSON that is not a JSON-RPC 2.0 message: answered with Invalid Request.
+    /// Carries the complaint and the message's id, when it has a usable one.
+    Invalid(String, Option<Vec<u8>>),
+}
+
+#[derive(Deserialize)]
+struct Probe<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// A field that is present, even when it is `null` (plain `Option` would read `null` as
+/// absent, and `"id": null` is not the same as no id).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+impl Message {
+    /// Read one line (without its newline) as a JSON-RPC message.
+    pub(crate) fn parse(bytes: Vec<u8>) -> Parsed {
+        let (kind, id_span) = match classify(&bytes) {
+            Ok(found) => found,
+            Err(Classified::NotJson(reason)) => return Parsed::NotJson(reason, bytes),
+            Err(Classified::Invalid(reason)) => return Parsed::Invalid(reason, usable_id(&bytes)),
+        };
+        Parsed::Message(Message {
+            bytes,
+            kind,
+            id_span,
+        })
+    }
+
+    /// The message's kind.
+    pub(crate) fn kind(&self) -> &Kind {
+        &self.kind
+    }
+
+    /// The method name of a request or notification.
+    pub(crate) fn method(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Request { method, .. } | Kind::Notification { method } => Some(method),
+            Kind::Response { .. } => None,
+        }
+    }
+
+    /// The original bytes, without the newline.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Give up the message for its bytes.
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// The `id` exactly as it was written, if there is one.
+    pub(crate) fn raw_id(&self) -> Option<&[u8]> {
+        self.id_span.clone().map(|span| &self.bytes[span])
+    }
+
+    /// The same message with its id replaced by `new_id` (raw JSON text); the rest of the
+    /// bytes are untouched. A message without an id is returned unchanged.
+    pub(crate) fn with_raw_id(&self, new_id: &[u8]) -> Vec<u8> {
+        match &self.id_span {
+            Some(span) => {
+                let mut out = Vec::with_capacity(self.bytes.len() - span.len() + new_id.len() + 1);
+                out.extend_from_slice(&self.bytes[..span.start]);
+                out.extend_from_slice(new_id);
+                out.extend_from_slice(&self.bytes[span.end..]);
+                out
+            }
+            None => self.bytes.clone(),
+        }
+    }
+
+    /// The whole message as a JSON value (for the few rules that look inside).
+    pub(crate) fn to_value(&self) -> Option<Value> {
+        serde_json::from_slice(&self.bytes).ok()
+    }
+
+    /// `params` of a request or notification, parsed (for the few rules that need it).
+    pub(crate) fn params(&self) -> Option<Value> {
+        let mut value = self.to_value()?;
+        value.get_mut("params").map(Value::take)
+    }
+}
+
+enum Classified {
+    NotJson(String),
+    Invalid(String),
+}
+
+fn classify(bytes: &[u8]) -> Result<(Kind, Option<Range<usize>>), Classified> {
+    // serde would read a struct from an array too (`["2.0", 1, "ping"]`); a message is
+    // an object. A batch (an array of messages, dropped from MCP in 2025-06-18) is not
+    // supported either.
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(b'[') if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() => {
+            return Err(Classified::Invalid(
+                "a JSON-RPC message must be an object (batches are not supported)".into(),
+            ));
+        }
+        Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+            if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() =>
+        {
+            return Err(Classified::Invalid(
+                "a JSON-RPC message must be an object".into(),
+            ));
+        }
+        _ => {}
+    }
+    let probe: Probe<'_> = match serde_json::from_slice(bytes) {
+        Ok(probe) => probe,
+        Err(err) => {
+            return Err(match err.classify() {
+                serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                    Classified::NotJson(err.to_string())
+                }
+                serde_json::error::Category::Data | serde_json::error::Category::Io => {
+                    Classified::Invalid(err.to_string())
+                }
+            });
+        }
+    };
+    if probe.jsonrpc.as_deref() != Some("2.0") {
+        return Err(Classified::Invalid(
+            "`jsonrpc` must be the string \"2.0\"".to_owned(),
+        ));
+    }
+    let id_span = probe.id.map(|raw| span_of(bytes, raw.get()));
+    let id = match probe.id {
+        None => None,
+        Some(raw) if raw.get() == "null" => Some(None),
+        Some(raw) => match RequestId::from_raw(raw.get()) {
+            Some(id) => Some(Some(id)),
+            None => {
+                return Err(Classified::Invalid(
+                    "`id` must be a string or a number".into(),
+                ));
+            }
+        },
+    };
+    let kind = match (probe.method, id, probe.result, probe.error) {
+        (Some(method), Some(Some(id)), None, None) => Kind::Request {
+            id,
+            method: method.into_owned(),
+        },
+        (Some(method), None, None, None) => Kind::Notification {
+            method: method.into_owned(),
+        },
+        (None, Some(id), Some(_), None) => Kind::Response {
+            id,
+            is_error: false,
+        },
+        (None, Some(id), None, Some(_)) => Kind::Response { id, is_error: true },
+        (Some(_), Some(None), _, _) => {
+            return Err(Classified::Invalid(
+                "a request's `id` must not be null".into(),
+            ));
+        }
+        _ => {
+            return Err(Classified::Invalid(
+                "not a request, notification or response".into(),
+            ));
+        }
+    };
+    Ok((kind, id_span))
+}
+
+/// The `id` of a JSON object, if it is a string or a number.
+fn usable_id(bytes: &[u8]) -> Option<Vec<u8>> {
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    let id = value.get("id")?;
+    RequestId::from_value(id).map(|_| id.to_string().into_bytes())
+}
+
+/// Byte range of `inner` (a sub-slice of `outer`, as serde's borrowed `RawValue` is).
+fn span_of(outer: &[u8], inner: &str) -> Range<usize> {
+    let start = (inner.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize);
+    let start = start.min(outer.len());
+    start..(start + inner.len()).min(outer.len())
+}
+
+/// A JSON-RPC error response, as one line without the newline.
+pub(crate) fn error_response(id: Option<&[u8]>, code: i64, message: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96 + message.len());
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.unwrap_or(b"null"));
+    out.extend_from_slice(br#","error":{"code":"#);
+    out.extend_from_slice(code.to_string().as_bytes());
+    out.extend_from_slice(br#","message":"#);
+    out.extend_from_slice(Value::String(message.to_owned()).to_string().as_bytes());
+    out.extend_from_slice(b"}}");
+    out
+}
+
+/// A JSON-RPC error response carrying `error` as a server wrote it.
+pub(crate) fn error_value_response(id: &[u8], error: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id);
+    out.extend_from_slice(br#","error":"#);
+    out.extend_from_slice(error.to_string().as_bytes());
+    out.push(b'}');
+    out
+}
+
+/// A JSON-RPC success response, as one line without the newline.
+pub(crate) fn result_response(id: &[u8], result: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id);
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result.to_string().as_bytes());
+    out.push(b'}');
+    out
+}
+
+/// A JSON-RPC request with an integer id, as one line without the newline.
+pub(crate) fn request(id: u64, method: &str, params: Option<&Value>) -> Vec<u8> {
+    let mut message = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method});
+    if let (Some(params), Some(object)) = (params, message.as_object_mut()) {
+        object.insert("params".to_owned(), params.clone());
+    }
+    message.to_string().into_bytes()
+}
+
+/// A JSON-RPC notification, as one line without the newline.
+pub(crate) fn notification(method: &str, params: Option<&Value>) -> Vec<u8> {
+    let mut message = serde_json::json!({"jsonrpc": "2.0", "method": method});
+    if let (Some(params), Some(object)) = (params, message.as_object_mut()) {
+        object.insert("params".to_owned(), params.clone());
+    }
+    message.to_string().into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Parsed {
+        Message::parse(text.as_bytes().to_vec())
+    }
+
+    fn message(text: &str) -> Message {
+        match parse(text) {
+            Parsed::Message(m) => m,
+            other => panic!("not a message: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn requests_notifications_and_responses_are_told_apart() {
+        let m = message(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#);
+        assert_eq!(
+            m.kind(),
+            &Kind::Request {
+                id: RequestId::from_u64(7),
+                method: "tools/list".into()
+            }
+        );
+        let m = message(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(m.method(), Some("notifications/initialized"));
+        assert!(matches!(m.kind(), Kind::Notification { .. }));
+        let m = message(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#);
+        assert!(matches!(
+            m.kind(),
+            Kind::Response {
+                id: Some(_),
+                is_error: false
+            }
+        ));
+        let m = message(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"x"}}"#);
+        assert_eq!(
+            m.kind(),
+            &Kind::Response {
+                id: None,
+                is_error: true
+            }
+        );
+    }
+
+    #[test]
+    fn garbage_is_not_json_and_wrong_shapes_are_invalid() {
+        assert!(matches!(
+            parse("Server listening on port 3000"),
+            Parsed::NotJson(..)
+        ));
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","id":1"#),
+            Parsed::NotJson(..)
+        ));
+        for invalid in [
+            "42",
+            "[]",
+            r#"["2.0", 1, "ping"]"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            r#"{"id":1,"method":"x"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","method":7}"#,
+        ] {
+            assert!(matches!(parse(invalid), Parsed::Invalid(..)), "{invalid}");
+        }
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","id":"k","method":7}"#),
+            Parsed::Invalid(_, Some(id)) if id == br#""k""#
+        ));
+        assert!(matches!(parse(r#"{"hello":1}"#), Parsed::Invalid(_, None)));
+    }
+
+    #[test]
+    fn ids_are_spliced_without_touching_the_rest() {
+        let text =
+            r#"{"jsonrpc":"2.0", "id" : "client-1" ,"method":"tools/call","params":{"id":3}}"#;
+        let m = message(text);
+        assert_eq!(m.raw_id(), Some(&br#""client-1""#[..]));
+        let swapped = m.with_raw_id(b"12");
+        assert_eq!(
+            String::from_utf8(swapped).expect("utf8"),
+            r#"{"jsonrpc":"2.0", "id" : 12 ,"method":"tools/call","params":{"id":3}}"#
+        );
+    }
+
+    #[test]
+    fn ids_compare_by_value_not_spelling() {
+        assert_eq!(
+            RequestId::from_raw(r#""\u0061""#),
+            RequestId::from_raw(r#""a""#)
+        );
+        assert_ne!(RequestId::from_raw("1"), RequestId::from_raw(r#""1""#));
+        assert_eq!(
+            RequestId::from_raw("15").and_then(|id| id.as_u64()),
+            Some(15)
+        );
+        assert_eq!(RequestId::from_raw("true"), None);
+    }
+
+    #[test]
+    fn multibyte_text_survives_untouched() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"result":{"text":"héllo → 世界"}}"#;
+        let m = message(text);
+        assert_eq!(
+            m.with_raw_id(b"\"x\""),
+            text.replacen("1", "\"x\"", 1).into_bytes()
+        );
+    }
+
+    #[test]
+    fn built_messages_parse_back() {
+        let e = error_response(Some(b"3"), INTERNAL_ERROR, "server \"restarted\"");
+        let m = message(std::str::from_utf8(&e).expect("utf8"));
+        assert!(matches!(m.kind(), Kind::Response { is_error: true, .. }));
+        let v = m.to_value().expect("json");
+        assert_eq!(v["error"]["message"], "server \"restarted\"");
+        let r = result_response(b"\"k\"", &serde_json::json!({"ok": true}));
+        assert!(matches!(
+            message(std::str::from_utf8(&r).expect("utf8")).kind(),
+            Kind::Response {
+                is_error: false,
+                ..
+            }
+        ));
+        let q = request(5, "initialize", Some(&serde_json::json!({"a": 1})));
+        let m = message(std::str::from_utf8(&q).expect("utf8"));
+        assert_eq!(m.params(), Some(serde_json::json!({"a": 1})));
+        let n = notification("notifications/tools/list_changed", None);
+        assert!(matches!(
+            message(std::str::from_utf8(&n).expect("utf8")).kind(),
+            Kind::Notification { .. }
+        ));
+    }
+}

@@ -1,0 +1,241 @@
+//! Claude Code, which speaks MCP 2026-07-28 first, as the client of a Python SDK
+//! `MCPServer` (dual-era) through `debussy mcp supervise` (stdio) and through
+//! `debussy mcp bridge` (streamable HTTP): it starts as fast as with the server run
+//! directly, and after `restart_server` it calls a tool that only the new server has.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::tool_results;
+use crate::support::claude::{self, RUN_TIMEOUT, Sandbox};
+use crate::support::model_server::{ModelServer, Scenario, Turn};
+
+/// The venv's Python with the `mcp` SDK, or `None` when it is missing (outside CI).
+fn python() -> Option<PathBuf> {
+    crate::mcp::python()
+}
+
+fn server_script() -> String {
+    crate::mcp::support::root()
+        .join("tests/it/mcp/python/server.py")
+        .display()
+        .to_string()
+}
+
+/// Run Claude Code once with the MCP server `t` started as `command args`, answering
+/// one plain reply; how long the whole run took.
+async fn timed_run(cli: &claude::ClaudeCli, command: &str, args: &Value) -> Duration {
+    let sandbox = Sandbox::new().expect("sandbox");
+    let config = write_config(&sandbox, command, args);
+    let server = ModelServer::start(Scenario::new().turn(Turn::reply("Hello."))).expect("model");
+    let mut run = sandbox.command(cli, &server, claude::DEFAULT_MODEL);
+    run.arg("--mcp-config")
+        .arg(&config)
+        .args(["--allowedTools", "mcp__t"]);
+    let started = Instant::now();
+    let transcript = claude::run(run, "Say hello.", RUN_TIMEOUT)
+        .await
+        .expect("claude run");
+    let took = started.elapsed();
+    let result = transcript.result().expect("a result line");
+    assert_eq!(result["subtype"], "success", "{result}");
+    let init = transcript.system("init");
+    let servers = &init.first().expect("init line")["mcp_servers"];
+    assert!(
+        servers.as_array().is_some_and(|s| s
+            .iter()
+            .any(|s| s["name"] == "t" && s["status"] == "connected")),
+        "{servers}"
+    );
+    took
+}
+
+fn write_config(sandbox: &Sandbox, command: &str, args: &Value) -> PathBuf {
+    let config = sandbox.cwd().join("mcp.json");
+    let body = json!({"mcpServers": {"t": {"command": command, "args": args}}});
+    std::fs::write(&config, serde_json::to_vec_pretty(&body).expect("json"))
+        .expect("write the MCP config");
+    config
+}
+
+#[tokio::test]
+async fn claude_code_through_the_supervisor_starts_as_fast_as_with_the_server_alone() {
+    let Some(cli) = claude::require() else { return };
+    let Some(python) = python() else { return };
+    let python = python.display().to_string();
+    let state = tempfile::tempdir().expect("tempdir");
+    let supervised = json!([
+        "mcp",
+        "supervise",
+        "--state-dir",
+        state.path().join("s"),
+        "--",
+        python,
+        server_script()
+    ]);
+    compare(
+        &cli,
+        &python,
+        crate::support::DEBUSSY,
+        &supervised,
+        "the supervisor",
+    )
+    .await;
+}
+
+/// Claude Code started with the server run directly, then through `debussy ARGS`, back
+/// to back, up to three times: through debussy is within 1 s of directly at least once.
+/// The stall this guards against (a listen acknowledgement under an id the client never
+/// sent) costs the client's whole timeout on every try; load from other processes on the
+/// machine costs a second only now and then.
+async fn compare(cli: &claude::ClaudeCli, python: &str, debussy: &str, args: &Value, via: &str) {
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let direct = timed_run(cli, python, &json!([server_script()])).await;
+        let through = timed_run(cli, debussy, args).await;
+        if through < direct + Duration::from_secs(1) {
+            return;
+        }
+        tries.push((through, direct));
+    }
+    panic!("through {via} against directly, each try: {tries:?}");
+}
+
+#[tokio::test]
+async fn claude_code_through_the_bridge_starts_as_fast_as_with_the_server_alone() {
+    let Some(cli) = claude::require() else { return };
+    let Some(python) = python() else { return };
+    let python = python.display().to_string();
+    let state = tempfile::tempdir().expect("tempdir");
+    let port = crate::mcp::bridge_port().to_string();
+    let bridged = json!([
+        "mcp",
+        "bridge",
+        "--port",
+        port,
+        "--state-dir",
+        state.path().join("s"),
+        "--stop-daemon-on-exit",
+        "--ready-timeout",
+        "20s",
+        "--",
+        python,
+        server_script(),
+        "--http",
+        port
+    ]);
+    compare(
+        &cli,
+        &python,
+        crate::support::DEBUSSY,
+        &bridged,
+        "the bridge",
+    )
+    .await;
+}
+
+/// Claude Code restarts the server `t` (started as `debussy ARGS`, a `--grow` Python
+/// server whose second generation has the tool `added_later`), then calls that tool in
+/// the same session.
+async fn check_new_tool_after_restart(cli: &claude::ClaudeCli, args: &Value) {
+    let sandbox = Sandbox::new().expect("sandbox");
+    let config = write_config(&sandbox, crate::support::DEBUSSY, args);
+    let server = ModelServer::start(
+        Scenario::new()
+            .turn(Turn::new().tool_use_id(
+                "toolu_restart",
+                "mcp__t__restart_server",
+                json!({"reason": "the agent added a tool"}),
+            ))
+            .turn(Turn::new().tool_use_id("toolu_new", "mcp__t__added_later", json!({})))
+            .turn(Turn::reply("Done.")),
+    )
+    .expect("model server");
+    let mut command = sandbox.command(cli, &server, claude::DEFAULT_MODEL);
+    command
+        .arg("--mcp-config")
+        .arg(&config)
+        .args(["--allowedTools", "mcp__t"]);
+    let transcript = claude::run(
+        command,
+        "Restart the server, then use its new tool.",
+        RUN_TIMEOUT,
+    )
+    .await
+    .expect("claude run");
+    let result = transcript
+        .result()
+        .unwrap_or_else(|| panic!("no result line; stderr: {}", transcript.stderr));
+    assert_eq!(result["subtype"], "success", "{result}");
+    let results = tool_results(&transcript.json());
+    let by_id = |id: &str| {
+        results
+            .iter()
+            .find(|(tool_use_id, _, _)| tool_use_id == id)
+            .unwrap_or_else(|| panic!("no result for {id}: {results:#?}"))
+            .clone()
+    };
+    let (_, restart, restart_error) = by_id("toolu_restart");
+    assert!(!restart_error, "{restart}");
+    let (_, added, added_error) = by_id("toolu_new");
+    assert!(!added_error, "the new tool was not callable: {added}");
+    assert!(added.contains("new"), "{added}");
+}
+
+#[tokio::test]
+async fn claude_code_calls_a_tool_the_restarted_server_added_through_the_supervisor() {
+    let Some(cli) = claude::require() else { return };
+    let Some(python) = python() else { return };
+    let state = tempfile::tempdir().expect("tempdir");
+    // Python takes seconds to import the SDK on a loaded machine: more than the default
+    // restart readiness timeout.
+    let config = state.path().join("config.yaml");
+    std::fs::write(&config, "mcp:\n  readiness_timeout: 60\n").expect("config");
+    check_new_tool_after_restart(
+        &cli,
+        &json!([
+            "--config",
+            config,
+            "mcp",
+            "supervise",
+            "--state-dir",
+            state.path().join("s"),
+            "--",
+            python,
+            server_script(),
+            "--grow"
+        ]),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn claude_code_calls_a_tool_the_restarted_daemon_added_through_the_bridge() {
+    let Some(cli) = claude::require() else { return };
+    let Some(python) = python() else { return };
+    let state = tempfile::tempdir().expect("tempdir");
+    let port = crate::mcp::bridge_port().to_string();
+    check_new_tool_after_restart(
+        &cli,
+        &json!([
+            "mcp",
+            "bridge",
+            "--port",
+            port,
+            "--state-dir",
+            state.path().join("s"),
+            "--stop-daemon-on-exit",
+            "--ready-timeout",
+            "20s",
+            "--",
+            python,
+            server_script(),
+            "--http",
+            port,
+            "--grow"
+        ]),
+    )
+    .await;
+}
