@@ -355,3 +355,55 @@ async fn wait_gone(target: ProcessIdentity, own: Option<&OwnDaemon>, within: Dur
         tokio::time::sleep(FOREIGN_POLL).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn daemon(state_dir: &Path) -> Daemon {
+        Daemon {
+            command: vec!["true".into()],
+            state_dir: state_dir.to_path_buf(),
+            port: 9,
+            endpoint: Endpoint::new("127.0.0.1", 9, "/mcp", 1024).expect("endpoint"),
+            health: None,
+            shutdown_path: None,
+            ready_timeout: Duration::from_secs(1),
+            term_grace: Duration::from_millis(200),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_recorded_pid_that_names_another_process_now_is_left_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut innocent = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep");
+        let pid = innocent.id();
+        let now = ProcessIdentity::of(pid).expect("identity");
+        // The record names the pid with another start time: a daemon that died, its
+        // number since given to an unrelated process.
+        let record = DaemonRecord {
+            pid: Some(pid),
+            generation: 1,
+            starts: vec![StartEntry {
+                generation: 1,
+                pid,
+                start_ticks: Some(now.start.saturating_sub(1)),
+                started_at: "2026-11-26T00:00:00Z".into(),
+                reason: "initial start".into(),
+                bridge_pid: 1,
+            }],
+        };
+        record.save(dir.path()).expect("save");
+        let (stopped, _) = daemon(dir.path()).stop(None).await;
+        assert_eq!(stopped.how, "it was no longer running");
+        assert!(
+            now.is_alive(),
+            "the process that got the number was signalled"
+        );
+        let _ = innocent.kill();
+        let _ = innocent.wait();
+    }
+}
