@@ -5,6 +5,7 @@ mod bridge;
 mod oversized;
 mod proxy;
 mod python;
+mod readiness;
 
 pub(crate) use python::python;
 mod restarts;
