@@ -519,3 +519,49 @@ fn describe(err: &reqwest::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A daemon whose event stream carries an event that is not JSON.
+    async fn serve_once(body: &'static str) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.expect("accept");
+            let mut request = [0_u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            let _ = socket.write_all(head.as_bytes()).await;
+            let _ = socket.write_all(body.as_bytes()).await;
+        });
+        format!("http://{address}/mcp")
+    }
+
+    #[tokio::test]
+    async fn an_event_that_is_not_json_is_called_a_malformed_answer() {
+        let url = serve_once("data: <html>oops</html>\n\n").await;
+        let response = reqwest::Client::new()
+            .get(&url)
+            .send()
+            .await
+            .expect("response");
+        let mut seen = 0;
+        let err = read_events(response, Some(b"1"), 1 << 20, &mut |_| seen += 1)
+            .await
+            .expect_err("malformed");
+        assert_eq!(seen, 0);
+        assert_eq!(
+            err.to_string(),
+            "the MCP daemon's answer is malformed: an event of its event stream is not JSON: <html>oops</html>"
+        );
+    }
+}
