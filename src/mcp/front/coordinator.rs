@@ -65,8 +65,15 @@ impl Restart {
             None => ("nothing was running".to_owned(), true),
         };
         let pid_text = |pid: Option<u32>| pid.map_or_else(|| "none".to_owned(), |p| p.to_string());
+        // A daemon another bridge already replaced, or one that had died, took no step.
+        let old_one = match &self.stopped {
+            Some(stopped) if !stopped.actions.is_empty() => {
+                format!("the old one stopped by {stopped_by}")
+            }
+            _ => "the old one was no longer running".to_owned(),
+        };
         let message = format!(
-            "the MCP server restarted: pid {} → pid {} (generation {number}), the old one stopped by {stopped_by}, ready after {} ms",
+            "the MCP server restarted: pid {} → pid {} (generation {number}), {old_one}, ready after {} ms",
             pid_text(self.old_pid),
             pid_text(pid),
             startup.as_millis()

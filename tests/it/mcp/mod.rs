@@ -2,6 +2,7 @@
 
 mod answers;
 mod bridge;
+mod concurrent;
 mod oversized;
 mod proxy;
 mod python;
