@@ -13,7 +13,7 @@ use super::client::{Endpoint, Session};
 use super::daemon::{Daemon, DaemonRecord, OwnDaemon, StartEntry};
 use super::headers::{self, ParamHeaders};
 use super::tasks::{self, Internal, Reached};
-use crate::mcp::backend::{Backend, BackendEvent, EndCause, ServerInfo, StopWhy};
+use crate::mcp::backend::{Backend, BackendEvent, EndCause, Fate, ServerInfo, StopWhy};
 use crate::mcp::front::stateless::PROTOCOL_VERSION_KEY;
 use crate::mcp::front::tools::StartRecord;
 use crate::mcp::jsonrpc::message::{Kind, Message, Parsed};
@@ -337,6 +337,17 @@ impl Backend for HttpBackend {
             Kind::Notification { method } => (None, Some(method.clone())),
             Kind::Response { .. } => (None, None),
         };
+        if link.checking {
+            // The link broke and is going down: the request never reaches this daemon.
+            if let Some(id) = id {
+                self.pending.push_back(BackendEvent::Undelivered {
+                    generation,
+                    id,
+                    fate: Fate::NotSent("the connection to the daemon broke".to_owned()),
+                });
+            }
+            return;
+        }
         let key = PROTOCOL_VERSION_KEY.as_bytes();
         let stateless = message
             .bytes()

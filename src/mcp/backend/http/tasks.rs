@@ -236,6 +236,28 @@ fn failed(
         )),
         PostError::Status { .. } | PostError::BadBody(_) => Fate::Refused(err.to_string()),
     };
+    let report = match err {
+        PostError::NotSent(why) | PostError::Lost(why) => Some(Internal::Broken {
+            generation,
+            why: why.clone(),
+        }),
+        PostError::SessionGone => Some(Internal::Gone {
+            generation,
+            cause: EndCause::Replaced("the daemon no longer knows the session".to_owned()),
+        }),
+        PostError::Status { .. } | PostError::BadBody(_) => None,
+    };
+    // A broken link is known before the request's fate reaches the front, so that what
+    // the client sends on hearing of it is held for the next daemon, not posted to this
+    // one. A session the daemon forgot ends the link after the fate: the request is then
+    // sent again rather than counted lost.
+    let (before, after) = match report {
+        Some(broken @ Internal::Broken { .. }) => (Some(broken), None),
+        other => (None, other),
+    };
+    if let Some(report) = before {
+        let _ = tx.send(report);
+    }
     if let Some(id) = id {
         let _ = tx.send(Internal::Event(BackendEvent::Undelivered {
             generation,
@@ -243,18 +265,9 @@ fn failed(
             fate,
         }));
     }
-    let report = match err {
-        PostError::NotSent(why) | PostError::Lost(why) => Internal::Broken {
-            generation,
-            why: why.clone(),
-        },
-        PostError::SessionGone => Internal::Gone {
-            generation,
-            cause: EndCause::Replaced("the daemon no longer knows the session".to_owned()),
-        },
-        PostError::Status { .. } | PostError::BadBody(_) => return,
-    };
-    let _ = tx.send(report);
+    if let Some(report) = after {
+        let _ = tx.send(report);
+    }
 }
 
 /// The `protocolVersion` of an `initialize` answer.
