@@ -23,7 +23,7 @@
 //!
 //! 1. **control** (unbounded channel): SIGINT/SIGTERM, SIGHUP, debounced file changes
 //!    from the watcher thread (`watch`), the `--build` result, a client that went away;
-//! 2. **the back end's events** ([`backend::BackendEvent`]): a generation up, a message
+//! 2. **the back end's events** (`backend::BackendEvent`): a generation up, a message
 //!    from the server, a request that could not be delivered, a generation gone;
 //! 3. **the client's lines**, framed from stdin right in the loop; while the front is
 //!    busy, the client is simply not read;
@@ -36,7 +36,7 @@
 //! comes back as an event. A server that stops reading, or a client that stops reading,
 //! can never stall routing for the other side.
 //!
-//! **Back ends.** A [`backend::Backend`] starts, feeds and stops one generation at a time
+//! **Back ends.** A `backend::Backend` starts, feeds and stops one generation at a time
 //! and knows nothing about ids or eras. `backend::stdio` spawns the server as a child in
 //! its own process group (`DEBUSSY_MCP_GENERATION` in its environment). `backend::http`
 //! reaches a daemon on a TCP port, starting it detached (recorded with its pid and start
