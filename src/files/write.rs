@@ -57,20 +57,7 @@ pub fn replace_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 /// # Errors
 /// The file cannot be opened, is a link, or is not a regular file.
 pub fn create_private(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(PRIVATE_FILE_MODE)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|err| refuse_link(path, err))?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", path.display()),
-        ));
-    }
+    let file = open_own(path, OpenOptions::new().write(true).truncate(false))?;
     // Emptied only once it is known to be a regular file: a FIFO is never truncated.
     file.set_len(0)?;
     Ok(file)
@@ -82,8 +69,13 @@ pub fn create_private(path: &Path) -> io::Result<File> {
 /// # Errors
 /// The file cannot be opened, is a link (`ELOOP`), or is not a regular file.
 pub fn open_private_append(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .append(true)
+    open_own(path, OpenOptions::new().append(true))
+}
+
+/// Open `path` with `options`, creating it readable by its owner only, never through a
+/// link and never blocking on a FIFO, and refuse anything but a regular file.
+fn open_own(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    let file = options
         .create(true)
         .mode(PRIVATE_FILE_MODE)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
