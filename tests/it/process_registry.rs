@@ -134,3 +134,46 @@ fn what_a_child_started_in_a_session_of_its_own_dies_with_a_sigkilled_owner() {
         "the helper (pid {helper}) outlived its SIGKILLed owner"
     );
 }
+
+#[test]
+fn what_a_sigkilled_owner_ran_gets_sigterm_first_to_clean_up() {
+    // git removes its lock files on SIGTERM; SIGKILLed mid-command it leaves
+    // `.git/packed-refs.lock` behind and every later `git branch -D` fails. This program
+    // cleans up the same way, on SIGTERM. (Its stderr goes nowhere: the shell reports the
+    // `sleep` killed with it there, and its reader, debussy, is gone.)
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("server.pid");
+    let lock = dir.path().join("held.lock");
+    let server = format!(
+        "exec 2>/dev/null; trap 'rm -f {lock}; exit 0' TERM; touch {lock}; echo $$ > {pid}; while :; do sleep 1; done",
+        lock = lock.display(),
+        pid = pid_file.display()
+    );
+    let mut owner =
+        crate::support::debussy(dir.path(), &["mcp", "supervise", "--", "sh", "-c", &server])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+    let server = pid_in(&pid_file);
+    assert!(lock.exists());
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(owner.id()).expect("pid")),
+        Signal::SIGKILL,
+    )
+    .expect("SIGKILL");
+    let _ = owner.wait();
+    let gone = gone_within(server);
+    if !gone {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(server), Signal::SIGKILL);
+    }
+    assert!(
+        gone,
+        "the server (pid {server}) outlived its SIGKILLed owner"
+    );
+    assert!(
+        !lock.exists(),
+        "the server was killed without the chance to remove its lock"
+    );
+}

@@ -12,8 +12,12 @@
 //! - when the program has exited, it gives the processes still below it the leak grace to
 //!   exit by themselves, then kills them all, wherever they went;
 //! - when the socket closes — debussy died, by SIGKILL or otherwise, or dropped the child
-//!   — or debussy asks it to, or it is sent SIGTERM, SIGINT, SIGHUP or SIGQUIT, it kills
-//!   everything below it at once and exits.
+//!   — or it is sent SIGTERM, SIGINT, SIGHUP or SIGQUIT, it sends everything below it
+//!   SIGTERM, gives it [`TERM_GRACE`] to exit, then kills what is left and exits: git
+//!   removes its lock files on SIGTERM, where a SIGKILL mid-command leaves
+//!   `.git/index.lock` or `.git/packed-refs.lock` behind and every later git command in
+//!   the repository fails until someone deletes it;
+//! - when debussy asks it to kill (the last step of a stop), it kills everything at once.
 //!
 //! It is single-threaded and synchronous: `poll` over the socket and a `signalfd` for
 //! SIGCHLD, with every signal it handles blocked. The program is started with
@@ -52,6 +56,10 @@ const KILL_BOUND: Duration = Duration::from_secs(5);
 
 /// How long the reaper waits for SIGCHLD between two rounds of killing.
 const KILL_ROUND: Duration = Duration::from_millis(10);
+
+/// How long what is below the reaper has to exit after SIGTERM when debussy is gone,
+/// before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_millis(500);
 
 /// The signals the reaper handles itself, through its `signalfd`.
 const HANDLED: [Signal; 5] = [
@@ -133,8 +141,10 @@ struct Reaper {
 
 /// How the reaper's service ends.
 enum Ending {
-    /// Debussy is gone (the socket closed or broke), asked for it, or the reaper was
-    /// signalled: kill everything now.
+    /// Debussy is gone (the socket closed or broke) or the reaper was signalled: ask
+    /// everything to exit, then kill what is left.
+    Abandoned,
+    /// Debussy asked for it: kill everything now.
     KillAll,
     /// The program and everything it started are gone by themselves.
     Empty,
@@ -178,7 +188,7 @@ impl Reaper {
             received: Vec::new(),
         };
         if !reaper.send(&Report::Started { pid, start }) {
-            reaper.kill_all();
+            reaper.terminate_all();
             return Err(ExitCode::from(2));
         }
         Ok(reaper)
@@ -187,6 +197,7 @@ impl Reaper {
     fn run(&mut self) {
         let ending = self.serve();
         match ending {
+            Ending::Abandoned => self.terminate_all(),
             Ending::KillAll => self.kill_all(),
             Ending::Empty => {}
             Ending::GraceOver => {
@@ -224,7 +235,7 @@ impl Reaper {
                 }
             ) {
                 if !self.report_exit() {
-                    return Ending::KillAll;
+                    return Ending::Abandoned;
                 }
                 deadline = Some(Instant::now() + self.grace);
                 continue;
@@ -240,13 +251,13 @@ impl Reaper {
                 }
             };
             let Ok((control_ready, signal_ready)) = self.wait(timeout) else {
-                return Ending::KillAll;
+                return Ending::Abandoned;
             };
             if signal_ready && self.drain_signals() {
-                return Ending::KillAll;
+                return Ending::Abandoned;
             }
-            if control_ready && self.read_requests().is_err() {
-                return Ending::KillAll;
+            if control_ready && let Some(ending) = self.read_requests() {
+                return ending;
             }
         }
     }
@@ -275,12 +286,12 @@ impl Reaper {
         end
     }
 
-    /// Read and carry out debussy's requests. `Err` when the socket closed or carried
-    /// something debussy never writes: either way, kill everything.
-    fn read_requests(&mut self) -> Result<(), ()> {
+    /// Read and carry out debussy's requests. How the service ends when debussy asked
+    /// for a kill, the socket closed or it carried something debussy never writes.
+    fn read_requests(&mut self) -> Option<Ending> {
         let mut buf = [0_u8; 1024];
         let read = match self.control.read(&mut buf) {
-            Ok(0) | Err(_) => return Err(()),
+            Ok(0) | Err(_) => return Some(Ending::Abandoned),
             Ok(read) => read,
         };
         self.received.extend_from_slice(&buf[..read]);
@@ -289,13 +300,11 @@ impl Reaper {
             let text = String::from_utf8_lossy(&line[..end]);
             match Request::parse(&text) {
                 Some(Request::Signal(number)) => self.signal_program(number),
-                Some(Request::Kill) | None => return Err(()),
+                Some(Request::Kill) => return Some(Ending::KillAll),
+                None => return Some(Ending::Abandoned),
             }
         }
-        if self.received.len() > MAX_LINE {
-            return Err(());
-        }
-        Ok(())
+        (self.received.len() > MAX_LINE).then_some(Ending::Abandoned)
     }
 
     /// Signal the program's group, only while the program is unreaped: its pid, and so
@@ -350,6 +359,31 @@ impl Reaper {
         }
     }
 
+    /// Send SIGTERM to everything below the reaper and wait up to [`TERM_GRACE`] for it
+    /// to exit, then kill what is left.
+    fn terminate_all(&mut self) {
+        let deadline = Instant::now() + TERM_GRACE;
+        for member in tree::descendants(std::process::id()) {
+            tree::signal_member(member, Signal::SIGTERM);
+        }
+        while self.reap() == Children::Some {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            self.wait_for_children(left.min(KILL_ROUND));
+        }
+        self.kill_all();
+    }
+
+    /// Wait up to `timeout` for SIGCHLD, and take the signals that came.
+    fn wait_for_children(&mut self, timeout: Duration) {
+        let timeout = PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX);
+        let mut fds = [PollFd::new(self.signals.as_fd(), PollFlags::POLLIN)];
+        let _ = poll(&mut fds, timeout);
+        while let Ok(Some(_)) = self.signals.read_signal() {}
+    }
+
     /// Kill everything below the reaper, round after round, until nothing is left (or
     /// [`KILL_BOUND`] has passed).
     fn kill_all(&mut self) {
@@ -360,15 +394,12 @@ impl Reaper {
                 return;
             }
             for member in tree::descendants(me) {
-                tree::kill_member(member);
+                tree::signal_member(member, Signal::SIGKILL);
             }
             if Instant::now() >= deadline {
                 return;
             }
-            let timeout = PollTimeout::try_from(KILL_ROUND).unwrap_or(PollTimeout::MAX);
-            let mut fds = [PollFd::new(self.signals.as_fd(), PollFlags::POLLIN)];
-            let _ = poll(&mut fds, timeout);
-            while let Ok(Some(_)) = self.signals.read_signal() {}
+            self.wait_for_children(KILL_ROUND);
         }
     }
 

@@ -62,15 +62,15 @@ pub(crate) fn below(root: u32, table: &[(u32, procfs::Stat)]) -> Vec<Member> {
     found
 }
 
-/// Send SIGKILL to `member` if it is still the process that was found.
-pub(crate) fn kill_member(member: Member) {
+/// Send `signal` to `member` if it is still the process that was found.
+pub(crate) fn signal_member(member: Member, signal: Signal) {
     let same = procfs::stat_of(member.pid).is_some_and(|stat| stat.start == member.start);
     if !same {
         return;
     }
     if let Ok(pid) = i32::try_from(member.pid) {
         // ESRCH: it exited meanwhile. Nothing else can fail for a process of ours.
-        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        let _ = kill(Pid::from_raw(pid), signal);
     }
 }
 

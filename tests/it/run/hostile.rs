@@ -69,7 +69,11 @@ fn after_the_kill(project: &Project, killed: &[Value]) -> Vec<Value> {
     assert_eq!(summary(&events)["status"], "completed");
     let status = project.status_json();
     assert_eq!(status["run"]["status"], "completed", "{status:#}");
-    assert_eq!(git(root, &["branch", "--list", "debussy/*"]), "");
+    assert_eq!(
+        git(root, &["branch", "--list", "debussy/*"]),
+        "",
+        "{events:#?}"
+    );
 
     let mut commits = commits_of(killed);
     commits.extend(commits_of(&events));
