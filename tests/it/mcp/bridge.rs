@@ -258,7 +258,11 @@ fn a_daemon_that_exits_42_is_started_again() {
         bridge.tool_text("exit_42", json!({})),
         "exiting with code 42"
     );
-    wait_until("the daemon exiting", || !alive(old));
+    // A request posted in the moment the daemon dies may have reached it: the bridge
+    // reports such a request lost. This one is sent once the bridge saw the exit.
+    wait_until("the bridge seeing the daemon exit", || {
+        !events_of(&bridge.audit(), "server_exited").is_empty()
+    });
     let (new, generation) = bridge.whoami();
     assert_ne!(new, old);
     assert_eq!(generation, 2);

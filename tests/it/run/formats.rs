@@ -25,7 +25,16 @@ fn a_codex_format_session_is_measured_from_its_rollout_and_restarted_at_the_thre
     assert_eq!(events_named(&events, "restart").len(), 1, "{events:#?}");
     let stop = events_named(&events, "session_ended")[0].clone();
     let snapshot = &stop["snapshot"];
-    assert_eq!(snapshot["exactness"], "exact", "{stop}");
+    // The rollout's figure (85 % of the window) decided the stop. What stdout carried
+    // after it (the tool call that followed the model's answer) may be estimated on top.
+    assert!(
+        snapshot["reported_tokens"].as_u64().unwrap_or(0) >= 85_000,
+        "{stop}"
+    );
+    assert!(
+        snapshot["estimated_tokens"].as_u64().unwrap_or(u64::MAX) < 100,
+        "{stop}"
+    );
     assert_eq!(snapshot["window"]["source"], "reported", "{stop}");
     assert_eq!(snapshot["window"]["tokens"], 100_000, "{stop}");
     assert!(
