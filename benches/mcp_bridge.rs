@@ -2,15 +2,17 @@
 //!
 //! The daemon is this binary re-run with `MCP_BENCH_DAEMON=1`: a minimal streamable-HTTP
 //! MCP server (axum, plain JSON answers, one session id) that answers at once, so the
-//! bridge's share is not hidden behind an SDK's per-call cost. In alternating rounds
-//! within one run, a client calls a tool sequentially:
+//! bridge's share is not hidden behind an SDK's per-call cost. In rotating rounds within
+//! one run, a client calls a tool sequentially:
 //!
 //! - directly over HTTP (keep-alive, the same headers a streamable-HTTP client sends);
-//! - through the bridge over stdio.
+//! - through the bridge over stdio;
+//! - through `mcp-remote`, the stdio-to-HTTP proxy clients use today (installed by
+//!   `scripts/bench-tools`; `MCP_REMOTE` names another copy).
 //!
-//! Reported: the added latency per call (p50, p99 of bridged minus direct), the time of
-//! `restart_server` beyond the daemon's own startup-to-first-answer time, and the
-//! bridge's resident memory when idle.
+//! Reported: the added latency per call (p50, p99 of each path minus direct) and the
+//! bridge's as a share of `mcp-remote`'s, the time of `restart_server` beyond the daemon's
+//! own startup-to-first-answer time, and the bridge's resident memory when idle.
 //!
 //! Run with `cargo bench --bench mcp_bridge`.
 
@@ -50,23 +52,37 @@ fn main() {
     let state = tempfile::tempdir().expect("tempdir");
     let port = free_port();
 
-    let mut bridge = Bridge::start(port, state.path());
+    let mut bridge = StdioClient::bridge(port, state.path());
     bridge.initialize();
     bridge.sequential(10);
     std::thread::sleep(Duration::from_millis(500));
     let fresh = resident(bridge.child.id());
+    let mut remote = mcp_remote(quick).map(|program| {
+        let mut remote = StdioClient::mcp_remote(&program, port);
+        remote.initialize();
+        remote.sequential(100);
+        remote
+    });
     let mut direct = Direct::connect(port);
     let mut direct_samples = Vec::new();
     let mut bridged_samples = Vec::new();
+    let mut remote_samples = Vec::new();
     for round in 0..ROUNDS {
-        for through_bridge in [round % 2 == 1, round % 2 == 0] {
+        for turn in 0..3 {
             let calls = CALLS_PER_ROUND / scale;
-            if through_bridge {
-                bridged_samples.extend(bridge.sequential(calls));
-            } else {
-                direct_samples.extend(direct.sequential(calls));
+            match (round + turn) % 3 {
+                0 => direct_samples.extend(direct.sequential(calls)),
+                1 => bridged_samples.extend(bridge.sequential(calls)),
+                _ => {
+                    if let Some(remote) = &mut remote {
+                        remote_samples.extend(remote.sequential(calls));
+                    }
+                }
             }
         }
+    }
+    if let Some(remote) = remote {
+        remote.close();
     }
     let direct_stats = Stats::of(&mut direct_samples);
     let bridged_stats = Stats::of(&mut bridged_samples);
@@ -117,12 +133,33 @@ fn main() {
         bridged_samples.len()
     );
     println!(
-        "  added by the bridge:    p50 {:>7.1} µs   p99 {:>7.1} µs   (goal: p50 < 150 µs)",
+        "  added by the bridge:    p50 {:>7.1} µs   p99 {:>7.1} µs",
         bridged_stats.p50 - direct_stats.p50,
         bridged_stats.p99 - direct_stats.p99
     );
+    if remote_samples.is_empty() {
+        println!("  via mcp-remote:         not measured (a quick run; `cargo bench` measures it)");
+    } else {
+        let remote_stats = Stats::of(&mut remote_samples);
+        println!(
+            "  per call, mcp-remote:   mean {:>7.1} µs   p50 {:>7.1} µs   p99 {:>7.1} µs   ({} calls)",
+            remote_stats.mean,
+            remote_stats.p50,
+            remote_stats.p99,
+            remote_samples.len()
+        );
+        println!(
+            "  added by mcp-remote:    p50 {:>7.1} µs   p99 {:>7.1} µs",
+            remote_stats.p50 - direct_stats.p50,
+            remote_stats.p99 - direct_stats.p99
+        );
+        println!(
+            "  the bridge's added p50 is {:.3}× mcp-remote's   (goal: ≤ 0.15×)",
+            (bridged_stats.p50 - direct_stats.p50) / (remote_stats.p50 - direct_stats.p50)
+        );
+    }
     println!(
-        "  restart_server:         {restart:>7.1} ms median, daemon's own startup {startup:.1} ms, overhead {:.1} ms   (goal: < 100 ms)",
+        "  restart_server:         {restart:>7.1} ms median, daemon's own startup {startup:.1} ms, overhead {:.1} ms   (goal: < 20 ms)",
         restart - startup
     );
     println!(
@@ -240,8 +277,30 @@ impl Direct {
     }
 }
 
-/// A client talking to the bridge over stdio.
-struct Bridge {
+/// Where `mcp-remote` is: `MCP_REMOTE`, else the copy `scripts/bench-tools` installs.
+/// `None` in a quick run without it; a measuring run without it stops and says how to
+/// get it.
+fn mcp_remote(quick: bool) -> Option<PathBuf> {
+    let program = std::env::var_os("MCP_REMOTE").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join(".tools/bench/node_modules/.bin/mcp-remote")
+        },
+        PathBuf::from,
+    );
+    if program.exists() {
+        return Some(program);
+    }
+    assert!(
+        quick,
+        "{} is missing: run scripts/bench-tools (or name a copy in MCP_REMOTE)",
+        program.display()
+    );
+    None
+}
+
+/// A client talking over stdio to a proxy in front of the daemon.
+struct StdioClient {
     child: Child,
     input: BufWriter<ChildStdin>,
     output: BufReader<ChildStdout>,
@@ -249,25 +308,43 @@ struct Bridge {
     line: String,
 }
 
-impl Bridge {
-    fn start(port: u16, state: &std::path::Path) -> Bridge {
+impl StdioClient {
+    /// `debussy mcp bridge`, starting the daemon on `port`.
+    fn bridge(port: u16, state: &std::path::Path) -> StdioClient {
         let me = std::env::current_exe().expect("current exe");
-        let mut child = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_debussy")))
+        let mut command = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_debussy")));
+        command
             .args(["-q", "mcp", "bridge", "--stop-daemon-on-exit", "--port"])
             .arg(port.to_string())
             .arg("--state-dir")
             .arg(state)
             .arg("--")
             .arg(&me)
-            .env("MCP_BENCH_DAEMON", "1")
+            .env("MCP_BENCH_DAEMON", "1");
+        StdioClient::spawn(command)
+    }
+
+    /// `mcp-remote`, to the daemon on `port`.
+    fn mcp_remote(program: &std::path::Path, port: u16) -> StdioClient {
+        let mut command = Command::new(program);
+        command.arg(format!("http://127.0.0.1:{port}/mcp")).args([
+            "--transport",
+            "http-only",
+            "--silent",
+        ]);
+        StdioClient::spawn(command)
+    }
+
+    fn spawn(mut command: Command) -> StdioClient {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("spawn the bridge");
+            .expect("spawn the proxy");
         let input = BufWriter::new(child.stdin.take().expect("stdin"));
         let output = BufReader::new(child.stdout.take().expect("stdout"));
-        Bridge {
+        StdioClient {
             child,
             input,
             output,
@@ -289,7 +366,7 @@ impl Bridge {
         loop {
             self.line.clear();
             let n = self.output.read_line(&mut self.line).expect("read");
-            assert!(n > 0, "the bridge closed its output");
+            assert!(n > 0, "the proxy closed its output");
             let value: Value = serde_json::from_str(&self.line).expect("json");
             if value.get("id") == Some(&json!(id)) {
                 return value;

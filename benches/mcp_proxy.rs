@@ -2,10 +2,12 @@
 //!
 //! A raw newline-JSON-RPC client drives a minimal fast server (this binary re-run with
 //! `MCP_BENCH_SERVER=1`: it answers at once, so the proxy's share is not hidden behind an
-//! SDK's millisecond per call), directly and through the supervisor, in alternating
-//! rounds within one run:
+//! SDK's millisecond per call) directly, through a bare C poll relay (`common/relay.c`,
+//! built with `cc`: the least any stdio proxy costs) and through the supervisor, in
+//! rotating rounds within one run:
 //!
-//! - added latency per sequential request (mean, p50, p99 of proxied minus direct);
+//! - added latency per sequential request (mean, p50, p99 of each path minus direct),
+//!   and the supervisor's added p50 as a multiple of the relay's;
 //! - pipelined throughput (requests per second, 64 in flight);
 //! - `restart_server` time minus the server's own startup-to-ready time;
 //! - the supervisor's resident memory when idle;
@@ -39,6 +41,32 @@ const PIPELINED: usize = 20_000;
 const WINDOW: usize = 64;
 const RESTARTS: usize = 30;
 
+/// How the bench client reaches the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    Direct,
+    /// Through the bare C relay.
+    Relayed,
+    /// Through `debussy mcp supervise`.
+    Proxied,
+}
+
+const PATHS: [Path; 3] = [Path::Direct, Path::Relayed, Path::Proxied];
+
+/// Build the bare relay into `dir`.
+fn build_relay(dir: &std::path::Path) -> PathBuf {
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/common/relay.c");
+    let relay = dir.join("relay");
+    let status = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&relay)
+        .arg(&source)
+        .status()
+        .expect("the bench builds its C relay with `cc`; install a C compiler");
+    assert!(status.success(), "cc could not build {}", source.display());
+    relay
+}
+
 fn main() {
     if std::env::var_os("MCP_BENCH_SERVER").is_some() {
         serve();
@@ -54,65 +82,64 @@ fn main() {
     let quick = !std::env::args().any(|a| a == "--bench");
     let scale = if quick { 20 } else { 1 };
     let state = tempfile::tempdir().expect("tempdir");
+    let relay = build_relay(state.path());
 
-    let mut direct_samples = Vec::new();
-    let mut proxied_samples = Vec::new();
-    let mut direct_rate = Vec::new();
-    let mut proxied_rate = Vec::new();
+    let mut samples: [Vec<f64>; 3] = Default::default();
+    let mut rates: [Vec<f64>; 3] = Default::default();
     for round in 0..ROUNDS {
-        for proxied in [round % 2 == 1, round % 2 == 0] {
-            let mut session = Session::start(proxied, state.path());
+        for turn in 0..PATHS.len() {
+            let index = (round + turn) % PATHS.len();
+            let mut session = Session::start(PATHS[index], &relay, state.path());
             session.initialize();
-            let samples = session.sequential(SEQUENTIAL_PER_ROUND / scale);
-            let rate = session.pipelined(PIPELINED / scale);
-            if proxied {
-                proxied_samples.extend(samples);
-                proxied_rate.push(rate);
-            } else {
-                direct_samples.extend(samples);
-                direct_rate.push(rate);
-            }
+            samples[index].extend(session.sequential(SEQUENTIAL_PER_ROUND / scale));
+            rates[index].push(session.pipelined(PIPELINED / scale));
             session.close();
         }
     }
-    let direct = Stats::of(&mut direct_samples);
-    let proxied = Stats::of(&mut proxied_samples);
+    let [direct, relayed, proxied] = samples.each_mut().map(|s| Stats::of(s));
     println!(
-        "sequential requests ({} per path, alternating rounds):",
-        direct_samples.len()
+        "sequential requests ({} per path, rotating rounds):",
+        samples[0].len()
     );
+    for (name, stats) in [
+        ("direct ", &direct),
+        ("relayed", &relayed),
+        ("proxied", &proxied),
+    ] {
+        println!(
+            "  {name}  mean {:>7.1} µs  p50 {:>7.1} µs  p99 {:>7.1} µs",
+            stats.mean, stats.p50, stats.p99
+        );
+    }
+    for (name, stats) in [("relay", &relayed), ("debussy", &proxied)] {
+        println!(
+            "  added by {name:<7}  mean {:>+7.1} µs  p50 {:>+7.1} µs  p99 {:>+7.1} µs",
+            stats.mean - direct.mean,
+            stats.p50 - direct.p50,
+            stats.p99 - direct.p99
+        );
+    }
     println!(
-        "  direct   mean {:>7.1} µs  p50 {:>7.1} µs  p99 {:>7.1} µs",
-        direct.mean, direct.p50, direct.p99
+        "  debussy's added p50 is {:.2}× the bare relay's   (target ≤ 1.3×)",
+        (proxied.p50 - direct.p50) / (relayed.p50 - direct.p50)
     );
+    let [direct_rate, relayed_rate, proxied_rate] = rates.each_mut().map(|r| median(r));
     println!(
-        "  proxied  mean {:>7.1} µs  p50 {:>7.1} µs  p99 {:>7.1} µs",
-        proxied.mean, proxied.p50, proxied.p99
-    );
-    println!(
-        "  added    mean {:>+7.1} µs  p50 {:>+7.1} µs  p99 {:>+7.1} µs   (targets: p50 < 20 µs, p99 < 150 µs)",
-        proxied.mean - direct.mean,
-        proxied.p50 - direct.p50,
-        proxied.p99 - direct.p99
-    );
-    println!(
-        "pipelined throughput ({WINDOW} in flight): direct {:.0} req/s, proxied {:.0} req/s",
-        median(&mut direct_rate),
-        median(&mut proxied_rate)
+        "pipelined throughput ({WINDOW} in flight): direct {direct_rate:.0} req/s, relayed {relayed_rate:.0} req/s, proxied {proxied_rate:.0} req/s"
     );
 
     // The server's own startup: spawn to initialize answered, directly.
     let mut startups = Vec::new();
     for _ in 0..RESTARTS / scale.min(RESTARTS) {
         let started = Instant::now();
-        let mut session = Session::start(false, state.path());
+        let mut session = Session::start(Path::Direct, &relay, state.path());
         session.initialize();
         startups.push(started.elapsed().as_secs_f64() * 1e3);
         session.close();
     }
     let startup = median(&mut startups);
 
-    let mut session = Session::start(true, state.path());
+    let mut session = Session::start(Path::Proxied, &relay, state.path());
     session.initialize();
     let mut restarts = Vec::new();
     for _ in 0..RESTARTS / scale.min(RESTARTS) {
@@ -126,7 +153,7 @@ fn main() {
     }
     let restart = median(&mut restarts);
     println!(
-        "restart_server: {restart:.1} ms; server startup alone: {startup:.1} ms; overhead {:.1} ms   (target < 50 ms)",
+        "restart_server: {restart:.1} ms; server startup alone: {startup:.1} ms; overhead {:.1} ms   (target < 10 ms)",
         restart - startup
     );
 
@@ -160,17 +187,23 @@ struct Session {
 }
 
 impl Session {
-    fn start(proxied: bool, state: &std::path::Path) -> Session {
+    fn start(path: Path, relay: &std::path::Path, state: &std::path::Path) -> Session {
         let me = std::env::current_exe().expect("current exe");
-        let mut command = if proxied {
-            let mut c = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_debussy")));
-            c.args(["-q", "mcp", "supervise", "--state-dir"])
-                .arg(state)
-                .arg("--")
-                .arg(&me);
-            c
-        } else {
-            Command::new(&me)
+        let mut command = match path {
+            Path::Direct => Command::new(&me),
+            Path::Relayed => {
+                let mut c = Command::new(relay);
+                c.arg(&me);
+                c
+            }
+            Path::Proxied => {
+                let mut c = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_debussy")));
+                c.args(["-q", "mcp", "supervise", "--state-dir"])
+                    .arg(state)
+                    .arg("--")
+                    .arg(&me);
+                c
+            }
         };
         let mut child = command
             .env("MCP_BENCH_SERVER", "1")

@@ -159,20 +159,18 @@ impl<B: Backend> Front<B> {
     /// Calls of the injected tools (unless the server has a tool of the same name):
     /// answered by the front. Returns whether the call was one of them.
     fn on_tool_call(&mut self, message: &Message, stateless: bool) -> bool {
-        let params = message.params();
-        let name = params
+        let Some(name) = message.params_name() else {
+            return false;
+        };
+        let servers_own = self
+            .tools
+            .server_tools
             .as_ref()
-            .and_then(|p| p.get("name"))
-            .and_then(Value::as_str);
-        let servers_own = name.is_some_and(|name| {
-            self.tools
-                .server_tools
-                .as_ref()
-                .is_some_and(|names| names.contains(name))
-        });
-        if servers_own {
+            .is_some_and(|names| names.contains(name.as_ref()));
+        if servers_own || !tools::is_injected(&name) {
             return false;
         }
+        let params = message.params();
         let raw = message.raw_id().unwrap_or(b"null").to_vec();
         let era = tools::Era::of(stateless);
         match tools::parse_call(params.as_ref()) {

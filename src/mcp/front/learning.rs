@@ -14,11 +14,17 @@ use crate::mcp::backend::Backend;
 use crate::mcp::jsonrpc::message::{self, Message};
 use crate::mcp::say;
 
+/// Whether an answer to `method` tells the front something it keeps: `initialize` and
+/// the lists.
+pub(crate) fn learns_from(method: &str) -> bool {
+    method == "initialize" || learned::list_key(method).is_some()
+}
+
 impl<B: Backend> Front<B> {
     /// Keep what an answer to the client tells about the server: its `initialize`
     /// result, a whole list.
     pub(crate) fn learn_from_answer(&mut self, method: &str, asked_a_page: bool, bytes: &[u8]) {
-        if method != "initialize" && learned::list_key(method).is_none() {
+        if !learns_from(method) {
             return;
         }
         let Some(result) = serde_json::from_slice::<Value>(bytes)

@@ -222,7 +222,7 @@ impl<B: Backend> Front<B> {
         if request.cancelled {
             return;
         }
-        if !is_error {
+        if !is_error && super::learning::learns_from(&request.method) {
             let asked_a_page = request
                 .message
                 .params()

@@ -169,6 +169,13 @@ impl<B: Backend> Front<B> {
         mut control_rx: mpsc::UnboundedReceiver<Control>,
     ) -> SuperviseOutcome {
         let mut client_open = true;
+        // One timer for the whole run, moved only to an earlier deadline: every message
+        // changes the next deadline (a request's answer-by), and a timer made anew or
+        // reset for each would cost a registration and a wake-up of the driver per
+        // message. Firing early is harmless: `on_timer` acts only on what is due.
+        let timer = tokio::time::sleep(std::time::Duration::ZERO);
+        tokio::pin!(timer);
+        let mut armed: Option<Instant> = None;
         loop {
             if let Some(outcome) = self.done.take() {
                 self.record(
@@ -179,7 +186,12 @@ impl<B: Backend> Front<B> {
                 say(&format!("exiting: {}", outcome.describe()));
                 return outcome;
             }
-            let deadline = self.next_deadline();
+            if let Some(deadline) = self.next_deadline()
+                && armed.is_none_or(|at| deadline < at)
+            {
+                timer.as_mut().reset(deadline.into());
+                armed = Some(deadline);
+            }
             tokio::select! {
                 biased;
                 Some(control) = control_rx.recv() => self.on_control(control),
@@ -199,7 +211,10 @@ impl<B: Backend> Front<B> {
                         self.begin_shutdown(SuperviseOutcome::ClientClosed);
                     }
                 },
-                () = sleep_until(deadline) => self.on_timer(Instant::now()),
+                () = &mut timer, if armed.is_some() => {
+                    armed = None;
+                    self.on_timer(Instant::now());
+                }
             }
         }
     }
@@ -359,12 +374,5 @@ impl<B: Backend> Front<B> {
     /// for good): what the front answers from memory meanwhile.
     pub(crate) fn restarting(&self) -> bool {
         !self.can_forward() && !matches!(self.idle, Idle::Degraded(_))
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
-        None => std::future::pending().await,
     }
 }

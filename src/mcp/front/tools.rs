@@ -24,6 +24,15 @@ pub(crate) const SERVER_STATUS: &str = "server_status";
 /// the front answers like `restart_server`.
 pub(crate) const CONFIGURE: &str = "configure";
 
+/// Whether a call of the tool `name` may be one of the injected tools' (`configure` only
+/// with `action: "restart"`).
+pub(crate) fn is_injected(name: &str) -> bool {
+    matches!(
+        name,
+        RESTART_SERVER | VERIFY_SERVER_RESTARTED | SERVER_STATUS | CONFIGURE
+    )
+}
+
 /// A call of an injected tool, with its arguments checked.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum InjectedCall {

@@ -214,6 +214,25 @@ impl Message {
         let mut value = self.to_value()?;
         value.get_mut("params").map(Value::take)
     }
+
+    /// `params.name` (a `tools/call`'s tool), read without building the rest: every
+    /// call passes through this on its way to the server.
+    pub(crate) fn params_name(&self) -> Option<Cow<'_, str>> {
+        #[derive(Deserialize)]
+        struct Outer<'a> {
+            #[serde(borrow, default)]
+            params: Option<Named<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct Named<'a> {
+            #[serde(borrow, default)]
+            name: Option<Cow<'a, str>>,
+        }
+        serde_json::from_slice::<Outer<'_>>(&self.bytes)
+            .ok()?
+            .params?
+            .name
+    }
 }
 
 enum Classified {
