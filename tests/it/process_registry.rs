@@ -177,3 +177,48 @@ fn what_a_sigkilled_owner_ran_gets_sigterm_first_to_clean_up() {
         "the server was killed without the chance to remove its lock"
     );
 }
+
+#[test]
+fn what_a_sigkilled_owner_ran_dies_even_when_it_ignores_sigterm() {
+    // The grace after SIGTERM is bounded: a program that ignores it, and starts another
+    // process when asked, is killed all the same.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("server.pid");
+    let late = dir.path().join("late.pid");
+    let server = format!(
+        "exec 2>/dev/null; trap 'sh -c \"echo \\$\\$ > {late}; exec sleep 300\" &' TERM; echo $$ > {pid}; while :; do sleep 1; done",
+        late = late.display(),
+        pid = pid_file.display()
+    );
+    let mut owner =
+        crate::support::debussy(dir.path(), &["mcp", "supervise", "--", "sh", "-c", &server])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+    let server = pid_in(&pid_file);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(owner.id()).expect("pid")),
+        Signal::SIGKILL,
+    )
+    .expect("SIGKILL");
+    let _ = owner.wait();
+    let mut pids = vec![server];
+    if gone_within(server) {
+        // The helper, if it got as far as writing its pid before the kill.
+        pids.extend(
+            std::fs::read_to_string(&late)
+                .ok()
+                .and_then(|text| text.trim().parse::<i32>().ok()),
+        );
+    }
+    let outlived: Vec<i32> = pids.into_iter().filter(|pid| !gone_within(*pid)).collect();
+    for pid in &outlived {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid), Signal::SIGKILL);
+    }
+    assert!(
+        outlived.is_empty(),
+        "{outlived:?} outlived the SIGKILLed owner (the server ignores SIGTERM and starts a helper on it)"
+    );
+}
