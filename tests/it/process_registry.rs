@@ -100,6 +100,34 @@ fn gone_within(pid: i32) -> bool {
     }
 }
 
+/// Run `sh -c server` below `debussy mcp supervise` in `dir`, wait for the pid the
+/// script writes to `pid_file`, SIGKILL debussy, and return that pid.
+fn sigkill_the_owner_of(dir: &std::path::Path, server: &str, pid_file: &std::path::Path) -> i32 {
+    let mut owner = crate::support::debussy(dir, &["mcp", "supervise", "--", "sh", "-c", server])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid = pid_in(pid_file);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(owner.id()).expect("pid")),
+        Signal::SIGKILL,
+    )
+    .expect("SIGKILL");
+    let _ = owner.wait();
+    pid
+}
+
+/// The pids of `pids` still running after the bound; those are killed.
+fn outliving(pids: impl IntoIterator<Item = i32>) -> Vec<i32> {
+    let outlived: Vec<i32> = pids.into_iter().filter(|pid| !gone_within(*pid)).collect();
+    for pid in &outlived {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid), Signal::SIGKILL);
+    }
+    outlived
+}
+
 #[test]
 fn what_a_child_started_in_a_session_of_its_own_dies_with_a_sigkilled_owner() {
     // `debussy mcp supervise` owns an MCP server that starts a helper with `setsid`, the
@@ -111,27 +139,11 @@ fn what_a_child_started_in_a_session_of_its_own_dies_with_a_sigkilled_owner() {
         "setsid sh -c 'echo $$ > {}; exec sleep 300' </dev/null >/dev/null 2>&1 & exec cat",
         pid_file.display()
     );
-    let mut owner =
-        crate::support::debussy(dir.path(), &["mcp", "supervise", "--", "sh", "-c", &server])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn");
-    let helper = pid_in(&pid_file);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(owner.id()).expect("pid")),
-        Signal::SIGKILL,
-    )
-    .expect("SIGKILL");
-    let _ = owner.wait();
-    let gone = gone_within(helper);
-    if !gone {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(helper), Signal::SIGKILL);
-    }
-    assert!(
-        gone,
-        "the helper (pid {helper}) outlived its SIGKILLed owner"
+    let helper = sigkill_the_owner_of(dir.path(), &server, &pid_file);
+    assert_eq!(
+        outliving([helper]),
+        [] as [i32; 0],
+        "the helper outlived its SIGKILLed owner"
     );
 }
 
@@ -149,28 +161,11 @@ fn what_a_sigkilled_owner_ran_gets_sigterm_first_to_clean_up() {
         lock = lock.display(),
         pid = pid_file.display()
     );
-    let mut owner =
-        crate::support::debussy(dir.path(), &["mcp", "supervise", "--", "sh", "-c", &server])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn");
-    let server = pid_in(&pid_file);
-    assert!(lock.exists());
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(owner.id()).expect("pid")),
-        Signal::SIGKILL,
-    )
-    .expect("SIGKILL");
-    let _ = owner.wait();
-    let gone = gone_within(server);
-    if !gone {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(server), Signal::SIGKILL);
-    }
-    assert!(
-        gone,
-        "the server (pid {server}) outlived its SIGKILLed owner"
+    let server = sigkill_the_owner_of(dir.path(), &server, &pid_file);
+    assert_eq!(
+        outliving([server]),
+        [] as [i32; 0],
+        "the server outlived its SIGKILLed owner"
     );
     assert!(
         !lock.exists(),
@@ -190,35 +185,17 @@ fn what_a_sigkilled_owner_ran_dies_even_when_it_ignores_sigterm() {
         late = late.display(),
         pid = pid_file.display()
     );
-    let mut owner =
-        crate::support::debussy(dir.path(), &["mcp", "supervise", "--", "sh", "-c", &server])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn");
-    let server = pid_in(&pid_file);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(owner.id()).expect("pid")),
-        Signal::SIGKILL,
-    )
-    .expect("SIGKILL");
-    let _ = owner.wait();
-    let mut pids = vec![server];
-    if gone_within(server) {
-        // The helper, if it got as far as writing its pid before the kill.
-        pids.extend(
-            std::fs::read_to_string(&late)
-                .ok()
-                .and_then(|text| text.trim().parse::<i32>().ok()),
-        );
-    }
-    let outlived: Vec<i32> = pids.into_iter().filter(|pid| !gone_within(*pid)).collect();
-    for pid in &outlived {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid), Signal::SIGKILL);
-    }
-    assert!(
-        outlived.is_empty(),
-        "{outlived:?} outlived the SIGKILLed owner (the server ignores SIGTERM and starts a helper on it)"
+    let server = sigkill_the_owner_of(dir.path(), &server, &pid_file);
+    let mut pids = outliving([server]);
+    // The helper, if it got as far as writing its pid before the kill.
+    pids.extend(outliving(
+        std::fs::read_to_string(&late)
+            .ok()
+            .and_then(|text| text.trim().parse::<i32>().ok()),
+    ));
+    assert_eq!(
+        pids,
+        [] as [i32; 0],
+        "outlived the SIGKILLed owner (the server ignores SIGTERM and starts a helper on it)"
     );
 }
