@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+pub use crate::agent::{Todo, TodoStatus};
 use crate::git::{FileChange, diffstat};
 
 /// The most changed files listed before the rest are summarised.
@@ -16,26 +17,6 @@ const MAX_FILES: usize = 100;
 const MAX_HANDOFF: usize = 12_000;
 /// The most characters kept of the previous session's last message.
 const MAX_LAST_MESSAGE: usize = 2_000;
-
-/// A todo item's state, as the agent's todo tool reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TodoStatus {
-    /// Not started.
-    Pending,
-    /// Being worked on when the session stopped.
-    InProgress,
-    /// Finished.
-    Completed,
-}
-
-/// One item of the agent's todo list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Todo {
-    /// What the item says.
-    pub content: String,
-    /// Its state.
-    pub status: TodoStatus,
-}
 
 /// Why a fresh session continues the work of an earlier one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -16,8 +16,6 @@ use tracing_subscriber::fmt::{FormatFields, MakeWriter};
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{EnvFilter, Layer};
 
-use crate::cli::{ColorChoice, GlobalArgs};
-
 static STDERR_ENABLED: AtomicBool = AtomicBool::new(true);
 
 /// The tracing target of the MCP supervisor's lines for people: printed on stderr as
@@ -26,9 +24,31 @@ static STDERR_ENABLED: AtomicBool = AtomicBool::new(true);
 pub const SUPERVISOR_TARGET: &str = "debussy::supervisor";
 static RUN_LOG: OnceLock<Mutex<Option<File>>> = OnceLock::new();
 
+/// When to colour output (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when the stream is a terminal and `NO_COLOR` is unset.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// How much to log on stderr, and in colour or not: `-v`/`-q` counted, and `--color`.
+#[derive(Debug, Clone, Copy)]
+pub struct LogSettings {
+    /// How many times `-v` was given.
+    pub verbose: u8,
+    /// How many times `-q` was given.
+    pub quiet: u8,
+    /// `--color`.
+    pub color: ColorChoice,
+}
+
 /// Install the global subscriber. `DEBUSSY_LOG` (an `EnvFilter` directive such as
 /// `debussy=trace`) wins over `-v`/`-q`.
-pub fn init(args: &GlobalArgs) {
+pub fn init(args: LogSettings) {
     let level = match (args.verbose, args.quiet) {
         (0, 0) => "info",
         (1, _) => "debug",

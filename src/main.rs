@@ -11,7 +11,7 @@ fn main() -> ExitCode {
         return code;
     }
     let cli = Cli::parse();
-    logging::init(&cli.global);
+    logging::init(cli.global.log_settings());
     if matches!(cli.command, debussy::cli::Command::Mcp(_)) {
         commands::exec_lean_mcp();
     }

@@ -5,6 +5,13 @@
 
 use std::path::PathBuf;
 
+/// The variable naming the session's compaction guard FIFO to the agent (and so to its
+/// hooks).
+pub const GUARD_ENV: &str = "DEBUSSY_COMPACTION_GUARD";
+
+/// The variable naming the session's stop marker to the agent (and so to its hooks).
+pub const STOP_ENV: &str = "DEBUSSY_STOP_MARKER";
+
 /// Variable holding the run id.
 pub const RUN_ID: &str = "DEBUSSY_RUN_ID";
 /// Variable holding the phase id.

@@ -568,3 +568,23 @@ pub struct TextLine {
     /// The line, lossily decoded as UTF-8, without its line ending.
     pub line: String,
 }
+
+/// A todo item's state, as the agent's todo tool reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on when the session stopped.
+    InProgress,
+    /// Finished.
+    Completed,
+}
+
+/// One item of the agent's todo list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Todo {
+    /// What the item says.
+    pub content: String,
+    /// Its state.
+    pub status: TodoStatus,
+}

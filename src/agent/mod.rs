@@ -34,8 +34,8 @@ use std::path::{Path, PathBuf};
 pub use event::{
     AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, DeniedCall, HookEvent,
     McpServerStatus, ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit,
-    SessionResult, StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse,
-    UnknownLine, Usage, UsageReport, UserBlock, UserMessage,
+    SessionResult, StatusEvent, StreamEvent, TextLine, Todo, TodoStatus, ToolResult,
+    ToolResultContent, ToolUse, UnknownLine, Usage, UsageReport, UserBlock, UserMessage,
 };
 pub use failure::{AgentFailure, ApiRetry, FailureKind, LastWords};
 

@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         return code;
     }
     let cli = Cli::parse();
-    logging::init(&cli.global);
+    logging::init(cli.global.log_settings());
     // The supervisor and the bridge run on a single-threaded runtime of their own; this
     // one only waits for them.
     let runtime = match tokio::runtime::Builder::new_current_thread()

@@ -7,6 +7,8 @@
 
 use std::path::PathBuf;
 
+pub use crate::logging::ColorChoice;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[cfg(test)]
@@ -49,15 +51,16 @@ pub struct GlobalArgs {
     pub color: ColorChoice,
 }
 
-/// When to colour output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// Colour when the stream is a terminal and `NO_COLOR` is unset.
-    Auto,
-    /// Always colour.
-    Always,
-    /// Never colour.
-    Never,
+impl GlobalArgs {
+    /// What the logging options ask of [`crate::logging::init`].
+    #[must_use]
+    pub fn log_settings(&self) -> crate::logging::LogSettings {
+        crate::logging::LogSettings {
+            verbose: self.verbose,
+            quiet: self.quiet,
+            color: self.color,
+        }
+    }
 }
 
 /// The subcommands.

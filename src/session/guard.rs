@@ -38,11 +38,7 @@ pub enum CompactionGuard {
     Block,
 }
 
-/// The variable naming the session's guard FIFO to the agent (and so to its hooks).
-pub const GUARD_ENV: &str = "DEBUSSY_COMPACTION_GUARD";
-
-/// The variable naming the session's stop marker to the agent (and so to its hooks).
-pub const STOP_ENV: &str = "DEBUSSY_STOP_MARKER";
+pub use crate::run_env::{GUARD_ENV, STOP_ENV};
 
 /// What the hook sends: one line.
 const PRE_COMPACT_LINE: &str = "pre_compact";

@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::agent::Todo;
 use crate::agent::{DeniedCall, LastWords, SessionResult};
-use crate::checkpoint::Todo;
 use crate::context::Snapshot;
 use crate::process::{ExitReport, StopAction};
 

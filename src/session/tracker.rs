@@ -20,7 +20,7 @@ use super::event::{Activity, ActivityKind, Subagent, Thread};
 use crate::agent::{
     AgentEvent, AssistantBlock, DeniedCall, SessionResult, ToolResult, ToolUse, UserBlock,
 };
-use crate::checkpoint::{Todo, TodoStatus};
+use crate::agent::{Todo, TodoStatus};
 
 /// Tools whose calls start a subagent (`Agent` is the API name; `Task` the older one and
 /// what the `init` line lists).

@@ -362,7 +362,7 @@ impl<W: Write> Player<'_, W> {
         if self
             .env
             .vars
-            .get(crate::session::guard::GUARD_ENV)
+            .get(crate::run_env::GUARD_ENV)
             .is_none_or(String::is_empty)
         {
             return false;
@@ -481,7 +481,7 @@ impl<W: Write> Player<'_, W> {
         if self
             .env
             .vars
-            .get(crate::session::guard::STOP_ENV)
+            .get(crate::run_env::STOP_ENV)
             .is_none_or(String::is_empty)
         {
             return false;
