@@ -409,7 +409,7 @@ mod tests {
         let loaded = load(&options).expect("loads");
         assert!(!loaded.config.auto_commit);
         assert!(!loaded.config.interactive);
-        assert!(loaded.config.context_threshold == crate::context::ContextLimit::At(50.0));
+        assert!(loaded.config.context_threshold == crate::config::ContextLimit::At(50.0));
     }
 
     #[test]

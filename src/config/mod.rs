@@ -14,6 +14,7 @@
 //!   `docs/config.md` documents every key.
 
 mod check;
+mod context_limit;
 mod duplicate;
 mod duration;
 mod env;
@@ -34,6 +35,7 @@ mod schema;
 mod settings;
 mod validate;
 
+pub use context_limit::ContextLimit;
 pub use duration::RunDuration;
 pub use error::{ConfigError, Invalid, Origin, Problem};
 pub use flags::{FlagValue, Overrides, flag_words};

@@ -22,7 +22,7 @@ pub struct Config {
     /// Extra attempts per phase after the first.
     pub max_retries: u32,
     /// Percent of the context window at which a session is stopped (0 < x ≤ 100; 100 disables).
-    pub context_threshold: crate::context::ContextLimit,
+    pub context_threshold: crate::config::ContextLimit,
     /// Main-thread tool calls after which a session is stopped for a restart.
     pub tool_call_threshold: u32,
     /// Context restarts allowed per attempt (0 disables restarts).
@@ -396,7 +396,7 @@ impl Default for Config {
             model: "opus".to_owned(),
             timeout: 1800,
             max_retries: 2,
-            context_threshold: crate::context::ContextLimit::At(80.0),
+            context_threshold: crate::config::ContextLimit::At(80.0),
             tool_call_threshold: 100,
             max_restarts: 3,
             max_cost_usd: None,

@@ -11,10 +11,9 @@
 pub mod cost;
 pub mod estimate;
 pub mod known_windows;
-mod limit;
 mod meter;
 pub mod window;
 
-pub use limit::ContextLimit;
+pub use crate::config::ContextLimit;
 pub use meter::{ContextMeter, Exactness, MeterSettings, Snapshot, StopReason, percent};
 pub use window::{Window, WindowInputs, WindowSource};
