@@ -257,11 +257,12 @@ impl<B: Backend> Front<B> {
             self.restarts.policy.crashes_in_window(Instant::now()),
             self.restarts.policy.config().crash_window.as_secs()
         );
-        say(&text);
+        // Recorded before it is said: whoever reads the line finds the record.
         self.record(
             AuditEvent::Degraded,
             json!({"reason": reason, "stderr_tail": self.stderr_tail.lines()}),
         );
+        say(&text);
         self.idle = Idle::Degraded(reason.to_owned());
         self.fail_buffered(&format!(
             "the MCP server is down (degraded: {reason}); call the restart_server tool to try again"

@@ -576,7 +576,14 @@ fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
         );
     }
     let dry = project
-        .command(&["run", "plan/MASTER_PLAN.md", "--dry-run", "--allow-dirty"])
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--dry-run",
+            "--allow-dirty",
+        ])
         .output()
         .expect("dry run");
     assert!(
