@@ -132,7 +132,7 @@ fn spec(dir: &Path, scenario: &str, round: usize) -> SessionSpec {
     };
     let agent = BackendSettings {
         command: Some(env!("CARGO_BIN_EXE_debussy").to_owned()),
-        ..BackendSettings::new(&config, AgentKind::Sim)
+        ..debussy::session::backend_settings(&config, AgentKind::Sim)
     }
     .with_model("sim-model");
     SessionSpec::from_config(

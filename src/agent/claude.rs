@@ -235,7 +235,7 @@ mod tests {
     use crate::config::{AgentKind, Config};
 
     fn claude_settings() -> BackendSettings {
-        BackendSettings::new(&Config::default(), AgentKind::Claude)
+        crate::session::backend_settings(&Config::default(), AgentKind::Claude)
     }
 
     fn executable(dir: &Path, name: &str) -> PathBuf {

@@ -22,6 +22,7 @@ pub mod codex;
 mod event;
 pub mod failure;
 pub mod gemini;
+pub mod known_windows;
 mod lenient;
 mod settings;
 pub mod sim;
@@ -329,7 +330,7 @@ mod tests {
             plan_path: Some(&plan),
         };
         let config = crate::config::Config::default();
-        let of = |kind| backend(&BackendSettings::new(&config, kind), context);
+        let of = |kind| backend(&crate::session::backend_settings(&config, kind), context);
         let claude = of(AgentKind::Claude).expect("claude");
         assert_eq!(claude.name(), "claude");
         assert_eq!(claude.usage_reporting(), UsageReporting::PerMessage);

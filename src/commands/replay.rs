@@ -34,7 +34,7 @@ use crate::words::thousands;
 pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
     let loaded = super::load_config(global, None)?;
     let config = &loaded.config;
-    let mut settings = MeterSettings::from_config(config, UsageReporting::PerMessage);
+    let mut settings = crate::session::meter_settings(config, UsageReporting::PerMessage);
     if let Some(threshold) = args.context_threshold {
         settings.threshold = ContextLimit::from(threshold).check().map_err(|_| {
             Failure::usage(miette::miette!(
@@ -51,7 +51,7 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
     let inputs = WindowInputs {
         configured: args
             .window
-            .or(crate::agent::BackendSettings::default_kind(config).model_context_window),
+            .or(crate::session::default_backend_settings(config).model_context_window),
         ..WindowInputs::default()
     };
     let open = |path: &Path| {

@@ -405,7 +405,7 @@ fn check_agent(config: &Config, out: &mut Vec<Violation>) {
         ));
     }
     for (fragment, text) in &agent.prices {
-        if let Err(problem) = crate::context::cost::Prices::parse(text) {
+        if let Err(problem) = super::Prices::parse(text) {
             out.push(violation(
                 format!("agent.prices.{fragment}"),
                 "must be four prices",

@@ -23,7 +23,6 @@ use super::cost::{Billed, Billing, Prices};
 use super::estimate::{self, IMAGE_TOKENS, Pending};
 use super::window::{self, Window, WindowInputs, WindowSource};
 use crate::agent::{AgentEvent, AssistantBlock, UsageReport, UsageReporting, UserBlock};
-use crate::config::Config;
 use crate::words::thousands;
 
 /// The meter's thresholds and estimate settings.
@@ -45,29 +44,6 @@ pub struct MeterSettings {
 }
 
 impl MeterSettings {
-    /// Settings from the configuration (`context_threshold`, `tool_call_threshold`,
-    /// `agent.token_estimate_factor`).
-    #[must_use]
-    pub fn from_config(config: &Config, usage_reporting: UsageReporting) -> Self {
-        MeterSettings {
-            threshold: config.context_threshold,
-            tool_call_threshold: config.tool_call_threshold,
-            token_estimate_factor: config.agent.token_estimate_factor,
-            usage_reporting,
-            stop_on_compact: true,
-            prices: config
-                .agent
-                .prices
-                .iter()
-                .filter_map(|(fragment, text)| {
-                    Prices::parse(text)
-                        .ok()
-                        .map(|prices| (fragment.clone(), prices))
-                })
-                .collect(),
-        }
-    }
-
     /// The same settings with every stop turned off: the meter only measures. For
     /// sessions that must not be restarted (remediation attempts, restarts disabled).
     #[must_use]

@@ -460,23 +460,6 @@ fn an_empty_meter_reads_zero_estimated() {
 }
 
 #[test]
-fn from_config_takes_the_configured_thresholds() {
-    let config = crate::config::Config {
-        context_threshold: crate::context::ContextLimit::At(65.0),
-        tool_call_threshold: 7,
-        agent: crate::config::AgentConfig {
-            token_estimate_factor: 1.2,
-            ..crate::config::AgentConfig::default()
-        },
-        ..crate::config::Config::default()
-    };
-    let settings = MeterSettings::from_config(&config, UsageReporting::PerMessage);
-    assert_eq!(settings.threshold, ContextLimit::At(65.0));
-    assert_eq!(settings.tool_call_threshold, 7);
-    assert_eq!(settings.token_estimate_factor, 1.2);
-}
-
-#[test]
 fn stop_reasons_read_well() {
     let threshold = StopReason::ContextThreshold {
         tokens: 162_000,

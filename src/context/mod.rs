@@ -10,7 +10,6 @@
 
 pub mod cost;
 pub mod estimate;
-pub mod known_windows;
 mod meter;
 pub mod window;
 

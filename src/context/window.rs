@@ -8,7 +8,7 @@
 //!    rollout);
 //! 3. `remembered`: the window an agent reported for the model in an earlier session,
 //!    kept by the state store;
-//! 4. `table`: the [known windows](super::known_windows), by the model the agent's `init`
+//! 4. `table`: the [known windows](crate::agent::known_windows), by the model the agent's `init`
 //!    line names, else the configured model name or alias;
 //! 5. `default`: 200,000 tokens.
 //!
@@ -19,7 +19,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-pub use super::known_windows::ONE_MILLION;
+use crate::agent::known_windows;
+pub use crate::agent::known_windows::ONE_MILLION;
 
 /// The window assumed when nothing better is known.
 pub const DEFAULT_WINDOW: u64 = 200_000;
@@ -87,11 +88,11 @@ pub struct Window {
     pub source: WindowSource,
 }
 
-/// The window known from a model's name alone ([the table](super::known_windows)), if
+/// The window known from a model's name alone ([the table](known_windows)), if
 /// any.
 #[must_use]
 pub fn by_model_name(model: &str) -> Option<u64> {
-    super::known_windows::lookup(model).map(|entry| entry.tokens)
+    known_windows::lookup(model).map(|entry| entry.tokens)
 }
 
 /// Resolve the window. `observed_model` is the model the agent says it runs (from its
@@ -119,7 +120,7 @@ pub fn resolve(
     {
         return pick(tokens, WindowSource::Remembered);
     }
-    let known = |name: &str| super::known_windows::lookup_for(inputs.agent, name);
+    let known = |name: &str| known_windows::lookup_for(inputs.agent, name);
     // A `[1m]` in either name is the user's word for the million-token variant, which
     // the agent's `init` line may not repeat.
     if let Some(entry) = names

@@ -25,7 +25,8 @@ pub fn phase_agent(config: &Config, phase: &Phase) -> Option<BackendSettings> {
     if phase.agent.is_none() && phase.model.is_none() {
         return None;
     }
-    let settings = BackendSettings::new(config, phase.agent.unwrap_or(config.agent.kind));
+    let settings =
+        crate::session::backend_settings(config, phase.agent.unwrap_or(config.agent.kind));
     Some(match &phase.model {
         Some(model) => settings.with_model(model.clone()),
         None => settings,

@@ -174,7 +174,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     } = setup;
     let config = loaded.config;
     let root = loaded.project_root;
-    let agent = crate::agent::BackendSettings::default_kind(&config);
+    let agent = crate::session::default_backend_settings(&config);
     let session = SessionSpec::from_config(&config, &agent, backend.clone(), "", &root, "")?;
     let phase_sessions = super::agents::phase_sessions(&config, &plan, &root)?;
     // Taken first: a second run must be told about the live one, not that the live one's

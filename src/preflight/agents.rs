@@ -21,14 +21,14 @@ enum Depth {
 /// The configured agent's program can be found (and, for a real agent CLI, runs and says
 /// its version).
 pub(super) fn agent_check(target: Target<'_>) -> Check {
-    let settings = BackendSettings::default_kind(&target.loaded.config);
+    let settings = crate::session::default_backend_settings(&target.loaded.config);
     kind_check(target.loaded, &settings, target.plan, Depth::Run)
 }
 
 /// Whether the configured agent's program can be found (without running it), for a plan
 /// at `plan`.
 pub(crate) fn configured_agent_check(loaded: &Loaded, plan: &Path) -> Check {
-    let settings = BackendSettings::default_kind(&loaded.config);
+    let settings = crate::session::default_backend_settings(&loaded.config);
     kind_check(loaded, &settings, Some(plan), Depth::Find)
 }
 
@@ -46,7 +46,7 @@ pub(crate) fn phase_agent_checks(loaded: &Loaded, plan: &crate::plan::Plan) -> V
     phases
         .into_iter()
         .map(|(kind, ids)| {
-            let settings = BackendSettings::new(config, kind);
+            let settings = crate::session::backend_settings(config, kind);
             let check = kind_check(loaded, &settings, Some(&plan.master), Depth::Run);
             let which = format!(
                 "phase{} {}",

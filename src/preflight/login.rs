@@ -24,7 +24,7 @@ struct AuthStatus {
 
 /// The login check for the configured agent, when it can be known: Claude Code only.
 pub(super) fn login_check(target: Target<'_>) -> Option<Check> {
-    let settings = agent::BackendSettings::default_kind(&target.loaded.config);
+    let settings = crate::session::default_backend_settings(&target.loaded.config);
     if settings.kind != AgentKind::Claude {
         return None;
     }

@@ -77,7 +77,7 @@ pub use outcome::{
 };
 pub use report::{ReportedWindow, SessionReport, StopSummary};
 pub use run::run;
-pub use spec::{Resume, SessionSpec};
+pub use spec::{Resume, SessionSpec, backend_settings, default_backend_settings, meter_settings};
 
 /// Errors of the session layer: preparing a session from the configuration.
 ///

@@ -7,11 +7,69 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::{AgentBackend, BackendSettings};
-use crate::config::Config;
+use crate::agent::{AgentBackend, BackendSettings, UsageReporting};
+use crate::config::{AgentKind, Config, Prices};
 use crate::context::{MeterSettings, WindowInputs};
 
 use super::SessionError;
+
+/// The settings agent `kind` runs with, from its profile (`agents.<kind>`). The run's
+/// default kind (`agent.kind`) runs `model` (its profile's, or the old `model` key);
+/// another kind runs its profile's model, else the kind's default.
+#[must_use]
+pub fn backend_settings(config: &Config, kind: AgentKind) -> BackendSettings {
+    let profile = config.agents.get(kind);
+    let model = if kind == config.agent.kind {
+        config.model.clone()
+    } else {
+        profile
+            .model
+            .clone()
+            .unwrap_or_else(|| kind.default_model().to_owned())
+    };
+    BackendSettings {
+        kind,
+        command: profile.command.clone(),
+        args: profile.args.clone(),
+        env: profile.env.clone(),
+        model,
+        permissions: profile.permissions,
+        allowed_tools: config.agent.allowed_tools.clone(),
+        model_context_window: profile.model_context_window,
+        context_threshold: config.context_threshold,
+        scenario: config.agent.scenario.clone(),
+    }
+}
+
+/// The settings of the run's default kind (`agent.kind`).
+#[must_use]
+pub fn default_backend_settings(config: &Config) -> BackendSettings {
+    backend_settings(config, config.agent.kind)
+}
+
+/// The context meter's settings (`context_threshold`, `tool_call_threshold`,
+/// `agent.token_estimate_factor`, `agent.prices`) for an agent reporting usage as
+/// `usage_reporting` says.
+#[must_use]
+pub fn meter_settings(config: &Config, usage_reporting: UsageReporting) -> MeterSettings {
+    MeterSettings {
+        threshold: config.context_threshold,
+        tool_call_threshold: config.tool_call_threshold,
+        token_estimate_factor: config.agent.token_estimate_factor,
+        usage_reporting,
+        stop_on_compact: true,
+        prices: config
+            .agent
+            .prices
+            .iter()
+            .filter_map(|(fragment, text)| {
+                Prices::parse(text)
+                    .ok()
+                    .map(|prices| (fragment.clone(), prices))
+            })
+            .collect(),
+    }
+}
 
 /// What to run and how to watch it.
 #[derive(Clone)]
@@ -95,7 +153,7 @@ impl SessionSpec {
         let grace = config.agent.stop_grace;
         let stop_grace = Duration::try_from_secs_f64(grace)
             .map_err(|_| SessionError::StopGrace { value: grace })?;
-        let meter = MeterSettings::from_config(config, backend.usage_reporting());
+        let meter = meter_settings(config, backend.usage_reporting());
         let backend_name = backend.name();
         Ok(SessionSpec {
             backend,
@@ -172,18 +230,17 @@ impl fmt::Debug for SessionSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::UsageReporting;
     use crate::agent::claude::ClaudeBackend;
-    use crate::config::AgentConfig;
+    use crate::config::{AgentConfig, AgentPermissions, ContextLimit};
 
     fn backend() -> Arc<dyn AgentBackend> {
-        Arc::new(ClaudeBackend::new(&BackendSettings::default_kind(
+        Arc::new(ClaudeBackend::new(&default_backend_settings(
             &Config::default(),
         )))
     }
 
     fn spec(config: &Config, prompt: &str) -> Result<SessionSpec, SessionError> {
-        let agent = BackendSettings::default_kind(config);
+        let agent = default_backend_settings(config);
         SessionSpec::from_config(config, &agent, backend(), prompt, "/p", "/p/log.jsonl")
     }
 
@@ -192,7 +249,7 @@ mod tests {
         let config = Config {
             model: "sonnet".into(),
             timeout: 90,
-            context_threshold: crate::context::ContextLimit::At(70.0),
+            context_threshold: ContextLimit::At(70.0),
             agent: AgentConfig {
                 stop_grace: 0.25,
                 ..AgentConfig::default()
@@ -208,7 +265,7 @@ mod tests {
         assert_eq!(spec.model, "sonnet");
         assert_eq!(spec.timeout, Some(Duration::from_secs(90)));
         assert_eq!(spec.stop_grace, Duration::from_millis(250));
-        assert!(spec.meter.threshold == crate::context::ContextLimit::At(70.0));
+        assert!(spec.meter.threshold == ContextLimit::At(70.0));
         assert_eq!(spec.meter.usage_reporting, UsageReporting::PerMessage);
         assert_eq!(spec.window.configured, Some(500_000));
         assert_eq!(spec.window.remembered.get("sonnet"), Some(&300_000));
@@ -243,5 +300,56 @@ mod tests {
             let err = spec(&config, "").expect_err("invalid");
             assert!(err.to_string().contains("agent.stop_grace"), "{err}");
         }
+    }
+
+    #[test]
+    fn each_kind_reads_its_own_profile() {
+        let mut config = Config {
+            model: "sonnet".into(),
+            ..Config::default()
+        };
+        config.agents.claude.command = Some("/opt/claude".into());
+        config.agents.codex.command = Some("/opt/codex".into());
+        config.agents.codex.args = vec!["-c".into(), "x=1".into()];
+        config.agents.codex.model_context_window = Some(400_000);
+        config.agents.gemini.model = Some("gemini-2.5-pro".into());
+        config.agents.gemini.permissions = AgentPermissions::Bypass;
+
+        let claude = default_backend_settings(&config);
+        assert_eq!(claude.kind, AgentKind::Claude);
+        assert_eq!(claude.command.as_deref(), Some("/opt/claude"));
+        assert_eq!(claude.model, "sonnet");
+
+        let codex = backend_settings(&config, AgentKind::Codex);
+        assert_eq!(codex.command.as_deref(), Some("/opt/codex"));
+        assert_eq!(codex.args, ["-c", "x=1"]);
+        assert_eq!(codex.model, "", "Codex runs its own default model");
+        assert_eq!(codex.model_context_window, Some(400_000));
+        assert_eq!(codex.permissions, AgentPermissions::AcceptEdits);
+
+        let gemini = backend_settings(&config, AgentKind::Gemini);
+        assert_eq!(gemini.command, None, "never another kind's program");
+        assert_eq!(gemini.model, "gemini-2.5-pro");
+        assert_eq!(gemini.permissions, AgentPermissions::Bypass);
+        assert_eq!(gemini.with_model("gemini-3").model, "gemini-3");
+
+        assert_eq!(backend_settings(&config, AgentKind::Sim).model, "opus");
+    }
+
+    #[test]
+    fn the_meter_takes_the_configured_thresholds() {
+        let config = Config {
+            context_threshold: ContextLimit::At(65.0),
+            tool_call_threshold: 7,
+            agent: AgentConfig {
+                token_estimate_factor: 1.2,
+                ..AgentConfig::default()
+            },
+            ..Config::default()
+        };
+        let settings = meter_settings(&config, UsageReporting::PerMessage);
+        assert_eq!(settings.threshold, ContextLimit::At(65.0));
+        assert_eq!(settings.tool_call_threshold, 7);
+        assert_eq!(settings.token_estimate_factor, 1.2);
     }
 }

@@ -382,7 +382,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use crate::context::{ContextMeter, MeterSettings, WindowInputs};
+    use crate::context::{ContextMeter, WindowInputs};
     use crate::session::OutcomeKind;
 
     /// A writer the test can read back.
@@ -403,7 +403,7 @@ mod tests {
     fn a_failed_session_is_followed_by_the_agents_last_words_and_retries_warn() {
         let out = Shared::default();
         let mut sink = PlainSink::new(Some(Box::new(out.clone())), None, Detail::Milestones);
-        let settings = MeterSettings::from_config(
+        let settings = crate::session::meter_settings(
             &crate::config::Config::default(),
             crate::agent::UsageReporting::PerMessage,
         );
@@ -446,7 +446,7 @@ mod tests {
     fn a_session_end_names_the_window_its_percentage_is_of() {
         let out = Shared::default();
         let mut sink = PlainSink::new(Some(Box::new(out.clone())), None, Detail::Milestones);
-        let settings = MeterSettings::from_config(
+        let settings = crate::session::meter_settings(
             &crate::config::Config::default(),
             crate::agent::UsageReporting::PerMessage,
         );

@@ -624,7 +624,7 @@ fn the_sim_backend_command_runs_the_player() {
     let settings = BackendSettings {
         command: Some(BIN.to_owned()),
         env: [("DEBUSSY_PHASE_ID".to_owned(), "1".to_owned())].into(),
-        ..BackendSettings::new(
+        ..debussy::session::backend_settings(
             &debussy::config::Config::default(),
             debussy::config::AgentKind::Sim,
         )

@@ -26,7 +26,6 @@ use super::{
     Follow, LastWords, UsageReporting,
 };
 use crate::config::AgentPermissions;
-use crate::context::window;
 
 /// The program run when `agents.codex.command` is not set.
 pub const DEFAULT_PROGRAM: &str = "codex";
@@ -91,7 +90,7 @@ impl CodexBackend {
 }
 
 /// Where Codex may compact on its own, in tokens:
-/// [`ContextLimit::agent_compaction_point`](crate::context::ContextLimit::agent_compaction_point)
+/// [`ContextLimit::agent_compaction_point`](crate::config::ContextLimit::agent_compaction_point)
 /// of the configured window, else the model's
 /// known window, else [`DEFAULT_WINDOW`]. `None` (Codex's own default) when the context
 /// check is off.
@@ -101,7 +100,7 @@ pub fn auto_compact_limit(settings: &BackendSettings) -> Option<u64> {
     let window = settings
         .model_context_window
         .filter(|tokens| *tokens > 0)
-        .or_else(|| window::by_model_name(&settings.model))
+        .or_else(|| super::known_windows::lookup(&settings.model).map(|entry| entry.tokens))
         .unwrap_or(DEFAULT_WINDOW);
     #[expect(
         clippy::cast_possible_truncation,
@@ -197,7 +196,7 @@ impl AgentBackend for CodexBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::ContextLimit;
+    use crate::config::ContextLimit;
 
     fn config(threshold: f64) -> BackendSettings {
         let config = crate::config::Config {
@@ -206,7 +205,7 @@ mod tests {
         };
         BackendSettings {
             command: Some("/bin/sh".to_owned()),
-            ..BackendSettings::new(&config, crate::config::AgentKind::Codex)
+            ..crate::session::backend_settings(&config, crate::config::AgentKind::Codex)
         }
         .with_model("gpt-5-codex")
     }

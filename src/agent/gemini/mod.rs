@@ -22,7 +22,7 @@ use super::{
     LastWords, SessionFile, UsageReporting,
 };
 use crate::config::AgentPermissions;
-use crate::context::ContextLimit;
+use crate::config::ContextLimit;
 
 /// The program run when `agents.gemini.command` is not set.
 pub const DEFAULT_PROGRAM: &str = "gemini";
@@ -150,7 +150,7 @@ mod tests {
         let config = crate::config::Config::default();
         BackendSettings {
             command: Some("/bin/sh".to_owned()),
-            ..BackendSettings::new(&config, crate::config::AgentKind::Gemini)
+            ..crate::session::backend_settings(&config, crate::config::AgentKind::Gemini)
         }
         .with_model("gemini-2.5-pro")
     }

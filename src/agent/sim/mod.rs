@@ -190,7 +190,7 @@ mod tests {
     use super::*;
 
     fn sim_settings() -> BackendSettings {
-        BackendSettings::new(
+        crate::session::backend_settings(
             &crate::config::Config::default(),
             crate::config::AgentKind::Sim,
         )

@@ -43,7 +43,7 @@ pub(super) async fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
     out.push_str(&palette.bold("Restarts and limits"));
     out.push('\n');
     let backend = crate::agent::backend(
-        &crate::agent::BackendSettings::default_kind(&loaded.config),
+        &crate::session::default_backend_settings(&loaded.config),
         crate::agent::BackendContext {
             project_root: &loaded.project_root,
             plan_path: Some(master),

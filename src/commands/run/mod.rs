@@ -62,7 +62,7 @@ pub(super) async fn run(global: &GlobalArgs, args: RunArgs) -> CommandResult {
         return Ok(Exit::Failure);
     }
     let backend = agent::backend(
-        &agent::BackendSettings::default_kind(&loaded.config),
+        &crate::session::default_backend_settings(&loaded.config),
         BackendContext {
             project_root: &root,
             plan_path: Some(&plan.master),

@@ -986,7 +986,7 @@ async fn skipping_a_phase_skips_the_phases_that_depend_on_it() {
     .expect("config");
     let plan = debussy::plan::load(&project.root().join("plan/MASTER_PLAN.md")).expect("plan");
     let backend = debussy::agent::backend(
-        &debussy::agent::BackendSettings::default_kind(&loaded.config),
+        &debussy::session::default_backend_settings(&loaded.config),
         debussy::agent::BackendContext {
             project_root: project.root(),
             plan_path: Some(&plan.master),

@@ -243,7 +243,7 @@ impl SimProject {
 fn sim_settings(command: &str) -> BackendSettings {
     BackendSettings {
         command: Some(command.to_owned()),
-        ..BackendSettings::new(&Config::default(), AgentKind::Sim)
+        ..debussy::session::backend_settings(&Config::default(), AgentKind::Sim)
     }
     .with_model("sim-model")
 }

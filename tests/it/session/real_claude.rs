@@ -46,7 +46,7 @@ impl Harness {
                 "--allowedTools".into(),
                 claude::DEFAULT_ALLOWED_TOOLS.join(","),
             ],
-            ..BackendSettings::default_kind(&config)
+            ..debussy::session::default_backend_settings(&config)
         };
         let mut spec = SessionSpec::from_config(
             &config,
@@ -404,7 +404,7 @@ async fn claude_a_missing_binary_is_a_spawn_error_saying_how_to_install_it() {
     let config = Config::default();
     let agent = BackendSettings {
         command: Some(missing.to_string_lossy().into_owned()),
-        ..BackendSettings::default_kind(&config)
+        ..debussy::session::default_backend_settings(&config)
     };
     let spec = SessionSpec::from_config(
         &config,

@@ -5,7 +5,7 @@
 //! request: Claude Code reports a model's window only in its final `result`, so without it
 //! a fresh project's first session would be measured against the 200,000-token default
 //! (and a 1,000,000-token session stopped at a fifth of its room). The agent's own report
-//! still wins over the table once it arrives (see [`super::window::resolve`]).
+//! still wins over the table once it arrives (see `context::window::resolve`).
 //!
 //! Claude's entries were measured: Claude Code 2.1.330 run with `--model ID` against the
 //! scripted model server, reading the model its `init` line names and
