@@ -147,7 +147,7 @@ async fn worktree_overhead_async(files: usize, phases: usize) -> Overhead {
             &format!("line of file {i}\n"),
         );
     }
-    debussy::orchestrator::vcs::ignore_run_data(root).expect("ignore run data");
+    debussy::git::vcs::ignore_run_data(root).expect("ignore run data");
     git(root, &["add", "-A"]);
     git(root, &["commit", "-qm", "files"]);
     let run_branch = String::from_utf8(

@@ -2,8 +2,9 @@
 //! stdio MCP servers so they can restart without breaking the client's session.
 //!
 //! The layers, top to bottom (see `docs/design/architecture.md`):
-//! [`commands`] → orchestrator → [`session`] → [`agent`], [`context`] → [`mcp`] →
-//! [`process`], [`restart`] → [`config`], [`plan`].
+//! [`commands`] → [`ui`] → preflight → [`orchestrator`] → run services ([`git`], [`state`],
+//! …) → [`session`] → [`context`] → [`agent`] → [`sim`] → [`mcp`] → [`process`],
+//! [`restart`] → [`config`], [`plan`] → shared ([`run_env`], [`files`], [`words`], …).
 
 pub mod agent;
 pub mod checkpoint;
@@ -27,6 +28,7 @@ pub mod process;
 pub mod restart;
 pub mod run_env;
 pub mod session;
+pub mod sim;
 pub mod state;
 pub mod ui;
 pub mod words;

@@ -289,7 +289,7 @@ pub enum AgentError {
     /// The sim agent's scenario is invalid.
     #[error(transparent)]
     #[diagnostic(transparent)]
-    Scenario(#[from] sim::ScenarioError),
+    Scenario(#[from] crate::sim::ScenarioError),
 }
 
 pub(crate) use crate::process::shell_quote;

@@ -104,7 +104,7 @@ const TEMPLATES: &[Template] = &[
     },
     Template {
         path: ".debussy/.gitignore",
-        contents: Contents::Text(crate::orchestrator::vcs::RUN_DATA_IGNORE),
+        contents: Contents::Text(crate::git::vcs::RUN_DATA_IGNORE),
     },
     Template {
         path: ".claude/commands/debussy-done.md",

@@ -10,10 +10,10 @@ use std::io::Write;
 
 use tokio::io::AsyncReadExt;
 
-use crate::agent::sim::Scenario;
-use crate::agent::sim::player::{self, PlayEnd, PlayerEnv};
 use crate::cli::SimAgentArgs;
 use crate::exit::{CommandResult, Exit, Failure};
+use crate::sim::Scenario;
+use crate::sim::player::{self, PlayEnd, PlayerEnv};
 
 pub(super) async fn run(args: SimAgentArgs) -> CommandResult {
     let scenario = Scenario::load(&args.scenario).map_err(Failure::usage)?;

@@ -15,6 +15,7 @@ mod error;
 mod history;
 mod hooks;
 mod repo;
+pub mod vcs;
 
 pub use changes::{ChangeKind, FileChange, diffstat};
 pub use cli::{GitCli, GitCommandError};

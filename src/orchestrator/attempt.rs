@@ -25,7 +25,7 @@ use crate::words::plural;
 use super::failures;
 use super::runner::{ResumePoint, Runner};
 use super::usage_wait::{UsageWait, WaitEnd, WaitPlan};
-use super::vcs;
+use crate::git::vcs;
 
 /// Outcome code of an attempt whose restart budget ran out.
 pub const MAX_RESTARTS_EXCEEDED: i32 = crate::restart::MAX_RESTARTS_EXCEEDED;

@@ -278,7 +278,7 @@ impl Runner<'_> {
 
     /// Merge the phase's branch into the run's branch, after the merges before it.
     async fn merge_into_run(&mut self, phase: &Phase, worktree: &Worktree) -> Result<(), Unmerged> {
-        let message = super::vcs::commit_message(
+        let message = crate::git::vcs::commit_message(
             &self.config.merge_message_template,
             phase.id.as_str(),
             &phase.title,
@@ -380,7 +380,7 @@ impl Runner<'_> {
             max_attempts: attempt,
             kind: AttemptKind::Remediation,
         });
-        let base = super::vcs::head(self.workdir.clone()).await;
+        let base = crate::git::vcs::head(self.workdir.clone()).await;
         let (end, tally) = if files.is_empty() {
             (AttemptEnd::Done, super::attempt::AttemptTally::default())
         } else {
@@ -562,7 +562,7 @@ impl Runner<'_> {
 /// What git's index holds as unmerged in `dir`, by kind (empty when it cannot say).
 async fn conflicts_in(dir: &std::path::Path) -> Vec<Conflict> {
     let dir = dir.to_path_buf();
-    super::vcs::blocking(move || {
+    crate::git::vcs::blocking(move || {
         crate::git::Repo::discover(&dir)
             .and_then(|repo| repo.conflicts())
             .unwrap_or_default()

@@ -46,7 +46,6 @@ pub mod selection;
 mod session;
 mod usage_wait;
 mod validate;
-pub mod vcs;
 pub mod worktree;
 
 pub use parallel::side_by_side_ready;

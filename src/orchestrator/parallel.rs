@@ -126,7 +126,7 @@ pub async fn side_by_side_ready(
     plan: &Plan,
     config: &Config,
 ) -> Result<String, RunError> {
-    let branch = super::vcs::preflight(root.clone(), true).await.ok();
+    let branch = crate::git::vcs::preflight(root.clone(), true).await.ok();
     check(&root, plan, config, branch).await
 }
 

@@ -13,7 +13,7 @@ use super::prompts::{self, PromptGate};
 use super::runner::Runner;
 use super::selection::Standing;
 use super::validate::Validation;
-use super::vcs;
+use crate::git::vcs;
 
 /// How a phase ended in this run.
 pub(crate) struct PhaseResult {

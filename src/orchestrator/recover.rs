@@ -18,7 +18,7 @@ use crate::state::{ExecutionStatus, PauseRecord, RunRecord, Store};
 
 use super::run::RunError;
 use super::runner::ResumePoint;
-use super::vcs;
+use crate::git::vcs;
 
 /// The status a recovered checkpoint's commit message gives.
 pub const RECOVERED: &str = "recovered (interrupted)";

@@ -16,7 +16,8 @@ use crate::state::{AgentGroup, RunRecord, RunStatus, StateError, Store};
 use super::drive::Drive;
 use super::guards::Guards;
 use super::selection::{self, History, Standing};
-use super::{lock, orphans, parallel, recover, runner, vcs, worktree};
+use super::{lock, orphans, parallel, recover, runner, worktree};
+use crate::git::vcs;
 
 /// How the user asked the run to treat history and the working tree.
 #[derive(Debug, Clone, Default)]

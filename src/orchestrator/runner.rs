@@ -11,7 +11,7 @@ use crate::session::SessionSpec;
 use crate::state::{PauseRecord, Store};
 
 use super::guards::{Guards, LimitHit};
-use super::vcs;
+use crate::git::vcs;
 
 /// What the user has asked for that outlives one session.
 #[derive(Debug, Default)]

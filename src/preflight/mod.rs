@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::agent;
-use crate::agent::sim::{Scenario, ScenarioError};
 use crate::config::{AgentKind, Loaded};
+use crate::sim::{Scenario, ScenarioError};
 use crate::words::plural;
 
 mod agents;
@@ -200,7 +200,7 @@ pub(crate) async fn git_check(root: PathBuf) -> Check {
 
 /// [`git_check`], with uncommitted changes allowed when `allow_dirty` (`--allow-dirty`).
 pub(crate) async fn git_check_allowing(root: PathBuf, allow_dirty: bool) -> Check {
-    match crate::orchestrator::vcs::preflight(root, allow_dirty).await {
+    match crate::git::vcs::preflight(root, allow_dirty).await {
         Ok(branch) if allow_dirty => Check::pass(
             "git",
             format!("on branch {branch} (--allow-dirty: uncommitted changes are kept)"),
@@ -455,7 +455,7 @@ fn is_run_data(path: &str) -> bool {
     let Some(rest) = path.strip_prefix(".debussy/") else {
         return false;
     };
-    crate::orchestrator::vcs::RUN_DATA
+    crate::git::vcs::RUN_DATA
         .iter()
         .any(|pattern| match pattern.strip_suffix('*') {
             Some(stem) => rest.starts_with(stem),

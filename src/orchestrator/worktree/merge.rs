@@ -198,7 +198,7 @@ async fn deliver(
     if checked_out {
         // A fast-forward killed with debussy leaves its lock; nobody holds it any more.
         let dir = root.to_path_buf();
-        let cleared = super::super::vcs::blocking(move || {
+        let cleared = crate::git::vcs::blocking(move || {
             Repo::discover(&dir).and_then(|repo| repo.clear_index_lock(LOCK_WAIT))
         })
         .await;
@@ -287,7 +287,7 @@ pub async fn conclude_merge(
     }
     let dir = worktree.to_path_buf();
     let conflicts =
-        super::super::vcs::blocking(move || Repo::discover(&dir).and_then(|repo| repo.conflicts()))
+        crate::git::vcs::blocking(move || Repo::discover(&dir).and_then(|repo| repo.conflicts()))
             .await
             .map_err(|err| Unsettled::Git(crate::error_chain::error_chain(&err)))?;
     let (by_editing, unsettled): (Vec<Conflict>, Vec<Conflict>) = conflicts

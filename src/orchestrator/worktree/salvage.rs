@@ -22,8 +22,8 @@ use git2::Oid;
 
 use crate::git::{GitCli, GitCommandError, GitError, HeadState, Repo};
 
-use super::super::vcs::blocking;
 use super::Worktree;
+use crate::git::vcs::blocking;
 
 /// Seconds before the phase's start still counted as the phase's (clock steps, the
 /// worktree being made just before its first attempt is recorded).

@@ -33,7 +33,7 @@ fn repo() -> tempfile::TempDir {
         git(root, &["config", key, value]);
     }
     // As a run does: its worktrees are never part of the project's commits.
-    super::super::vcs::ignore_run_data(root).expect("ignore");
+    crate::git::vcs::ignore_run_data(root).expect("ignore");
     std::fs::write(root.join("a.txt"), "one\ntwo\nthree\n").expect("write");
     git(root, &["add", "-A"]);
     git(root, &["commit", "-qm", "base"]);

@@ -18,7 +18,7 @@ use super::scenario::{
     Action, CompactSpec, CrashSpec, MessageTurn, Scenario, Script, Selector, TaskSpec, Turn,
     UsageSpec,
 };
-use crate::agent::event::Usage;
+use crate::sim::Usage;
 
 /// Everything the player knows about its surroundings, gathered once at start.
 #[derive(Debug, Clone)]

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::event::Usage;
+use crate::sim::Usage;
 
 /// Prints one JSON value per line and flushes after each, as an agent streaming live does.
 pub(super) struct LineWriter<W: Write> {

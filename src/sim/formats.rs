@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::lines::{Block, LineWriter, Lines, ResultContent, ResultLine};
-use crate::agent::event::Usage;
+use crate::sim::Usage;
 
 /// The output format a scenario plays in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]

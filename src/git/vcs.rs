@@ -1,10 +1,10 @@
-//! The orchestrator's use of git: the pre-flight checks and the commits, run on blocking
+//! A run's use of git: the pre-flight checks and the commits, run on blocking
 //! threads so libgit2 never stalls the event loop.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::git::{
+use super::{
     CommitOutcome, FileChange, GitError, HeadState, HookPolicy, Identity, Repo, StaleLock,
 };
 

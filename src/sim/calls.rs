@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::effects;
 use super::player::{PlayError, Player};
 use super::scenario::{Action, BashSpec, DoneSpec, ProgressSpec, Todo};
-use crate::agent::shell_quote;
+use crate::process::shell_quote;
 
 impl<W: Write> Player<'_, W> {
     /// Turn an action into the tool call the model would make.

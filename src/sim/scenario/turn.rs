@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer};
 
 use super::action::{Action, RawAction};
-use crate::agent::event::Usage;
+use crate::sim::Usage;
 
 /// One step of a script.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -1,7 +1,7 @@
 //! Tests of scenario parsing, validation errors (with their locations) and selection.
 
 use super::*;
-use crate::agent::event::Usage;
+use crate::sim::Usage;
 
 fn parse(text: &str) -> Result<Scenario, ScenarioError> {
     Scenario::parse(text, Path::new("demo/sim-scenario.yaml"))

@@ -1,34 +1,23 @@
-//! The simulated agent: a built-in stand-in for Claude Code, for demos, offline use and
-//! fast tests.
+//! The simulated agent's backend: [`SimBackend`] launches the sim agent ([`crate::sim`])
+//! and reads its output in the format its scenario speaks.
 //!
-//! [`SimBackend`] runs the debussy executable itself (or `agents.sim.command`) as
-//! `debussy __sim-agent SCENARIO --model M`, with the prompt on stdin. That process
-//! ([`player`]) plays a script from a YAML scenario ([`scenario`], documented in
-//! `docs/sim-agent.md`): it really writes files and runs commands, and prints Claude Code's
-//! `stream-json` format, so the rest of debussy cannot tell it from the real agent.
+//! It runs the debussy executable itself (or `agents.sim.command`) as
+//! `debussy __sim-agent SCENARIO --model M`, with the prompt on stdin. That process plays a
+//! script from a YAML scenario (documented in `docs/sim-agent.md`): it really writes files
+//! and runs commands, and prints the real agent's output format, so the rest of debussy
+//! cannot tell it from the real agent.
 //!
 //! The scenario is `agent.scenario` when configured (relative to the project root), else
 //! `sim-scenario.yaml` beside the master plan ([`scenario_path`]).
 
-mod calls;
-mod effects;
-pub mod formats;
-mod lines;
-pub mod player;
-pub mod scenario;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use scenario::{Scenario, ScenarioError};
-
 use super::{AgentBackend, AgentCommand, AgentError, BackendSettings};
+use crate::sim::{SUBCOMMAND, Scenario, formats};
 
 /// File name of the scenario looked for beside the master plan.
 pub const DEFAULT_SCENARIO_FILE: &str = "sim-scenario.yaml";
-
-/// The hidden subcommand that plays a scenario.
-pub const SUBCOMMAND: &str = "__sim-agent";
 
 /// Where the sim agent's scenario is: `configured` (`agent.scenario`, relative to
 /// `project_root`), else `sim-scenario.yaml` beside `plan_path`, else in `project_root`.
