@@ -74,9 +74,29 @@ pub fn dollars(usd: f64, estimated: bool) -> String {
     }
 }
 
+/// A limit in dollars, without trailing zeros: `$5`, `$2.5`, `$0.25`.
+#[must_use]
+pub fn round_dollars(usd: f64) -> String {
+    let text = format!("{usd:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// A short duration to the tenth of a second, as a setting reads: `250 ms`, `30 s`,
+/// `1.5 s`.
+#[must_use]
+pub fn precise_span(d: std::time::Duration) -> String {
+    if d < std::time::Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{at_in, local_time_of, plural, thousands};
+    use super::{at_in, local_time_of, plural, precise_span, round_dollars, thousands};
 
     #[test]
     fn one_is_singular_and_every_other_count_plural() {
@@ -108,5 +128,20 @@ mod tests {
         ] {
             assert_eq!(thousands(n), text);
         }
+    }
+
+    #[test]
+    fn a_limit_in_dollars_drops_trailing_zeros() {
+        assert_eq!(round_dollars(5.0), "5");
+        assert_eq!(round_dollars(2.5), "2.5");
+        assert_eq!(round_dollars(0.25), "0.25");
+    }
+
+    #[test]
+    fn a_short_span_reads_in_milliseconds_or_seconds() {
+        use std::time::Duration;
+        assert_eq!(precise_span(Duration::from_millis(250)), "250 ms");
+        assert_eq!(precise_span(Duration::from_secs(30)), "30 s");
+        assert_eq!(precise_span(Duration::from_millis(1500)), "1.5 s");
     }
 }

@@ -15,7 +15,8 @@
 //! | 429, `retry-after` past about a minute | at once, the result "API Error: Request rejected (429) …", `api_error_status` 429 |
 //! | a subscriber's usage limit | `rate_limit_event` with status `rejected` and `resetsAt`, then the result "You've hit your 5-hour limit · resets …", `api_error` `usage_limit_reached` |
 
-use super::failure::{AgentFailure, FailureKind, LastWords};
+use super::LastWords;
+use super::failure::{AgentFailure, FailureKind};
 
 /// What an `api_retry` line's error means: credentials (401, 403,
 /// `authentication_failed`), a model that does not exist, a rate limit, or no answer at

@@ -23,6 +23,7 @@ mod event;
 pub mod failure;
 pub mod gemini;
 pub mod known_windows;
+mod last_words;
 mod lenient;
 mod settings;
 pub mod sim;
@@ -38,7 +39,8 @@ pub use event::{
     SessionResult, StatusEvent, StreamEvent, TextLine, Todo, TodoStatus, ToolResult,
     ToolResultContent, ToolUse, UnknownLine, Usage, UsageReport, UserBlock, UserMessage,
 };
-pub use failure::{AgentFailure, ApiRetry, FailureKind, LastWords};
+pub use failure::{AgentFailure, ApiRetry, FailureKind};
+pub use last_words::LastWords;
 
 pub use settings::BackendSettings;
 

@@ -33,6 +33,7 @@ mod provenance;
 mod reference;
 mod render;
 mod schema;
+mod section;
 mod settings;
 mod validate;
 
@@ -42,15 +43,15 @@ pub use error::{ConfigError, Invalid, Origin, Problem};
 pub use flags::{FlagValue, Overrides, flag_words};
 pub use load::{Discovery, LoadOptions, discover, load};
 pub use prices::Prices;
-pub use profiles::{AgentProfile, AgentProfiles};
+pub use profiles::{AgentKind, AgentPermissions, AgentProfile, AgentProfiles};
 pub use provenance::{Loaded, Source};
 pub use reference::DEFAULT_FILE;
 pub use render::{to_annotated_yaml, to_json};
 pub use schema::RESERVED_ENV_VARS;
 pub use settings::{
-    AgentConfig, AgentKind, AgentPermissions, Config, DEFAULT_STDERR_TAIL_LINES, GitConfig,
-    HandoffMode, McpBackoffConfig, McpConfig, NotificationProvider, NotificationsConfig,
-    NtfyConfig, OutputMode, default_allowed_tools,
+    AgentConfig, Config, DEFAULT_STDERR_TAIL_LINES, GitConfig, HandoffMode, McpBackoffConfig,
+    McpConfig, NotificationProvider, NotificationsConfig, NtfyConfig, OutputMode,
+    default_allowed_tools,
 };
 
 #[cfg(test)]

@@ -13,7 +13,52 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::settings::{AgentKind, AgentPermissions, section};
+use super::section::section;
+
+/// Which agent backend runs sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentKind {
+    /// Claude Code in headless stream-json mode.
+    #[default]
+    Claude,
+    /// The Codex CLI (`codex exec --json`).
+    Codex,
+    /// The Gemini CLI (`gemini -p --output-format stream-json`).
+    Gemini,
+    /// The built-in simulated agent (offline demos and tests).
+    Sim,
+}
+
+impl AgentKind {
+    /// The model a session of this agent runs when none is configured: `opus` for Claude
+    /// Code (and the sim agent, which plays any name), and empty for Codex and Gemini,
+    /// which then run the model of their own configuration.
+    #[must_use]
+    pub fn default_model(self) -> &'static str {
+        match self {
+            AgentKind::Claude | AgentKind::Sim => "opus",
+            AgentKind::Codex | AgentKind::Gemini => "",
+        }
+    }
+}
+
+/// What the agent may do without asking. A headless agent has nobody to ask, so anything
+/// that needs a permission prompt is refused: the default lets it edit files and run the
+/// tools in [`AgentConfig::allowed_tools`](super::AgentConfig::allowed_tools).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentPermissions {
+    /// Claude Code's `--permission-mode acceptEdits` plus `--allowedTools` from
+    /// `agent.allowed_tools`.
+    #[default]
+    AcceptEdits,
+    /// `--permission-mode bypassPermissions`: every tool call is allowed (opt in).
+    Bypass,
+    /// No permission flags: the agent's own settings decide, and anything they do not
+    /// allow is refused.
+    Ask,
+}
 
 /// One agent kind's profile (`agents.<kind>`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

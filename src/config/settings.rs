@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::gates::default_gates;
-use super::profiles::AgentProfiles;
+use super::profiles::{AgentKind, AgentPermissions, AgentProfiles};
+use super::section::section;
 
 /// The effective configuration of one debussy invocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -242,51 +243,6 @@ pub enum OutputMode {
     Both,
 }
 
-/// Which agent backend runs sessions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum AgentKind {
-    /// Claude Code in headless stream-json mode.
-    #[default]
-    Claude,
-    /// The Codex CLI (`codex exec --json`).
-    Codex,
-    /// The Gemini CLI (`gemini -p --output-format stream-json`).
-    Gemini,
-    /// The built-in simulated agent (offline demos and tests).
-    Sim,
-}
-
-impl AgentKind {
-    /// The model a session of this agent runs when none is configured: `opus` for Claude
-    /// Code (and the sim agent, which plays any name), and empty for Codex and Gemini,
-    /// which then run the model of their own configuration.
-    #[must_use]
-    pub fn default_model(self) -> &'static str {
-        match self {
-            AgentKind::Claude | AgentKind::Sim => "opus",
-            AgentKind::Codex | AgentKind::Gemini => "",
-        }
-    }
-}
-
-/// What the agent may do without asking. A headless agent has nobody to ask, so anything
-/// that needs a permission prompt is refused: the default lets it edit files and run the
-/// tools in [`AgentConfig::allowed_tools`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum AgentPermissions {
-    /// Claude Code's `--permission-mode acceptEdits` plus `--allowedTools` from
-    /// `agent.allowed_tools`.
-    #[default]
-    AcceptEdits,
-    /// `--permission-mode bypassPermissions`: every tool call is allowed (opt in).
-    Bypass,
-    /// No permission flags: the agent's own settings decide, and anything they do not
-    /// allow is refused.
-    Ask,
-}
-
 /// Default of `agent.stderr_tail_lines`.
 pub const DEFAULT_STDERR_TAIL_LINES: usize = 20;
 
@@ -465,17 +421,7 @@ impl Default for NtfyConfig {
     }
 }
 
-/// Deserialize a section or map whose YAML value may be `null` (a key with everything
-/// under it commented out) as its default, so `agent:` alone is not a type error.
-pub(super) fn section<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
-}
-
-/// Like [`section`], for `gates`: `null` means the default gate commands.
+/// Like [`section`](super::section::section), for `gates`: `null` means the default gate commands.
 fn gates_section<'de, D>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error>
 where
     D: Deserializer<'de>,

@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::plan::{Phase, Plan};
 use crate::session::SessionSpec;
 
-use super::run::RunError;
+use super::error::RunError;
 
 /// The agent a phase runs, when it differs from the run's: the kind its `**Agent:**`
 /// names, with that kind's profile, running the model its `**Model:**` names.

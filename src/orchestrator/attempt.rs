@@ -22,30 +22,13 @@ use crate::session::{SessionOutcome, SessionReport};
 use crate::state::{CompletionStatus, RestartRecord, SessionKind, now};
 use crate::words::plural;
 
-use super::failures;
+use super::ending::{self, AttemptEnd};
 use super::runner::{ResumePoint, Runner};
 use super::usage_wait::{UsageWait, WaitEnd, WaitPlan};
 use crate::git::vcs;
 
 /// Outcome code of an attempt whose restart budget ran out.
 pub const MAX_RESTARTS_EXCEEDED: i32 = crate::restart::MAX_RESTARTS_EXCEEDED;
-
-/// How an attempt's sessions ended, as the orchestrator acts on it (it owns this; a
-/// single session's end is the session layer's [`SessionOutcome`](crate::session::SessionOutcome)).
-pub(crate) enum AttemptEnd {
-    /// The agent finished (and did not report blocked or failed): validate.
-    Done,
-    /// The agent reported the phase blocked.
-    Blocked(String),
-    /// The attempt failed (timeout, crash, error result, agent-reported failure, budget).
-    Failed(String),
-    /// The user interrupted the run.
-    Interrupted,
-    /// The user skipped the phase.
-    Skipped,
-    /// The agent cannot run at all (missing program); retrying will not help.
-    Fatal(String),
-}
 
 /// What an attempt's sessions added up to.
 #[derive(Debug, Default, Clone)]
@@ -205,10 +188,10 @@ impl Runner<'_> {
                 SessionOutcome::SpawnError(_)
                 | SessionOutcome::AgentFailure(_)
                 | SessionOutcome::Failed { .. } => {
-                    return (failures::attempt_end(&report), tally);
+                    return (ending::attempt_end(&report), tally);
                 }
                 SessionOutcome::Completed { .. } if !report.outcome.is_success() => {
-                    return (failures::attempt_end(&report), tally);
+                    return (ending::attempt_end(&report), tally);
                 }
                 SessionOutcome::Completed { .. } => {
                     return (self.completion_verdict(&id, signal_before), tally);

@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::config::{Config, RunDuration};
+use crate::words;
 
 /// A limit that was reached.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,9 +69,11 @@ impl LimitHit {
     /// The flag that raises it on `--resume`, with a value twice the limit as an example.
     pub(crate) fn raise_hint(&self) -> String {
         match self {
-            LimitHit::RunCost { limit, .. } => format!("--max-cost {}", money(limit * 2.0)),
+            LimitHit::RunCost { limit, .. } => {
+                format!("--max-cost {}", words::round_dollars(limit * 2.0))
+            }
             LimitHit::PhaseCost { limit, .. } => {
-                format!("--max-phase-cost {}", money(limit * 2.0))
+                format!("--max-phase-cost {}", words::round_dollars(limit * 2.0))
             }
             LimitHit::Duration { limit, .. } => format!("--max-duration {}", doubled(*limit)),
             LimitHit::UsageWait {
@@ -92,7 +95,7 @@ impl fmt::Display for LimitHit {
             LimitHit::RunCost { spent, limit } => write!(
                 f,
                 "the run's cost reached ${spent:.2} (max_cost_usd ${})",
-                money(*limit)
+                words::round_dollars(*limit)
             ),
             LimitHit::PhaseCost {
                 phase,
@@ -101,7 +104,7 @@ impl fmt::Display for LimitHit {
             } => write!(
                 f,
                 "phase {phase}'s cost reached ${spent:.2} (max_phase_cost_usd ${})",
-                money(*limit)
+                words::round_dollars(*limit)
             ),
             LimitHit::Duration { ran, limit } => write!(
                 f,
@@ -141,12 +144,6 @@ fn doubled(limit: RunDuration) -> String {
 pub(crate) fn span(span: Duration) -> String {
     RunDuration::parse(&span.as_secs().max(1).to_string())
         .map_or_else(|_| format!("{}s", span.as_secs()), |d| d.to_string())
-}
-
-/// A dollar figure without trailing zeros: `5`, `2.5`, `0.25`.
-fn money(value: f64) -> String {
-    let text = format!("{value:.2}");
-    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// What the whole run spent, shared by the phases running side by side.

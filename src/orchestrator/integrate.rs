@@ -11,7 +11,7 @@ use crate::git::Conflict;
 use crate::plan::Phase;
 use crate::state::{ExecutionEnd, ExecutionStatus};
 
-use super::attempt::AttemptEnd;
+use super::ending::AttemptEnd;
 use super::phase::PhaseResult;
 use super::prompts;
 use super::runner::Runner;

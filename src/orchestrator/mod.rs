@@ -28,7 +28,8 @@
 pub mod agents;
 pub mod attempt;
 mod drive;
-mod failures;
+mod ending;
+mod error;
 mod guards;
 mod handoff;
 mod integrate;
@@ -48,5 +49,6 @@ mod usage_wait;
 mod validate;
 pub mod worktree;
 
+pub use error::RunError;
 pub use parallel::side_by_side_ready;
-pub use run::{RunError, RunOptions, RunSetup, done_on_resume, resumable_run, run};
+pub use run::{RunOptions, RunSetup, done_on_resume, resumable_run, run};

@@ -12,7 +12,7 @@ use crate::git::GitCli;
 use crate::plan::Plan;
 use crate::state::{ExecutionStatus, Store};
 
-use super::run::RunError;
+use super::error::RunError;
 use super::worktree::{self, Worktree};
 
 /// Check that phases can run in worktrees branched from the run's branch; returns it.

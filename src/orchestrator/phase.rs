@@ -8,7 +8,8 @@ use crate::events::{AttemptKind, Event, NoRestart, PhaseSummary};
 use crate::plan::Phase;
 use crate::state::{ExecutionEnd, ExecutionStatus};
 
-use super::attempt::{AttemptEnd, AttemptTally};
+use super::attempt::AttemptTally;
+use super::ending::AttemptEnd;
 use super::prompts::{self, PromptGate};
 use super::runner::Runner;
 use super::selection::Standing;

@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::plan::Plan;
 use crate::state::{ExecutionStatus, PauseRecord, RunRecord, Store};
 
-use super::run::RunError;
+use super::error::RunError;
 use super::runner::ResumePoint;
 use crate::git::vcs;
 

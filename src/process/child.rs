@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use nix::sys::signal::Signal;
 use tokio::sync::{mpsc, watch};
 
 use super::event::{ExitReport, ProcessEvent};
@@ -10,8 +11,17 @@ use super::exit::ExitStatus;
 use super::identity::ProcessIdentity;
 use super::lines::EventBatch;
 use super::stdin::StdinWriter;
-use super::supervise::Request;
-use nix::sys::signal::Signal;
+
+/// What a handle asks of the supervising task.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Request {
+    /// Walk the stop ladder (no-op if already stopping).
+    Stop,
+    /// SIGKILL now.
+    Kill,
+    /// Forward a signal to the group.
+    Signal(Signal),
+}
 
 /// Where a child is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]

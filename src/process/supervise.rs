@@ -8,7 +8,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::child::ProcessState;
+use super::child::{ProcessState, Request};
 use super::event::{ExitReport, Leak, ProcessEvent, StopReport, Stream};
 use super::exit::ExitStatus;
 use super::group::GroupGuard;
@@ -21,17 +21,6 @@ use super::stop::{Effect, LadderRun, StopAction, StopLadder};
 /// How long, past the leak grace, the reaper may take to kill what is left and say it is
 /// done. A hang guard: killing takes milliseconds.
 const REAPER_END: Duration = Duration::from_secs(10);
-
-/// What a handle asks of the supervising task.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Request {
-    /// Walk the stop ladder (no-op if already stopping).
-    Stop,
-    /// SIGKILL now.
-    Kill,
-    /// Forward a signal to the group.
-    Signal(Signal),
-}
 
 /// Everything the supervising task owns.
 pub(crate) struct Supervisor {

@@ -16,7 +16,8 @@
 
 use jiff::Zoned;
 
-use crate::agent::failure::{AgentFailure, ApiRetry, FailureKind, LastWords};
+use crate::agent::LastWords;
+use crate::agent::failure::{AgentFailure, ApiRetry, FailureKind};
 
 /// An `error` item's message as one of Codex's own retries, if it is one:
 /// `Reconnecting... 2/5 (unexpected status 401 Unauthorized: …)`, or `Reconnecting...

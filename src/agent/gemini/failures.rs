@@ -16,7 +16,8 @@
 
 use jiff::Zoned;
 
-use crate::agent::failure::{AgentFailure, ApiRetry, FailureKind, LastWords};
+use crate::agent::LastWords;
+use crate::agent::failure::{AgentFailure, ApiRetry, FailureKind};
 
 /// A stderr line announcing one of the CLI's own retries: `Attempt 2 failed. Retrying
 /// with backoff... Error: …`.

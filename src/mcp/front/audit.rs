@@ -156,6 +156,11 @@ fn spawn_syncer(file: &File) -> Option<std::sync::mpsc::Sender<()>> {
     Some(tx)
 }
 
+/// A duration as the audit log's `*_ms` details write it: whole milliseconds.
+pub(super) fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;

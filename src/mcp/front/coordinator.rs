@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::lifecycle::millis;
+use super::audit::millis;
 use super::tools::StartRecord;
 use crate::mcp::backend::Stopped;
 

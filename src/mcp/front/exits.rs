@@ -8,8 +8,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::audit::AuditEvent;
+use super::audit::millis;
 use super::coordinator::Source;
-use super::lifecycle::millis;
 use super::state::{Front, Idle, Phase, SuperviseOutcome};
 use super::tools;
 use crate::mcp::backend::{Backend, EndCause, StopWhy, Stopped};

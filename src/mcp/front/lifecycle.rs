@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::audit::AuditEvent;
+use super::audit::{AuditEvent, millis};
 use super::coordinator::{Restart, Source, Waiter};
 use super::marker::RestartMarker;
 use super::state::{Front, Idle, Phase, Slot, SuperviseOutcome};
@@ -407,7 +407,7 @@ impl<B: Backend> Front<B> {
                 message::INTERNAL_ERROR,
                 &format!(
                     "the MCP server was not ready within {} (it is restarting); the request was not sent",
-                    human(self.opts.limits.buffer_deadline)
+                    crate::words::precise_span(self.opts.limits.buffer_deadline)
                 ),
             );
             self.record(
@@ -479,19 +479,4 @@ impl<B: Backend> Front<B> {
             .unwrap_or(SuperviseOutcome::ServerExited);
         self.done = Some(outcome);
     }
-}
-
-/// A duration for people: `250 ms`, `30 s`, `1.5 s`.
-fn human(d: std::time::Duration) -> String {
-    if d < std::time::Duration::from_secs(1) {
-        format!("{} ms", d.as_millis())
-    } else if d.subsec_millis() == 0 {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
-    }
-}
-
-pub(super) fn millis(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

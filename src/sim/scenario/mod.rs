@@ -6,7 +6,6 @@
 //! documented in `docs/sim-agent.md`. Every error, structural or semantic, points at the
 //! file, line and column it comes from. Pure data: reading the file is the only I/O here.
 
-mod action;
 mod check;
 mod turn;
 
@@ -16,11 +15,10 @@ use std::path::{Path, PathBuf};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer};
 
-pub use action::{
-    Action, BashSpec, DEFAULT_BASH_TIMEOUT_MS, DoneSpec, DoneStatus, PathSpec, ProgressSpec,
-    TaskSpec, Todo, TodoStatus,
+pub use turn::{
+    Action, BashSpec, CompactSpec, CrashSpec, DEFAULT_BASH_TIMEOUT_MS, DoneSpec, DoneStatus,
+    MessageTurn, PathSpec, ProgressSpec, TaskSpec, Todo, TodoStatus, Turn, UsageSpec,
 };
-pub use turn::{CompactSpec, CrashSpec, MessageTurn, Turn, UsageSpec};
 
 /// The context window reported when a scenario does not set `window`.
 pub const DEFAULT_WINDOW: u64 = 200_000;

@@ -1,6 +1,6 @@
-//! What a failed session means for its attempt, in words that quote the agent: the
-//! failure debussy recognised (with its fix), else the agent's last words (its error
-//! result, its lines that were not JSON, its stderr tail).
+//! How an attempt ends ([`AttemptEnd`]), and what a failed session means for its attempt,
+//! in words that quote the agent: the failure debussy recognised (with its fix), else the
+//! agent's last words (its error result, its lines that were not JSON, its stderr tail).
 //!
 //! Pure: it reads a session's outcome and last words and returns the attempt's end.
 
@@ -8,7 +8,22 @@ use crate::agent::{AgentFailure, LastWords};
 use crate::process::ExitStatus;
 use crate::session::{SessionOutcome, SessionReport};
 
-use super::attempt::AttemptEnd;
+/// How an attempt's sessions ended, as the orchestrator acts on it (it owns this; a
+/// single session's end is the session layer's [`SessionOutcome`](crate::session::SessionOutcome)).
+pub(crate) enum AttemptEnd {
+    /// The agent finished (and did not report blocked or failed): validate.
+    Done,
+    /// The agent reported the phase blocked.
+    Blocked(String),
+    /// The attempt failed (timeout, crash, error result, agent-reported failure, budget).
+    Failed(String),
+    /// The user interrupted the run.
+    Interrupted,
+    /// The user skipped the phase.
+    Skipped,
+    /// The agent cannot run at all (missing program); retrying will not help.
+    Fatal(String),
+}
 
 /// How a session that failed ends its attempt: a failure no retry can fix (the agent
 /// could not start; its credentials, login or model) is fatal, anything else a failed
