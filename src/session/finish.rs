@@ -8,6 +8,7 @@ use super::log::stderr_log_path;
 use super::outcome::{SessionOutcome, SpawnFailure};
 use super::report::{ReportedWindow, SessionReport, StopSummary};
 use super::run::Driver;
+use super::stop::Course;
 use crate::process::ExitStatus;
 
 impl Driver<'_> {
@@ -73,12 +74,12 @@ impl Driver<'_> {
                 .clone()
                 .or_else(|| self.tracker.session_id().map(str::to_owned)),
         };
-        if self.finished
+        if let Course::Completed = self.stops.course()
             && let Some(result) = result
         {
             return completed(result);
         }
-        if let Some(stop) = &self.stop {
+        if let Some(stop) = self.stops.state() {
             let stop = stop.stopping();
             return match &stop.cause {
                 StopCause::Interrupt => SessionOutcome::Interrupted,
@@ -106,7 +107,7 @@ impl Driver<'_> {
     }
 
     pub(super) fn stop_summary(&self) -> Option<StopSummary> {
-        let state = self.stop.as_ref()?;
+        let state = self.stops.state()?;
         let stop = state.stopping();
         let exit_stop = self.exit.as_ref().and_then(|exit| exit.stop.as_ref());
         let latency = match (exit_stop, state.requested_at(), self.exited_at) {
@@ -150,8 +151,8 @@ impl Driver<'_> {
             result: self.tracker.result().cloned(),
             exit: self.exit,
             cut_short: self
-                .stop
-                .as_ref()
+                .stops
+                .state()
                 .and_then(|state| state.cut_short().map(str::to_owned)),
             stop,
             pid: self.pid,

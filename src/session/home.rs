@@ -12,12 +12,8 @@ use std::fs::File;
 use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
-use tokio::time::Instant;
-
 use super::event::SessionWarning;
-use super::run::Driver;
 use crate::agent::{AgentCommand, AgentHome, Follow};
-use crate::process::ChildControl;
 
 /// How often the followed file is read while the agent runs.
 pub(super) const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
@@ -193,35 +189,26 @@ impl Followed {
     }
 }
 
-impl Driver<'_> {
-    /// Take in the lines the agent added to the file it writes beside stdout (Codex's
-    /// rollout). A file that cannot be read any more is left with a warning.
-    pub(super) fn read_followed(
-        &mut self,
-        followed: &mut Option<Followed>,
-        at_end: bool,
-        ctl: &ChildControl,
-    ) {
-        let Some(file) = followed else { return };
-        let lines = match file.read_lines(at_end) {
-            Ok(lines) => lines,
-            Err(err) => {
-                let path = file.path().map(Path::to_path_buf).unwrap_or_default();
-                *followed = None;
-                self.warn(SessionWarning::Log {
-                    path,
-                    message: format!("could not be read, its context figures are lost: {err}"),
-                });
-                return;
-            }
-        };
-        let arrived = Instant::now();
-        for line in lines {
-            for event in self.spec.backend.parse_followed_line(&line) {
-                self.on_event(event, arrived, ctl);
-            }
+/// The lines the agent added to the file it writes beside stdout (Codex's rollout), when
+/// one is followed. A file that cannot be read any more stops being followed, and the
+/// warning says so.
+pub(super) fn read_followed(
+    followed: &mut Option<Followed>,
+    at_end: bool,
+) -> Result<Vec<Vec<u8>>, SessionWarning> {
+    let Some(file) = followed else {
+        return Ok(Vec::new());
+    };
+    match file.read_lines(at_end) {
+        Ok(lines) => Ok(lines),
+        Err(err) => {
+            let path = file.path().map(Path::to_path_buf).unwrap_or_default();
+            *followed = None;
+            Err(SessionWarning::Log {
+                path,
+                message: format!("could not be read, its context figures are lost: {err}"),
+            })
         }
-        self.send_snapshot();
     }
 }
 

@@ -120,6 +120,22 @@ fn prepend_marker(path: &Path) -> io::Result<()> {
     result
 }
 
+/// Make sure every directory from `files_root` (when the log is inside a project) to
+/// the log's own is debussy's (see
+/// [`SessionSpec::files_root`](super::SessionSpec::files_root)).
+pub(super) fn own_log_dir(files_root: Option<&Path>, log_path: &Path) -> io::Result<()> {
+    let (Some(root), Some(dir)) = (files_root, log_path.parent()) else {
+        return Ok(());
+    };
+    let relative = dir.strip_prefix(root).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is not inside {}", root.display()),
+        )
+    })?;
+    crate::files::private_dir(root, relative).map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

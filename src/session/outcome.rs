@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::agent::AgentFailure;
 use crate::context::{Snapshot, StopReason};
-use crate::process::ExitStatus;
+use crate::process::{ExitStatus, ProcessError};
 
 /// The outcome code of a session that completed successfully.
 pub const CODE_SUCCESS: i32 = 0;
@@ -275,6 +275,23 @@ impl SpawnFailure {
         SpawnFailure {
             message: crate::error_chain::error_chain(err),
             help,
+        }
+    }
+
+    /// How to fix a failure to start the agent program, when the process layer's error
+    /// says.
+    pub(crate) fn help_for(err: &ProcessError) -> Option<String> {
+        match err {
+            ProcessError::ProgramNotFound { .. }
+            | ProcessError::NotExecutable { .. }
+            | ProcessError::InterpreterNotFound { .. } => Some(
+                "check the agent's program, `agents.<kind>.command` (`debussy config` shows it)"
+                    .to_owned(),
+            ),
+            ProcessError::MissingCwd { .. } => {
+                Some("run debussy from the project, or create the directory".to_owned())
+            }
+            _ => None,
         }
     }
 }

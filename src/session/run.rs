@@ -12,18 +12,16 @@ use super::event::{Activity, ActivityKind, Thread};
 use super::event::{SessionEvent, SessionWarning, StopCause};
 use super::guard::{CompactionGuard, GUARD_ENV, GuardPipe, STOP_ENV, StopMarker};
 use super::home::{self, Followed};
-use super::log::{SessionLog, StderrLog, stderr_log_path};
+use super::log::{SessionLog, StderrLog, own_log_dir, stderr_log_path};
 use super::outcome::{LimitReason, SpawnFailure};
 use super::report::SessionReport;
 use super::spec::SessionSpec;
-use super::stop::{StopState, ToolsInFlight};
+use super::stop::{StopContext, Stops};
 use super::throttle::{Admit, Throttle};
 use super::tracker::Tracker;
 use crate::agent::{AgentEvent, AgentFailure, ApiRetry, LastWords};
 use crate::context::{ContextMeter, Snapshot};
-use crate::process::{
-    ChildControl, ExitReport, ProcessCommand, ProcessError, ProcessEvent, StopLadder, Stream,
-};
+use crate::process::{ChildControl, ExitReport, ProcessCommand, ProcessEvent, StopLadder, Stream};
 
 /// How long an agent that printed its final `result` may take to exit before it is
 /// stopped (Claude Code exits within milliseconds; one waiting on a leftover child
@@ -51,21 +49,6 @@ pub async fn run(
     Driver::new(&spec, events).run(&control).await
 }
 
-/// Make sure every directory between the project's root and the session's log is
-/// debussy's own (see [`SessionSpec::files_root`]).
-fn own_log_dir(spec: &SessionSpec) -> std::io::Result<()> {
-    let (Some(root), Some(dir)) = (&spec.files_root, spec.log_path.parent()) else {
-        return Ok(());
-    };
-    let relative = dir.strip_prefix(root).map_err(|_| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("it is not inside {}", root.display()),
-        )
-    })?;
-    crate::files::private_dir(root, relative).map(drop)
-}
-
 /// One session's state while it runs, owned by [`run`].
 pub(super) struct Driver<'a> {
     pub(super) spec: &'a SessionSpec,
@@ -78,19 +61,10 @@ pub(super) struct Driver<'a> {
     pub(super) snapshot_sent_at: Option<Instant>,
     /// A changed figure was held back by the pacing and is due at the interval's end.
     pub(super) snapshot_held: bool,
-    pub(super) stop: Option<StopState>,
-    /// The main thread's tool calls without a result yet.
-    pub(super) tools: ToolsInFlight,
-    /// The file that tells the agent's `PostToolUse` hook to end the session.
-    pub(super) stop_marker: Option<StopMarker>,
+    /// Where the session is headed, and what decides its stop.
+    pub(super) stops: Stops,
     /// A failure recognised while the session ran (a retry no retry can fix).
     pub(super) failure: Option<AgentFailure>,
-    /// A successful `result` arrived before any stop was decided: the session
-    /// completed, whatever happens after.
-    pub(super) finished: bool,
-    pub(super) interrupted: bool,
-    pub(super) killed: bool,
-    pub(super) restart_seen: bool,
     pub(super) result_at: Option<Instant>,
     pub(super) exit: Option<ExitReport>,
     pub(super) exited_at: Option<Instant>,
@@ -119,14 +93,8 @@ impl<'a> Driver<'a> {
             last_snapshot: None,
             snapshot_sent_at: None,
             snapshot_held: false,
-            stop: None,
-            tools: ToolsInFlight::default(),
-            stop_marker: None,
+            stops: Stops::new(spec.tool_grace),
             failure: None,
-            finished: false,
-            interrupted: false,
-            killed: false,
-            restart_seen: false,
             result_at: None,
             exit: None,
             exited_at: None,
@@ -145,7 +113,7 @@ impl<'a> Driver<'a> {
 
     async fn run(mut self, control: &SessionControl) -> SessionReport {
         let spec = self.spec;
-        if let Err(err) = own_log_dir(spec) {
+        if let Err(err) = own_log_dir(spec.files_root.as_deref(), &spec.log_path) {
             return self
                 .not_started(SpawnFailure {
                     message: format!(
@@ -221,14 +189,14 @@ impl<'a> Driver<'a> {
         }
         let marker = StopMarker::beside(&spec.log_path);
         process = process.env(STOP_ENV, marker.path().display().to_string());
-        self.stop_marker = Some(marker);
+        self.stops.set_marker(marker);
         if let Some(stdin) = command.stdin {
             process = process.stdin_payload(stdin);
         }
         let mut child = match process.spawn() {
             Ok(child) => child,
             Err(err) => {
-                let help = spawn_help(&err);
+                let help = SpawnFailure::help_for(&err);
                 return self.not_started(SpawnFailure::from_error(&err, help)).await;
             }
         };
@@ -242,7 +210,8 @@ impl<'a> Driver<'a> {
             log_path: spec.log_path.clone(),
         });
         if let Some(reason) = self.meter.observe_prompt(&spec.prompt) {
-            self.meter_stop(reason, Instant::now(), &ctl);
+            let (stops, cx) = self.stops_with_context(&ctl);
+            stops.meter_stop(reason, Instant::now(), &cx);
         }
         self.send_snapshot();
 
@@ -283,13 +252,14 @@ impl<'a> Driver<'a> {
                 .snapshot_held
                 .then(|| self.snapshot_sent_at.map(|sent| sent + SNAPSHOT_INTERVAL))
                 .flatten();
-            let tool_deadline = self.stop.as_ref().and_then(StopState::tool_deadline);
+            let tool_deadline = self.stops.tool_deadline();
             tokio::select! {
                 biased;
                 changed = requests.changed(), if requests_open => {
                     if changed.is_ok() {
                         let now = *requests.borrow_and_update();
-                        self.apply(now, ctl);
+                        let (stops, cx) = self.stops_with_context(ctl);
+                        stops.apply(now, &cx);
                     } else {
                         requests_open = false;
                     }
@@ -297,7 +267,7 @@ impl<'a> Driver<'a> {
                 () = sleep_until(timeout_at), if !timeout_fired => {
                     timeout_fired = true;
                     let after = timeout.unwrap_or_default();
-                    self.begin_stop(StopCause::Timeout { after }, Instant::now(), ctl);
+                    self.begin_stop(StopCause::Timeout { after }, ctl);
                 }
                 () = sleep_until(linger_at), if !linger_fired => {
                     linger_fired = true;
@@ -311,7 +281,6 @@ impl<'a> Driver<'a> {
                         tracing::debug!("the agent was about to compact; its hook blocked it, stopping the session");
                         self.begin_stop(
                             StopCause::ContextLimit(LimitReason::AgentCompactionBlocked),
-                            Instant::now(),
                             ctl,
                         );
                         // Heard once is enough; the FIFO goes with it.
@@ -320,7 +289,10 @@ impl<'a> Driver<'a> {
                         tracing::debug!("the agent was about to compact; its hook blocked it");
                     }
                 }
-                () = sleep_until(tool_deadline), if tool_deadline.is_some() => self.tool_grace_over(ctl),
+                () = sleep_until(tool_deadline), if tool_deadline.is_some() => {
+                    let (stops, cx) = self.stops_with_context(ctl);
+                    stops.tool_grace_over(&cx);
+                }
                 () = sleep_until(snapshot_due), if snapshot_due.is_some() => self.flush_snapshot(),
                 _ = follow_tick.tick(), if followed.is_some() => {
                     self.read_followed(&mut followed, false, ctl);
@@ -333,6 +305,26 @@ impl<'a> Driver<'a> {
         }
         // What the agent wrote last, before it exited.
         self.read_followed(&mut followed, true, ctl);
+    }
+
+    /// Take in the lines the agent added to the file it follows (see
+    /// [`home::read_followed`]).
+    fn read_followed(&mut self, followed: &mut Option<Followed>, at_end: bool, ctl: &ChildControl) {
+        if followed.is_none() {
+            return;
+        }
+        match home::read_followed(followed, at_end) {
+            Ok(lines) => {
+                let arrived = Instant::now();
+                for line in lines {
+                    for event in self.spec.backend.parse_followed_line(&line) {
+                        self.on_event(event, arrived, ctl);
+                    }
+                }
+                self.send_snapshot();
+            }
+            Err(warning) => self.warn(warning),
+        }
     }
 
     fn on_process_event(&mut self, event: ProcessEvent, ctl: &ChildControl) {
@@ -397,22 +389,21 @@ impl<'a> Driver<'a> {
     pub(super) fn on_event(&mut self, event: AgentEvent, arrived: Instant, ctl: &ChildControl) {
         let activity = self.tracker.observe(&event);
         let reason = self.meter.observe(&event);
-        self.tools.observe(&event);
+        self.stops.observe(&event);
         self.words.observe(&event);
         if let AgentEvent::ApiRetry(retry) = &event {
             self.on_retry(retry.clone(), ctl);
         }
-        if let AgentEvent::Result(result) = &event {
+        if let AgentEvent::Result(_) = &event {
             self.result_at.get_or_insert(arrived);
-            if result.is_success() && self.stop.is_none() {
-                self.finished = true;
-            }
         }
         if let Some(reason) = reason {
-            self.meter_stop(reason, arrived, ctl);
+            let (stops, cx) = self.stops_with_context(ctl);
+            stops.meter_stop(reason, arrived, &cx);
         }
         if let AgentEvent::User(_) = &event {
-            self.after_tool_result(ctl);
+            let (stops, cx) = self.stops_with_context(ctl);
+            stops.after_tool_result(&cx);
         }
         for line in activity {
             if self.admit() {
@@ -510,7 +501,26 @@ impl<'a> Driver<'a> {
         let failure = AgentFailure::new(kind, &said);
         tracing::debug!(%failure, "the agent's retries cannot help; stopping the session");
         self.failure = Some(failure.clone());
-        self.begin_stop(StopCause::AgentFailure(failure), Instant::now(), ctl);
+        self.begin_stop(StopCause::AgentFailure(failure), ctl);
+    }
+
+    /// Stop the agent for `cause`, decided now (see [`Stops::begin`]).
+    fn begin_stop(&mut self, cause: StopCause, ctl: &ChildControl) {
+        let (stops, cx) = self.stops_with_context(ctl);
+        stops.begin(cause, Instant::now(), &cx);
+    }
+
+    /// The session's stops, with what a stop needs from the rest of the session.
+    fn stops_with_context<'s>(
+        &'s mut self,
+        ctl: &'s ChildControl,
+    ) -> (&'s mut Stops, StopContext<'s>) {
+        let cx = StopContext {
+            ctl,
+            meter: &self.meter,
+            events: &self.events,
+        };
+        (&mut self.stops, cx)
     }
 
     pub(super) fn send(&self, event: SessionEvent) {
@@ -528,7 +538,7 @@ impl<'a> Driver<'a> {
         if self
             .snapshot_sent_at
             .is_some_and(|sent| now.duration_since(sent) < SNAPSHOT_INTERVAL)
-            && self.stop.is_none()
+            && !self.stops.is_stopping()
         {
             self.snapshot_held = true;
             return;
@@ -559,21 +569,5 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
-    }
-}
-
-/// How to fix a failure to start the agent program.
-fn spawn_help(err: &ProcessError) -> Option<String> {
-    match err {
-        ProcessError::ProgramNotFound { .. }
-        | ProcessError::NotExecutable { .. }
-        | ProcessError::InterpreterNotFound { .. } => Some(
-            "check the agent's program, `agents.<kind>.command` (`debussy config` shows it)"
-                .to_owned(),
-        ),
-        ProcessError::MissingCwd { .. } => {
-            Some("run debussy from the project, or create the directory".to_owned())
-        }
-        _ => None,
     }
 }

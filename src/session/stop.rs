@@ -1,4 +1,5 @@
-//! The session's own stops: what it decided and why, where the stop stands
+//! The session's own stops: [`Stops`] follows the session's course ([`Course`]: running,
+//! completed, or stopping), what it decided and why, where the stop stands
 //! ([`StopState`]: waiting for a running tool call's result, or asked of the process
 //! layer), the main-thread tool calls in flight ([`ToolsInFlight`]), and the caller's
 //! requests (manual restart, interrupt, kill).
@@ -11,16 +12,18 @@
 //! outlasts the grace is interrupted as before, and the report says which.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::control::Requests;
 use super::event::{Activity, ActivityKind, SessionEvent, StopCause, Thread};
+use super::guard::StopMarker;
 use super::outcome::LimitReason;
-use super::run::Driver;
 use crate::agent::{AgentEvent, AssistantBlock, UserBlock};
-use crate::context::{Snapshot, StopReason};
+use crate::context::{ContextMeter, Snapshot, StopReason};
 use crate::process::ChildControl;
+use tokio::sync::mpsc;
 
 /// A stop the session decided.
 #[derive(Debug)]
@@ -133,43 +136,144 @@ fn describe(name: &str, input: &serde_json::Value) -> String {
     .describe()
 }
 
-impl Driver<'_> {
+/// Where the session is headed.
+#[derive(Debug, Default)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per session, held in place for its whole life"
+)]
+pub(super) enum Course {
+    /// Working; no stop decided and no successful result yet.
+    #[default]
+    Running,
+    /// A successful `result` arrived before any stop was decided: the session completed,
+    /// whatever happens after (a later stop only makes the agent exit).
+    Completed,
+    /// debussy decided to stop the session.
+    Stopping(StopState),
+}
+
+/// What a stop needs from the session that decides it: the process to stop, the meter
+/// to snapshot, and the events to tell.
+pub(super) struct StopContext<'a> {
+    pub(super) ctl: &'a ChildControl,
+    pub(super) meter: &'a ContextMeter,
+    pub(super) events: &'a mpsc::UnboundedSender<SessionEvent>,
+}
+
+impl StopContext<'_> {
+    fn send(&self, event: SessionEvent) {
+        // A closed receiver means nobody watches; the session goes on regardless.
+        let _ = self.events.send(event);
+    }
+}
+
+/// The session's course and everything that decides a stop: the main-thread tool calls
+/// in flight, the file that tells the agent's hook to end the session, and the caller's
+/// requests acted on so far.
+#[derive(Debug)]
+pub(super) struct Stops {
+    course: Course,
+    tools: ToolsInFlight,
+    marker: Option<StopMarker>,
+    /// How long a context stop waits for a running tool call (`agent.tool_grace`).
+    tool_grace: Duration,
+    /// The caller's requests as last acted on.
+    acted_on: Requests,
+}
+
+impl Stops {
+    /// A running session whose context stops wait up to `tool_grace` for a tool call.
+    pub(super) fn new(tool_grace: Duration) -> Self {
+        Stops {
+            course: Course::Running,
+            tools: ToolsInFlight::default(),
+            marker: None,
+            tool_grace,
+            acted_on: Requests::default(),
+        }
+    }
+
+    /// Tell the agent's `PostToolUse` hook through `marker` when the session stops.
+    pub(super) fn set_marker(&mut self, marker: StopMarker) {
+        self.marker = Some(marker);
+    }
+
+    /// Where the session is headed.
+    pub(super) fn course(&self) -> &Course {
+        &self.course
+    }
+
+    /// The stop decided, if one.
+    pub(super) fn state(&self) -> Option<&StopState> {
+        match &self.course {
+            Course::Stopping(state) => Some(state),
+            Course::Running | Course::Completed => None,
+        }
+    }
+
+    /// Whether a stop was decided.
+    pub(super) fn is_stopping(&self) -> bool {
+        self.state().is_some()
+    }
+
+    /// When the wait for a running tool call ends, while a stop waits for one.
+    pub(super) fn tool_deadline(&self) -> Option<Instant> {
+        self.state().and_then(StopState::tool_deadline)
+    }
+
+    /// Follow one agent event: the tool calls in flight, and a successful `result`
+    /// before any stop, which completes the session.
+    pub(super) fn observe(&mut self, event: &AgentEvent) {
+        self.tools.observe(event);
+        if let AgentEvent::Result(result) = event
+            && result.is_success()
+            && matches!(self.course, Course::Running)
+        {
+            self.course = Course::Completed;
+        }
+    }
+
+    /// The meter crossed a threshold.
     pub(super) fn meter_stop(
         &mut self,
         reason: StopReason,
         decided_at: Instant,
-        ctl: &ChildControl,
+        cx: &StopContext<'_>,
     ) {
         tracing::debug!(%reason, "context meter decided to stop the session");
-        self.begin_stop(
+        self.begin(
             StopCause::ContextLimit(LimitReason::Meter(reason)),
             decided_at,
-            ctl,
+            cx,
         );
     }
 
     /// Start stopping the agent for `cause`, unless a stop is already under way (the
     /// first cause stays) or the agent already completed (then it is only made to exit).
     /// A context stop decided while a main-thread tool call runs waits for its result.
-    pub(super) fn begin_stop(&mut self, cause: StopCause, decided_at: Instant, ctl: &ChildControl) {
-        if self.finished {
-            ctl.request_stop();
-            return;
-        }
-        if let Some(state) = &self.stop {
-            // The first cause stays; but a timeout or a failure does not wait for the
-            // tool a context stop was waiting for.
-            if state.tool_deadline().is_some() && !matches!(cause, StopCause::ContextLimit(_)) {
-                self.tool_grace_over(ctl);
+    pub(super) fn begin(&mut self, cause: StopCause, decided_at: Instant, cx: &StopContext<'_>) {
+        match &self.course {
+            Course::Completed => {
+                cx.ctl.request_stop();
+                return;
             }
-            return;
+            Course::Stopping(state) => {
+                // The first cause stays; but a timeout or a failure does not wait for the
+                // tool a context stop was waiting for.
+                if state.tool_deadline().is_some() && !matches!(cause, StopCause::ContextLimit(_)) {
+                    self.tool_grace_over(cx);
+                }
+                return;
+            }
+            Course::Running => {}
         }
         let stopping = Stopping {
             cause: cause.clone(),
             decided_at,
-            snapshot: self.meter.snapshot(),
+            snapshot: cx.meter.snapshot(),
         };
-        let grace = self.spec.tool_grace;
+        let grace = self.tool_grace;
         let running = self.tools.running().map(str::to_owned);
         if let (StopCause::ContextLimit(_), Some(tool), false) = (&cause, running, grace.is_zero())
         {
@@ -178,19 +282,19 @@ impl Driver<'_> {
                 "{cause}; stopping once the running {tool} call returns (at most {}s)",
                 grace.as_secs()
             );
-            self.send(SessionEvent::Activity(Activity {
+            cx.send(SessionEvent::Activity(Activity {
                 thread: Thread::Main,
                 kind: ActivityKind::Notice { text },
             }));
-            self.stop = Some(StopState::AwaitingTool {
+            self.course = Course::Stopping(StopState::AwaitingTool {
                 stopping,
                 tool,
                 deadline: Instant::now() + grace,
             });
             return;
         }
-        self.request_stop(stopping, None, ctl);
-        self.send(SessionEvent::Stopping {
+        self.request_stop(stopping, None, cx.ctl);
+        cx.send(SessionEvent::Stopping {
             cause,
             immediate: false,
         });
@@ -200,7 +304,7 @@ impl Driver<'_> {
     fn request_stop(&mut self, stopping: Stopping, cut_short: Option<String>, ctl: &ChildControl) {
         self.mark_stop();
         ctl.request_stop();
-        self.stop = Some(StopState::Requested {
+        self.course = Course::Stopping(StopState::Requested {
             stopping,
             requested_at: Instant::now(),
             cut_short,
@@ -208,26 +312,38 @@ impl Driver<'_> {
     }
 
     /// Tell the agent's `PostToolUse` hook to end the session after the running tool.
-    fn mark_stop(&mut self) {
-        if let Some(marker) = &self.stop_marker
+    fn mark_stop(&self) {
+        if let Some(marker) = &self.marker
             && let Err(err) = marker.set()
         {
             tracing::debug!("cannot mark the stop for the agent's hook: {err}");
         }
     }
 
+    /// A stop waiting for a tool call takes it out of the course, leaving the course
+    /// as it is otherwise.
+    fn take_awaiting(&mut self) -> Option<(Stopping, String)> {
+        match std::mem::take(&mut self.course) {
+            Course::Stopping(StopState::AwaitingTool { stopping, tool, .. }) => {
+                Some((stopping, tool))
+            }
+            other => {
+                self.course = other;
+                None
+            }
+        }
+    }
+
     /// After an event: a stop waiting for the tool calls in flight goes ahead once none
     /// is left.
-    pub(super) fn after_tool_result(&mut self, ctl: &ChildControl) {
+    pub(super) fn after_tool_result(&mut self, cx: &StopContext<'_>) {
         if self.tools.running().is_some() {
             return;
         }
-        if let Some(StopState::AwaitingTool { .. }) = &self.stop
-            && let Some(StopState::AwaitingTool { stopping, .. }) = self.stop.take()
-        {
+        if let Some((stopping, _)) = self.take_awaiting() {
             let cause = stopping.cause.clone();
-            self.request_stop(stopping, None, ctl);
-            self.send(SessionEvent::Stopping {
+            self.request_stop(stopping, None, cx.ctl);
+            cx.send(SessionEvent::Stopping {
                 cause,
                 immediate: false,
             });
@@ -235,15 +351,12 @@ impl Driver<'_> {
     }
 
     /// The grace for the running tool ran out: stop now, and say which call is cut short.
-    pub(super) fn tool_grace_over(&mut self, ctl: &ChildControl) {
-        if !matches!(self.stop, Some(StopState::AwaitingTool { .. })) {
-            return;
-        }
-        if let Some(StopState::AwaitingTool { stopping, tool, .. }) = self.stop.take() {
+    pub(super) fn tool_grace_over(&mut self, cx: &StopContext<'_>) {
+        if let Some((stopping, tool)) = self.take_awaiting() {
             tracing::debug!(%tool, "the running tool outlasted agent.tool_grace; stopping anyway");
             let cause = stopping.cause.clone();
-            self.request_stop(stopping, Some(tool), ctl);
-            self.send(SessionEvent::Stopping {
+            self.request_stop(stopping, Some(tool), cx.ctl);
+            cx.send(SessionEvent::Stopping {
                 cause,
                 immediate: false,
             });
@@ -251,20 +364,20 @@ impl Driver<'_> {
     }
 
     /// Act on what the caller asked for so far.
-    pub(super) fn apply(&mut self, requests: Requests, ctl: &ChildControl) {
+    pub(super) fn apply(&mut self, requests: Requests, cx: &StopContext<'_>) {
         let now = Instant::now();
-        if requests.interrupts > 0 && !self.interrupted {
-            self.interrupted = true;
+        let acted_on = std::mem::replace(&mut self.acted_on, requests);
+        let completed = matches!(self.course, Course::Completed);
+        if requests.interrupts > 0 && acted_on.interrupts == 0 {
             let kill = requests.kill();
             if kill {
-                self.killed = true;
-                ctl.request_kill();
+                cx.ctl.request_kill();
             } else {
-                ctl.request_stop();
+                cx.ctl.request_stop();
             }
-            if !self.finished {
-                let state = match self.stop.take() {
-                    Some(StopState::Requested {
+            if !completed {
+                let state = match std::mem::take(&mut self.course) {
+                    Course::Stopping(StopState::Requested {
                         mut stopping,
                         requested_at,
                         cut_short,
@@ -276,7 +389,7 @@ impl Driver<'_> {
                             cut_short,
                         }
                     }
-                    Some(StopState::AwaitingTool { mut stopping, .. }) => {
+                    Course::Stopping(StopState::AwaitingTool { mut stopping, .. }) => {
                         stopping.cause = StopCause::Interrupt;
                         StopState::Requested {
                             stopping,
@@ -284,35 +397,33 @@ impl Driver<'_> {
                             cut_short: None,
                         }
                     }
-                    None => StopState::Requested {
+                    Course::Running | Course::Completed => StopState::Requested {
                         stopping: Stopping {
                             cause: StopCause::Interrupt,
                             decided_at: now,
-                            snapshot: self.meter.snapshot(),
+                            snapshot: cx.meter.snapshot(),
                         },
                         requested_at: now,
                         cut_short: None,
                     },
                 };
-                self.stop = Some(state);
-                self.send(SessionEvent::Stopping {
+                self.course = Course::Stopping(state);
+                cx.send(SessionEvent::Stopping {
                     cause: StopCause::Interrupt,
                     immediate: kill,
                 });
             }
-        } else if requests.kill() && !self.killed {
-            self.killed = true;
-            ctl.request_kill();
-            if !self.finished {
-                self.send(SessionEvent::Stopping {
+        } else if requests.kill() && !acted_on.kill() {
+            cx.ctl.request_kill();
+            if !completed {
+                cx.send(SessionEvent::Stopping {
                     cause: StopCause::Interrupt,
                     immediate: true,
                 });
             }
         }
-        if requests.restart && !self.restart_seen {
-            self.restart_seen = true;
-            self.begin_stop(StopCause::ContextLimit(LimitReason::Manual), now, ctl);
+        if requests.restart && !acted_on.restart {
+            self.begin(StopCause::ContextLimit(LimitReason::Manual), now, cx);
         }
     }
 }
