@@ -9,6 +9,7 @@ mod config;
 mod doctor;
 mod hud;
 mod inputs;
+mod layers;
 mod mcp;
 mod mcp_claude;
 mod model_server;
