@@ -2,7 +2,7 @@
 //! `debussy run` reads each through that agent's parser, Codex's usage through the
 //! rollout file the session follows, without the real CLIs.
 
-use super::{DONE_TURN, notes_turn, summary, write_turn};
+use super::kit::{DONE_TURN, notes_turn, summary, write_turn};
 use crate::support::project::{Project, events_named};
 
 fn scenario(format: &str) -> String {

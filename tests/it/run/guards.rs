@@ -2,7 +2,7 @@
 //! run with its work committed and `--resume` with a higher limit finishes it; a time
 //! limit does the same; restarts that make no progress fail the attempt early.
 
-use super::{DONE_TURN, notes_turn, summary, write_turn};
+use super::kit::{DONE_TURN, notes_turn, summary, write_turn};
 use crate::support::project::{Project, events_named};
 
 /// Phase 1 writes a.txt cheaply, then its context (and cost) jumps and it idles.

@@ -2,7 +2,7 @@
 //! writes the handoff that heads the next checkpoint; when it cannot, the checkpoint is
 //! debussy's own and the event says why.
 
-use super::{DONE_TURN, notes_turn, summary, write_turn};
+use super::kit::{DONE_TURN, notes_turn, summary, write_turn};
 use crate::support::project::{Project, events_named};
 
 /// Phase 1 stops once for its context; its handoff turns are `handoff` (YAML list items

@@ -11,7 +11,7 @@ use super::witness::{
     Beacon, LiveRun, assert_died, assert_no_process_left, assert_none_lost, commits_of, git,
     git_ok, hook,
 };
-use super::{DONE_TURN, summary};
+use super::kit::{DONE_TURN, summary};
 use crate::support::project::{Project, events_named};
 
 /// Turns that write `path`, then run `bash` (in YAML's double quotes), write the notes

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::{DONE_TURN, notes_turn};
+use super::kit::{DONE_TURN, notes_turn};
 use crate::support::project::{Project, wait_exit};
 
 /// A one-phase plan the sim agent completes.

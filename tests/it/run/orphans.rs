@@ -4,7 +4,7 @@
 use std::os::unix::process::CommandExt as _;
 use std::time::Duration;
 
-use super::{LiveRun, sleeping_project};
+use super::kit::{LiveRun, sleeping_project};
 use crate::support::project::wait_exit;
 
 /// The start time of process `pid` (field 22 of its stat).

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{DONE_TURN, summary, wait_for};
+use super::kit::{DONE_TURN, summary, wait_for};
 use crate::support::project::{Project, events_named, process_gone, wait_exit};
 
 /// A script for `phase` (and `attempt`, when given) playing `turns`.

@@ -1,0 +1,272 @@
+//! A run's git work: a dirty tree or a merge in progress refused, commits without an
+//! identity, commits and hooks that fail, pauses, and run data kept private.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::project::{Project, events_named};
+
+use super::kit::{
+    DONE_TURN, LiveRun, block_object_writes, notes_turn, sleeping_project, summary, write_turn,
+};
+
+#[test]
+fn a_dirty_tree_is_refused_with_the_files_named() {
+    let project = Project::new();
+    project.plan(
+        &[("1", "N/A", "true")],
+        "scripts:\n  - turns:\n      - say: hi\n",
+    );
+    std::fs::write(project.root().join("plan/MASTER_PLAN.md"), "# changed\n").expect("write");
+    let output = project
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--skip-audit",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("plan/MASTER_PLAN.md") && stderr.contains("--allow-dirty"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn without_a_git_identity_commits_are_made_as_debussy() {
+    let project = Project::new();
+    let repo = git2::Repository::open(project.root()).expect("open");
+    let mut config = repo.config().expect("config");
+    config.remove("user.name").expect("unset name");
+    config.remove("user.email").expect("unset email");
+    drop(config);
+    let scenario = format!(
+        "scripts:\n  - turns:\n{}{}{}",
+        write_turn(10, "x.txt", "x"),
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "test -f x.txt")], &scenario);
+    // The plan commit above came from the test's own signature; the run's come from debussy.
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let repo = git2::Repository::open(project.root()).expect("open");
+    let head = repo.head().expect("head").peel_to_commit().expect("commit");
+    assert_eq!(head.author().name().ok(), Some("debussy"));
+    assert_eq!(head.author().email().ok(), Some("debussy@localhost"));
+}
+
+#[test]
+fn a_merge_in_progress_is_refused_even_with_allow_dirty() {
+    let project = Project::new();
+    project.write("shared.txt", "base\n");
+    project.plan(
+        &[("1", "N/A", "true")],
+        &format!("scripts:\n  - phase: 1\n    turns:\n{DONE_TURN}"),
+    );
+    let git = |args: &[&str]| {
+        let output = Command::new("git")
+            .args(args)
+            .current_dir(project.root())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .expect("git");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let main = git(&["rev-parse", "--abbrev-ref", "HEAD"])
+        .trim()
+        .to_owned();
+    git(&["checkout", "-q", "-b", "other"]);
+    project.write("shared.txt", "theirs\n");
+    git(&["commit", "-qam", "theirs"]);
+    git(&["checkout", "-q", &main]);
+    project.write("shared.txt", "ours\n");
+    git(&["commit", "-qam", "ours"]);
+    git(&["merge", "other"]);
+    let merge_head = project.root().join(".git/MERGE_HEAD");
+    assert!(merge_head.exists(), "the merge stopped on its conflict");
+
+    let output = project
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--allow-dirty",
+        ])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("a merge is in progress") && stderr.contains("merge --abort"),
+        "{stderr}"
+    );
+    assert!(merge_head.exists(), "the merge is left as it was");
+    assert!(
+        std::fs::read_to_string(project.root().join("shared.txt"))
+            .expect("shared")
+            .contains("<<<<<<<"),
+        "the conflict is left for the user"
+    );
+    assert_eq!(git(&["log", "--format=%s", "-1"]).trim(), "ours");
+}
+
+#[test]
+fn a_commit_that_fails_fails_the_phase_with_gits_words_and_keeps_the_work() {
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n  - phase: 1\n    turns:\n{}{}{}",
+        write_turn(10, "work.txt", "the agent's work"),
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    block_object_writes(&project);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 1, "{events:#?}");
+    let summary = summary(&events);
+    assert_eq!(summary["status"], "failed", "{summary:#}");
+    assert_eq!(summary["phases"][0]["status"], "failed", "{summary:#}");
+    let error = summary["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("could not be committed") && error.contains("still in the working tree"),
+        "{error}"
+    );
+    assert!(
+        events_named(&events, "warning")
+            .iter()
+            .any(|w| w.to_string().contains("could not commit")),
+        "{events:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("work kept"),
+        "the agent's work"
+    );
+}
+
+#[test]
+fn a_checkpoint_that_cannot_be_committed_stops_the_run_instead_of_restarting() {
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}      - say: crossing\n        percent: 95\n      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    turns:\n{}",
+        write_turn(10, "work.txt", "half done"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    block_object_writes(&project);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 1, "{events:#?}");
+    assert!(events_named(&events, "restart").is_empty(), "{events:#?}");
+    let error = summary(&events)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        error.contains("checkpoint could not be committed"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("work kept"),
+        "half done"
+    );
+}
+
+#[test]
+fn the_projects_pre_commit_hook_runs_and_a_refusal_fails_the_phase() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n  - phase: 1\n    turns:\n{}{}{}",
+        write_turn(10, "work.txt", "the agent's work"),
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    let hook = project.root().join(".git/hooks/pre-commit");
+    std::fs::create_dir_all(hook.parent().expect("hooks")).expect("mkdir");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'policy: no commits today' >&2\nexit 1\n",
+    )
+    .expect("hook");
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 1, "{events:#?}");
+    let error = summary(&events)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        error.contains("pre-commit hook refused the commit")
+            && error.contains("policy: no commits today"),
+        "{error}"
+    );
+    // With the hooks switched off the same run commits.
+    project.write(".debussy/config.yaml", "git:\n  run_hooks: false\n");
+    let (code, events) = project.run(&["--restart", "--allow-dirty"]);
+    assert_eq!(code, 0, "{events:#?}");
+}
+
+#[test]
+fn a_pause_without_a_commit_lets_the_resume_accept_exactly_the_paused_files() {
+    let project = sleeping_project();
+    let live = LiveRun::start(&project, &["--no-auto-commit"]);
+    let (code, _) = live.interrupt();
+    assert_eq!(code, 130);
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("work"),
+        "agent edit",
+        "the paused work stays in the tree"
+    );
+
+    // Someone else's edit is still refused, naming it.
+    project.write(".gitignore", "started\nother\n");
+    let (code, events) = project.run(&["--resume", "--auto-commit"]);
+    assert_eq!(code, 2, "{events:#?}");
+    project.write(".gitignore", "started\n");
+
+    let (code, events) = project.run(&["--resume", "--auto-commit"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let messages = project.commit_messages();
+    assert!(
+        messages[0].contains("phase 1") && messages[0].contains("completed"),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn run_data_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n  - phase: 1\n    turns:\n{}{}",
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    let dir = project.root().join(".debussy");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let mode = |path: &Path| {
+        std::fs::metadata(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(&dir), 0o700, ".debussy");
+    assert_eq!(mode(&dir.join("state.db")), 0o600, "state.db");
+    for extra in ["state.db-wal", "state.db-shm"] {
+        let path = dir.join(extra);
+        if path.exists() {
+            assert_eq!(mode(&path), 0o600, "{extra}");
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! What the run tests share: the plan and run helpers on [`Project`], scenario turns,
+//! and a run that lives while a test works on it ([`LiveRun`]).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::project::{self, Project, run_json, wait_exit};
+use serde_json::Value;
+
+/// What the run tests do with a project: a plan, runs, and what they recorded.
+impl Project {
+    /// A plan with phases `(id, depends_on, gate command)` and a sim scenario.
+    pub(super) fn plan(&self, phases: &[(&str, &str, &str)], scenario: &str) {
+        let mut master = String::from(
+            "# Test Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n",
+        );
+        for (id, depends, gate) in phases {
+            master.push_str(&format!(
+                "| {id} | [Phase {id}](phase-{id}.md) | Pending |\n"
+            ));
+            self.write(
+                &format!("plan/phase-{id}.md"),
+                &format!(
+                    "# Test Phase {id}: Step {id}\n\n**Status:** Pending\n**Depends On:** {depends}\n\n\
+                     ## Process Wrapper\n- [ ] Write notes to: `notes/phase-{id}.md`\n\n\
+                     ## Gates\n- check: `{gate}` passes\n\n## Tasks\n- [ ] {id}.1: Do step {id}\n"
+                ),
+            );
+        }
+        self.write("plan/MASTER_PLAN.md", &master);
+        self.write("plan/sim-scenario.yaml", scenario);
+        self.commit_all("plan");
+    }
+
+    /// Run `debussy run plan/MASTER_PLAN.md --agent sim --output-format json` plus `extra`,
+    /// with a hard timeout; returns the exit code and the events.
+    pub(super) fn run(&self, extra: &[&str]) -> (i32, Vec<Value>) {
+        let mut args = vec![
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--output-format",
+            "json",
+            "--restart-delay",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        run_json(self.command(&args), Duration::from_secs(120))
+    }
+
+    pub(super) fn commit_messages(&self) -> Vec<String> {
+        project::commit_messages(self.root())
+    }
+}
+
+pub(super) fn summary(events: &[Value]) -> &Value {
+    &events.last().expect("events")["summary"]
+}
+
+/// A script turn that writes `path` with `content`.
+pub(super) fn write_turn(percent: u32, path: &str, content: &str) -> String {
+    format!(
+        "      - say: writing {path}\n        percent: {percent}\n        tools:\n          - write:\n              path: {path}\n              content: \"{content}\"\n"
+    )
+}
+
+pub(super) fn notes_turn(id: &str) -> String {
+    format!(
+        "      - say: notes\n        tools:\n          - write:\n              path: ${{SCENARIO_DIR}}/notes/phase-{id}.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\nsome\\n\"\n"
+    )
+}
+
+pub(super) const DONE_TURN: &str =
+    "      - say: done\n        tools:\n          - done: completed\n";
+
+pub(super) fn wait_for(mut condition: impl FnMut() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A scenario whose phase 1 first sleeps (until killed) after touching `started`, and on
+/// later sessions writes its notes and reports done.
+pub(super) fn sleeping_scenario() -> String {
+    format!(
+        "scripts:\n  - phase: 1\n    turns:\n      - say: working\n        percent: 10\n        tools:\n          - write:\n              path: work.txt\n              content: \"agent edit\"\n          - bash: \"if [ ! -f started ]; then touch started; sleep 60; fi\"\n{}{}",
+        notes_turn("1"),
+        DONE_TURN
+    )
+}
+
+/// A project whose phase 1 sleeps on its first session (see [`sleeping_scenario`]), with
+/// a tracked `work.txt` the agent edits.
+pub(super) fn sleeping_project() -> Project {
+    let project = Project::new();
+    project.write("work.txt", "original\n");
+    project.write(".gitignore", "started\n");
+    project.plan(&[("1", "N/A", "test -f started")], &sleeping_scenario());
+    project
+}
+
+/// A `debussy run` in the background printing JSON events.
+pub(super) struct LiveRun {
+    pub(super) child: std::process::Child,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    pub(super) run_id: String,
+    pub(super) agent_pid: u64,
+}
+
+impl LiveRun {
+    /// Start `debussy run … --output-format json` plus `extra` and wait until the agent
+    /// has touched `started`.
+    pub(super) fn start(project: &Project, extra: &[&str]) -> LiveRun {
+        let mut args = vec![
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--restart-delay",
+            "0",
+            "--output-format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let mut child = project
+            .command(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut run_id = None;
+        let mut agent_pid = None;
+        for line in lines.by_ref().map_while(Result::ok) {
+            let event: Value = serde_json::from_str(&line).expect("json");
+            if event["event"] == "run_started" {
+                run_id = event["run_id"].as_str().map(str::to_owned);
+            }
+            if event["event"] == "session_started" {
+                agent_pid = event["pid"].as_u64();
+                break;
+            }
+        }
+        wait_for(
+            || project.root().join("started").exists(),
+            "the agent's sleep to start",
+        );
+        LiveRun {
+            child,
+            lines,
+            run_id: run_id.expect("run_started"),
+            agent_pid: agent_pid.expect("session_started"),
+        }
+    }
+
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub(super) fn signal(&self, signal: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(self.pid()).expect("pid")),
+            signal,
+        )
+        .expect("signal");
+    }
+
+    /// SIGINT, then the remaining events and the exit code.
+    pub(super) fn interrupt(mut self) -> (i32, Vec<Value>) {
+        self.signal(nix::sys::signal::Signal::SIGINT);
+        let rest: Vec<Value> = self
+            .lines
+            .map_while(Result::ok)
+            .map(|line| serde_json::from_str(&line).expect("json"))
+            .collect();
+        let code = wait_exit(&mut self.child, Duration::from_secs(30));
+        (code, rest)
+    }
+}
+
+/// `git show -s --format=%B COMMIT` in `root`.
+pub(super) fn git_show(root: &Path, commit: &str) -> String {
+    let output = Command::new("git")
+        .args(["show", "-s", "--format=%B", commit])
+        .current_dir(root)
+        .output()
+        .expect("git show");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Let git read the repository but not write a single object: everything is packed and
+/// every loose-object directory is a file (what a read-only `.git` does, even for root).
+pub(super) fn block_object_writes(project: &Project) {
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(project.root())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["repack", "-a", "-d", "-q"]);
+    git(&["prune-packed"]);
+    let objects = project.root().join(".git/objects");
+    for byte in 0..=255u8 {
+        let dir = objects.join(format!("{byte:02x}"));
+        if dir.is_dir() {
+            std::fs::remove_dir(&dir).expect("empty loose-object directory");
+        }
+        std::fs::write(&dir, "").expect("block the directory");
+    }
+}

@@ -1,0 +1,415 @@
+//! Interrupting a run and taking it up again: Ctrl-C and `--resume`, SIGKILL, a second
+//! run refused, `status` on a live run, transcripts and flags kept across resumes.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::support::project::{
+    Project, events_named, group_gone, process_gone, run_json, wait_exit,
+};
+use serde_json::Value;
+
+use super::kit::{DONE_TURN, LiveRun, git_show, notes_turn, sleeping_project, summary, wait_for};
+
+#[test]
+fn ctrl_c_pauses_the_run_leaves_no_process_and_resume_completes() {
+    let project = Project::new();
+    let scenario = format!(
+        "scripts:\n  - phase: 1\n    turns:\n      - say: working\n        percent: 10\n        tools:\n          - bash: \"if [ ! -f started ]; then touch started; sleep 60; fi\"\n{}{}",
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.plan(&[("1", "N/A", "test -f started")], &scenario);
+    project.write(".gitignore", "started\n");
+    project.commit_all("ignore the marker");
+
+    let mut child = project
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--output-format",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    // Lines arrive as the run goes; the session's start is among the first few.
+    let agent_pid = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .map(|line| serde_json::from_str::<Value>(&line).expect("json"))
+        .find(|event| event["event"] == "session_started")
+        .and_then(|event| event["pid"].as_u64())
+        .expect("the session started");
+    wait_for(
+        || project.root().join("started").exists(),
+        "the agent's sleep to start",
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let code = wait_exit(&mut child, Duration::from_secs(30));
+    assert_eq!(code, 130, "{rest:#?}");
+    assert!(process_gone(agent_pid), "the agent process survived Ctrl-C");
+    assert_eq!(project.status_json()["run"]["status"], "paused");
+
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(events[0]["resumed"], true);
+    assert_eq!(project.status_json()["run"]["status"], "completed");
+}
+
+#[test]
+fn resume_goes_on_with_a_phase_the_run_was_redoing_though_an_earlier_run_completed_it() {
+    let project = sleeping_project();
+    let (code, _) = LiveRun::start(&project, &[]).interrupt();
+    assert_eq!(code, 130);
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "an earlier run completes phase 1: {events:#?}");
+
+    // A run that redoes phase 1 is paused in it; its resume must not skip it.
+    std::fs::remove_file(project.root().join("started")).expect("rearm the sleep");
+    let (code, _) = LiveRun::start(&project, &["--restart"]).interrupt();
+    assert_eq!(code, 130);
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(
+        events_named(&events, "phase_skipped").is_empty(),
+        "{events:#?}"
+    );
+    assert_eq!(events_named(&events, "session_started").len(), 1);
+    assert_eq!(summary(&events)["phases"][0]["status"], "completed");
+}
+
+#[test]
+fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
+    let project = sleeping_project();
+    let live = LiveRun::start(&project, &[]);
+
+    for extra in [&[][..], &["--resume"][..]] {
+        let mut args = vec!["run", "plan/MASTER_PLAN.md", "--agent", "sim"];
+        args.extend_from_slice(extra);
+        let output = project.command(&args).output().expect("second run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{extra:?}: {stderr}");
+        // The diagnostic is wrapped to the terminal's width anywhere, even inside the id.
+        let squashed: String = stderr
+            .chars()
+            .filter(|c| !c.is_whitespace() && *c != '│')
+            .collect();
+        assert!(
+            squashed.contains(&live.run_id)
+                && squashed.contains(&format!("pid{}", live.pid()))
+                && squashed.contains(&format!("kill-INT{}", live.pid())),
+            "{extra:?}: {stderr}"
+        );
+    }
+    let dry = project
+        .command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--dry-run",
+            "--allow-dirty",
+        ])
+        .output()
+        .expect("dry run");
+    assert!(
+        dry.status.success(),
+        "a dry run needs no lock: {}{}",
+        String::from_utf8_lossy(&dry.stdout),
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    let status = project.status_json();
+    assert_eq!(status["run"]["id"], live.run_id.as_str());
+    assert_eq!(status["run"]["status"], "running");
+
+    let agent_pid = live.agent_pid;
+    let (code, _) = live.interrupt();
+    assert_eq!(code, 130);
+    assert!(process_gone(agent_pid));
+    // Once the first run ended, the lock is free again.
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+}
+
+#[test]
+fn sigkill_takes_the_agent_along_and_leaves_an_interrupted_run_that_resume_continues() {
+    let project = sleeping_project();
+    let mut live = LiveRun::start(&project, &[]);
+    let run_id = live.run_id.clone();
+    let agent_pid = live.agent_pid;
+    live.signal(nix::sys::signal::Signal::SIGKILL);
+    assert_eq!(wait_exit(&mut live.child, Duration::from_secs(30)), -1);
+    // The agent and the `sleep` its bash tool started die with debussy: the group's
+    // watchdog saw debussy's pipe close.
+    assert!(
+        group_gone(agent_pid),
+        "the agent's process group outlived a SIGKILLed debussy"
+    );
+
+    let status = project.status_json();
+    assert_eq!(status["run"]["id"], run_id.as_str());
+    assert_eq!(status["run"]["status"], "interrupted", "{status:#}");
+    let history = project.command(&["history"]).output().expect("history");
+    assert!(
+        String::from_utf8_lossy(&history.stdout).contains("interrupted"),
+        "{}",
+        String::from_utf8_lossy(&history.stdout)
+    );
+
+    // The dead run's phase is not shown running: its attempt reads interrupted.
+    assert_eq!(
+        status["executions"][0]["status"], "interrupted",
+        "{status:#}"
+    );
+    assert_eq!(
+        status["running_phases"],
+        serde_json::json!([]),
+        "{status:#}"
+    );
+    let text = project.command(&["status"]).output().expect("status");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        !text.contains("Running:") && text.contains("interrupted"),
+        "{text}"
+    );
+
+    // The killed agent's edit is its work: one `--resume`, no flag, keeps it in a
+    // recovered checkpoint that names the file, and the next session starts from it.
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(events[0]["run_id"], run_id.as_str());
+    assert_eq!(events[0]["resumed"], true);
+    let recovered = events_named(&events, "committed");
+    assert!(
+        recovered.first().is_some_and(|c| c["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("recovered (interrupted)"))),
+        "{events:#?}"
+    );
+    let body = git_show(
+        project.root(),
+        recovered[0]["commit"].as_str().expect("commit"),
+    );
+    assert!(
+        body.contains("phase 1 - Phase 1 recovered (interrupted)") && body.contains("work.txt"),
+        "{body}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("read"),
+        "agent edit"
+    );
+    assert_eq!(project.status_json()["run"]["status"], "completed");
+}
+
+#[test]
+fn status_shows_the_running_session_and_a_killed_runs_spending_is_kept() {
+    let project = sleeping_project();
+    let mut live = LiveRun::start(&project, &[]);
+    // While the session runs: one session, its agent, and what it has spent so far.
+    let mut status = project.status_json();
+    wait_for(
+        || {
+            status = project.status_json();
+            status["executions"][0]["live_session"]["billed"]["input"]
+                .as_u64()
+                .is_some_and(|input| input > 0)
+        },
+        "the running session's figures in the state store",
+    );
+    assert_eq!(status["executions"][0]["live_session"]["agent"], "sim");
+    let text = project.command(&["status"]).output().expect("status");
+    let text = String::from_utf8_lossy(&text.stdout);
+    let row = text
+        .lines()
+        .find(|line| line.starts_with("1 "))
+        .unwrap_or_else(|| panic!("no row for phase 1 in {text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[4], "1", "one session, the running one: {row}");
+    assert_eq!(cells[6], "sim", "its agent: {row}");
+    assert_ne!(cells[8], "0", "what it has spent: {row}");
+
+    live.signal(nix::sys::signal::Signal::SIGKILL);
+    assert_eq!(wait_exit(&mut live.child, Duration::from_secs(30)), -1);
+    // A run whose process was killed still says what its session spent.
+    let history = project
+        .command(&["history", "--format", "json"])
+        .output()
+        .expect("history");
+    let history: Value = serde_json::from_slice(&history.stdout).expect("json");
+    assert_eq!(history[0]["status"], "interrupted", "{history:#}");
+    assert!(
+        history[0]["totals"]["billed"]["input"]
+            .as_u64()
+            .is_some_and(|input| input > 0),
+        "{history:#}"
+    );
+    // Resumed, the killed session is recorded as interrupted, and counted once.
+    let before = history[0]["totals"]["billed"]["input"]
+        .as_u64()
+        .unwrap_or(0);
+    let (code, events) = project.run(&["--resume", "--allow-dirty"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let status = project.status_json();
+    let sessions: Vec<&Value> = status["executions"]
+        .as_array()
+        .expect("executions")
+        .iter()
+        .flat_map(|e| e["sessions"].as_array().into_iter().flatten())
+        .collect();
+    assert_eq!(sessions[0]["outcome"], "interrupted", "{status:#}");
+    assert_eq!(sessions[0]["billed"]["input"].as_u64(), Some(before));
+    assert!(
+        status["executions"]
+            .as_array()
+            .expect("executions")
+            .iter()
+            .all(|e| e.get("live_session").is_none()),
+        "{status:#}"
+    );
+}
+
+#[test]
+fn transcripts_of_a_resumed_run_never_overwrite_earlier_ones() {
+    let project = sleeping_project();
+    let live = LiveRun::start(&project, &[]);
+    let (code, _) = live.interrupt();
+    assert_eq!(code, 130);
+    let first = project.status_json()["executions"][0]["sessions"][0]["log_path"]
+        .as_str()
+        .expect("first log")
+        .to_owned();
+    let first_text = std::fs::read_to_string(project.root().join(&first)).expect("first log");
+
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let status = project.status_json();
+    let paths: Vec<String> = status["executions"]
+        .as_array()
+        .expect("executions")
+        .iter()
+        .flat_map(|e| e["sessions"].as_array().cloned().unwrap_or_default())
+        .map(|s| s["log_path"].as_str().expect("log path").to_owned())
+        .collect();
+    assert_eq!(paths.len(), 2, "{status:#}");
+    assert_ne!(paths[0], paths[1], "two sessions, one transcript path");
+    assert_eq!(
+        std::fs::read_to_string(project.root().join(&paths[0])).expect("first log"),
+        first_text,
+        "the first session's transcript was overwritten"
+    );
+    let second = std::fs::read_to_string(project.root().join(&paths[1])).expect("second log");
+    assert!(
+        second.contains("notes"),
+        "the second path holds the second session: {second}"
+    );
+    let started: Vec<&str> = events_named(&events, "session_started")
+        .iter()
+        .filter_map(|e| e["log_path"].as_str())
+        .collect();
+    assert!(
+        started.iter().all(|p| p.ends_with(&paths[1])),
+        "{started:?} vs {paths:?}"
+    );
+}
+
+#[test]
+fn pause_commits_the_work_and_the_resumed_session_gets_the_checkpoint() {
+    let project = sleeping_project();
+    let live = LiveRun::start(&project, &[]);
+    let (code, rest) = live.interrupt();
+    assert_eq!(code, 130);
+    let paused = &rest.last().expect("summary")["summary"];
+    assert_eq!(paused["status"], "paused");
+    assert_eq!(paused["plan_path"], "plan/MASTER_PLAN.md");
+    let messages = project.commit_messages();
+    assert!(
+        messages[0].contains("phase 1") && messages[0].contains("paused"),
+        "{messages:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("work"),
+        "agent edit"
+    );
+
+    // The resumed session must be told where the paused one stopped.
+    let resumed = format!(
+        "scripts:\n  - phase: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"paused\", \"work.txt\"]\n    turns:\n{}{}",
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.write("plan/sim-scenario.yaml", &resumed);
+    project.commit_all("resume scenario");
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(summary(&events)["plan_path"], "plan/MASTER_PLAN.md");
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("work.txt")).expect("work"),
+        "agent edit"
+    );
+}
+
+#[test]
+fn resume_reuses_the_flags_the_run_was_started_with() {
+    let project = Project::new();
+    let failing = "scripts:\n  - phase: 1\n    turns:\n      - say: no\n        tools:\n          - done: failed\n";
+    project.plan(&[("1", "N/A", "true")], failing);
+    let mut first = project.command(&[
+        "run",
+        "plan/MASTER_PLAN.md",
+        "--agent",
+        "sim",
+        "--output-format",
+        "json",
+        "--max-retries",
+        "0",
+        "--model",
+        "sim-model-x",
+    ]);
+    first.env("DEBUSSY_MAX_RESTARTS", "2");
+    let (code, _) = run_json(first, Duration::from_secs(120));
+    assert_eq!(code, 1);
+
+    let passing = format!(
+        "scripts:\n  - phase: 1\n    turns:\n{}{}",
+        notes_turn("1"),
+        DONE_TURN
+    );
+    project.write("plan/sim-scenario.yaml", &passing);
+    project.commit_all("fixed scenario");
+    // No --agent: the run must go on with the simulated agent it started with.
+    let mut command = project.command(&[
+        "run",
+        "plan/MASTER_PLAN.md",
+        "--resume",
+        "--output-format",
+        "json",
+    ]);
+    command.env("PATH", "/usr/bin:/bin");
+    let output = command.output().expect("resume");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(output.status.code(), Some(0), "{stderr}\n{events:#?}");
+    assert_eq!(events[0]["agent"], "sim");
+    assert_eq!(events[0]["model"], "sim-model-x");
+    assert_eq!(events[0]["max_restarts"], 2);
+    assert!(
+        stderr.contains("--agent sim")
+            && stderr.contains("--model sim-model-x")
+            && stderr.contains("DEBUSSY_MAX_RESTARTS=2"),
+        "the reused flags are named: {stderr}"
+    );
+}
