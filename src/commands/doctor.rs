@@ -66,7 +66,7 @@ async fn checks(loaded: &crate::config::Loaded, args: &DoctorArgs) -> Report {
     }
     if let Some(plan) = inspection.as_ref().and_then(|i| i.plan.as_ref()) {
         checks.extend(preflight::phase_agent_checks(loaded, plan));
-        if loaded.config.jobs != 1 {
+        if loaded.config.jobs.side_by_side() {
             checks.push(preflight::jobs_check(root.clone(), plan, &loaded.config).await);
         }
     }

@@ -22,6 +22,7 @@ mod error;
 mod file;
 mod flags;
 mod gates;
+mod jobs;
 pub(crate) mod keys;
 mod legacy;
 mod load;
@@ -38,6 +39,7 @@ mod settings;
 mod validate;
 
 pub use context_limit::ContextLimit;
+pub use jobs::Jobs;
 pub use duration::RunDuration;
 pub use error::{ConfigError, Invalid, Origin, Problem};
 pub use flags::{FlagValue, Overrides, flag_words};

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::gates::default_gates;
+use super::jobs::Jobs;
 use super::profiles::{AgentKind, AgentPermissions, AgentProfiles};
 use super::section::section;
 
@@ -49,9 +50,9 @@ pub struct Config {
     pub commit_on_failure: bool,
     /// Commit message template; `{phase_id}`, `{phase_name}`, `{status}` are replaced.
     pub commit_message_template: String,
-    /// Phases run at once, each in its own git worktree (1: one at a time, in the
-    /// working tree itself; 0: every phase that is ready).
-    pub jobs: u32,
+    /// Phases run at once: one at a time in the working tree itself, or side by side,
+    /// each in its own git worktree.
+    pub jobs: Jobs,
     /// Message of the commit merging a phase's branch into the run's branch (phases run
     /// side by side); the same placeholders as `commit_message_template`.
     pub merge_message_template: String,
@@ -365,7 +366,7 @@ impl Default for Config {
             auto_commit: true,
             commit_on_failure: false,
             commit_message_template: "debussy: phase {phase_id} - {phase_name} {status}".to_owned(),
-            jobs: 1,
+            jobs: Jobs::InPlace,
             merge_message_template: "debussy: merge phase {phase_id} - {phase_name}".to_owned(),
             interactive: true,
             output: OutputMode::Terminal,

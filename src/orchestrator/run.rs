@@ -150,7 +150,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
 
     // The branch the run merges into and commits on: the one it started on.
     let started_on = resumable.as_ref().and_then(|run| run.start_branch.clone());
-    let run_branch = if config.jobs == 1 {
+    let run_branch = if !config.jobs.side_by_side() {
         if let Some(run) = &resumable {
             parallel::no_worktrees_left(&git, &root, &run.id).await?;
         }
@@ -283,10 +283,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let spent_before = store.totals(&run_id, None)?.cost_usd;
     let guards = Guards::new(&config, spent_before, ran_before, started.into());
     let pool = super::pool::WorktreePool::new(git, &root, &run_id, pool_branch);
-    let jobs = match config.jobs {
-        0 => order.len().max(1),
-        jobs => usize::try_from(jobs).unwrap_or(usize::MAX),
-    };
+    let jobs = config.jobs.at_once(order.len());
     let drive = Drive {
         config,
         root: root.clone(),

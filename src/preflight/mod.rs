@@ -232,7 +232,7 @@ pub(crate) async fn jobs_check(
             format!(
                 "up to {} phases at once, each in its own worktree, merged into {branch}",
                 match config.jobs {
-                    0 => "all ready".to_owned(),
+                    crate::config::Jobs::AllReady => "all ready".to_owned(),
                     jobs => jobs.to_string(),
                 }
             ),

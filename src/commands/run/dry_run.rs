@@ -71,7 +71,7 @@ pub(super) async fn run(global: &GlobalArgs, args: &RunArgs) -> CommandResult {
         preflight
             .checks
             .extend(crate::preflight::phase_agent_checks(&loaded, plan));
-        if loaded.config.jobs != 1 {
+        if loaded.config.jobs.side_by_side() {
             preflight.checks.push(
                 crate::preflight::jobs_check(loaded.project_root.clone(), plan, &loaded.config)
                     .await,
