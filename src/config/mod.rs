@@ -39,10 +39,10 @@ mod settings;
 mod validate;
 
 pub use context_limit::ContextLimit;
-pub use jobs::Jobs;
 pub use duration::RunDuration;
 pub use error::{ConfigError, Invalid, Origin, Problem};
 pub use flags::{FlagValue, Overrides, flag_words};
+pub use jobs::Jobs;
 pub use load::{Discovery, LoadOptions, discover, load};
 pub use prices::Prices;
 pub use profiles::{AgentKind, AgentPermissions, AgentProfile, AgentProfiles};

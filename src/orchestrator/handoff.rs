@@ -22,10 +22,11 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use super::session::RestartRequest;
 use crate::agent::HANDOFF_ANSWER_TOKENS;
 use crate::config::HandoffMode;
 use crate::context::StopReason;
-use crate::events::{Event, RunRequest};
+use crate::events::Event;
 use crate::plan::Phase;
 use crate::run_env::RunEnv;
 use crate::session::guard::CompactionGuard;
@@ -268,27 +269,11 @@ impl Runner<'_> {
                         self.note_agent_group(phase_id, &event);
                     }
                 }
-                Some(request) = self.requests.recv() => match request {
-                    RunRequest::Interrupt => {
-                        self.flags.interrupted = true;
-                        control.interrupt();
-                    }
-                    RunRequest::Kill => {
-                        self.flags.interrupted = true;
-                        control.kill();
-                    }
-                    RunRequest::SkipPhase => {
-                        self.flags.skip_requested = true;
-                        control.interrupt();
-                    }
-                    RunRequest::TogglePause => {
-                        self.flags.pause_requested = !self.flags.pause_requested;
-                    }
-                    RunRequest::RestartNow => {
-                        self.warn("the stopped session is writing its handoff; the restart follows".into());
-                    }
-                    RunRequest::Focus(_) => {}
-                },
+                Some(request) = self.requests.recv() => self.handle_session_request(
+                    request,
+                    &control,
+                    RestartRequest::Refuse("the stopped session is writing its handoff; the restart follows"),
+                ),
             }
         }
     }

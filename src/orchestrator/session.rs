@@ -16,6 +16,15 @@ use crate::state::{LiveFigures, LiveSession, SessionKind, SessionRecord};
 
 use super::runner::Runner;
 
+/// What the user's restart request does to the session running now.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum RestartRequest {
+    /// Stop it for a context restart.
+    Restart,
+    /// Nothing; the warning says why.
+    Refuse(&'static str),
+}
+
 impl Runner<'_> {
     /// A transcript path no earlier session of this run used: sessions of a resumed run
     /// start their numbering again, so the number continues past existing files.
@@ -102,7 +111,14 @@ impl Runner<'_> {
                         control.interrupt();
                     }
                 }
-                Some(request) = self.requests.recv() => self.handle_session_request(request, &control, restarts_allowed),
+                Some(request) = self.requests.recv() => {
+                    let restart = if restarts_allowed {
+                        RestartRequest::Restart
+                    } else {
+                        RestartRequest::Refuse("restarts are off for this attempt")
+                    };
+                    self.handle_session_request(request, &control, restart);
+                }
             }
         };
         while let Ok(event) = receiver.try_recv() {
@@ -204,11 +220,13 @@ impl Runner<'_> {
         }
     }
 
-    fn handle_session_request(
+    /// Act on the user's request for the session `control` steers; a restart request
+    /// does what `restart` says.
+    pub(super) fn handle_session_request(
         &mut self,
         request: RunRequest,
         control: &SessionControl,
-        restarts_allowed: bool,
+        restart: RestartRequest,
     ) {
         match request {
             RunRequest::Interrupt => {
@@ -224,8 +242,10 @@ impl Runner<'_> {
                 control.interrupt();
             }
             RunRequest::TogglePause => self.flags.pause_requested = !self.flags.pause_requested,
-            RunRequest::RestartNow if restarts_allowed => control.restart(),
-            RunRequest::RestartNow => self.warn("restarts are off for this attempt".into()),
+            RunRequest::RestartNow => match restart {
+                RestartRequest::Restart => control.restart(),
+                RestartRequest::Refuse(why) => self.warn(why.to_owned()),
+            },
             RunRequest::Focus(_) => {}
         }
     }

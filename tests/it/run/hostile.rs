@@ -6,12 +6,12 @@
 
 use serde_json::Value;
 
+use super::kit::{DONE_TURN, summary};
 use super::parallel::{conflicting, notes, script, work};
 use super::witness::{
     Beacon, LiveRun, assert_died, assert_no_process_left, assert_none_lost, commits_of, git,
     git_ok, hook,
 };
-use super::kit::{DONE_TURN, summary};
 use crate::support::project::{Project, events_named};
 
 /// Turns that write `path`, then run `bash` (in YAML's double quotes), write the notes

@@ -6,11 +6,11 @@
 
 use serde_json::Value;
 
+use super::kit::{DONE_TURN, summary};
 use super::parallel::{conflicting, notes, script, until_merged};
 use super::witness::{
     assert_no_process_left, assert_none_lost, commits_of, git, git_ok, hook, processes_in,
 };
-use super::kit::{DONE_TURN, summary};
 use crate::support::project::{Project, events_named};
 
 /// Turns running each of `commands` (in YAML's double quotes), then the notes and done.
