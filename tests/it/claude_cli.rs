@@ -79,12 +79,11 @@ fn usage_of(line: &Value) -> Usage {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn a_session_completes_and_its_stream_is_saved_as_json_lines() {
-    let Some(harness) = Harness::new(
+    let harness = Harness::new(
         Scenario::new().turn(Turn::reply("All done.").usage(Usage::new(20, 1_000, 200, 7))),
-    ) else {
-        return;
-    };
+    );
     let transcript = harness.run("session_completes", "Say you are done.").await;
 
     let result = assert_success(&transcript);
@@ -137,6 +136,7 @@ async fn a_session_completes_and_its_stream_is_saved_as_json_lines() {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn a_write_tool_call_really_creates_the_file() {
     let sandbox = Sandbox::new().expect("create sandbox");
     let target = sandbox.cwd().join("notes").join("hello.md");
@@ -148,9 +148,7 @@ async fn a_write_tool_call_really_creates_the_file() {
             json!({"file_path": target, "content": content}),
         ))
         .turn(Turn::reply("Wrote notes/hello.md."));
-    let Some(harness) = Harness::with_sandbox(sandbox, scenario) else {
-        return;
-    };
+    let harness = Harness::with_sandbox(sandbox, scenario);
     let transcript = harness.run("write_tool", "Create notes/hello.md.").await;
 
     assert_success(&transcript);
@@ -183,6 +181,7 @@ async fn a_write_tool_call_really_creates_the_file() {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn assistant_lines_carry_the_scripted_usage_exactly() {
     let usages = [
         Usage::new(3, 12_000, 2_000, 40),
@@ -213,9 +212,7 @@ async fn assistant_lines_carry_the_scripted_usage_exactly() {
                 .text("Finished.")
                 .usage(usages[2]),
         );
-    let Some(harness) = Harness::new(scenario) else {
-        return;
-    };
+    let harness = Harness::new(scenario);
     let transcript = harness.run("usage_three_turns", "Run two commands.").await;
     let result = assert_success(&transcript);
 
@@ -263,6 +260,7 @@ async fn assistant_lines_carry_the_scripted_usage_exactly() {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn subagent_traffic_carries_its_parent_tool_use_id() {
     let main_usages = [
         Usage::new(10, 20_000, 1_000, 30),
@@ -300,9 +298,7 @@ async fn subagent_traffic_carries_its_parent_tool_use_id() {
             ],
         )
         .turn(Turn::reply("The subagent finished.").usage(main_usages[1]));
-    let Some(harness) = Harness::new(scenario) else {
-        return;
-    };
+    let harness = Harness::new(scenario);
     let transcript = harness
         .run("task_subagent", "Delegate counting the files.")
         .await;
@@ -354,6 +350,7 @@ async fn subagent_traffic_carries_its_parent_tool_use_id() {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn auto_compaction_emits_a_compact_boundary() {
     let scenario = Scenario::new()
         .turn(
@@ -368,9 +365,7 @@ async fn auto_compaction_emits_a_compact_boundary() {
         )
         .turn(Turn::reply("Continuing after compaction."))
         .compact_summary("SUMMARY-MARKER-42: the user asked for one step.");
-    let Some(harness) = Harness::new(scenario) else {
-        return;
-    };
+    let harness = Harness::new(scenario);
     let mut command = harness.command();
     // Claude Code arms threshold auto-compaction only when it knows the window; this
     // declares it (see docs/testing.md).
@@ -412,13 +407,12 @@ async fn auto_compaction_emits_a_compact_boundary() {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn a_manual_compact_in_print_mode_emits_a_compact_boundary() {
     let scenario = Scenario::new()
         .turn(Turn::reply("First answer.").usage(Usage::new(10, 5_000, 0, 20)))
         .compact_summary("SUMMARY-MARKER-7");
-    let Some(harness) = Harness::new(scenario) else {
-        return;
-    };
+    let harness = Harness::new(scenario);
     let first = harness.run("manual_compact_first", "Answer once.").await;
     assert_success(&first);
     let session_id = first.system("init")[0]["session_id"]
@@ -444,6 +438,7 @@ async fn a_manual_compact_in_print_mode_emits_a_compact_boundary() {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn a_held_turn_shows_its_usage_before_the_request_completes() {
     let held = Usage::new(4, 150_000, 10_000, 30);
     let scenario = Scenario::new()
@@ -457,9 +452,7 @@ async fn a_held_turn_shows_its_usage_before_the_request_completes() {
                 .hold(),
         )
         .turn(Turn::reply("Released."));
-    let Some(harness) = Harness::new(scenario) else {
-        return;
-    };
+    let harness = Harness::new(scenario);
     let mut run = ClaudeRun::spawn(harness.command(), "Run one command.").expect("spawn claude");
     let line = run
         .wait_for_line("the held turn's assistant line", RUN_TIMEOUT, |line| {
@@ -481,15 +474,14 @@ async fn a_held_turn_shows_its_usage_before_the_request_completes() {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn an_api_error_ends_the_session_with_an_error_result() {
     let scenario = Scenario::new().turn(Turn::api_error(
         400,
         "invalid_request_error",
         "scripted failure",
     ));
-    let Some(harness) = Harness::new(scenario) else {
-        return;
-    };
+    let harness = Harness::new(scenario);
     let transcript = harness.run("api_error", "Try.").await;
     let result = transcript.result().expect("a result line");
     // Note for the session layer: an API failure still reports subtype `success`;
@@ -515,11 +507,9 @@ async fn an_api_error_ends_the_session_with_an_error_result() {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn a_stalled_model_keeps_the_cli_waiting_until_it_is_killed() {
-    let Some(harness) = Harness::new(Scenario::new().turn(Turn::reply("never sent").stall()))
-    else {
-        return;
-    };
+    let harness = Harness::new(Scenario::new().turn(Turn::reply("never sent").stall()));
     let mut run = ClaudeRun::spawn(harness.command(), "Wait.").expect("spawn claude");
     harness
         .server
@@ -544,6 +534,7 @@ async fn a_stalled_model_keeps_the_cli_waiting_until_it_is_killed() {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn a_bash_tool_call_can_crash_the_cli() {
     use std::os::unix::process::ExitStatusExt as _;
 
@@ -555,9 +546,7 @@ async fn a_bash_tool_call_can_crash_the_cli() {
             json!({"command": "kill -KILL $PPID", "description": "Stop the agent"}),
         ))
         .turn(Turn::reply("never reached"));
-    let Some(harness) = Harness::new(scenario) else {
-        return;
-    };
+    let harness = Harness::new(scenario);
     let transcript = harness.run("crash", "Crash.").await;
     assert_eq!(transcript.status.signal(), Some(9), "{}", transcript.status);
     assert!(
@@ -569,10 +558,9 @@ async fn a_bash_tool_call_can_crash_the_cli() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn committed_fixtures_come_from_the_pinned_cli() {
-    let Some(cli) = claude::require() else {
-        return;
-    };
+    let cli = claude::require();
     if std::env::var_os(REFRESH_FIXTURES_ENV).is_some() {
         // The other tests are rewriting the files right now.
         return;

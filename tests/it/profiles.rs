@@ -79,10 +79,9 @@ fn current_path() -> String {
 }
 
 #[test]
+#[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_codex_program_in_the_config_is_never_run_as_gemini() {
-    let Some(codex) = crate::support::codex::require() else {
-        return;
-    };
+    let codex = crate::support::codex::require();
     let codex = codex.path().to_string_lossy().into_owned();
     let project = project(PHASE_2_SIM);
     let path = path_without("gemini");
@@ -144,10 +143,9 @@ fn a_codex_program_in_the_config_is_never_run_as_gemini() {
 }
 
 #[test]
+#[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn doctor_and_the_dry_run_check_the_profile_of_each_agent_a_phase_names() {
-    let Some(codex) = crate::support::codex::require() else {
-        return;
-    };
+    let codex = crate::support::codex::require();
     let codex = codex.path().to_string_lossy().into_owned();
     let phase_2 = PHASE_2_SIM.replace("**Agent:** sim", "**Agent:** codex");
     let project = project(&phase_2);

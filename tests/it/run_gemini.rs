@@ -94,8 +94,9 @@ fn find_file(dir: &Path, suffix: &str) -> Option<std::path::PathBuf> {
 }
 
 #[test]
+#[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
-    let Some(cli) = gemini::require() else { return };
+    let cli = gemini::require();
     let server = ModelServer::start(Scenario::new().turns([
         shell("echo a > a.txt").usage(Usage::new(1_000, 0, 0, 5)),
         Turn::reply("Phase 1 is done.").usage(Usage::new(1_100, 0, 0, 7)),
@@ -134,8 +135,9 @@ fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
 }
 
 #[test]
+#[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn a_large_tool_result_crosses_the_estimated_threshold_and_the_restart_carries_the_checkpoint() {
-    let Some(cli) = gemini::require() else { return };
+    let cli = gemini::require();
     let server = ModelServer::start(Scenario::new().turns([
         // Session 1: writes a.txt, then prints ~6,000 tokens the estimate counts.
         shell("echo a > a.txt"),
@@ -176,8 +178,9 @@ fn a_large_tool_result_crosses_the_estimated_threshold_and_the_restart_carries_t
 }
 
 #[test]
+#[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn a_gemini_model_that_never_answers_is_timed_out() {
-    let Some(cli) = gemini::require() else { return };
+    let cli = gemini::require();
     let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
         .expect("model server");
     let project = Project::new(cli, &server);
@@ -199,8 +202,9 @@ fn a_gemini_model_that_never_answers_is_timed_out() {
 }
 
 #[test]
+#[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn a_bad_key_ends_the_attempt_in_the_gemini_clis_words_with_the_fix() {
-    let Some(cli) = gemini::require() else { return };
+    let cli = gemini::require();
     let server = ModelServer::start(
         Scenario::new()
             .turn(Turn::reply("unreachable"))

@@ -9,10 +9,9 @@ use serde_json::json;
 use super::support::{Supervisor, root};
 
 #[test]
+#[ignore = "needs the Python MCP SDK (scripts/test-tools)"]
 fn an_answer_under_an_unknown_id_is_dropped_and_the_request_times_out() {
-    let Some(python) = super::python() else {
-        return;
-    };
+    let python = super::python();
     let command = [
         python.display().to_string(),
         root()

@@ -56,8 +56,9 @@ pub(super) fn tool_results(lines: &[Value]) -> Vec<(String, String, bool)> {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn claude_code_keeps_its_mcp_session_across_restart_server() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let sandbox = Sandbox::new().expect("sandbox");
     let state = sandbox.cwd().join("mcp-state");
     let args = json!([
@@ -74,8 +75,9 @@ async fn claude_code_keeps_its_mcp_session_across_restart_server() {
 }
 
 #[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn claude_code_keeps_its_mcp_session_across_a_bridged_daemon_restart() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let sandbox = Sandbox::new().expect("sandbox");
     let state = sandbox.cwd().join("mcp-state");
     let port = crate::mcp::bridge_port();

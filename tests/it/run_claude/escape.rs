@@ -51,8 +51,9 @@ fn reap_leftover(pid: u32) {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "test -f done.txt")]);
     let pid_file = project.root().join("tool.pid");
@@ -117,8 +118,9 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_setsid_helper_of_the_agent_dies_when_the_run_ends() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "test -f done.txt")]);
     let pid_file = project.root().join("helper.pid");

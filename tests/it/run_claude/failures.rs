@@ -16,8 +16,9 @@ fn refusing(refusal: Refusal) -> Scenario {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_bad_key_ends_the_run_in_under_a_minute_with_one_attempt_and_the_agents_words() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "true"), ("2", "true")]);
     let server = ModelServer::start(refusing(Refusal::BadKey)).expect("model server");
@@ -71,8 +72,9 @@ fn a_bad_key_ends_the_run_in_under_a_minute_with_one_attempt_and_the_agents_word
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn an_unknown_model_fails_the_run_at_once_naming_the_model() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "true")]);
     let server = ModelServer::start(refusing(Refusal::UnknownModel)).expect("model server");
@@ -93,8 +95,9 @@ fn an_unknown_model_fails_the_run_at_once_naming_the_model() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_missing_login_is_named_by_doctor_and_fails_the_run_at_once() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "true")]);
     let server = ModelServer::start(Scenario::new()).expect("model server");

@@ -21,8 +21,9 @@ fn crossing_while(command: &str) -> Scenario {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_bash_call_crossing_the_threshold_finishes_before_the_stop() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "test -f f")]);
     let server = ModelServer::start(crossing_while("sleep 4 && touch f")).expect("model server");
@@ -44,8 +45,9 @@ fn a_bash_call_crossing_the_threshold_finishes_before_the_stop() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_call_past_the_grace_is_cut_short_and_the_checkpoint_names_it() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan_with_agent(
         &[("1", "true")],

@@ -38,8 +38,9 @@ fn run_as_subscriber(project: &Project, server: &ModelServer, extra: &[&str]) ->
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_usage_limit_for_20s_is_waited_out_in_one_attempt() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "test -f done.txt")]);
     let server = ModelServer::start(
@@ -73,8 +74,9 @@ fn a_usage_limit_for_20s_is_waited_out_in_one_attempt() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_reset_past_max_wait_pauses_the_run_with_exit_3() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "test -f done.txt")]);
     let server = ModelServer::start(
@@ -96,8 +98,9 @@ fn a_reset_past_max_wait_pauses_the_run_with_exit_3() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn ctrl_c_while_waiting_pauses_and_status_says_until_when() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "test -f done.txt")]);
     let server = ModelServer::start(

@@ -7,8 +7,9 @@ use super::{Project, claude, named};
 use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_fresh_project_with_opus_and_300k_of_usage_does_not_stop() {
-    let Some(cli) = claude::require() else { return };
+    let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "test -f a.txt")]);
     let server = ModelServer::start(

@@ -4,8 +4,8 @@
 //! - With the built-in **sim** agent (the debussy binary's `__sim-agent`): fast, no
 //!   external tools; always run.
 //! - With the **real Claude Code CLI** against the scripted model server
-//!   (`tests/support/`, see `docs/testing.md`): fail under `CI=true` when the CLI is
-//!   missing, skipped with a printed reason otherwise. Each saves the session log and the
+//!   (`tests/support/`, see `docs/testing.md`): `#[ignore]`d, run by `scripts/check`
+//!   with `--run-ignored all`, and failing when the CLI is missing. Each saves the session log and the
 //!   requests the server saw under `target/tmp/artifacts/session/<test>/`.
 //!
 //! - With a scripted **shell** agent, for what neither can show on demand (ignoring

@@ -1,13 +1,12 @@
 //! Locating a pinned agent CLI that `scripts/test-tools` installs: an override variable,
-//! else the project-local install; the CLI must answer `--version`. When it is missing a
-//! test fails under `CI=true` and is skipped, with the reason printed, otherwise.
+//! else the project-local install; the CLI must answer `--version`. A test that needs one
+//! is `#[ignore]`d, so a plain run reports it as skipped, never as passed; `scripts/check`
+//! runs it (`--run-ignored all`), and a missing CLI fails it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
-
-use super::claude::in_ci;
 
 /// A CLI the tests run, and where to find it.
 #[derive(Debug)]
@@ -53,11 +52,9 @@ fn probe(pinned: &Pinned, path: &Path) -> Result<PathBuf, String> {
 }
 
 /// The CLI's path for a test that needs it (looked up once per test process, in
-/// `found`); `None`, after printing why, when it is missing outside CI.
-pub fn require(
-    pinned: &Pinned,
-    found: &'static OnceLock<Result<PathBuf, String>>,
-) -> Option<PathBuf> {
+/// `found`). A test that needs it is `#[ignore]`d, so it runs only when asked for
+/// (`--run-ignored all`, as `scripts/check` does); a missing CLI then fails it.
+pub fn require(pinned: &Pinned, found: &'static OnceLock<Result<PathBuf, String>>) -> PathBuf {
     match found
         .get_or_init(|| {
             probe(
@@ -67,12 +64,14 @@ pub fn require(
         })
         .clone()
     {
-        Ok(path) => Some(path),
-        Err(reason) if in_ci() => panic!("CI=true and {} is required: {reason}", pinned.name),
-        Err(reason) => {
-            let thread = std::thread::current();
-            eprintln!("skipped {}: {reason}", thread.name().unwrap_or("test"));
-            None
-        }
+        Ok(path) => path,
+        Err(reason) => missing(pinned.name, &reason),
     }
+}
+
+/// Fail a test whose external tool is missing, saying how to install it.
+pub fn missing(tool: &str, reason: &str) -> ! {
+    panic!(
+        "{tool} is required: {reason}. Tests that need an external tool are #[ignore]d and run with `cargo nextest run --run-ignored all` (scripts/check); scripts/test-tools installs what they need"
+    )
 }

@@ -2,8 +2,8 @@
 //! model server's Responses API.
 //!
 //! [`require`] finds the pinned `codex` (installed by `scripts/test-tools` into
-//! `.tools/npm`, or named by `DEBUSSY_TEST_CODEX`); when it is missing a test fails under
-//! `CI=true` and is skipped, with the reason printed, otherwise. [`Sandbox`] is a temp dir
+//! `.tools/npm`, or named by `DEBUSSY_TEST_CODEX`); a test that needs it is `#[ignore]`d
+//! (run with `--run-ignored all`) and fails when it is missing. [`Sandbox`] is a temp dir
 //! with an isolated HOME whose `~/.codex/config.toml` names the server as the model
 //! provider: debussy links that file into each session's private `CODEX_HOME`, so the
 //! tests go through the same path as a user's own configuration.
@@ -43,14 +43,16 @@ impl CodexCli {
 
 /// The CLI for a test that needs it; see [`super::cli::require`] for what happens when
 /// it is missing.
-pub fn require() -> Option<CodexCli> {
+pub fn require() -> CodexCli {
     static PINNED: super::cli::Pinned = super::cli::Pinned {
         name: "the Codex CLI",
         override_env: CODEX_OVERRIDE_ENV,
         install_path: CODEX_INSTALL_PATH,
     };
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    super::cli::require(&PINNED, &FOUND).map(|path| CodexCli { path })
+    CodexCli {
+        path: super::cli::require(&PINNED, &FOUND),
+    }
 }
 
 /// An isolated HOME (with `~/.codex/config.toml`), TMPDIR and working directory inside

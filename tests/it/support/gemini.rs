@@ -2,8 +2,8 @@
 //! model server's Gemini API.
 //!
 //! [`require`] finds the pinned `gemini` (installed by `scripts/test-tools` into
-//! `.tools/npm`, or named by `DEBUSSY_TEST_GEMINI`); when it is missing a test fails under
-//! `CI=true` and is skipped, with the reason printed, otherwise. [`Sandbox`] is a temp dir
+//! `.tools/npm`, or named by `DEBUSSY_TEST_GEMINI`); a test that needs it is `#[ignore]`d
+//! (run with `--run-ignored all`) and fails when it is missing. [`Sandbox`] is a temp dir
 //! with an isolated HOME whose `~/.gemini/settings.json` selects API-key authentication;
 //! [`Sandbox::envs`] points `GOOGLE_GEMINI_BASE_URL` at the server.
 
@@ -39,14 +39,16 @@ impl GeminiCli {
 
 /// The CLI for a test that needs it; see [`super::cli::require`] for what happens when
 /// it is missing.
-pub fn require() -> Option<GeminiCli> {
+pub fn require() -> GeminiCli {
     static PINNED: super::cli::Pinned = super::cli::Pinned {
         name: "the Gemini CLI",
         override_env: GEMINI_OVERRIDE_ENV,
         install_path: GEMINI_INSTALL_PATH,
     };
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    super::cli::require(&PINNED, &FOUND).map(|path| GeminiCli { path })
+    GeminiCli {
+        path: super::cli::require(&PINNED, &FOUND),
+    }
 }
 
 /// An isolated HOME (with `~/.gemini/settings.json`), TMPDIR and working directory inside

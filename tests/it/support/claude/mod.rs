@@ -1,8 +1,8 @@
 //! Locating and running the real Claude Code CLI against a [`ModelServer`].
 //!
 //! - [`require`] finds the pinned `claude` (installed by `scripts/test-tools` into
-//!   `.tools/npm`, or named by `DEBUSSY_TEST_CLAUDE`); when it is missing a test fails
-//!   under `CI=true` and is skipped, with the reason printed, otherwise.
+//!   `.tools/npm`, or named by `DEBUSSY_TEST_CLAUDE`); a test that needs it is
+//!   `#[ignore]`d (run with `--run-ignored all`) and fails when it is missing.
 //! - [`Sandbox`] is a temp dir with an isolated HOME / `CLAUDE_CONFIG_DIR` / TMPDIR
 //!   and a working directory, plus the environment that keeps Claude Code offline
 //!   and pointed at the scripted server.
@@ -123,31 +123,13 @@ pub fn locate() -> Result<ClaudeCli, String> {
         .clone()
 }
 
-/// True when the `CI` variable says this is a CI run (`true` or `1`).
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|value| value.eq_ignore_ascii_case("true") || value == "1")
-}
-
-/// The CLI for a test that needs it. When it is missing: under `CI=true` this panics
-/// (the test fails: CI must run against the real CLI); otherwise it prints why the
-/// test is skipped and returns `None`, and the test returns early:
-///
-/// ```ignore
-/// let Some(claude) = support::claude::require() else { return };
-/// ```
-pub fn require() -> Option<ClaudeCli> {
+/// The CLI for a test that needs it; a missing CLI fails the test. Such a test is
+/// `#[ignore]`d, so it runs only when asked for (`--run-ignored all`, as
+/// `scripts/check` does).
+pub fn require() -> ClaudeCli {
     match locate() {
-        Ok(claude) => Some(claude),
-        Err(reason) if in_ci() => {
-            panic!("CI=true and the real Claude Code CLI is required: {reason}")
-        }
-        Err(reason) => {
-            // libtest and nextest name the test's thread after the test.
-            let thread = std::thread::current();
-            let test = thread.name().unwrap_or("test");
-            eprintln!("skipped {test}: {reason}");
-            None
-        }
+        Ok(claude) => claude,
+        Err(reason) => super::cli::missing("the real Claude Code CLI", &reason),
     }
 }
 
@@ -297,19 +279,18 @@ pub struct Harness {
 }
 
 impl Harness {
-    /// `None` (after printing why) when the CLI is missing outside CI.
-    pub fn new(scenario: super::model_server::Scenario) -> Option<Self> {
+    /// The CLI against a model server playing `scenario` (see [`require`]).
+    pub fn new(scenario: super::model_server::Scenario) -> Self {
         Self::with_sandbox(Sandbox::new().expect("create sandbox"), scenario)
     }
 
     /// Like [`Self::new`], for scenarios that need the sandbox's paths.
-    pub fn with_sandbox(sandbox: Sandbox, scenario: super::model_server::Scenario) -> Option<Self> {
-        let cli = require()?;
-        Some(Self {
-            cli,
+    pub fn with_sandbox(sandbox: Sandbox, scenario: super::model_server::Scenario) -> Self {
+        Self {
+            cli: require(),
             sandbox,
             server: ModelServer::start(scenario).expect("start model server"),
-        })
+        }
     }
 
     /// The CLI's command line against the server, with [`DEFAULT_MODEL`].
