@@ -89,7 +89,7 @@ impl Runner<'_> {
     ) -> (AttemptEnd, AttemptTally) {
         let id = phase.id.as_str().to_owned();
         let max_restarts = if restarts_allowed {
-            self.config.max_restarts
+            self.run.config.max_restarts
         } else {
             0
         };
@@ -103,11 +103,11 @@ impl Runner<'_> {
             checkpoint_text = Some(checkpoint);
         }
         let mut restart = 0;
-        let mut watch = ProgressWatch::new(self.config.no_progress_restarts);
+        let mut watch = ProgressWatch::new(self.run.config.no_progress_restarts);
         let mut tree_before = vcs::changes_since(self.workdir.clone(), base).await;
         let mut logged_before = self.progress_steps(&id).len();
         let mut completed_before = 0;
-        let mut usage = UsageWait::new(self.config.limits.max_wait);
+        let mut usage = UsageWait::new(self.run.config.limits.max_wait);
         loop {
             if self.flags.pause_requested && !self.wait_while_paused(&id).await {
                 return (self.stop_reason(), tally);
@@ -117,7 +117,7 @@ impl Runner<'_> {
             }
             let signal_before = self.latest_signal_id(&id);
             // For `debussy show`: the transcript does not hold the prompt.
-            if let Err(err) = self.store.record_prompt(
+            if let Err(err) = self.run.store.record_prompt(
                 execution,
                 restart,
                 &session_prompt,
@@ -180,7 +180,7 @@ impl Runner<'_> {
                     return (
                         AttemptEnd::Failed(format!(
                             "the session timed out after {}s",
-                            self.config.timeout
+                            self.run.config.timeout
                         )),
                         tally,
                     );
@@ -242,9 +242,9 @@ impl Runner<'_> {
                         "checkpoint (restart {number}/{max_restarts}, context {:.1}%)",
                         snapshot.percent
                     );
-                    let commit = if self.config.auto_commit {
+                    let commit = if self.run.config.auto_commit {
                         let message = vcs::commit_message(
-                            &self.config.commit_message_template,
+                            &self.run.config.commit_message_template,
                             &id,
                             &phase.title,
                             &status,
@@ -272,7 +272,7 @@ impl Runner<'_> {
                         commit_id: commit.clone(),
                         at: now(),
                     };
-                    if let Err(err) = self.store.record_restart(execution, &record) {
+                    if let Err(err) = self.run.store.record_restart(execution, &record) {
                         self.warn(format!("could not record the restart: {err}"));
                     }
                     let handoff = self
@@ -308,7 +308,7 @@ impl Runner<'_> {
                         why: Continuation::ContextStop,
                         cut_short: report.cut_short.clone(),
                     };
-                    let delay = self.config.restart_delay;
+                    let delay = self.run.config.restart_delay;
                     self.emit(Event::Restart {
                         phase_id: id.clone(),
                         attempt,
@@ -333,8 +333,9 @@ impl Runner<'_> {
 
     /// The progress steps the agent logged for `phase_id` in this run, oldest first.
     fn progress_steps(&self, phase_id: &str) -> Vec<String> {
-        self.store
-            .progress(&self.run_id, phase_id)
+        self.run
+            .store
+            .progress(&self.run.run_id, phase_id)
             .map(|entries| entries.into_iter().map(|e| e.step).collect())
             .unwrap_or_default()
     }
@@ -418,7 +419,7 @@ impl Runner<'_> {
 
     /// What the agent said with `debussy done` during the session, if anything new.
     fn completion_verdict(&self, phase_id: &str, before: Option<i64>) -> AttemptEnd {
-        let signal = match self.store.completion(&self.run_id, phase_id) {
+        let signal = match self.run.store.completion(&self.run.run_id, phase_id) {
             Ok(signal) => signal.filter(|s| Some(s.id) != before),
             Err(err) => {
                 self.warn(format!("could not read the completion signal: {err}"));
@@ -442,8 +443,9 @@ impl Runner<'_> {
     }
 
     fn latest_signal_id(&self, phase_id: &str) -> Option<i64> {
-        self.store
-            .completion(&self.run_id, phase_id)
+        self.run
+            .store
+            .completion(&self.run.run_id, phase_id)
             .ok()
             .flatten()
             .map(|s| s.id)

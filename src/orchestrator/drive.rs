@@ -9,21 +9,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
-use std::path::PathBuf;
 use std::pin::Pin;
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use tokio::sync::mpsc;
 
-use crate::config::Config;
-use crate::events::{
-    Event, EventSender, PhaseState, PhaseSummary, RequestReceiver, RunRequest, RunSummary,
-};
-use crate::plan::{Phase, Plan};
-use crate::session::SessionSpec;
-use crate::state::Store;
+use crate::events::{Event, PhaseState, PhaseSummary, RequestReceiver, RunRequest, RunSummary};
+use crate::plan::Phase;
 
+use super::context::RunContext;
 use super::guards::{Guards, LimitHit};
 use super::integrate;
 use super::phase::PhaseResult;
@@ -37,23 +32,16 @@ type Work<'run> = Pin<Box<dyn Future<Output = (Runner<'run>, &'run Phase, PhaseR
 
 /// What every phase's runner is made from, and where the run stands.
 pub(super) struct Drive<'run> {
-    pub(super) config: Config,
-    pub(super) root: PathBuf,
-    pub(super) plan: &'run Plan,
+    /// What every phase of the run shares.
+    pub(super) run: &'run RunContext<'run>,
     pub(super) order: Vec<&'run Phase>,
     pub(super) standings: BTreeMap<String, Standing>,
-    pub(super) session: SessionSpec,
-    pub(super) phase_sessions: BTreeMap<String, SessionSpec>,
-    pub(super) store: &'run Store,
-    pub(super) run_id: String,
-    pub(super) events: EventSender,
     pub(super) requests: RequestReceiver,
     pub(super) resume_points: BTreeMap<String, ResumePoint>,
     /// Phases of a resumed run that completed but whose branch is not merged, with the
     /// attempt that completed them.
     pub(super) unmerged: BTreeMap<String, i64>,
     pub(super) guards: Guards,
-    pub(super) pool: &'run super::pool::WorktreePool,
     /// Phases run at once.
     pub(super) jobs: usize,
     /// The branch the run started on, when phases run in worktrees and merge into it.
@@ -237,16 +225,9 @@ impl<'run> Drive<'run> {
     fn runner(&mut self, phase: &Phase, requests: RequestReceiver) -> Runner<'run> {
         let id = phase.id.as_str();
         Runner {
-            config: self.config.clone(),
-            root: self.root.clone(),
-            workdir: self.root.clone(),
+            run: self.run,
+            workdir: self.run.root.clone(),
             worktree: None,
-            plan: self.plan,
-            session: self.session.clone(),
-            phase_sessions: self.phase_sessions.clone(),
-            store: self.store,
-            run_id: self.run_id.clone(),
-            events: self.events.clone(),
             requests,
             flags: Flags::default(),
             summary: RunSummary::default(),
@@ -254,7 +235,6 @@ impl<'run> Drive<'run> {
             agent_group: None,
             no_restart: None,
             guards: self.guards.clone(),
-            pool: self.pool,
         }
     }
 
@@ -280,7 +260,7 @@ impl<'run> Drive<'run> {
                     .await;
                 return (runner, phase, result);
             }
-            let worktree = Worktree::of(&runner.root, &runner.run_id, phase.id.as_str());
+            let worktree = Worktree::of(&runner.run.root, &runner.run.run_id, phase.id.as_str());
             if let Err(error) = runner.enter_worktree(worktree, &run_branch).await {
                 let result = integrate::not_started(&mut runner, phase, error);
                 return (runner, phase, result);
@@ -343,7 +323,7 @@ impl<'run> Drive<'run> {
     }
 
     fn emit(&self, event: Event) {
-        let _ = self.events.send(event);
+        let _ = self.run.events.send(event);
     }
 }
 

@@ -168,7 +168,7 @@ impl Runner<'_> {
         let id = phase.id.as_str().to_owned();
         let backend = &self.session_spec(&id).backend;
         if let Some(skipped) = skip_reason(
-            self.config.handoff,
+            self.run.config.handoff,
             backend.can_resume(),
             backend.name(),
             Stopped::of(stopped, reason),
@@ -203,7 +203,7 @@ impl Runner<'_> {
         tally.handoff_cost_usd += cost;
         self.guards.spent(cost);
         self.record_handoff(phase.id.as_str(), execution, restart, &report);
-        let outcome = handoff_text(&report, self.config.handoff_timeout);
+        let outcome = handoff_text(&report, self.run.config.handoff_timeout);
         self.emit(Event::Handoff {
             phase_id: id,
             attempt,
@@ -232,11 +232,11 @@ impl Runner<'_> {
         prompt: String,
     ) -> SessionReport {
         let run_env = RunEnv {
-            run_id: self.run_id.clone(),
+            run_id: self.run.run_id.clone(),
             phase_id: phase_id.to_owned(),
             attempt,
             restart,
-            project_root: self.root.clone(),
+            project_root: self.run.root.clone(),
         };
         let mut spec = self.session_spec(phase_id).clone().with_env(run_env.vars());
         spec.prompt = prompt;
@@ -249,14 +249,14 @@ impl Runner<'_> {
                 window: Some(stopped.snapshot.window.tokens),
             });
         spec.log_path = handoff_log_path(&stopped.log_path);
-        spec.files_root = Some(self.root.clone());
-        spec.timeout = Some(Duration::from_secs(self.config.handoff_timeout));
+        spec.files_root = Some(self.run.root.clone());
+        spec.timeout = Some(Duration::from_secs(self.run.config.handoff_timeout));
         // Never stopped for its size; a compaction means the handoff would come from a
         // summary, so that ends it.
         spec.meter = spec.meter.observe_only();
         spec.meter.stop_on_compact = true;
         spec.compaction_guard = CompactionGuard::Block;
-        spec.window.remembered = self.store.context_windows().unwrap_or_default();
+        spec.window.remembered = self.run.store.context_windows().unwrap_or_default();
         let control = SessionControl::new();
         let (sender, mut receiver) = mpsc::unbounded_channel();
         let running = session::run(spec, sender, control.clone());
@@ -286,7 +286,10 @@ impl Runner<'_> {
         report: &SessionReport,
     ) {
         if self.agent_group.take().is_some()
-            && let Err(err) = self.store.set_agent_group(&self.run_id, phase_id, None)
+            && let Err(err) = self
+                .run
+                .store
+                .set_agent_group(&self.run.run_id, phase_id, None)
         {
             self.warn(format!("could not record the agent's end: {err}"));
         }

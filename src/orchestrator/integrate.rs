@@ -56,7 +56,8 @@ impl Runner<'_> {
         worktree: Worktree,
         run_branch: &str,
     ) -> Result<(), String> {
-        self.pool
+        self.run
+            .pool
             .enter(&worktree, run_branch)
             .await
             .map_err(|err| format!("could not make the phase's worktree: {err}"))?;
@@ -75,11 +76,12 @@ impl Runner<'_> {
         position: (usize, usize),
     ) -> PhaseResult {
         let id = phase.id.as_str().to_owned();
-        let worktree = Worktree::of(&self.root, &self.run_id, &id);
+        let worktree = Worktree::of(&self.run.root, &self.run.run_id, &id);
         // A fix session after the attempts recorded so far gets the next number.
         let attempts = self
+            .run
             .store
-            .executions(&self.run_id)
+            .executions(&self.run.run_id)
             .unwrap_or_default()
             .iter()
             .filter(|execution| execution.phase_id == id)
@@ -98,11 +100,11 @@ impl Runner<'_> {
             },
             execution: Some(execution),
         };
-        let git = *self.pool.git();
-        let merged = match worktree::tip_of(&git, &self.root, &worktree.branch).await {
+        let git = *self.run.pool.git();
+        let merged = match worktree::tip_of(&git, &self.run.root, &worktree.branch).await {
             Some(tip) => {
                 git.succeeds(
-                    &self.root,
+                    &self.run.root,
                     &[
                         "merge-base",
                         "--is-ancestor",
@@ -217,13 +219,13 @@ impl Runner<'_> {
     /// The conflicted paths of the merge of the run's branch a fix session left in the
     /// worktree, to go on with; any other merge left there is abandoned.
     async fn merge_left_in_worktree(&mut self, worktree: &Worktree) -> Option<Vec<String>> {
-        let git = *self.pool.git();
+        let git = *self.run.pool.git();
         let MergeState::InProgress { merge_head } =
             worktree::merge_state(&git, &worktree.path).await
         else {
             return None;
         };
-        let run_tip = self.pool.run_branch().map(|run| run.tip);
+        let run_tip = self.run.pool.run_branch().map(|run| run.tip);
         if run_tip.as_deref() == Some(merge_head.as_str()) {
             return Some(worktree::unmerged_paths(&git, &worktree.path).await);
         }
@@ -239,21 +241,27 @@ impl Runner<'_> {
         execution: Option<i64>,
     ) -> Result<(), Unmerged> {
         let since = self.phase_started(phase.id.as_str());
-        let salvaged = self.pool.secure(worktree, since).await.map_err(|unsaved| {
-            Unmerged::Human(
-                format!(
-                    "{unsaved}. Nothing was merged; the worktree {} and its branch {} are kept",
-                    worktree.path.display(),
-                    worktree.branch
-                ),
-                Handover::Resume,
-            )
-        })?;
+        let salvaged = self
+            .run
+            .pool
+            .secure(worktree, since)
+            .await
+            .map_err(|unsaved| {
+                Unmerged::Human(
+                    format!(
+                        "{unsaved}. Nothing was merged; the worktree {} and its branch {} are kept",
+                        worktree.path.display(),
+                        worktree.branch
+                    ),
+                    Handover::Resume,
+                )
+            })?;
         for note in &salvaged.notes {
             self.warn(format!("phase {}: {note}", phase.id.as_str()));
         }
         if let Some(execution) = execution
             && let Err(err) = self
+                .run
                 .store
                 .set_execution_branch_tip(execution, &salvaged.tip)
         {
@@ -265,8 +273,9 @@ impl Runner<'_> {
     /// When the phase's first attempt in this run started, in seconds since the epoch
     /// (its worktree's history before then is not the phase's).
     fn phase_started(&self, phase_id: &str) -> i64 {
-        self.store
-            .executions(&self.run_id)
+        self.run
+            .store
+            .executions(&self.run.run_id)
             .unwrap_or_default()
             .into_iter()
             .filter(|execution| execution.phase_id == phase_id)
@@ -279,14 +288,15 @@ impl Runner<'_> {
     /// Merge the phase's branch into the run's branch, after the merges before it.
     async fn merge_into_run(&mut self, phase: &Phase, worktree: &Worktree) -> Result<(), Unmerged> {
         let message = crate::git::vcs::commit_message(
-            &self.config.merge_message_template,
+            &self.run.config.merge_message_template,
             phase.id.as_str(),
             &phase.title,
             "merged",
         );
         let outcome = self
+            .run
             .pool
-            .merge(&worktree.branch, message, self.config.git.run_hooks)
+            .merge(&worktree.branch, message, self.run.config.git.run_hooks)
             .await;
         match outcome {
             Ok(MergeOutcome::Merged {
@@ -309,6 +319,7 @@ impl Runner<'_> {
             Ok(MergeOutcome::Conflict(files)) => Err(Unmerged::Conflict(files)),
             Ok(MergeOutcome::Moved { expected, found }) => {
                 let name = self
+                    .run
                     .pool
                     .run_branch()
                     .map(|run| run.name)
@@ -344,8 +355,8 @@ impl Runner<'_> {
         continuing: bool,
     ) -> Resolution {
         let id = phase.id.as_str().to_owned();
-        let git = *self.pool.git();
-        let Some(run_tip) = self.pool.run_branch().map(|run| run.tip) else {
+        let git = *self.run.pool.git();
+        let Some(run_tip) = self.run.pool.run_branch().map(|run| run.tip) else {
             return Resolution::Failed("the run has no branch to merge into".into());
         };
         let files = if continuing {
@@ -358,8 +369,8 @@ impl Runner<'_> {
             }
         };
         let conflicts = conflicts_in(&worktree.path).await;
-        let execution = match self.store.start_execution(
-            &self.run_id,
+        let execution = match self.run.store.start_execution(
+            &self.run.run_id,
             &id,
             attempt,
             true,
@@ -403,7 +414,7 @@ impl Runner<'_> {
                 &worktree.path,
                 &run_tip,
                 &files,
-                self.config.git.run_hooks,
+                self.run.config.git.run_hooks,
             )
             .await
             {
@@ -452,14 +463,14 @@ impl Runner<'_> {
             commit_id: commit,
             error,
         };
-        if let Err(err) = self.store.finish_execution(execution, &end) {
+        if let Err(err) = self.run.store.finish_execution(execution, &end) {
             self.warn(format!("could not record the attempt's end: {err}"));
         }
         outcome
     }
 
     async fn abort_worktree_merge(&self, worktree: &Worktree) {
-        worktree::abort_merge(self.pool.git(), &worktree.path).await;
+        worktree::abort_merge(self.run.pool.git(), &worktree.path).await;
     }
 
     /// The phase is merged: its branch goes, its worktree is kept for a later phase (or
@@ -468,7 +479,7 @@ impl Runner<'_> {
         let Some(worktree) = self.worktree.clone() else {
             return;
         };
-        if let Err(err) = self.pool.retire(&worktree).await {
+        if let Err(err) = self.run.pool.retire(&worktree).await {
             self.warn(format!(
                 "could not remove the worktree {} of phase {}: {err}; `debussy clean` removes it",
                 worktree.path.display(),
@@ -495,10 +506,11 @@ impl Runner<'_> {
             path,
             branch: branch.clone(),
         };
-        let resume = worktree::resume_command(&self.plan.master);
+        let resume = worktree::resume_command(&self.run.plan.master);
         let error = match how {
             Handover::MergeByHand => {
                 let run_branch = self
+                    .run
                     .pool
                     .run_branch()
                     .map(|run| run.name)
@@ -506,7 +518,7 @@ impl Runner<'_> {
                 format!(
                     "{why}. Its work is on branch {branch}, in the kept worktree {}. To finish by hand:\n  {}",
                     worktree.path.display(),
-                    worktree::finish_by_hand(&self.root, &worktree, &run_branch, &resume)
+                    worktree::finish_by_hand(&self.run.root, &worktree, &run_branch, &resume)
                 )
             }
             Handover::Resume => format!("{why}. Then: {resume}"),
@@ -518,6 +530,7 @@ impl Runner<'_> {
     fn mark_merged(&mut self, execution: Option<i64>) {
         if let Some(execution) = execution
             && let Err(err) = self
+                .run
                 .store
                 .set_execution_status(execution, ExecutionStatus::Completed)
         {
@@ -530,6 +543,7 @@ impl Runner<'_> {
     fn mark_unmerged(&mut self, execution: Option<i64>) {
         if let Some(execution) = execution
             && let Err(err) = self
+                .run
                 .store
                 .set_execution_status(execution, ExecutionStatus::AwaitingHuman)
         {

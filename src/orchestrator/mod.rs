@@ -27,6 +27,7 @@
 
 pub mod agents;
 pub mod attempt;
+mod context;
 mod drive;
 mod ending;
 mod error;

@@ -41,7 +41,7 @@ impl Runner<'_> {
         let started = Instant::now();
         let id = phase.id.as_str().to_owned();
         self.flags.skip_requested = false;
-        let phase_spent = match self.store.totals(&self.run_id, Some(&id)) {
+        let phase_spent = match self.run.store.totals(&self.run.run_id, Some(&id)) {
             Ok(totals) => totals.cost_usd,
             Err(err) => {
                 self.warn(format!("could not read what phase {id} cost so far: {err}"));
@@ -50,7 +50,7 @@ impl Runner<'_> {
         };
         self.guards.enter_phase(&id, phase_spent);
         // A wait for a usage limit that a killed run left recorded is over.
-        if let Err(err) = self.store.set_limit_wait(&self.run_id, &id, None) {
+        if let Err(err) = self.run.store.set_limit_wait(&self.run.run_id, &id, None) {
             self.warn(format!("could not record the end of a wait: {err}"));
         }
         let base = vcs::head(self.workdir.clone()).await;
@@ -62,8 +62,9 @@ impl Runner<'_> {
                 command: g.command.clone(),
             })
             .collect();
-        let phase_prompt = prompts::phase_prompt(self.plan, phase, &prompt_gates, &self.root);
-        let max_attempts = self.config.max_retries + 1;
+        let phase_prompt =
+            prompts::phase_prompt(self.run.plan, phase, &prompt_gates, &self.run.root);
+        let max_attempts = self.run.config.max_retries + 1;
         let mut next = NextAttempt {
             kind: AttemptKind::First,
             prompt: phase_prompt.clone(),
@@ -87,8 +88,8 @@ impl Runner<'_> {
                 .worktree
                 .as_ref()
                 .map(|worktree| worktree.path.display().to_string());
-            let execution = match self.store.start_execution(
-                &self.run_id,
+            let execution = match self.run.store.start_execution(
+                &self.run.run_id,
                 &id,
                 attempt,
                 next.kind == AttemptKind::Remediation,
@@ -107,8 +108,8 @@ impl Runner<'_> {
                     );
                 }
             };
-            if let Err(err) = self.store.update_run(
-                &self.run_id,
+            if let Err(err) = self.run.store.update_run(
+                &self.run.run_id,
                 crate::state::RunStatus::Running,
                 Some(&id),
                 None,
@@ -116,11 +117,12 @@ impl Runner<'_> {
                 self.warn(format!("could not record progress: {err}"));
             }
 
-            self.no_restart = if !self.config.context_threshold.is_on() {
+            self.no_restart = if !self.run.config.context_threshold.is_on() {
                 Some(NoRestart::ThresholdOff)
-            } else if self.config.max_restarts == 0 {
+            } else if self.run.config.max_restarts == 0 {
                 Some(NoRestart::NoRestartsAllowed)
-            } else if next.kind == AttemptKind::Remediation && !self.config.restart_in_fix_sessions
+            } else if next.kind == AttemptKind::Remediation
+                && !self.run.config.restart_in_fix_sessions
             {
                 Some(NoRestart::FixSession)
             } else {
@@ -214,7 +216,7 @@ impl Runner<'_> {
                                         phase,
                                         verdict.findings(),
                                         &gate_outcomes,
-                                        &self.root,
+                                        &self.run.root,
                                     ),
                                 },
                             };
@@ -239,7 +241,7 @@ impl Runner<'_> {
                     }
                 },
                 Some(Standing::Paused) => self.keep_paused_work(phase, base).await,
-                Some(Standing::Failed | Standing::Blocked) if self.config.commit_on_failure => {
+                Some(Standing::Failed | Standing::Blocked) if self.run.config.commit_on_failure => {
                     self.commit(phase, status.as_str()).await.ok().flatten()
                 }
                 _ => None,
@@ -258,7 +260,7 @@ impl Runner<'_> {
                 commit_id: commit,
                 error: error.clone(),
             };
-            if let Err(err) = self.store.finish_execution(execution, &end) {
+            if let Err(err) = self.run.store.finish_execution(execution, &end) {
                 self.warn(format!("could not record the attempt's end: {err}"));
             }
             if let Some(standing) = standing {
@@ -274,7 +276,7 @@ impl Runner<'_> {
             last_error = error;
         }
 
-        if self.config.commit_on_failure {
+        if self.run.config.commit_on_failure {
             // A failure to commit was reported as a warning; the phase fails either way.
             let _ = self.commit(phase, "failed").await;
         }

@@ -13,6 +13,7 @@ use crate::plan::{Plan, execution_order};
 use crate::session::SessionSpec;
 use crate::state::{AgentGroup, RunRecord, RunStatus, StateError, Store};
 
+use super::context::RunContext;
 use super::drive::Drive;
 use super::error::RunError;
 use super::guards::Guards;
@@ -284,22 +285,25 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let guards = Guards::new(&config, spent_before, ran_before, started.into());
     let pool = super::pool::WorktreePool::new(git, &root, &run_id, pool_branch);
     let jobs = config.jobs.at_once(order.len());
-    let drive = Drive {
+    let context = RunContext {
         config,
         root: root.clone(),
         plan: &plan,
-        order: order.clone(),
-        standings,
         session,
         phase_sessions,
         store: &store,
         run_id: run_id.clone(),
         events: events.clone(),
+        pool: &pool,
+    };
+    let drive = Drive {
+        run: &context,
+        order: order.clone(),
+        standings,
         requests,
         resume_points,
         unmerged: found.waiting,
         guards,
-        pool: &pool,
         jobs,
         run_branch,
         summary: RunSummary {

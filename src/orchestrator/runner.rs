@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::config::Config;
-use crate::events::{Event, EventSender, NoRestart, RequestReceiver, RunRequest, RunSummary};
-use crate::plan::{Phase, Plan};
+use crate::events::{Event, NoRestart, RequestReceiver, RunRequest, RunSummary};
+use crate::plan::Phase;
 use crate::session::SessionSpec;
-use crate::state::{PauseRecord, Store};
+use crate::state::PauseRecord;
 
+use super::context::RunContext;
 use super::guards::{Guards, LimitHit};
 use crate::git::vcs;
 
@@ -29,23 +29,13 @@ pub(crate) struct Flags {
 /// The state of one phase being worked on. Phases running side by side each have one;
 /// all of them are futures of the run's one task, which owns the state store they share.
 pub(crate) struct Runner<'run> {
-    pub(crate) config: Config,
-    /// The project root: state, transcripts and the agent's `debussy` calls.
-    pub(crate) root: PathBuf,
+    /// What every phase of the run shares.
+    pub(crate) run: &'run RunContext<'run>,
     /// Where the agent works, commits are made and gates run: the project root, or the
     /// phase's git worktree when phases run side by side.
     pub(crate) workdir: PathBuf,
     /// The phase's worktree and branch, when it has one.
     pub(crate) worktree: Option<super::worktree::Worktree>,
-    pub(crate) plan: &'run Plan,
-    /// Every session's settings from the configuration; each session adds its prompt,
-    /// log path and environment.
-    pub(crate) session: SessionSpec,
-    /// The settings of phases that name their own agent or model, by phase id.
-    pub(crate) phase_sessions: std::collections::BTreeMap<String, SessionSpec>,
-    pub(crate) store: &'run Store,
-    pub(crate) run_id: String,
-    pub(crate) events: EventSender,
     /// The user's requests for this phase, as the run passes them on.
     pub(crate) requests: RequestReceiver,
     pub(crate) flags: Flags,
@@ -59,8 +49,6 @@ pub(crate) struct Runner<'run> {
     pub(crate) no_restart: Option<NoRestart>,
     /// The run's spending and time limits, and what it spent.
     pub(crate) guards: Guards,
-    /// The run's worktrees and its changes to the repository, one at a time.
-    pub(crate) pool: &'run super::pool::WorktreePool,
 }
 
 /// The phase a paused run stopped in and what its pause recorded.
@@ -76,11 +64,11 @@ impl Runner<'_> {
     /// `path` (a plan or notes file in the project) where the agent sees it: the same
     /// file in the phase's worktree when it has one.
     pub(crate) fn in_workdir(&self, path: &Path) -> PathBuf {
-        if self.workdir == self.root {
+        if self.workdir == self.run.root {
             return path.to_path_buf();
         }
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        absolute.strip_prefix(&self.root).map_or_else(
+        absolute.strip_prefix(&self.run.root).map_or_else(
             |_| path.to_path_buf(),
             |relative| self.workdir.join(relative),
         )
@@ -88,12 +76,15 @@ impl Runner<'_> {
 
     /// The session settings of `phase_id`: its own agent and model, else the run's.
     pub(crate) fn session_spec(&self, phase_id: &str) -> &SessionSpec {
-        self.phase_sessions.get(phase_id).unwrap_or(&self.session)
+        self.run
+            .phase_sessions
+            .get(phase_id)
+            .unwrap_or(&self.run.session)
     }
 
     /// Send an event; a closed channel (sink gone) is not the run's problem.
     pub(crate) fn emit(&self, event: Event) {
-        let _ = self.events.send(event);
+        let _ = self.run.events.send(event);
     }
 
     /// Tell the user something that does not stop the run.
@@ -180,9 +171,10 @@ impl Runner<'_> {
             commit: commit.clone(),
             files,
         };
-        if let Err(err) = self
-            .store
-            .set_pause(&self.run_id, phase.id.as_str(), Some(&pause))
+        if let Err(err) =
+            self.run
+                .store
+                .set_pause(&self.run.run_id, phase.id.as_str(), Some(&pause))
         {
             self.warn(format!(
                 "could not record where the pause left the work: {err}"
@@ -198,11 +190,11 @@ impl Runner<'_> {
         phase: &Phase,
         status: &str,
     ) -> Result<Option<String>, String> {
-        if !self.config.auto_commit {
+        if !self.run.config.auto_commit {
             return Ok(None);
         }
         let message = vcs::commit_message(
-            &self.config.commit_message_template,
+            &self.run.config.commit_message_template,
             phase.id.as_str(),
             &phase.title,
             status,
@@ -220,7 +212,7 @@ impl Runner<'_> {
         match vcs::commit_all(
             self.workdir.clone(),
             message.clone(),
-            vcs::hook_policy(&self.config.git),
+            vcs::hook_policy(&self.run.config.git),
         )
         .await
         {

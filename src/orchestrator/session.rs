@@ -30,9 +30,10 @@ impl Runner<'_> {
     /// start their numbering again, so the number continues past existing files.
     fn fresh_log_path(&self, phase_id: &str, attempt: u32, restart: u32) -> PathBuf {
         let dir = self
+            .run
             .root
             .join(".debussy/runs")
-            .join(&self.run_id)
+            .join(&self.run.run_id)
             .join(phase_id);
         let mut number = restart + 1;
         loop {
@@ -62,17 +63,17 @@ impl Runner<'_> {
         let id = phase.id.as_str().to_owned();
         let log_path = self.fresh_log_path(&id, attempt, restart);
         let run_env = RunEnv {
-            run_id: self.run_id.clone(),
+            run_id: self.run.run_id.clone(),
             phase_id: id.clone(),
             attempt,
             restart,
-            project_root: self.root.clone(),
+            project_root: self.run.root.clone(),
         };
         let mut spec = self.session_spec(&id).clone().with_env(run_env.vars());
         let model = spec.model.clone();
         prompt.clone_into(&mut spec.prompt);
         spec.log_path = log_path;
-        spec.files_root = Some(self.root.clone());
+        spec.files_root = Some(self.run.root.clone());
         spec.cwd.clone_from(&self.workdir);
         if !restarts_allowed {
             spec.meter = spec.meter.observe_only();
@@ -85,7 +86,7 @@ impl Runner<'_> {
         // Every remembered window: the agent names its model in full (`claude-opus-5-5`)
         // on its first line while the config may hold an alias (`opus`), so the window
         // is found by either name as soon as the agent says which model runs.
-        spec.window.remembered = self.store.context_windows().unwrap_or_default();
+        spec.window.remembered = self.run.store.context_windows().unwrap_or_default();
         let control = SessionControl::new();
         let (sender, mut receiver) = mpsc::unbounded_channel();
         let running = session::run(spec, sender, control.clone());
@@ -125,7 +126,7 @@ impl Runner<'_> {
             self.forward(&id, attempt, restart, max_restarts, event);
         }
         if self.agent_group.take().is_some()
-            && let Err(err) = self.store.set_agent_group(&self.run_id, &id, None)
+            && let Err(err) = self.run.store.set_agent_group(&self.run.run_id, &id, None)
         {
             self.warn(format!("could not record the agent's end: {err}"));
         }
@@ -149,7 +150,7 @@ impl Runner<'_> {
             let names = [window.model.as_str(), model.as_str()];
             let names = names.iter().take(if names[0] == names[1] { 1 } else { 2 });
             for name in names.filter(|name| !name.is_empty()) {
-                if let Err(err) = self.store.learn_context_window(name, window.tokens) {
+                if let Err(err) = self.run.store.learn_context_window(name, window.tokens) {
                     self.warn(format!("could not remember the context window: {err}"));
                 }
             }
@@ -178,7 +179,9 @@ impl Runner<'_> {
                     context_percent: 0.0,
                     tool_calls: 0,
                 };
-                self.store.start_live_session(&self.run_id, &session)
+                self.run
+                    .store
+                    .start_live_session(&self.run.run_id, &session)
             }
             SessionEvent::Context(snapshot)
                 if live.written != Some((snapshot.billed, snapshot.tool_calls)) =>
@@ -191,8 +194,9 @@ impl Runner<'_> {
                     context_percent: snapshot.percent,
                     tool_calls: snapshot.tool_calls,
                 };
-                self.store
-                    .update_live_session(&self.run_id, phase_id, &figures)
+                self.run
+                    .store
+                    .update_live_session(&self.run.run_id, phase_id, &figures)
             }
             _ => Ok(()),
         };
@@ -211,9 +215,10 @@ impl Runner<'_> {
                 start: *start,
             };
             self.agent_group = Some(leader);
-            if let Err(err) = self
-                .store
-                .set_agent_group(&self.run_id, phase_id, Some(leader))
+            if let Err(err) =
+                self.run
+                    .store
+                    .set_agent_group(&self.run.run_id, phase_id, Some(leader))
             {
                 self.warn(format!("could not record the agent's process group: {err}"));
             }
@@ -313,7 +318,7 @@ impl Runner<'_> {
             started_at: report.started_at.to_string(),
             ended_at: report.ended_at.to_string(),
         };
-        if let Err(err) = self.store.record_session(execution, &record) {
+        if let Err(err) = self.run.store.record_session(execution, &record) {
             self.warn(format!("could not record the session: {err}"));
         }
     }

@@ -149,8 +149,9 @@ impl Runner<'_> {
             said: Some(failure.said.clone()),
         };
         if let Err(err) = self
+            .run
             .store
-            .set_limit_wait(&self.run_id, phase_id, Some(&record))
+            .set_limit_wait(&self.run.run_id, phase_id, Some(&record))
         {
             self.warn(format!(
                 "could not record the wait for the usage limit: {err}"
@@ -159,7 +160,11 @@ impl Runner<'_> {
         let end = self
             .wait_until(phase_id, tokio::time::Instant::now() + wait)
             .await;
-        if let Err(err) = self.store.set_limit_wait(&self.run_id, phase_id, None) {
+        if let Err(err) = self
+            .run
+            .store
+            .set_limit_wait(&self.run.run_id, phase_id, None)
+        {
             self.warn(format!("could not record the end of the wait: {err}"));
         }
         if end == WaitEnd::Ready {

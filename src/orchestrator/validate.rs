@@ -31,7 +31,7 @@ impl Runner<'_> {
             .map(|gate| GateSpec {
                 name: gate.name.clone(),
                 command: gate
-                    .resolve(&self.config.gates)
+                    .resolve(&self.run.config.gates)
                     .map(|c| c.command)
                     .unwrap_or_default(),
             })
@@ -48,12 +48,13 @@ impl Runner<'_> {
     ) -> Validation {
         let id = phase.id.as_str().to_owned();
         if let Err(err) = self
+            .run
             .store
             .set_execution_status(execution, ExecutionStatus::Validating)
         {
             self.warn(format!("could not record validation: {err}"));
         }
-        let timeout = Duration::from_secs(self.config.gate_timeout);
+        let timeout = Duration::from_secs(self.run.config.gate_timeout);
         let mut runs: Vec<GateRun> = Vec::with_capacity(gates.len());
         for gate in gates {
             if gate.command.trim().is_empty() {
@@ -119,7 +120,7 @@ impl Runner<'_> {
                 duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
                 at: now(),
             };
-            if let Err(err) = self.store.record_gate(execution, &record) {
+            if let Err(err) = self.run.store.record_gate(execution, &record) {
                 self.warn(format!("could not record gate {}: {err}", run.name));
             }
         }
@@ -140,7 +141,7 @@ impl Runner<'_> {
         let facts = compliance::Facts {
             gates: outcomes.clone(),
             notes_path: notes_path.map(|p| {
-                p.strip_prefix(&self.root)
+                p.strip_prefix(&self.run.root)
                     .map(std::path::Path::to_path_buf)
                     .unwrap_or(p)
             }),
