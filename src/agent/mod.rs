@@ -23,7 +23,7 @@ mod event;
 pub mod failure;
 pub mod gemini;
 pub mod known_windows;
-mod last_words;
+pub mod last_words;
 mod lenient;
 mod settings;
 pub mod sim;
