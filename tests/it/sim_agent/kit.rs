@@ -1,0 +1,194 @@
+//! What the sim agent tests share: running the player and reading back what it printed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use debussy::agent::{AgentEvent, AssistantBlock, UsageReporting, UserBlock, stream_json};
+
+use debussy::context::{ContextMeter, MeterSettings, StopReason, WindowInputs};
+
+pub(super) const BIN: &str = crate::support::DEBUSSY;
+pub(super) const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What one run of the player produced.
+pub(super) struct Run {
+    pub(super) events: Vec<AgentEvent>,
+    pub(super) status: std::process::ExitStatus,
+    pub(super) stderr: String,
+    pub(super) stdout: String,
+}
+
+impl Run {
+    pub(super) fn result(&self) -> &debussy::agent::SessionResult {
+        match self.events.last() {
+            Some(AgentEvent::Result(result)) => result,
+            other => panic!(
+                "last event is not a result: {other:?}\nstderr: {}",
+                self.stderr
+            ),
+        }
+    }
+
+    pub(super) fn tool_results(&self) -> Vec<(&str, String, bool, Option<&str>)> {
+        self.events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::User(user) => Some(user),
+                _ => None,
+            })
+            .flat_map(|user| {
+                user.content.iter().filter_map(move |block| match block {
+                    UserBlock::ToolResult(result) => Some((
+                        result.tool_use_id.as_str(),
+                        result.content.texts().collect::<Vec<_>>().join(""),
+                        result.is_error,
+                        user.parent_tool_use_id.as_deref(),
+                    )),
+                    _ => None,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) fn tool_uses(&self) -> Vec<(&str, &str, &serde_json::Value, Option<&str>)> {
+        self.events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::Assistant(message) => Some(message),
+                _ => None,
+            })
+            .flat_map(|message| {
+                message.content.iter().filter_map(move |block| match block {
+                    AssistantBlock::ToolUse(call) => Some((
+                        call.id.as_str(),
+                        call.name.as_str(),
+                        &call.input,
+                        message.parent_tool_use_id.as_deref(),
+                    )),
+                    _ => None,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) fn meter(&self, threshold: f64) -> (ContextMeter, Vec<StopReason>) {
+        let mut meter = ContextMeter::new(
+            MeterSettings {
+                threshold: threshold.into(),
+                tool_call_threshold: 100,
+                token_estimate_factor: 1.0,
+                usage_reporting: UsageReporting::PerMessage,
+                stop_on_compact: true,
+                prices: Vec::new(),
+            },
+            WindowInputs::default(),
+        );
+        let stops = self
+            .events
+            .iter()
+            .filter_map(|event| meter.observe(event))
+            .collect();
+        (meter, stops)
+    }
+}
+
+/// Run the player on `scenario` in `cwd` with `DEBUSSY_*` variables from `env`.
+pub(super) fn play(cwd: &Path, scenario: &Path, env: &[(&str, &str)], prompt: &str) -> Run {
+    let mut command = Command::new(BIN);
+    command
+        .args(["__sim-agent"])
+        .arg(scenario)
+        .args(["--model", "sim-test"])
+        .current_dir(cwd)
+        .env_remove("DEBUSSY_PHASE_ID")
+        .env_remove("DEBUSSY_ATTEMPT")
+        .env_remove("DEBUSSY_RESTART")
+        .env_remove("DEBUSSY_RUN_ID")
+        .env_remove("DEBUSSY_PROJECT_ROOT")
+        .envs(env.iter().copied());
+    run_with_stdin(command, prompt)
+}
+
+pub(super) fn run_with_stdin(mut command: Command, prompt: &str) -> Run {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("spawn debussy");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(prompt.as_bytes()).expect("write prompt");
+    drop(stdin);
+    let (tx, rx) = mpsc::channel();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = match rx.recv_timeout(TIMEOUT) {
+        Ok(output) => output.expect("wait"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("the sim agent did not finish within {TIMEOUT:?}");
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    Run {
+        events: output
+            .stdout
+            .split(|b| *b == b'\n')
+            .filter_map(stream_json::parse_line)
+            .collect(),
+        status: output.status,
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stdout,
+    }
+}
+
+pub(super) fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write scenario");
+    path
+}
+
+pub(super) const WORKFLOW: &str = r###"
+window: 100000
+scripts:
+  - phase: "3"
+    expect_prompt: ["Do phase three"]
+    turns:
+      - say: Planning.
+        think: Two files, then a check.
+        percent: 20
+        tools:
+          - todos:
+              - {content: Write files, status: in_progress}
+              - {content: Check them}
+      - say: Writing.
+        percent: 30
+        tools:
+          - write: {path: out/a.txt, content: "alpha ${PHASE}/${ATTEMPT}/${RESTART}\n"}
+          - write: {path: "${SCENARIO_DIR}/notes.md", content: "## Summary\n"}
+          - bash: "cat out/a.txt; echo err >&2"
+          - bash: "exit 3"
+          - read: out/a.txt
+          - read: missing.txt
+      - say: Delegating.
+        percent: 35
+        tools:
+          - task:
+              description: Count files
+              prompt: Count the files in out/
+              turns:
+                - say: Counting.
+                  percent: 90
+                  tools: [{bash: "ls out | wc -l"}]
+              result: One file.
+      - say: Reporting.
+        percent: 40
+        tools:
+          - done: completed
+      - say: All done.
+        context: 41000
+"###;
