@@ -7,6 +7,7 @@ mod support;
 mod claude_cli;
 mod config;
 mod doctor;
+mod dry_run;
 mod hud;
 mod inputs;
 mod layers;
