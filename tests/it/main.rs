@@ -5,6 +5,7 @@
 mod support;
 
 mod claude_cli;
+mod claude_fixtures;
 mod config;
 mod doctor;
 mod dry_run;
