@@ -15,6 +15,7 @@ mod layers;
 mod mcp;
 mod mcp_claude;
 mod model_server;
+mod model_server_holds;
 mod notifications;
 mod outputs;
 mod pipes;

@@ -2,19 +2,17 @@
 //! run (and catch regressions in the support code) even where the Claude Code CLI is
 //! not installed.
 
-use std::path::Path;
 use std::time::Duration;
 
-use crate::support::claude;
 use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-const WAIT: Duration = Duration::from_secs(10);
+pub(crate) const WAIT: Duration = Duration::from_secs(10);
 
 /// A parsed HTTP response.
-struct Reply {
+pub(crate) struct Reply {
     status: u16,
     headers: Vec<(String, String)>,
     body: String,
@@ -53,7 +51,7 @@ impl Reply {
     }
 }
 
-fn request_bytes(method: &str, path: &str, body: Option<&Value>) -> Vec<u8> {
+pub(crate) fn request_bytes(method: &str, path: &str, body: Option<&Value>) -> Vec<u8> {
     let body = body.map(Value::to_string).unwrap_or_default();
     format!(
         "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
@@ -63,7 +61,7 @@ fn request_bytes(method: &str, path: &str, body: Option<&Value>) -> Vec<u8> {
     .into_bytes()
 }
 
-fn dechunk(mut raw: &str) -> String {
+pub(crate) fn dechunk(mut raw: &str) -> String {
     let mut out = String::new();
     loop {
         let Some((size, rest)) = raw.split_once("\r\n") else {
@@ -78,7 +76,7 @@ fn dechunk(mut raw: &str) -> String {
     }
 }
 
-fn parse_reply(raw: &str) -> Reply {
+pub(crate) fn parse_reply(raw: &str) -> Reply {
     let (head, body) = raw.split_once("\r\n\r\n").expect("HTTP head");
     let mut lines = head.lines();
     let status = lines
@@ -105,7 +103,12 @@ fn parse_reply(raw: &str) -> Reply {
     }
 }
 
-async fn send(server: &ModelServer, method: &str, path: &str, body: Option<&Value>) -> Reply {
+pub(crate) async fn send(
+    server: &ModelServer,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> Reply {
     let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
     stream
         .write_all(&request_bytes(method, path, body))
@@ -120,7 +123,7 @@ async fn send(server: &ModelServer, method: &str, path: &str, body: Option<&Valu
 }
 
 /// A request body shaped like Claude Code's main-thread calls.
-fn main_body(prompt: &str) -> Value {
+pub(crate) fn main_body(prompt: &str) -> Value {
     json!({
         "model": "claude-sonnet-4-5",
         "stream": true,
@@ -131,7 +134,7 @@ fn main_body(prompt: &str) -> Value {
     })
 }
 
-fn subagent_body(prompt: &str) -> Value {
+pub(crate) fn subagent_body(prompt: &str) -> Value {
     let mut body = main_body(prompt);
     body["system"][0]["text"] =
         json!("x-anthropic-billing-header: cc_version=2.1.330; cc_is_subagent=true;");
@@ -476,157 +479,4 @@ async fn error_turns_are_sticky() {
             RequestKind::Main { turn: 1 }
         ]
     );
-}
-
-/// Reads from `stream` until `needle` has arrived, or panics after [`WAIT`].
-async fn read_until(stream: &mut TcpStream, buffer: &mut String, needle: &str) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let mut chunk = [0_u8; 4096];
-    while !buffer.contains(needle) {
-        let read = tokio::time::timeout_at(deadline, stream.read(&mut chunk))
-            .await
-            .unwrap_or_else(|_| panic!("{needle:?} did not arrive; got so far:\n{buffer}"))
-            .expect("read");
-        assert!(
-            read > 0,
-            "connection closed before {needle:?}; got:\n{buffer}"
-        );
-        buffer.push_str(&String::from_utf8_lossy(&chunk[..read]));
-    }
-}
-
-#[tokio::test]
-async fn a_held_turn_streams_its_blocks_and_waits_for_release() {
-    let server = ModelServer::start(Scenario::new().turn(Turn::reply("partial").hold()))
-        .expect("start server");
-    let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
-    stream
-        .write_all(&request_bytes(
-            "POST",
-            "/v1/messages",
-            Some(&main_body("go")),
-        ))
-        .await
-        .expect("write");
-    let mut buffer = String::new();
-    read_until(&mut stream, &mut buffer, "event: content_block_stop").await;
-    // Held: nothing more comes until released. This bounded read is the only way to
-    // observe an absence.
-    let mut chunk = [0_u8; 1024];
-    let more = tokio::time::timeout(Duration::from_millis(300), stream.read(&mut chunk)).await;
-    assert!(more.is_err(), "the held stream went on: {buffer}");
-    assert!(!buffer.contains("message_delta"));
-    server.release();
-    read_until(&mut stream, &mut buffer, "event: message_stop").await;
-}
-
-#[tokio::test]
-async fn a_stalled_turn_sends_nothing_until_released() {
-    let server = ModelServer::start(
-        Scenario::new()
-            .turn(Turn::reply("late").stall())
-            .turn(Turn::reply("held later").stall()),
-    )
-    .expect("start server");
-    let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
-    stream
-        .write_all(&request_bytes(
-            "POST",
-            "/v1/messages",
-            Some(&main_body("go")),
-        ))
-        .await
-        .expect("write");
-    // The request is recorded on arrival, before any answer.
-    let seen = server
-        .wait_for_main_requests_async(1, WAIT)
-        .await
-        .expect("request recorded");
-    assert_eq!(seen.len(), 1);
-    let mut chunk = [0_u8; 1024];
-    let early = tokio::time::timeout(Duration::from_millis(300), stream.read(&mut chunk)).await;
-    assert!(early.is_err(), "a stalled turn sent something");
-    server.release();
-    let mut buffer = String::new();
-    read_until(&mut stream, &mut buffer, "event: message_stop").await;
-    assert!(buffer.starts_with("HTTP/1.1 200"));
-
-    // A release before a request arrives does not pre-release it.
-    let mut second = TcpStream::connect(server.addr()).await.expect("connect");
-    second
-        .write_all(&request_bytes(
-            "POST",
-            "/v1/messages",
-            Some(&main_body("go")),
-        ))
-        .await
-        .expect("write");
-    server
-        .wait_for_main_requests_async(2, WAIT)
-        .await
-        .expect("second request recorded");
-    let early = tokio::time::timeout(Duration::from_millis(300), second.read(&mut chunk)).await;
-    assert!(
-        early.is_err(),
-        "the second stalled turn was released by the earlier release"
-    );
-    // Dropping the server closes the held connection.
-    drop(server);
-    let mut rest = Vec::new();
-    let closed = tokio::time::timeout(WAIT, second.read_to_end(&mut rest)).await;
-    assert!(
-        closed.is_ok(),
-        "dropping the server did not close a stalled connection"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn waits_time_out_with_what_arrived() {
-    let server =
-        ModelServer::start(Scenario::new().turn(Turn::reply("one"))).expect("start server");
-    send(&server, "POST", "/v1/messages", Some(&main_body("go"))).await;
-
-    let error = server
-        .wait_for_main_requests_async(2, Duration::from_millis(100))
-        .await
-        .expect_err("only one main request arrived");
-    let message = error.to_string();
-    assert!(
-        message.contains("waiting for 2 main request(s)"),
-        "{message}"
-    );
-    assert!(
-        message.contains("#0 main turn 0 POST /v1/messages"),
-        "{message}"
-    );
-
-    let blocking = tokio::task::block_in_place(|| {
-        server.wait_for_main_requests(2, Duration::from_millis(100))
-    });
-    assert!(blocking.is_err());
-    let ready = tokio::task::block_in_place(|| {
-        server.wait_for_main_requests(1, Duration::from_millis(100))
-    });
-    assert_eq!(ready.expect("one request is there").len(), 1);
-}
-
-#[test]
-fn the_cli_locator_explains_a_missing_binary() {
-    let manifest = Path::new("/project");
-    assert_eq!(
-        claude::candidate_path(None, manifest),
-        Path::new("/project/.tools/npm/node_modules/.bin/claude")
-    );
-    assert_eq!(
-        claude::candidate_path(Some("".into()), manifest),
-        Path::new("/project/.tools/npm/node_modules/.bin/claude")
-    );
-    assert_eq!(
-        claude::candidate_path(Some("/opt/claude".into()), manifest),
-        Path::new("/opt/claude")
-    );
-    let error = claude::probe(Path::new("/nonexistent/claude")).expect_err("no such binary");
-    assert!(error.contains("/nonexistent/claude"), "{error}");
-    assert!(error.contains("scripts/test-tools"), "{error}");
-    assert!(error.contains(claude::CLAUDE_OVERRIDE_ENV), "{error}");
 }
