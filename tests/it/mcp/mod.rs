@@ -2,6 +2,7 @@
 
 mod answers;
 mod bridge;
+mod bridge_edges;
 mod concurrent;
 mod oversized;
 mod proxy;
