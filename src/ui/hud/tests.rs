@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::app::{App, Command};
 use crate::context::{Exactness, Snapshot, Window, WindowSource};
-use crate::events::{AttemptKind, Event, PhaseInfo, PhaseSummary, RunRequest, RunSummary};
+use crate::events::{AttemptKind, Event, PhaseInfo, PhaseSummary, RunSummary};
 use crate::session::{Activity, ActivityKind, Subagent, Thread};
 
 pub(super) const WIDTH: u16 = 100;
@@ -567,94 +567,4 @@ fn completed() {
         );
     // The clocks stop when the run ends.
     insta::assert_snapshot!(scene.screen_at(300));
-}
-
-#[test]
-fn quit_asks_first_then_interrupts() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
-    assert_eq!(scene.key(KeyCode::Char('q')), None);
-    insta::assert_snapshot!(scene.screen_at(43));
-    assert_eq!(
-        scene.key(KeyCode::Char('y')),
-        Some(Command::Send(RunRequest::Interrupt))
-    );
-    let screen = scene.screen_at(44);
-    assert!(screen.contains("stopping the agent"), "{screen}");
-    // A second q does nothing more; Ctrl-C now kills, then aborts.
-    assert_eq!(scene.key(KeyCode::Char('q')), None);
-    assert_eq!(scene.ctrl_c(), Some(Command::Send(RunRequest::Kill)));
-    assert_eq!(scene.ctrl_c(), Some(Command::Abort));
-}
-
-#[test]
-fn verbose_shows_full_tool_inputs() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
-    assert!(
-        !scene
-            .screen_at(42)
-            .contains("echo done with the long command line")
-    );
-    scene.key(KeyCode::Char('v'));
-    insta::assert_snapshot!(scene.screen_at(42));
-}
-
-/// Event `event` (built for phase 2) retold for `phase`.
-fn for_phase(phase: &str, mut event: Event) -> Event {
-    match &mut event {
-        Event::PhaseStarted { phase_id, .. }
-        | Event::SessionStarted { phase_id, .. }
-        | Event::Activity { phase_id, .. }
-        | Event::Context { phase_id, .. } => phase.clone_into(phase_id),
-        other => panic!("not retold: {other:?}"),
-    }
-    event
-}
-
-#[test]
-fn phases_side_by_side_get_a_gauge_each_tagged_lines_and_a_focus_key() {
-    let mut scene = Scene::new();
-    scene.feed(0, run_started());
-    for phase in ["2", "3"] {
-        scene
-            .feed(1, for_phase(phase, phase_started(1, AttemptKind::First)))
-            .feed(1, for_phase(phase, session_started(0)));
-    }
-    scene
-        .feed(2, text("Adding the cart routes."))
-        .feed(2, context(90_000, 45.0, Exactness::Exact, 4, 0.8))
-        .feed(3, for_phase("3", text("Wiring the payment client.")))
-        .feed(
-            3,
-            for_phase("3", context(150_000, 75.0, Exactness::Exact, 9, 1.5)),
-        );
-    let screen = scene.screen_at(4);
-    assert!(
-        screen.contains("   2 ") && screen.contains("45.0% · 90,000 / 200,000"),
-        "{screen}"
-    );
-    assert!(screen.contains("75.0% · 150,000 / 200,000"), "{screen}");
-    assert!(
-        screen.contains("‹3› Wiring the payment client."),
-        "{screen}"
-    );
-    insta::assert_snapshot!(screen);
-
-    assert_eq!(
-        scene.key(KeyCode::Char('f')),
-        Some(Command::Send(RunRequest::Focus(Some("2".into()))))
-    );
-    let focused = scene.screen_at(5);
-    assert!(focused.contains("Adding the cart routes."), "{focused}");
-    assert!(!focused.contains("Wiring the payment client."), "{focused}");
-    assert_eq!(
-        scene.key(KeyCode::Char('f')),
-        Some(Command::Send(RunRequest::Focus(Some("3".into()))))
-    );
-    assert_eq!(
-        scene.key(KeyCode::Char('f')),
-        Some(Command::Send(RunRequest::Focus(None))),
-        "past the last running phase, every phase again"
-    );
 }
