@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{
-    CommitOutcome, FileChange, GitError, HeadState, HookPolicy, Identity, Repo, StaleLock,
+    CommitOutcome, Conflict, FileChange, GitError, HeadState, HookPolicy, Identity, Repo, StaleLock,
 };
 
 /// How long a commit waits for another process's `index.lock`.
@@ -281,6 +281,14 @@ fn escape_pattern(part: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// What git's index holds as unmerged in `dir`, by kind.
+///
+/// # Errors
+/// When the repository or its index cannot be read.
+pub async fn conflicts_in(dir: PathBuf) -> Result<Vec<Conflict>, GitError> {
+    blocking(move || Repo::discover(&dir).and_then(|repo| repo.conflicts())).await
 }
 
 /// Run `work` on a blocking thread, passing its panic on.

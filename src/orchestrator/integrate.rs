@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::events::{AttemptKind, Event, PhaseSummary};
-use crate::git::Conflict;
+use crate::git::vcs;
 use crate::plan::Phase;
 use crate::state::{ExecutionEnd, ExecutionStatus};
 
@@ -287,7 +287,7 @@ impl Runner<'_> {
 
     /// Merge the phase's branch into the run's branch, after the merges before it.
     async fn merge_into_run(&mut self, phase: &Phase, worktree: &Worktree) -> Result<(), Unmerged> {
-        let message = crate::git::vcs::commit_message(
+        let message = vcs::commit_message(
             &self.run.config.merge_message_template,
             phase.id.as_str(),
             &phase.title,
@@ -368,7 +368,9 @@ impl Runner<'_> {
                 Err(err) => return Resolution::Failed(err.to_string()),
             }
         };
-        let conflicts = conflicts_in(&worktree.path).await;
+        let conflicts = vcs::conflicts_in(worktree.path.clone())
+            .await
+            .unwrap_or_default();
         let execution = match self.run.store.start_execution(
             &self.run.run_id,
             &id,
@@ -391,7 +393,7 @@ impl Runner<'_> {
             max_attempts: attempt,
             kind: AttemptKind::Remediation,
         });
-        let base = crate::git::vcs::head(self.workdir.clone()).await;
+        let base = vcs::head(self.workdir.clone()).await;
         let (end, tally) = if files.is_empty() {
             (AttemptEnd::Done, super::attempt::AttemptTally::default())
         } else {
@@ -571,17 +573,6 @@ impl Runner<'_> {
         result.error = error;
         result
     }
-}
-
-/// What git's index holds as unmerged in `dir`, by kind (empty when it cannot say).
-async fn conflicts_in(dir: &std::path::Path) -> Vec<Conflict> {
-    let dir = dir.to_path_buf();
-    crate::git::vcs::blocking(move || {
-        crate::git::Repo::discover(&dir)
-            .and_then(|repo| repo.conflicts())
-            .unwrap_or_default()
-    })
-    .await
 }
 
 fn short(id: &str) -> &str {

@@ -285,11 +285,9 @@ pub async fn conclude_merge(
             Err(Unsettled::Abandoned)
         };
     }
-    let dir = worktree.to_path_buf();
-    let conflicts =
-        crate::git::vcs::blocking(move || Repo::discover(&dir).and_then(|repo| repo.conflicts()))
-            .await
-            .map_err(|err| Unsettled::Git(crate::error_chain::error_chain(&err)))?;
+    let conflicts = crate::git::vcs::conflicts_in(worktree.to_path_buf())
+        .await
+        .map_err(|err| Unsettled::Git(crate::error_chain::error_chain(&err)))?;
     let (by_editing, unsettled): (Vec<Conflict>, Vec<Conflict>) = conflicts
         .into_iter()
         .partition(|conflict| conflict.kind.settled_by_editing());
