@@ -4,8 +4,6 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::{Project, claude, named, usage};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 
@@ -15,19 +13,11 @@ fn a_cost_limit_pauses_a_real_session_with_its_work_committed() {
     let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "test -f a.txt")]);
-    let server = ModelServer::start(
-        Scenario::new().turns([
-            // About $0.02 of Sonnet tokens, then about $0.04 more: past --max-cost 0.04.
-            Turn::new()
-                .text("Creating a.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-                )
-                .usage(usage(30)),
-            Turn::new().text("Thinking.").usage(usage(60)).hold(),
-        ]),
-    )
+    let server = ModelServer::start(Scenario::new().turns([
+        // About $0.02 of Sonnet tokens, then about $0.04 more: past --max-cost 0.04.
+        project.write_turn("a.txt", "a\n", 30),
+        Turn::new().text("Thinking.").usage(usage(60)).hold(),
+    ]))
     .expect("model server");
     let (code, events) = project.run(&server, &["--max-cost", "0.04"]);
     assert_eq!(code, 3, "{events:#?}");
@@ -51,18 +41,10 @@ fn a_time_limit_pauses_a_real_session_waiting_on_its_model() {
     let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "test -f a.txt")]);
-    let server = ModelServer::start(
-        Scenario::new().turns([
-            Turn::new()
-                .text("Creating a.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-                )
-                .usage(usage(10)),
-            Turn::new().text("Waiting.").usage(usage(11)).stall(),
-        ]),
-    )
+    let server = ModelServer::start(Scenario::new().turns([
+        project.write_turn("a.txt", "a\n", 10),
+        Turn::new().text("Waiting.").usage(usage(11)).stall(),
+    ]))
     .expect("model server");
     let started = std::time::Instant::now();
     // Long enough for Claude Code to start and make its first request on a loaded

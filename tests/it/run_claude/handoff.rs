@@ -12,21 +12,9 @@ use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usa
 /// restarted session writes b.txt and finishes.
 fn one_stop_scenario(project: &Project) -> Scenario {
     Scenario::new().turns([
-        Turn::new()
-            .text("Creating a.txt.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-            )
-            .usage(usage(50)),
+        project.write_turn("a.txt", "a\n", 50),
         Turn::new().text("Next, b.txt.").usage(usage(82)).hold(),
-        Turn::new()
-            .text("Creating b.txt.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("b.txt"), "content": "b\n"}),
-            )
-            .usage(usage(20)),
+        project.write_turn("b.txt", "b\n", 20),
         Turn::reply("Phase 1 is done.").usage(usage(21)),
     ])
 }
@@ -154,13 +142,7 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
                     json!({"file_path": project.path("a.txt"), "content": "a\n"}),
                 )
                 .usage(Usage::new(10, 179_000, 1_000, 50)),
-            Turn::new()
-                .text("Creating b.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("b.txt"), "content": "b\n"}),
-                )
-                .usage(usage(20)),
+            project.write_turn("b.txt", "b\n", 20),
             Turn::reply("Phase 1 is done.").usage(usage(21)),
         ]),
     )
@@ -221,21 +203,9 @@ fn at_90_percent_the_next_session_opens_with_the_agents_handoff_and_nothing_comp
     let server = ModelServer::start(
         Scenario::new()
             .turns([
-                Turn::new()
-                    .text("Creating a.txt.")
-                    .tool_use(
-                        "Write",
-                        json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-                    )
-                    .usage(usage(50)),
+                project.write_turn("a.txt", "a\n", 50),
                 Turn::new().text("Next, b.txt.").usage(usage(91)).hold(),
-                Turn::new()
-                    .text("Creating b.txt.")
-                    .tool_use(
-                        "Write",
-                        json!({"file_path": project.path("b.txt"), "content": "b\n"}),
-                    )
-                    .usage(usage(20)),
+                project.write_turn("b.txt", "b\n", 20),
                 Turn::reply("Phase 1 is done.").usage(usage(21)),
             ])
             .handoff(

@@ -37,6 +37,18 @@ impl Project {
         Project { sandbox, cli }
     }
 
+    /// A model turn that says it creates `file` and writes `content` to it with Claude
+    /// Code's Write tool, its request filling `percent` of a 200k window.
+    fn write_turn(&self, file: &str, content: &str, percent: u64) -> Turn {
+        Turn::new()
+            .text(format!("Creating {file}."))
+            .tool_use(
+                "Write",
+                json!({"file_path": self.path(file), "content": content}),
+            )
+            .usage(usage(percent))
+    }
+
     fn root(&self) -> &Path {
         self.sandbox.cwd()
     }
@@ -160,46 +172,20 @@ fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
         ("1", "test -f a.txt && test -f c.txt && test -f e.txt"),
         ("2", "test -f d.txt"),
     ]);
-    let server = ModelServer::start(
-        Scenario::new().turns([
-            // Phase 1, session 1: writes a.txt, then its context crosses 80 %.
-            Turn::new()
-                .text("Creating a.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-                )
-                .usage(usage(50)),
-            Turn::new().text("Next, c.txt.").usage(usage(85)).hold(),
-            // Session 2 (restart 1): writes c.txt, crosses again.
-            Turn::new()
-                .text("Creating c.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("c.txt"), "content": "c\n"}),
-                )
-                .usage(usage(40)),
-            Turn::new().text("Next, e.txt.").usage(usage(90)).hold(),
-            // Session 3 (restart 2): finishes the phase.
-            Turn::new()
-                .text("Creating e.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("e.txt"), "content": "e\n"}),
-                )
-                .usage(usage(30)),
-            Turn::reply("Phase 1 is done.").usage(usage(31)),
-            // Phase 2: one session.
-            Turn::new()
-                .text("Creating d.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("d.txt"), "content": "d\n"}),
-                )
-                .usage(usage(10)),
-            Turn::reply("Phase 2 is done.").usage(usage(11)),
-        ]),
-    )
+    let server = ModelServer::start(Scenario::new().turns([
+        // Phase 1, session 1: writes a.txt, then its context crosses 80 %.
+        project.write_turn("a.txt", "a\n", 50),
+        Turn::new().text("Next, c.txt.").usage(usage(85)).hold(),
+        // Session 2 (restart 1): writes c.txt, crosses again.
+        project.write_turn("c.txt", "c\n", 40),
+        Turn::new().text("Next, e.txt.").usage(usage(90)).hold(),
+        // Session 3 (restart 2): finishes the phase.
+        project.write_turn("e.txt", "e\n", 30),
+        Turn::reply("Phase 1 is done.").usage(usage(31)),
+        // Phase 2: one session.
+        project.write_turn("d.txt", "d\n", 10),
+        Turn::reply("Phase 2 is done.").usage(usage(11)),
+    ]))
     .expect("model server");
 
     let (code, events) = project.run(&server, &[]);
