@@ -6,12 +6,11 @@
 //! attempt at once in Codex's words with the fix; a model that never answers is timed
 //! out; a phase names Codex while the run uses another agent.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::agent_project::{Agent, AgentProject};
 use crate::support::codex::{self, CodexCli, DEFAULT_MODEL, Sandbox};
 use crate::support::model_server::{ModelServer, RecordedRequest, Refusal, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named, run_json};
@@ -27,75 +26,19 @@ fn shell(command: &str) -> Turn {
     Turn::new().tool_use("exec_command", json!({ "cmd": command }))
 }
 
-/// A git project in a Codex sandbox whose model provider is `server`.
-struct Project {
-    sandbox: Sandbox,
-    cli: CodexCli,
-}
+type Project = AgentProject<Sandbox>;
 
-impl Project {
-    fn new(cli: CodexCli, server: &ModelServer) -> Project {
-        let sandbox = Sandbox::new(server).expect("sandbox");
-        project::init_repo(sandbox.cwd());
-        Project { sandbox, cli }
-    }
-
-    fn root(&self) -> &Path {
-        self.sandbox.cwd()
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.root().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
-    /// One phase gated by `gate`, and a config running the real Codex with a
-    /// 100,000-token window and `extra` top-level config lines.
-    fn plan(&self, gate: &str, extra: &str) {
-        let extra = if extra.contains("timeout:") {
-            extra.to_owned()
-        } else {
-            format!("timeout: 120\n{extra}")
-        };
-        self.write(
-            "plan/MASTER_PLAN.md",
-            "# Codex Plan\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [Step 1](phase-1.md) | Pending |\n",
-        );
-        self.write(
-            "plan/phase-1.md",
-            &format!(
-                "# Phase 1: Step 1\n\n**Status:** Pending\n\n## Gates\n- check: `{gate}` passes\n\n## Tasks\n- [ ] 1.1: Do step 1\n"
-            ),
-        );
-        self.write(
-            ".debussy/config.yaml",
-            &format!(
-                "model: {DEFAULT_MODEL}\nrestart_delay: 0\nmax_retries: 0\n{extra}\
-                 agent:\n  kind: codex\n  command: {}\n  model_context_window: 100000\n",
-                self.cli.path().display(),
-            ),
-        );
-        project::commit_all(self.root(), "plan");
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(crate::support::DEBUSSY);
-        cmd.args(args)
-            .current_dir(self.root())
-            .env_clear()
-            .envs(self.sandbox.envs())
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
-        cmd
-    }
-
-    fn run(&self) -> (i32, Vec<Value>) {
-        run_json(
-            self.command(&["run", "plan/MASTER_PLAN.md", "--output-format", "json"]),
-            Duration::from_secs(180),
-        )
-    }
+/// A project whose runs use the real Codex CLI, talking to `server`.
+fn project(cli: CodexCli, server: &ModelServer) -> Project {
+    AgentProject::new(
+        Sandbox::new(server).expect("sandbox"),
+        Agent {
+            kind: "codex",
+            name: "Codex",
+            program: cli.path().to_path_buf(),
+            model: DEFAULT_MODEL,
+        },
+    )
 }
 
 /// Main-thread requests grouped by Codex session (its `session-id` header), in order.
@@ -120,8 +63,8 @@ fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
         Turn::reply("Phase 1 is done.").usage(usage(25)),
     ]))
     .expect("model server");
-    let project = Project::new(cli, &server);
-    project.plan("test -f a.txt", "");
+    let project = project(cli, &server);
+    project.plan("test -f a.txt", 100_000, "");
     let (code, events) = project.run();
     assert_eq!(code, 0, "events: {events:#?}");
     let context: Vec<&Value> = named(&events, "context");
@@ -171,8 +114,8 @@ fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_
         Turn::reply("Phase 1 is done.").usage(usage(32)),
     ]))
     .expect("model server");
-    let project = Project::new(cli, &server);
-    project.plan("test -f a.txt && test -f b.txt", "");
+    let project = project(cli, &server);
+    project.plan("test -f a.txt && test -f b.txt", 100_000, "");
     let started = Instant::now();
     let (code, events) = project.run();
     assert_eq!(code, 0, "events: {events:#?}");
@@ -213,8 +156,8 @@ fn an_api_error_ends_the_attempt_with_codexs_message() {
         "scripted refusal",
     )))
     .expect("model server");
-    let project = Project::new(cli, &server);
-    project.plan("true", "");
+    let project = project(cli, &server);
+    project.plan("true", 100_000, "");
     let (code, events) = project.run();
     assert_eq!(code, 1, "events: {events:#?}");
     let text = serde_json::to_string(&events).expect("json");
@@ -231,8 +174,8 @@ fn a_bad_key_ends_the_attempt_in_codexs_words_with_the_fix() {
             .refuse(Refusal::BadKey, None),
     )
     .expect("model server");
-    let project = Project::new(cli, &server);
-    project.plan("true", "");
+    let project = project(cli, &server);
+    project.plan("true", 100_000, "");
     let started = Instant::now();
     let (code, events) = project.run();
     assert_eq!(code, 1, "events: {events:#?}");
@@ -257,8 +200,8 @@ fn a_model_that_never_answers_is_timed_out() {
     let cli = codex::require();
     let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
         .expect("model server");
-    let project = Project::new(cli, &server);
-    project.plan("true", "timeout: 3\n");
+    let project = project(cli, &server);
+    project.plan("true", 100_000, "timeout: 3\n");
     let started = Instant::now();
     let (code, events) = project.run();
     assert_eq!(code, 1, "events: {events:#?}");
@@ -284,7 +227,7 @@ fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
         Turn::reply("Phase 2 is done.").usage(usage(22)),
     ]))
     .expect("model server");
-    let project = Project::new(cli.clone(), &server);
+    let project = project(cli.clone(), &server);
     project.write(
         "plan/MASTER_PLAN.md",
         "# Two agents\n\n| Phase | Title | Status |\n|---|---|---|\n\
@@ -386,8 +329,8 @@ fn a_codex_that_crashes_mid_session_fails_the_attempt_with_its_signal() {
         Turn::reply("never sent").usage(usage(23)),
     ]))
     .expect("model server");
-    let project = Project::new(cli, &server);
-    project.plan("test -f a.txt", "");
+    let project = project(cli, &server);
+    project.plan("test -f a.txt", 100_000, "");
     let config = project.root().join(".debussy/config.yaml");
     let mut text = std::fs::read_to_string(&config).expect("config");
     text.push_str("  permissions: bypass\n");

@@ -5,77 +5,33 @@
 //! timed out.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::support::agent_project::{Agent, AgentProject};
 use crate::support::gemini::{self, DEFAULT_MODEL, GeminiCli, Sandbox};
 use crate::support::model_server::{ModelServer, Refusal, Scenario, Turn, Usage};
-use crate::support::project::{self, events_named as named, run_json};
+use crate::support::project::{self, events_named as named};
 
 /// A shell command for the Gemini CLI's `run_shell_command` tool.
 fn shell(command: &str) -> Turn {
     Turn::new().tool_use("run_shell_command", json!({ "command": command }))
 }
 
-/// A git project in a Gemini sandbox whose API is `server`.
-struct Project {
-    sandbox: Sandbox,
-    cli: GeminiCli,
-}
+type Project = AgentProject<Sandbox>;
 
-impl Project {
-    fn new(cli: GeminiCli, server: &ModelServer) -> Project {
-        let sandbox = Sandbox::new(server).expect("sandbox");
-        project::init_repo(sandbox.cwd());
-        Project { sandbox, cli }
-    }
-
-    fn root(&self) -> &Path {
-        self.sandbox.cwd()
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.root().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
-    /// One phase gated by `gate`, and a config running the real Gemini CLI with a
-    /// `window`-token window and `timeout`.
-    fn plan(&self, gate: &str, window: u64, timeout: u64) {
-        self.write(
-            "plan/MASTER_PLAN.md",
-            "# Gemini Plan\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [Step 1](phase-1.md) | Pending |\n",
-        );
-        self.write(
-            "plan/phase-1.md",
-            &format!(
-                "# Phase 1: Step 1\n\n**Status:** Pending\n\n## Gates\n- check: `{gate}` passes\n\n## Tasks\n- [ ] 1.1: Do step 1\n"
-            ),
-        );
-        self.write(
-            ".debussy/config.yaml",
-            &format!(
-                "model: {DEFAULT_MODEL}\nrestart_delay: 0\nmax_retries: 0\ntimeout: {timeout}\n\
-                 agent:\n  kind: gemini\n  command: {}\n  model_context_window: {window}\n",
-                self.cli.path().display(),
-            ),
-        );
-        project::commit_all(self.root(), "plan");
-    }
-
-    fn run(&self) -> (i32, Vec<Value>) {
-        let mut cmd = Command::new(crate::support::DEBUSSY);
-        cmd.args(["run", "plan/MASTER_PLAN.md", "--output-format", "json"])
-            .current_dir(self.root())
-            .env_clear()
-            .envs(self.sandbox.envs())
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
-        run_json(cmd, Duration::from_secs(180))
-    }
+/// A project whose runs use the real Gemini CLI, talking to `server`.
+fn project(cli: GeminiCli, server: &ModelServer) -> Project {
+    AgentProject::new(
+        Sandbox::new(server).expect("sandbox"),
+        Agent {
+            kind: "gemini",
+            name: "Gemini",
+            program: cli.path().to_path_buf(),
+            model: DEFAULT_MODEL,
+        },
+    )
 }
 
 /// The first file under `dir` whose name ends with `suffix`.
@@ -102,8 +58,8 @@ fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
         Turn::reply("Phase 1 is done.").usage(Usage::new(1_100, 0, 0, 7)),
     ]))
     .expect("model server");
-    let project = Project::new(cli, &server);
-    project.plan("test -f a.txt", 1_000_000, 120);
+    let project = project(cli, &server);
+    project.plan("test -f a.txt", 1_000_000, "");
     let (code, events) = project.run();
     assert_eq!(code, 0, "events: {events:#?}");
     let context = named(&events, "context");
@@ -148,8 +104,8 @@ fn a_large_tool_result_crosses_the_estimated_threshold_and_the_restart_carries_t
         Turn::reply("Phase 1 is done."),
     ]))
     .expect("model server");
-    let project = Project::new(cli, &server);
-    project.plan("test -f a.txt && test -f b.txt", 10_000, 120);
+    let project = project(cli, &server);
+    project.plan("test -f a.txt && test -f b.txt", 10_000, "");
     let started = Instant::now();
     let (code, events) = project.run();
     server.release();
@@ -183,8 +139,8 @@ fn a_gemini_model_that_never_answers_is_timed_out() {
     let cli = gemini::require();
     let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
         .expect("model server");
-    let project = Project::new(cli, &server);
-    project.plan("true", 1_000_000, 3);
+    let project = project(cli, &server);
+    project.plan("true", 1_000_000, "timeout: 3\n");
     let started = Instant::now();
     let (code, events) = project.run();
     server.release();
@@ -211,8 +167,8 @@ fn a_bad_key_ends_the_attempt_in_the_gemini_clis_words_with_the_fix() {
             .refuse(Refusal::BadKey, None),
     )
     .expect("model server");
-    let project = Project::new(cli, &server);
-    project.plan("true", 100_000, 120);
+    let project = project(cli, &server);
+    project.plan("true", 100_000, "");
     let (code, events) = project.run();
     assert_eq!(code, 1, "events: {events:#?}");
     let ended = named(&events, "session_ended")[0];

@@ -7,6 +7,7 @@
 //! The one integration binary (`tests/it`) declares it once; every area uses it through
 //! `crate::support`. See `docs/testing.md`.
 
+pub mod agent_project;
 pub mod artifacts;
 pub mod claude;
 pub mod cli;
