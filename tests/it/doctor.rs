@@ -4,10 +4,10 @@
 //! each one.
 
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
-use crate::support::project::{Project, commit_all, wait_exit};
+use crate::support::project::{Project, commit_all, output_within};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -36,30 +36,9 @@ impl Project {
 
     /// `debussy ARGS`, bounded, with its output.
     fn debussy(&self, args: &[&str]) -> Output {
-        let mut child = crate::support::debussy(self.root(), args)
-            .env("COLUMNS", "200")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn debussy");
-        let stdout = child.stdout.take().expect("stdout");
-        let stderr = child.stderr.take().expect("stderr");
-        let out = std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = std::io::Read::read_to_end(&mut { stdout }, &mut bytes);
-            bytes
-        });
-        let err = std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = std::io::Read::read_to_end(&mut { stderr }, &mut bytes);
-            bytes
-        });
-        let code = wait_exit(&mut child, LIMIT);
-        Output {
-            status: std::os::unix::process::ExitStatusExt::from_raw(code << 8),
-            stdout: out.join().expect("stdout"),
-            stderr: err.join().expect("stderr"),
-        }
+        let mut command = crate::support::debussy(self.root(), args);
+        command.env("COLUMNS", "200");
+        output_within(command, LIMIT)
     }
 
     fn run_plan(&self, extra: &[&str]) -> Output {

@@ -4,10 +4,10 @@
 //! beside them.
 
 use std::path::PathBuf;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
-use crate::support::project::{Project, commit_all, wait_exit};
+use crate::support::project::{Project, commit_all, output_within};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -31,31 +31,9 @@ fn project(phase_2: &str) -> Project {
 
 /// `debussy ARGS` in the project with `PATH` set to `path`, bounded, with its output.
 fn debussy(project: &Project, path: &str, args: &[&str]) -> Output {
-    let mut child = crate::support::debussy(project.root(), args)
-        .env("PATH", path)
-        .env("COLUMNS", "200")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn debussy");
-    let stdout = child.stdout.take().expect("stdout");
-    let stderr = child.stderr.take().expect("stderr");
-    let out = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut { stdout }, &mut bytes);
-        bytes
-    });
-    let err = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut { stderr }, &mut bytes);
-        bytes
-    });
-    let code = wait_exit(&mut child, LIMIT);
-    Output {
-        status: std::os::unix::process::ExitStatusExt::from_raw(code << 8),
-        stdout: out.join().expect("stdout"),
-        stderr: err.join().expect("stderr"),
-    }
+    let mut command = crate::support::debussy(project.root(), args);
+    command.env("PATH", path).env("COLUMNS", "200");
+    output_within(command, LIMIT)
 }
 
 fn text(bytes: &[u8]) -> String {

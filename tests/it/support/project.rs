@@ -114,6 +114,31 @@ pub fn wait_exit(child: &mut Child, limit: Duration) -> i32 {
     }
 }
 
+/// Run `command` to its end, within `limit` (killed past it), with its stdout and
+/// stderr read as it goes so a full pipe never stalls it.
+pub fn output_within(mut command: Command, limit: Duration) -> std::process::Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let code = wait_exit(&mut child, limit);
+    std::process::Output {
+        status: std::os::unix::process::ExitStatusExt::from_raw(code << 8),
+        stdout: stdout.join().expect("stdout"),
+        stderr: stderr.join().expect("stderr"),
+    }
+}
+
 /// Run a command printing JSON lines, bounded by `limit`: its exit code and events.
 pub fn run_json(mut command: Command, limit: Duration) -> (i32, Vec<Value>) {
     let mut child = command
