@@ -4,7 +4,7 @@
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::backend::http::{Endpoint, HttpBackend, HttpSettings};
+use super::backend::http::{Daemon, Endpoint, HttpBackend, HttpSettings};
 use super::front::settings::Settings;
 use super::front::{self, Shutdown};
 use super::{AuditEvent, AuditLog, BridgeOptions, McpError, say, stdio};
@@ -77,14 +77,16 @@ where
         opts.state_dir.display()
     ));
     let backend = HttpBackend::new(HttpSettings {
-        command: opts.command.clone(),
-        state_dir: opts.state_dir.clone(),
-        port: opts.port,
-        endpoint,
-        health: opts.health,
-        shutdown_path: opts.shutdown_path,
-        ready_timeout: opts.ready_timeout,
-        term_grace: opts.limits.stop_term_grace,
+        daemon: Daemon {
+            command: opts.command.clone(),
+            state_dir: opts.state_dir.clone(),
+            port: opts.port,
+            endpoint,
+            health: opts.health,
+            shutdown_path: opts.shutdown_path,
+            ready_timeout: opts.ready_timeout,
+            term_grace: opts.limits.stop_term_grace,
+        },
         stop_on_exit: opts.stop_daemon_on_exit,
     });
     let settings = Settings {

@@ -2,8 +2,6 @@
 //! tasks that start it, stop it and carry messages, turned into back-end events.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -22,22 +20,8 @@ use crate::process::{ExitStatus, Signal};
 /// What the HTTP back end is told.
 #[derive(Debug, Clone)]
 pub(crate) struct HttpSettings {
-    /// The daemon command.
-    pub(crate) command: Vec<String>,
-    /// The state directory (record, log, lock).
-    pub(crate) state_dir: PathBuf,
-    /// The daemon's port.
-    pub(crate) port: u16,
-    /// Its MCP endpoint.
-    pub(crate) endpoint: Endpoint,
-    /// A path answering 2xx once the daemon is ready.
-    pub(crate) health: Option<String>,
-    /// A path that shuts the daemon down when POSTed to.
-    pub(crate) shutdown_path: Option<String>,
-    /// How long a new daemon has to become ready.
-    pub(crate) ready_timeout: Duration,
-    /// Time between SIGTERM and SIGKILL.
-    pub(crate) term_grace: Duration,
+    /// The daemon: how to start, reach, check and stop it.
+    pub(crate) daemon: Daemon,
     /// Stop the daemon when the bridge ends, if this bridge started it.
     pub(crate) stop_on_exit: bool,
 }
@@ -90,16 +74,7 @@ impl HttpBackend {
     pub(crate) fn new(settings: HttpSettings) -> Self {
         let (tx, rx) = unbounded_channel();
         HttpBackend {
-            daemon: Daemon {
-                command: settings.command,
-                state_dir: settings.state_dir,
-                port: settings.port,
-                endpoint: settings.endpoint,
-                health: settings.health,
-                shutdown_path: settings.shutdown_path,
-                ready_timeout: settings.ready_timeout,
-                term_grace: settings.term_grace,
-            },
+            daemon: settings.daemon,
             stop_on_exit: settings.stop_on_exit,
             tx,
             rx,

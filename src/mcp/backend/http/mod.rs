@@ -18,3 +18,4 @@ mod tasks;
 
 pub(crate) use backend::{HttpBackend, HttpSettings};
 pub(crate) use client::Endpoint;
+pub(crate) use daemon::Daemon;
