@@ -35,7 +35,6 @@ mod guards;
 mod handoff;
 mod integrate;
 pub mod lock;
-mod orphans;
 mod parallel;
 pub mod phase;
 mod pool;

@@ -18,8 +18,9 @@ use super::drive::Drive;
 use super::error::RunError;
 use super::guards::Guards;
 use super::selection::{self, History, Standing};
-use super::{lock, orphans, parallel, recover, runner, worktree};
+use super::{lock, parallel, recover, runner, worktree};
 use crate::git::vcs;
+use crate::process::{Leftover, kill_leftover_group};
 
 /// How the user asked the run to treat history and the working tree.
 #[derive(Debug, Clone, Default)]
@@ -421,15 +422,15 @@ async fn only_paused_files_dirty(root: PathBuf, paused: Vec<String>) -> bool {
 /// Kill what is left of an interrupted run's agent, saying so.
 fn leftover_agent_warning(run_id: &str, group: AgentGroup) -> Option<String> {
     let pgid = group.pgid();
-    match orphans::kill_leftover_group(group) {
-        orphans::Leftover::Gone | orphans::Leftover::Reused => None,
-        orphans::Leftover::Unverified => Some(format!(
+    match kill_leftover_group(group) {
+        Leftover::Gone | Leftover::Reused => None,
+        Leftover::Unverified => Some(format!(
             "the agent of interrupted run {run_id} was process group {pgid}, and that number names a running process again; it was recorded by an older debussy without its start time, so it was left alone: check with `ps -o pid,lstart,cmd -g {pgid}`"
         )),
-        orphans::Leftover::Killed => Some(format!(
+        Leftover::Killed => Some(format!(
             "the agent of interrupted run {run_id} (process group {pgid}) was still running; killed it before starting"
         )),
-        orphans::Leftover::Unkillable(errno) => Some(format!(
+        Leftover::Unkillable(errno) => Some(format!(
             "the agent of interrupted run {run_id} (process group {pgid}) is still running and could not be killed ({errno}); stop it yourself: kill -KILL -{pgid}"
         )),
     }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::context::cost::Billed;
-use crate::process::ProcessIdentity;
+use crate::process::RecordedGroup;
 
 /// How a run stands: stored in the state database and reported in the run's summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -156,33 +156,8 @@ pub struct RunRecord {
     pub limit_waits: BTreeMap<String, LimitWait>,
 }
 
-/// An agent's process group as recorded: the group's number is its leader's pid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgentGroup {
-    /// The leader's pid and start time: the group can be told from a later one that got
-    /// the same number.
-    Identified(ProcessIdentity),
-    /// A group recorded by a version that kept only its number.
-    Unidentified(i32),
-}
-
-impl Serialize for AgentGroup {
-    /// As the process group id.
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_i32(self.pgid())
-    }
-}
-
-impl AgentGroup {
-    /// The process group id.
-    #[must_use]
-    pub fn pgid(self) -> i32 {
-        match self {
-            AgentGroup::Identified(leader) => i32::try_from(leader.pid).unwrap_or(0),
-            AgentGroup::Unidentified(pgid) => pgid,
-        }
-    }
-}
+/// An agent's process group as recorded (see [`RecordedGroup`]).
+pub type AgentGroup = RecordedGroup;
 
 /// A phase waiting for its agent's usage limit to reset.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,6 +1,6 @@
-//! Before an interrupted run is resumed, make sure the agent its dead owner left behind
-//! is not still working the tree: find its recorded process group and kill it — only
-//! while the number still names that agent's group.
+//! A process group that a dead owner recorded (an interrupted run's agent): find it and
+//! kill it — only while the number still names that group. The orchestrator calls this
+//! before it resumes a run, so a leftover agent is not still working the tree.
 //!
 //! The agent's own reaper kills it when debussy dies, so a group left here means the
 //! reaper died too (the OOM killer, a `kill -9` of every debussy process). A group number
@@ -21,12 +21,43 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use crate::process::procfs;
-use crate::state::AgentGroup;
+use serde::Serialize;
 
-/// What became of a recorded agent group.
+use super::identity::ProcessIdentity;
+use super::procfs;
+
+/// A process group as a process that has since died recorded it: the group's number is
+/// its leader's pid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Leftover {
+pub enum RecordedGroup {
+    /// The leader's pid and start time: the group can be told from a later one that got
+    /// the same number.
+    Identified(ProcessIdentity),
+    /// A group recorded by a version that kept only its number.
+    Unidentified(i32),
+}
+
+impl Serialize for RecordedGroup {
+    /// As the process group id.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_i32(self.pgid())
+    }
+}
+
+impl RecordedGroup {
+    /// The process group id.
+    #[must_use]
+    pub fn pgid(self) -> i32 {
+        match self {
+            RecordedGroup::Identified(leader) => i32::try_from(leader.pid).unwrap_or(0),
+            RecordedGroup::Unidentified(pgid) => pgid,
+        }
+    }
+}
+
+/// What became of a recorded group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leftover {
     /// No process of the group lives.
     Gone,
     /// The group lived and was killed.
@@ -40,20 +71,20 @@ pub(crate) enum Leftover {
     Unkillable(Errno),
 }
 
-/// Kill every process of the recorded agent group if it is still the agent's and any of
+/// Kill every process of the recorded group if it is still the one recorded and any of
 /// it lives. Never signals group 0 or 1, nor this process's own group, which a corrupt
 /// record could name.
-pub(crate) fn kill_leftover_group(group: AgentGroup) -> Leftover {
+pub fn kill_leftover_group(group: RecordedGroup) -> Leftover {
     let pgid = group.pgid();
     if pgid <= 1 || Pid::from_raw(pgid) == nix::unistd::getpgrp() {
         return Leftover::Gone;
     }
     let leader = procfs::stat_of(pgid.unsigned_abs()).filter(|stat| stat.is_live());
     match (group, leader) {
-        (AgentGroup::Identified(recorded), Some(now)) if now.start != recorded.start => {
+        (RecordedGroup::Identified(recorded), Some(now)) if now.start != recorded.start => {
             Leftover::Reused
         }
-        (AgentGroup::Unidentified(_), Some(_)) => Leftover::Unverified,
+        (RecordedGroup::Unidentified(_), Some(_)) => Leftover::Unverified,
         // The recorded leader itself, or no leader: whatever is left of its group.
         _ => kill_group(Pid::from_raw(pgid)),
     }
@@ -76,7 +107,6 @@ mod tests {
     use std::process::{Child, Command};
 
     use super::*;
-    use crate::process::ProcessIdentity;
 
     fn leader() -> Child {
         Command::new("sleep")
@@ -93,7 +123,7 @@ mod tests {
     #[test]
     fn a_live_group_is_killed_and_a_dead_one_is_gone() {
         let mut child = leader();
-        let recorded = AgentGroup::Identified(identity(&child));
+        let recorded = RecordedGroup::Identified(identity(&child));
         assert_eq!(kill_leftover_group(recorded), Leftover::Killed);
         let status = child.wait().expect("wait");
         assert!(!status.success(), "sleep was killed");
@@ -106,7 +136,7 @@ mod tests {
         // another time than the recorded leader.
         let mut innocent = leader();
         let now = identity(&innocent);
-        let recorded = AgentGroup::Identified(ProcessIdentity {
+        let recorded = RecordedGroup::Identified(ProcessIdentity {
             start: now.start.saturating_sub(1),
             ..now
         });
@@ -130,7 +160,7 @@ mod tests {
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("spawn");
-        let recorded = AgentGroup::Identified(identity(&leader));
+        let recorded = RecordedGroup::Identified(identity(&leader));
         let mut line = String::new();
         std::io::BufRead::read_line(
             &mut std::io::BufReader::new(leader.stdout.take().expect("stdout")),
@@ -152,14 +182,14 @@ mod tests {
         let mut child = leader();
         let pgid = i32::try_from(child.id()).expect("pid");
         assert_eq!(
-            kill_leftover_group(AgentGroup::Unidentified(pgid)),
+            kill_leftover_group(RecordedGroup::Unidentified(pgid)),
             Leftover::Unverified
         );
         assert!(identity(&child).is_alive());
         child.kill().expect("kill");
         child.wait().expect("wait");
         assert_eq!(
-            kill_leftover_group(AgentGroup::Unidentified(pgid)),
+            kill_leftover_group(RecordedGroup::Unidentified(pgid)),
             Leftover::Gone
         );
     }
