@@ -8,6 +8,7 @@ use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use super::support::{Supervisor, WAIT, alive, events_of, signal_pid, test_server};
+use crate::support::wait::wait_until;
 
 /// A port nothing listens on right now.
 pub(super) fn free_port() -> u16 {
@@ -99,18 +100,6 @@ pub(super) fn recorded_pids(state_dir: &Path) -> Vec<u32> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// Wait, bounded, for `done`.
-pub(super) fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !done() {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {WAIT:?}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 pub(super) fn restart(bridge: &mut Supervisor, reason: &str) -> Value {
@@ -220,7 +209,7 @@ fn a_daemon_killed_mid_call_gets_the_call_answered_at_once_and_the_next_call_wor
         json!({"name": "slow", "arguments": {"ms": 30_000}}),
     );
     let log = stage.state_dir.join("daemon.log");
-    wait_until("the slow call reaching the daemon", || {
+    wait_until("the slow call reaching the daemon", WAIT, || {
         std::fs::read_to_string(&log).is_ok_and(|text| text.contains("slow: sleeping"))
     });
     let killed = Instant::now();
@@ -260,7 +249,7 @@ fn a_daemon_that_exits_42_is_started_again() {
     );
     // A request posted in the moment the daemon dies may have reached it: the bridge
     // reports such a request lost. This one is sent once the bridge saw the exit.
-    wait_until("the bridge seeing the daemon exit", || {
+    wait_until("the bridge seeing the daemon exit", WAIT, || {
         !events_of(&bridge.audit(), "server_exited").is_empty()
     });
     let (new, generation) = bridge.whoami();
@@ -287,7 +276,7 @@ fn a_client_that_connects_during_a_restart_gets_initialize_and_tools_list_at_onc
         "tools/call",
         json!({"name": "restart_server", "arguments": {"reason": "slow stop"}}),
     );
-    wait_until("the restart starting", || {
+    wait_until("the restart starting", WAIT, || {
         !events_of(
             &super::support::read_audit(&stage.state_dir),
             "server_exiting",

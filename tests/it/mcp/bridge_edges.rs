@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
-use super::bridge::{Stage, wait_until};
+use super::bridge::Stage;
 use super::support::{WAIT, alive, events_of, test_server};
+use crate::support::wait::wait_until;
 
 #[test]
 fn a_response_over_the_line_limit_is_answered_with_an_error() {
@@ -71,7 +72,7 @@ fn sighup_restarts_the_daemon_as_the_supervisor_restarts_its_server() {
     let (old, _) = bridge.whoami();
     bridge.signal(Signal::SIGHUP);
     let audit_of = || super::support::read_audit(&stage.state_dir);
-    wait_until("a new daemon ready after SIGHUP", || {
+    wait_until("a new daemon ready after SIGHUP", WAIT, || {
         events_of(&audit_of(), "server_ready").len() == 2
     });
     let audit = audit_of();

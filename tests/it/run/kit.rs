@@ -4,9 +4,10 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::project::{self, Project, run_json, wait_exit};
+use crate::support::wait::wait_until;
 use serde_json::Value;
 
 /// What the run tests do with a project: a plan, runs, and what they recorded.
@@ -76,14 +77,6 @@ pub(super) fn notes_turn(id: &str) -> String {
 pub(super) const DONE_TURN: &str =
     "      - say: done\n        tools:\n          - done: completed\n";
 
-pub(super) fn wait_for(mut condition: impl FnMut() -> bool, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// A scenario whose phase 1 first sleeps (until killed) after touching `started`, and on
 /// later sessions writes its notes and reports done.
 pub(super) fn sleeping_scenario() -> String {
@@ -146,9 +139,10 @@ impl LiveRun {
                 break;
             }
         }
-        wait_for(
-            || project.root().join("started").exists(),
+        wait_until(
             "the agent's sleep to start",
+            Duration::from_secs(30),
+            || project.root().join("started").exists(),
         );
         LiveRun {
             child,

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::kit::{DONE_TURN, summary, wait_for};
+use super::kit::{DONE_TURN, summary};
 use crate::support::project::{Project, events_named, process_gone, wait_exit};
+use crate::support::wait::wait_until;
 
 /// A script for `phase` (and `attempt`, when given) playing `turns`.
 pub(super) fn script(phase: &str, attempt: Option<u32>, turns: &str) -> String {
@@ -353,9 +354,10 @@ fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
         }
     }
     for id in ["2", "3", "4"] {
-        wait_for(
-            || project.root().join(format!("started-{id}")).exists(),
+        wait_until(
             "every agent's sleep to start",
+            Duration::from_secs(30),
+            || project.root().join(format!("started-{id}")).exists(),
         );
     }
     nix::sys::signal::kill(

@@ -8,9 +8,10 @@ use std::time::Duration;
 use crate::support::project::{
     Project, events_named, group_gone, process_gone, run_json, wait_exit,
 };
+use crate::support::wait::wait_until;
 use serde_json::Value;
 
-use super::kit::{DONE_TURN, LiveRun, git_show, notes_turn, sleeping_project, summary, wait_for};
+use super::kit::{DONE_TURN, LiveRun, git_show, notes_turn, sleeping_project, summary};
 
 #[test]
 fn ctrl_c_pauses_the_run_leaves_no_process_and_resume_completes() {
@@ -46,9 +47,10 @@ fn ctrl_c_pauses_the_run_leaves_no_process_and_resume_completes() {
         .find(|event| event["event"] == "session_started")
         .and_then(|event| event["pid"].as_u64())
         .expect("the session started");
-    wait_for(
-        || project.root().join("started").exists(),
+    wait_until(
         "the agent's sleep to start",
+        Duration::from_secs(30),
+        || project.root().join("started").exists(),
     );
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
@@ -218,14 +220,15 @@ fn status_shows_the_running_session_and_a_killed_runs_spending_is_kept() {
     let mut live = LiveRun::start(&project, &[]);
     // While the session runs: one session, its agent, and what it has spent so far.
     let mut status = project.status_json();
-    wait_for(
+    wait_until(
+        "the running session's figures in the state store",
+        Duration::from_secs(30),
         || {
             status = project.status_json();
             status["executions"][0]["live_session"]["billed"]["input"]
                 .as_u64()
                 .is_some_and(|input| input > 0)
         },
-        "the running session's figures in the state store",
     );
     assert_eq!(status["executions"][0]["live_session"]["agent"], "sim");
     let text = project.command(&["status"]).output().expect("status");

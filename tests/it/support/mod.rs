@@ -16,5 +16,6 @@ pub mod command;
 pub mod gemini;
 pub mod model_server;
 pub mod project;
+pub mod wait;
 
 pub use command::{DEBUSSY, debussy};
