@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::control::Requests;
@@ -23,7 +24,6 @@ use super::outcome::LimitReason;
 use crate::agent::{AgentEvent, AssistantBlock, UserBlock};
 use crate::context::{ContextMeter, Snapshot, StopReason};
 use crate::process::ChildControl;
-use tokio::sync::mpsc;
 
 /// A stop the session decided.
 #[derive(Debug)]
