@@ -20,7 +20,6 @@ mod notifications;
 mod outputs;
 mod pipes;
 mod plan;
-mod process_registry;
 mod profiles;
 mod replay;
 mod run;

@@ -1,5 +1,9 @@
 //! `kill_all_groups` kills every child group in the process, so it gets a test binary
-//! of its own: nothing else runs children here.
+//! of its own: nothing else runs children here, even under plain `cargo test`, which runs
+//! a binary's tests as threads of one process.
+
+#[path = "it/support/command.rs"]
+mod command;
 
 use std::time::Duration;
 
@@ -103,7 +107,7 @@ fn gone_within(pid: i32) -> bool {
 /// Run `sh -c server` below `debussy mcp supervise` in `dir`, wait for the pid the
 /// script writes to `pid_file`, SIGKILL debussy, and return that pid.
 fn sigkill_the_owner_of(dir: &std::path::Path, server: &str, pid_file: &std::path::Path) -> i32 {
-    let mut owner = crate::support::debussy(dir, &["mcp", "supervise", "--", "sh", "-c", server])
+    let mut owner = command::debussy(dir, &["mcp", "supervise", "--", "sh", "-c", server])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
