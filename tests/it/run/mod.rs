@@ -1,17 +1,8 @@
-//! `debussy run` end to end with the simulated agent, in temporary git repositories,
-//! one file a theme; [`kit`] holds what they share.
+//! `debussy run` end to end in temporary git repositories, one module an agent: the
+//! built-in simulated agent ([`sim`]), and the real Claude Code ([`claude`]), Codex
+//! ([`codex`]) and Gemini ([`gemini`]) CLIs against the scripted model server.
 
-mod formats;
-mod git_work;
-mod guards;
-mod handoff;
-mod hostile;
-mod kit;
-mod links;
-mod merges;
-mod orphans;
-mod outcomes;
-mod parallel;
-mod restarts;
-mod resume;
-mod witness;
+mod claude;
+mod codex;
+mod gemini;
+mod sim;

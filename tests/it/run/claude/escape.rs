@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Project, usage};
+use super::kit::{Project, usage};
 use crate::support::claude;
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::project::{process_gone, wait_exit};

@@ -3,8 +3,10 @@
 
 use serde_json::json;
 
-use super::{Project, claude, named};
+use super::kit::Project;
+use crate::support::claude;
 use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
+use crate::support::project::events_named as named;
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]

@@ -3,9 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Project, claude, named, usage};
+use super::kit::{Project, usage};
+use crate::support::claude;
 use crate::support::claude::Login;
 use crate::support::model_server::{ModelServer, Refusal, RequestKind, Scenario, Turn};
+use crate::support::project::events_named as named;
 use crate::support::project::run_json;
 
 /// A scenario whose every request is refused with `refusal`.

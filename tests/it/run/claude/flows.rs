@@ -1,167 +1,17 @@
-//! `debussy run` end to end with the real Claude Code CLI against the scripted model
-//! server, in temporary git repositories: context restarts whose checkpoint reaches the
-//! next session, max restarts exceeded, a failing gate fixed by remediation, and Ctrl-C
-//! then `--resume`; the handoff and the compaction guard (`handoff`), the run's limits
-//! (`guards`), the agent's failures (`failures`) and usage limits (`usage_limits`), the
-//! window from the first request (`window`) and stops at a safe point (`safe_stop`).
+//! The main flows with the real Claude Code CLI: context restarts whose checkpoint reaches
+//! the next session, max restarts exceeded, permissions, a failing gate fixed by
+//! remediation, and Ctrl-C then `--resume`.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use crate::support::claude::{
-    self, ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Login, Sandbox,
-};
-use crate::support::model_server::{ModelServer, RecordedRequest, Scenario, Turn, Usage};
-use crate::support::project::{
-    self, events_named as named, group_gone, run_json, wait_exit as wait,
-};
+use crate::support::claude::{self};
+use crate::support::model_server::{ModelServer, Scenario, Turn};
+use crate::support::project::{events_named as named, group_gone, wait_exit as wait};
 use serde_json::{Value, json};
 
-/// Usage reporting `percent` of a 200,000-token window as context in use.
-fn usage(percent: u64) -> Usage {
-    Usage::new(10, percent * 2_000 - 1_010, 1_000, 50)
-}
-
-/// A git project inside a Claude sandbox, configured to run the real CLI.
-struct Project {
-    sandbox: Sandbox,
-    cli: ClaudeCli,
-}
-
-impl Project {
-    fn new(cli: ClaudeCli) -> Project {
-        let sandbox = Sandbox::new().expect("sandbox");
-        project::init_repo(sandbox.cwd());
-        Project { sandbox, cli }
-    }
-
-    /// A model turn that says it creates `file` and writes `content` to it with Claude
-    /// Code's Write tool, its request filling `percent` of a 200k window.
-    fn write_turn(&self, file: &str, content: &str, percent: u64) -> Turn {
-        Turn::new()
-            .text(format!("Creating {file}."))
-            .tool_use(
-                "Write",
-                json!({"file_path": self.path(file), "content": content}),
-            )
-            .usage(usage(percent))
-    }
-
-    fn root(&self) -> &Path {
-        self.sandbox.cwd()
-    }
-
-    fn path(&self, relative: &str) -> String {
-        self.root().join(relative).display().to_string()
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.root().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
-    /// A plan of phases `(id, gate command)`, each depending on the previous one, and a
-    /// config that runs the real CLI.
-    fn plan(&self, phases: &[(&str, &str)]) {
-        self.plan_with_agent(phases, &permission_args_yaml());
-    }
-
-    /// The plan of [`Project::plan`] with `agent_yaml` (indented lines) in the `agent`
-    /// section instead of explicit permission flags.
-    fn plan_with_agent(&self, phases: &[(&str, &str)], agent_yaml: &str) {
-        let mut master =
-            String::from("# Claude Plan\n\n| Phase | Title | Status |\n|---|---|---|\n");
-        let mut previous = "N/A".to_owned();
-        for (id, gate) in phases {
-            master.push_str(&format!(
-                "| {id} | [Step {id}](phase-{id}.md) | Pending |\n"
-            ));
-            self.write(
-                &format!("plan/phase-{id}.md"),
-                &format!(
-                    "# Phase {id}: Step {id}\n\n**Status:** Pending\n**Depends On:** {previous}\n\n\
-                     ## Gates\n- check: `{gate}` passes\n\n## Tasks\n- [ ] {id}.1: Do step {id}\n"
-                ),
-            );
-            previous = format!("Phase {id}");
-        }
-        self.write("plan/MASTER_PLAN.md", &master);
-        self.write(
-            ".debussy/config.yaml",
-            &format!(
-                "model: {DEFAULT_MODEL}\nrestart_delay: 0\ntimeout: 120\nagent:\n  kind: claude\n  command: {}\n{agent_yaml}",
-                self.cli.path().display(),
-            ),
-        );
-        project::commit_all(self.root(), "plan");
-    }
-
-    fn command(&self, server: &ModelServer, args: &[&str]) -> Command {
-        self.command_as(server, args, Login::ApiKey)
-    }
-
-    /// [`Project::command`] with Claude Code logged in as `login` says.
-    fn command_as(&self, server: &ModelServer, args: &[&str], login: Login) -> Command {
-        let mut cmd = Command::new(crate::support::DEBUSSY);
-        cmd.args(args)
-            .current_dir(self.root())
-            .env_clear()
-            .envs(self.sandbox.envs_with(server, login))
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
-        cmd
-    }
-
-    /// `debussy run plan/MASTER_PLAN.md --output-format json` plus `extra`, bounded.
-    fn run(&self, server: &ModelServer, extra: &[&str]) -> (i32, Vec<Value>) {
-        let mut args = vec!["run", "plan/MASTER_PLAN.md", "--output-format", "json"];
-        args.extend_from_slice(extra);
-        run_json(self.command(server, &args), Duration::from_secs(180))
-    }
-
-    fn status(&self, server: &ModelServer) -> Value {
-        let output = self
-            .command(server, &["status", "--format", "json"])
-            .output()
-            .expect("status");
-        serde_json::from_slice(&output.stdout).expect("status json")
-    }
-
-    fn commit_messages(&self) -> Vec<String> {
-        project::commit_messages(self.root())
-    }
-}
-
-/// The `agent.args` line (indented for the `agent` section) that lets the CLI edit files
-/// and run commands without asking.
-fn permission_args_yaml() -> String {
-    let args: Vec<String> = [
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        &DEFAULT_ALLOWED_TOOLS.join(","),
-    ]
-    .iter()
-    .map(|a| format!("\"{a}\""))
-    .collect();
-    format!("  args: [{}]\n", args.join(", "))
-}
-
-/// Main-thread requests grouped by Claude Code session, in order.
-fn sessions(server: &ModelServer) -> Vec<Vec<RecordedRequest>> {
-    let mut sessions: Vec<(String, Vec<RecordedRequest>)> = Vec::new();
-    for request in server.main_requests() {
-        let id = request.session_id().unwrap_or_default().to_owned();
-        match sessions.iter_mut().find(|(known, _)| *known == id) {
-            Some((_, requests)) => requests.push(request),
-            None => sessions.push((id, vec![request])),
-        }
-    }
-    sessions.into_iter().map(|(_, requests)| requests).collect()
-}
+use super::kit::{Project, sessions, usage};
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
@@ -466,12 +316,3 @@ fn ctrl_c_pauses_without_orphans_and_resume_completes() {
     assert_eq!(events[0]["resumed"], true);
     assert_eq!(project.status(&server)["run"]["status"], "completed");
 }
-
-mod escape;
-mod failures;
-mod guards;
-mod handoff;
-mod parallel;
-mod safe_stop;
-mod usage_limits;
-mod window;

@@ -4,8 +4,10 @@
 
 use std::time::Duration;
 
-use super::{Project, claude, named, usage};
+use super::kit::{Project, usage};
+use crate::support::claude;
 use crate::support::model_server::{ModelServer, Scenario, Turn};
+use crate::support::project::events_named as named;
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]

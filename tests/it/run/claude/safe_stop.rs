@@ -5,8 +5,10 @@
 
 use serde_json::json;
 
-use super::{Project, claude, named, permission_args_yaml, sessions, usage};
+use super::kit::{Project, permission_args_yaml, sessions, usage};
+use crate::support::claude;
 use crate::support::model_server::{ModelServer, Scenario, Turn};
+use crate::support::project::events_named as named;
 
 /// Session 1 calls Bash with `command` in the turn whose usage crosses 80 % (the call is
 /// the turn's one block, so the threshold is crossed as the call starts); session 2

@@ -5,8 +5,10 @@
 
 use serde_json::json;
 
-use super::{Project, claude, named, permission_args_yaml, sessions, usage};
+use super::kit::{Project, permission_args_yaml, sessions, usage};
+use crate::support::claude;
 use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
+use crate::support::project::events_named as named;
 
 /// Phase 1 with one context stop: a.txt is written, the context crosses 85 %, and the
 /// restarted session writes b.txt and finishes.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Project, permission_args_yaml, usage};
+use super::kit::{Project, permission_args_yaml, usage};
 use crate::support::claude;
 use crate::support::model_server::{ModelServer, RecordedRequest, RequestKind, Scenario, Turn};
 use crate::support::project::{self, events_named as named, wait_exit as wait};

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Project, claude, named, usage, wait};
+use super::kit::{Project, usage};
+use crate::support::claude;
 use crate::support::claude::Login;
 use crate::support::model_server::{ModelServer, Refusal, RequestKind, Scenario, Turn};
 use crate::support::project::run_json;
+use crate::support::project::{events_named as named, wait_exit as wait};
 
 /// Phase 1 writes done.txt and finishes.
 fn phase_work(project: &Project) -> Scenario {

@@ -1,0 +1,17 @@
+//! `debussy run` end to end with the simulated agent, one file a theme; [`kit`] holds
+//! what they share.
+
+mod formats;
+mod git_work;
+mod guards;
+mod handoff;
+mod hostile;
+mod kit;
+mod links;
+mod merges;
+mod orphans;
+mod outcomes;
+mod parallel;
+mod restarts;
+mod resume;
+mod witness;
