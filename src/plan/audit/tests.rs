@@ -5,7 +5,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::plan::load::assemble;
+use crate::plan::load::{PlanError, assemble};
 
 /// A phase file with a gate, a notes output and nothing else.
 const GOOD: &str = "# Phase\n\n## Process Wrapper\n- [ ] Write notes to: `notes/n.md`\n\n## Gates\n- tests: `cargo test` passes\n";
