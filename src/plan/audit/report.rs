@@ -106,7 +106,7 @@ pub struct Issue {
     pub location: Location,
     /// How to fix it.
     pub suggestion: String,
-    /// The phases (indices into [`Plan::phases`]) the issue makes invalid.
+    /// The phases (indices into [`Plan::phases`](crate::plan::Plan::phases)) the issue makes invalid.
     #[serde(skip)]
     pub phases: Vec<usize>,
 }
