@@ -1,0 +1,64 @@
+//! Tests of the Gemini CLI backend.
+
+use super::*;
+
+fn config() -> BackendSettings {
+    let config = crate::config::Config::default();
+    BackendSettings {
+        command: Some("/bin/sh".to_owned()),
+        ..crate::session::backend_settings(&config, crate::config::AgentKind::Gemini)
+    }
+    .with_model("gemini-2.5-pro")
+}
+
+#[test]
+fn the_command_is_headless_stream_json_with_the_prompt_on_stdin_and_settings() {
+    let command = GeminiBackend::new(&config())
+        .command("do it", "gemini-2.5-pro")
+        .expect("command");
+    assert_eq!(
+        command.args,
+        [
+            "-p",
+            "",
+            "--output-format",
+            "stream-json",
+            "--skip-trust",
+            "-m",
+            "gemini-2.5-pro",
+            "--approval-mode",
+            "auto_edit",
+            "--allowed-tools",
+            "run_shell_command",
+        ]
+    );
+    assert_eq!(command.stdin.as_deref(), Some("do it"));
+    let file = command.file.expect("a settings file");
+    assert_eq!(file.var, SETTINGS_ENV);
+    assert_eq!(file.contents, r#"{"model":{"compressionThreshold":0.9}}"#);
+}
+
+#[test]
+fn compression_moves_above_the_threshold_and_stays_when_the_check_is_off() {
+    assert_eq!(compression_threshold(ContextLimit::At(80.0)), Some(0.9));
+    assert_eq!(compression_threshold(ContextLimit::At(90.0)), Some(0.95));
+    assert_eq!(compression_threshold(ContextLimit::Off), None);
+    let mut off = config();
+    off.context_threshold = ContextLimit::Off;
+    let command = GeminiBackend::new(&off).command("p", "").expect("command");
+    assert!(command.file.is_none());
+    assert!(!command.args.iter().any(|arg| arg == "-m"));
+}
+
+#[test]
+fn a_missing_program_names_the_install_command() {
+    let mut config = config();
+    config.command = Some("/nowhere/gemini".into());
+    let err = GeminiBackend::new(&config)
+        .command("p", "m")
+        .expect_err("missing");
+    let AgentError::ProgramNotFound { help, .. } = err else {
+        panic!("{err:?}")
+    };
+    assert!(help.contains("npm install -g @google/gemini-cli"), "{help}");
+}
