@@ -50,7 +50,7 @@ pub enum ProcessError {
         #[source]
         source: std::io::Error,
     },
-    /// No reaper executable is known to run the program below (see [`reaper`]).
+    /// No reaper executable is known to run the program below (see [`reaper`](super::reaper)).
     #[error(
         "start `{program}`: no debussy binary to run it below (call `process::reaper::run_if_reaper` first in `main`, or `process::reaper::set_program`)"
     )]
