@@ -9,8 +9,8 @@ use crate::cli::ShowArgs;
 use crate::exit::Failure;
 use crate::state::{ExecutionRecord, GateRecord, RunRecord, SessionKind, StateError, Store};
 
-use super::super::report::outcome_name;
 use super::transcript::{TranscriptSummary, summarize};
+use crate::commands::report::outcome_name;
 
 /// One attempt, as `show` reports it.
 #[derive(Debug, Serialize)]
@@ -64,6 +64,7 @@ pub(super) struct HandoffShown {
     pub(super) log_path: Option<String>,
 }
 
+/// The run asked for (by id or prefix), else the project's latest.
 pub(super) fn find_run(
     store: &Store,
     wanted: Option<&str>,
@@ -76,7 +77,7 @@ pub(super) fn find_run(
                 "no run matches `{id}` (or the prefix is ambiguous)"
             ))
         }),
-        _ => super::super::report::latest_run(store, root),
+        _ => crate::commands::report::latest_run(store, root),
     }
 }
 
@@ -128,6 +129,7 @@ pub(super) fn pick<'a>(
     }
 }
 
+/// Everything recorded about `execution`, the attempt `show` reports.
 pub(super) fn collect(
     store: &Store,
     run: &RunRecord,

@@ -2,13 +2,14 @@
 
 use std::fmt::Write as _;
 
-use super::super::report::{duration_between, local_time, tail};
+use crate::commands::report::{duration_between, local_time, tail};
 
 use super::collect::Shown;
 
 /// How many lines of a gate's output the text shows.
 const GATE_OUTPUT_LINES: usize = 15;
 
+/// The attempt as `show` prints it.
 pub(super) fn render(shown: &Shown) -> String {
     let mut out = String::new();
     let _ = writeln!(
