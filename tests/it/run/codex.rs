@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::agent_project::{Agent, AgentProject};
-use crate::support::codex::{self, CodexCli, DEFAULT_MODEL, Sandbox};
+use crate::support::agent_project::AgentProject;
+use crate::support::codex::{self, DEFAULT_MODEL, Sandbox};
 use crate::support::model_server::{ModelServer, RecordedRequest, Refusal, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named, run_json};
 
@@ -27,19 +27,6 @@ fn shell(command: &str) -> Turn {
 }
 
 type Project = AgentProject<Sandbox>;
-
-/// A project whose runs use the real Codex CLI, talking to `server`.
-fn project(cli: CodexCli, server: &ModelServer) -> Project {
-    AgentProject::new(
-        Sandbox::new(server).expect("sandbox"),
-        Agent {
-            kind: "codex",
-            name: "Codex",
-            program: cli.path().to_path_buf(),
-            model: DEFAULT_MODEL,
-        },
-    )
-}
 
 /// Main-thread requests grouped by Codex session (its `session-id` header), in order.
 fn sessions(server: &ModelServer) -> Vec<Vec<RecordedRequest>> {
@@ -63,7 +50,7 @@ fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
         Turn::reply("Phase 1 is done.").usage(usage(25)),
     ]))
     .expect("model server");
-    let project = project(cli, &server);
+    let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt", 100_000, "");
     let (code, events) = project.run();
     assert_eq!(code, 0, "events: {events:#?}");
@@ -114,7 +101,7 @@ fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_
         Turn::reply("Phase 1 is done.").usage(usage(32)),
     ]))
     .expect("model server");
-    let project = project(cli, &server);
+    let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt && test -f b.txt", 100_000, "");
     let started = Instant::now();
     let (code, events) = project.run();
@@ -156,7 +143,7 @@ fn an_api_error_ends_the_attempt_with_codexs_message() {
         "scripted refusal",
     )))
     .expect("model server");
-    let project = project(cli, &server);
+    let project = Project::new(cli.path(), &server);
     project.plan("true", 100_000, "");
     let (code, events) = project.run();
     assert_eq!(code, 1, "events: {events:#?}");
@@ -174,7 +161,7 @@ fn a_bad_key_ends_the_attempt_in_codexs_words_with_the_fix() {
             .refuse(Refusal::BadKey, None),
     )
     .expect("model server");
-    let project = project(cli, &server);
+    let project = Project::new(cli.path(), &server);
     project.plan("true", 100_000, "");
     let started = Instant::now();
     let (code, events) = project.run();
@@ -200,7 +187,7 @@ fn a_model_that_never_answers_is_timed_out() {
     let cli = codex::require();
     let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
         .expect("model server");
-    let project = project(cli, &server);
+    let project = Project::new(cli.path(), &server);
     project.plan("true", 100_000, "timeout: 3\n");
     let started = Instant::now();
     let (code, events) = project.run();
@@ -227,7 +214,7 @@ fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
         Turn::reply("Phase 2 is done.").usage(usage(22)),
     ]))
     .expect("model server");
-    let project = project(cli.clone(), &server);
+    let project = Project::new(cli.path(), &server);
     project.write(
         "plan/MASTER_PLAN.md",
         "# Two agents\n\n| Phase | Title | Status |\n|---|---|---|\n\
@@ -329,7 +316,7 @@ fn a_codex_that_crashes_mid_session_fails_the_attempt_with_its_signal() {
         Turn::reply("never sent").usage(usage(23)),
     ]))
     .expect("model server");
-    let project = project(cli, &server);
+    let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt", 100_000, "");
     let config = project.root().join(".debussy/config.yaml");
     let mut text = std::fs::read_to_string(&config).expect("config");

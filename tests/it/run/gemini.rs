@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::agent_project::{Agent, AgentProject};
-use crate::support::gemini::{self, DEFAULT_MODEL, GeminiCli, Sandbox};
+use crate::support::agent_project::AgentProject;
+use crate::support::gemini::{self, Sandbox};
 use crate::support::model_server::{ModelServer, Refusal, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named};
 
@@ -20,19 +20,6 @@ fn shell(command: &str) -> Turn {
 }
 
 type Project = AgentProject<Sandbox>;
-
-/// A project whose runs use the real Gemini CLI, talking to `server`.
-fn project(cli: GeminiCli, server: &ModelServer) -> Project {
-    AgentProject::new(
-        Sandbox::new(server).expect("sandbox"),
-        Agent {
-            kind: "gemini",
-            name: "Gemini",
-            program: cli.path().to_path_buf(),
-            model: DEFAULT_MODEL,
-        },
-    )
-}
 
 /// The first file under `dir` whose name ends with `suffix`.
 fn find_file(dir: &Path, suffix: &str) -> Option<std::path::PathBuf> {
@@ -58,7 +45,7 @@ fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
         Turn::reply("Phase 1 is done.").usage(Usage::new(1_100, 0, 0, 7)),
     ]))
     .expect("model server");
-    let project = project(cli, &server);
+    let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt", 1_000_000, "");
     let (code, events) = project.run();
     assert_eq!(code, 0, "events: {events:#?}");
@@ -104,7 +91,7 @@ fn a_large_tool_result_crosses_the_estimated_threshold_and_the_restart_carries_t
         Turn::reply("Phase 1 is done."),
     ]))
     .expect("model server");
-    let project = project(cli, &server);
+    let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt && test -f b.txt", 10_000, "");
     let started = Instant::now();
     let (code, events) = project.run();
@@ -139,7 +126,7 @@ fn a_gemini_model_that_never_answers_is_timed_out() {
     let cli = gemini::require();
     let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
         .expect("model server");
-    let project = project(cli, &server);
+    let project = Project::new(cli.path(), &server);
     project.plan("true", 1_000_000, "timeout: 3\n");
     let started = Instant::now();
     let (code, events) = project.run();
@@ -167,7 +154,7 @@ fn a_bad_key_ends_the_attempt_in_the_gemini_clis_words_with_the_fix() {
             .refuse(Refusal::BadKey, None),
     )
     .expect("model server");
-    let project = project(cli, &server);
+    let project = Project::new(cli.path(), &server);
     project.plan("true", 100_000, "");
     let (code, events) = project.run();
     assert_eq!(code, 1, "events: {events:#?}");

@@ -8,11 +8,20 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::model_server::ModelServer;
 use super::project::{self, run_json};
 
-/// What an agent's sandbox gives a project: a working directory and the environment
-/// that keeps the agent offline, talking to the scripted model server.
-pub trait AgentSandbox {
+/// What an agent's sandbox gives a project: which agent it is for, a working directory,
+/// and the environment that keeps the agent offline, talking to the scripted model server.
+pub trait AgentSandbox: Sized {
+    /// `agent.kind`: `codex`, `gemini`.
+    const KIND: &'static str;
+    /// The agent's name in the plan's title.
+    const NAME: &'static str;
+    /// The model the configuration names.
+    const MODEL: &'static str;
+    /// A sandbox whose agent talks to `server`.
+    fn for_server(server: &ModelServer) -> std::io::Result<Self>;
     /// The project's working tree.
     fn cwd(&self) -> &Path;
     /// The environment `debussy` (and so the agent) runs with.
@@ -20,6 +29,14 @@ pub trait AgentSandbox {
 }
 
 impl AgentSandbox for super::codex::Sandbox {
+    const KIND: &'static str = "codex";
+    const NAME: &'static str = "Codex";
+    const MODEL: &'static str = super::codex::DEFAULT_MODEL;
+
+    fn for_server(server: &ModelServer) -> std::io::Result<Self> {
+        Self::new(server)
+    }
+
     fn cwd(&self) -> &Path {
         self.cwd()
     }
@@ -30,6 +47,14 @@ impl AgentSandbox for super::codex::Sandbox {
 }
 
 impl AgentSandbox for super::gemini::Sandbox {
+    const KIND: &'static str = "gemini";
+    const NAME: &'static str = "Gemini";
+    const MODEL: &'static str = super::gemini::DEFAULT_MODEL;
+
+    fn for_server(server: &ModelServer) -> std::io::Result<Self> {
+        Self::new(server)
+    }
+
     fn cwd(&self) -> &Path {
         self.cwd()
     }
@@ -39,29 +64,22 @@ impl AgentSandbox for super::gemini::Sandbox {
     }
 }
 
-/// The agent a project's runs use.
-pub struct Agent {
-    /// `agent.kind`: `codex`, `gemini`.
-    pub kind: &'static str,
-    /// The agent's name in the plan's title.
-    pub name: &'static str,
-    /// The pinned CLI.
-    pub program: PathBuf,
-    /// The model the configuration names.
-    pub model: &'static str,
-}
-
-/// A git project in `sandbox` whose runs use `agent`.
+/// A git project in an agent's sandbox whose runs use the CLI at `program`.
 pub struct AgentProject<S> {
     sandbox: S,
-    agent: Agent,
+    program: PathBuf,
 }
 
 impl<S: AgentSandbox> AgentProject<S> {
-    /// A project with an empty repository in the sandbox's working directory.
-    pub fn new(sandbox: S, agent: Agent) -> Self {
+    /// A project with an empty repository in a new sandbox whose agent, the CLI at
+    /// `program`, talks to `server`.
+    pub fn new(program: &Path, server: &ModelServer) -> Self {
+        let sandbox = S::for_server(server).expect("sandbox");
         project::init_repo(sandbox.cwd());
-        AgentProject { sandbox, agent }
+        AgentProject {
+            sandbox,
+            program: program.to_path_buf(),
+        }
     }
 
     /// Its working tree.
@@ -80,12 +98,7 @@ impl<S: AgentSandbox> AgentProject<S> {
     /// with a `window`-token context window, no retries, and `extra` top-level lines
     /// (`timeout: 120` unless they set one).
     pub fn plan(&self, gate: &str, window: u64, extra: &str) {
-        let Agent {
-            kind,
-            name,
-            program,
-            model,
-        } = &self.agent;
+        let (kind, name, model, program) = (S::KIND, S::NAME, S::MODEL, &self.program);
         let extra = if extra.contains("timeout:") {
             extra.to_owned()
         } else {
