@@ -9,6 +9,7 @@ fn squash(text: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn dry_run_prints_config_and_execution_order() {
     let sandbox = Sandbox::new();
     let (code, text, stderr) =
@@ -41,6 +42,7 @@ fn dry_run_prints_config_and_execution_order() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn dry_run_of_converted_plan_orders_by_dependencies() {
     let sandbox = Sandbox::new();
     let (code, text, stderr) = sandbox.run(&[
@@ -59,6 +61,7 @@ fn dry_run_of_converted_plan_orders_by_dependencies() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn dry_run_fails_on_audit_errors_unless_skipped() {
     let sandbox = Sandbox::new();
     let (code, text, _) = sandbox.run(&["run", "audit/missing_gates", "--dry-run"]);

@@ -107,6 +107,7 @@ pub(crate) fn codes(json: &Value) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn valid_plan_passes_with_two_phases_and_five_gates() {
     let sandbox = Sandbox::new();
     let (code, json) = sandbox.audit_json("audit/valid_plan/MASTER_PLAN.md", &[]);
@@ -160,6 +161,7 @@ fn valid_plan_needs_its_agent_files() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn missing_gates_fails() {
     let sandbox = Sandbox::new();
     let (code, json) = sandbox.audit_json("audit/missing_gates/MASTER_PLAN.md", &[]);
@@ -190,6 +192,7 @@ fn missing_phase_fails() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn circular_deps_fails_naming_the_cycle() {
     let sandbox = Sandbox::new();
     let (code, json) = sandbox.audit_json("audit/circular_deps/MASTER_PLAN.md", &[]);
@@ -204,6 +207,7 @@ fn circular_deps_fails_naming_the_cycle() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn freeform_plans_have_no_phases() {
     let sandbox = Sandbox::new();
     for plan in [
@@ -291,6 +295,7 @@ fn hello_world_reports_its_gate_without_command_and_its_agents() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn strict_fails_on_warnings() {
     let sandbox = Sandbox::new();
     sandbox.write(
@@ -346,6 +351,7 @@ fn colour_follows_the_color_flag() {
 
 /// The example in `docs/plan-format.md` is a plan that passes, as the document says.
 #[test]
+#[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn the_documented_example_plan_passes() {
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/plan-format.md"))
