@@ -221,6 +221,10 @@ where
     let mut frames = Vec::new();
     let mut receiver_gone = false;
     let mut after_exit = 0_usize;
+    // One wait for the exit, made once: a fresh one per read would register and
+    // unregister a waiter on every line of output.
+    let exit_seen = exited.cancelled();
+    tokio::pin!(exit_seen);
     let end = loop {
         let read = if exited.is_cancelled() {
             if after_exit > POST_EXIT_LIMIT {
@@ -235,7 +239,7 @@ where
         } else {
             tokio::select! {
                 read = pipe.read(&mut buf) => read,
-                () = exited.cancelled() => continue,
+                () = &mut exit_seen => continue,
             }
         };
         let n = match read {

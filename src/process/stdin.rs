@@ -5,9 +5,11 @@
 //! stopped reading), so every write races a cancellation token that `close` fires
 //! first.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::process::ChildStdin;
 use tokio::sync::{Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
@@ -89,6 +91,43 @@ impl StdinWriter {
             result = stdin.write_all(scratch) => Some(result),
         };
         self.settle(guard, result)
+    }
+
+    /// Write what the pipe takes of `bytes` now, without waiting: the number of bytes
+    /// written, 0 when the pipe is full or another write holds it. A caller that gets
+    /// less than all of `bytes` writes the rest with [`write_all`](Self::write_all),
+    /// after anything it queued before.
+    ///
+    /// # Errors
+    /// As for [`StdinWriter::write_all`].
+    pub fn try_write(&self, bytes: &[u8]) -> Result<usize, ProcessError> {
+        if self.inner.closed.is_cancelled() {
+            return Err(ProcessError::StdinClosed);
+        }
+        let Ok(mut guard) = self.inner.pipe.try_lock() else {
+            return Ok(0);
+        };
+        let Some(pipe) = guard.as_mut() else {
+            return Err(ProcessError::StdinClosed);
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut written = 0;
+        while written < bytes.len() {
+            match Pin::new(&mut pipe.stdin).poll_write(&mut cx, &bytes[written..]) {
+                Poll::Ready(Ok(0)) => {
+                    return self
+                        .settle(guard, Some(Err(std::io::ErrorKind::WriteZero.into())))
+                        .map(|()| written);
+                }
+                Poll::Ready(Ok(n)) => written += n,
+                Poll::Ready(Err(err)) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Poll::Ready(Err(err)) => {
+                    return self.settle(guard, Some(Err(err))).map(|()| written);
+                }
+                Poll::Pending => break,
+            }
+        }
+        Ok(written)
     }
 
     /// Take the write lock, unless stdin is (or gets) closed first.

@@ -7,6 +7,8 @@
 //! child at a time: the front starts the next generation only after the previous one's
 //! [`BackendEvent::Down`].
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -16,8 +18,8 @@ use super::{Backend, BackendEvent, EndCause, ServerInfo, StopWhy};
 use crate::mcp::front::tools::StartRecord;
 use crate::mcp::options::Limits;
 use crate::process::{
-    Child, ChildControl, Events, ProcessCommand, ProcessError, ProcessEvent, Signal, StopLadder,
-    Stream,
+    Child, ChildControl, Events, ProcessCommand, ProcessError, ProcessEvent, Signal, StdinWriter,
+    StopLadder, Stream,
 };
 
 /// The stdio back end: the server command and the child of the current generation.
@@ -34,9 +36,65 @@ pub(crate) struct StdioBackend {
 struct ChildUnit {
     generation: u64,
     pid: u32,
-    stdin: mpsc::UnboundedSender<Vec<u8>>,
+    stdin: ChildStdin,
     control: ChildControl,
     _owner: Child,
+}
+
+/// A child's stdin, written through: a line goes straight to the pipe when nothing
+/// waits before it (the hot path costs no task hand-off), and to a writer task, in
+/// order, when the pipe is full.
+#[derive(Debug)]
+struct ChildStdin {
+    pipe: Option<StdinWriter>,
+    queue: mpsc::UnboundedSender<Vec<u8>>,
+    /// Lines handed to the writer task and not yet written.
+    queued: Arc<AtomicUsize>,
+}
+
+impl ChildStdin {
+    fn new(pipe: Option<StdinWriter>) -> Self {
+        let (queue, mut lines) = mpsc::unbounded_channel::<Vec<u8>>();
+        let queued = Arc::new(AtomicUsize::new(0));
+        if let Some(pipe) = pipe.clone() {
+            let queued = Arc::clone(&queued);
+            tokio::spawn(async move {
+                while let Some(bytes) = lines.recv().await {
+                    let written = pipe.write_all(&bytes).await;
+                    queued.fetch_sub(1, Ordering::AcqRel);
+                    if written.is_err() {
+                        // Closed by the stop ladder or the child's exit; the exit event
+                        // tells the front what happened.
+                        break;
+                    }
+                }
+            });
+        }
+        ChildStdin {
+            pipe,
+            queue,
+            queued,
+        }
+    }
+
+    /// Send one line (without its newline). Never waits: a child that stops reading
+    /// cannot stall the front.
+    fn send(&self, mut line: Vec<u8>) {
+        let Some(pipe) = &self.pipe else { return };
+        line.push(b'\n');
+        if self.queued.load(Ordering::Acquire) == 0 {
+            match pipe.try_write(&line) {
+                Ok(written) if written == line.len() => return,
+                Ok(written) => {
+                    line.drain(..written);
+                }
+                // Closed: the exit event tells the front what happened.
+                Err(_) => return,
+            }
+        }
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        let _ = self.queue.send(line);
+    }
 }
 
 impl StdioBackend {
@@ -82,23 +140,12 @@ impl Backend for StdioBackend {
             .spawn()?;
         let pid = child.pid();
         let control = child.control();
-        let (stdin_tx, mut stdin_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        if let Some(stdin) = child.stdin() {
-            tokio::spawn(async move {
-                while let Some(line) = stdin_rx.recv().await {
-                    if stdin.write_line(&line).await.is_err() {
-                        // Closed by the stop ladder or the child's exit; the exit event
-                        // tells the front what happened.
-                        break;
-                    }
-                }
-            });
-        }
+        let stdin = ChildStdin::new(child.stdin());
         self.events = child.take_events().map(|events| (generation, events));
         self.child = Some(ChildUnit {
             generation,
             pid,
-            stdin: stdin_tx,
+            stdin,
             control,
             _owner: child,
         });
@@ -112,8 +159,7 @@ impl Backend for StdioBackend {
 
     fn send(&mut self, generation: u64, line: Vec<u8>) {
         if let Some(child) = self.current(generation) {
-            // Never waits: a child that stops reading cannot stall the front.
-            let _ = child.stdin.send(line);
+            child.stdin.send(line);
         }
     }
 

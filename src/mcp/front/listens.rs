@@ -279,7 +279,8 @@ impl<B: Backend> Front<B> {
         let mut told = false;
         for listen in &self.stateless.listens {
             if listen.acknowledged && listen.wants(kind) {
-                self.send_client(stateless::list_changed_on(listen, kind));
+                self.to_client
+                    .send(&stateless::list_changed_on(listen, kind));
                 told = true;
             }
         }

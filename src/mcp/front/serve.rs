@@ -19,7 +19,8 @@ use super::stderr_tail::StderrTail;
 use super::tools::ToolView;
 use super::watch;
 use crate::mcp::backend::Backend;
-use crate::mcp::jsonrpc::framing::{self, LineReader};
+use crate::mcp::jsonrpc::framing::LineReader;
+use crate::mcp::jsonrpc::line_writer::LineWriter;
 use crate::mcp::supervise::McpError;
 
 /// A handle to stop a running supervisor or bridge, as SIGINT/SIGTERM do, or to restart
@@ -86,14 +87,11 @@ where
         }
     };
     let client = LineReader::new(input, opts.limits.max_line_length);
-    let gone = control_tx.clone();
     let max_queued = opts
         .limits
         .buffer_max_bytes
         .max(opts.limits.max_line_length);
-    let (to_client, writer) = framing::spawn_client_writer(output, max_queued, move |err| {
-        let _ = gone.send(Control::ClientGone(err));
-    });
+    let to_client = LineWriter::new(Box::pin(output), max_queued);
     let limits = &opts.limits;
     let learned = if opts.remember {
         Learned::load(&opts.state_dir)
@@ -128,8 +126,5 @@ where
         return Err(McpError::Start(err));
     }
     on_start(Shutdown(control_tx));
-    let outcome = front.run(client, control_rx).await;
-    // Everything queued for the client goes out before the front returns.
-    writer.drain().await;
-    Ok(outcome)
+    Ok(front.run(client, control_rx).await)
 }

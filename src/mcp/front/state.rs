@@ -20,7 +20,8 @@ use super::stateless::Stateless;
 use super::stderr_tail::StderrTail;
 use super::tools::ToolView;
 use crate::mcp::backend::{Backend, BackendEvent, ServerInfo, StopWhy};
-use crate::mcp::jsonrpc::framing::{ClientSink, Frame, LineReader};
+use crate::mcp::jsonrpc::framing::{Frame, LineReader};
+use crate::mcp::jsonrpc::line_writer::LineWriter;
 use crate::mcp::jsonrpc::message;
 use crate::mcp::say;
 
@@ -40,8 +41,6 @@ pub(crate) enum Control {
         /// How it ended, in words.
         detail: String,
     },
-    /// The client is gone: writing to it failed, or it stopped reading past the bound.
-    ClientGone(String),
 }
 
 /// Where a server generation is in its life.
@@ -144,7 +143,8 @@ pub(crate) struct Front<B> {
     /// The server's answers kept to serve while it restarts.
     pub(crate) learned: Learned,
     pub(crate) audit: Option<AuditLog>,
-    pub(crate) to_client: ClientSink,
+    /// The client's side of the proxy: written by the front itself, never waiting.
+    pub(crate) to_client: LineWriter,
     pub(crate) control_tx: mpsc::UnboundedSender<Control>,
     /// Where each message in flight belongs, and the id allocators.
     pub(crate) routing: Routing,
@@ -184,6 +184,10 @@ impl<B: Backend> Front<B> {
                 );
                 self.sync_audit();
                 say(&format!("exiting: {}", outcome.describe()));
+                // Everything queued for the client goes out before the front returns.
+                if let Err(why) = self.to_client.drain(Duration::from_secs(5)).await {
+                    say(&why);
+                }
                 return outcome;
             }
             if let Some(deadline) = self.next_deadline()
@@ -195,6 +199,12 @@ impl<B: Backend> Front<B> {
             tokio::select! {
                 biased;
                 Some(control) = control_rx.recv() => self.on_control(control),
+                written = self.to_client.flush(), if self.to_client.needs_flush() => {
+                    if let Err(why) = written {
+                        say(&format!("the client is gone ({why}): shutting down"));
+                        self.begin_shutdown(SuperviseOutcome::ClientClosed);
+                    }
+                }
                 event = self.backend.next_event() => self.on_backend(event),
                 frame = client.next(), if client_open => match frame {
                     Ok(Frame::Line(line)) => self.on_client_line(line),
@@ -296,10 +306,6 @@ impl<B: Backend> Front<B> {
             }
             Control::FilesChanged(paths) => self.on_files_changed(&paths),
             Control::BuildDone { ok, detail } => self.on_build_done(ok, &detail),
-            Control::ClientGone(err) => {
-                say(&format!("the client is gone ({err}): shutting down"));
-                self.begin_shutdown(SuperviseOutcome::ClientClosed);
-            }
         }
     }
 
@@ -314,15 +320,15 @@ impl<B: Backend> Front<B> {
     }
 
     /// Send a line to the client.
-    pub(crate) fn send_client(&self, line: Vec<u8>) {
-        self.to_client.send(line);
+    pub(crate) fn send_client(&mut self, line: Vec<u8>) {
+        self.to_client.send(&line);
     }
 
-    pub(crate) fn reply_error(&self, raw_id: Option<&[u8]>, code: i64, text: &str) {
+    pub(crate) fn reply_error(&mut self, raw_id: Option<&[u8]>, code: i64, text: &str) {
         self.send_client(message::error_response(raw_id, code, text));
     }
 
-    pub(crate) fn reply_result(&self, raw_id: &[u8], result: &Value) {
+    pub(crate) fn reply_result(&mut self, raw_id: &[u8], result: &Value) {
         self.send_client(message::result_response(raw_id, result));
     }
 

@@ -1,7 +1,9 @@
 //! JSON-RPC as the front reads and writes it: single messages with their original bytes
-//! (`message`), newline framing of the client's stream and the client's writer
-//! (`framing`), and the ids of messages dropped for their size (`oversized`).
+//! (`message`), newline framing of the client's stream (`framing`), the client's
+//! write-through writer (`line_writer`), and the ids of messages dropped for their size
+//! (`oversized`).
 
 pub(crate) mod framing;
+pub(crate) mod line_writer;
 pub(crate) mod message;
 pub(crate) mod oversized;
