@@ -2,6 +2,7 @@
 //! remote), [`Events`] (its output), and [`ProcessState`] (what it is doing).
 
 use std::collections::VecDeque;
+use std::task::{Context, Poll};
 
 use nix::sys::signal::Signal;
 use tokio::sync::{mpsc, watch};
@@ -9,6 +10,7 @@ use tokio::sync::{mpsc, watch};
 use super::event::{ExitReport, ProcessEvent};
 use super::exit::ExitStatus;
 use super::identity::ProcessIdentity;
+use super::inline::InlineReader;
 use super::lines::EventBatch;
 use super::stdin::StdinWriter;
 
@@ -180,13 +182,17 @@ impl ChildControl {
 #[derive(Debug)]
 pub struct Events {
     rx: mpsc::Receiver<EventBatch>,
+    /// Stdout, when the owner's polling reads it (see
+    /// [`ProcessCommand::read_stdout_inline`](super::ProcessCommand::read_stdout_inline)).
+    inline: Option<InlineReader>,
     pending: VecDeque<ProcessEvent>,
 }
 
 impl Events {
-    pub(crate) fn new(rx: mpsc::Receiver<EventBatch>) -> Self {
+    pub(crate) fn new(rx: mpsc::Receiver<EventBatch>, inline: Option<InlineReader>) -> Self {
         Events {
             rx,
+            inline,
             pending: VecDeque::new(),
         }
     }
@@ -194,12 +200,31 @@ impl Events {
     /// The next event; `None` after [`ProcessEvent::Exited`] has been received.
     /// Cancel-safe: use it in `select!`.
     pub async fn recv(&mut self) -> Option<ProcessEvent> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<ProcessEvent>> {
         loop {
             if let Some(event) = self.pending.pop_front() {
-                return Some(event);
+                return Poll::Ready(Some(event));
             }
-            // No await between receiving a batch and storing it: cancel-safe.
-            self.pending.extend(self.rx.recv().await?);
+            // Stdout read inline comes first: the exit is only sent on the channel once
+            // that reader has ended and handed over its last batch.
+            if let Some(inline) = &mut self.inline {
+                match inline.poll_batch(cx) {
+                    Poll::Ready(Some(batch)) => {
+                        self.pending.extend(batch);
+                        continue;
+                    }
+                    Poll::Ready(None) => self.inline = None,
+                    Poll::Pending => {}
+                }
+            }
+            match self.rx.poll_recv(cx) {
+                Poll::Ready(Some(batch)) => self.pending.extend(batch),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
         }
     }
 }

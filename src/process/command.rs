@@ -14,7 +14,8 @@ use super::ProcessError;
 use super::child::{Child, ChildControl, Events, ProcessState};
 use super::event::Stream;
 use super::group::GroupGuard;
-use super::lines::{DEFAULT_MAX_LINE, read_lines};
+use super::inline::InlineReader;
+use super::lines::{BatchSink, DEFAULT_MAX_LINE, ReaderDone, spawn_reader};
 use super::reaper::{self, LaunchError, Launched};
 use super::stdin::StdinWriter;
 use super::stop::StopLadder;
@@ -52,6 +53,16 @@ impl std::fmt::Debug for StdinMode {
     }
 }
 
+/// Who reads the child's stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum StdoutReader {
+    /// A task of its own, whether or not the owner polls [`Events`].
+    #[default]
+    Task,
+    /// The owner's polling of [`Events`] (see [`ProcessCommand::read_stdout_inline`]).
+    Inline,
+}
+
 /// A program to run as a supervised child. Build it, then [`spawn`](Self::spawn) it as
 /// many times as needed (a restarted MCP server is the same command again).
 #[derive(Debug, Clone)]
@@ -67,6 +78,7 @@ pub struct ProcessCommand {
     ladder: StopLadder,
     leak_grace: Duration,
     event_capacity: usize,
+    stdout_reader: StdoutReader,
 }
 
 impl ProcessCommand {
@@ -84,6 +96,7 @@ impl ProcessCommand {
             ladder: StopLadder::default(),
             leak_grace: DEFAULT_LEAK_GRACE,
             event_capacity: DEFAULT_EVENT_CAPACITY,
+            stdout_reader: StdoutReader::Task,
         }
     }
 
@@ -209,6 +222,16 @@ impl ProcessCommand {
         self
     }
 
+    /// Read stdout from the owner's own polling of [`Events`] instead of a task of its
+    /// own: a line reaches the owner without a task hand-off (an MCP proxy's hot path).
+    /// The owner must keep polling [`Events::recv`] until the exit: while it does not,
+    /// the child's stdout waits in the pipe, and dropping the `Events` closes it.
+    #[must_use]
+    pub fn read_stdout_inline(mut self) -> Self {
+        self.stdout_reader = StdoutReader::Inline;
+        self
+    }
+
     /// The program as given.
     #[must_use]
     pub fn program(&self) -> &OsStr {
@@ -296,31 +319,43 @@ impl ProcessCommand {
         let (event_tx, event_rx) = mpsc::channel(self.event_capacity);
         let exited = CancellationToken::new();
         let abandon = CancellationToken::new();
-        let mut readers = Vec::new();
+        let mut readers: Vec<(Stream, ReaderDone)> = Vec::new();
+        let mut inline = None;
         if let Some(stdout) = os_child.stdout.take() {
-            readers.push((
-                Stream::Stdout,
-                tokio::spawn(read_lines(
+            let done = match self.stdout_reader {
+                StdoutReader::Task => spawn_reader(
                     stdout,
                     Stream::Stdout,
                     self.max_line,
-                    event_tx.clone(),
+                    BatchSink::Channel(event_tx.clone()),
                     exited.clone(),
                     abandon.clone(),
-                )),
-            ));
+                ),
+                StdoutReader::Inline => {
+                    let (reader, done) = InlineReader::new(
+                        stdout,
+                        Stream::Stdout,
+                        self.max_line,
+                        exited.clone(),
+                        abandon.clone(),
+                    );
+                    inline = Some(reader);
+                    done
+                }
+            };
+            readers.push((Stream::Stdout, done));
         }
         if let Some(stderr) = os_child.stderr.take() {
             readers.push((
                 Stream::Stderr,
-                tokio::spawn(read_lines(
+                spawn_reader(
                     stderr,
                     Stream::Stderr,
                     self.max_line,
-                    event_tx.clone(),
+                    BatchSink::Channel(event_tx.clone()),
                     exited.clone(),
                     abandon.clone(),
-                )),
+                ),
             ));
         }
         let stdin = os_child.stdin.take().map(StdinWriter::new);
@@ -362,7 +397,7 @@ impl ProcessCommand {
         };
         Ok(Child::new(
             ChildControl::new(program, request_tx, state_rx),
-            Events::new(event_rx),
+            Events::new(event_rx, inline),
             stdin,
         ))
     }

@@ -1,11 +1,15 @@
-//! Framing a child's output into lines on bytes, with a hard cap per line, and the task
-//! that reads one pipe into the event channel.
+//! Framing a child's output into lines on bytes, with a hard cap per line, and the
+//! reader of one pipe: a task of its own feeding the event channel, or driven by
+//! [`super::Events`] itself (see [`BatchSink`]).
 //!
 //! Framing works on raw bytes and splits only at `\n`, so a UTF-8 character cut in two
 //! by a read boundary is reassembled untouched. Memory per stream is bounded by the
 //! line cap plus one read buffer: an over-long line's bytes are dropped until the next
 //! newline, keeping only its length and its first and last [`LINE_EXCERPT_BYTES`],
 //! and it is reported once, when it ends.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
@@ -16,6 +20,60 @@ use super::event::{ProcessEvent, Stream};
 /// Events travel from the tasks to [`super::Events`] in batches: all the lines one read
 /// completed. Never empty.
 pub(crate) type EventBatch = Vec<ProcessEvent>;
+
+/// Where a pipe's reader puts the batches it reads.
+#[derive(Debug)]
+pub(crate) enum BatchSink {
+    /// The reader is a task of its own: batches go on the event channel, and the reader
+    /// waits while the channel is full.
+    Channel(mpsc::Sender<EventBatch>),
+    /// The reader is polled by [`super::Events`] alone: one batch at a time in the slot.
+    /// A full slot makes the reader wait without registering a waker, since `Events`
+    /// empties the slot and then polls the reader again itself.
+    Slot(Arc<Mutex<Option<EventBatch>>>),
+}
+
+impl BatchSink {
+    /// Hand over `batch`. Fails once nobody receives any more.
+    async fn send(&self, batch: EventBatch) -> Result<(), ()> {
+        match self {
+            BatchSink::Channel(events) => events.send(batch).await.map_err(drop),
+            BatchSink::Slot(slot) => {
+                let mut batch = Some(batch);
+                std::future::poll_fn(|_| {
+                    let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+                    if slot.is_none() {
+                        *slot = batch.take();
+                        Poll::Ready(Ok(()))
+                    } else {
+                        Poll::Pending
+                    }
+                })
+                .await
+            }
+        }
+    }
+}
+
+/// How a pipe's reader ended, once it has: what the supervising task waits for before
+/// it reports the child's exit.
+pub(crate) type ReaderDone = std::pin::Pin<Box<dyn std::future::Future<Output = ReaderEnd> + Send>>;
+
+/// Read `pipe` on a task of its own into `sink`.
+pub(crate) fn spawn_reader<R>(
+    pipe: R,
+    stream: Stream,
+    max_line: usize,
+    sink: BatchSink,
+    exited: CancellationToken,
+    abandon: CancellationToken,
+) -> ReaderDone
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let task = tokio::spawn(read_lines(pipe, stream, max_line, sink, exited, abandon));
+    Box::pin(async move { task.await.unwrap_or(ReaderEnd::Failed) })
+}
 
 /// Default cap on one line: 16 MiB.
 pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
@@ -209,7 +267,7 @@ pub(crate) async fn read_lines<R>(
     mut pipe: R,
     stream: Stream,
     max_line: usize,
-    events: mpsc::Sender<EventBatch>,
+    events: BatchSink,
     exited: CancellationToken,
     abandon: CancellationToken,
 ) -> ReaderEnd
@@ -423,7 +481,7 @@ mod tests {
             data,
             Stream::Stdout,
             1024,
-            tx,
+            BatchSink::Channel(tx),
             CancellationToken::new(),
             CancellationToken::new(),
         )
@@ -455,7 +513,7 @@ mod tests {
             &data[..],
             Stream::Stderr,
             1024,
-            tx,
+            BatchSink::Channel(tx),
             CancellationToken::new(),
             CancellationToken::new(),
         )
@@ -476,7 +534,14 @@ mod tests {
         abandon.cancel();
         let end = tokio::time::timeout(
             std::time::Duration::from_secs(5),
-            read_lines(reader, Stream::Stdout, 1024, tx, exited, abandon),
+            read_lines(
+                reader,
+                Stream::Stdout,
+                1024,
+                BatchSink::Channel(tx),
+                exited,
+                abandon,
+            ),
         )
         .await
         .expect("reader must give up on its own");

@@ -18,7 +18,10 @@
 //!   bounded channel, one batch per read ([`Events::recv`] hands them out one by one).
 //!   Both pipes are always drained concurrently; a full channel holds a reader back, and
 //!   with it the child (flow control, never a deadlock between the two pipes). If the
-//!   receiver is dropped, readers keep draining and discard.
+//!   receiver is dropped, readers keep draining and discard. With
+//!   [`ProcessCommand::read_stdout_inline`] the stdout reader is no task: the owner's
+//!   polling of [`Events::recv`] drives it (`inline`), which spares a proxy a task
+//!   hand-off per line; the exit is still sent only after that reader has ended.
 //! - one **supervisor** that owns the reaper's socket, and `select!`s over its reports
 //!   (the program's exit), requests from handles (stop, kill, signal) and the stop
 //!   ladder's timer. It is the only code that walks the [`StopLadder`]; it publishes the
@@ -67,6 +70,7 @@ mod event;
 mod exit;
 mod group;
 mod identity;
+mod inline;
 mod leftover;
 mod lines;
 mod output;

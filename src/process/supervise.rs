@@ -5,7 +5,6 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::child::{ProcessState, Request};
@@ -13,7 +12,7 @@ use super::event::{ExitReport, Leak, ProcessEvent, StopReport, Stream};
 use super::exit::ExitStatus;
 use super::group::GroupGuard;
 use super::identity::ProcessIdentity;
-use super::lines::{EventBatch, ReaderEnd};
+use super::lines::{EventBatch, ReaderDone, ReaderEnd};
 use super::reaper::{self, Report, Reports};
 use super::stdin::StdinWriter;
 use super::stop::{Effect, LadderRun, StopAction, StopLadder};
@@ -32,7 +31,7 @@ pub(crate) struct Supervisor {
     pub(crate) state: watch::Sender<ProcessState>,
     pub(crate) ladder: StopLadder,
     pub(crate) stdin: Option<StdinWriter>,
-    pub(crate) readers: Vec<(Stream, JoinHandle<ReaderEnd>)>,
+    pub(crate) readers: Vec<(Stream, ReaderDone)>,
     pub(crate) events: mpsc::Sender<EventBatch>,
     pub(crate) exited: CancellationToken,
     pub(crate) abandon: CancellationToken,
@@ -147,13 +146,13 @@ impl Supervisor {
         // writer below it. What holds them still got a descriptor some other way (passed
         // over a socket to a process outside the tree): give it the grace too, then
         // abandon the pipe.
-        let mut readers: Vec<(Stream, Option<ReaderEnd>, JoinHandle<ReaderEnd>)> = readers
+        let mut readers: Vec<(Stream, Option<ReaderEnd>, ReaderDone)> = readers
             .into_iter()
             .map(|(stream, handle)| (stream, None, handle))
             .collect();
         let _ = tokio::time::timeout(leak_grace, async {
             for (_, end, handle) in &mut readers {
-                *end = Some(handle.await.unwrap_or(ReaderEnd::Failed));
+                *end = Some(handle.await);
             }
         })
         .await;
@@ -162,7 +161,7 @@ impl Supervisor {
         for (stream, end, handle) in readers {
             let end = match end {
                 Some(end) => end,
-                None => handle.await.unwrap_or(ReaderEnd::Failed),
+                None => handle.await,
             };
             if end == ReaderEnd::Abandoned {
                 open_pipes.push(stream);

@@ -132,6 +132,7 @@ impl Backend for StdioBackend {
             .args(args)
             .env("DEBUSSY_MCP_GENERATION", generation.to_string())
             .stdin_piped()
+            .read_stdout_inline()
             .max_line_bytes(self.limits.max_line_length)
             .stop_ladder(StopLadder::mcp(
                 self.limits.stop_close_grace,

@@ -280,7 +280,7 @@ impl<B: Backend> Front<B> {
         for listen in &self.stateless.listens {
             if listen.acknowledged && listen.wants(kind) {
                 self.to_client
-                    .send(&stateless::list_changed_on(listen, kind));
+                    .send(stateless::list_changed_on(listen, kind));
                 told = true;
             }
         }

@@ -321,7 +321,7 @@ impl<B: Backend> Front<B> {
 
     /// Send a line to the client.
     pub(crate) fn send_client(&mut self, line: Vec<u8>) {
-        self.to_client.send(&line);
+        self.to_client.send(line);
     }
 
     pub(crate) fn reply_error(&mut self, raw_id: Option<&[u8]>, code: i64, text: &str) {

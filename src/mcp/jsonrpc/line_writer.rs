@@ -8,7 +8,7 @@
 //! its `select!`).
 
 use std::future::poll_fn;
-use std::io::{self, IoSlice};
+use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -73,58 +73,49 @@ impl LineWriter {
     }
 
     /// Send one line (without its newline). Never waits.
-    pub(crate) fn send(&mut self, line: &[u8]) {
+    pub(crate) fn send(&mut self, mut line: Vec<u8>) {
         if self.state != State::Open {
             return;
         }
+        line.push(b'\n');
         if self.queued() > 0 {
             // What waits goes first, and the pipe may have room again: the owner's loop
             // may be too busy to poll `flush` (a server that floods it with output).
             let _ = self.write_pending(&mut Context::from_waker(Waker::noop()));
         }
         let queued = self.queued();
-        let size = line.len() + 1;
-        if queued > 0 || self.state != State::Open {
+        if self.state != State::Open {
+            return;
+        }
+        if queued > 0 {
             // A line alone always goes (its size is bounded by the line limit).
-            if queued + size > self.max_queued && self.state == State::Open {
+            if queued + line.len() > self.max_queued {
                 self.state = State::Failed(format!(
-                    "it stopped reading: {queued} bytes wait for it, and {size} more would pass the limit of {} (mcp.buffer_max_bytes)",
+                    "it stopped reading: {queued} bytes wait for it, and {} more would pass the limit of {} (mcp.buffer_max_bytes)",
+                    line.len(),
                     self.max_queued
                 ));
-            }
-            if self.state == State::Open {
-                self.pending.extend_from_slice(line);
-                self.pending.push(b'\n');
+            } else {
+                self.pending.extend_from_slice(&line);
             }
             return;
         }
-        match self.write_now(line) {
-            Ok(written) if written < size => {
-                self.pending.clear();
-                self.start = 0;
-                if written < line.len() {
-                    self.pending.extend_from_slice(&line[written..]);
-                }
-                self.pending.push(b'\n');
+        match self.write_now(&line) {
+            Ok(written) if written < line.len() => {
+                self.pending = line;
+                self.start = written;
             }
             Ok(_) => {}
             Err(err) => self.state = State::Failed(err.to_string()),
         }
     }
 
-    /// Write what the pipe takes now of `line` and its newline, without waiting.
-    fn write_now(&mut self, line: &[u8]) -> io::Result<usize> {
+    /// Write what the pipe takes of `bytes` now, without waiting.
+    fn write_now(&mut self, bytes: &[u8]) -> io::Result<usize> {
         let mut cx = Context::from_waker(Waker::noop());
         let mut written = 0;
-        let size = line.len() + 1;
-        while written < size {
-            let poll = if written < line.len() {
-                let parts = [IoSlice::new(&line[written..]), IoSlice::new(b"\n")];
-                self.out.as_mut().poll_write_vectored(&mut cx, &parts)
-            } else {
-                self.out.as_mut().poll_write(&mut cx, b"\n")
-            };
-            match poll {
+        while written < bytes.len() {
+            match self.out.as_mut().poll_write(&mut cx, &bytes[written..]) {
                 Poll::Ready(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
                 Poll::Ready(Ok(n)) => written += n,
                 Poll::Ready(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -231,8 +222,8 @@ mod tests {
     async fn lines_go_out_with_newlines_in_order() {
         let (out, mut read_end) = tokio::io::duplex(1024);
         let mut writer = LineWriter::new(Box::pin(out), 1 << 20);
-        writer.send(b"one");
-        writer.send(b"two");
+        writer.send(b"one".to_vec());
+        writer.send(b"two".to_vec());
         assert!(!writer.needs_flush(), "both fit in the pipe at once");
         writer.drain(Duration::from_secs(5)).await.expect("drained");
         drop(writer);
@@ -246,8 +237,8 @@ mod tests {
         // 8 bytes fit; the rest waits until the reader takes some.
         let (out, mut read_end) = tokio::io::duplex(8);
         let mut writer = LineWriter::new(Box::pin(out), 1 << 20);
-        writer.send(b"0123456789");
-        writer.send(b"abc");
+        writer.send(b"0123456789".to_vec());
+        writer.send(b"abc".to_vec());
         assert!(writer.needs_flush());
         assert_eq!(writer.queued(), 3 + 4);
         let reader = tokio::spawn(async move {
@@ -271,7 +262,7 @@ mod tests {
         let (out, _unread) = tokio::io::duplex(64);
         let mut writer = LineWriter::new(Box::pin(out), 1000);
         for _ in 0..1000 {
-            writer.send(&[b'x'; 99]);
+            writer.send(vec![b'x'; 99]);
         }
         assert!(writer.queued() <= 1000, "{}", writer.queued());
         let why = tokio::time::timeout(Duration::from_secs(5), writer.flush())
@@ -281,7 +272,7 @@ mod tests {
         assert!(why.contains("stopped reading"), "{why}");
         assert!(why.contains("limit of 1000"), "{why}");
         // Reported once; later lines are dropped.
-        writer.send(b"late");
+        writer.send(b"late".to_vec());
         assert!(!writer.needs_flush());
         assert_eq!(writer.queued(), 0);
     }
@@ -291,7 +282,7 @@ mod tests {
         let (out, read_end) = tokio::io::duplex(64);
         drop(read_end);
         let mut writer = LineWriter::new(Box::pin(out), 1000);
-        writer.send(b"hello");
+        writer.send(b"hello".to_vec());
         assert!(writer.needs_flush());
         let why = writer.flush().await.expect_err("the peer is gone");
         assert!(!why.is_empty());
@@ -303,7 +294,7 @@ mod tests {
     async fn a_client_that_does_not_read_the_last_lines_ends_the_drain_in_time() {
         let (out, _unread) = tokio::io::duplex(4);
         let mut writer = LineWriter::new(Box::pin(out), 1000);
-        writer.send(b"more than four bytes");
+        writer.send(b"more than four bytes".to_vec());
         let why = writer
             .drain(Duration::from_millis(50))
             .await
