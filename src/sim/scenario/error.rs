@@ -1,0 +1,65 @@
+//! Why a scenario file cannot be used, with the file, line and column.
+
+use std::path::{Path, PathBuf};
+
+/// A scenario that cannot be used.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ScenarioError {
+    /// The file could not be read.
+    #[error("read sim scenario {}", path.display())]
+    #[diagnostic(code(debussy::sim::read))]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a valid scenario.
+    #[error("invalid sim scenario {}:{line}:{column}: {message}", path.display())]
+    #[diagnostic(
+        code(debussy::sim::invalid),
+        help("the scenario format is described in docs/sim-agent.md")
+    )]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the problem (0 when unknown).
+        line: usize,
+        /// 1-based column of the problem (0 when unknown).
+        column: usize,
+        /// What is wrong.
+        message: String,
+        /// The file's text, for the rendered snippet.
+        #[source_code]
+        source_code: std::sync::Arc<miette::NamedSource<String>>,
+        /// Where in the text.
+        #[label("here")]
+        span: Option<miette::SourceSpan>,
+    },
+}
+
+impl ScenarioError {
+    pub(super) fn parse(err: &serde_norway::Error, text: &str, path: &Path) -> Self {
+        let location = err.location();
+        let (line, column) = location
+            .as_ref()
+            .map_or((0, 0), |loc| (loc.line(), loc.column()));
+        // serde_norway appends "at line L column C" itself; we print the location up front.
+        let mut message = err.to_string();
+        if let Some(cut) = message.find(" at line ") {
+            message.truncate(cut);
+        }
+        ScenarioError::Parse {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message,
+            source_code: std::sync::Arc::new(miette::NamedSource::new(
+                path.display().to_string(),
+                text.to_owned(),
+            )),
+            span: location.map(|loc| miette::SourceSpan::from((loc.index().min(text.len()), 0))),
+        }
+    }
+}
