@@ -1,0 +1,54 @@
+//! Ctrl-C and SIGTERM during a run: pause, then kill, then exit at once.
+
+use crate::events::{RequestSender, RunRequest};
+use crate::exit::{Exit, to_stderr};
+
+/// Third Ctrl-C: kill every agent process group and exit now.
+pub(super) fn abort() -> ! {
+    crate::process::kill_all_groups();
+    std::process::exit(i32::from(Exit::Interrupted.code()));
+}
+
+/// Ctrl-C and SIGTERM: the first stops the agent gracefully and pauses the run, the
+/// second kills the agent, the third exits at once (killing every child group).
+/// With the HUD up, nothing is printed (it shows what happens).
+pub(super) async fn forward_signals(requests: RequestSender, quiet: bool) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        tracing::warn!(
+            "cannot listen for Ctrl-C; interrupting will kill the run without saving state"
+        );
+        return;
+    };
+    let mut count = 0;
+    loop {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        count += 1;
+        match count {
+            1 => {
+                if !quiet {
+                    to_stderr(
+                        "\ndebussy: stopping the agent and pausing the run (Ctrl-C again to kill it)\n",
+                    );
+                }
+                let _ = requests.send(RunRequest::Interrupt);
+            }
+            2 => {
+                if !quiet {
+                    to_stderr("\ndebussy: killing the agent (Ctrl-C again to exit at once)\n");
+                }
+                let _ = requests.send(RunRequest::Kill);
+            }
+            _ => {
+                crate::ui::hud::restore_terminal();
+                abort();
+            }
+        }
+    }
+}
