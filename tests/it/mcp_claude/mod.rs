@@ -1,19 +1,18 @@
 //! The real Claude Code CLI as the MCP client of `debussy mcp supervise` and of
-//! `debussy mcp bridge`, driven by a scripted model: it calls `whoami`, then
-//! `restart_server`, then `whoami` again, and both `whoami` calls succeed with different
-//! server pids.
+//! `debussy mcp bridge`, driven by a scripted model: across restarts of an rmcp server
+//! (`restarts`) and of a Python SDK server speaking both protocol revisions
+//! (`stateless`).
 
 use std::path::PathBuf;
 use std::process::Command as StdCommand;
 
-use crate::support::claude::{self, RUN_TIMEOUT, Sandbox};
-use crate::support::model_server::{ModelServer, Scenario, Turn};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+mod restarts;
 mod stateless;
 
 /// The rmcp test server (`examples/mcp_test_server.rs`), built on demand.
-fn test_server() -> PathBuf {
+pub(super) fn test_server() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let status = StdCommand::new(cargo)
@@ -53,165 +52,4 @@ pub(super) fn tool_results(lines: &[Value]) -> Vec<(String, String, bool)> {
         }
     }
     out
-}
-
-#[tokio::test]
-#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
-async fn claude_code_keeps_its_mcp_session_across_restart_server() {
-    let cli = claude::require();
-    let sandbox = Sandbox::new().expect("sandbox");
-    let state = sandbox.cwd().join("mcp-state");
-    let args = json!([
-        "mcp",
-        "supervise",
-        "--name",
-        "t",
-        "--state-dir",
-        state,
-        "--",
-        test_server()
-    ]);
-    check_restart_through(&cli, &sandbox, &args).await;
-}
-
-#[tokio::test]
-#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
-async fn claude_code_keeps_its_mcp_session_across_a_bridged_daemon_restart() {
-    let cli = claude::require();
-    let sandbox = Sandbox::new().expect("sandbox");
-    let state = sandbox.cwd().join("mcp-state");
-    let port = crate::mcp::bridge_port();
-    let args = json!([
-        "mcp",
-        "bridge",
-        "--port",
-        port.to_string(),
-        "--state-dir",
-        state,
-        "--stop-daemon-on-exit",
-        "--",
-        test_server(),
-        "--http",
-        port.to_string()
-    ]);
-    check_restart_through(&cli, &sandbox, &args).await;
-    let record: Value =
-        serde_json::from_slice(&std::fs::read(state.join("daemon.json")).expect("daemon.json"))
-            .expect("daemon.json is JSON");
-    let pids: Vec<u64> = record["starts"]
-        .as_array()
-        .expect("starts")
-        .iter()
-        .filter_map(|s| s["pid"].as_u64())
-        .collect();
-    assert_eq!(pids.len(), 2, "{record}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let running = || {
-        pids.iter()
-            .filter(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists())
-            .filter(|pid| {
-                std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .is_ok_and(|stat| !stat.contains(") Z"))
-            })
-            .count()
-    };
-    while running() > 0 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let left = running();
-    for pid in &pids {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(i32::try_from(*pid).expect("pid fits")),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-    assert_eq!(
-        left, 0,
-        "a daemon outlived Claude Code and its bridge: {pids:?}"
-    );
-}
-
-/// Claude Code with the MCP server `t` started as `debussy ARGS`: whoami, restart,
-/// whoami, all answered, the second by a new server process.
-async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args: &Value) {
-    let config = sandbox.cwd().join("mcp.json");
-    std::fs::write(
-        &config,
-        serde_json::to_vec_pretty(&json!({
-            "mcpServers": {
-                "t": {
-                    "command": crate::support::DEBUSSY,
-                    "args": args,
-                }
-            }
-        }))
-        .expect("json"),
-    )
-    .expect("write the MCP config");
-    let server = ModelServer::start(
-        Scenario::new()
-            .turn(Turn::new().tool_use_id("toolu_whoami_1", "mcp__t__whoami", json!({})))
-            .turn(Turn::new().tool_use_id(
-                "toolu_restart",
-                "mcp__t__restart_server",
-                json!({"reason": "the agent edited the server"}),
-            ))
-            .turn(Turn::new().tool_use_id("toolu_whoami_2", "mcp__t__whoami", json!({})))
-            .turn(Turn::reply("Restarted.")),
-    )
-    .expect("model server");
-
-    let mut command = sandbox.command(cli, &server, claude::DEFAULT_MODEL);
-    command
-        .arg("--mcp-config")
-        .arg(&config)
-        .args(["--allowedTools", "mcp__t"]);
-    let transcript = claude::run(
-        command,
-        "Check the server, restart it, check again.",
-        RUN_TIMEOUT,
-    )
-    .await
-    .expect("claude run");
-    let lines = transcript.json();
-    let result = transcript.result().unwrap_or_else(|| {
-        panic!(
-            "no result line; stderr: {}\nstdout: {:#?}",
-            transcript.stderr, transcript.lines
-        )
-    });
-    assert_eq!(result["subtype"], "success", "{result}");
-
-    let init = transcript.system("init");
-    let servers = &init.first().expect("init line")["mcp_servers"];
-    assert!(
-        servers.as_array().is_some_and(|s| s
-            .iter()
-            .any(|s| s["name"] == "t" && s["status"] == "connected")),
-        "{servers}"
-    );
-    let results = tool_results(&lines);
-    let by_id = |id: &str| {
-        results
-            .iter()
-            .find(|(tool_use_id, _, _)| tool_use_id == id)
-            .unwrap_or_else(|| panic!("no result for {id}: {results:#?}"))
-            .clone()
-    };
-    let (_, first, first_error) = by_id("toolu_whoami_1");
-    let (_, restart, restart_error) = by_id("toolu_restart");
-    let (_, second, second_error) = by_id("toolu_whoami_2");
-    assert!(
-        !first_error && !restart_error && !second_error,
-        "{results:#?}"
-    );
-    let first: Value = serde_json::from_str(&first).expect("whoami is JSON");
-    let second: Value = serde_json::from_str(&second).expect("whoami is JSON");
-    let restart: Value = serde_json::from_str(&restart).expect("restart_server is JSON");
-    assert_eq!(restart["restarted"], true, "{restart}");
-    assert_ne!(first["pid"], second["pid"], "the server was not restarted");
-    assert_eq!(first["generation"], 1);
-    assert_eq!(second["generation"], 2);
-    assert_eq!(restart["new"]["pid"], second["pid"]);
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
 }
