@@ -1,7 +1,7 @@
 //! Notifications end to end: `debussy run` with the simulated agent and
 //! `notifications.provider: ntfy` pointed at an ntfy-compatible HTTP server on 127.0.0.1
 //! (axum). The server must receive the run start, the context restart, the completed
-//! phase and the run's end, in order, with ntfy's headers; a server that refuses every
+//! phase and the run's end, in order, in ntfy's JSON publishing form; a server that refuses every
 //! post must not change the run's outcome.
 
 use std::path::Path;
@@ -10,12 +10,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::support::project::{commit_all, init_repo, wait_exit};
+use axum::Json;
 use axum::Router;
-use axum::extract::{Path as UrlPath, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::routing::post;
+use serde_json::Value;
 
-/// One post: topic, title, priority, tags, body.
+/// One post: topic, title, priority, tags, message.
 type Post = [String; 5];
 
 #[derive(Clone)]
@@ -24,25 +26,27 @@ struct Server {
     status: StatusCode,
 }
 
-async fn publish(
-    State(server): State<Server>,
-    UrlPath(topic): UrlPath<String>,
-    headers: HeaderMap,
-    body: String,
-) -> StatusCode {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned()
+async fn publish(State(server): State<Server>, Json(post): Json<Value>) -> StatusCode {
+    let text = |key: &str| match &post[key] {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
     };
+    let tags = post["tags"]
+        .as_array()
+        .map(|tags| {
+            tags.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
     server.posts.lock().expect("lock").push([
-        topic,
-        header("title"),
-        header("priority"),
-        header("tags"),
-        body,
+        text("topic"),
+        text("title"),
+        text("priority"),
+        tags,
+        text("message"),
     ]);
     server.status
 }
@@ -55,12 +59,10 @@ fn serve(status: StatusCode) -> (String, Arc<Mutex<Vec<Post>>>, tokio::runtime::
         .build()
         .expect("runtime");
     let posts: Arc<Mutex<Vec<Post>>> = Arc::default();
-    let app = Router::new()
-        .route("/{topic}", post(publish))
-        .with_state(Server {
-            posts: posts.clone(),
-            status,
-        });
+    let app = Router::new().route("/", post(publish)).with_state(Server {
+        posts: posts.clone(),
+        status,
+    });
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .expect("bind");

@@ -3,10 +3,12 @@
 
 use std::sync::{Arc, Mutex};
 
+use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::routing::post;
+use serde_json::Value;
 
 use super::desktop::Desktop;
 use super::ntfy::Ntfy;
@@ -185,7 +187,7 @@ fn notifications_off_means_no_notifier() {
     assert!(Notifier::from_config(&config).is_some());
 }
 
-/// What the test server received: topic, title, priority, tags, body.
+/// What the test server received: topic, title, priority, tags, message.
 type Received = Arc<Mutex<Vec<[String; 5]>>>;
 
 #[derive(Clone)]
@@ -195,12 +197,7 @@ struct Server {
     failures: Arc<Mutex<u32>>,
 }
 
-async fn publish(
-    State(server): State<Server>,
-    Path(topic): Path<String>,
-    headers: HeaderMap,
-    body: String,
-) -> StatusCode {
+async fn publish(State(server): State<Server>, Json(post): Json<Value>) -> StatusCode {
     {
         let mut failures = server.failures.lock().expect("lock");
         if *failures > 0 {
@@ -208,19 +205,26 @@ async fn publish(
             return StatusCode::INTERNAL_SERVER_ERROR;
         }
     }
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned()
+    let text = |key: &str| match &post[key] {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
     };
+    let tags = post["tags"]
+        .as_array()
+        .map(|tags| {
+            tags.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
     server.received.lock().expect("lock").push([
-        topic,
-        header("title"),
-        header("priority"),
-        header("tags"),
-        body,
+        text("topic"),
+        text("title"),
+        text("priority"),
+        tags,
+        text("message"),
     ]);
     StatusCode::OK
 }
@@ -232,9 +236,7 @@ async fn serve(failures: u32) -> (String, Received) {
         received: received.clone(),
         failures: Arc::new(Mutex::new(failures)),
     };
-    let app = Router::new()
-        .route("/{topic}", post(publish))
-        .with_state(server);
+    let app = Router::new().route("/", post(publish)).with_state(server);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -275,6 +277,25 @@ async fn ntfy_gets_title_priority_tags_and_message() {
     assert_eq!(got[2][1], "debussy: phase 1 needs you");
     assert_eq!(got[2][2], "5");
     assert_eq!(got[2][3], "warning,raising_hand");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_text_arrives_as_written() {
+    let (server, received) = serve(0).await;
+    let mut ntfy = Ntfy::new(&server, "runs");
+    let notice = Notice {
+        title: "debussy: « Café » ♪ finished".into(),
+        message: "line one\nline two: 🎵 \"quoted\"".into(),
+        priority: Priority::Default,
+        tags: vec!["tada"],
+    };
+    tokio::task::spawn_blocking(move || ntfy.deliver(&notice))
+        .await
+        .expect("delivered")
+        .expect("accepted");
+    let got = received.lock().expect("lock").clone();
+    assert_eq!(got[0][1], "debussy: « Café » ♪ finished");
+    assert_eq!(got[0][4], "line one\nline two: 🎵 \"quoted\"");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
