@@ -107,21 +107,7 @@ async fn pipes_held_outside_the_tree_are_abandoned() {
         .spawn()
         .expect("spawn");
     let pid = next_stdout_line(&mut child).await;
-    let mut outsider = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "exec 3>/proc/{pid}/fd/1; echo held; exec sleep 100"
-        ))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("outsider");
-    let mut held = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(outsider.stdout.take().expect("stdout")),
-        &mut held,
-    )
-    .expect("read");
-    assert_eq!(held, "held\n");
+    let mut outsider = outsider_holding_stdout_of(&pid);
     child.stdin().expect("stdin").close();
     let events = all_events(&mut child).await;
     let _ = outsider.kill();

@@ -105,7 +105,9 @@ impl InlineReader {
 mod tests {
     use std::time::Duration;
 
-    use super::super::tests::{all_events, exit_of, lines_of, next_stdout_line, sh, within};
+    use super::super::tests::{
+        all_events, exit_of, lines_of, next_stdout_line, outsider_holding_stdout_of, sh, within,
+    };
     use super::super::{ExitStatus, ProcessEvent, Stream};
 
     #[tokio::test]
@@ -145,20 +147,7 @@ mod tests {
             .spawn()
             .expect("spawn");
         let pid = next_stdout_line(&mut child).await;
-        let mut outsider = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "exec 3>/proc/{pid}/fd/1; echo held; exec sleep 100"
-            ))
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("outsider");
-        let mut held = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(outsider.stdout.take().expect("stdout")),
-            &mut held,
-        )
-        .expect("read");
+        let mut outsider = outsider_holding_stdout_of(&pid);
         child.stdin().expect("stdin").close();
         let events = all_events(&mut child).await;
         let _ = outsider.kill();

@@ -111,6 +111,28 @@ pub(super) async fn until(what: &str, condition: impl Fn() -> bool) {
     .await;
 }
 
+/// A process debussy did not start that opens `pid`'s stdout through /proc and holds
+/// it: killing the child's tree cannot close that pipe. Returns once it holds it; kill
+/// and wait for it when done.
+pub(super) fn outsider_holding_stdout_of(pid: &str) -> std::process::Child {
+    let mut outsider = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec 3>/proc/{pid}/fd/1; echo held; exec sleep 100"
+        ))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("outsider");
+    let mut held = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(outsider.stdout.take().expect("stdout")),
+        &mut held,
+    )
+    .expect("read");
+    assert_eq!(held, "held\n");
+    outsider
+}
+
 pub(super) fn sig(signal: Signal) -> StopAction {
     StopAction::Signal(signal)
 }

@@ -15,7 +15,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
-use serde_json::Value;
+use serde::Deserialize;
 
 /// One post: topic, title, priority, tags, message.
 type Post = [String; 5];
@@ -26,27 +26,23 @@ struct Server {
     status: StatusCode,
 }
 
-async fn publish(State(server): State<Server>, Json(post): Json<Value>) -> StatusCode {
-    let text = |key: &str| match &post[key] {
-        Value::String(text) => text.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    };
-    let tags = post["tags"]
-        .as_array()
-        .map(|tags| {
-            tags.iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default();
+/// ntfy's JSON publishing form, every field required: a post missing one fails.
+#[derive(Deserialize)]
+struct Published {
+    topic: String,
+    title: String,
+    priority: u8,
+    tags: Vec<String>,
+    message: String,
+}
+
+async fn publish(State(server): State<Server>, Json(post): Json<Published>) -> StatusCode {
     server.posts.lock().expect("lock").push([
-        text("topic"),
-        text("title"),
-        text("priority"),
-        tags,
-        text("message"),
+        post.topic,
+        post.title,
+        post.priority.to_string(),
+        post.tags.join(","),
+        post.message,
     ]);
     server.status
 }

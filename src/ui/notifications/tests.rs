@@ -8,7 +8,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
-use serde_json::Value;
+use serde::Deserialize;
 
 use super::desktop::Desktop;
 use super::ntfy::Ntfy;
@@ -197,7 +197,17 @@ struct Server {
     failures: Arc<Mutex<u32>>,
 }
 
-async fn publish(State(server): State<Server>, Json(post): Json<Value>) -> StatusCode {
+/// ntfy's JSON publishing form, every field required: a post missing one fails.
+#[derive(Deserialize)]
+struct Published {
+    topic: String,
+    title: String,
+    priority: u8,
+    tags: Vec<String>,
+    message: String,
+}
+
+async fn publish(State(server): State<Server>, Json(post): Json<Published>) -> StatusCode {
     {
         let mut failures = server.failures.lock().expect("lock");
         if *failures > 0 {
@@ -205,26 +215,12 @@ async fn publish(State(server): State<Server>, Json(post): Json<Value>) -> Statu
             return StatusCode::INTERNAL_SERVER_ERROR;
         }
     }
-    let text = |key: &str| match &post[key] {
-        Value::String(text) => text.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    };
-    let tags = post["tags"]
-        .as_array()
-        .map(|tags| {
-            tags.iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default();
     server.received.lock().expect("lock").push([
-        text("topic"),
-        text("title"),
-        text("priority"),
-        tags,
-        text("message"),
+        post.topic,
+        post.title,
+        post.priority.to_string(),
+        post.tags.join(","),
+        post.message,
     ]);
     StatusCode::OK
 }
