@@ -99,9 +99,13 @@ async fn a_double_forked_daemon_is_found_and_killed() {
 
 #[tokio::test]
 async fn pipes_held_outside_the_tree_are_abandoned() {
-    // A process debussy did not start opens the child's stdout through /proc: killing
-    // the child's tree cannot close it, and the reader must not wait for it.
-    let mut child = sh("echo $$; read line || :")
+    a_held_stdout_is_abandoned(sh("echo $$; read line || :")).await;
+}
+
+/// A process debussy did not start opens the child's stdout through /proc: killing the
+/// child's tree cannot close it, and the reader (task or inline) must not wait for it.
+pub(super) async fn a_held_stdout_is_abandoned(command: ProcessCommand) {
+    let mut child = command
         .stdin_piped()
         .leak_grace(Duration::from_millis(100))
         .spawn()

@@ -103,12 +103,10 @@ impl InlineReader {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
 
-    use super::super::tests::{
-        all_events, exit_of, lines_of, next_stdout_line, outsider_holding_stdout_of, sh, within,
-    };
-    use super::super::{ExitStatus, ProcessEvent, Stream};
+    use super::super::group_tests::a_held_stdout_is_abandoned;
+    use super::super::tests::{all_events, exit_of, lines_of, sh, within};
+    use super::super::{ExitStatus, Stream};
 
     #[tokio::test]
     async fn lines_come_in_order_and_the_exit_after_the_last() {
@@ -140,28 +138,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_pipe_held_outside_the_tree_is_abandoned() {
-        let mut child = sh("echo $$; read line || :")
-            .read_stdout_inline()
-            .stdin_piped()
-            .leak_grace(Duration::from_millis(100))
-            .spawn()
-            .expect("spawn");
-        let pid = next_stdout_line(&mut child).await;
-        let mut outsider = outsider_holding_stdout_of(&pid);
-        child.stdin().expect("stdin").close();
-        let events = all_events(&mut child).await;
-        let _ = outsider.kill();
-        let _ = outsider.wait();
-        let leak = events.iter().find_map(|event| match event {
-            ProcessEvent::Leaked(leak) => Some(leak.clone()),
-            _ => None,
-        });
-        assert_eq!(
-            leak.map(|leak| leak.open_pipes),
-            Some(vec![Stream::Stdout]),
-            "{events:?}"
-        );
-        assert!(exit_of(&events).is_success());
+        a_held_stdout_is_abandoned(sh("echo $$; read line || :").read_stdout_inline()).await;
     }
 
     #[tokio::test]
