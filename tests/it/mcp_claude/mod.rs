@@ -6,7 +6,10 @@
 use std::path::PathBuf;
 use std::process::Command as StdCommand;
 
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use crate::support::claude::{self, ClaudeCli, RUN_TIMEOUT, Sandbox, Transcript};
+use crate::support::model_server::ModelServer;
 
 mod restarts;
 mod stateless;
@@ -52,4 +55,51 @@ pub(super) fn tool_results(lines: &[Value]) -> Vec<(String, String, bool)> {
         }
     }
     out
+}
+
+/// The result of the tool call `id` in Claude Code's transcript: its text and whether it
+/// was an error.
+pub(super) fn tool_result(lines: &[Value], id: &str) -> (String, bool) {
+    let results = tool_results(lines);
+    results
+        .iter()
+        .find(|(tool_use_id, _, _)| tool_use_id == id)
+        .map(|(_, text, error)| (text.clone(), *error))
+        .unwrap_or_else(|| panic!("no result for {id}: {results:#?}"))
+}
+
+/// Write `mcp.json` in the sandbox: the MCP server `t`, started as `command ARGS`.
+pub(super) fn write_config(sandbox: &Sandbox, command: &str, args: &Value) -> PathBuf {
+    let config = sandbox.cwd().join("mcp.json");
+    let body = json!({"mcpServers": {"t": {"command": command, "args": args}}});
+    std::fs::write(&config, serde_json::to_vec_pretty(&body).expect("json"))
+        .expect("write the MCP config");
+    config
+}
+
+/// Claude Code with the MCP servers of `config` (the `mcp__t` tools allowed), talking to
+/// `server`, given `prompt`: its transcript, once the run ended in success.
+pub(super) async fn run_with_server_t(
+    cli: &ClaudeCli,
+    sandbox: &Sandbox,
+    server: &ModelServer,
+    config: &std::path::Path,
+    prompt: &str,
+) -> Transcript {
+    let mut command = sandbox.command(cli, server, claude::DEFAULT_MODEL);
+    command
+        .arg("--mcp-config")
+        .arg(config)
+        .args(["--allowedTools", "mcp__t"]);
+    let transcript = claude::run(command, prompt, RUN_TIMEOUT)
+        .await
+        .expect("claude run");
+    let result = transcript.result().unwrap_or_else(|| {
+        panic!(
+            "no result line; stderr: {}\nstdout: {:#?}",
+            transcript.stderr, transcript.lines
+        )
+    });
+    assert_eq!(result["subtype"], "success", "{result}");
+    transcript
 }

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use super::{test_server, tool_results};
-use crate::support::claude::{self, RUN_TIMEOUT, Sandbox};
+use super::{run_with_server_t, test_server, tool_result, write_config};
+use crate::support::claude::{self, Sandbox};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 
 #[tokio::test]
@@ -87,20 +87,7 @@ async fn claude_code_keeps_its_mcp_session_across_a_bridged_daemon_restart() {
 /// Claude Code with the MCP server `t` started as `debussy ARGS`: whoami, restart,
 /// whoami, all answered, the second by a new server process.
 async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args: &Value) {
-    let config = sandbox.cwd().join("mcp.json");
-    std::fs::write(
-        &config,
-        serde_json::to_vec_pretty(&json!({
-            "mcpServers": {
-                "t": {
-                    "command": crate::support::DEBUSSY,
-                    "args": args,
-                }
-            }
-        }))
-        .expect("json"),
-    )
-    .expect("write the MCP config");
+    let config = write_config(sandbox, crate::support::DEBUSSY, args);
     let server = ModelServer::start(
         Scenario::new()
             .turn(Turn::new().tool_use_id("toolu_whoami_1", "mcp__t__whoami", json!({})))
@@ -114,26 +101,15 @@ async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args:
     )
     .expect("model server");
 
-    let mut command = sandbox.command(cli, &server, claude::DEFAULT_MODEL);
-    command
-        .arg("--mcp-config")
-        .arg(&config)
-        .args(["--allowedTools", "mcp__t"]);
-    let transcript = claude::run(
-        command,
+    let transcript = run_with_server_t(
+        cli,
+        sandbox,
+        &server,
+        &config,
         "Check the server, restart it, check again.",
-        RUN_TIMEOUT,
     )
-    .await
-    .expect("claude run");
+    .await;
     let lines = transcript.json();
-    let result = transcript.result().unwrap_or_else(|| {
-        panic!(
-            "no result line; stderr: {}\nstdout: {:#?}",
-            transcript.stderr, transcript.lines
-        )
-    });
-    assert_eq!(result["subtype"], "success", "{result}");
 
     let init = transcript.system("init");
     let servers = &init.first().expect("init line")["mcp_servers"];
@@ -143,20 +119,12 @@ async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args:
             .any(|s| s["name"] == "t" && s["status"] == "connected")),
         "{servers}"
     );
-    let results = tool_results(&lines);
-    let by_id = |id: &str| {
-        results
-            .iter()
-            .find(|(tool_use_id, _, _)| tool_use_id == id)
-            .unwrap_or_else(|| panic!("no result for {id}: {results:#?}"))
-            .clone()
-    };
-    let (_, first, first_error) = by_id("toolu_whoami_1");
-    let (_, restart, restart_error) = by_id("toolu_restart");
-    let (_, second, second_error) = by_id("toolu_whoami_2");
+    let (first, first_error) = tool_result(&lines, "toolu_whoami_1");
+    let (restart, restart_error) = tool_result(&lines, "toolu_restart");
+    let (second, second_error) = tool_result(&lines, "toolu_whoami_2");
     assert!(
         !first_error && !restart_error && !second_error,
-        "{results:#?}"
+        "{first}\n{restart}\n{second}"
     );
     let first: Value = serde_json::from_str(&first).expect("whoami is JSON");
     let second: Value = serde_json::from_str(&second).expect("whoami is JSON");

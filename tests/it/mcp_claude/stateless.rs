@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::tool_results;
+use super::{run_with_server_t, tool_result, write_config};
 use crate::support::claude::{self, RUN_TIMEOUT, Sandbox};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 
@@ -50,14 +50,6 @@ async fn timed_run(cli: &claude::ClaudeCli, command: &str, args: &Value) -> Dura
         "{servers}"
     );
     took
-}
-
-fn write_config(sandbox: &Sandbox, command: &str, args: &Value) -> PathBuf {
-    let config = sandbox.cwd().join("mcp.json");
-    let body = json!({"mcpServers": {"t": {"command": command, "args": args}}});
-    std::fs::write(&config, serde_json::to_vec_pretty(&body).expect("json"))
-        .expect("write the MCP config");
-    config
 }
 
 #[tokio::test]
@@ -155,33 +147,18 @@ async fn check_new_tool_after_restart(cli: &claude::ClaudeCli, args: &Value) {
             .turn(Turn::reply("Done.")),
     )
     .expect("model server");
-    let mut command = sandbox.command(cli, &server, claude::DEFAULT_MODEL);
-    command
-        .arg("--mcp-config")
-        .arg(&config)
-        .args(["--allowedTools", "mcp__t"]);
-    let transcript = claude::run(
-        command,
+    let transcript = run_with_server_t(
+        cli,
+        &sandbox,
+        &server,
+        &config,
         "Restart the server, then use its new tool.",
-        RUN_TIMEOUT,
     )
-    .await
-    .expect("claude run");
-    let result = transcript
-        .result()
-        .unwrap_or_else(|| panic!("no result line; stderr: {}", transcript.stderr));
-    assert_eq!(result["subtype"], "success", "{result}");
-    let results = tool_results(&transcript.json());
-    let by_id = |id: &str| {
-        results
-            .iter()
-            .find(|(tool_use_id, _, _)| tool_use_id == id)
-            .unwrap_or_else(|| panic!("no result for {id}: {results:#?}"))
-            .clone()
-    };
-    let (_, restart, restart_error) = by_id("toolu_restart");
+    .await;
+    let lines = transcript.json();
+    let (restart, restart_error) = tool_result(&lines, "toolu_restart");
     assert!(!restart_error, "{restart}");
-    let (_, added, added_error) = by_id("toolu_new");
+    let (added, added_error) = tool_result(&lines, "toolu_new");
     assert!(!added_error, "the new tool was not callable: {added}");
     assert!(added.contains("new"), "{added}");
 }
