@@ -12,9 +12,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use tempfile::TempDir;
-
 use super::model_server::ModelServer;
+use super::sandbox::SandboxDirs;
 
 /// Environment variable naming the `codex` executable to test against.
 pub const CODEX_OVERRIDE_ENV: &str = "DEBUSSY_TEST_CODEX";
@@ -59,21 +58,15 @@ pub fn require() -> CodexCli {
 /// one temp dir, removed on drop.
 #[derive(Debug)]
 pub struct Sandbox {
-    dir: TempDir,
-    cwd: PathBuf,
+    dirs: SandboxDirs,
 }
 
 impl Sandbox {
     /// The directories, and a Codex configuration whose model provider is `server`.
     pub fn new(server: &ModelServer) -> io::Result<Self> {
-        let dir = tempfile::Builder::new()
-            .prefix("debussy-codex-")
-            .tempdir()?;
-        for sub in ["home/.codex", "tmp", "work"] {
-            std::fs::create_dir_all(dir.path().join(sub))?;
-        }
+        let dirs = SandboxDirs::new("codex", ".codex")?;
         std::fs::write(
-            dir.path().join("home/.codex/config.toml"),
+            dirs.home().join(".codex/config.toml"),
             format!(
                 "model_provider = \"scripted\"\n\
                  check_for_update_on_startup = false\n\n\
@@ -87,38 +80,20 @@ impl Sandbox {
                 server.base_url()
             ),
         )?;
-        let cwd = dir.path().join("work");
-        Ok(Self { dir, cwd })
+        Ok(Self { dirs })
     }
 
     /// The working directory.
     pub fn cwd(&self) -> &Path {
-        &self.cwd
-    }
-
-    /// The isolated HOME.
-    pub fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
+        self.dirs.cwd()
     }
 
     /// The complete environment for debussy and the Codex it starts: PATH from the test
     /// process, everything else fixed, so the developer's own Codex settings and keys
     /// never leak in.
     pub fn envs(&self) -> Vec<(String, String)> {
-        let home = self.home();
-        let path = |p: PathBuf| p.to_string_lossy().into_owned();
-        vec![
-            (
-                "PATH".to_owned(),
-                std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
-            ),
-            ("HOME".to_owned(), path(home.clone())),
-            ("XDG_CONFIG_HOME".to_owned(), path(home.join(".config"))),
-            ("XDG_CACHE_HOME".to_owned(), path(home.join(".cache"))),
-            ("TMPDIR".to_owned(), path(self.dir.path().join("tmp"))),
-            ("SHELL".to_owned(), "/bin/bash".to_owned()),
-            ("LANG".to_owned(), "C.UTF-8".to_owned()),
-            (KEY_ENV.to_owned(), "sk-test-offline-dummy".to_owned()),
-        ]
+        let mut envs = self.dirs.base_envs();
+        envs.extend([(KEY_ENV.to_owned(), "sk-test-offline-dummy".to_owned())]);
+        envs
     }
 }

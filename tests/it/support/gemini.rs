@@ -11,9 +11,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use tempfile::TempDir;
-
 use super::model_server::ModelServer;
+use super::sandbox::SandboxDirs;
 
 /// Environment variable naming the `gemini` executable to test against.
 pub const GEMINI_OVERRIDE_ENV: &str = "DEBUSSY_TEST_GEMINI";
@@ -55,55 +54,37 @@ pub fn require() -> GeminiCli {
 /// one temp dir, removed on drop.
 #[derive(Debug)]
 pub struct Sandbox {
-    dir: TempDir,
-    cwd: PathBuf,
+    dirs: SandboxDirs,
     base_url: String,
 }
 
 impl Sandbox {
     /// The directories, and Gemini settings that authenticate with an API key.
     pub fn new(server: &ModelServer) -> io::Result<Self> {
-        let dir = tempfile::Builder::new()
-            .prefix("debussy-gemini-")
-            .tempdir()?;
-        for sub in ["home/.gemini", "tmp", "work"] {
-            std::fs::create_dir_all(dir.path().join(sub))?;
-        }
+        let dirs = SandboxDirs::new("gemini", ".gemini")?;
         std::fs::write(
-            dir.path().join("home/.gemini/settings.json"),
+            dirs.home().join(".gemini/settings.json"),
             r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}}"#,
         )?;
-        let cwd = dir.path().join("work");
         Ok(Self {
-            dir,
-            cwd,
+            dirs,
             base_url: server.base_url(),
         })
     }
 
     /// The working directory.
     pub fn cwd(&self) -> &Path {
-        &self.cwd
+        self.dirs.cwd()
     }
 
     /// The complete environment for debussy and the Gemini CLI it starts: PATH from the
     /// test process, everything else fixed.
     pub fn envs(&self) -> Vec<(String, String)> {
-        let home = self.dir.path().join("home");
-        let path = |p: PathBuf| p.to_string_lossy().into_owned();
-        vec![
-            (
-                "PATH".to_owned(),
-                std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
-            ),
-            ("HOME".to_owned(), path(home.clone())),
-            ("XDG_CONFIG_HOME".to_owned(), path(home.join(".config"))),
-            ("XDG_CACHE_HOME".to_owned(), path(home.join(".cache"))),
-            ("TMPDIR".to_owned(), path(self.dir.path().join("tmp"))),
-            ("SHELL".to_owned(), "/bin/bash".to_owned()),
-            ("LANG".to_owned(), "C.UTF-8".to_owned()),
+        let mut envs = self.dirs.base_envs();
+        envs.extend([
             ("GEMINI_API_KEY".to_owned(), "test-offline-dummy".to_owned()),
             ("GOOGLE_GEMINI_BASE_URL".to_owned(), self.base_url.clone()),
-        ]
+        ]);
+        envs
     }
 }

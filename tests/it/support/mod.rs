@@ -16,6 +16,7 @@ pub mod command;
 pub mod gemini;
 pub mod model_server;
 pub mod project;
+pub mod sandbox;
 pub mod wait;
 
 pub use command::{DEBUSSY, debussy};

@@ -4,11 +4,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use tempfile::TempDir;
 use tokio::process::Command;
 
 use super::{ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, require};
 use crate::support::model_server::ModelServer;
+use crate::support::sandbox::SandboxDirs;
 
 /// How the sandboxed Claude Code is logged in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,31 +26,25 @@ pub enum Login {
 /// directory inside one temp dir, removed on drop.
 #[derive(Debug)]
 pub struct Sandbox {
-    dir: TempDir,
-    cwd: PathBuf,
+    dirs: SandboxDirs,
 }
 
 impl Sandbox {
     /// Creates the temp dir with `home/`, `home/.claude/`, `tmp/` and `work/`.
     pub fn new() -> io::Result<Self> {
-        let dir = tempfile::Builder::new()
-            .prefix("debussy-claude-")
-            .tempdir()?;
-        for sub in ["home/.claude", "tmp", "work"] {
-            std::fs::create_dir_all(dir.path().join(sub))?;
-        }
-        let cwd = dir.path().join("work");
-        Ok(Self { dir, cwd })
+        Ok(Self {
+            dirs: SandboxDirs::new("claude", ".claude")?,
+        })
     }
 
     /// The working directory Claude Code runs in (where its tools create files).
     pub fn cwd(&self) -> &Path {
-        &self.cwd
+        self.dirs.cwd()
     }
 
     /// The isolated HOME.
     pub fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
+        self.dirs.home()
     }
 
     /// The isolated `CLAUDE_CONFIG_DIR` (session transcripts land under
@@ -84,24 +78,12 @@ impl Sandbox {
     }
 
     fn base_envs(&self, server: &ModelServer) -> Vec<(String, String)> {
-        let home = self.home();
-        let path = |p: PathBuf| p.to_string_lossy().into_owned();
-        let mut envs = vec![
-            (
-                "PATH".to_owned(),
-                std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
-            ),
-            ("HOME".to_owned(), path(home.clone())),
-            ("CLAUDE_CONFIG_DIR".to_owned(), path(self.config_dir())),
-            ("XDG_CONFIG_HOME".to_owned(), path(home.join(".config"))),
-            ("XDG_CACHE_HOME".to_owned(), path(home.join(".cache"))),
-            ("XDG_DATA_HOME".to_owned(), path(home.join(".local/share"))),
-            ("XDG_STATE_HOME".to_owned(), path(home.join(".local/state"))),
-            ("TMPDIR".to_owned(), path(self.dir.path().join("tmp"))),
-            ("SHELL".to_owned(), "/bin/bash".to_owned()),
-            ("LANG".to_owned(), "C.UTF-8".to_owned()),
-            ("ANTHROPIC_BASE_URL".to_owned(), server.base_url()),
-        ];
+        let mut envs = self.dirs.base_envs();
+        envs.push((
+            "CLAUDE_CONFIG_DIR".to_owned(),
+            self.config_dir().to_string_lossy().into_owned(),
+        ));
+        envs.push(("ANTHROPIC_BASE_URL".to_owned(), server.base_url()));
         for (name, value) in [
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
             ("DISABLE_AUTOUPDATER", "1"),
@@ -132,7 +114,7 @@ impl Sandbox {
             ])
             .args(["--permission-mode", "acceptEdits", "--allowedTools"])
             .arg(DEFAULT_ALLOWED_TOOLS.join(","))
-            .current_dir(&self.cwd)
+            .current_dir(self.cwd())
             .env_clear()
             .envs(self.envs(server))
             .stdin(Stdio::piped())
