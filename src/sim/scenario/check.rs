@@ -186,17 +186,13 @@ fn relocated(error: ScenarioError, text: &str, path: &Path, line: usize) -> Scen
         .map(str::len)
         .sum::<usize>()
         + column.saturating_sub(1);
-    ScenarioError::Parse {
-        path: path.to_path_buf(),
-        line,
-        column,
+    ScenarioError::at(
+        path,
+        text,
+        (line, column),
+        (line > 0).then_some(offset),
         message,
-        source_code: std::sync::Arc::new(miette::NamedSource::new(
-            path.display().to_string(),
-            text.to_owned(),
-        )),
-        span: (line > 0).then(|| miette::SourceSpan::from((offset.min(text.len()), 0))),
-    }
+    )
 }
 
 /// The 1-based first and last line of each item of a block-style top-level `scripts:`

@@ -50,6 +50,19 @@ impl ScenarioError {
         if let Some(cut) = message.find(" at line ") {
             message.truncate(cut);
         }
+        let offset = location.map(|loc| loc.index());
+        ScenarioError::at(path, text, (line, column), offset, message)
+    }
+
+    /// A parse error at `line` and `column` (0 when unknown) of `text`, pointing at byte
+    /// `offset` in the rendered snippet.
+    pub(super) fn at(
+        path: &Path,
+        text: &str,
+        (line, column): (usize, usize),
+        offset: Option<usize>,
+        message: String,
+    ) -> Self {
         ScenarioError::Parse {
             path: path.to_path_buf(),
             line,
@@ -59,7 +72,7 @@ impl ScenarioError {
                 path.display().to_string(),
                 text.to_owned(),
             )),
-            span: location.map(|loc| miette::SourceSpan::from((loc.index().min(text.len()), 0))),
+            span: offset.map(|offset| miette::SourceSpan::from((offset.min(text.len()), 0))),
         }
     }
 }
