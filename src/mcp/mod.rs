@@ -10,8 +10,8 @@
 //! # Theory of operation
 //!
 //! ```text
-//!  client (stdio) ──▶ jsonrpc::framing ──▶ front ──▶ Backend ──▶ server
-//!                 ◀── client writer  ◀──────┘  ◀── BackendEvent ◀┘
+//!  client (stdio) ──▶ jsonrpc::framing    ──▶ front ──▶ Backend ──▶ server
+//!                 ◀── jsonrpc::line_writer ◀──────┘  ◀── BackendEvent ◀┘
 //! ```
 //!
 //! One **front** task (`front/`: `state` holds the loop, `client` and `server` route,
@@ -22,7 +22,8 @@
 //! this priority:
 //!
 //! 1. **control** (unbounded channel): SIGINT/SIGTERM, SIGHUP, debounced file changes
-//!    from the watcher thread (`watch`), the `--build` result, a client that went away;
+//!    from the watcher thread (`watch`), the `--build` result; then the client's writer,
+//!    when lines wait for a client pipe that was full (or a failure waits to be said);
 //! 2. **the back end's events** (`backend::BackendEvent`): a generation up, a message
 //!    from the server, a request that could not be delivered, a generation gone;
 //! 3. **the client's lines**, framed from stdin right in the loop; while the front is
@@ -30,9 +31,11 @@
 //! 4. **one timer**, set to the nearest deadline: a buffered request's 30 s, a new
 //!    server's readiness timeout, the drain grace of a planned restart, a crash backoff.
 //!
-//! The front never waits on I/O: lines for the client go to a writer task, lines for a
-//! server to the back end, which delivers them in the background (a child's stdin
-//! writer, one task per HTTP POST); stopping a server only starts its stop, whose end
+//! The front never waits on I/O: a line for the client is written at once when the pipe
+//! takes it and queued, bounded, when it does not (`jsonrpc::line_writer`); a line for a
+//! server goes to the back end, which writes it the same way to a child's stdin or sends
+//! it in the background (one task per HTTP POST); a child's stdout is read by the
+//! front's own polling of its events. Stopping a server only starts its stop, whose end
 //! comes back as an event. A server that stops reading, or a client that stops reading,
 //! can never stall routing for the other side.
 //!
