@@ -61,7 +61,7 @@ pub struct AgentHome {
     /// agent's per-session data.
     pub skip: Vec<String>,
     /// A file the agent writes under the home, followed live beside stdout and parsed by
-    /// [`AgentBackend::parse_followed_line`].
+    /// [`AgentBackend::parse_followed_line`](super::AgentBackend::parse_followed_line).
     pub follow: Option<Follow>,
 }
 

@@ -9,7 +9,7 @@
 //!
 //! - **run events** from the orchestrator's channel: each is applied to the app state,
 //!   then every event already waiting is drained too, so a burst costs one frame;
-//! - **terminal input** (crossterm's `EventStream`): keys become [`RunRequest`]s sent
+//! - **terminal input** (crossterm's `EventStream`): keys become [`RunRequest`](crate::events::RunRequest)s sent
 //!   back on the request channel (`p` pause/resume, `r` restart now, `s` skip, `q`
 //!   quit; Ctrl-C, which raw mode delivers as a key, interrupts, then kills, then
 //!   exits) or change only the view (`v`, `a`, scrolling);
