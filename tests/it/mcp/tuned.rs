@@ -253,3 +253,34 @@ async fn a_slow_first_start_is_waited_for_and_answers_the_clients_initialize() {
     assert!(!timeouts.is_empty(), "{audit:?}");
     assert!(timeouts.iter().all(|e| e["timeout_ms"] == 300), "{audit:?}");
 }
+
+#[tokio::test]
+async fn a_client_that_stops_reading_while_the_server_floods_is_given_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let flood = r#"while :; do echo '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"0123456789abcdef0123456789abcdef"}}'; done"#;
+    let mut opts = SuperviseOptions::new("flood", vec!["sh".into(), "-c".into(), flood.into()]);
+    opts.state_dir = dir.path().join("state");
+    opts.limits = Limits {
+        buffer_max_bytes: 64 * 1024,
+        max_line_length: 4096,
+        stop_close_grace: Duration::from_millis(200),
+        stop_term_grace: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    // The client keeps its end open and never reads: 4 KiB fit in the pipe.
+    let (_client_write, supervisor_read) = tokio::io::duplex(1024);
+    let (supervisor_write, _unread) = tokio::io::duplex(4096);
+    let outcome = tokio::time::timeout(
+        WAIT,
+        supervise(opts, supervisor_read, supervisor_write, |_| {}),
+    )
+    .await
+    .expect("the supervisor gives the client up in time")
+    .expect("supervised");
+    assert_eq!(outcome, SuperviseOutcome::ClientClosed);
+    let events = event_types(&read_audit(&dir.path().join("state")));
+    assert!(
+        events.iter().any(|event| event == "supervisor_exiting"),
+        "{events:?}"
+    );
+}
