@@ -18,7 +18,7 @@ use super::ProcessError;
 
 /// A handle on a child's stdin. Cheap to clone; all clones write to the same pipe.
 ///
-/// Writes are serialized: one `write_all` or `write_line` completes before the next
+/// Writes are serialized: one `write_all` (or `try_write`) completes before the next
 /// starts, so lines from different clones never interleave. Closing (by any clone, by
 /// the stop ladder, or when the child exits) makes every pending and later write fail
 /// with [`ProcessError::StdinClosed`].
@@ -36,18 +36,13 @@ struct Shared {
 #[derive(Debug)]
 struct Pipe {
     stdin: ChildStdin,
-    /// Reused buffer so a line and its newline go out in one write.
-    scratch: Vec<u8>,
 }
 
 impl StdinWriter {
     pub(crate) fn new(stdin: ChildStdin) -> Self {
         StdinWriter {
             inner: Arc::new(Shared {
-                pipe: Mutex::new(Some(Pipe {
-                    stdin,
-                    scratch: Vec::new(),
-                })),
+                pipe: Mutex::new(Some(Pipe { stdin })),
                 closed: CancellationToken::new(),
             }),
         }
@@ -68,27 +63,6 @@ impl StdinWriter {
             biased;
             () = closed.cancelled() => None,
             result = pipe.stdin.write_all(bytes) => Some(result),
-        };
-        self.settle(guard, result)
-    }
-
-    /// Write `line` followed by `\n`, in one write.
-    ///
-    /// # Errors
-    /// As for [`StdinWriter::write_all`].
-    pub async fn write_line(&self, line: &[u8]) -> Result<(), ProcessError> {
-        let closed = &self.inner.closed;
-        let mut guard = self.lock().await?;
-        let Some(Pipe { stdin, scratch }) = guard.as_mut() else {
-            return Err(ProcessError::StdinClosed);
-        };
-        scratch.clear();
-        scratch.extend_from_slice(line);
-        scratch.push(b'\n');
-        let result = tokio::select! {
-            biased;
-            () = closed.cancelled() => None,
-            result = stdin.write_all(scratch) => Some(result),
         };
         self.settle(guard, result)
     }

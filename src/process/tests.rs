@@ -221,9 +221,12 @@ async fn piped_stdin_round_trips_lines_and_closes() {
         .spawn()
         .expect("spawn");
     let stdin = child.stdin().expect("piped stdin");
-    within("write", stdin.write_line(br#"{"jsonrpc":"2.0","id":1}"#))
-        .await
-        .expect("write");
+    within(
+        "write",
+        stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1}\n"),
+    )
+    .await
+    .expect("write");
     assert_eq!(
         next_stdout_line(&mut child).await,
         r#"{"jsonrpc":"2.0","id":1}"#
@@ -238,7 +241,7 @@ async fn piped_stdin_round_trips_lines_and_closes() {
     let report = within("exit", child.wait()).await;
     assert!(report.is_success());
     assert!(matches!(
-        stdin.write_line(b"late").await,
+        stdin.write_all(b"late\n").await,
         Err(ProcessError::StdinClosed)
     ));
 }
@@ -354,7 +357,7 @@ async fn mcp_ladder_closes_stdin_first() {
         .spawn()
         .expect("spawn");
     let stdin = child.stdin().expect("stdin");
-    stdin.write_line(b"ping").await.expect("write");
+    stdin.write_all(b"ping\n").await.expect("write");
     assert_eq!(next_stdout_line(&mut child).await, "ping");
     let report = within("stop", child.stop()).await;
     assert!(report.is_success(), "{report:?}");
