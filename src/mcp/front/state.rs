@@ -186,7 +186,9 @@ impl<B: Backend> Front<B> {
                 say(&format!("exiting: {}", outcome.describe()));
                 // Everything queued for the client goes out before the front returns.
                 if let Err(why) = self.to_client.drain(Duration::from_secs(5)).await {
-                    say(&why);
+                    say(&format!(
+                        "the last messages did not reach the client: {why}"
+                    ));
                 }
                 return outcome;
             }

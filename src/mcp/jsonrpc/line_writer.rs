@@ -205,8 +205,8 @@ impl LineWriter {
         match tokio::time::timeout(limit, self.flush()).await {
             Ok(result) => result,
             Err(_) => Err(format!(
-                "the client did not read the last messages within {} s",
-                limit.as_secs()
+                "it did not read them within {}",
+                crate::words::precise_span(limit)
             )),
         }
     }
@@ -299,6 +299,6 @@ mod tests {
             .drain(Duration::from_millis(50))
             .await
             .expect_err("not read");
-        assert!(why.contains("did not read"), "{why}");
+        assert!(why.contains("did not read them within"), "{why}");
     }
 }
