@@ -116,7 +116,7 @@ impl<B: Backend> Front<B> {
     fn on_client_request(&mut self, message: Message, id: RequestId, method: &str) {
         let stateless = stateless::is_stateless(method, &message);
         if stateless {
-            self.stateless.observe(message.params().as_ref());
+            self.stateless.observe(message.params_bytes());
             if method == "subscriptions/listen" {
                 return self.on_listen(&message, id);
             }

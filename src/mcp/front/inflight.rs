@@ -41,10 +41,10 @@ impl Buffer {
     }
 
     /// Hold a message at the back. Gives it back when the buffer is full.
-    pub(crate) fn push(&mut self, held: Held) -> Result<(), Held> {
+    pub(crate) fn push(&mut self, held: Held) -> Result<(), Box<Held>> {
         let size = held.message.bytes().len();
         if self.queue.len() >= self.max_count || self.bytes + size > self.max_bytes {
-            return Err(held);
+            return Err(Box::new(held));
         }
         self.bytes += size;
         self.queue.push_back(held);

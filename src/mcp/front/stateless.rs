@@ -73,11 +73,18 @@ pub(crate) struct Stateless {
 }
 
 impl Stateless {
-    /// Note the envelope of a stateless request.
-    pub(crate) fn observe(&mut self, params: Option<&Value>) {
+    /// Note the envelope of a stateless request from its `params` as written. Only
+    /// `_meta` is built: a call's arguments can be large, and every request of the
+    /// revision passes through here.
+    pub(crate) fn observe(&mut self, params: Option<&[u8]>) {
+        #[derive(serde::Deserialize)]
+        struct Params {
+            #[serde(rename = "_meta", default)]
+            meta: Option<Map<String, Value>>,
+        }
         let Some(meta) = params
-            .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object)
+            .and_then(|bytes| serde_json::from_slice::<Params>(bytes).ok())
+            .and_then(|params| params.meta)
         else {
             return;
         };
@@ -190,11 +197,12 @@ mod tests {
     fn the_envelope_is_copied_onto_the_fronts_requests() {
         let mut state = Stateless::default();
         assert_eq!(state.stamp(json!({"cursor": "2"})), json!({"cursor": "2"}));
-        state.observe(Some(&json!({"_meta": {
+        let params = json!({"_meta": {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
             "progressToken": 7
-        }})));
+        }, "arguments": {"text": "large"}});
+        state.observe(Some(params.to_string().as_bytes()));
         assert!(state.is_known());
         let stamped = state.stamp(json!({}));
         assert_eq!(stamped["_meta"][PROTOCOL_VERSION_KEY], "2026-07-28");

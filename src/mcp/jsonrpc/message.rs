@@ -111,6 +111,9 @@ pub(crate) struct Message {
     kind: Kind,
     /// Where the `id` value sits in `bytes`, for splicing in another id.
     id_span: Option<Range<usize>>,
+    /// Where the `params` value sits in `bytes`, so that the rules that look inside it
+    /// parse only it.
+    params_span: Option<Range<usize>>,
 }
 
 /// The outcome of reading one line as JSON-RPC.
@@ -135,6 +138,8 @@ struct Probe<'a> {
     #[serde(default, borrow)]
     method: Option<Cow<'a, str>>,
     #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
     result: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     error: Option<&'a RawValue>,
@@ -149,15 +154,20 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 impl Message {
     /// Read one line (without its newline) as a JSON-RPC message.
     pub(crate) fn parse(bytes: Vec<u8>) -> Parsed {
-        let (kind, id_span) = match classify(&bytes) {
+        let Classified {
+            kind,
+            id_span,
+            params_span,
+        } = match classify(&bytes) {
             Ok(found) => found,
-            Err(Classified::NotJson(reason)) => return Parsed::NotJson(reason, bytes),
-            Err(Classified::Invalid(reason)) => return Parsed::Invalid(reason, usable_id(&bytes)),
+            Err(Refused::NotJson(reason)) => return Parsed::NotJson(reason, bytes),
+            Err(Refused::Invalid(reason)) => return Parsed::Invalid(reason, usable_id(&bytes)),
         };
         Parsed::Message(Message {
             bytes,
             kind,
             id_span,
+            params_span,
         })
     }
 
@@ -209,52 +219,58 @@ impl Message {
         serde_json::from_slice(&self.bytes).ok()
     }
 
+    /// `params` exactly as written, if the message has them.
+    pub(crate) fn params_bytes(&self) -> Option<&[u8]> {
+        self.params_span.clone().map(|span| &self.bytes[span])
+    }
+
     /// `params` of a request or notification, parsed (for the few rules that need it).
     pub(crate) fn params(&self) -> Option<Value> {
-        let mut value = self.to_value()?;
-        value.get_mut("params").map(Value::take)
+        serde_json::from_slice(self.params_bytes()?).ok()
     }
 
     /// `params.name` (a `tools/call`'s tool), read without building the rest: every
     /// call passes through this on its way to the server.
     pub(crate) fn params_name(&self) -> Option<Cow<'_, str>> {
         #[derive(Deserialize)]
-        struct Outer<'a> {
-            #[serde(borrow, default)]
-            params: Option<Named<'a>>,
-        }
-        #[derive(Deserialize)]
         struct Named<'a> {
             #[serde(borrow, default)]
             name: Option<Cow<'a, str>>,
         }
-        serde_json::from_slice::<Outer<'_>>(&self.bytes)
+        serde_json::from_slice::<Named<'_>>(self.params_bytes()?)
             .ok()?
-            .params?
             .name
     }
 }
 
-enum Classified {
+/// What routing needs of a well-formed message.
+struct Classified {
+    kind: Kind,
+    id_span: Option<Range<usize>>,
+    params_span: Option<Range<usize>>,
+}
+
+/// Why a line is not a message.
+enum Refused {
     NotJson(String),
     Invalid(String),
 }
 
-fn classify(bytes: &[u8]) -> Result<(Kind, Option<Range<usize>>), Classified> {
+fn classify(bytes: &[u8]) -> Result<Classified, Refused> {
     // serde would read a struct from an array too (`["2.0", 1, "ping"]`); a message is
     // an object. A batch (an array of messages, dropped from MCP in 2025-06-18) is not
     // supported either.
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => {}
         Some(b'[') if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() => {
-            return Err(Classified::Invalid(
+            return Err(Refused::Invalid(
                 "a JSON-RPC message must be an object (batches are not supported)".into(),
             ));
         }
         Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
             if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() =>
         {
-            return Err(Classified::Invalid(
+            return Err(Refused::Invalid(
                 "a JSON-RPC message must be an object".into(),
             ));
         }
@@ -265,16 +281,16 @@ fn classify(bytes: &[u8]) -> Result<(Kind, Option<Range<usize>>), Classified> {
         Err(err) => {
             return Err(match err.classify() {
                 serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                    Classified::NotJson(err.to_string())
+                    Refused::NotJson(err.to_string())
                 }
                 serde_json::error::Category::Data | serde_json::error::Category::Io => {
-                    Classified::Invalid(err.to_string())
+                    Refused::Invalid(err.to_string())
                 }
             });
         }
     };
     if probe.jsonrpc.as_deref() != Some("2.0") {
-        return Err(Classified::Invalid(
+        return Err(Refused::Invalid(
             "`jsonrpc` must be the string \"2.0\"".to_owned(),
         ));
     }
@@ -285,9 +301,7 @@ fn classify(bytes: &[u8]) -> Result<(Kind, Option<Range<usize>>), Classified> {
         Some(raw) => match RequestId::from_raw(raw.get()) {
             Some(id) => Some(Some(id)),
             None => {
-                return Err(Classified::Invalid(
-                    "`id` must be a string or a number".into(),
-                ));
+                return Err(Refused::Invalid("`id` must be a string or a number".into()));
             }
         },
     };
@@ -305,17 +319,19 @@ fn classify(bytes: &[u8]) -> Result<(Kind, Option<Range<usize>>), Classified> {
         },
         (None, Some(id), None, Some(_)) => Kind::Response { id, is_error: true },
         (Some(_), Some(None), _, _) => {
-            return Err(Classified::Invalid(
-                "a request's `id` must not be null".into(),
-            ));
+            return Err(Refused::Invalid("a request's `id` must not be null".into()));
         }
         _ => {
-            return Err(Classified::Invalid(
+            return Err(Refused::Invalid(
                 "not a request, notification or response".into(),
             ));
         }
     };
-    Ok((kind, id_span))
+    Ok(Classified {
+        kind,
+        id_span,
+        params_span: probe.params.map(|raw| span_of(bytes, raw.get())),
+    })
 }
 
 /// The `id` of a JSON object, if it is a string or a number.
@@ -488,6 +504,25 @@ mod tests {
             Some(15)
         );
         assert_eq!(RequestId::from_raw("true"), None);
+    }
+
+    #[test]
+    fn params_are_read_from_their_own_bytes() {
+        let m = message(
+            r#"{"params":{"arguments":{"name":"inner"},"name":"echo"},"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+        );
+        assert_eq!(
+            m.params_bytes(),
+            Some(br#"{"arguments":{"name":"inner"},"name":"echo"}"#.as_slice())
+        );
+        assert_eq!(m.params_name().as_deref(), Some("echo"));
+        assert_eq!(m.params().expect("params")["arguments"]["name"], "inner");
+        let null = message(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#);
+        assert_eq!(null.params(), Some(Value::Null));
+        assert_eq!(null.params_name(), None);
+        let none = message(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(none.params_bytes(), None);
+        assert_eq!(none.params(), None);
     }
 
     #[test]
