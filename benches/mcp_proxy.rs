@@ -7,7 +7,9 @@
 //! rotating rounds within one run:
 //!
 //! - added latency per sequential request (mean, p50, p99 of each path minus direct),
-//!   and the supervisor's added p50 as a multiple of the relay's;
+//!   and the supervisor's added p50 as a multiple of the relay's, for a legacy client
+//!   (`initialize`) and for a 2026-07-28 one (`server/discover`, every request
+//!   carrying its `_meta` envelope);
 //! - pipelined throughput (requests per second, 64 in flight);
 //! - `restart_server` time minus the server's own startup-to-ready time;
 //! - the supervisor's resident memory when idle;
@@ -51,7 +53,25 @@ enum Path {
     Proxied,
 }
 
-const PATHS: [Path; 3] = [Path::Direct, Path::Relayed, Path::Proxied];
+/// Which protocol revision the bench client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Era {
+    /// `initialize` first, bare requests.
+    Legacy,
+    /// 2026-07-28: `server/discover` first, the envelope in every request's `_meta`.
+    Stateless,
+}
+
+/// The routes measured in every round: each path with a client of each era (the
+/// 2026-07-28 messages are longer, so each era has its own direct baseline).
+const ROUTES: [(Path, Era); 6] = [
+    (Path::Direct, Era::Legacy),
+    (Path::Relayed, Era::Legacy),
+    (Path::Proxied, Era::Legacy),
+    (Path::Direct, Era::Stateless),
+    (Path::Relayed, Era::Stateless),
+    (Path::Proxied, Era::Stateless),
+];
 
 /// Build the bare relay into `dir`.
 fn build_relay(dir: &std::path::Path) -> PathBuf {
@@ -84,63 +104,44 @@ fn main() {
     let state = tempfile::tempdir().expect("tempdir");
     let relay = build_relay(state.path());
 
-    let mut samples: [Vec<f64>; 3] = Default::default();
-    let mut rates: [Vec<f64>; 3] = Default::default();
+    let mut samples: [Vec<f64>; 6] = Default::default();
+    let mut rates: [Vec<f64>; 6] = Default::default();
     for round in 0..ROUNDS {
-        for turn in 0..PATHS.len() {
-            let index = (round + turn) % PATHS.len();
-            let mut session = Session::start(PATHS[index], &relay, state.path());
-            session.initialize();
+        for turn in 0..ROUTES.len() {
+            let index = (round + turn) % ROUTES.len();
+            let (path, era) = ROUTES[index];
+            let mut session = Session::start(path, &relay, state.path());
+            session.era = era;
+            session.open();
             samples[index].extend(session.sequential(SEQUENTIAL_PER_ROUND / scale));
             rates[index].push(session.pipelined(PIPELINED / scale));
             session.close();
         }
     }
-    let [direct, relayed, proxied] = samples.each_mut().map(|s| Stats::of(s));
-    println!(
-        "sequential requests ({} per path, rotating rounds):",
-        samples[0].len()
-    );
-    for (name, stats) in [
-        ("direct ", &direct),
-        ("relayed", &relayed),
-        ("proxied", &proxied),
-    ] {
-        println!(
-            "  {name}  mean {:>7.1} µs  p50 {:>7.1} µs  p99 {:>7.1} µs",
-            stats.mean, stats.p50, stats.p99
+    let stats = samples.each_mut().map(|s| Stats::of(s));
+    let rates = rates.each_mut().map(|r| median(r));
+    for (era, at) in [("legacy client", 0), ("2026-07-28 client", 3)] {
+        report_sequential(
+            era,
+            samples[at].len(),
+            &stats[at..at + 3],
+            &rates[at..at + 3],
         );
     }
-    for (name, stats) in [("relay", &relayed), ("debussy", &proxied)] {
-        println!(
-            "  added by {name:<7}  mean {:>+7.1} µs  p50 {:>+7.1} µs  p99 {:>+7.1} µs",
-            stats.mean - direct.mean,
-            stats.p50 - direct.p50,
-            stats.p99 - direct.p99
-        );
-    }
-    println!(
-        "  debussy's added p50 is {:.2}× the bare relay's   (target ≤ 1.3×)",
-        (proxied.p50 - direct.p50) / (relayed.p50 - direct.p50)
-    );
-    let [direct_rate, relayed_rate, proxied_rate] = rates.each_mut().map(|r| median(r));
-    println!(
-        "pipelined throughput ({WINDOW} in flight): direct {direct_rate:.0} req/s, relayed {relayed_rate:.0} req/s, proxied {proxied_rate:.0} req/s"
-    );
 
     // The server's own startup: spawn to initialize answered, directly.
     let mut startups = Vec::new();
     for _ in 0..RESTARTS / scale.min(RESTARTS) {
         let started = Instant::now();
         let mut session = Session::start(Path::Direct, &relay, state.path());
-        session.initialize();
+        session.open();
         startups.push(started.elapsed().as_secs_f64() * 1e3);
         session.close();
     }
     let startup = median(&mut startups);
 
     let mut session = Session::start(Path::Proxied, &relay, state.path());
-    session.initialize();
+    session.open();
     let mut restarts = Vec::new();
     for _ in 0..RESTARTS / scale.min(RESTARTS) {
         let started = Instant::now();
@@ -178,12 +179,48 @@ fn main() {
     session.close();
 }
 
+/// The latency and throughput lines of one era's three paths (direct, relayed,
+/// proxied).
+fn report_sequential(era: &str, count: usize, stats: &[Stats], rates: &[f64]) {
+    let [direct, relayed, proxied] = stats else {
+        unreachable!("three paths")
+    };
+    println!("sequential requests, {era} ({count} per path, rotating rounds):");
+    for (name, stats) in [
+        ("direct ", direct),
+        ("relayed", relayed),
+        ("proxied", proxied),
+    ] {
+        println!(
+            "  {name}  mean {:>7.1} µs  p50 {:>7.1} µs  p99 {:>7.1} µs",
+            stats.mean, stats.p50, stats.p99
+        );
+    }
+    for (name, stats) in [("relay", relayed), ("debussy", proxied)] {
+        println!(
+            "  added by {name:<7}  mean {:>+7.1} µs  p50 {:>+7.1} µs  p99 {:>+7.1} µs",
+            stats.mean - direct.mean,
+            stats.p50 - direct.p50,
+            stats.p99 - direct.p99
+        );
+    }
+    println!(
+        "  debussy's added p50 is {:.2}× the bare relay's   (target ≤ 1.3×)",
+        (proxied.p50 - direct.p50) / (relayed.p50 - direct.p50)
+    );
+    println!(
+        "  pipelined throughput ({WINDOW} in flight): direct {:.0} req/s, relayed {:.0} req/s, proxied {:.0} req/s",
+        rates[0], rates[1], rates[2]
+    );
+}
+
 struct Session {
     child: Child,
     input: BufWriter<ChildStdin>,
     output: BufReader<ChildStdout>,
     next_id: u64,
     line: String,
+    era: Era,
 }
 
 impl Session {
@@ -220,15 +257,24 @@ impl Session {
             output,
             next_id: 0,
             line: String::new(),
+            era: Era::Legacy,
         }
     }
 
     fn send(&mut self, id: u64, method: &str, params: &Value) {
-        serde_json::to_writer(
-            &mut self.input,
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
-        )
-        .expect("write");
+        let message = match self.era {
+            Era::Legacy => json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+            Era::Stateless => {
+                let mut params = params.clone();
+                params["_meta"] = json!({
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                });
+                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+            }
+        };
+        serde_json::to_writer(&mut self.input, &message).expect("write");
         self.input.write_all(b"\n").expect("write");
     }
 
@@ -254,7 +300,12 @@ impl Session {
         reply
     }
 
-    fn initialize(&mut self) {
+    /// Start the conversation as a client of this era does.
+    fn open(&mut self) {
+        if self.era == Era::Stateless {
+            self.call("server/discover", json!({}));
+            return;
+        }
         self.call("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}));
         self.input
             .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
@@ -370,6 +421,12 @@ fn serve() {
             continue;
         };
         let result = match message["method"].as_str() {
+            Some("server/discover") => json!({
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "bench", "version": "1"}
+            }),
             Some("initialize") => json!({
                 "protocolVersion": message["params"]["protocolVersion"],
                 "capabilities": {"tools": {}},
