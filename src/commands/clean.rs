@@ -68,7 +68,7 @@ async fn kept_because(
 pub(super) async fn run(global: &GlobalArgs, args: &CleanArgs) -> CommandResult {
     let loaded = super::load_config(global, None)?;
     let root = loaded.project_root;
-    let git = GitCli::new(std::time::Duration::from_secs(loaded.config.git.timeout));
+    let git = GitCli::new(loaded.config.git.timeout.duration());
     let (worktrees, branches) = worktree::leftovers(&git, &root)
         .await
         .map_err(Failure::failed)?;

@@ -1,5 +1,6 @@
 //! [`RunDuration`]: a span of wall time as people write it in a config file or a flag
-//! (`90m`, `2h30m`, `1h 15m`, or a bare number of seconds).
+//! (`90m`, `2h30m`, `1h 15m`, or a bare number of seconds); [`Seconds`]: a time limit
+//! written as a whole number of seconds.
 
 use std::fmt;
 use std::time::Duration;
@@ -8,6 +9,33 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The longest span accepted: a year, far past any run.
 const MAX_SECS: u64 = 366 * 86_400;
+
+/// A time limit the configuration writes as a whole number of seconds (`timeout: 1800`),
+/// read where it is used as a [`Duration`]. The file, `config show` and the schema see
+/// the bare number; [`super::validate`] bounds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Seconds(pub u64);
+
+impl Seconds {
+    /// The limit as a span of time.
+    #[must_use]
+    pub fn duration(self) -> Duration {
+        Duration::from_secs(self.0)
+    }
+
+    /// Whether it is no time at all.
+    #[must_use]
+    pub fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}s", self.0)
+    }
+}
 
 /// A positive span of wall time, read from text such as `90m`, `2h30m` or `3600`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -294,7 +294,7 @@ mod tests {
     use std::fs;
 
     use super::*;
-    use crate::config::{AgentKind, Origin, Problem};
+    use crate::config::{AgentKind, Origin, Problem, Seconds};
 
     struct Project {
         _temp: tempfile::TempDir,
@@ -375,7 +375,7 @@ mod tests {
         let c = &loaded.config;
         assert_eq!(
             (c.model.as_str(), c.timeout, c.max_retries),
-            ("opus", 200, 8)
+            ("opus", Seconds(200), 8)
         );
         assert_eq!(c.agent.kind, AgentKind::Sim);
         // The user file's model and program are Claude Code's (the kind it names): the
@@ -463,7 +463,11 @@ mod tests {
         };
         let loaded = load(&options).expect("loads");
         assert_eq!(loaded.config.model, "from-flag");
-        assert_eq!(loaded.config.timeout, 1800, "the project file is not read");
+        assert_eq!(
+            loaded.config.timeout,
+            Seconds(1800),
+            "the project file is not read"
+        );
         assert_eq!(loaded.sources["model"], Source::ProjectFile(other));
         assert_eq!(loaded.project_root, p.root);
     }

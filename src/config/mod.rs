@@ -39,7 +39,7 @@ mod settings;
 mod validate;
 
 pub use context_limit::ContextLimit;
-pub use duration::RunDuration;
+pub use duration::{RunDuration, Seconds};
 pub use error::{ConfigError, Invalid, Origin, Problem};
 pub use flags::{FlagValue, Overrides, flag_words};
 pub use jobs::Jobs;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::Seconds;
 use super::gates::default_gates;
 use super::jobs::Jobs;
 use super::profiles::{AgentKind, AgentPermissions, AgentProfiles};
@@ -20,7 +21,7 @@ pub struct Config {
     /// Model name passed to the agent.
     pub model: String,
     /// Seconds before one agent session is stopped as timed out.
-    pub timeout: u64,
+    pub timeout: Seconds,
     /// Extra attempts per phase after the first.
     pub max_retries: u32,
     /// Percent of the context window at which a session is stopped (0 < x ≤ 100; 100 disables).
@@ -41,9 +42,9 @@ pub struct Config {
     /// Who writes the handoff a restarted session starts from.
     pub handoff: HandoffMode,
     /// Seconds the stopped agent has to write its handoff.
-    pub handoff_timeout: u64,
+    pub handoff_timeout: Seconds,
     /// Seconds between a context stop and the next session.
-    pub restart_delay: u64,
+    pub restart_delay: Seconds,
     /// Commit the agent's work after each phase and at each checkpoint.
     pub auto_commit: bool,
     /// Also commit the work of failed phases.
@@ -61,7 +62,7 @@ pub struct Config {
     /// Where run output goes.
     pub output: OutputMode,
     /// Seconds before one gate command is stopped as failed.
-    pub gate_timeout: u64,
+    pub gate_timeout: Seconds,
     /// Stop and restart remediation ("fix the findings") sessions for their context too.
     pub restart_in_fix_sessions: bool,
     /// The agent that runs sessions.
@@ -129,14 +130,14 @@ pub struct GitConfig {
     pub run_hooks: bool,
     /// Seconds one git command debussy runs (a merge, a worktree change, a commit with
     /// the repository's hooks) may take; past it, its process group is stopped.
-    pub timeout: u64,
+    pub timeout: Seconds,
 }
 
 impl Default for GitConfig {
     fn default() -> Self {
         GitConfig {
             run_hooks: true,
-            timeout: 600,
+            timeout: Seconds(600),
         }
     }
 }
@@ -297,7 +298,7 @@ pub struct AgentConfig {
     pub stop_grace: f64,
     /// Seconds a context stop decided while a tool call runs waits for the call's result
     /// before interrupting it; 0 stops at once.
-    pub tool_grace: u64,
+    pub tool_grace: Seconds,
     /// The agent's last stderr lines kept in memory for error messages (all of them go
     /// to the session's `.stderr.log`).
     pub stderr_tail_lines: usize,
@@ -351,7 +352,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             model: "opus".to_owned(),
-            timeout: 1800,
+            timeout: Seconds(1800),
             max_retries: 2,
             context_threshold: crate::config::ContextLimit::At(80.0),
             tool_call_threshold: 100,
@@ -361,8 +362,8 @@ impl Default for Config {
             max_duration: None,
             no_progress_restarts: 2,
             handoff: HandoffMode::Agent,
-            handoff_timeout: 120,
-            restart_delay: 2,
+            handoff_timeout: Seconds(120),
+            restart_delay: Seconds(2),
             auto_commit: true,
             commit_on_failure: false,
             commit_message_template: "debussy: phase {phase_id} - {phase_name} {status}".to_owned(),
@@ -370,7 +371,7 @@ impl Default for Config {
             merge_message_template: "debussy: merge phase {phase_id} - {phase_name}".to_owned(),
             interactive: true,
             output: OutputMode::Terminal,
-            gate_timeout: 600,
+            gate_timeout: Seconds(600),
             restart_in_fix_sessions: false,
             agent: AgentConfig::default(),
             agents: AgentProfiles::default(),
@@ -394,7 +395,7 @@ impl Default for AgentConfig {
             env: BTreeMap::new(),
             model_context_window: None,
             stop_grace: 2.0,
-            tool_grace: 60,
+            tool_grace: Seconds(60),
             stderr_tail_lines: DEFAULT_STDERR_TAIL_LINES,
             token_estimate_factor: 1.0,
             scenario: None,

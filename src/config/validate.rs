@@ -43,7 +43,7 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
             "set `model` to a model name such as `opus` or `sonnet`",
         ));
     }
-    if config.timeout == 0 {
+    if config.timeout.is_zero() {
         out.push(violation(
             "timeout",
             "must be greater than 0",
@@ -73,7 +73,7 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
             ));
         }
     }
-    if config.handoff_timeout == 0 {
+    if config.handoff_timeout.is_zero() {
         out.push(violation(
             "handoff_timeout",
             "must be greater than 0",
@@ -89,7 +89,7 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
             "set `tool_call_threshold` to the tool calls after which a session restarts, e.g. 100",
         ));
     }
-    if config.gate_timeout == 0 {
+    if config.gate_timeout.is_zero() {
         out.push(violation(
             "gate_timeout",
             "must be greater than 0",
@@ -97,7 +97,7 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
             "set `gate_timeout` to the seconds one gate command may run, e.g. 600",
         ));
     }
-    if config.git.timeout == 0 {
+    if config.git.timeout.is_zero() {
         out.push(violation(
             "git.timeout",
             "must be greater than 0",

@@ -1,6 +1,7 @@
 //! Tests of `validate`.
 
 use super::*;
+use crate::config::Seconds;
 
 fn paths(config: &Config) -> Vec<String> {
     check_fields(config).into_iter().map(|v| v.path).collect()
@@ -33,8 +34,8 @@ fn context_threshold_is_a_percent_above_zero() {
 #[test]
 fn zero_durations_and_counts_fail() {
     let config = Config {
-        timeout: 0,
-        gate_timeout: 0,
+        timeout: Seconds(0),
+        gate_timeout: Seconds(0),
         tool_call_threshold: 0,
         ..Config::default()
     };
@@ -45,7 +46,7 @@ fn zero_durations_and_counts_fail() {
     let config = Config {
         max_retries: 0,
         max_restarts: 0,
-        restart_delay: 0,
+        restart_delay: Seconds(0),
         ..Config::default()
     };
     assert!(
@@ -59,7 +60,7 @@ fn spending_limits_must_be_positive_and_the_handoff_needs_time() {
     let config = Config {
         max_cost_usd: Some(0.0),
         max_phase_cost_usd: Some(-1.0),
-        handoff_timeout: 0,
+        handoff_timeout: Seconds(0),
         ..Config::default()
     };
     assert_eq!(

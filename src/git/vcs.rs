@@ -156,7 +156,7 @@ fn describe_stale_lock(lock: StaleLock, started: std::time::SystemTime) -> Strin
 pub fn hook_policy(git: &crate::config::GitConfig) -> HookPolicy {
     if git.run_hooks {
         HookPolicy::Run {
-            timeout: Duration::from_secs(git.timeout),
+            timeout: git.timeout.duration(),
         }
     } else {
         HookPolicy::Skip

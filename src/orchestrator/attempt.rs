@@ -10,7 +10,6 @@
 //! (see docs/agents.md, "Usage limits", for why it is not resumed).
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use crate::agent::FailureKind;
 use crate::checkpoint::{self, CheckpointFacts, Continuation, TodoStatus};
@@ -179,7 +178,7 @@ impl Runner<'_> {
                 SessionOutcome::Timeout => {
                     return (
                         AttemptEnd::Failed(format!(
-                            "the session timed out after {}s",
+                            "the session timed out after {}",
                             self.run.config.timeout
                         )),
                         tally,
@@ -317,9 +316,9 @@ impl Runner<'_> {
                         reason,
                         context_percent: snapshot.percent,
                         commit,
-                        delay_secs: delay,
+                        delay_secs: delay.0,
                     });
-                    if !self.wait(Duration::from_secs(delay)).await {
+                    if !self.wait(delay.duration()).await {
                         return (self.stop_reason(), tally);
                     }
                     let rendered = checkpoint::render(&facts);

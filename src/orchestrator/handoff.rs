@@ -18,13 +18,12 @@
 //! its handoff.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use tokio::sync::mpsc;
 
 use super::session::RestartRequest;
 use crate::agent::HANDOFF_ANSWER_TOKENS;
-use crate::config::HandoffMode;
+use crate::config::{HandoffMode, Seconds};
 use crate::context::StopReason;
 use crate::events::Event;
 use crate::plan::Phase;
@@ -103,7 +102,7 @@ fn skip_reason(
 }
 
 /// The handoff text a finished handoff session gave, or why it is not used.
-fn handoff_text(report: &SessionReport, timeout: u64) -> Result<String, String> {
+fn handoff_text(report: &SessionReport, timeout: Seconds) -> Result<String, String> {
     match &report.outcome {
         SessionOutcome::Completed { .. } if report.outcome.is_success() => report
             .last_message
@@ -116,7 +115,7 @@ fn handoff_text(report: &SessionReport, timeout: u64) -> Result<String, String> 
             Err("the handoff session compacted its context".to_owned())
         }
         SessionOutcome::Timeout => Err(format!(
-            "the handoff session did not answer within handoff_timeout ({timeout}s)"
+            "the handoff session did not answer within handoff_timeout ({timeout})"
         )),
         SessionOutcome::Interrupted => Err("the handoff session was interrupted".to_owned()),
         other => Err(match report.last_message.as_deref().map(str::trim) {
@@ -250,7 +249,7 @@ impl Runner<'_> {
             });
         spec.log_path = handoff_log_path(&stopped.log_path);
         spec.files_root = Some(self.run.root.clone());
-        spec.timeout = Some(Duration::from_secs(self.run.config.handoff_timeout));
+        spec.timeout = Some(self.run.config.handoff_timeout.duration());
         // Never stopped for its size; a compaction means the handoff would come from a
         // summary, so that ends it.
         spec.meter = spec.meter.observe_only();

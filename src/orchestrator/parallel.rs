@@ -97,7 +97,7 @@ pub(super) async fn check(
 
 /// How the run runs git: with the configured time limit per command.
 pub(super) fn git_cli(config: &Config) -> GitCli {
-    GitCli::new(std::time::Duration::from_secs(config.git.timeout))
+    GitCli::new(config.git.timeout.duration())
 }
 
 /// The submodules (gitlinks) the index of `root` holds, and `.gitmodules` if it exists.

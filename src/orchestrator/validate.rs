@@ -54,7 +54,7 @@ impl Runner<'_> {
         {
             self.warn(format!("could not record validation: {err}"));
         }
-        let timeout = Duration::from_secs(self.run.config.gate_timeout);
+        let timeout = self.run.config.gate_timeout.duration();
         let mut runs: Vec<GateRun> = Vec::with_capacity(gates.len());
         for gate in gates {
             if gate.command.trim().is_empty() {

@@ -163,7 +163,7 @@ impl SessionSpec {
             cwd: cwd.into(),
             env: Vec::new(),
             inherit_env: true,
-            timeout: (config.timeout > 0).then(|| Duration::from_secs(config.timeout)),
+            timeout: Some(config.timeout.duration()),
             meter,
             compaction_guard: super::guard::CompactionGuard::Off,
             window: WindowInputs {
@@ -173,7 +173,7 @@ impl SessionSpec {
                 agent: Some(backend_name),
             },
             stop_grace,
-            tool_grace: Duration::from_secs(config.agent.tool_grace),
+            tool_grace: config.agent.tool_grace.duration(),
             stderr_tail_lines: config.agent.stderr_tail_lines,
             log_path: log_path.into(),
             files_root: None,
@@ -231,7 +231,7 @@ impl fmt::Debug for SessionSpec {
 mod tests {
     use super::*;
     use crate::agent::claude::ClaudeBackend;
-    use crate::config::{AgentConfig, AgentPermissions, ContextLimit};
+    use crate::config::{AgentConfig, AgentPermissions, ContextLimit, Seconds};
 
     fn backend() -> Arc<dyn AgentBackend> {
         Arc::new(ClaudeBackend::new(&default_backend_settings(
@@ -248,7 +248,7 @@ mod tests {
     fn takes_its_settings_from_the_configuration() {
         let config = Config {
             model: "sonnet".into(),
-            timeout: 90,
+            timeout: Seconds(90),
             context_threshold: ContextLimit::At(70.0),
             agent: AgentConfig {
                 stop_grace: 0.25,
@@ -275,16 +275,6 @@ mod tests {
             debug.contains("\"claude\"") && debug.contains("prompt_bytes: 5"),
             "{debug}"
         );
-    }
-
-    #[test]
-    fn zero_timeout_means_none() {
-        let config = Config {
-            timeout: 0,
-            ..Config::default()
-        };
-        let spec = spec(&config, "").expect("spec");
-        assert_eq!(spec.timeout, None);
     }
 
     #[test]

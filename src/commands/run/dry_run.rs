@@ -221,7 +221,7 @@ fn restart_lines(
             "mechanical: debussy writes the checkpoint alone".to_owned()
         }
         (HandoffMode::Agent, true) => format!(
-            "agent: the stopped {agent} session is resumed once to write it (up to {}s), debussy's checkpoint below it",
+            "agent: the stopped {agent} session is resumed once to write it (up to {}), debussy's checkpoint below it",
             config.handoff_timeout
         ),
         (HandoffMode::Agent, false) => format!(

@@ -223,7 +223,7 @@ impl SimProject {
         let config = Config {
             model: "sim-model".into(),
             context_threshold: debussy::context::ContextLimit::At(80.0),
-            timeout: 60,
+            timeout: debussy::config::Seconds(60),
             ..Config::default()
         };
         SessionSpec::from_config(

@@ -35,7 +35,7 @@ impl Harness {
         let config = Config {
             model: MODEL.into(),
             context_threshold: debussy::context::ContextLimit::At(80.0),
-            timeout: 60,
+            timeout: debussy::config::Seconds(60),
             ..Config::default()
         };
         let agent = BackendSettings {
