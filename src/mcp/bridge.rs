@@ -2,12 +2,11 @@
 //! front with the streamable-HTTP back end until the client goes away.
 
 use serde_json::json;
-use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::backend::http::{Daemon, Endpoint, HttpBackend, HttpSettings};
 use super::front::settings::Settings;
-use super::front::{self, Shutdown};
-use super::{AuditEvent, AuditLog, BridgeOptions, McpError, say, stdio};
+use super::front::{self, ClientInput, ClientOutput, Shutdown};
+use super::{AuditLog, BridgeOptions, McpError, say, signals, stdio};
 
 /// How a bridge ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,9 +21,12 @@ pub struct BridgeOutcome {
 /// # Errors
 /// The state directory or the audit log cannot be created.
 pub async fn bridge_stdio(opts: BridgeOptions) -> Result<BridgeOutcome, McpError> {
-    bridge(opts, stdio::input(), stdio::output(), |shutdown| {
-        tokio::spawn(crate::mcp::signals::forward(shutdown));
-    })
+    bridge(
+        opts,
+        stdio::input(),
+        stdio::output(),
+        signals::forward_in_background,
+    )
     .await
 }
 
@@ -35,16 +37,12 @@ pub async fn bridge_stdio(opts: BridgeOptions) -> Result<BridgeOutcome, McpError
 /// # Errors
 /// The state directory or the audit log cannot be created, or the HTTP client cannot be
 /// built.
-pub async fn bridge<R, W>(
+pub async fn bridge(
     opts: BridgeOptions,
-    input: R,
-    output: W,
+    input: impl ClientInput,
+    output: impl ClientOutput,
     on_start: impl FnOnce(Shutdown),
-) -> Result<BridgeOutcome, McpError>
-where
-    R: AsyncRead + Send + Unpin + 'static,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
+) -> Result<BridgeOutcome, McpError> {
     let state_error = |source| McpError::StateDir {
         path: opts.state_dir.clone(),
         source,
@@ -58,18 +56,13 @@ where
         opts.limits.max_line_length,
     )
     .map_err(McpError::HttpClient)?;
-    let _ = audit.record(
-        AuditEvent::SupervisorStarted,
-        None,
-        None,
-        json!({
-            "name": opts.name,
-            "command": opts.command,
-            "url": endpoint.url(),
-            "bridge_pid": std::process::id(),
-            "inject_tools": opts.inject_tools,
-        }),
-    );
+    let _ = audit.record_started(json!({
+        "name": opts.name,
+        "command": opts.command,
+        "url": endpoint.url(),
+        "bridge_pid": std::process::id(),
+        "inject_tools": opts.inject_tools,
+    }));
     say(&format!(
         "bridging to {} (daemon `{}`, state in {})",
         endpoint.url(),

@@ -90,7 +90,7 @@ mod supervise;
 pub use bridge::{BridgeOutcome, bridge, bridge_stdio};
 pub use front::audit::{self, AuditEvent, AuditLog};
 pub use front::marker::{self, RestartMarker};
-pub use front::{Shutdown, SuperviseOutcome};
+pub use front::{ClientInput, ClientOutput, Shutdown, SuperviseOutcome};
 pub use options::{BridgeOptions, Limits, SuperviseOptions, default_name};
 pub use state_dir::StateDirError;
 pub use supervise::{McpError, supervise, supervise_stdio};

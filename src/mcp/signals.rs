@@ -11,6 +11,11 @@ pub(crate) trait SignalTarget: Send + 'static {
     fn restart(&self, signal: &'static str);
 }
 
+/// [`forward`] in a task of its own, for the life of the runtime.
+pub(crate) fn forward_in_background(target: impl SignalTarget) {
+    tokio::spawn(forward(target));
+}
+
 /// Turn the process's SIGINT/SIGTERM into [`SignalTarget::stop`] and SIGHUP into
 /// [`SignalTarget::restart`], for as long as the task runs.
 pub(crate) async fn forward(target: impl SignalTarget) {

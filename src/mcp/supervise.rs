@@ -5,13 +5,12 @@
 use std::path::PathBuf;
 
 use serde_json::json;
-use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::backend::stdio::StdioBackend;
 use super::front::settings::Settings;
-use super::front::{self, Shutdown};
+use super::front::{self, ClientInput, ClientOutput, Shutdown};
 use super::{
-    AuditEvent, AuditLog, StateDirError, SuperviseOptions, SuperviseOutcome, say, state_dir, stdio,
+    AuditLog, StateDirError, SuperviseOptions, SuperviseOutcome, say, signals, state_dir, stdio,
 };
 
 /// Errors that keep the supervisor from starting. Once it runs, nothing is fatal: errors
@@ -52,9 +51,12 @@ pub enum McpError {
 /// The state directory cannot be created, a watch path cannot be watched, or the server
 /// cannot be started the first time.
 pub async fn supervise_stdio(opts: SuperviseOptions) -> Result<SuperviseOutcome, McpError> {
-    supervise(opts, stdio::input(), stdio::output(), |shutdown| {
-        tokio::spawn(super::signals::forward(shutdown));
-    })
+    supervise(
+        opts,
+        stdio::input(),
+        stdio::output(),
+        signals::forward_in_background,
+    )
     .await
 }
 
@@ -65,35 +67,26 @@ pub async fn supervise_stdio(opts: SuperviseOptions) -> Result<SuperviseOutcome,
 /// # Errors
 /// The state directory cannot be created or another supervisor holds it, a watch path
 /// cannot be watched, or the server cannot be started the first time.
-pub async fn supervise<R, W>(
+pub async fn supervise(
     opts: SuperviseOptions,
-    input: R,
-    output: W,
+    input: impl ClientInput,
+    output: impl ClientOutput,
     on_start: impl FnOnce(Shutdown),
-) -> Result<SuperviseOutcome, McpError>
-where
-    R: AsyncRead + Send + Unpin + 'static,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
+) -> Result<SuperviseOutcome, McpError> {
     // Held until the supervisor returns; the kernel releases it if the process dies.
     let _lock = state_dir::lock(&opts.state_dir)?;
     let mut audit = AuditLog::open(&opts.state_dir).map_err(|source| McpError::StateDir {
         path: opts.state_dir.clone(),
         source,
     })?;
-    let _ = audit.record(
-        AuditEvent::SupervisorStarted,
-        None,
-        None,
-        json!({
-            "name": opts.name,
-            "command": opts.command,
-            "supervisor_pid": std::process::id(),
-            "watch": opts.watch.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "build": opts.build,
-            "inject_tools": opts.inject_tools,
-        }),
-    );
+    let _ = audit.record_started(json!({
+        "name": opts.name,
+        "command": opts.command,
+        "supervisor_pid": std::process::id(),
+        "watch": opts.watch.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "build": opts.build,
+        "inject_tools": opts.inject_tools,
+    }));
     say(&format!(
         "supervising `{}` (state in {})",
         opts.command.join(" "),

@@ -84,6 +84,14 @@ impl AuditLog {
         &self.path
     }
 
+    /// Append the first event of a supervisor or bridge: what it runs, and how.
+    ///
+    /// # Errors
+    /// As [`AuditLog::record`].
+    pub fn record_started(&mut self, details: Value) -> io::Result<()> {
+        self.record(AuditEvent::SupervisorStarted, None, None, details)
+    }
+
     /// Append one event: written and flushed before returning, fsynced in the background
     /// (see [`AuditLog::sync`] for the barrier).
     ///

@@ -26,6 +26,6 @@ mod stderr_tail;
 pub(crate) mod tools;
 mod watch;
 
-pub use serve::Shutdown;
 pub(crate) use serve::serve;
+pub use serve::{ClientInput, ClientOutput, Shutdown};
 pub use state::SuperviseOutcome;

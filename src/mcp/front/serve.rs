@@ -52,23 +52,27 @@ impl crate::mcp::signals::SignalTarget for Shutdown {
     }
 }
 
+/// What the front reads the client's messages from: the process's stdin, or a test's
+/// end of a pipe.
+pub trait ClientInput: AsyncRead + Send + Unpin + 'static {}
+impl<T: AsyncRead + Send + Unpin + 'static> ClientInput for T {}
+
+/// What the front writes the client's messages to.
+pub trait ClientOutput: AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncWrite + Send + Unpin + 'static> ClientOutput for T {}
+
 /// Serve the client on `input`/`output` through `backend` until the front ends.
 ///
 /// # Errors
 /// A watch path cannot be watched, or the first server cannot be started at all.
-pub(crate) async fn serve<B, R, W>(
+pub(crate) async fn serve(
     opts: Settings,
-    backend: B,
+    backend: impl Backend,
     mut audit: AuditLog,
-    input: R,
-    output: W,
+    input: impl ClientInput,
+    output: impl ClientOutput,
     on_start: impl FnOnce(Shutdown),
-) -> Result<SuperviseOutcome, McpError>
-where
-    B: Backend,
-    R: AsyncRead + Send + Unpin + 'static,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
+) -> Result<SuperviseOutcome, McpError> {
     let (control_tx, control_rx) = mpsc::unbounded_channel();
     let _watcher = if opts.watch.is_empty() {
         None

@@ -363,22 +363,23 @@ pub(crate) fn error_response(id: Option<&[u8]>, code: i64, message: &str) -> Vec
 
 /// A JSON-RPC error response carrying `error` as a server wrote it.
 pub(crate) fn error_value_response(id: &[u8], error: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id);
-    out.extend_from_slice(br#","error":"#);
-    out.extend_from_slice(error.to_string().as_bytes());
-    out.push(b'}');
-    out
+    response(id, "error", error)
 }
 
 /// A JSON-RPC success response, as one line without the newline.
 pub(crate) fn result_response(id: &[u8], result: &Value) -> Vec<u8> {
+    response(id, "result", result)
+}
+
+/// A response to `id` whose `field` (`result` or `error`) is `value`.
+fn response(id: &[u8], field: &str, value: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(id);
-    out.extend_from_slice(br#","result":"#);
-    out.extend_from_slice(result.to_string().as_bytes());
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(field.as_bytes());
+    out.extend_from_slice(b"\":");
+    out.extend_from_slice(value.to_string().as_bytes());
     out.push(b'}');
     out
 }

@@ -387,20 +387,11 @@ pub(crate) struct Stop {
 /// End the session and, when asked, stop the daemon under the restart lock.
 pub(crate) fn stop(stop: Stop) {
     tokio::spawn(async move {
-        let Stop {
-            daemon,
-            endpoint,
-            session,
-            own,
-            stop_daemon,
-            generation,
-            tx,
-        } = stop;
-        let (stopped, status) = if stop_daemon {
-            let _lock = lock::acquire(&daemon.state_dir, LOCK_SLACK).await;
-            daemon.stop(own.as_ref()).await
+        let (stopped, status) = if stop.stop_daemon {
+            let _lock = lock::acquire(&stop.daemon.state_dir, LOCK_SLACK).await;
+            stop.daemon.stop(stop.own.as_ref()).await
         } else {
-            endpoint.delete(&session).await;
+            stop.endpoint.delete(&stop.session).await;
             (
                 Stopped {
                     actions: vec!["end the session".to_owned()],
@@ -411,8 +402,8 @@ pub(crate) fn stop(stop: Stop) {
                 None,
             )
         };
-        let _ = tx.send(Internal::Stopped {
-            generation,
+        let _ = stop.tx.send(Internal::Stopped {
+            generation: stop.generation,
             stopped,
             status,
         });
