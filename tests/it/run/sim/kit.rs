@@ -1,5 +1,5 @@
-//! What the run tests share: the plan and run helpers on [`Project`], scenario turns,
-//! and a run that lives while a test works on it ([`LiveRun`]).
+//! What the run tests share: the plan and run helpers on [`Project`], a scenario that
+//! sleeps until killed, and a run that lives while a test works on it ([`LiveRun`]).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -7,13 +7,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::support::project::{self, Project, run_json, wait_exit};
+use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
 use serde_json::Value;
 
 /// What the run tests do with a project: a plan, runs, and what they recorded.
 impl Project {
     /// A plan with phases `(id, depends_on, gate command)` and a sim scenario.
-    pub(super) fn plan(&self, phases: &[(&str, &str, &str)], scenario: &str) {
+    pub(super) fn plan(&self, phases: &[(&str, &str, &str)], scenario: &Scenario) {
         let mut master = String::from(
             "# Test Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n",
         );
@@ -31,8 +32,15 @@ impl Project {
             );
         }
         self.write("plan/MASTER_PLAN.md", &master);
-        self.write("plan/sim-scenario.yaml", scenario);
+        self.write("plan/sim-scenario.yaml", &scenario.to_yaml());
         self.commit_all("plan");
+    }
+
+    /// Replace the plan's scenario with `scenario` and commit it with `message`, as a
+    /// user does between a run and its resume.
+    pub(super) fn rescript(&self, scenario: &Scenario, message: &str) {
+        self.write("plan/sim-scenario.yaml", &scenario.to_yaml());
+        self.commit_all(message);
     }
 
     /// Run `debussy run plan/MASTER_PLAN.md --agent sim --output-format json` plus `extra`,
@@ -61,29 +69,19 @@ pub(super) fn summary(events: &[Value]) -> &Value {
     &events.last().expect("events")["summary"]
 }
 
-/// A script turn that writes `path` with `content`.
-pub(super) fn write_turn(percent: u32, path: &str, content: &str) -> String {
-    format!(
-        "      - say: writing {path}\n        percent: {percent}\n        tools:\n          - write:\n              path: {path}\n              content: \"{content}\"\n"
-    )
-}
-
-pub(super) fn notes_turn(id: &str) -> String {
-    format!(
-        "      - say: notes\n        tools:\n          - write:\n              path: ${{SCENARIO_DIR}}/notes/phase-{id}.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\nsome\\n\"\n"
-    )
-}
-
-pub(super) const DONE_TURN: &str =
-    "      - say: done\n        tools:\n          - done: completed\n";
-
 /// A scenario whose phase 1 first sleeps (until killed) after touching `started`, and on
 /// later sessions writes its notes and reports done.
-pub(super) fn sleeping_scenario() -> String {
-    format!(
-        "scripts:\n  - phase: 1\n    turns:\n      - say: working\n        percent: 10\n        tools:\n          - write:\n              path: work.txt\n              content: \"agent edit\"\n          - bash: \"if [ ! -f started ]; then touch started; sleep 60; fi\"\n{}{}",
-        notes_turn("1"),
-        DONE_TURN
+pub(super) fn sleeping_scenario() -> Scenario {
+    Scenario::new().script(
+        Script::phase("1")
+            .turn(
+                Turn::say("working")
+                    .percent(10)
+                    .writes("work.txt", "agent edit")
+                    .bash("if [ ! -f started ]; then touch started; sleep 60; fi"),
+            )
+            .turn(Turn::notes("1"))
+            .turn(Turn::done()),
     )
 }
 
