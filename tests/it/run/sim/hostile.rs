@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::kit::summary;
-use super::parallel::{conflicting, half_done, notes, work, work_turns};
+use super::parallel::{conflicting, fork, half_done, notes, work, work_turns};
 use super::witness::{
     Beacon, LiveRun, assert_died, assert_no_process_left, assert_none_lost, commits_of, git,
     git_ok, hook,
@@ -28,14 +28,11 @@ fn each_its_file() -> Scenario {
     Scenario::new().scripts(["1", "2", "3"].map(|id| work(id, &format!("f{id}.txt"), id, 0)))
 }
 
-/// Phases 2 and 3 after phase 1, each writing its own file (and gated on it).
-fn fork(project: &Project, scenario: &Scenario) {
-    project.plan(
-        &[
-            ("1", "N/A", "test -f f1.txt"),
-            ("2", "Phase 1", "test -f f2.txt"),
-            ("3", "Phase 1", "test -f f3.txt"),
-        ],
+/// Phases 2 and 3 after phase 1, each gated on its own file.
+fn each_gated_on_its_file(project: &Project, scenario: &Scenario) {
+    fork(
+        project,
+        ["test -f f1.txt", "test -f f2.txt", "test -f f3.txt"],
         scenario,
     );
 }
@@ -96,7 +93,7 @@ fn sigkill_mid_session_recovers_the_sessions_work_on_resume() {
         .script(work("1", "f1.txt", "one", 0))
         .script(work_then("2", "f2.txt", &beacon.once()))
         .script(work("3", "f3.txt", "three", 0));
-    fork(&project, &scenario);
+    each_gated_on_its_file(&project, &scenario);
 
     let live = LiveRun::start(&project, &["--jobs", "2"]);
     let sleeper = beacon.wait();
@@ -134,7 +131,7 @@ fn sigkill_mid_hook_takes_the_hook_along_and_resume_commits_the_work() {
     let scratch = tempfile::tempdir().expect("scratch");
     let beacon = Beacon::new(scratch.path(), "hook");
     let project = Project::new();
-    fork(&project, &each_its_file());
+    each_gated_on_its_file(&project, &each_its_file());
     // The first commit debussy makes (phase 1's, in its worktree) blocks in the hook.
     hook(project.root(), "pre-commit", &beacon.once());
 
@@ -154,7 +151,7 @@ fn sigkill_mid_merge_leaves_no_merge_head_and_resume_merges() {
     let scratch = tempfile::tempdir().expect("scratch");
     let beacon = Beacon::new(scratch.path(), "merge");
     let project = Project::new();
-    fork(&project, &each_its_file());
+    each_gated_on_its_file(&project, &each_its_file());
     // Run by `git merge` for the second of the side-by-side phases (a merge commit).
     hook(project.root(), "pre-merge-commit", &beacon.once());
 
@@ -186,7 +183,7 @@ fn sigkill_mid_handoff_resumes_the_phase() {
         )
         .script(work("2", "f2.txt", "two", 0))
         .script(work("3", "f3.txt", "three", 0));
-    fork(&project, &scenario);
+    each_gated_on_its_file(&project, &scenario);
 
     let live = LiveRun::start(&project, &["--jobs", "2", "--context-threshold", "60"]);
     let sleeper = beacon.wait();

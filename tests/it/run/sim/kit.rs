@@ -69,6 +69,27 @@ pub(super) fn summary(events: &[Value]) -> &Value {
     &events.last().expect("events")["summary"]
 }
 
+/// Phase 1's first attempt: it writes `out.txt` wrong (for a gate wanting `right`), its
+/// notes, and reports done.
+pub(super) fn wrong_first() -> Script {
+    Script::phase("1").attempt(1).turns([
+        Turn::write(10, "out.txt", "wrong"),
+        Turn::notes("1"),
+        Turn::done(),
+    ])
+}
+
+/// The diagnostic of a command refused with exit code 2, squashed: it is wrapped to the
+/// terminal's width anywhere (even inside an id) and framed, so whitespace and the
+/// frame's `│` are taken out.
+pub(super) fn refusal(output: &std::process::Output) -> String {
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    said.chars()
+        .filter(|c| !c.is_whitespace() && *c != '│')
+        .collect()
+}
+
 /// A scenario whose phase 1 first sleeps (until killed) after touching `started`, and on
 /// later sessions writes its notes and reports done.
 pub(super) fn sleeping_scenario() -> Scenario {

@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::kit::summary;
-use super::parallel::{conflicting, notes, until_merged};
+use super::kit::{refusal, summary};
+use super::parallel::{conflicting, fork, merging_after, notes};
 use super::witness::{
     assert_no_process_left, assert_none_lost, commits_of, git, git_ok, hook, processes_in,
 };
@@ -125,24 +125,16 @@ fn markerless_conflicts(project: &Project, fix: &[&str]) {
             "2",
             &[r"printf 'BIN\000two' > logo.bin", "rm doc.txt"],
         ))
-        .script(
-            Script::phase("3")
-                .attempt(1)
-                .turn(until_merged("logo.bin", "two"))
-                .turns(shell_turns(
-                    "3",
-                    &[r"printf 'BIN\000three' > logo.bin", "echo more >> doc.txt"],
-                )),
-        )
+        .script(merging_after(
+            "logo.bin",
+            "two",
+            shell_turns(
+                "3",
+                &[r"printf 'BIN\000three' > logo.bin", "echo more >> doc.txt"],
+            ),
+        ))
         .script(shell("3", fix));
-    project.plan(
-        &[
-            ("1", "N/A", "test -f logo.bin"),
-            ("2", "Phase 1", "test -f logo.bin"),
-            ("3", "Phase 1", "test -f logo.bin"),
-        ],
-        &scenario,
-    );
+    fork(project, ["test -f logo.bin"; 3], &scenario);
 }
 
 #[test]
@@ -281,15 +273,10 @@ fn a_repository_with_submodules_refuses_jobs_and_says_why() {
         ])
         .output()
         .expect("run");
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{said}");
-    let squashed: String = said
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != '│')
-        .collect();
+    let squashed = refusal(&output);
     assert!(
         squashed.contains("submodules(vendor/lib)") && squashed.contains("--jobs1"),
-        "{said}"
+        "{squashed}"
     );
 }
 
@@ -466,17 +453,11 @@ fn a_run_resumed_one_phase_at_a_time_on_another_branch_is_refused() {
         .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim", "--resume"])
         .output()
         .expect("resume");
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{said}");
-    // The diagnostic is wrapped to the terminal's width, with a frame.
-    let squashed: String = said
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != '│')
-        .collect();
+    let squashed = refusal(&output);
     assert!(
         squashed.contains(&format!(
             "startedonbranch{started_on},andelsewhereischeckedoutnow"
         )),
-        "{said}"
+        "{squashed}"
     );
 }

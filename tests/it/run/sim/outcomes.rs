@@ -6,25 +6,19 @@ use std::time::Duration;
 use crate::support::project::{Project, events_named};
 use serde_json::Value;
 
-use super::kit::summary;
+use super::kit::{summary, wrong_first};
 use crate::support::scenario::{Scenario, Script, Status, Turn};
 
 #[test]
 fn a_failing_gate_is_fixed_by_a_remediation_attempt() {
     let project = Project::new();
-    let scenario = Scenario::new()
-        .script(Script::phase("1").attempt(1).turns([
-            Turn::write(10, "out.txt", "wrong"),
-            Turn::notes("1"),
-            Turn::done(),
-        ]))
-        .script(
-            Script::phase("1")
-                .attempt(2)
-                .expect_prompt("needs these fixes")
-                .expect_prompt("gate `check` failed")
-                .turns([Turn::write(10, "out.txt", "right"), Turn::done()]),
-        );
+    let scenario = Scenario::new().script(wrong_first()).script(
+        Script::phase("1")
+            .attempt(2)
+            .expect_prompt("needs these fixes")
+            .expect_prompt("gate `check` failed")
+            .turns([Turn::write(10, "out.txt", "right"), Turn::done()]),
+    );
     project.plan(&[("1", "N/A", "grep -q right out.txt")], &scenario);
     let (code, events) = project.run(&[]);
     assert_eq!(code, 0, "events: {events:#?}");

@@ -190,12 +190,30 @@ fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
     );
 }
 
-/// A turn that waits (in its Bash tool) until the run's branch, checked out in the
-/// project, holds `text` in `file`: until another phase's work is merged.
-pub(super) fn until_merged(file: &str, text: &str) -> Turn {
-    Turn::say("waiting for the other phase").bash(&format!(
+/// Phase 3's first attempt, merged second: it waits (in its Bash tool) until the run's
+/// branch, checked out in the project, holds `text` in `file` (another phase's work is
+/// merged), then plays `turns`.
+pub(super) fn merging_after(
+    file: &str,
+    text: &str,
+    turns: impl IntoIterator<Item = Turn>,
+) -> Script {
+    let wait = Turn::say("waiting for the other phase").bash(&format!(
         "until git -C $DEBUSSY_PROJECT_ROOT show HEAD:{file} 2>/dev/null | grep -q {text}; do sleep 0.05; done"
-    ))
+    ));
+    Script::phase("3").attempt(1).turn(wait).turns(turns)
+}
+
+/// A plan whose phases 2 and 3 follow phase 1, each checked by its gate in `gates`.
+pub(super) fn fork(project: &Project, gates: [&str; 3], scenario: &Scenario) {
+    project.plan(
+        &[
+            ("1", "N/A", gates[0]),
+            ("2", "Phase 1", gates[1]),
+            ("3", "Phase 1", gates[2]),
+        ],
+        scenario,
+    );
 }
 
 /// Phases 2 and 3 (after 1) both rewrite `shared.txt`; 3 finishes once 2 is merged.
@@ -203,21 +221,18 @@ pub(super) fn conflicting(project: &Project, remediation: Script) {
     let scenario = Scenario::new()
         .script(work("1", "shared.txt", "base\n", 0))
         .script(work("2", "shared.txt", "two\n", 0))
-        .script(
-            Script::phase("3")
-                .attempt(1)
-                .turn(until_merged("shared.txt", "two"))
-                .turns(work_turns("3", "shared.txt", "three\n", 0)),
-        )
+        .script(merging_after(
+            "shared.txt",
+            "two",
+            work_turns("3", "shared.txt", "three\n", 0),
+        ))
         .script(remediation);
-    project.plan(
-        &[
-            ("1", "N/A", "test -f shared.txt"),
-            ("2", "Phase 1", "grep -q two shared.txt"),
-            ("3", "Phase 1", "grep -q three shared.txt"),
-        ],
-        &scenario,
-    );
+    let gates = [
+        "test -f shared.txt",
+        "grep -q two shared.txt",
+        "grep -q three shared.txt",
+    ];
+    fork(project, gates, &scenario);
 }
 
 #[test]

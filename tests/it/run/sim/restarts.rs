@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::support::project::{Project, events_named};
 use serde_json::Value;
 
-use super::kit::summary;
+use super::kit::{summary, wrong_first};
 use crate::support::scenario::{Scenario, Script, Turn};
 
 #[test]
@@ -150,11 +150,7 @@ fn fix_sessions_restart_for_their_context_only_when_configured() {
     // The fix session crosses the threshold at once; only with restart_in_fix_sessions
     // is it stopped and continued from a checkpoint.
     let scenario = Scenario::new()
-        .script(Script::phase("1").attempt(1).turns([
-            Turn::write(10, "out.txt", "wrong"),
-            Turn::notes("1"),
-            Turn::done(),
-        ]))
+        .script(wrong_first())
         .script(Script::phase("1").attempt(2).restart(0).turns([
             Turn::write(10, "out.txt", "right"),
             Turn::say("crossing").percent(95),

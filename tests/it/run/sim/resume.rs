@@ -11,7 +11,7 @@ use crate::support::project::{
 use crate::support::wait::wait_until;
 use serde_json::Value;
 
-use super::kit::{LiveRun, git_show, sleeping_project, summary};
+use super::kit::{LiveRun, git_show, refusal, sleeping_project, summary};
 use crate::support::scenario::{Scenario, Script, Status, Turn};
 
 #[test]
@@ -105,18 +105,12 @@ fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
         let mut args = vec!["run", "plan/MASTER_PLAN.md", "--agent", "sim"];
         args.extend_from_slice(extra);
         let output = project.command(&args).output().expect("second run");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{extra:?}: {stderr}");
-        // The diagnostic is wrapped to the terminal's width anywhere, even inside the id.
-        let squashed: String = stderr
-            .chars()
-            .filter(|c| !c.is_whitespace() && *c != '│')
-            .collect();
+        let squashed = refusal(&output);
         assert!(
             squashed.contains(&live.run_id)
                 && squashed.contains(&format!("pid{}", live.pid()))
                 && squashed.contains(&format!("kill-INT{}", live.pid())),
-            "{extra:?}: {stderr}"
+            "{extra:?}: {squashed}"
         );
     }
     let dry = project
