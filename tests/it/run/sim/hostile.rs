@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::kit::summary;
-use super::parallel::{conflicting, fork, half_done, notes, work, work_turns};
+use super::kit::{fork, half_done, notes, summary, work, work_turns};
+use super::parallel::conflicting;
 use super::witness::{
     Beacon, LiveRun, assert_died, assert_no_process_left, assert_none_lost, commits_of, git,
     git_ok, hook,

@@ -1,5 +1,5 @@
-//! What the run tests share: the plan and run helpers on [`Project`], a scenario that
-//! sleeps until killed, and a run that lives while a test works on it ([`LiveRun`]).
+//! What the run tests share: the plan and run helpers on [`Project`], the scripts of
+//! phases that work, wait, sleep or fail in common ways, and a run that lives while a test works on it ([`LiveRun`]).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -67,6 +67,67 @@ impl Project {
 
 pub(super) fn summary(events: &[Value]) -> &Value {
     &events.last().expect("events")["summary"]
+}
+
+/// Phase `id`'s script: write `path` with `content`, pause `sleep_ms`, write the phase's
+/// notes into the worktree and report done.
+pub(super) fn work(id: &str, path: &str, content: &str, sleep_ms: u64) -> Script {
+    Script::phase(id).turns(work_turns(id, path, content, sleep_ms))
+}
+
+/// The turns of [`work`].
+pub(super) fn work_turns(id: &str, path: &str, content: &str, sleep_ms: u64) -> [Turn; 4] {
+    [
+        Turn::write(10, path, content),
+        Turn::sleep(sleep_ms),
+        notes(id),
+        Turn::done(),
+    ]
+}
+
+/// The notes turn, relative to the agent's directory (its worktree).
+pub(super) fn notes(id: &str) -> Turn {
+    Turn::notes_to(&format!("plan/notes/phase-{id}.md"))
+}
+
+/// Phase `id`'s first session writes `half.txt`, then fills its context to `percent`
+/// and idles.
+pub(super) fn half_done(id: &str, percent: u32) -> Script {
+    Script::phase(id)
+        .restart(0)
+        .turn(
+            Turn::say("half done")
+                .percent(10)
+                .writes("half.txt", "half"),
+        )
+        .turn(Turn::say("filling up").percent(percent))
+        .turn(Turn::sleep(5000))
+}
+
+/// Phase 3's first attempt, merged second: it waits (in its Bash tool) until the run's
+/// branch, checked out in the project, holds `text` in `file` (another phase's work is
+/// merged), then plays `turns`.
+pub(super) fn merging_after(
+    file: &str,
+    text: &str,
+    turns: impl IntoIterator<Item = Turn>,
+) -> Script {
+    let wait = Turn::say("waiting for the other phase").bash(&format!(
+        "until git -C $DEBUSSY_PROJECT_ROOT show HEAD:{file} 2>/dev/null | grep -q {text}; do sleep 0.05; done"
+    ));
+    Script::phase("3").attempt(1).turn(wait).turns(turns)
+}
+
+/// A plan whose phases 2 and 3 follow phase 1, each checked by its gate in `gates`.
+pub(super) fn fork(project: &Project, gates: [&str; 3], scenario: &Scenario) {
+    project.plan(
+        &[
+            ("1", "N/A", gates[0]),
+            ("2", "Phase 1", gates[1]),
+            ("3", "Phase 1", gates[2]),
+        ],
+        scenario,
+    );
 }
 
 /// Phase 1's first attempt: it writes `out.txt` wrong (for a gate wanting `right`), its

@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::kit::{refusal, summary};
-use super::parallel::{conflicting, fork, merging_after, notes};
+use super::kit::{fork, merging_after, notes, refusal, summary};
+use super::parallel::conflicting;
 use super::witness::{
     assert_no_process_left, assert_none_lost, commits_of, git, git_ok, hook, processes_in,
 };

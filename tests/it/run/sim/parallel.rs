@@ -7,31 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::kit::summary;
+use super::kit::{fork, half_done, merging_after, notes, summary, work, work_turns};
 use crate::support::project::{Project, events_named, process_gone, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
-
-/// Phase `id`'s script: write `path` with `content`, pause `sleep_ms`, write the phase's
-/// notes into the worktree and report done.
-pub(super) fn work(id: &str, path: &str, content: &str, sleep_ms: u64) -> Script {
-    Script::phase(id).turns(work_turns(id, path, content, sleep_ms))
-}
-
-/// The turns of [`work`].
-pub(super) fn work_turns(id: &str, path: &str, content: &str, sleep_ms: u64) -> [Turn; 4] {
-    [
-        Turn::write(10, path, content),
-        Turn::sleep(sleep_ms),
-        notes(id),
-        Turn::done(),
-    ]
-}
-
-/// The notes turn, relative to the agent's directory (its worktree).
-pub(super) fn notes(id: &str) -> Turn {
-    Turn::notes_to(&format!("plan/notes/phase-{id}.md"))
-}
 
 fn git(project: &Project, args: &[&str]) -> String {
     let output = std::process::Command::new("git")
@@ -75,20 +54,6 @@ fn ts(event: &Value) -> jiff::Timestamp {
         .expect("ts")
         .parse()
         .expect("timestamp")
-}
-
-/// Phase `id`'s first session writes `half.txt`, then fills its context to `percent`
-/// and idles.
-pub(super) fn half_done(id: &str, percent: u32) -> Script {
-    Script::phase(id)
-        .restart(0)
-        .turn(
-            Turn::say("half done")
-                .percent(10)
-                .writes("half.txt", "half"),
-        )
-        .turn(Turn::say("filling up").percent(percent))
-        .turn(Turn::sleep(5000))
 }
 
 /// A plan whose phases 2, 3 and 4 depend on 1, and 5 on all three.
@@ -187,32 +152,6 @@ fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
             .as_str()
             .is_some_and(|w| w.contains(".debussy/worktrees/"))),
         "every session says its worktree: {started:#?}"
-    );
-}
-
-/// Phase 3's first attempt, merged second: it waits (in its Bash tool) until the run's
-/// branch, checked out in the project, holds `text` in `file` (another phase's work is
-/// merged), then plays `turns`.
-pub(super) fn merging_after(
-    file: &str,
-    text: &str,
-    turns: impl IntoIterator<Item = Turn>,
-) -> Script {
-    let wait = Turn::say("waiting for the other phase").bash(&format!(
-        "until git -C $DEBUSSY_PROJECT_ROOT show HEAD:{file} 2>/dev/null | grep -q {text}; do sleep 0.05; done"
-    ));
-    Script::phase("3").attempt(1).turn(wait).turns(turns)
-}
-
-/// A plan whose phases 2 and 3 follow phase 1, each checked by its gate in `gates`.
-pub(super) fn fork(project: &Project, gates: [&str; 3], scenario: &Scenario) {
-    project.plan(
-        &[
-            ("1", "N/A", gates[0]),
-            ("2", "Phase 1", gates[1]),
-            ("3", "Phase 1", gates[2]),
-        ],
-        scenario,
     );
 }
 
