@@ -34,11 +34,7 @@ fn scenario() -> Scenario {
             Turn::notes("1"),
             Turn::done(),
         ]))
-        .script(Script::phase("2").turns([
-            Turn::write(10, "c.txt", "c"),
-            Turn::notes("2"),
-            Turn::done(),
-        ]))
+        .script(Script::writing("2", 10, "c.txt", "c"))
 }
 
 struct Project {

@@ -123,6 +123,16 @@ impl Script {
         }
     }
 
+    /// Phase `id`'s whole work in one session: write `content` to `path` at `percent`,
+    /// then the phase's notes, then report done.
+    pub fn writing(id: &str, percent: u32, path: &str, content: &str) -> Script {
+        Script::phase(id).turns([
+            Turn::write(percent, path, content),
+            Turn::notes(id),
+            Turn::done(),
+        ])
+    }
+
     /// Only for attempt `attempt` (from 1).
     pub fn attempt(mut self, attempt: u32) -> Script {
         self.attempt = Some(attempt);

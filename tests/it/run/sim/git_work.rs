@@ -11,11 +11,7 @@ use super::kit::{LiveRun, block_object_writes, sleeping_project, summary};
 
 /// Phase 1 writes `work.txt` with `content`, its notes, and reports done.
 fn writing_work(content: &str) -> Scenario {
-    Scenario::new().script(Script::phase("1").turns([
-        Turn::write(10, "work.txt", content),
-        Turn::notes("1"),
-        Turn::done(),
-    ]))
+    Scenario::new().script(Script::writing("1", 10, "work.txt", content))
 }
 
 #[test]

@@ -133,11 +133,7 @@ pub(super) fn fork(project: &Project, gates: [&str; 3], scenario: &Scenario) {
 /// Phase 1's first attempt: it writes `out.txt` wrong (for a gate wanting `right`), its
 /// notes, and reports done.
 pub(super) fn wrong_first() -> Script {
-    Script::phase("1").attempt(1).turns([
-        Turn::write(10, "out.txt", "wrong"),
-        Turn::notes("1"),
-        Turn::done(),
-    ])
+    Script::writing("1", 10, "out.txt", "wrong").attempt(1)
 }
 
 /// The diagnostic of a command refused with exit code 2, squashed: it is wrapped to the

@@ -41,11 +41,7 @@ fn context_restarts_commit_checkpoints_and_the_next_session_gets_the_checkpoint(
                     Turn::done(),
                 ]),
         )
-        .script(Script::phase("2").turns([
-            Turn::write(10, "d.txt", "d"),
-            Turn::notes("2"),
-            Turn::done(),
-        ]));
+        .script(Script::writing("2", 10, "d.txt", "d"));
     project.plan(
         &[
             ("1", "N/A", "test -f c.txt"),
@@ -232,16 +228,8 @@ fn a_window_the_agent_reported_under_its_full_name_is_used_with_an_alias_configu
     let scenario = Scenario::new()
         .model("claude-opus-5-5")
         .window(1_000_000)
-        .script(Script::phase("1").turns([
-            Turn::write(10, "a.txt", "a"),
-            Turn::notes("1"),
-            Turn::done(),
-        ]))
-        .script(Script::phase("2").turns([
-            Turn::write(30, "b.txt", "b"),
-            Turn::notes("2"),
-            Turn::done(),
-        ]));
+        .script(Script::writing("1", 10, "a.txt", "a"))
+        .script(Script::writing("2", 30, "b.txt", "b"));
     project.plan(&[("1", "N/A", "true"), ("2", "Phase 1", "true")], &scenario);
     let (code, events) = project.run(&["--model", "opus", "--context-threshold", "80"]);
     assert_eq!(code, 0, "{events:#?}");
