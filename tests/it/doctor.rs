@@ -8,12 +8,21 @@ use std::process::Output;
 use std::time::Duration;
 
 use crate::support::project::{Project, commit_all, output_within};
+use crate::support::scenario::{Scenario, Status, Turn};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
 const PLAN: &str = "# Check Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](phase-1.md) | Pending |\n";
 const PHASE: &str = "# Check Phase 1: One\n\n**Status:** Pending\n**Depends On:** N/A\n\n## Gates\n- check: `test -s out.txt` passes\n\n## Tasks\n- [ ] 1.1: Write out.txt\n";
-const SCENARIO: &str = "scripts:\n  - turns:\n      - say: writing\n        percent: 10\n        tools:\n          - write: {path: out.txt, content: \"hi\\n\"}\n          - done: completed\n";
+
+/// A scenario that writes `out.txt` and reports done.
+fn scenario() -> String {
+    Scenario::playing([Turn::say("writing")
+        .percent(10)
+        .writes("out.txt", "hi\n")
+        .done_as(Status::Completed)])
+    .to_yaml()
+}
 
 /// What the doctor tests do with a project.
 impl Project {
@@ -69,7 +78,7 @@ const BROKEN_SCENARIO: &str = "scripts:\n  - phase: 1\n    turns:\n      - sya: 
 
 #[test]
 fn a_missing_agent_is_refused_before_anything_is_recorded() {
-    let project = Project::with_scenario(SCENARIO);
+    let project = Project::with_scenario(&scenario());
     let output = project.run_plan(&[
         "--agent",
         "claude",
@@ -104,7 +113,7 @@ fn a_broken_scenario_is_refused_with_every_problem_at_once() {
 
 #[test]
 fn untracked_files_are_named_once_before_the_run() {
-    let project = Project::with_scenario(SCENARIO);
+    let project = Project::with_scenario(&scenario());
     std::fs::create_dir_all(project.root().join(".claude")).expect("mkdir");
     std::fs::write(project.root().join(".claude/settings.json"), "{}").expect("write");
     std::fs::write(project.root().join("scratch.txt"), "mine").expect("write");
@@ -144,7 +153,7 @@ fn dry_run_runs_the_same_checks() {
 
 #[test]
 fn doctor_prints_every_check_and_fails_when_one_does() {
-    let project = Project::with_scenario(SCENARIO);
+    let project = Project::with_scenario(&scenario());
     let healthy = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
     let stdout = text(&healthy.stdout);
     assert_eq!(
@@ -200,7 +209,7 @@ fn doctor_reports_the_real_claude_version() {
         eprintln!("skipped: the pinned Claude Code CLI is not installed (scripts/test-tools)");
         return;
     }
-    let project = Project::with_scenario(SCENARIO);
+    let project = Project::with_scenario(&scenario());
     let claude = claude.to_str().expect("utf-8 path");
     let output = project.debussy(&["doctor", "--agent", "claude", "--agent-command", claude]);
     let stdout = text(&output.stdout);
@@ -217,7 +226,7 @@ fn doctor_reports_the_real_claude_version() {
 
 #[test]
 fn a_state_directory_that_cannot_be_written_is_refused() {
-    let project = Project::with_scenario(SCENARIO);
+    let project = Project::with_scenario(&scenario());
     // A file where `.debussy/` belongs: nothing can be recorded (permissions would not
     // stop the root user these tests may run as).
     std::fs::write(project.root().join(".debussy"), "").expect("write");
@@ -234,13 +243,13 @@ fn a_state_directory_that_cannot_be_written_is_refused() {
 
 #[test]
 fn an_uncommitted_plan_is_pointed_out() {
-    let project = Project::with_scenario(SCENARIO);
+    let project = Project::with_scenario(&scenario());
     let extra = project.root().join("plans/next");
     std::fs::create_dir_all(&extra).expect("mkdir");
     for (name, text) in [
         ("MASTER_PLAN.md", PLAN),
         ("phase-1.md", PHASE),
-        ("sim-scenario.yaml", SCENARIO),
+        ("sim-scenario.yaml", scenario().as_str()),
     ] {
         std::fs::write(extra.join(name), text).expect("write");
     }
@@ -257,7 +266,7 @@ fn an_uncommitted_plan_is_pointed_out() {
 
 #[test]
 fn doctor_reports_a_broken_config_as_a_failed_check() {
-    let project = Project::with_scenario(SCENARIO);
+    let project = Project::with_scenario(&scenario());
     std::fs::create_dir_all(project.root().join(".debussy")).expect("mkdir");
     std::fs::write(project.root().join(".debussy/config.yaml"), "modle: opus\n").expect("write");
     let output = project.debussy(&["doctor"]);
@@ -281,7 +290,7 @@ fn doctor_reports_a_broken_config_as_a_failed_check() {
 
 #[test]
 fn doctor_names_uncommitted_changes_as_run_would() {
-    let project = Project::with_scenario(SCENARIO);
+    let project = Project::with_scenario(&scenario());
     std::fs::write(
         project.root().join("plan/phase-1.md"),
         PHASE.replace("One", "Uno"),
@@ -303,7 +312,7 @@ fn doctor_names_uncommitted_changes_as_run_would() {
 
 #[test]
 fn side_by_side_phases_need_a_committed_plan_and_doctor_says_so() {
-    let project = Project::with_scenario(SCENARIO);
+    let project = Project::with_scenario(&scenario());
     let extra = project.root().join("plan/phase-2.md");
     std::fs::write(&extra, PHASE.replace("Phase 1: One", "Phase 2: Two")).expect("write");
     let master = project.root().join("plan/MASTER_PLAN.md");
@@ -354,7 +363,7 @@ fn outside_a_repository_the_dry_run_and_doctor_name_git_with_its_fix() {
     for (path, text) in [
         ("plan/MASTER_PLAN.md", PLAN),
         ("plan/phase-1.md", PHASE),
-        ("plan/sim-scenario.yaml", SCENARIO),
+        ("plan/sim-scenario.yaml", scenario().as_str()),
     ] {
         let path = root.join(path);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -409,7 +418,7 @@ fn outside_a_repository_the_dry_run_and_doctor_name_git_with_its_fix() {
 
 #[test]
 fn untracked_notes_beside_a_committed_plan_are_not_called_the_plan() {
-    let project = Project::with_scenario(SCENARIO);
+    let project = Project::with_scenario(&scenario());
     std::fs::create_dir_all(project.root().join("plan/notes")).expect("mkdir");
     std::fs::write(project.root().join("plan/notes/phase-1.md"), "notes\n").expect("write");
     let output = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);

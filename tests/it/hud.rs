@@ -12,6 +12,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::support::project::{Project, commit_all};
+use crate::support::scenario::{Scenario, Script, Turn};
 use debussy::run_env;
 
 /// Longest wait for anything to appear on the screen.
@@ -20,7 +21,7 @@ const SCREEN_WAIT: Duration = Duration::from_secs(30);
 /// What the HUD tests do with a project.
 impl Project {
     /// A git repository with a one-phase plan and a sim scenario.
-    fn with_hud_scenario(scenario: &str) -> Project {
+    fn with_hud_scenario(scenario: &Scenario) -> Project {
         let project = Project::new();
         project.write(
             "plan/MASTER_PLAN.md",
@@ -33,7 +34,7 @@ impl Project {
              ## Process Wrapper\n- [ ] Write notes to: `notes/phase-1.md`\n\n\
              ## Gates\n- check: `test -f a.txt` passes\n\n## Tasks\n- [ ] 1.1: Write a.txt\n",
         );
-        project.write("plan/sim-scenario.yaml", scenario);
+        project.write("plan/sim-scenario.yaml", &scenario.to_yaml());
         commit_all(project.root(), "plan");
         project
     }
@@ -170,42 +171,46 @@ fn shell_line(args: &str) -> String {
 
 /// The context climbs 30 % → 55 % → 88 % (a restart at 80 %), then the restarted
 /// session works for a long time, so the test can quit in the middle of it.
-const SCENARIO: &str = "\
-scripts:
-  - phase: 1
-    restart: 0
-    turns:
-      - say: Reading the task.
-        percent: 30
-        sleep_ms: 400
-      - say: Writing a.txt.
-        percent: 55
-        sleep_ms: 800
-        tools:
-          - write:
-              path: a.txt
-              content: a
-      - say: Checking the file.
-        percent: 88
-        sleep_ms: 800
-      - sleep_ms: 20000
-  - phase: 1
-    restart: 1
-    turns:
-      - say: Resuming from the checkpoint.
-        percent: 12
-        sleep_ms: 200
-      - sleep_ms: 20000
-";
+fn climbing() -> Scenario {
+    Scenario::new()
+        .script(
+            Script::phase("1").restart(0).turns([
+                Turn::say("Reading the task.").percent(30).sleep_ms(400),
+                Turn::say("Writing a.txt.")
+                    .percent(55)
+                    .sleep_ms(800)
+                    .writes("a.txt", "a"),
+                Turn::say("Checking the file.").percent(88).sleep_ms(800),
+                Turn::sleep(20_000),
+            ]),
+        )
+        .script(
+            Script::phase("1").restart(1).turns([
+                Turn::say("Resuming from the checkpoint.")
+                    .percent(12)
+                    .sleep_ms(200),
+                Turn::sleep(20_000),
+            ]),
+        )
+}
 
 /// One session that does the work, writes the notes and reports done.
-const FINISHING_SCENARIO: &str = "scripts:\n  - phase: 1\n    turns:\n      - say: Writing.\n        percent: 20\n        tools:\n          - write:\n              path: a.txt\n              content: a\n      - say: notes\n        tools:\n          - write:\n              path: ${SCENARIO_DIR}/notes/phase-1.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\na.txt\\n\"\n      - say: done\n        tools:\n          - done: completed\n";
+fn finishing() -> Scenario {
+    Scenario::new().script(Script::phase("1").turns([
+        Turn::say("Writing.").percent(20).writes("a.txt", "a"),
+        Turn::say("notes").writes(
+            "${SCENARIO_DIR}/notes/phase-1.md",
+            "## Summary\nok\n## Key Decisions\nnone\n## Files Modified\na.txt\n",
+        ),
+        Turn::done(),
+    ]))
+}
 
 #[test]
 #[ignore = "needs tmux (scripts/test-tools)"]
 fn the_gauge_moves_a_restart_shows_and_quit_pauses_the_run_and_restores_the_terminal() {
     require_tmux();
-    let project = Project::with_hud_scenario(SCENARIO);
+    let project = Project::with_hud_scenario(&climbing());
     let tmux = Tmux::start(
         &project,
         &shell_line("run plan/MASTER_PLAN.md --agent sim --restart-delay 0"),
@@ -265,7 +270,7 @@ fn the_gauge_moves_a_restart_shows_and_quit_pauses_the_run_and_restores_the_term
 #[ignore = "needs tmux (scripts/test-tools)"]
 fn no_interactive_prints_plain_lines_in_a_terminal() {
     require_tmux();
-    let project = Project::with_hud_scenario(FINISHING_SCENARIO);
+    let project = Project::with_hud_scenario(&finishing());
     let tmux = Tmux::start(
         &project,
         &shell_line("run plan/MASTER_PLAN.md --agent sim --no-interactive"),
@@ -281,7 +286,7 @@ fn no_interactive_prints_plain_lines_in_a_terminal() {
 
 #[test]
 fn plain_lines_when_stdout_is_not_a_terminal() {
-    let project = Project::with_hud_scenario(FINISHING_SCENARIO);
+    let project = Project::with_hud_scenario(&finishing());
     let output = project
         .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim"])
         .output()

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::support::project::{commit_all, init_repo, wait_exit};
+use crate::support::scenario::{Scenario, Script, Turn};
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
@@ -93,7 +94,20 @@ fn project() -> tempfile::TempDir {
     );
     write(
         "plan/sim-scenario.yaml",
-        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n      - say: Reading everything.\n        percent: 85\n      - sleep_ms: 10000\n  - phase: 1\n    restart: 1\n    turns:\n      - say: Writing a.txt.\n        percent: 10\n        tools:\n          - write:\n              path: a.txt\n              content: a\n      - say: notes\n        tools:\n          - write:\n              path: ${SCENARIO_DIR}/notes/phase-1.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\na.txt\\n\"\n      - say: done\n        tools:\n          - done: completed\n",
+        &Scenario::new()
+            .script(Script::phase("1").restart(0).turns([
+                Turn::say("Reading everything.").percent(85),
+                Turn::sleep(10_000),
+            ]))
+            .script(Script::phase("1").restart(1).turns([
+                Turn::say("Writing a.txt.").percent(10).writes("a.txt", "a"),
+                Turn::say("notes").writes(
+                    "${SCENARIO_DIR}/notes/phase-1.md",
+                    "## Summary\nok\n## Key Decisions\nnone\n## Files Modified\na.txt\n",
+                ),
+                Turn::done(),
+            ]))
+            .to_yaml(),
     );
     commit_all(root, "plan");
     dir

@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::support::project::{commit_all, init_repo, wait_exit};
+use crate::support::scenario::{Scenario, Status, Turn};
 
 fn debussy(root: &Path, args: &[&str]) -> Command {
     let mut command = crate::support::debussy(root, args);
@@ -16,19 +17,28 @@ fn debussy(root: &Path, args: &[&str]) -> Command {
 
 const PLAN: &str = "# Log Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](phase-1.md) | Pending |\n";
 const PHASE: &str = "# Log Phase 1: One\n\n**Status:** Pending\n**Depends On:** N/A\n\n## Gates\n- check: `test -s out.txt` passes\n\n## Tasks\n- [ ] 1.1: Write out.txt\n";
-const SCENARIO: &str = "scripts:\n  - turns:\n      - say: writing\n        percent: 10\n        tools:\n          - write: {path: out.txt, content: \"hi\\n\"}\n          - done: completed\n";
+
+/// A committed git repository in `root` with a one-phase plan whose agent writes
+/// `out.txt` and reports done.
+fn committed_plan(root: &std::path::Path) {
+    init_repo(root);
+    std::fs::create_dir_all(root.join("plan")).expect("mkdir");
+    std::fs::write(root.join("plan/MASTER_PLAN.md"), PLAN).expect("plan");
+    std::fs::write(root.join("plan/phase-1.md"), PHASE).expect("phase");
+    let scenario = Scenario::playing([Turn::say("writing")
+        .percent(10)
+        .writes("out.txt", "hi\n")
+        .done_as(Status::Completed)]);
+    std::fs::write(root.join("plan/sim-scenario.yaml"), scenario.to_yaml()).expect("scenario");
+    std::fs::write(root.join(".gitignore"), ".home/\n").expect("ignore");
+    commit_all(root, "plan");
+}
 
 #[test]
 fn the_run_log_is_private_and_holds_debussy_lines_only() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
-    init_repo(root);
-    std::fs::create_dir_all(root.join("plan")).expect("mkdir");
-    std::fs::write(root.join("plan/MASTER_PLAN.md"), PLAN).expect("plan");
-    std::fs::write(root.join("plan/phase-1.md"), PHASE).expect("phase");
-    std::fs::write(root.join("plan/sim-scenario.yaml"), SCENARIO).expect("scenario");
-    std::fs::write(root.join(".gitignore"), ".home/\n").expect("ignore");
-    commit_all(root, "plan");
+    committed_plan(root);
     let mut child = debussy(
         root,
         &[
@@ -248,13 +258,7 @@ fn the_json_stream_of_the_demo_run_is_pinned() {
 fn with_output_file_the_terminal_still_gets_the_summary() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
-    init_repo(root);
-    std::fs::create_dir_all(root.join("plan")).expect("mkdir");
-    std::fs::write(root.join("plan/MASTER_PLAN.md"), PLAN).expect("plan");
-    std::fs::write(root.join("plan/phase-1.md"), PHASE).expect("phase");
-    std::fs::write(root.join("plan/sim-scenario.yaml"), SCENARIO).expect("scenario");
-    std::fs::write(root.join(".gitignore"), ".home/\n").expect("ignore");
-    commit_all(root, "plan");
+    committed_plan(root);
     let output = crate::support::debussy(
         root,
         &[

@@ -8,14 +8,27 @@ use std::process::Output;
 use std::time::Duration;
 
 use crate::support::project::{Project, commit_all, output_within};
+use crate::support::scenario::{Scenario, Script, Status, Turn};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
 const PLAN: &str = "# Profiles Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](phase-1.md) | Pending |\n| 2 | [Two](phase-2.md) | Pending |\n";
 const PHASE_1: &str = "# Profiles Phase 1: One\n\n**Status:** Pending\n**Depends On:** N/A\n\n## Gates\n- one: `test -s one.txt` passes\n\n## Tasks\n- [ ] 1.1: Write one.txt\n";
 const PHASE_2_SIM: &str = "# Profiles Phase 2: Two\n\n**Status:** Pending\n**Depends On:** Phase 1\n**Agent:** sim\n\n## Gates\n- two: `test -s two.txt` passes\n\n## Tasks\n- [ ] 2.1: Write two.txt\n";
+
 /// Each phase writes the variable `GREETING` of its agent's environment to a file.
-const SCENARIO: &str = "scripts:\n  - phase: 1\n    turns:\n      - say: one\n        tools:\n          - bash: printf '%s' \"$GREETING\" > one.txt\n          - done: completed\n  - phase: 2\n    turns:\n      - say: two\n        tools:\n          - bash: printf '%s' \"$GREETING\" > two.txt\n          - done: completed\n";
+fn scenario() -> Scenario {
+    let greeting = |id: &str, word: &str| {
+        Script::phase(id).turn(
+            Turn::say(word)
+                .bash(&format!(r#"printf '%s' "$GREETING" > {word}.txt"#))
+                .done_as(Status::Completed),
+        )
+    };
+    Scenario::new()
+        .script(greeting("1", "one"))
+        .script(greeting("2", "two"))
+}
 
 /// A committed two-phase plan with a sim scenario; phase 2 names `phase_2`'s agent.
 fn project(phase_2: &str) -> Project {
@@ -23,7 +36,7 @@ fn project(phase_2: &str) -> Project {
     project.write("plan/MASTER_PLAN.md", PLAN);
     project.write("plan/phase-1.md", PHASE_1);
     project.write("plan/phase-2.md", phase_2);
-    project.write("plan/sim-scenario.yaml", SCENARIO);
+    project.write("plan/sim-scenario.yaml", &scenario().to_yaml());
     project.write(".gitignore", ".home/\n");
     commit_all(project.root(), "plan");
     project

@@ -6,6 +6,7 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use crate::support::project::{commit_all, init_repo, wait_exit};
+use crate::support::scenario::{Scenario, Script, Turn};
 use serde_json::Value;
 
 const PLAN: &str = "# Show Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n| 1 | [One](phase-1.md) | Pending |\n| 2 | [Two](phase-2.md) | Pending |\n";
@@ -18,34 +19,22 @@ fn phase(id: &str, depends: &str, gate: &str) -> String {
     )
 }
 
-fn write_turn(percent: u32, path: &str, content: &str) -> String {
-    format!(
-        "      - say: writing {path}\n        percent: {percent}\n        tools:\n          - write:\n              path: {path}\n              content: \"{content}\"\n"
-    )
-}
-
-fn notes_turn(id: &str) -> String {
-    format!(
-        "      - say: notes\n        tools:\n          - write:\n              path: ${{SCENARIO_DIR}}/notes/phase-{id}.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\nsome\\n\"\n"
-    )
-}
-
-const DONE_TURN: &str = "      - say: done\n        tools:\n          - done: completed\n";
-
 /// Phase 1 fills its context once (a restart with a checkpoint), then finishes; phase 2
 /// is one session.
-fn scenario() -> String {
-    format!(
-        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}{}      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    turns:\n{}      - say: logging\n        tools:\n          - progress: wrote a.txt and b.txt\n{}{}  - phase: 2\n    turns:\n{}{}{}",
-        write_turn(50, "a.txt", "a"),
-        write_turn(90, "a2.txt", "a2"),
-        write_turn(30, "b.txt", "b"),
-        notes_turn("1"),
-        DONE_TURN,
-        write_turn(10, "c.txt", "c"),
-        notes_turn("2"),
-        DONE_TURN,
-    )
+fn scenario() -> Scenario {
+    Scenario::new()
+        .script(Script::phase("1").restart(0).turns([
+            Turn::write(50, "a.txt", "a"),
+            Turn::write(90, "a2.txt", "a2"),
+            Turn::sleep(5000),
+        ]))
+        .script(Script::phase("1").restart(1).turns([
+            Turn::write(30, "b.txt", "b"),
+            Turn::say("logging").progress("wrote a.txt and b.txt"),
+            Turn::notes("1"),
+            Turn::done(),
+        ]))
+        .script(Script::writing("2", 10, "c.txt", "c"))
 }
 
 struct Project {
@@ -69,7 +58,7 @@ impl Project {
             &phase("1", "N/A", "echo gate-one-ran; test -f b.txt"),
         );
         write("plan/phase-2.md", &phase("2", "Phase 1", "test -f c.txt"));
-        write("plan/sim-scenario.yaml", &scenario());
+        write("plan/sim-scenario.yaml", &scenario().to_yaml());
         write(".gitignore", ".home/\n");
         commit_all(root, "plan");
         let project = Project { dir };

@@ -14,6 +14,7 @@ use crate::support::agent_project::AgentProject;
 use crate::support::codex::{self, DEFAULT_MODEL, Sandbox};
 use crate::support::model_server::{ModelServer, RecordedRequest, Refusal, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named, run_json};
+use crate::support::scenario as sim;
 
 /// Usage putting `percent` of a 100,000-token window in use after the turn (the
 /// context Codex counts is the input plus the output).
@@ -234,7 +235,12 @@ fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
     );
     project.write(
         "plan/sim-scenario.yaml",
-        "scripts:\n  - phase: 1\n    turns:\n      - tools:\n          - write: {path: a.txt, content: \"a\\n\"}\n      - say: Done.\n        tools: [{done: completed}]\n",
+        &sim::Scenario::new()
+            .script(sim::Script::phase("1").turns([
+                sim::Turn::quiet().writes("a.txt", "a\n"),
+                sim::Turn::say("Done.").done_as(sim::Status::Completed),
+            ]))
+            .to_yaml(),
     );
     project.write(
         ".debussy/config.yaml",

@@ -17,6 +17,8 @@ use debussy::session::{
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::support::scenario::Scenario;
+
 /// The most any one session in these tests may take before the test fails.
 pub(crate) const BOUND: Duration = Duration::from_secs(60);
 
@@ -199,12 +201,13 @@ pub(crate) struct SimProject {
 }
 
 impl SimProject {
-    pub(crate) fn new(scenario: &str) -> Self {
+    pub(crate) fn new(scenario: &Scenario) -> Self {
         let dir = tempfile::Builder::new()
             .prefix("debussy-session-")
             .tempdir()
             .expect("temp dir");
-        std::fs::write(dir.path().join("sim-scenario.yaml"), scenario).expect("write scenario");
+        std::fs::write(dir.path().join("sim-scenario.yaml"), scenario.to_yaml())
+            .expect("write scenario");
         SimProject { dir }
     }
 

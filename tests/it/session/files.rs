@@ -5,12 +5,16 @@
 use debussy::session::{SessionControl, SessionOutcome};
 
 use super::common::{SimProject, log_path, run};
+use crate::support::scenario::{Scenario, Turn};
 
-const SCENARIO: &str = "scripts: [{turns: [{say: hello}]}]\n";
+/// A project whose agent says hello.
+fn project() -> SimProject {
+    SimProject::new(&Scenario::playing([Turn::say("hello")]))
+}
 
 #[tokio::test]
 async fn a_link_on_the_way_to_the_transcript_stops_the_session_before_anything_is_written() {
-    let project = SimProject::new(SCENARIO);
+    let project = project();
     let outside = tempfile::tempdir().expect("outside");
     std::fs::create_dir_all(project.root().join(".debussy/runs")).expect("mkdir");
     std::os::unix::fs::symlink(outside.path(), project.root().join(".debussy/runs/run-1"))
@@ -33,7 +37,7 @@ async fn a_link_on_the_way_to_the_transcript_stops_the_session_before_anything_i
 
 #[tokio::test]
 async fn a_link_in_the_transcripts_place_is_refused_and_its_target_kept() {
-    let project = SimProject::new(SCENARIO);
+    let project = project();
     let outside = tempfile::tempdir().expect("outside");
     let precious = outside.path().join("precious.txt");
     std::fs::write(&precious, "keep me\n").expect("write");
@@ -57,7 +61,7 @@ async fn a_link_in_the_transcripts_place_is_refused_and_its_target_kept() {
 #[tokio::test]
 async fn with_real_directories_the_session_runs_and_its_files_are_private() {
     use std::os::unix::fs::PermissionsExt as _;
-    let project = SimProject::new(SCENARIO);
+    let project = project();
     let mut spec = project.spec();
     spec.files_root = Some(project.root().to_path_buf());
     let finished = run(spec, SessionControl::new()).await;

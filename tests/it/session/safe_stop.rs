@@ -7,23 +7,17 @@ use std::time::Duration;
 use debussy::session::{LimitReason, SessionControl, SessionOutcome, StopCause};
 
 use super::common::{SimProject, run};
+use crate::support::scenario::{Scenario, Turn};
 
 /// A scenario whose first message crosses 80 % and runs `command`, then says more. The
 /// call is the message's one block, so the threshold is crossed as the call starts (a
 /// crossing on a text block before it stops the agent before the call can start).
-fn crossing_while(command: &str) -> String {
-    format!(
-        r#"
-window: 200000
-scripts:
-  - turns:
-      - percent: 85
-        tools:
-          - bash: "{command}"
-      - say: "More work after the call."
-        percent: 86
-"#
-    )
+fn crossing_while(command: &str) -> Scenario {
+    Scenario::playing([
+        Turn::quiet().percent(85).bash(command),
+        Turn::say("More work after the call.").percent(86),
+    ])
+    .window(200_000)
 }
 
 #[tokio::test]

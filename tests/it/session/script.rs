@@ -14,6 +14,7 @@ use debussy::session::{
 use serde_json::{Value, json};
 
 use super::common::{SimProject, run, run_with};
+use crate::support::scenario::{Scenario, Turn};
 
 /// An agent that is a shell script printing stream-json lines.
 struct ScriptBackend {
@@ -56,6 +57,11 @@ fn print_lines(lines: &[Value]) -> String {
         .join("; ")
 }
 
+/// A project for a script backend: its scenario is never played.
+fn project() -> SimProject {
+    SimProject::new(&Scenario::playing([Turn::say("unused")]))
+}
+
 fn script_spec(project: &SimProject, script: String) -> SessionSpec {
     let mut spec = project.spec();
     spec.backend = Arc::new(ScriptBackend { script });
@@ -74,7 +80,7 @@ fn assistant_line(id: &str, context: u64, text: &str) -> Value {
 
 #[tokio::test]
 async fn an_interrupt_during_a_context_stop_wins_and_a_second_one_kills() {
-    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let project = project();
     // The agent ignores SIGINT, so the context stop waits out its grace: the interrupts
     // arrive while it is still running, whatever the machine's speed.
     let script = format!(
@@ -135,7 +141,7 @@ async fn an_interrupt_during_a_context_stop_wins_and_a_second_one_kills() {
 
 #[tokio::test]
 async fn an_agent_ignoring_sigint_is_ended_by_sigterm() {
-    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let project = project();
     let script = format!(
         "trap '' INT; {}; exec sleep 30",
         print_lines(&[init_line(), assistant_line("m1", 170_000, "Crossing.")])
@@ -163,7 +169,7 @@ async fn an_agent_ignoring_sigint_is_ended_by_sigterm() {
 
 #[tokio::test]
 async fn over_long_lines_warn_and_leftovers_killed_with_the_group_do_not() {
-    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let project = project();
     let result = json!({"type": "result", "subtype": "success", "is_error": false,
                         "result": "Done.", "session_id": "s-1"});
     // A 17 MiB line (past the 16 MiB cap), then a background process left running.
@@ -206,7 +212,7 @@ async fn over_long_lines_warn_and_leftovers_killed_with_the_group_do_not() {
 
 #[tokio::test]
 async fn a_line_with_an_invalid_byte_still_counts_and_stops_the_session() {
-    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let project = project();
     // A 190,000-token assistant line whose text carries one byte that is not UTF-8
     // (printf's \377), then a long sleep: only the stop ends the session in time.
     let line = assistant_line("m1", 190_000, "bad XBYTEX here").to_string();
@@ -234,7 +240,7 @@ async fn a_line_with_an_invalid_byte_still_counts_and_stops_the_session() {
 #[tokio::test]
 async fn stderr_goes_to_its_log_and_only_a_tail_stays_in_memory() {
     use std::os::unix::fs::PermissionsExt as _;
-    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let project = project();
     let result = json!({"type": "result", "subtype": "success", "is_error": false,
                         "result": "Done.", "session_id": "s-1"});
     let script = format!(
@@ -266,7 +272,7 @@ async fn stderr_goes_to_its_log_and_only_a_tail_stays_in_memory() {
 
 #[tokio::test]
 async fn a_process_that_left_the_group_dies_with_the_agent_and_is_no_warning() {
-    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let project = project();
     let dir = tempfile::tempdir().expect("tempdir");
     let pid_file = dir.path().join("escaped.pid");
     let result = json!({"type": "result", "subtype": "success", "is_error": false,
@@ -319,7 +325,7 @@ async fn a_process_that_left_the_group_dies_with_the_agent_and_is_no_warning() {
 
 #[tokio::test]
 async fn a_figure_held_back_by_the_pacing_still_arrives_while_the_agent_is_quiet() {
-    let project = SimProject::new("scripts: [{turns: [{say: unused}]}]\n");
+    let project = project();
     // Two figures in quick succession, then silence: the second must reach the outputs
     // during the silence, not only when the session ends.
     let script = format!(

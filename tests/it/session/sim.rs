@@ -13,39 +13,38 @@ use debussy::session::{
 use serde_json::{Value, json};
 
 use super::common::{STOP_LATENCY_LIMIT, SimProject, run, run_with};
+use crate::support::scenario::{self as sim, Scenario, Turn};
 
 #[tokio::test]
 async fn sim_a_session_completes_and_reports_what_it_did() {
+    let review = sim::Task::new(
+        "Review the greeting",
+        "Look at out/greeting.txt",
+        "The greeting is fine.",
+    )
+    .subagent_type("Explore")
+    .turn(Turn::say("Looks fine.").percent(95));
+    let todos = |first, second| {
+        [
+            sim::Todo::with("Write the greeting", first),
+            sim::Todo::with("Check it", second),
+        ]
+    };
     let project = SimProject::new(
-        r#"
-window: 200000
-scripts:
-  - turns:
-      - say: "Planning the work."
-        percent: 10
-        tools:
-          - todos:
-              - {content: Write the greeting, status: in_progress}
-              - {content: Check it, status: pending}
-      - say: "Writing."
-        percent: 20
-        tools:
-          - write: {path: out/greeting.txt, content: "hello\n"}
-          - task:
-              description: Review the greeting
-              prompt: Look at out/greeting.txt
-              subagent_type: Explore
-              turns:
-                - say: "Looks fine."
-                  percent: 95
-              result: The greeting is fine.
-      - say: "All done."
-        percent: 25
-        tools:
-          - todos:
-              - {content: Write the greeting, status: completed}
-              - {content: Check it, status: completed}
-"#,
+        &Scenario::playing([
+            Turn::say("Planning the work.")
+                .percent(10)
+                .todos(todos(sim::TodoStatus::InProgress, sim::TodoStatus::Pending)),
+            Turn::say("Writing.")
+                .percent(20)
+                .writes("out/greeting.txt", "hello\n")
+                .tool(sim::Action::Task(review)),
+            Turn::say("All done.").percent(25).todos(todos(
+                sim::TodoStatus::Completed,
+                sim::TodoStatus::Completed,
+            )),
+        ])
+        .window(200_000),
     );
     let finished = run(project.spec(), SessionControl::new()).await;
     let report = &finished.report;
@@ -171,27 +170,22 @@ scripts:
 
 /// The sim agent's turns for a context-limit test: 30%, 50%, then 90% (crossing 80%),
 /// then a long sleep and a turn that must never be reached.
-const CROSSING: &str = r#"
-window: 200000
-scripts:
-  - turns:
-      - say: "Turn one."
-        percent: 30
-        tools: [{bash: "true"}]
-      - say: "Turn two."
-        percent: 50
-        tools: [{bash: "true"}]
-      - say: "Turn three."
-        percent: 90
-        tools: [{write: {path: third.txt, content: "3\n"}}]
-      - sleep_ms: 30000
-      - say: "NEVER-REACHED"
-        percent: 95
-"#;
+fn crossing() -> Scenario {
+    Scenario::playing([
+        Turn::say("Turn one.").percent(30).bash("true"),
+        Turn::say("Turn two.").percent(50).bash("true"),
+        Turn::say("Turn three.")
+            .percent(90)
+            .writes("third.txt", "3\n"),
+        Turn::sleep(30_000),
+        Turn::say("NEVER-REACHED").percent(95),
+    ])
+    .window(200_000)
+}
 
 #[tokio::test]
 async fn sim_crossing_the_threshold_stops_the_session_at_once() {
-    let project = SimProject::new(CROSSING);
+    let project = SimProject::new(&crossing());
     let finished = run(project.spec(), SessionControl::new()).await;
     let report = &finished.report;
 
@@ -241,16 +235,15 @@ async fn sim_crossing_the_threshold_stops_the_session_at_once() {
 
 #[tokio::test]
 async fn sim_a_compact_boundary_stops_the_session() {
-    let project = SimProject::new(
-        r#"
-scripts:
-  - turns:
-      - say: "Working."
-        percent: 40
-      - compact: {trigger: auto, pre_tokens: 150000}
-      - sleep_ms: 30000
-"#,
-    );
+    let project = SimProject::new(&Scenario::playing([
+        Turn::say("Working.").percent(40),
+        Turn::compact(
+            sim::Compact::default()
+                .trigger(sim::Trigger::Auto)
+                .pre_tokens(150_000),
+        ),
+        Turn::sleep(30_000),
+    ]));
     let finished = run(project.spec(), SessionControl::new()).await;
     let report = &finished.report;
     let SessionOutcome::ContextLimit {
@@ -272,15 +265,10 @@ scripts:
 
 #[tokio::test]
 async fn sim_a_session_over_its_timeout_is_stopped() {
-    let project = SimProject::new(
-        r#"
-scripts:
-  - turns:
-      - say: "Thinking hard."
-        percent: 5
-      - sleep_ms: 30000
-"#,
-    );
+    let project = SimProject::new(&Scenario::playing([
+        Turn::say("Thinking hard.").percent(5),
+        Turn::sleep(30_000),
+    ]));
     let mut spec = project.spec();
     spec.timeout = Some(Duration::from_millis(500));
     let started = Instant::now();
@@ -299,14 +287,14 @@ scripts:
 
 #[tokio::test]
 async fn sim_a_crash_fails_with_the_exit_code() {
-    let project = SimProject::new(
-        r#"
-scripts:
-  - turns:
-      - say: "About to fail."
-      - crash: {exit_code: 3, stderr: "fatal: out of cheese", partial_line: true}
-"#,
-    );
+    let project = SimProject::new(&Scenario::playing([
+        Turn::say("About to fail."),
+        Turn::crash(
+            sim::Crash::exit(3)
+                .stderr("fatal: out of cheese")
+                .partial_line(),
+        ),
+    ]));
     let finished = run(project.spec(), SessionControl::new()).await;
     let report = &finished.report;
     assert_eq!(
@@ -335,14 +323,10 @@ scripts:
 
 #[tokio::test]
 async fn sim_death_by_signal_fails_with_128_plus_the_signal() {
-    let project = SimProject::new(
-        r#"
-scripts:
-  - turns:
-      - say: "Going down."
-      - crash: {signal: KILL}
-"#,
-    );
+    let project = SimProject::new(&Scenario::playing([
+        Turn::say("Going down."),
+        Turn::crash(sim::Crash::signal(Signal::SIGKILL)),
+    ]));
     let finished = run(project.spec(), SessionControl::new()).await;
     assert_eq!(
         finished.report.outcome,
@@ -356,13 +340,12 @@ scripts:
 #[tokio::test]
 async fn sim_an_error_result_completes_unsuccessfully() {
     let project = SimProject::new(
-        r#"
-scripts:
-  - turns:
-      - say: "Ran out of turns."
-    result: {subtype: error_max_turns}
-    exit_code: 1
-"#,
+        &Scenario::new().script(
+            sim::Script::any()
+                .turn(Turn::say("Ran out of turns."))
+                .result(sim::Ending::subtype("error_max_turns"))
+                .exit_code(1),
+        ),
     );
     let finished = run(project.spec(), SessionControl::new()).await;
     let report = &finished.report;
@@ -374,7 +357,7 @@ scripts:
 
 #[tokio::test]
 async fn sim_a_missing_agent_program_is_a_spawn_error() {
-    let project = SimProject::new("scripts: [{turns: [{say: hi}]}]\n");
+    let project = SimProject::new(&Scenario::playing([Turn::say("hi")]));
     let missing = project.root().join("no-such-debussy");
     let mut spec = project.spec();
     spec.backend = project.backend_with(&missing.to_string_lossy());
@@ -400,15 +383,10 @@ async fn sim_a_missing_agent_program_is_a_spawn_error() {
 
 #[tokio::test]
 async fn sim_an_interrupt_stops_the_session() {
-    let project = SimProject::new(
-        r#"
-scripts:
-  - turns:
-      - say: "Working."
-        percent: 10
-      - sleep_ms: 30000
-"#,
-    );
+    let project = SimProject::new(&Scenario::playing([
+        Turn::say("Working.").percent(10),
+        Turn::sleep(30_000),
+    ]));
     let finished = run_with(project.spec(), SessionControl::new(), |event, control| {
         if matches!(event, SessionEvent::Activity(_)) {
             control.interrupt();
@@ -428,13 +406,7 @@ scripts:
 
 #[tokio::test]
 async fn sim_kill_ends_the_agent_with_sigkill_at_once() {
-    let project = SimProject::new(
-        r#"
-scripts:
-  - turns:
-      - sleep_ms: 30000
-"#,
-    );
+    let project = SimProject::new(&Scenario::playing([Turn::sleep(30_000)]));
     let control = SessionControl::new();
     // Asked before the session starts: it applies as soon as the agent runs.
     control.kill();
@@ -451,17 +423,12 @@ scripts:
 
 #[tokio::test]
 async fn sim_a_manual_restart_ends_as_a_context_limit() {
-    let project = SimProject::new(
-        r#"
-scripts:
-  - turns:
-      - say: "Working."
-        percent: 10
-        tools:
-          - todos: [{content: Keep going, status: in_progress}]
-      - sleep_ms: 30000
-"#,
-    );
+    let project = SimProject::new(&Scenario::playing([
+        Turn::say("Working.")
+            .percent(10)
+            .todos([sim::Todo::with("Keep going", sim::TodoStatus::InProgress)]),
+        Turn::sleep(30_000),
+    ]));
     let finished = run_with(project.spec(), SessionControl::new(), |event, control| {
         // Once the todo call was seen (the tracker has it before the event goes out).
         if let SessionEvent::Activity(line) = event

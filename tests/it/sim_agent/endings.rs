@@ -8,7 +8,9 @@ use debussy::agent::AgentEvent;
 
 use debussy::context::StopReason;
 
-use super::kit::{play, write};
+use super::kit::{play, write, write_text};
+use crate::support::scenario::{Action, Compact, Crash, Ending, Scenario, Script, Status, Turn};
+use nix::sys::signal::Signal;
 
 #[test]
 fn a_crash_kills_the_process_mid_line_without_a_result() {
@@ -16,7 +18,15 @@ fn a_crash_kills_the_process_mid_line_without_a_result() {
     let scenario = write(
         dir.path(),
         "s.yaml",
-        "scripts:\n  - turns:\n      - say: about to fail\n      - crash: {signal: SIGKILL, stderr: segfault here, partial_line: true}\n      - say: never\n",
+        &Scenario::playing([
+            Turn::say("about to fail"),
+            Turn::crash(
+                Crash::signal(Signal::SIGKILL)
+                    .stderr("segfault here")
+                    .partial_line(),
+            ),
+            Turn::say("never"),
+        ]),
     );
     let run = play(dir.path(), &scenario, &[], "p");
     assert_eq!(run.status.signal(), Some(9), "{}", run.status);
@@ -36,7 +46,7 @@ fn a_crash_kills_the_process_mid_line_without_a_result() {
     let scenario = write(
         dir.path(),
         "exit.yaml",
-        "scripts:\n  - turns:\n      - crash: {exit_code: 7}\n",
+        &Scenario::playing([Turn::crash(Crash::exit(7))]),
     );
     let run = play(dir.path(), &scenario, &[], "p");
     assert_eq!(run.status.code(), Some(7));
@@ -48,7 +58,12 @@ fn results_and_exit_codes_follow_the_script() {
     let scenario = write(
         dir.path(),
         "s.yaml",
-        "scripts:\n  - turns: [{say: tried}]\n    result: {subtype: error_max_turns, text: gave up}\n    exit_code: 4\n",
+        &Scenario::new().script(
+            Script::any()
+                .turn(Turn::say("tried"))
+                .result(Ending::subtype("error_max_turns").text("gave up"))
+                .exit_code(4),
+        ),
     );
     let run = play(dir.path(), &scenario, &[], "p");
     assert_eq!(run.status.code(), Some(4));
@@ -64,7 +79,11 @@ fn a_compact_turn_emits_a_boundary_the_meter_stops_on() {
     let scenario = write(
         dir.path(),
         "s.yaml",
-        "scripts:\n  - turns:\n      - {say: full, percent: 70}\n      - compact: {pre_tokens: 150000}\n      - {say: lighter}\n",
+        &Scenario::playing([
+            Turn::say("full").percent(70),
+            Turn::compact(Compact::default().pre_tokens(150_000)),
+            Turn::say("lighter"),
+        ]),
     );
     let run = play(dir.path(), &scenario, &[], "p");
     assert!(run.status.success(), "{}", run.stderr);
@@ -84,7 +103,14 @@ fn scenario_misuse_ends_the_session_with_an_error_result() {
     let scenario = write(
         dir.path(),
         "s.yaml",
-        "scripts:\n  - phase: 1\n    expect_prompt: [checkpoint]\n    turns: [{say: hi}]\n  - phase: 2\n    turns: [{say: \"${NO_SUCH_VARIABLE_HERE}\"}]\n  - phase: 3\n    turns: [{tools: [{done: completed}]}]\n",
+        &Scenario::new()
+            .script(
+                Script::phase("1")
+                    .expect_prompt("checkpoint")
+                    .turn(Turn::say("hi")),
+            )
+            .script(Script::phase("2").turn(Turn::say("${NO_SUCH_VARIABLE_HERE}")))
+            .script(Script::phase("3").turn(Turn::quiet().done_as(Status::Completed))),
     );
     let cases: [(&[(&str, &str)], &str); 4] = [
         (&[("DEBUSSY_PHASE_ID", "9")], "no script in"),
@@ -116,7 +142,7 @@ fn scenario_misuse_ends_the_session_with_an_error_result() {
     let scenario = write(
         dir.path(),
         "nophase.yaml",
-        "scripts:\n  - turns: [{tools: [{done: completed}]}]\n",
+        &Scenario::playing([Turn::quiet().done_as(Status::Completed)]),
     );
     let run = play(dir.path(), &scenario, &[], "p");
     assert_eq!(run.status.code(), Some(1));
@@ -126,7 +152,8 @@ fn scenario_misuse_ends_the_session_with_an_error_result() {
 #[test]
 fn an_invalid_scenario_is_a_usage_error_with_its_location() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let scenario = write(
+    // Text, not the builder: the point is a key the format does not have, and its line.
+    let scenario = write_text(
         dir.path(),
         "bad.yaml",
         "scripts:\n  - turns:\n      - say: hi\n        tolls: []\n",
@@ -148,7 +175,7 @@ fn a_slow_command_times_out_into_an_error_result() {
     let scenario = write(
         dir.path(),
         "s.yaml",
-        "scripts:\n  - turns:\n      - tools: [{bash: {command: \"exec sleep 30\", timeout_ms: 200}}]\n",
+        &Scenario::playing([Turn::quiet().tool(Action::bash_within("exec sleep 30", 200))]),
     );
     let started = Instant::now();
     let run = play(dir.path(), &scenario, &[], "p");

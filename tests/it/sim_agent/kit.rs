@@ -10,6 +10,8 @@ use debussy::agent::{AgentEvent, AssistantBlock, UsageReporting, UserBlock, stre
 
 use debussy::context::{ContextMeter, MeterSettings, StopReason, WindowInputs};
 
+use crate::support::scenario::{Action, Scenario, Script, Status, Task, Todo, TodoStatus, Turn};
+
 pub(super) const BIN: &str = crate::support::DEBUSSY;
 pub(super) const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -146,49 +148,48 @@ pub(super) fn run_with_stdin(mut command: Command, prompt: &str) -> Run {
     }
 }
 
-pub(super) fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+/// Write `scenario` to `name` in `dir`; its path.
+pub(super) fn write(dir: &Path, name: &str, scenario: &Scenario) -> PathBuf {
+    write_text(dir, name, &scenario.to_yaml())
+}
+
+/// Write scenario text that is no scenario of the builder's (a malformed one) to `name`
+/// in `dir`; its path.
+pub(super) fn write_text(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write scenario");
     path
 }
 
-pub(super) const WORKFLOW: &str = r###"
-window: 100000
-scripts:
-  - phase: "3"
-    expect_prompt: ["Do phase three"]
-    turns:
-      - say: Planning.
-        think: Two files, then a check.
-        percent: 20
-        tools:
-          - todos:
-              - {content: Write files, status: in_progress}
-              - {content: Check them}
-      - say: Writing.
-        percent: 30
-        tools:
-          - write: {path: out/a.txt, content: "alpha ${PHASE}/${ATTEMPT}/${RESTART}\n"}
-          - write: {path: "${SCENARIO_DIR}/notes.md", content: "## Summary\n"}
-          - bash: "cat out/a.txt; echo err >&2"
-          - bash: "exit 3"
-          - read: out/a.txt
-          - read: missing.txt
-      - say: Delegating.
-        percent: 35
-        tools:
-          - task:
-              description: Count files
-              prompt: Count the files in out/
-              turns:
-                - say: Counting.
-                  percent: 90
-                  tools: [{bash: "ls out | wc -l"}]
-              result: One file.
-      - say: Reporting.
-        percent: 40
-        tools:
-          - done: completed
-      - say: All done.
-        context: 41000
-"###;
+/// Phase 3's script, using every kind of turn and tool call, with a subagent whose
+/// context never counts for the main thread.
+pub(super) fn workflow() -> Scenario {
+    let count = Task::new("Count files", "Count the files in out/", "One file.")
+        .turn(Turn::say("Counting.").percent(90).bash("ls out | wc -l"));
+    Scenario::new().window(100_000).script(
+        Script::phase("3").expect_prompt("Do phase three").turns([
+            Turn::say("Planning.")
+                .think("Two files, then a check.")
+                .percent(20)
+                .todos([
+                    Todo::with("Write files", TodoStatus::InProgress),
+                    Todo::new("Check them"),
+                ]),
+            Turn::say("Writing.")
+                .percent(30)
+                .writes("out/a.txt", "alpha ${PHASE}/${ATTEMPT}/${RESTART}\n")
+                .writes("${SCENARIO_DIR}/notes.md", "## Summary\n")
+                .bash("cat out/a.txt; echo err >&2")
+                .bash("exit 3")
+                .read("out/a.txt")
+                .read("missing.txt"),
+            Turn::say("Delegating.")
+                .percent(35)
+                .tool(Action::Task(count)),
+            Turn::say("Reporting.")
+                .percent(40)
+                .done_as(Status::Completed),
+            Turn::say("All done.").context(41_000),
+        ]),
+    )
+}

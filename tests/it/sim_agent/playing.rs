@@ -12,14 +12,15 @@ use debussy::agent::{AgentBackend, AgentEvent, BackendSettings};
 
 use debussy::context::{Exactness, StopReason};
 
-use super::kit::{BIN, TIMEOUT, WORKFLOW, play, run_with_stdin, write};
+use super::kit::{BIN, TIMEOUT, play, run_with_stdin, workflow, write};
+use crate::support::scenario::{Action, Progress, Scenario, Script, Turn};
 
 #[test]
 fn plays_a_scenario_end_to_end_with_real_effects() {
     let dir = tempfile::tempdir().expect("tempdir");
     let work = dir.path().join("work");
     std::fs::create_dir(&work).expect("mkdir");
-    let scenario = write(dir.path(), "scenario.yaml", WORKFLOW);
+    let scenario = write(dir.path(), "scenario.yaml", &workflow());
     let run = play(
         &work,
         &scenario,
@@ -242,7 +243,7 @@ fn lines_are_flushed_as_the_agent_goes() {
     let scenario = write(
         dir.path(),
         "s.yaml",
-        "scripts:\n  - turns:\n      - say: first\n      - {say: second, sleep_ms: 60000}\n",
+        &Scenario::playing([Turn::say("first"), Turn::say("second").sleep_ms(60_000)]),
     );
     let mut child = Command::new(BIN)
         .arg("__sim-agent")
@@ -283,7 +284,11 @@ fn the_sim_backend_command_runs_the_player() {
     let scenario = write(
         dir.path(),
         "sim-scenario.yaml",
-        "scripts:\n  - expect_prompt: [\"from the backend\"]\n    turns: [{say: hello, context: 1234}]\n",
+        &Scenario::new().script(
+            Script::any()
+                .expect_prompt("from the backend")
+                .turn(Turn::say("hello").context(1234)),
+        ),
     );
     let settings = BackendSettings {
         command: Some(BIN.to_owned()),
@@ -330,7 +335,12 @@ fn progress_runs_debussy_progress_and_the_step_is_recorded() {
     let scenario = write(
         root,
         "scenario.yaml",
-        "scripts:\n  - turns:\n      - say: Logging.\n        tools:\n          - progress: wrote the parser\n          - progress: {step: \"tests for ${PHASE}\", phase: 4}\n",
+        &Scenario::playing([Turn::say("Logging.").progress("wrote the parser").tool(
+            Action::Progress(Progress::InPhase {
+                step: "tests for ${PHASE}".to_owned(),
+                phase: "4".to_owned(),
+            }),
+        )]),
     );
     let root_text = root.to_str().expect("utf-8 path");
     let run = play(

@@ -2,24 +2,40 @@
 //! `debussy run` reads each through that agent's parser, Codex's usage through the
 //! rollout file the session follows, without the real CLIs.
 
-use super::kit::{DONE_TURN, notes_turn, summary, write_turn};
+use super::kit::summary;
 use crate::support::project::{Project, events_named};
+use crate::support::scenario::{Format, Scenario, Script, Turn};
 
-fn scenario(format: &str) -> String {
-    format!(
-        "format: {format}\nwindow: 100000\nscripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}{}      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"a.txt\"]\n    turns:\n{}{}{}",
-        write_turn(40, "a.txt", "a"),
-        write_turn(85, "a2.txt", "a2"),
-        write_turn(30, "b.txt", "b"),
-        notes_turn("1"),
-        DONE_TURN,
-    )
+/// Phase 1 in `format` fills its context to 85 % of a 100,000-token window.
+fn scenario(format: Format) -> Scenario {
+    Scenario::new()
+        .format(format)
+        .window(100_000)
+        .script(Script::phase("1").restart(0).turns([
+            Turn::write(40, "a.txt", "a"),
+            Turn::write(85, "a2.txt", "a2"),
+            Turn::sleep(5000),
+        ]))
+        .script(restarted(30))
+}
+
+/// Phase 1's session after a restart: told about `a.txt`, it writes `b.txt` at `percent`.
+fn restarted(percent: u32) -> Script {
+    Script::phase("1")
+        .restart(1)
+        .expect_prompt("# Checkpoint: phase 1")
+        .expect_prompt("a.txt")
+        .turns([
+            Turn::write(percent, "b.txt", "b"),
+            Turn::notes("1"),
+            Turn::done(),
+        ])
 }
 
 #[test]
 fn a_codex_format_session_is_measured_from_its_rollout_and_restarted_at_the_threshold() {
     let project = Project::new();
-    project.plan(&[("1", "N/A", "test -f b.txt")], &scenario("codex"));
+    project.plan(&[("1", "N/A", "test -f b.txt")], &scenario(Format::Codex));
     let (code, events) = project.run(&[]);
     assert_eq!(code, 0, "events: {events:#?}");
     assert_eq!(events_named(&events, "restart").len(), 1, "{events:#?}");
@@ -71,13 +87,15 @@ fn a_gemini_format_session_is_estimated_and_a_large_output_crosses_the_threshold
     let project = Project::new();
     // Nothing the script reports counts (the Gemini CLI reports no usage until the end):
     // the 150 KB a command prints, estimated, crosses 80 % of 50,000 tokens.
-    let scenario = format!(
-        "format: gemini\nwindow: 50000\nscripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}      - say: listing\n        tools:\n          - bash: seq 1 30000\n      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"a.txt\"]\n    turns:\n{}{}{}",
-        write_turn(99, "a.txt", "a"),
-        write_turn(99, "b.txt", "b"),
-        notes_turn("1"),
-        DONE_TURN,
-    );
+    let scenario = Scenario::new()
+        .format(Format::Gemini)
+        .window(50_000)
+        .script(Script::phase("1").restart(0).turns([
+            Turn::write(99, "a.txt", "a"),
+            Turn::say("listing").bash("seq 1 30000"),
+            Turn::sleep(5000),
+        ]))
+        .script(restarted(99));
     project.write(
         ".debussy/config.yaml",
         "agents:\n  sim:\n    model_context_window: 50000\n",

@@ -5,17 +5,21 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::support::project::{Project, events_named};
+use crate::support::scenario::{Scenario, Script, Turn};
 
-use super::kit::{
-    DONE_TURN, LiveRun, block_object_writes, notes_turn, sleeping_project, summary, write_turn,
-};
+use super::kit::{LiveRun, block_object_writes, sleeping_project, summary};
+
+/// Phase 1 writes `work.txt` with `content`, its notes, and reports done.
+fn writing_work(content: &str) -> Scenario {
+    Scenario::new().script(Script::writing("1", 10, "work.txt", content))
+}
 
 #[test]
 fn a_dirty_tree_is_refused_with_the_files_named() {
     let project = Project::new();
     project.plan(
         &[("1", "N/A", "true")],
-        "scripts:\n  - turns:\n      - say: hi\n",
+        &Scenario::playing([Turn::say("hi")]),
     );
     std::fs::write(project.root().join("plan/MASTER_PLAN.md"), "# changed\n").expect("write");
     let output = project
@@ -44,12 +48,11 @@ fn without_a_git_identity_commits_are_made_as_debussy() {
     config.remove("user.name").expect("unset name");
     config.remove("user.email").expect("unset email");
     drop(config);
-    let scenario = format!(
-        "scripts:\n  - turns:\n{}{}{}",
-        write_turn(10, "x.txt", "x"),
-        notes_turn("1"),
-        DONE_TURN
-    );
+    let scenario = Scenario::playing([
+        Turn::write(10, "x.txt", "x"),
+        Turn::notes("1"),
+        Turn::done(),
+    ]);
     project.plan(&[("1", "N/A", "test -f x.txt")], &scenario);
     // The plan commit above came from the test's own signature; the run's come from debussy.
     let (code, events) = project.run(&[]);
@@ -66,7 +69,7 @@ fn a_merge_in_progress_is_refused_even_with_allow_dirty() {
     project.write("shared.txt", "base\n");
     project.plan(
         &[("1", "N/A", "true")],
-        &format!("scripts:\n  - phase: 1\n    turns:\n{DONE_TURN}"),
+        &Scenario::new().script(Script::phase("1").turn(Turn::done())),
     );
     let git = |args: &[&str]| {
         let output = Command::new("git")
@@ -119,13 +122,7 @@ fn a_merge_in_progress_is_refused_even_with_allow_dirty() {
 #[test]
 fn a_commit_that_fails_fails_the_phase_with_gits_words_and_keeps_the_work() {
     let project = Project::new();
-    let scenario = format!(
-        "scripts:\n  - phase: 1\n    turns:\n{}{}{}",
-        write_turn(10, "work.txt", "the agent's work"),
-        notes_turn("1"),
-        DONE_TURN
-    );
-    project.plan(&[("1", "N/A", "true")], &scenario);
+    project.plan(&[("1", "N/A", "true")], &writing_work("the agent's work"));
     block_object_writes(&project);
     let (code, events) = project.run(&[]);
     assert_eq!(code, 1, "{events:#?}");
@@ -152,11 +149,13 @@ fn a_commit_that_fails_fails_the_phase_with_gits_words_and_keeps_the_work() {
 #[test]
 fn a_checkpoint_that_cannot_be_committed_stops_the_run_instead_of_restarting() {
     let project = Project::new();
-    let scenario = format!(
-        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}      - say: crossing\n        percent: 95\n      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    turns:\n{}",
-        write_turn(10, "work.txt", "half done"),
-        DONE_TURN
-    );
+    let scenario = Scenario::new()
+        .script(Script::phase("1").restart(0).turns([
+            Turn::write(10, "work.txt", "half done"),
+            Turn::say("crossing").percent(95),
+            Turn::sleep(5000),
+        ]))
+        .script(Script::phase("1").restart(1).turn(Turn::done()));
     project.plan(&[("1", "N/A", "true")], &scenario);
     block_object_writes(&project);
     let (code, events) = project.run(&[]);
@@ -180,13 +179,7 @@ fn a_checkpoint_that_cannot_be_committed_stops_the_run_instead_of_restarting() {
 fn the_projects_pre_commit_hook_runs_and_a_refusal_fails_the_phase() {
     use std::os::unix::fs::PermissionsExt as _;
     let project = Project::new();
-    let scenario = format!(
-        "scripts:\n  - phase: 1\n    turns:\n{}{}{}",
-        write_turn(10, "work.txt", "the agent's work"),
-        notes_turn("1"),
-        DONE_TURN
-    );
-    project.plan(&[("1", "N/A", "true")], &scenario);
+    project.plan(&[("1", "N/A", "true")], &writing_work("the agent's work"));
     let hook = project.root().join(".git/hooks/pre-commit");
     std::fs::create_dir_all(hook.parent().expect("hooks")).expect("mkdir");
     std::fs::write(
@@ -243,11 +236,8 @@ fn a_pause_without_a_commit_lets_the_resume_accept_exactly_the_paused_files() {
 fn run_data_is_readable_by_its_owner_only() {
     use std::os::unix::fs::PermissionsExt;
     let project = Project::new();
-    let scenario = format!(
-        "scripts:\n  - phase: 1\n    turns:\n{}{}",
-        notes_turn("1"),
-        DONE_TURN
-    );
+    let scenario =
+        Scenario::new().script(Script::phase("1").turns([Turn::notes("1"), Turn::done()]));
     project.plan(&[("1", "N/A", "true")], &scenario);
     let dir = project.root().join(".debussy");
     std::fs::create_dir_all(&dir).expect("mkdir");

@@ -2,15 +2,17 @@
 //! run with its work committed and `--resume` with a higher limit finishes it; a time
 //! limit does the same; restarts that make no progress fail the attempt early.
 
-use super::kit::{DONE_TURN, notes_turn, summary, write_turn};
+use super::kit::summary;
 use crate::support::project::{Project, events_named};
+use crate::support::scenario::{Compact, Scenario, Script, Trigger, Turn};
 
 /// Phase 1 writes a.txt cheaply, then its context (and cost) jumps and it idles.
-fn expensive_scenario() -> String {
-    format!(
-        "scripts:\n  - phase: 1\n    turns:\n{}      - say: thinking hard\n        percent: 50\n      - sleep_ms: 20000\n",
-        write_turn(1, "a.txt", "a"),
-    )
+fn expensive_scenario() -> Scenario {
+    Scenario::new().script(Script::phase("1").turns([
+        Turn::write(1, "a.txt", "a"),
+        Turn::say("thinking hard").percent(50),
+        Turn::sleep(20_000),
+    ]))
 }
 
 #[test]
@@ -48,13 +50,14 @@ fn a_cost_limit_pauses_the_run_with_its_work_committed_and_resume_raises_it() {
     assert!(events_named(&events, "session_started").is_empty());
 
     // The resumed session is told where the paused one stopped.
-    let resumed = format!(
-        "scripts:\n  - phase: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"a.txt\", \"the run was paused: the run's cost reached\"]\n    turns:\n{}{}",
-        notes_turn("1"),
-        DONE_TURN
+    let resumed = Scenario::new().script(
+        Script::phase("1")
+            .expect_prompt("# Checkpoint: phase 1")
+            .expect_prompt("a.txt")
+            .expect_prompt("the run was paused: the run's cost reached")
+            .turns([Turn::notes("1"), Turn::done()]),
     );
-    project.write("plan/sim-scenario.yaml", &resumed);
-    project.commit_all("resume scenario");
+    project.rescript(&resumed, "resume scenario");
     let (code, events) = project.run(&["--resume", "--max-cost", "100"]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(summary(&events)["status"], "completed");
@@ -86,8 +89,12 @@ fn a_time_limit_pauses_the_run_mid_session() {
 fn restarts_that_change_nothing_fail_the_attempt_with_no_progress() {
     let project = Project::new();
     // Every session only reads and fills its context: nothing is written, logged or done.
-    let idle = "scripts:\n  - phase: 1\n    turns:\n      - say: reading\n        percent: 10\n        tools:\n          - read: plan/MASTER_PLAN.md\n      - say: still reading\n        percent: 90\n      - sleep_ms: 20000\n";
-    project.plan(&[("1", "N/A", "true")], idle);
+    let idle = Scenario::new().script(Script::phase("1").turns([
+        Turn::say("reading").percent(10).read("plan/MASTER_PLAN.md"),
+        Turn::say("still reading").percent(90),
+        Turn::sleep(20_000),
+    ]));
+    project.plan(&[("1", "N/A", "true")], &idle);
     let (code, events) = project.run(&["--max-retries", "0", "--max-restarts", "5"]);
     assert_eq!(code, 1, "{events:#?}");
     assert_eq!(
@@ -126,8 +133,14 @@ fn the_agents_own_compaction_becomes_a_restart_until_the_last_session() {
     // Every session writes a file, then compacts. The agent's hook reports each
     // compaction; while a restart is left it is blocked and the session restarted, the
     // last session (no restart left) compacts as it would without debussy.
-    let text = "scripts:\n  - turns:\n      - say: writing\n        percent: 30\n        tools:\n          - write: {path: \"f${RESTART}.txt\", content: x}\n      - compact: {trigger: auto}\n      - sleep_ms: 5000\n";
-    project.plan(&[("1", "N/A", "true")], text);
+    let scenario = Scenario::playing([
+        Turn::say("writing")
+            .percent(30)
+            .writes("f${RESTART}.txt", "x"),
+        Turn::compact(Compact::default().trigger(Trigger::Auto)),
+        Turn::sleep(5000),
+    ]);
+    project.plan(&[("1", "N/A", "true")], &scenario);
     let (code, events) = project.run(&["--max-restarts", "1", "--max-retries", "0"]);
     assert_eq!(code, 1, "{events:#?}");
     let restarts = events_named(&events, "restart");

@@ -2,30 +2,49 @@
 //! writes the handoff that heads the next checkpoint; when it cannot, the checkpoint is
 //! debussy's own and the event says why.
 
-use super::kit::{DONE_TURN, notes_turn, summary, write_turn};
+use super::kit::summary;
 use crate::support::project::{Project, events_named};
+use crate::support::scenario::{Compact, Crash, Scenario, Script, Trigger, Turn};
 
-/// Phase 1 stops once for its context; its handoff turns are `handoff` (YAML list items
-/// indented for a script); the restarted session must see `expect`.
-fn scenario(handoff: &str, expect: &str) -> String {
-    format!(
-        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}{}      - sleep_ms: 5000\n{handoff}  - phase: 1\n    restart: 1\n    expect_prompt: [{expect}]\n    turns:\n{}{}",
-        write_turn(30, "a.txt", "a"),
-        write_turn(82, "b.txt", "b"),
-        notes_turn("1"),
-        DONE_TURN,
-    )
+/// Phase 1 stops once for its context, at 82 %; its handoff turns are `handoff`; the
+/// restarted session must see each of `expect`.
+fn scenario(handoff: impl IntoIterator<Item = Turn>, expect: &[&str]) -> Scenario {
+    stopping_at(82, handoff, expect)
+}
+
+/// [`scenario`], stopping at `percent`.
+fn stopping_at(percent: u32, handoff: impl IntoIterator<Item = Turn>, expect: &[&str]) -> Scenario {
+    let stopping = Script::phase("1").restart(0).turns([
+        Turn::write(30, "a.txt", "a"),
+        Turn::write(percent, "b.txt", "b"),
+        Turn::sleep(5000),
+    ]);
+    let restarted = expect
+        .iter()
+        .fold(Script::phase("1").restart(1), |script, text| {
+            script.expect_prompt(text)
+        });
+    Scenario::new()
+        .script(handoff.into_iter().fold(stopping, Script::handoff))
+        .script(restarted.turns([Turn::notes("1"), Turn::done()]))
 }
 
 #[test]
 fn the_stopped_sessions_handoff_heads_the_next_checkpoint() {
     let project = Project::new();
-    let handoff = "    handoff:\n      - say: \"## Goal\\nGreet.\\n\\n## Half done\\nb.txt needs a second line (HANDOFF-MARK).\"\n        percent: 86\n";
+    let handoff =
+        Turn::say("## Goal\nGreet.\n\n## Half done\nb.txt needs a second line (HANDOFF-MARK).")
+            .percent(86);
     project.plan(
         &[("1", "N/A", "test -f b.txt")],
         &scenario(
-            handoff,
-            "\"## Handoff from the previous session\", \"### Half done\", \"HANDOFF-MARK\", \"## Files changed since the phase started\"",
+            [handoff],
+            &[
+                "## Handoff from the previous session",
+                "### Half done",
+                "HANDOFF-MARK",
+                "## Files changed since the phase started",
+            ],
         ),
     );
     let (code, events) = project.run(&[]);
@@ -57,10 +76,10 @@ fn the_stopped_sessions_handoff_heads_the_next_checkpoint() {
 #[test]
 fn a_failed_handoff_falls_back_to_the_mechanical_checkpoint_and_says_why() {
     let project = Project::new();
-    let crash = "    handoff:\n      - crash: {exit_code: 3, stderr: boom}\n";
+    let crash = Turn::crash(Crash::exit(3).stderr("boom"));
     project.plan(
         &[("1", "N/A", "test -f b.txt")],
-        &scenario(crash, "\"# Checkpoint: phase 1\", \"a.txt\""),
+        &scenario([crash], &["# Checkpoint: phase 1", "a.txt"]),
     );
     let (code, events) = project.run(&[]);
     assert_eq!(code, 0, "{events:#?}");
@@ -82,10 +101,10 @@ fn a_failed_handoff_falls_back_to_the_mechanical_checkpoint_and_says_why() {
 #[test]
 fn mechanical_handoffs_ask_nobody() {
     let project = Project::new();
-    let never = "    handoff:\n      - crash: {exit_code: 9}\n";
+    let never = Turn::crash(Crash::exit(9));
     project.plan(
         &[("1", "N/A", "test -f b.txt")],
-        &scenario(never, "\"# Checkpoint: phase 1\""),
+        &scenario([never], &["# Checkpoint: phase 1"]),
     );
     let (code, events) = project.run(&["--handoff", "mechanical"]);
     assert_eq!(code, 0, "{events:#?}");
@@ -99,10 +118,10 @@ fn mechanical_handoffs_ask_nobody() {
 #[test]
 fn a_handoff_that_takes_too_long_is_stopped_and_not_used() {
     let project = Project::new();
-    let slow = "    handoff:\n      - sleep_ms: 30000\n      - say: too late\n";
+    let slow = [Turn::sleep(30_000), Turn::say("too late")];
     project.plan(
         &[("1", "N/A", "test -f b.txt")],
-        &scenario(slow, "\"# Checkpoint: phase 1\""),
+        &scenario(slow, &["# Checkpoint: phase 1"]),
     );
     let started = std::time::Instant::now();
     let (code, events) = project.run(&["--handoff-timeout", "1"]);
@@ -119,10 +138,13 @@ fn a_handoff_that_takes_too_long_is_stopped_and_not_used() {
 #[test]
 fn a_handoff_session_is_kept_from_compacting() {
     let project = Project::new();
-    let compacts = "    handoff:\n      - compact: {trigger: auto}\n      - say: written from the whole context (FULL-CONTEXT)\n";
+    let compacts = [
+        Turn::compact(Compact::default().trigger(Trigger::Auto)),
+        Turn::say("written from the whole context (FULL-CONTEXT)"),
+    ];
     project.plan(
         &[("1", "N/A", "test -f b.txt")],
-        &scenario(compacts, "\"FULL-CONTEXT\""),
+        &scenario(compacts, &["FULL-CONTEXT"]),
     );
     let (code, events) = project.run(&[]);
     assert_eq!(code, 0, "{events:#?}");
@@ -133,14 +155,8 @@ fn a_handoff_session_is_kept_from_compacting() {
 #[test]
 fn a_stop_too_close_to_the_window_asks_for_no_handoff() {
     let project = Project::new();
-    let text = format!(
-        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}{}      - sleep_ms: 5000\n    handoff:\n      - crash: {{exit_code: 9}}\n  - phase: 1\n    restart: 1\n    turns:\n{}{}",
-        write_turn(30, "a.txt", "a"),
-        write_turn(97, "b.txt", "b"),
-        notes_turn("1"),
-        DONE_TURN,
-    );
-    project.plan(&[("1", "N/A", "test -f b.txt")], &text);
+    let scenario = stopping_at(97, [Turn::crash(Crash::exit(9))], &[]);
+    project.plan(&[("1", "N/A", "test -f b.txt")], &scenario);
     let (code, events) = project.run(&[]);
     assert_eq!(code, 0, "{events:#?}");
     assert!(events_named(&events, "handoff_requested").is_empty());

@@ -6,31 +6,33 @@
 
 use serde_json::Value;
 
-use super::kit::{DONE_TURN, summary};
-use super::parallel::{conflicting, notes, script, work};
+use super::kit::{fork, half_done, notes, summary, work, work_turns};
+use super::parallel::conflicting;
 use super::witness::{
     Beacon, LiveRun, assert_died, assert_no_process_left, assert_none_lost, commits_of, git,
     git_ok, hook,
 };
 use crate::support::project::{Project, events_named};
+use crate::support::scenario::{Scenario, Script, Turn};
 
-/// Turns that write `path`, then run `bash` (in YAML's double quotes), write the notes
-/// and report done.
-fn work_then(id: &str, path: &str, bash: &str) -> String {
-    format!(
-        "      - say: writing {path}\n        percent: 10\n        tools:\n          - write:\n              path: {path}\n              content: \"{id}\"\n          - bash: \"{bash}\"\n{}{DONE_TURN}",
-        notes(id)
-    )
+/// Phase `id` writes `path`, then runs `bash`, writes the notes and reports done.
+fn work_then(id: &str, path: &str, bash: &str) -> Script {
+    Script::phase(id)
+        .turn(Turn::write(10, path, id).bash(bash))
+        .turn(notes(id))
+        .turn(Turn::done())
 }
 
-/// Phases 2 and 3 after phase 1, each writing its own file (and gated on it).
-fn fork(project: &Project, scenario: &str) {
-    project.plan(
-        &[
-            ("1", "N/A", "test -f f1.txt"),
-            ("2", "Phase 1", "test -f f2.txt"),
-            ("3", "Phase 1", "test -f f3.txt"),
-        ],
+/// Phases 1, 2 and 3 each writing `fN.txt`, holding `N`.
+fn each_its_file() -> Scenario {
+    Scenario::new().scripts(["1", "2", "3"].map(|id| work(id, &format!("f{id}.txt"), id, 0)))
+}
+
+/// Phases 2 and 3 after phase 1, each gated on its own file.
+fn each_gated_on_its_file(project: &Project, scenario: &Scenario) {
+    fork(
+        project,
+        ["test -f f1.txt", "test -f f2.txt", "test -f f3.txt"],
         scenario,
     );
 }
@@ -87,15 +89,11 @@ fn sigkill_mid_session_recovers_the_sessions_work_on_resume() {
     let scratch = tempfile::tempdir().expect("scratch");
     let beacon = Beacon::new(scratch.path(), "session");
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
-    scenario.push_str(&script(
-        "2",
-        None,
-        &work_then("2", "f2.txt", &beacon.once()),
-    ));
-    scenario.push_str(&script("3", None, &work("3", "f3.txt", "three", 0)));
-    fork(&project, &scenario);
+    let scenario = Scenario::new()
+        .script(work("1", "f1.txt", "one", 0))
+        .script(work_then("2", "f2.txt", &beacon.once()))
+        .script(work("3", "f3.txt", "three", 0));
+    each_gated_on_its_file(&project, &scenario);
 
     let live = LiveRun::start(&project, &["--jobs", "2"]);
     let sleeper = beacon.wait();
@@ -133,11 +131,7 @@ fn sigkill_mid_hook_takes_the_hook_along_and_resume_commits_the_work() {
     let scratch = tempfile::tempdir().expect("scratch");
     let beacon = Beacon::new(scratch.path(), "hook");
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    for (id, file) in [("1", "f1.txt"), ("2", "f2.txt"), ("3", "f3.txt")] {
-        scenario.push_str(&script(id, None, &work(id, file, id, 0)));
-    }
-    fork(&project, &scenario);
+    each_gated_on_its_file(&project, &each_its_file());
     // The first commit debussy makes (phase 1's, in its worktree) blocks in the hook.
     hook(project.root(), "pre-commit", &beacon.once());
 
@@ -157,11 +151,7 @@ fn sigkill_mid_merge_leaves_no_merge_head_and_resume_merges() {
     let scratch = tempfile::tempdir().expect("scratch");
     let beacon = Beacon::new(scratch.path(), "merge");
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    for (id, file) in [("1", "f1.txt"), ("2", "f2.txt"), ("3", "f3.txt")] {
-        scenario.push_str(&script(id, None, &work(id, file, id, 0)));
-    }
-    fork(&project, &scenario);
+    each_gated_on_its_file(&project, &each_its_file());
     // Run by `git merge` for the second of the side-by-side phases (a merge commit).
     hook(project.root(), "pre-merge-commit", &beacon.once());
 
@@ -183,16 +173,17 @@ fn sigkill_mid_handoff_resumes_the_phase() {
     let scratch = tempfile::tempdir().expect("scratch");
     let beacon = Beacon::new(scratch.path(), "handoff");
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
-    // Phase 2 fills its context; resumed for its handoff, it blocks the first time.
-    scenario.push_str(&format!(
-        "  - phase: 2\n    restart: 0\n    turns:\n      - say: half done\n        percent: 10\n        tools:\n          - write:\n              path: half.txt\n              content: \"half\"\n      - say: filling up\n        percent: 70\n      - sleep_ms: 5000\n    handoff:\n      - say: writing the handoff\n        tools:\n          - bash: \"{}\"\n      - say: \"## Goal\\nf2\\n## Next steps\\nwrite f2.txt\"\n",
-        beacon.once()
-    ));
-    scenario.push_str(&script("2", None, &work("2", "f2.txt", "two", 0)));
-    scenario.push_str(&script("3", None, &work("3", "f3.txt", "three", 0)));
-    fork(&project, &scenario);
+    let scenario = Scenario::new()
+        .script(work("1", "f1.txt", "one", 0))
+        // Phase 2 fills its context; resumed for its handoff, it blocks the first time.
+        .script(
+            half_done("2", 70)
+                .handoff(Turn::say("writing the handoff").bash(&beacon.once()))
+                .handoff(Turn::say("## Goal\nf2\n## Next steps\nwrite f2.txt")),
+        )
+        .script(work("2", "f2.txt", "two", 0))
+        .script(work("3", "f3.txt", "three", 0));
+    each_gated_on_its_file(&project, &scenario);
 
     let live = LiveRun::start(&project, &["--jobs", "2", "--context-threshold", "60"]);
     let sleeper = beacon.wait();
@@ -221,12 +212,11 @@ fn sigkill_mid_remediation_goes_on_with_the_fix_on_resume() {
     let project = Project::new();
     // Phase 3's fix sessions (any attempt after the first) block the first time, then
     // resolve keeping both sides.
-    let fix = format!(
-        "  - phase: 3\n    expect_prompt: [\"shared.txt\"]\n    turns:\n      - say: looking at the conflict\n        tools:\n          - bash: \"{}\"\n{}",
-        beacon.once(),
-        work("3", "shared.txt", "two\\nthree\\n", 0)
-    );
-    conflicting(&project, &fix);
+    let fix = Script::phase("3")
+        .expect_prompt("shared.txt")
+        .turn(Turn::say("looking at the conflict").bash(&beacon.once()))
+        .turns(work_turns("3", "shared.txt", "two\nthree\n", 0));
+    conflicting(&project, fix);
 
     let live = LiveRun::start(&project, &["--jobs", "2"]);
     let sleeper = beacon.wait();

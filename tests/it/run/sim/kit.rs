@@ -1,5 +1,5 @@
-//! What the run tests share: the plan and run helpers on [`Project`], scenario turns,
-//! and a run that lives while a test works on it ([`LiveRun`]).
+//! What the run tests share: the plan and run helpers on [`Project`], the scripts of
+//! phases that work, wait, sleep or fail in common ways, and a run that lives while a test works on it ([`LiveRun`]).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -7,13 +7,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::support::project::{self, Project, run_json, wait_exit};
+use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
 use serde_json::Value;
 
 /// What the run tests do with a project: a plan, runs, and what they recorded.
 impl Project {
     /// A plan with phases `(id, depends_on, gate command)` and a sim scenario.
-    pub(super) fn plan(&self, phases: &[(&str, &str, &str)], scenario: &str) {
+    pub(super) fn plan(&self, phases: &[(&str, &str, &str)], scenario: &Scenario) {
         let mut master = String::from(
             "# Test Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n",
         );
@@ -31,8 +32,15 @@ impl Project {
             );
         }
         self.write("plan/MASTER_PLAN.md", &master);
-        self.write("plan/sim-scenario.yaml", scenario);
+        self.write("plan/sim-scenario.yaml", &scenario.to_yaml());
         self.commit_all("plan");
+    }
+
+    /// Replace the plan's scenario with `scenario` and commit it with `message`, as a
+    /// user does between a run and its resume.
+    pub(super) fn rescript(&self, scenario: &Scenario, message: &str) {
+        self.write("plan/sim-scenario.yaml", &scenario.to_yaml());
+        self.commit_all(message);
     }
 
     /// Run `debussy run plan/MASTER_PLAN.md --agent sim --output-format json` plus `extra`,
@@ -61,29 +69,97 @@ pub(super) fn summary(events: &[Value]) -> &Value {
     &events.last().expect("events")["summary"]
 }
 
-/// A script turn that writes `path` with `content`.
-pub(super) fn write_turn(percent: u32, path: &str, content: &str) -> String {
-    format!(
-        "      - say: writing {path}\n        percent: {percent}\n        tools:\n          - write:\n              path: {path}\n              content: \"{content}\"\n"
-    )
+/// Phase `id`'s script: write `path` with `content`, pause `sleep_ms`, write the phase's
+/// notes into the worktree and report done.
+pub(super) fn work(id: &str, path: &str, content: &str, sleep_ms: u64) -> Script {
+    Script::phase(id).turns(work_turns(id, path, content, sleep_ms))
 }
 
-pub(super) fn notes_turn(id: &str) -> String {
-    format!(
-        "      - say: notes\n        tools:\n          - write:\n              path: ${{SCENARIO_DIR}}/notes/phase-{id}.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\nsome\\n\"\n"
-    )
+/// The turns of [`work`].
+pub(super) fn work_turns(id: &str, path: &str, content: &str, sleep_ms: u64) -> [Turn; 4] {
+    [
+        Turn::write(10, path, content),
+        Turn::sleep(sleep_ms),
+        notes(id),
+        Turn::done(),
+    ]
 }
 
-pub(super) const DONE_TURN: &str =
-    "      - say: done\n        tools:\n          - done: completed\n";
+/// The notes turn, relative to the agent's directory (its worktree).
+pub(super) fn notes(id: &str) -> Turn {
+    Turn::notes_to(&format!("plan/notes/phase-{id}.md"))
+}
+
+/// Phase `id`'s first session writes `half.txt`, then fills its context to `percent`
+/// and idles.
+pub(super) fn half_done(id: &str, percent: u32) -> Script {
+    Script::phase(id)
+        .restart(0)
+        .turn(
+            Turn::say("half done")
+                .percent(10)
+                .writes("half.txt", "half"),
+        )
+        .turn(Turn::say("filling up").percent(percent))
+        .turn(Turn::sleep(5000))
+}
+
+/// Phase 3's first attempt, merged second: it waits (in its Bash tool) until the run's
+/// branch, checked out in the project, holds `text` in `file` (another phase's work is
+/// merged), then plays `turns`.
+pub(super) fn merging_after(
+    file: &str,
+    text: &str,
+    turns: impl IntoIterator<Item = Turn>,
+) -> Script {
+    let wait = Turn::say("waiting for the other phase").bash(&format!(
+        "until git -C $DEBUSSY_PROJECT_ROOT show HEAD:{file} 2>/dev/null | grep -q {text}; do sleep 0.05; done"
+    ));
+    Script::phase("3").attempt(1).turn(wait).turns(turns)
+}
+
+/// A plan whose phases 2 and 3 follow phase 1, each checked by its gate in `gates`.
+pub(super) fn fork(project: &Project, gates: [&str; 3], scenario: &Scenario) {
+    project.plan(
+        &[
+            ("1", "N/A", gates[0]),
+            ("2", "Phase 1", gates[1]),
+            ("3", "Phase 1", gates[2]),
+        ],
+        scenario,
+    );
+}
+
+/// Phase 1's first attempt: it writes `out.txt` wrong (for a gate wanting `right`), its
+/// notes, and reports done.
+pub(super) fn wrong_first() -> Script {
+    Script::writing("1", 10, "out.txt", "wrong").attempt(1)
+}
+
+/// The diagnostic of a command refused with exit code 2, squashed: it is wrapped to the
+/// terminal's width anywhere (even inside an id) and framed, so whitespace and the
+/// frame's `│` are taken out.
+pub(super) fn refusal(output: &std::process::Output) -> String {
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    said.chars()
+        .filter(|c| !c.is_whitespace() && *c != '│')
+        .collect()
+}
 
 /// A scenario whose phase 1 first sleeps (until killed) after touching `started`, and on
 /// later sessions writes its notes and reports done.
-pub(super) fn sleeping_scenario() -> String {
-    format!(
-        "scripts:\n  - phase: 1\n    turns:\n      - say: working\n        percent: 10\n        tools:\n          - write:\n              path: work.txt\n              content: \"agent edit\"\n          - bash: \"if [ ! -f started ]; then touch started; sleep 60; fi\"\n{}{}",
-        notes_turn("1"),
-        DONE_TURN
+pub(super) fn sleeping_scenario() -> Scenario {
+    Scenario::new().script(
+        Script::phase("1")
+            .turn(
+                Turn::say("working")
+                    .percent(10)
+                    .writes("work.txt", "agent edit")
+                    .bash("if [ ! -f started ]; then touch started; sleep 60; fi"),
+            )
+            .turn(Turn::notes("1"))
+            .turn(Turn::done()),
     )
 }
 

@@ -7,17 +7,14 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::kit::{DONE_TURN, notes_turn};
 use crate::support::project::{Project, wait_exit};
+use crate::support::scenario::{Scenario, Script, Turn};
 
 /// A one-phase plan the sim agent completes.
 fn simple_plan(project: &Project) {
     project.plan(
         &[("1", "N/A", "true")],
-        &format!(
-            "scripts:\n  - phase: 1\n    turns:\n{}{DONE_TURN}",
-            notes_turn("1")
-        ),
+        &Scenario::new().script(Script::phase("1").turns([Turn::notes("1"), Turn::done()])),
     );
 }
 

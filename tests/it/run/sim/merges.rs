@@ -6,22 +6,27 @@
 
 use serde_json::Value;
 
-use super::kit::{DONE_TURN, summary};
-use super::parallel::{conflicting, notes, script, until_merged};
+use super::kit::{fork, merging_after, notes, refusal, summary};
+use super::parallel::conflicting;
 use super::witness::{
     assert_no_process_left, assert_none_lost, commits_of, git, git_ok, hook, processes_in,
 };
 use crate::support::project::{Project, events_named};
+use crate::support::scenario::{Scenario, Script, Turn};
 
-/// Turns running each of `commands` (in YAML's double quotes), then the notes and done.
-fn shell(id: &str, commands: &[&str]) -> String {
-    let mut turns = String::from("      - say: working\n        percent: 10\n        tools:\n");
-    for command in commands {
-        turns.push_str(&format!("          - bash: \"{command}\"\n"));
-    }
-    turns.push_str(&notes(id));
-    turns.push_str(DONE_TURN);
-    turns
+/// Phase `id` runs each of `commands`, then writes its notes and reports done.
+fn shell(id: &str, commands: &[&str]) -> Script {
+    Script::phase(id).turns(shell_turns(id, commands))
+}
+
+/// The turns of [`shell`].
+fn shell_turns(id: &str, commands: &[&str]) -> [Turn; 3] {
+    let work = commands
+        .iter()
+        .fold(Turn::say("working").percent(10), |turn, command| {
+            turn.bash(command)
+        });
+    [work, notes(id), Turn::done()]
 }
 
 /// The status of `phase`'s `phase_finished` event, and its error.
@@ -39,50 +44,36 @@ fn finished<'a>(events: &'a [Value], phase: &str) -> (&'a str, &'a str) {
 #[test]
 fn agents_that_move_head_commit_delete_and_change_binaries_lose_nothing() {
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    scenario.push_str(&script(
-        "1",
-        None,
-        &shell(
+    let scenario = Scenario::new()
+        .script(shell(
             "1",
             &[
-                "printf 'a\\\\nb\\\\nc\\\\n' > doc.txt",
-                "printf 'BIN\\\\000one' > logo.bin",
+                r"printf 'a\nb\nc\n' > doc.txt",
+                r"printf 'BIN\000one' > logo.bin",
                 "echo old > old.txt",
             ],
-        ),
-    ));
-    // A new branch, a deletion: debussy's commit lands where HEAD went.
-    scenario.push_str(&script(
-        "2",
-        None,
-        &shell(
+        ))
+        // A new branch, a deletion: debussy's commit lands where HEAD went.
+        .script(shell(
             "2",
             &["git checkout -q -b side", "echo two > a2.txt", "rm old.txt"],
-        ),
-    ));
-    // A detached HEAD, a binary changed, a shared file edited at its end.
-    scenario.push_str(&script(
-        "3",
-        None,
-        &shell(
+        ))
+        // A detached HEAD, a binary changed, a shared file edited at its end.
+        .script(shell(
             "3",
             &[
                 "git checkout -q --detach",
-                "printf 'BIN\\\\000three' > logo.bin",
+                r"printf 'BIN\000three' > logo.bin",
                 "echo three >> doc.txt",
             ],
-        ),
-    ));
-    // The agent commits itself, the same shared file edited at its start.
-    scenario.push_str(&script(
-        "4",
-        None,
-        &shell(
+        ))
+        // The agent commits itself, the same shared file edited at its start.
+        .script(shell(
             "4",
-            &["printf 'four\\\\na\\\\nb\\\\nc\\\\n' > doc.txt && git add -A && git commit -qm 'the agent commits itself'"],
-        ),
-    ));
+            &[
+                r"printf 'four\na\nb\nc\n' > doc.txt && git add -A && git commit -qm 'the agent commits itself'",
+            ],
+        ));
     project.plan(
         &[
             ("1", "N/A", "test -f doc.txt"),
@@ -125,44 +116,25 @@ fn agents_that_move_head_commit_delete_and_change_binaries_lose_nothing() {
 /// text file; phase 3, finishing later, changes both: its merge conflicts on a binary
 /// and a modify/delete, neither with markers. `fix` is phase 3's fix session.
 fn markerless_conflicts(project: &Project, fix: &[&str]) {
-    let mut scenario = String::from("scripts:\n");
-    scenario.push_str(&script(
-        "1",
-        None,
-        &shell(
+    let scenario = Scenario::new()
+        .script(shell(
             "1",
-            &["printf 'BIN\\\\000one' > logo.bin", "echo doc > doc.txt"],
-        ),
-    ));
-    scenario.push_str(&script(
-        "2",
-        None,
-        &shell("2", &["printf 'BIN\\\\000two' > logo.bin", "rm doc.txt"]),
-    ));
-    scenario.push_str(&script(
-        "3",
-        Some(1),
-        &format!(
-            "{}{}",
-            until_merged("logo.bin", "two"),
-            shell(
+            &[r"printf 'BIN\000one' > logo.bin", "echo doc > doc.txt"],
+        ))
+        .script(shell(
+            "2",
+            &[r"printf 'BIN\000two' > logo.bin", "rm doc.txt"],
+        ))
+        .script(merging_after(
+            "logo.bin",
+            "two",
+            shell_turns(
                 "3",
-                &[
-                    "printf 'BIN\\\\000three' > logo.bin",
-                    "echo more >> doc.txt"
-                ],
-            )
-        ),
-    ));
-    scenario.push_str(&script("3", None, &shell("3", fix)));
-    project.plan(
-        &[
-            ("1", "N/A", "test -f logo.bin"),
-            ("2", "Phase 1", "test -f logo.bin"),
-            ("3", "Phase 1", "test -f logo.bin"),
-        ],
-        &scenario,
-    );
+                &[r"printf 'BIN\000three' > logo.bin", "echo more >> doc.txt"],
+            ),
+        ))
+        .script(shell("3", fix));
+    fork(project, ["test -f logo.bin"; 3], &scenario);
 }
 
 #[test]
@@ -206,20 +178,16 @@ fn conflicts_without_markers_wait_for_a_human_unless_the_fix_session_settles_the
 #[test]
 fn merges_go_into_the_branch_the_run_started_on_whatever_is_checked_out() {
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    // Someone switches the project's checkout to another branch mid-run.
-    scenario.push_str(&script(
-        "1",
-        None,
-        &shell(
+    let scenario = Scenario::new()
+        // Someone switches the project's checkout to another branch mid-run.
+        .script(shell(
             "1",
             &[
                 "echo one > f1.txt",
                 "git -C $DEBUSSY_PROJECT_ROOT switch -q -c elsewhere",
             ],
-        ),
-    ));
-    scenario.push_str(&script("2", None, &shell("2", &["echo two > f2.txt"])));
+        ))
+        .script(shell("2", &["echo two > f2.txt"]));
     project.plan(
         &[
             ("1", "N/A", "test -f f1.txt"),
@@ -247,18 +215,13 @@ fn merges_go_into_the_branch_the_run_started_on_whatever_is_checked_out() {
 #[test]
 fn a_run_branch_moved_underneath_stops_the_run_and_resume_merges() {
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
     // Someone commits to the run's branch while the phase works.
-    scenario.push_str(&script(
+    let scenario = Scenario::new().script(shell(
         "1",
-        None,
-        &shell(
-            "1",
-            &[
-                "echo one > f1.txt",
-                "cd $DEBUSSY_PROJECT_ROOT && echo mine > user.txt && git add user.txt && git commit -qm 'the user commits meanwhile'",
-            ],
-        ),
+        &[
+            "echo one > f1.txt",
+            "cd $DEBUSSY_PROJECT_ROOT && echo mine > user.txt && git add user.txt && git commit -qm 'the user commits meanwhile'",
+        ],
     ));
     project.plan(&[("1", "N/A", "test -f f1.txt")], &scenario);
     let root = project.root();
@@ -297,7 +260,7 @@ fn a_repository_with_submodules_refuses_jobs_and_says_why() {
     assert!(added.status.success(), "{added:?}");
     project.plan(
         &[("1", "N/A", "true")],
-        &format!("scripts:\n{}", script("1", None, &shell("1", &["true"]))),
+        &Scenario::new().script(shell("1", &["true"])),
     );
     let output = project
         .command(&[
@@ -310,27 +273,20 @@ fn a_repository_with_submodules_refuses_jobs_and_says_why() {
         ])
         .output()
         .expect("run");
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{said}");
-    let squashed: String = said
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != '│')
-        .collect();
+    let squashed = refusal(&output);
     assert!(
         squashed.contains("submodules(vendor/lib)") && squashed.contains("--jobs1"),
-        "{said}"
+        "{squashed}"
     );
 }
 
 #[test]
 fn a_branch_deleted_by_hand_before_its_merge_is_not_taken_for_merged() {
     let project = Project::new();
-    let leave_markers = script(
-        "3",
-        None,
-        &format!("      - say: I leave the markers\n{DONE_TURN}"),
-    );
-    conflicting(&project, &leave_markers);
+    let leave_markers = Script::phase("3")
+        .turn(Turn::say("I leave the markers"))
+        .turn(Turn::done());
+    conflicting(&project, leave_markers);
     let (code, events) = project.run(&["--jobs", "2"]);
     assert_eq!(code, 1, "{events:#?}");
     let run_id = events[0]["run_id"].as_str().expect("run id").to_owned();
@@ -372,14 +328,8 @@ fn a_branch_deleted_by_hand_before_its_merge_is_not_taken_for_merged() {
 #[test]
 fn a_merge_hook_past_git_timeout_is_stopped_and_the_limit_named() {
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    for id in ["1", "2"] {
-        scenario.push_str(&script(
-            id,
-            None,
-            &shell(id, &[&format!("echo {id} > f{id}.txt")]),
-        ));
-    }
+    let scenario = Scenario::new()
+        .scripts(["1", "2"].map(|id| shell(id, &[&format!("echo {id} > f{id}.txt")])));
     project.plan(
         &[
             ("1", "N/A", "test -f f1.txt"),
@@ -422,8 +372,7 @@ fn a_tracked_debussy_gitignore_is_never_edited() {
     let project = Project::new();
     // As an older debussy wrote it, committed by the user.
     project.write(".debussy/.gitignore", "state.db*\nruns/\nlogs/\n");
-    let mut scenario = String::from("scripts:\n");
-    scenario.push_str(&script("1", None, &shell("1", &["echo one > f1.txt"])));
+    let scenario = Scenario::new().script(shell("1", &["echo one > f1.txt"]));
     project.plan(&[("1", "N/A", "test -f f1.txt")], &scenario);
     let root = project.root();
     for extra in [&["--jobs", "2"][..], &["--jobs", "2", "--restart"][..]] {
@@ -493,10 +442,7 @@ fn the_demo_runs_side_by_side_without_writing_into_the_users_tree() {
 #[test]
 fn a_run_resumed_one_phase_at_a_time_on_another_branch_is_refused() {
     let project = Project::new();
-    let scenario = format!(
-        "scripts:\n{}",
-        script("1", None, &shell("1", &["echo one > f1.txt"]))
-    );
+    let scenario = Scenario::new().script(shell("1", &["echo one > f1.txt"]));
     project.plan(&[("1", "N/A", "false")], &scenario);
     let root = project.root();
     let started_on = git(root, &["branch", "--show-current"]);
@@ -507,17 +453,11 @@ fn a_run_resumed_one_phase_at_a_time_on_another_branch_is_refused() {
         .command(&["run", "plan/MASTER_PLAN.md", "--agent", "sim", "--resume"])
         .output()
         .expect("resume");
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{said}");
-    // The diagnostic is wrapped to the terminal's width, with a frame.
-    let squashed: String = said
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != '│')
-        .collect();
+    let squashed = refusal(&output);
     assert!(
         squashed.contains(&format!(
             "startedonbranch{started_on},andelsewhereischeckedoutnow"
         )),
-        "{said}"
+        "{squashed}"
     );
 }

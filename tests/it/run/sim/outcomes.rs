@@ -6,18 +6,18 @@ use std::time::Duration;
 use crate::support::project::{Project, events_named};
 use serde_json::Value;
 
-use super::kit::{DONE_TURN, notes_turn, summary, write_turn};
+use super::kit::{summary, wrong_first};
+use crate::support::scenario::{Scenario, Script, Status, Turn};
 
 #[test]
 fn a_failing_gate_is_fixed_by_a_remediation_attempt() {
     let project = Project::new();
-    let scenario = format!(
-        "scripts:\n  - phase: 1\n    attempt: 1\n    turns:\n{}{}{}  - phase: 1\n    attempt: 2\n    expect_prompt: [\"needs these fixes\", \"gate `check` failed\"]\n    turns:\n{}{}",
-        write_turn(10, "out.txt", "wrong"),
-        notes_turn("1"),
-        DONE_TURN,
-        write_turn(10, "out.txt", "right"),
-        DONE_TURN,
+    let scenario = Scenario::new().script(wrong_first()).script(
+        Script::phase("1")
+            .attempt(2)
+            .expect_prompt("needs these fixes")
+            .expect_prompt("gate `check` failed")
+            .turns([Turn::write(10, "out.txt", "right"), Turn::done()]),
     );
     project.plan(&[("1", "N/A", "grep -q right out.txt")], &scenario);
     let (code, events) = project.run(&[]);
@@ -49,7 +49,7 @@ fn a_failing_gate_is_fixed_by_a_remediation_attempt() {
 #[test]
 fn an_unmet_dependency_blocks_the_phase_and_fails_the_run() {
     let project = Project::new();
-    let scenario = format!("scripts:\n  - turns:\n{}{}", notes_turn("1"), DONE_TURN);
+    let scenario = Scenario::playing([Turn::notes("1"), Turn::done()]);
     project.plan(&[("1", "Phase 7", "true")], &scenario);
     let (code, events) = project.run(&[]);
     assert_eq!(code, 1);
@@ -69,9 +69,8 @@ fn an_unmet_dependency_blocks_the_phase_and_fails_the_run() {
 #[test]
 fn an_agent_reporting_blocked_blocks_the_phase() {
     let project = Project::new();
-    let scenario =
-        "scripts:\n  - turns:\n      - say: stuck\n        tools:\n          - done: blocked\n";
-    project.plan(&[("1", "N/A", "true"), ("2", "Phase 1", "true")], scenario);
+    let scenario = Scenario::playing([Turn::say("stuck").done_as(Status::Blocked)]);
+    project.plan(&[("1", "N/A", "true"), ("2", "Phase 1", "true")], &scenario);
     let (code, events) = project.run(&[]);
     assert_eq!(code, 1);
     let phases = &summary(&events)["phases"];
@@ -85,14 +84,15 @@ fn an_agent_reporting_blocked_blocks_the_phase() {
 #[test]
 fn a_run_failing_in_phase_1_records_phase_1() {
     let project = Project::new();
-    let failing = "scripts:\n  - phase: 1\n    turns:\n      - say: no\n        tools:\n          - done: failed\n";
+    let failing =
+        Scenario::new().script(Script::phase("1").turn(Turn::say("no").done_as(Status::Failed)));
     project.plan(
         &[
             ("1", "N/A", "true"),
             ("2", "Phase 1", "true"),
             ("3", "N/A", "true"),
         ],
-        failing,
+        &failing,
     );
     let (code, events) = project.run(&["--max-retries", "0"]);
     assert_eq!(code, 1, "{events:#?}");
@@ -110,11 +110,9 @@ fn a_run_failing_in_phase_1_records_phase_1() {
 async fn skipping_a_phase_skips_the_phases_that_depend_on_it() {
     use debussy::events::{Event, RunRequest};
     let project = Project::new();
-    let scenario = format!(
-        "scripts:\n  - phase: 2\n    turns:\n      - sleep_ms: 60000\n  - turns:\n{}{}",
-        notes_turn("${PHASE}"),
-        DONE_TURN
-    );
+    let scenario = Scenario::new()
+        .script(Script::phase("2").turn(Turn::sleep(60_000)))
+        .script(Script::any().turns([Turn::notes("${PHASE}"), Turn::done()]));
     project.plan(
         &[
             ("1", "N/A", "true"),

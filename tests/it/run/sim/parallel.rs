@@ -7,31 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::kit::{DONE_TURN, summary};
+use super::kit::{fork, half_done, merging_after, notes, summary, work, work_turns};
 use crate::support::project::{Project, events_named, process_gone, wait_exit};
+use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
-
-/// A script for `phase` (and `attempt`, when given) playing `turns`.
-pub(super) fn script(phase: &str, attempt: Option<u32>, turns: &str) -> String {
-    let attempt = attempt.map_or_else(String::new, |a| format!("    attempt: {a}\n"));
-    format!("  - phase: {phase}\n{attempt}    turns:\n{turns}")
-}
-
-/// Turns that write `path` with `content` (escaped for YAML), pause `sleep_ms`, write
-/// the phase's notes into the worktree and report done.
-pub(super) fn work(id: &str, path: &str, content: &str, sleep_ms: u32) -> String {
-    format!(
-        "      - say: writing {path}\n        percent: 10\n        tools:\n          - write:\n              path: {path}\n              content: \"{content}\"\n      - sleep_ms: {sleep_ms}\n{}{DONE_TURN}",
-        notes(id)
-    )
-}
-
-/// The notes turn, relative to the agent's directory (its worktree).
-pub(super) fn notes(id: &str) -> String {
-    format!(
-        "      - say: notes\n        tools:\n          - write:\n              path: plan/notes/phase-{id}.md\n              content: \"## Summary\\nok\\n## Key Decisions\\nnone\\n## Files Modified\\nsome\\n\"\n"
-    )
-}
 
 fn git(project: &Project, args: &[&str]) -> String {
     let output = std::process::Command::new("git")
@@ -78,7 +57,7 @@ fn ts(event: &Value) -> jiff::Timestamp {
 }
 
 /// A plan whose phases 2, 3 and 4 depend on 1, and 5 on all three.
-fn diamond(project: &Project, scenario: &str) {
+fn diamond(project: &Project, scenario: &Scenario) {
     project.plan(
         &[
             ("1", "N/A", "test -f f1.txt"),
@@ -98,16 +77,10 @@ fn diamond(project: &Project, scenario: &str) {
 #[test]
 fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
-    for id in ["2", "3", "4"] {
-        scenario.push_str(&script(
-            id,
-            None,
-            &work(id, &format!("f{id}.txt"), id, 1500),
-        ));
-    }
-    scenario.push_str(&script("5", None, &work("5", "f5.txt", "five", 0)));
+    let scenario = Scenario::new()
+        .script(work("1", "f1.txt", "one", 0))
+        .scripts(["2", "3", "4"].map(|id| work(id, &format!("f{id}.txt"), id, 1500)))
+        .script(work("5", "f5.txt", "five", 0));
     diamond(&project, &scenario);
 
     let branch = git(&project, &["branch", "--show-current"]);
@@ -182,47 +155,33 @@ fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
     );
 }
 
-/// A turn that waits (in its Bash tool) until the run's branch, checked out in the
-/// project, holds `text` in `file`: until another phase's work is merged.
-pub(super) fn until_merged(file: &str, text: &str) -> String {
-    format!(
-        "      - say: waiting for the other phase\n        tools:\n          - bash: \"until git -C $DEBUSSY_PROJECT_ROOT show HEAD:{file} 2>/dev/null | grep -q {text}; do sleep 0.05; done\"\n"
-    )
-}
-
 /// Phases 2 and 3 (after 1) both rewrite `shared.txt`; 3 finishes once 2 is merged.
-pub(super) fn conflicting(project: &Project, remediation: &str) {
-    let mut scenario = String::from("scripts:\n");
-    scenario.push_str(&script("1", None, &work("1", "shared.txt", "base\\n", 0)));
-    scenario.push_str(&script("2", None, &work("2", "shared.txt", "two\\n", 0)));
-    scenario.push_str(&script(
-        "3",
-        Some(1),
-        &format!(
-            "{}{}",
-            until_merged("shared.txt", "two"),
-            work("3", "shared.txt", "three\\n", 0)
-        ),
-    ));
-    scenario.push_str(remediation);
-    project.plan(
-        &[
-            ("1", "N/A", "test -f shared.txt"),
-            ("2", "Phase 1", "grep -q two shared.txt"),
-            ("3", "Phase 1", "grep -q three shared.txt"),
-        ],
-        &scenario,
-    );
+pub(super) fn conflicting(project: &Project, remediation: Script) {
+    let scenario = Scenario::new()
+        .script(work("1", "shared.txt", "base\n", 0))
+        .script(work("2", "shared.txt", "two\n", 0))
+        .script(merging_after(
+            "shared.txt",
+            "two",
+            work_turns("3", "shared.txt", "three\n", 0),
+        ))
+        .script(remediation);
+    let gates = [
+        "test -f shared.txt",
+        "grep -q two shared.txt",
+        "grep -q three shared.txt",
+    ];
+    fork(project, gates, &scenario);
 }
 
 #[test]
 fn a_merge_conflict_is_resolved_by_a_remediation_session_in_the_worktree() {
     let project = Project::new();
-    let resolve = format!(
-        "  - phase: 3\n    attempt: 2\n    expect_prompt: [\"conflict markers\", \"shared.txt\"]\n    turns:\n{}",
-        work("3", "shared.txt", "two\\nthree\\n", 0)
-    );
-    conflicting(&project, &resolve);
+    let resolve = work("3", "shared.txt", "two\nthree\n", 0)
+        .attempt(2)
+        .expect_prompt("conflict markers")
+        .expect_prompt("shared.txt");
+    conflicting(&project, resolve);
 
     let (code, events) = project.run(&["--jobs", "2"]);
     assert_eq!(code, 0, "{events:#?}");
@@ -242,18 +201,17 @@ fn a_merge_conflict_is_resolved_by_a_remediation_session_in_the_worktree() {
 }
 
 /// Phase 3's remediation session reports done without touching the conflict.
-fn leave_the_markers() -> String {
-    script(
-        "3",
-        Some(2),
-        &format!("      - say: I leave the markers\n{DONE_TURN}"),
-    )
+fn leave_the_markers() -> Script {
+    Script::phase("3")
+        .attempt(2)
+        .turn(Turn::say("I leave the markers"))
+        .turn(Turn::done())
 }
 
 #[test]
 fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
     let project = Project::new();
-    conflicting(&project, &leave_the_markers());
+    conflicting(&project, leave_the_markers());
 
     let (code, events) = project.run(&["--jobs", "2"]);
     assert_eq!(code, 1, "{events:#?}");
@@ -330,16 +288,23 @@ fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
 fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
     let project = Project::new();
     project.write(".gitignore", "started-*\n");
-    let mut scenario = String::from("scripts:\n");
-    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
-    for id in ["2", "3", "4"] {
-        let turns = format!(
-            "      - say: working\n        percent: 10\n        tools:\n          - write:\n              path: f{id}.txt\n              content: \"{id}\"\n          - bash: \"if [ ! -f $DEBUSSY_PROJECT_ROOT/started-{id} ]; then touch $DEBUSSY_PROJECT_ROOT/started-{id}; sleep 60; fi\"\n{}{DONE_TURN}",
-            notes(id)
-        );
-        scenario.push_str(&script(id, None, &turns));
-    }
-    scenario.push_str(&script("5", None, &work("5", "f5.txt", "five", 0)));
+    let sleeping = |id: &str| {
+        Script::phase(id)
+            .turn(
+                Turn::say("working")
+                    .percent(10)
+                    .writes(&format!("f{id}.txt"), id)
+                    .bash(&format!(
+                        "if [ ! -f $DEBUSSY_PROJECT_ROOT/started-{id} ]; then touch $DEBUSSY_PROJECT_ROOT/started-{id}; sleep 60; fi"
+                    )),
+            )
+            .turn(notes(id))
+            .turn(Turn::done())
+    };
+    let scenario = Scenario::new()
+        .script(work("1", "f1.txt", "one", 0))
+        .scripts(["2", "3", "4"].map(sleeping))
+        .script(work("5", "f5.txt", "five", 0));
     diamond(&project, &scenario);
 
     let (mut child, mut lines) = start(&project, &["--restart-delay", "0", "--jobs", "3"]);
@@ -418,13 +383,11 @@ fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
 #[test]
 fn a_context_restart_in_a_worktree_commits_its_checkpoint_on_the_phase_branch() {
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
-    scenario.push_str(
-        "  - phase: 2\n    restart: 0\n    turns:\n      - say: half done\n        percent: 10\n        tools:\n          - write:\n              path: half.txt\n              content: \"half\"\n      - say: filling up\n        percent: 95\n      - sleep_ms: 5000\n",
-    );
-    scenario.push_str(&script("2", None, &work("2", "f2.txt", "two", 0)));
-    scenario.push_str(&script("3", None, &work("3", "f3.txt", "three", 0)));
+    let scenario = Scenario::new()
+        .script(work("1", "f1.txt", "one", 0))
+        .script(half_done("2", 95))
+        .script(work("2", "f2.txt", "two", 0))
+        .script(work("3", "f3.txt", "three", 0));
     project.plan(
         &[
             ("1", "N/A", "test -f f1.txt"),
@@ -474,7 +437,7 @@ fn a_context_restart_in_a_worktree_commits_its_checkpoint_on_the_phase_branch() 
 #[test]
 fn clean_keeps_unmerged_work_unless_forced() {
     let project = Project::new();
-    conflicting(&project, &leave_the_markers());
+    conflicting(&project, leave_the_markers());
     let (code, events) = project.run(&["--jobs", "2"]);
     assert_eq!(code, 1, "{events:#?}");
     let run_id = events[0]["run_id"].as_str().expect("run id");
@@ -511,12 +474,17 @@ fn clean_keeps_unmerged_work_unless_forced() {
 #[test]
 fn a_cost_limit_counts_every_running_phase_and_pauses_them_all() {
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    for id in ["1", "2"] {
-        scenario.push_str(&format!(
-            "  - phase: {id}\n    turns:\n      - say: writing\n        percent: 1\n        tools:\n          - write:\n              path: f{id}.txt\n              content: \"{id}\"\n      - say: thinking hard\n        percent: 30\n      - sleep_ms: 20000\n"
-        ));
-    }
+    let expensive = |id: &str| {
+        Script::phase(id)
+            .turn(
+                Turn::say("writing")
+                    .percent(1)
+                    .writes(&format!("f{id}.txt"), id),
+            )
+            .turn(Turn::say("thinking hard").percent(30))
+            .turn(Turn::sleep(20_000))
+    };
+    let scenario = Scenario::new().scripts(["1", "2"].map(expensive));
     project.plan(
         &[
             ("1", "N/A", "test -f f1.txt"),
@@ -554,10 +522,10 @@ fn a_cost_limit_counts_every_running_phase_and_pauses_them_all() {
 #[test]
 fn the_run_stops_at_the_phase_that_failed_not_the_last_one_started() {
     let project = Project::new();
-    let mut scenario = String::from("scripts:\n");
-    scenario.push_str(&script("1", None, &work("1", "f1.txt", "one", 0)));
-    scenario.push_str(&script("2", None, &work("2", "f2.txt", "two", 0)));
-    scenario.push_str(&script("3", None, &work("3", "f3.txt", "three", 800)));
+    let scenario = Scenario::new()
+        .script(work("1", "f1.txt", "one", 0))
+        .script(work("2", "f2.txt", "two", 0))
+        .script(work("3", "f3.txt", "three", 800));
     project.plan(
         &[
             ("1", "N/A", "test -f f1.txt"),

@@ -6,24 +6,42 @@ use std::path::Path;
 use crate::support::project::{Project, events_named};
 use serde_json::Value;
 
-use super::kit::{DONE_TURN, notes_turn, summary, write_turn};
+use super::kit::{summary, wrong_first};
+use crate::support::scenario::{Scenario, Script, Turn};
 
 #[test]
 fn context_restarts_commit_checkpoints_and_the_next_session_gets_the_checkpoint() {
     let project = Project::new();
-    let scenario = format!(
-        "scripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}{}      - sleep_ms: 5000\n  - phase: 1\n    restart: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"a.txt\", \"---\"]\n    turns:\n{}{}      - sleep_ms: 5000\n  - phase: 1\n    restart: 2\n    expect_prompt: [\"restart 2 of 3\", \"b.txt\"]\n    turns:\n{}{}{}  - phase: 2\n    turns:\n{}{}{}",
-        write_turn(50, "a.txt", "a"),
-        write_turn(85, "a2.txt", "a2"),
-        write_turn(40, "b.txt", "b"),
-        write_turn(90, "b2.txt", "b2"),
-        write_turn(30, "c.txt", "c"),
-        notes_turn("1"),
-        DONE_TURN,
-        write_turn(10, "d.txt", "d"),
-        notes_turn("2"),
-        DONE_TURN,
-    );
+    let scenario = Scenario::new()
+        .script(Script::phase("1").restart(0).turns([
+            Turn::write(50, "a.txt", "a"),
+            Turn::write(85, "a2.txt", "a2"),
+            Turn::sleep(5000),
+        ]))
+        .script(
+            Script::phase("1")
+                .restart(1)
+                .expect_prompt("# Checkpoint: phase 1")
+                .expect_prompt("a.txt")
+                .expect_prompt("---")
+                .turns([
+                    Turn::write(40, "b.txt", "b"),
+                    Turn::write(90, "b2.txt", "b2"),
+                    Turn::sleep(5000),
+                ]),
+        )
+        .script(
+            Script::phase("1")
+                .restart(2)
+                .expect_prompt("restart 2 of 3")
+                .expect_prompt("b.txt")
+                .turns([
+                    Turn::write(30, "c.txt", "c"),
+                    Turn::notes("1"),
+                    Turn::done(),
+                ]),
+        )
+        .script(Script::writing("2", 10, "d.txt", "d"));
     project.plan(
         &[
             ("1", "N/A", "test -f c.txt"),
@@ -104,10 +122,8 @@ fn context_restarts_commit_checkpoints_and_the_next_session_gets_the_checkpoint(
 #[test]
 fn max_restarts_exceeded_fails_the_phase_and_says_why() {
     let project = Project::new();
-    let scenario = format!(
-        "scripts:\n  - phase: 1\n    turns:\n{}      - sleep_ms: 5000\n",
-        write_turn(95, "x.txt", "x")
-    );
+    let scenario = Scenario::new()
+        .script(Script::phase("1").turns([Turn::write(95, "x.txt", "x"), Turn::sleep(5000)]));
     project.plan(&[("1", "N/A", "true")], &scenario);
     let (code, events) = project.run(&["--max-restarts", "1", "--max-retries", "0"]);
     assert_eq!(code, 1);
@@ -129,14 +145,14 @@ fn fix_sessions_restart_for_their_context_only_when_configured() {
     let project = Project::new();
     // The fix session crosses the threshold at once; only with restart_in_fix_sessions
     // is it stopped and continued from a checkpoint.
-    let scenario = format!(
-        "scripts:\n  - phase: 1\n    attempt: 1\n    turns:\n{}{}{}  - phase: 1\n    attempt: 2\n    restart: 0\n    turns:\n{}      - say: crossing\n        percent: 95\n      - sleep_ms: 2000\n  - phase: 1\n    attempt: 2\n    restart: 1\n    turns:\n{}",
-        write_turn(10, "out.txt", "wrong"),
-        notes_turn("1"),
-        DONE_TURN,
-        write_turn(10, "out.txt", "right"),
-        DONE_TURN,
-    );
+    let scenario = Scenario::new()
+        .script(wrong_first())
+        .script(Script::phase("1").attempt(2).restart(0).turns([
+            Turn::write(10, "out.txt", "right"),
+            Turn::say("crossing").percent(95),
+            Turn::sleep(2000),
+        ]))
+        .script(Script::phase("1").attempt(2).restart(1).turn(Turn::done()));
     project.plan(&[("1", "N/A", "grep -q right out.txt")], &scenario);
     let (code, events) = project.run(&[]);
     assert_eq!(code, 0, "{events:#?}");
@@ -156,12 +172,18 @@ fn fix_sessions_restart_for_their_context_only_when_configured() {
 #[test]
 fn a_session_stopped_for_its_context_is_priced_from_its_tokens_and_marked_estimated() {
     let project = Project::new();
-    let scenario = format!(
-        "model: claude-sonnet-4-5\nscripts:\n  - phase: 1\n    restart: 0\n    turns:\n{}      - say: crossing\n        percent: 90\n      - sleep_ms: 2000\n  - phase: 1\n    restart: 1\n    turns:\n{}{}",
-        write_turn(10, "a.txt", "a"),
-        notes_turn("1"),
-        DONE_TURN
-    );
+    let scenario = Scenario::new()
+        .model("claude-sonnet-4-5")
+        .script(Script::phase("1").restart(0).turns([
+            Turn::write(10, "a.txt", "a"),
+            Turn::say("crossing").percent(90),
+            Turn::sleep(2000),
+        ]))
+        .script(
+            Script::phase("1")
+                .restart(1)
+                .turns([Turn::notes("1"), Turn::done()]),
+        );
     project.plan(&[("1", "N/A", "true")], &scenario);
     let (code, events) = project.run(&[]);
     assert_eq!(code, 0, "{events:#?}");
@@ -203,15 +225,11 @@ fn a_window_the_agent_reported_under_its_full_name_is_used_with_an_alias_configu
     // The agent runs `claude-opus-5-5` for the alias `opus` and reports a 1,000,000-token
     // window. Phase 2 then uses 300,000 tokens: 30 % of the real window, but past 80 %
     // of the 200,000 default, where a restart would wrongly fire.
-    let scenario = format!(
-        "model: claude-opus-5-5\nwindow: 1000000\nscripts:\n  - phase: 1\n    turns:\n{}{}{}  - phase: 2\n    turns:\n{}{}{}",
-        write_turn(10, "a.txt", "a"),
-        notes_turn("1"),
-        DONE_TURN,
-        write_turn(30, "b.txt", "b"),
-        notes_turn("2"),
-        DONE_TURN,
-    );
+    let scenario = Scenario::new()
+        .model("claude-opus-5-5")
+        .window(1_000_000)
+        .script(Script::writing("1", 10, "a.txt", "a"))
+        .script(Script::writing("2", 30, "b.txt", "b"));
     project.plan(&[("1", "N/A", "true"), ("2", "Phase 1", "true")], &scenario);
     let (code, events) = project.run(&["--model", "opus", "--context-threshold", "80"]);
     assert_eq!(code, 0, "{events:#?}");

@@ -11,15 +11,20 @@ use crate::support::project::{
 use crate::support::wait::wait_until;
 use serde_json::Value;
 
-use super::kit::{DONE_TURN, LiveRun, git_show, notes_turn, sleeping_project, summary};
+use super::kit::{LiveRun, git_show, refusal, sleeping_project, summary};
+use crate::support::scenario::{Scenario, Script, Status, Turn};
 
 #[test]
 fn ctrl_c_pauses_the_run_leaves_no_process_and_resume_completes() {
     let project = Project::new();
-    let scenario = format!(
-        "scripts:\n  - phase: 1\n    turns:\n      - say: working\n        percent: 10\n        tools:\n          - bash: \"if [ ! -f started ]; then touch started; sleep 60; fi\"\n{}{}",
-        notes_turn("1"),
-        DONE_TURN
+    let scenario = Scenario::new().script(
+        Script::phase("1").turns([
+            Turn::say("working")
+                .percent(10)
+                .bash("if [ ! -f started ]; then touch started; sleep 60; fi"),
+            Turn::notes("1"),
+            Turn::done(),
+        ]),
     );
     project.plan(&[("1", "N/A", "test -f started")], &scenario);
     project.write(".gitignore", "started\n");
@@ -100,18 +105,12 @@ fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
         let mut args = vec!["run", "plan/MASTER_PLAN.md", "--agent", "sim"];
         args.extend_from_slice(extra);
         let output = project.command(&args).output().expect("second run");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{extra:?}: {stderr}");
-        // The diagnostic is wrapped to the terminal's width anywhere, even inside the id.
-        let squashed: String = stderr
-            .chars()
-            .filter(|c| !c.is_whitespace() && *c != '│')
-            .collect();
+        let squashed = refusal(&output);
         assert!(
             squashed.contains(&live.run_id)
                 && squashed.contains(&format!("pid{}", live.pid()))
                 && squashed.contains(&format!("kill-INT{}", live.pid())),
-            "{extra:?}: {stderr}"
+            "{extra:?}: {squashed}"
         );
     }
     let dry = project
@@ -346,13 +345,14 @@ fn pause_commits_the_work_and_the_resumed_session_gets_the_checkpoint() {
     );
 
     // The resumed session must be told where the paused one stopped.
-    let resumed = format!(
-        "scripts:\n  - phase: 1\n    expect_prompt: [\"# Checkpoint: phase 1\", \"paused\", \"work.txt\"]\n    turns:\n{}{}",
-        notes_turn("1"),
-        DONE_TURN
+    let resumed = Scenario::new().script(
+        Script::phase("1")
+            .expect_prompt("# Checkpoint: phase 1")
+            .expect_prompt("paused")
+            .expect_prompt("work.txt")
+            .turns([Turn::notes("1"), Turn::done()]),
     );
-    project.write("plan/sim-scenario.yaml", &resumed);
-    project.commit_all("resume scenario");
+    project.rescript(&resumed, "resume scenario");
     let (code, events) = project.run(&["--resume"]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(summary(&events)["plan_path"], "plan/MASTER_PLAN.md");
@@ -365,8 +365,9 @@ fn pause_commits_the_work_and_the_resumed_session_gets_the_checkpoint() {
 #[test]
 fn resume_reuses_the_flags_the_run_was_started_with() {
     let project = Project::new();
-    let failing = "scripts:\n  - phase: 1\n    turns:\n      - say: no\n        tools:\n          - done: failed\n";
-    project.plan(&[("1", "N/A", "true")], failing);
+    let failing =
+        Scenario::new().script(Script::phase("1").turn(Turn::say("no").done_as(Status::Failed)));
+    project.plan(&[("1", "N/A", "true")], &failing);
     let mut first = project.command(&[
         "run",
         "plan/MASTER_PLAN.md",
@@ -383,13 +384,9 @@ fn resume_reuses_the_flags_the_run_was_started_with() {
     let (code, _) = run_json(first, Duration::from_secs(120));
     assert_eq!(code, 1);
 
-    let passing = format!(
-        "scripts:\n  - phase: 1\n    turns:\n{}{}",
-        notes_turn("1"),
-        DONE_TURN
-    );
-    project.write("plan/sim-scenario.yaml", &passing);
-    project.commit_all("fixed scenario");
+    let passing =
+        Scenario::new().script(Script::phase("1").turns([Turn::notes("1"), Turn::done()]));
+    project.rescript(&passing, "fixed scenario");
     // No --agent: the run must go on with the simulated agent it started with.
     let mut command = project.command(&[
         "run",
