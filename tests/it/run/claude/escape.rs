@@ -3,11 +3,9 @@
 //! agent may start a `setsid` helper of its own. Both die with debussy, whether it ends
 //! normally or is killed with SIGKILL.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::kit::{Project, usage};
 use crate::support::claude;
@@ -70,22 +68,9 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
         .usage(usage(10))]))
     .expect("model server");
 
-    let mut child = project
-        .command(
-            &server,
-            &["run", "plan/MASTER_PLAN.md", "--output-format", "json"],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let agent = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .map(|line| serde_json::from_str::<Value>(&line).expect("json"))
-        .find(|event| event["event"] == "session_started")
-        .and_then(|event| event["pid"].as_u64())
+    let mut live = project.start_run(&server);
+    let agent = live.until("session_started")["pid"]
+        .as_u64()
         .and_then(|pid| u32::try_from(pid).ok())
         .expect("a session started");
     let tool = pid_in(&pid_file);
@@ -98,12 +83,8 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
         );
     }
 
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .expect("SIGKILL");
-    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)), -1);
+    nix::sys::signal::kill(live.pid(), nix::sys::signal::Signal::SIGKILL).expect("SIGKILL");
+    assert_eq!(wait_exit(&mut live.child, Duration::from_secs(30)), -1);
     let gone = process_gone(u64::from(tool));
     reap_leftover(tool);
     assert!(

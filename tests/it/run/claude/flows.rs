@@ -2,16 +2,14 @@
 //! the next session, max restarts exceeded, permissions, a failing gate fixed by
 //! remediation, and Ctrl-C then `--resume`.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::Duration;
 
 use crate::support::claude::{self};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
-use crate::support::project::{events_named as named, group_gone, wait_exit as wait};
-use serde_json::{Value, json};
+use crate::support::project::{events_named as named, group_gone};
+use serde_json::json;
 
-use super::kit::{Project, sessions, usage};
+use super::kit::{Project, bash_turn, sessions, usage};
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
@@ -122,25 +120,15 @@ fn with_the_default_permissions_the_agent_edits_files_and_runs_commands() {
     let cli = claude::require();
     let project = Project::new(cli);
     project.plan_with_agent(&[("1", "test -s out.txt && test -f ran.txt")], "");
-    let server = ModelServer::start(
-        Scenario::new().turns([
-            Turn::new()
-                .text("Writing.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("out.txt"), "content": "hello\n"}),
-                )
-                .usage(usage(10)),
-            Turn::new()
-                .text("Checking.")
-                .tool_use(
-                    "Bash",
-                    json!({"command": "touch ran.txt && debussy progress '1.1: wrote out.txt'", "description": "check"}),
-                )
-                .usage(usage(11)),
-            Turn::reply("Done.").usage(usage(12)),
-        ]),
-    )
+    let server = ModelServer::start(Scenario::new().turns([
+        project.write_turn("out.txt", "hello\n", 10),
+        bash_turn(
+            "Checking.",
+            "touch ran.txt && debussy progress '1.1: wrote out.txt'",
+            11,
+        ),
+        Turn::reply("Done.").usage(usage(12)),
+    ]))
     .expect("model server");
     let (code, events) = project.run(&server, &[]);
     assert_eq!(code, 0, "{events:#?}");
@@ -170,20 +158,8 @@ fn a_refused_tool_call_is_shown_with_the_rule_that_allows_it() {
     let server = ModelServer::start(
         Scenario::new()
             .turns([
-                Turn::new()
-                    .text("Writing.")
-                    .tool_use(
-                        "Write",
-                        json!({"file_path": project.path("out.txt"), "content": "hello\n"}),
-                    )
-                    .usage(usage(10)),
-                Turn::new()
-                    .text("Testing.")
-                    .tool_use(
-                        "Bash",
-                        json!({"command": "npm test -- --ci", "description": "run the tests"}),
-                    )
-                    .usage(usage(11)),
+                project.write_turn("out.txt", "hello\n", 10),
+                bash_turn("Testing.", "npm test -- --ci", 11),
                 Turn::reply("Done.").usage(usage(12)),
             ])
             .when_exhausted(Turn::reply("Nothing more to do.").usage(usage(12))),
@@ -268,45 +244,21 @@ fn ctrl_c_pauses_without_orphans_and_resume_completes() {
     let cli = claude::require();
     let project = Project::new(cli);
     project.plan(&[("1", "test -f done.txt")]);
-    let server = ModelServer::start(
-        Scenario::new().turns([
-            Turn::new().text("Thinking hard.").stall(),
-            Turn::new()
-                .text("Writing.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("done.txt"), "content": "ok\n"}),
-                )
-                .usage(usage(10)),
-            Turn::reply("Done.").usage(usage(11)),
-        ]),
-    )
+    let server = ModelServer::start(Scenario::new().turns([
+        Turn::new().text("Thinking hard.").stall(),
+        project.write_turn("done.txt", "ok\n", 10),
+        Turn::reply("Done.").usage(usage(11)),
+    ]))
     .expect("model server");
 
-    let mut child = project
-        .command(
-            &server,
-            &["run", "plan/MASTER_PLAN.md", "--output-format", "json"],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let pid = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .map(|line| serde_json::from_str::<Value>(&line).expect("json"))
-        .find(|event| event["event"] == "session_started")
-        .and_then(|event| event["pid"].as_u64())
+    let mut live = project.start_run(&server);
+    let pid = live.until("session_started")["pid"]
+        .as_u64()
         .expect("a session started");
     server
         .wait_for_main_requests(1, Duration::from_secs(60))
         .expect("the agent asked the model");
-    let debussy = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
-    nix::sys::signal::kill(debussy, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
-    let _rest: Vec<String> = lines.map_while(Result::ok).collect();
-    assert_eq!(wait(&mut child, Duration::from_secs(60)), 130);
+    assert_eq!(live.interrupt(), 130);
     assert!(group_gone(pid), "the agent's process group survived");
     assert_eq!(project.status(&server)["run"]["status"], "paused");
 

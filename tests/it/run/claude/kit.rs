@@ -1,8 +1,9 @@
 //! What the Claude Code run tests share: a git project in a Claude sandbox configured to
 //! run the real CLI, usage figures by percent, and the sessions a server saw.
 
+use std::io::{BufRead, BufReader, Lines};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use crate::support::claude::{ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Login, Sandbox};
@@ -13,6 +14,14 @@ use serde_json::{Value, json};
 /// Usage reporting `percent` of a 200,000-token window as context in use.
 pub(super) fn usage(percent: u64) -> Usage {
     Usage::new(10, percent * 2_000 - 1_010, 1_000, 50)
+}
+
+/// A turn that says `text` and runs `command` with Bash, described by `text`.
+pub(super) fn bash_turn(text: &str, command: &str, percent: u64) -> Turn {
+    Turn::new()
+        .text(text)
+        .tool_use("Bash", json!({"command": command, "description": text}))
+        .usage(usage(percent))
 }
 
 /// A git project inside a Claude sandbox, configured to run the real CLI.
@@ -38,6 +47,27 @@ impl Project {
                 json!({"file_path": self.path(file), "content": content}),
             )
             .usage(usage(percent))
+    }
+
+    /// `debussy run plan/MASTER_PLAN.md --output-format json` in the background.
+    pub(super) fn start_run(&self, server: &ModelServer) -> LiveRun {
+        self.start_run_as(server, Login::ApiKey)
+    }
+
+    /// [`Project::start_run`] with Claude Code logged in as `login` says.
+    pub(super) fn start_run_as(&self, server: &ModelServer, login: Login) -> LiveRun {
+        let mut child = self
+            .command_as(
+                server,
+                &["run", "plan/MASTER_PLAN.md", "--output-format", "json"],
+                login,
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        LiveRun { child, lines }
     }
 
     pub(super) fn root(&self) -> &Path {
@@ -152,4 +182,34 @@ pub(super) fn sessions(server: &ModelServer) -> Vec<Vec<RecordedRequest>> {
         }
     }
     sessions.into_iter().map(|(_, requests)| requests).collect()
+}
+
+/// A run going on in the background, read one JSON event at a time.
+pub(super) struct LiveRun {
+    pub(super) child: Child,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl LiveRun {
+    /// The next event named `name`; the run's output ending first fails the test.
+    pub(super) fn until(&mut self, name: &str) -> Value {
+        self.lines
+            .by_ref()
+            .map_while(Result::ok)
+            .map(|line| serde_json::from_str::<Value>(&line).expect("json"))
+            .find(|event| event["event"] == name)
+            .unwrap_or_else(|| panic!("the run ended before `{name}`"))
+    }
+
+    /// debussy's pid.
+    pub(super) fn pid(&self) -> nix::unistd::Pid {
+        nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid"))
+    }
+
+    /// SIGINT to debussy, then its exit code once its output has ended, bounded.
+    pub(super) fn interrupt(mut self) -> i32 {
+        nix::sys::signal::kill(self.pid(), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+        let _rest: Vec<String> = self.lines.map_while(Result::ok).collect();
+        project::wait_exit(&mut self.child, Duration::from_secs(60))
+    }
 }

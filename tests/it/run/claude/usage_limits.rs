@@ -3,8 +3,6 @@
 //! the reset the agent names and goes on in the same attempt; past `limits.max_wait` it
 //! pauses; Ctrl-C during the wait pauses it as during a session.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -13,8 +11,8 @@ use super::kit::{Project, usage};
 use crate::support::claude;
 use crate::support::claude::Login;
 use crate::support::model_server::{ModelServer, Refusal, RequestKind, Scenario, Turn};
+use crate::support::project::events_named as named;
 use crate::support::project::run_json;
-use crate::support::project::{events_named as named, wait_exit as wait};
 
 /// Phase 1 writes done.txt and finishes.
 fn phase_work(project: &Project) -> Scenario {
@@ -110,23 +108,8 @@ fn ctrl_c_while_waiting_pauses_and_status_says_until_when() {
     )
     .expect("model server");
 
-    let mut child = project
-        .command_as(
-            &server,
-            &["run", "plan/MASTER_PLAN.md", "--output-format", "json"],
-            Login::Subscription,
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let waiting = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .map(|line| serde_json::from_str::<Value>(&line).expect("json"))
-        .find(|event| event["event"] == "waiting_for_limit")
-        .expect("the run waits");
+    let mut live = project.start_run_as(&server, Login::Subscription);
+    let waiting = live.until("waiting_for_limit");
     assert!(
         waiting["wait_secs"].as_u64().expect("secs") > 3000,
         "{waiting:#}"
@@ -139,9 +122,6 @@ fn ctrl_c_while_waiting_pauses_and_status_says_until_when() {
     let text = String::from_utf8_lossy(&status.stdout);
     assert!(text.contains("waiting for the usage limit until"), "{text}");
 
-    let debussy = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
-    nix::sys::signal::kill(debussy, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
-    let _rest: Vec<String> = lines.map_while(Result::ok).collect();
-    assert_eq!(wait(&mut child, Duration::from_secs(60)), 130);
+    assert_eq!(live.interrupt(), 130);
     assert_eq!(project.status(&server)["run"]["status"], "paused");
 }
