@@ -173,6 +173,33 @@ pub fn run_json(mut command: Command, limit: Duration) -> (i32, Vec<Value>) {
     (code, events)
 }
 
+/// Check a run whose model never answers under `timeout: 3`: it fails within 30 s,
+/// saying the session timed out.
+pub fn assert_timed_out(run: impl FnOnce() -> (i32, Vec<Value>)) {
+    let started = Instant::now();
+    let (code, events) = run();
+    assert_eq!(code, 1, "events: {events:#?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let text = serde_json::to_string(&events).expect("json");
+    assert!(
+        text.contains("timed out") || text.contains("timeout"),
+        "{events:#?}"
+    );
+}
+
+/// The error the first finished phase reports; a phase without one fails the test.
+pub fn phase_error(events: &[Value]) -> String {
+    events_named(events, "phase_finished")
+        .first()
+        .and_then(|phase| phase["error"].as_str())
+        .unwrap_or_else(|| panic!("no phase error: {events:#?}"))
+        .to_owned()
+}
+
 /// The events named `name`.
 pub fn events_named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["event"] == name).collect()

@@ -8,7 +8,7 @@ use crate::support::claude;
 use crate::support::claude::Login;
 use crate::support::model_server::{ModelServer, Refusal, RequestKind, Scenario, Turn};
 use crate::support::project::events_named as named;
-use crate::support::project::run_json;
+use crate::support::project::{phase_error, run_json};
 
 /// A scenario whose every request is refused with `refusal`.
 fn refusing(refusal: Refusal) -> Scenario {
@@ -84,10 +84,7 @@ fn an_unknown_model_fails_the_run_at_once_naming_the_model() {
     let (code, events) = project.run(&server, &[]);
     assert_eq!(code, 1, "{events:#?}");
     assert_eq!(named(&events, "phase_started").len(), 1, "{events:#?}");
-    let error = named(&events, "phase_finished")[0]["error"]
-        .as_str()
-        .expect("an error")
-        .to_owned();
+    let error = phase_error(&events);
     assert!(
         error.contains("does not know the model")
             && error.contains(claude::DEFAULT_MODEL)
@@ -129,10 +126,7 @@ fn a_missing_login_is_named_by_doctor_and_fails_the_run_at_once() {
     assert_eq!(named(&events, "session_started").len(), 1, "{events:#?}");
     let ended = named(&events, "session_ended")[0];
     assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
-    let error = named(&events, "phase_finished")[0]["error"]
-        .as_str()
-        .expect("an error")
-        .to_owned();
+    let error = phase_error(&events);
     assert!(
         error.contains("Not logged in · Please run /login")
             && error.contains("run `claude` once to log in, or set ANTHROPIC_API_KEY"),
