@@ -4,7 +4,8 @@
 //! The layers, top to bottom (see `docs/design/architecture.md`):
 //! [`commands`] → [`ui`] → preflight → [`orchestrator`] → run services ([`git`], [`state`],
 //! …) → [`session`] → [`context`] → [`agent`] → [`sim`] → [`mcp`] → [`process`],
-//! [`restart`] → [`config`], [`plan`] → shared ([`run_env`], [`files`], [`words`], …).
+//! [`restart`] → [`config`], [`plan`] → shared ([`run_env`], [`files`], [`http`],
+//! [`words`], …).
 
 pub mod agent;
 pub mod checkpoint;
@@ -19,6 +20,7 @@ pub mod exit;
 pub mod files;
 pub mod gates;
 pub mod git;
+pub mod http;
 pub mod logging;
 pub mod mcp;
 pub mod orchestrator;

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::error_chain::error_chain;
+
 /// Longest wait at the end of a run for queued notifications to go out.
 pub const FLUSH_WAIT: Duration = Duration::from_secs(15);
 
@@ -43,14 +45,34 @@ pub struct Notice {
 /// Why a notification could not be delivered.
 #[derive(Debug, thiserror::Error)]
 pub enum NotifyError {
-    /// The ntfy server could not be reached or refused.
-    #[error("failed to post to {url}: {source}")]
-    Http {
-        /// Where.
+    /// No HTTP client could be built to post to the ntfy server.
+    #[error("failed to post to {url}: could not {}", .source.describe())]
+    Client {
+        /// Where the post was to go.
         url: String,
         /// Why.
         #[source]
-        source: Box<ureq::Error>,
+        source: crate::http::ClientError,
+    },
+    /// The post got no answer: the server was unreachable or too slow, or the URL is not
+    /// one.
+    #[error("failed to post to {url}: {}", error_chain(.source))]
+    Http {
+        /// Where.
+        url: String,
+        /// Why, without the URL.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The ntfy server answered with a status other than success.
+    #[error("failed to post to {url}: the server answered HTTP {status}{}", quoted(.said))]
+    Refused {
+        /// Where.
+        url: String,
+        /// What it answered (`403 Forbidden`).
+        status: reqwest::StatusCode,
+        /// The start of its answer's body, where ntfy says why.
+        said: String,
     },
     /// The desktop notifier could not be run.
     #[error("failed to {source}")]
@@ -69,9 +91,19 @@ pub enum NotifyError {
     },
 }
 
+/// `: said`, or nothing when the server said nothing.
+fn quoted(said: &str) -> String {
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(": {said}")
+    }
+}
+
 /// Something that delivers notices (a provider).
 pub trait Deliver: Send {
-    /// Deliver one notice.
+    /// Deliver one notice. The notifier calls this on a thread of its own, never inside
+    /// an async runtime, so it may block.
     ///
     /// # Errors
     /// When it could not be delivered; the notifier logs it and goes on.

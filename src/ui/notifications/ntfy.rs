@@ -1,7 +1,13 @@
 //! Delivery to an ntfy server in its JSON publishing form: `POST {server}/` with
 //! `{"topic", "message", "title", "priority", "tags"}` as the body. JSON carries any
 //! text as it is, where the header form would need non-ASCII titles encoded.
+//!
+//! The post is a blocking request ([`crate::http::blocking_client`]) made on the
+//! notifier's own thread, the only place [`Deliver::deliver`] runs. The client is built
+//! there on the first notice, not in [`Ntfy::new`], which runs inside the run's async
+//! runtime, where reqwest's blocking client may not be built.
 
+use std::io::Read;
 use std::time::Duration;
 
 use super::{Deliver, Notice, NotifyError};
@@ -9,25 +15,24 @@ use super::{Deliver, Notice, NotifyError};
 /// Longest time one POST may take, connecting included.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How much of a refusal's body the error quotes: enough for ntfy's one-line JSON error.
+const QUOTED_BYTES: u64 = 300;
+
 /// Posts notices to one ntfy topic.
 pub struct Ntfy {
     url: String,
     topic: String,
-    agent: ureq::Agent,
+    client: Option<reqwest::blocking::Client>,
 }
 
 impl Ntfy {
     /// Post to `topic` on `server` (`https://ntfy.sh`, `http://127.0.0.1:8080`).
     #[must_use]
     pub fn new(server: &str, topic: &str) -> Ntfy {
-        let config = ureq::Agent::config_builder()
-            .timeout_global(Some(TIMEOUT))
-            .user_agent(concat!("debussy/", env!("CARGO_PKG_VERSION")))
-            .build();
         Ntfy {
             url: format!("{}/", server.trim_end_matches('/')),
             topic: topic.trim_matches('/').to_owned(),
-            agent: ureq::Agent::new_with_config(config),
+            client: None,
         }
     }
 
@@ -42,6 +47,23 @@ impl Ntfy {
     pub fn topic(&self) -> &str {
         &self.topic
     }
+
+    /// The client, built on the first call: on the delivering thread, outside any runtime.
+    fn client(&mut self) -> Result<reqwest::blocking::Client, NotifyError> {
+        if let Some(client) = &self.client {
+            return Ok(client.clone());
+        }
+        let client = crate::http::blocking_client(|builder| {
+            builder
+                .timeout(TIMEOUT)
+                .user_agent(concat!("debussy/", env!("CARGO_PKG_VERSION")))
+        })
+        .map_err(|source| NotifyError::Client {
+            url: self.url.clone(),
+            source,
+        })?;
+        Ok(self.client.insert(client).clone())
+    }
 }
 
 impl Deliver for Ntfy {
@@ -53,16 +75,38 @@ impl Deliver for Ntfy {
             "priority": notice.priority.number(),
             "tags": notice.tags,
         });
-        self.agent
+        let response = self
+            .client()?
             .post(&self.url)
-            .header("Content-Type", "application/json")
-            .send(body.to_string().as_str())
-            .map(drop)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string())
+            .send()
             .map_err(|source| NotifyError::Http {
                 url: self.url.clone(),
-                source: Box::new(source),
-            })
+                source: source.without_url(),
+            })?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        Err(NotifyError::Refused {
+            url: self.url.clone(),
+            status,
+            said: quote(response),
+        })
     }
+}
+
+/// The start of a refusal's body on one line (ntfy says why there, with a link to its
+/// docs), or nothing when it cannot be read.
+fn quote(response: reqwest::blocking::Response) -> String {
+    let mut start = Vec::new();
+    let _ = response.take(QUOTED_BYTES).read_to_end(&mut start);
+    String::from_utf8_lossy(&start)
+        .trim_end_matches(char::REPLACEMENT_CHARACTER)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]

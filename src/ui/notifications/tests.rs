@@ -233,6 +233,11 @@ async fn serve(failures: u32) -> (String, Received) {
         failures: Arc::new(Mutex::new(failures)),
     };
     let app = Router::new().route("/", post(publish)).with_state(server);
+    (serve_app(app).await, received)
+}
+
+/// Serve `app` on 127.0.0.1; returns its base URL.
+async fn serve_app(app: Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -240,7 +245,7 @@ async fn serve(failures: u32) -> (String, Received) {
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    (format!("http://{address}"), received)
+    format!("http://{address}")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -310,6 +315,56 @@ async fn a_failed_post_is_logged_and_the_next_still_goes_out() {
     assert!(err.to_string().contains("500"), "{err}");
     assert!(failed.1.is_ok());
     assert_eq!(received.lock().expect("lock").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_names_the_url_the_status_and_what_the_server_said() {
+    // What ntfy.sh answers a post to a reserved topic.
+    const SAID: &str = "{\"code\":40301,\"http\":403,\"error\":\"forbidden\",\"link\":\"https://ntfy.sh/docs/publish/#authentication\"}\n";
+    let server =
+        serve_app(Router::new().route("/", post(|| async { (StatusCode::FORBIDDEN, SAID) }))).await;
+    let mut ntfy = Ntfy::new(&server, "runs");
+    let notice = notices(&[started()]).remove(0);
+    let err = tokio::task::spawn_blocking(move || ntfy.deliver(&notice))
+        .await
+        .expect("delivered")
+        .expect_err("the server said 403");
+    assert!(matches!(err, NotifyError::Refused { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "failed to post to {server}/: the server answered HTTP 403 Forbidden: {}",
+            SAID.trim_end()
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_server_is_spoken_to_in_tls() {
+    // A plain-HTTP server behind an `https://` URL: the client must build its TLS (the
+    // ring provider is its own, none is installed for the process) and open with a TLS
+    // handshake, which the server cannot answer. No post arrives.
+    let (server, received) = serve(0).await;
+    let url = server.replacen("http://", "https://", 1);
+    let mut ntfy = Ntfy::new(&url, "runs");
+    let notice = notices(&[started()]).remove(0);
+    let err = tokio::task::spawn_blocking(move || ntfy.deliver(&notice))
+        .await
+        .expect("delivered without a panic")
+        .expect_err("no TLS server there");
+    assert!(matches!(err, NotifyError::Http { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("failed to post to {url}/: ")),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches(&url).count(),
+        1,
+        "the URL is named once: {text}"
+    );
+    assert!(received.lock().expect("lock").is_empty());
+    assert!(rustls::crypto::CryptoProvider::get_default().is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -334,12 +334,13 @@ fn deliver_json(bytes: Vec<u8>, on_message: &mut (dyn FnMut(Incoming) + Send)) -
 }
 
 fn build_client() -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .no_proxy()
-        .tcp_nodelay(true)
-        .connect_timeout(Duration::from_secs(2))
-        .build()
-        .map_err(|err| format!("build the HTTP client: {err}"))
+    crate::http::client(|builder| {
+        builder
+            .no_proxy()
+            .tcp_nodelay(true)
+            .connect_timeout(Duration::from_secs(2))
+    })
+    .map_err(|err| err.describe())
 }
 
 fn is_event_stream(response: &Response) -> bool {
@@ -549,7 +550,8 @@ mod tests {
     #[tokio::test]
     async fn an_event_that_is_not_json_is_called_a_malformed_answer() {
         let url = serve_once("data: <html>oops</html>\n\n").await;
-        let response = reqwest::Client::new()
+        let response = crate::http::client(|builder| builder)
+            .expect("client")
             .get(&url)
             .send()
             .await
