@@ -12,7 +12,7 @@ const MAX_SECS: u64 = 366 * 86_400;
 
 /// A time limit the configuration writes as a whole number of seconds (`timeout: 1800`),
 /// read where it is used as a [`Duration`]. The file, `config show` and the schema see
-/// the bare number; [`super::validate`] bounds it.
+/// the bare number; `config::validate` bounds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Seconds(pub u64);

@@ -209,17 +209,8 @@ impl Repo {
     }
 }
 
-/// Processes that have `path` open, found through `/proc/*/fd`. Empty where `/proc` is
-/// unavailable, which treats the lock as stale: the agent that could hold it was killed.
+/// Processes that have `path` open. Empty where `/proc` is unavailable, which treats the
+/// lock as stale: the agent that could hold it was killed.
 fn lock_holders(path: &Path) -> Vec<u32> {
-    let Ok(target) = path.canonicalize() else {
-        return Vec::new();
-    };
-    let Some(processes) = crate::process::procfs::processes() else {
-        return Vec::new();
-    };
-    processes
-        .filter(|(_, dir)| crate::process::procfs::holds_open(dir, &target))
-        .map(|(pid, _)| pid)
-        .collect()
+    crate::process::procfs::holders_of(path).unwrap_or_default()
 }

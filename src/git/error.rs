@@ -33,6 +33,23 @@ pub enum GitError {
         /// Processes that have it open.
         pids: Vec<u32>,
     },
+    /// A git lock file found when a run started after an interrupted one is still held
+    /// open by a live process: a git command is using it.
+    #[error(
+        "{} is in use by a running git command (process {}), so it was not removed",
+        .path.display(),
+        .pids.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    #[diagnostic(help(
+        "wait for that git command to finish, then resume; if no git command is running in this repository, remove {} and resume",
+        .path.display()
+    ))]
+    LockInUse {
+        /// The lock file.
+        path: PathBuf,
+        /// Processes that have it open.
+        pids: Vec<u32>,
+    },
     /// Removing a stale lock failed.
     #[error("failed to remove stale lock {}", .path.display())]
     RemoveLock {

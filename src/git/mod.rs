@@ -14,6 +14,7 @@ mod conflicts;
 mod error;
 mod history;
 mod hooks;
+mod locks;
 mod repo;
 pub mod vcs;
 
@@ -24,6 +25,7 @@ pub use conflicts::{Conflict, ConflictKind};
 pub use error::GitError;
 pub use history::Stash;
 pub use hooks::{HookFailure, HookPolicy};
+pub use locks::clear_left_locks;
 pub use repo::{HeadState, Repo};
 
 /// Attach what was being done to a libgit2 error.

@@ -10,6 +10,10 @@ use super::{
 
 /// How long a commit waits for another process's `index.lock`.
 const LOCK_WAIT: Duration = Duration::from_secs(10);
+/// How long a run starting after an interrupted one waits for a git lock file a live
+/// process holds: the interrupted run's own git commands are stopped by their reapers
+/// within a second, and a user's command usually holds a lock for milliseconds.
+const LEFT_LOCK_WAIT: Duration = Duration::from_secs(5);
 /// The most dirty files named when refusing a dirty tree.
 const MAX_DIRTY_LISTED: usize = 10;
 
@@ -95,6 +99,32 @@ pub async fn preflight(root: PathBuf, allow_dirty: bool) -> Result<String, Prefl
             }
         }
         Ok(branch)
+    })
+    .await
+}
+
+/// Remove the git lock files an interrupted run left in the repository at `root` (see
+/// [`super::clear_left_locks`]): those no process has open, last written before `started`.
+/// Returns what was said about each, for the run's warnings.
+///
+/// # Errors
+/// [`GitError::LockInUse`] when a live process keeps one open; [`GitError::RemoveLock`].
+pub async fn clear_left_locks(
+    root: PathBuf,
+    started: std::time::SystemTime,
+) -> Result<Vec<String>, GitError> {
+    blocking(move || {
+        let removed = super::clear_left_locks(&root, started, LEFT_LOCK_WAIT)?;
+        Ok(removed
+            .iter()
+            .map(|lock| {
+                let shown = lock.strip_prefix(&root).unwrap_or(lock);
+                format!(
+                    "removed {}, a git lock file the interrupted run left behind (no process had it open); git commands that write there work again",
+                    shown.display()
+                )
+            })
+            .collect())
     })
     .await
 }

@@ -69,6 +69,8 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         events,
         requests,
     } = setup;
+    // Git lock files written before this moment cannot be this run's.
+    let started_at = std::time::SystemTime::now();
     let config = loaded.config;
     let root = loaded.project_root;
     let agent = crate::session::default_backend_settings(&config);
@@ -82,7 +84,8 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     // An agent whose debussy died may still be editing the tree: stop it before anything
     // looks at the tree, whether or not this run resumes that one.
     let mut leftover_warnings = Vec::new();
-    for run in store.settle_interrupted()? {
+    let settled = store.settle_interrupted()?;
+    for run in &settled {
         for &group in &run.agent_groups {
             leftover_warnings.extend(leftover_agent_warning(&run.id, group));
         }
@@ -101,6 +104,22 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     } else {
         None
     };
+    // A debussy killed mid-write (its own libgit2 commit, or a git command killed after
+    // its grace) leaves a lock file that makes every later write of that file fail:
+    // cleared before anything here writes to git, never while a live process holds it.
+    let after_interrupted = !settled.is_empty()
+        || resumable
+            .as_ref()
+            .is_some_and(|run| run.status == RunStatus::Interrupted);
+    if after_interrupted {
+        let removed = vcs::clear_left_locks(root.clone(), started_at)
+            .await
+            .map_err(vcs::PreflightError::Git)?;
+        for message in removed {
+            tracing::warn!("{message}");
+            leftover_warnings.push(message);
+        }
+    }
     // What the killed sessions of the run being resumed left in their trees is their
     // agents' work: it becomes a checkpoint before the tree is checked.
     let (recovered, recovered_points) = match &resumable {

@@ -53,6 +53,26 @@ pub(crate) fn holds_open(dir: &Path, target: &Path) -> bool {
     })
 }
 
+/// The processes that have `path` open, found through every process's `fd` links: who
+/// is writing a lock file right now (git and libgit2 both hold a lock file open from
+/// creating it until they rename or remove it). Empty when nobody has it open, or when it
+/// no longer exists. `None` where `/proc` cannot be read, so nothing can be said.
+///
+/// Another user's processes do not show their descriptors: only processes this user may
+/// inspect are seen.
+pub(crate) fn holders_of(path: &Path) -> Option<Vec<u32>> {
+    let processes = processes()?;
+    let Ok(target) = path.canonicalize() else {
+        return Some(Vec::new());
+    };
+    Some(
+        processes
+            .filter(|(_, dir)| holds_open(dir, &target))
+            .map(|(pid, _)| pid)
+            .collect(),
+    )
+}
+
 /// Every field debussy reads from a `/proc/<pid>/stat` line. The command name is in
 /// parentheses and may itself contain spaces and parentheses, so fields are counted
 /// from the last `)`.
@@ -83,6 +103,53 @@ mod tests {
         let me = stat(&dir).expect("stat");
         assert!(me.is_live(), "{}", me.state);
         assert_eq!(me.pgrp, nix::unistd::getpgrp().as_raw());
+    }
+
+    #[test]
+    fn a_file_is_held_by_the_processes_that_have_it_open_and_by_no_other() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("packed-refs.lock");
+        let me = std::process::id();
+
+        let open = std::fs::File::create(&path).expect("create");
+        // Through a path that is not canonical, as a caller may well name it.
+        let roundabout = dir.path().join(".").join("packed-refs.lock");
+        assert_eq!(holders_of(&roundabout), Some(vec![me]));
+
+        drop(open);
+        assert_eq!(
+            holders_of(&path),
+            Some(Vec::new()),
+            "closed: nobody holds it"
+        );
+        std::fs::remove_file(&path).expect("remove");
+        assert_eq!(holders_of(&path), Some(Vec::new()), "gone: nobody holds it");
+    }
+
+    #[test]
+    fn a_file_another_process_holds_names_that_process() {
+        use std::io::BufRead as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("index.lock");
+        // As a git command holds its lock: open for writing, for as long as it runs.
+        let mut holder = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("exec 3>\"$1\"; echo ready; exec sleep 30")
+            .arg("sh")
+            .arg(&path)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let mut ready = String::new();
+        std::io::BufReader::new(holder.stdout.take().expect("stdout"))
+            .read_line(&mut ready)
+            .expect("read");
+        let held = holders_of(&path);
+        let _ = holder.kill();
+        let _ = holder.wait();
+        assert_eq!(ready.trim(), "ready");
+        assert_eq!(held, Some(vec![holder.id()]));
+        assert_eq!(holders_of(&path), Some(Vec::new()), "its holder is gone");
     }
 
     #[test]

@@ -2,17 +2,18 @@
 //! session, in a hook, in a merge, in a handoff, in a fix session), each synchronised on a
 //! FIFO the process at that moment writes to. After each: `status` tells the truth, one
 //! `--resume` (no flag) completes the run, no commit of the run is unreachable, and no
-//! process of the run is left.
+//! process of the run is left. Then the git lock files a kill mid-write leaves: the resume
+//! removes those nobody holds, and refuses to touch one a live process holds.
 
 use serde_json::Value;
 
-use super::kit::{fork, half_done, notes, summary, work, work_turns};
+use super::kit::{fork, half_done, notes, refusal, summary, work, work_turns};
 use super::parallel::conflicting;
 use super::witness::{
-    Beacon, LiveRun, assert_died, assert_no_process_left, assert_none_lost, commits_of, git,
-    git_ok, hook,
+    Beacon, LiveRun, LockHolder, assert_died, assert_no_process_left, assert_none_lost, commits_of,
+    git, git_ok, hook,
 };
-use crate::support::project::{Project, events_named};
+use crate::support::project::{Project, events_named, output_within};
 use crate::support::scenario::{Scenario, Script, Turn};
 
 /// Phase `id` writes `path`, then runs `bash`, writes the notes and reports done.
@@ -124,6 +125,90 @@ fn sigkill_mid_session_recovers_the_sessions_work_on_resume() {
         project.root(),
         &["merge-base", "--is-ancestor", commit, "HEAD"]
     ));
+}
+
+/// A run of phases side by side, killed while phase 2's session sleeps (phase 1 may be
+/// finishing, committing and merging meanwhile); what it printed. Returns once no process
+/// of it is left.
+fn killed_mid_session(project: &Project, scratch: &std::path::Path) -> Vec<Value> {
+    let beacon = Beacon::new(scratch, "session");
+    let scenario = Scenario::new()
+        .script(work("1", "f1.txt", "one", 0))
+        .script(work_then("2", "f2.txt", &beacon.once()))
+        .script(work("3", "f3.txt", "three", 0));
+    each_gated_on_its_file(project, &scenario);
+    let live = LiveRun::start(project, &["--jobs", "2"]);
+    beacon.wait();
+    let killed = live.kill();
+    assert_no_process_left(project.root());
+    killed
+}
+
+#[test]
+fn resume_removes_the_git_locks_a_killed_run_left_and_says_so() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let project = Project::new();
+    let killed = killed_mid_session(&project, scratch.path());
+    // As a write cut short by the kill leaves them: a branch deletion's, a merge's.
+    let git_dir = project.root().join(".git");
+    let left = ["packed-refs.lock", "index.lock"].map(|name| git_dir.join(name));
+    for lock in &left {
+        std::fs::write(lock, "").expect("leave a lock");
+    }
+
+    let events = after_the_kill(&project, &killed);
+    let warnings: Vec<&str> = events_named(&events, "warning")
+        .iter()
+        .filter_map(|w| w["message"].as_str())
+        .collect();
+    for (lock, name) in left
+        .iter()
+        .zip([".git/packed-refs.lock", ".git/index.lock"])
+    {
+        assert!(!lock.exists(), "{name} removed");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains(&format!("removed {name}")) && w.contains("interrupted run")),
+            "{name} named: {warnings:#?}"
+        );
+    }
+}
+
+#[test]
+fn resume_leaves_a_git_lock_a_live_process_holds_and_says_what_to_do() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let project = Project::new();
+    let killed = killed_mid_session(&project, scratch.path());
+    let lock = project.root().join(".git/packed-refs.lock");
+    let holder = LockHolder::of(&lock);
+
+    let output = output_within(
+        project.command(&[
+            "run",
+            "plan/MASTER_PLAN.md",
+            "--agent",
+            "sim",
+            "--output-format",
+            "json",
+            "--resume",
+        ]),
+        std::time::Duration::from_secs(60),
+    );
+    let said = refusal(&output);
+    assert!(
+        said.contains(".git/packed-refs.lockisinusebyarunninggitcommand"),
+        "{said}"
+    );
+    assert!(said.contains("waitforthatgitcommandtofinish"), "{said}");
+    assert!(said.contains("ifnogitcommandisrunning"), "{said}");
+    assert!(lock.exists(), "a held lock is left alone");
+
+    // Its holder gone, the same lock is one the interrupted run left: the next resume
+    // removes it and completes.
+    drop(holder);
+    after_the_kill(&project, &killed);
+    assert!(!lock.exists());
 }
 
 #[test]

@@ -264,3 +264,34 @@ pub fn hook(root: &Path, name: &str, body: &str) {
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("hook");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
+
+/// A process holding a file open for writing, as a git command holds its lock file for as
+/// long as it runs. Killed and reaped when dropped, so none outlives its test.
+pub struct LockHolder(Child);
+
+impl LockHolder {
+    /// Create `path` and hold it open; returns once it is open.
+    pub fn of(path: &Path) -> LockHolder {
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("exec 3>\"$1\"; echo ready; exec sleep 60")
+            .arg("sh")
+            .arg(path)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let mut ready = String::new();
+        // The line comes once the file is open; EOF (the shell failed) ends the read too.
+        let _ = BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut ready);
+        let holder = LockHolder(child);
+        assert_eq!(ready.trim(), "ready", "{} held open", path.display());
+        holder
+    }
+}
+
+impl Drop for LockHolder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
