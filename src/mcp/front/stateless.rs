@@ -7,6 +7,10 @@
 //! envelope, and putting the client's listen id back into `_meta` where a server quotes
 //! the id it was sent.
 
+use std::sync::LazyLock;
+
+use memchr::memmem;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::mcp::jsonrpc::message::{Message, RequestId};
@@ -31,8 +35,9 @@ pub(crate) fn is_stateless(method: &str, message: &Message) -> bool {
 /// Whether the bytes mention the envelope's version key at all (a cheap test that
 /// keeps the legacy era's hot path free of parsing).
 fn carries_envelope(bytes: &[u8]) -> bool {
-    let key = PROTOCOL_VERSION_KEY.as_bytes();
-    bytes.windows(key.len()).any(|window| window == key)
+    static KEY: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(PROTOCOL_VERSION_KEY));
+    KEY.find(bytes).is_some()
 }
 
 /// An open listen stream of the client.
@@ -68,6 +73,9 @@ impl Listen {
 pub(crate) struct Stateless {
     /// The reserved keys of the client's latest envelope.
     envelope: Option<Map<String, Value>>,
+    /// The `_meta` they were read from, as written: a request whose `_meta` is the
+    /// same to the byte is not read again.
+    last_meta: Vec<u8>,
     /// The client's open listen streams.
     pub(crate) listens: Vec<Listen>,
 }
@@ -78,14 +86,20 @@ impl Stateless {
     /// revision passes through here.
     pub(crate) fn observe(&mut self, params: Option<&[u8]>) {
         #[derive(serde::Deserialize)]
-        struct Params {
-            #[serde(rename = "_meta", default)]
-            meta: Option<Map<String, Value>>,
+        struct Params<'a> {
+            #[serde(rename = "_meta", default, borrow)]
+            meta: Option<&'a RawValue>,
         }
-        let Some(meta) = params
-            .and_then(|bytes| serde_json::from_slice::<Params>(bytes).ok())
+        let Some(raw) = params
+            .and_then(|bytes| serde_json::from_slice::<Params<'_>>(bytes).ok())
             .and_then(|params| params.meta)
         else {
+            return;
+        };
+        if self.envelope.is_some() && raw.get().as_bytes() == self.last_meta {
+            return;
+        }
+        let Ok(meta) = serde_json::from_str::<Map<String, Value>>(raw.get()) else {
             return;
         };
         let envelope: Map<String, Value> = ENVELOPE_KEYS
@@ -94,6 +108,8 @@ impl Stateless {
             .collect();
         if envelope.contains_key(PROTOCOL_VERSION_KEY) {
             self.envelope = Some(envelope);
+            self.last_meta.clear();
+            self.last_meta.extend_from_slice(raw.get().as_bytes());
         }
     }
 
@@ -191,6 +207,34 @@ mod tests {
         assert!(!is_stateless("tools/list", &legacy));
         let discover = message(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#);
         assert!(is_stateless("server/discover", &discover));
+    }
+
+    #[test]
+    fn a_changed_envelope_replaces_the_last_and_a_bare_meta_keeps_it() {
+        let mut state = Stateless::default();
+        let meta = |version: &str| {
+            json!({"_meta": {PROTOCOL_VERSION_KEY: version}, "name": "t"}).to_string()
+        };
+        state.observe(Some(meta("2026-07-28").as_bytes()));
+        state.observe(Some(meta("2026-07-28").as_bytes()));
+        assert_eq!(
+            state.stamp(json!({}))["_meta"][PROTOCOL_VERSION_KEY],
+            "2026-07-28"
+        );
+        state.observe(Some(meta("2027-01-01").as_bytes()));
+        assert_eq!(
+            state.stamp(json!({}))["_meta"][PROTOCOL_VERSION_KEY],
+            "2027-01-01"
+        );
+        state.observe(Some(
+            json!({"_meta": {"progressToken": 1}})
+                .to_string()
+                .as_bytes(),
+        ));
+        assert_eq!(
+            state.stamp(json!({}))["_meta"][PROTOCOL_VERSION_KEY],
+            "2027-01-01"
+        );
     }
 
     #[test]
