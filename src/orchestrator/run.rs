@@ -94,8 +94,9 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         }
         recover::remove_stale_guards(&root, &run.id);
     }
+    // Said to the user as the run's warnings once it starts; `-v` logs them here too.
     for message in &leftover_warnings {
-        tracing::warn!("{message}");
+        tracing::debug!("{message}");
     }
     let git = parallel::git_cli(&config);
     let mut checked_out = None;
@@ -116,7 +117,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             .await
             .map_err(vcs::PreflightError::Git)?;
         for message in removed {
-            tracing::warn!("{message}");
+            tracing::debug!("{message}");
             leftover_warnings.push(message);
         }
     }
