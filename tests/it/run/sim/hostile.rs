@@ -184,15 +184,7 @@ fn resume_leaves_a_git_lock_a_live_process_holds_and_says_what_to_do() {
     let holder = LockHolder::of(&lock);
 
     let output = output_within(
-        project.command(&[
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--output-format",
-            "json",
-            "--resume",
-        ]),
+        project.run_command(&["--resume"]),
         std::time::Duration::from_secs(60),
     );
     let said = refusal(&output);

@@ -43,9 +43,8 @@ impl Project {
         self.commit_all(message);
     }
 
-    /// Run `debussy run plan/MASTER_PLAN.md --agent sim --output-format json` plus `extra`,
-    /// with a hard timeout; returns the exit code and the events.
-    pub(super) fn run(&self, extra: &[&str]) -> (i32, Vec<Value>) {
+    /// `debussy run plan/MASTER_PLAN.md --agent sim --output-format json` plus `extra`.
+    pub(super) fn run_command(&self, extra: &[&str]) -> Command {
         let mut args = vec![
             "run",
             "plan/MASTER_PLAN.md",
@@ -53,11 +52,17 @@ impl Project {
             "sim",
             "--output-format",
             "json",
-            "--restart-delay",
-            "0",
         ];
         args.extend_from_slice(extra);
-        run_json(self.command(&args), Duration::from_secs(120))
+        self.command(&args)
+    }
+
+    /// [`Project::run_command`] with `--restart-delay 0` and `extra`, under a hard
+    /// timeout; returns the exit code and the events.
+    pub(super) fn run(&self, extra: &[&str]) -> (i32, Vec<Value>) {
+        let mut args = vec!["--restart-delay", "0"];
+        args.extend_from_slice(extra);
+        run_json(self.run_command(&args), Duration::from_secs(120))
     }
 
     pub(super) fn commit_messages(&self) -> Vec<String> {

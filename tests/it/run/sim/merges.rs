@@ -338,16 +338,7 @@ fn a_merge_hook_past_git_timeout_is_stopped_and_the_limit_named() {
         &scenario,
     );
     hook(project.root(), "pre-merge-commit", "exec sleep 300");
-    let mut command = project.command(&[
-        "run",
-        "plan/MASTER_PLAN.md",
-        "--agent",
-        "sim",
-        "--output-format",
-        "json",
-        "--jobs",
-        "2",
-    ]);
+    let mut command = project.run_command(&["--jobs", "2"]);
     command.env("DEBUSSY_GIT__TIMEOUT", "2");
     let (code, events) =
         crate::support::project::run_json(command, std::time::Duration::from_secs(120));

@@ -29,17 +29,8 @@ fn start(
     std::process::Child,
     std::io::Lines<BufReader<std::process::ChildStdout>>,
 ) {
-    let mut args = vec![
-        "run",
-        "plan/MASTER_PLAN.md",
-        "--agent",
-        "sim",
-        "--output-format",
-        "json",
-    ];
-    args.extend_from_slice(extra);
     let mut child = project
-        .command(&args)
+        .run_command(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -31,14 +31,7 @@ fn ctrl_c_pauses_the_run_leaves_no_process_and_resume_completes() {
     project.commit_all("ignore the marker");
 
     let mut child = project
-        .command(&[
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--output-format",
-            "json",
-        ])
+        .run_command(&[])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -78,19 +78,10 @@ pub struct LiveRun {
 impl LiveRun {
     /// Start `debussy run plan/MASTER_PLAN.md --agent sim` with `extra`.
     pub fn start(project: &Project, extra: &[&str]) -> LiveRun {
-        let mut args = vec![
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--output-format",
-            "json",
-            "--restart-delay",
-            "0",
-        ];
+        let mut args = vec!["--restart-delay", "0"];
         args.extend_from_slice(extra);
         let mut child = project
-            .command(&args)
+            .run_command(&args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
