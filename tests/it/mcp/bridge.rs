@@ -8,15 +8,8 @@ use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use super::support::{Supervisor, WAIT, alive, events_of, signal_pid, test_server};
+use crate::support::ports::Port;
 use crate::support::wait::wait_until;
-
-/// A port nothing listens on right now.
-pub(super) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
-}
 
 /// Whether something listens on `port`.
 pub(super) fn listening(port: u16) -> bool {
@@ -29,16 +22,19 @@ pub(super) struct Stage {
     _dir: tempfile::TempDir,
     pub(super) state_dir: PathBuf,
     pub(super) port: u16,
+    _reserved: Port,
 }
 
 impl Stage {
     pub(super) fn new() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let state_dir = dir.path().join("state");
+        let reserved = Port::reserve();
         Stage {
             _dir: dir,
             state_dir,
-            port: free_port(),
+            port: reserved.number(),
+            _reserved: reserved,
         }
     }
 

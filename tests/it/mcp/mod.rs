@@ -17,8 +17,3 @@ mod stateless;
 pub(crate) mod support;
 mod tuned;
 mod watch;
-
-/// A port nothing listens on, for a bridged daemon.
-pub fn bridge_port() -> u16 {
-    bridge::free_port()
-}

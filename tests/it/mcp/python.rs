@@ -7,6 +7,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use super::support::{Supervisor, debussy, events_of, root, test_server};
+use crate::support::ports::Port;
 
 /// The venv's Python with the `mcp` SDK; a missing SDK fails the test (such tests are
 /// `#[ignore]`d and run with `--run-ignored all`).
@@ -167,7 +168,8 @@ fn run_bridge_client(
 #[ignore = "needs the Python MCP SDK (scripts/test-tools)"]
 fn python_client_through_the_bridge_to_a_python_daemon_survives_a_restart() {
     let python = python();
-    let port = super::bridge::free_port();
+    let reserved = Port::reserve();
+    let port = reserved.number();
     let daemon = vec![
         python.display().to_string(),
         root()
@@ -188,7 +190,8 @@ fn python_client_through_the_bridge_to_a_python_daemon_survives_a_restart() {
 #[ignore = "needs the Python MCP SDK (scripts/test-tools)"]
 fn python_client_through_the_bridge_to_an_rmcp_daemon_survives_a_restart() {
     let python = python();
-    let port = super::bridge::free_port();
+    let reserved = Port::reserve();
+    let port = reserved.number();
     let daemon = vec![
         test_server().display().to_string(),
         "--http".to_owned(),

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::{run_with_server_t, test_server, tool_result, write_config};
 use crate::support::claude::{self, Sandbox};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
+use crate::support::ports::Port;
 
 #[tokio::test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
@@ -33,7 +34,8 @@ async fn claude_code_keeps_its_mcp_session_across_a_bridged_daemon_restart() {
     let cli = claude::require();
     let sandbox = Sandbox::new().expect("sandbox");
     let state = sandbox.cwd().join("mcp-state");
-    let port = crate::mcp::bridge_port();
+    let reserved = Port::reserve();
+    let port = reserved.number();
     let args = json!([
         "mcp",
         "bridge",

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::{run_with_server_t, tool_result, write_config};
 use crate::support::claude::{self, RUN_TIMEOUT, Sandbox};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
+use crate::support::ports::Port;
 
 /// The venv's Python with the `mcp` SDK.
 fn python() -> PathBuf {
@@ -103,7 +104,8 @@ async fn claude_code_through_the_bridge_starts_as_fast_as_with_the_server_alone(
     let python = python();
     let python = python.display().to_string();
     let state = tempfile::tempdir().expect("tempdir");
-    let port = crate::mcp::bridge_port().to_string();
+    let reserved = Port::reserve();
+    let port = reserved.number().to_string();
     let bridged = json!([
         "mcp",
         "bridge",
@@ -197,7 +199,8 @@ async fn claude_code_calls_a_tool_the_restarted_daemon_added_through_the_bridge(
     let cli = claude::require();
     let python = python();
     let state = tempfile::tempdir().expect("tempdir");
-    let port = crate::mcp::bridge_port().to_string();
+    let reserved = Port::reserve();
+    let port = reserved.number().to_string();
     check_new_tool_after_restart(
         &cli,
         &json!([

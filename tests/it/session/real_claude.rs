@@ -467,7 +467,7 @@ async fn claude_a_bad_key_ends_the_session_at_the_first_retry() {
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn claude_an_unreachable_api_shows_the_agents_retries_as_they_happen() {
     let harness = Harness::new(Scenario::new());
-    let unreachable = unreachable_url();
+    let (unreachable, _reserved) = unreachable_url();
     let spec = harness
         .spec()
         .with_env([("ANTHROPIC_BASE_URL", unreachable.as_str())]);

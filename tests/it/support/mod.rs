@@ -15,6 +15,7 @@ pub mod codex;
 pub mod command;
 pub mod gemini;
 pub mod model_server;
+pub mod ports;
 pub mod project;
 pub mod sandbox;
 pub mod scenario;

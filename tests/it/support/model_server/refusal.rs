@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use super::route::Wire;
+use crate::support::ports::Port;
 
 /// How the scripted model refuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,11 +141,9 @@ fn answer(status: u16, body: Value) -> RefusalAnswer {
     }
 }
 
-/// A `http://127.0.0.1:PORT` where nothing listens: the API unreachable (connection
-/// refused). The port was free a moment ago; nothing of this process binds it again.
-pub fn unreachable_url() -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map_or(9, |addr| addr.port());
-    format!("http://127.0.0.1:{port}")
+/// A `http://127.0.0.1:PORT` where nothing listens, for as long as the [`Port`] lives:
+/// the API unreachable (connection refused).
+pub fn unreachable_url() -> (String, Port) {
+    let port = Port::reserve();
+    (format!("http://127.0.0.1:{}", port.number()), port)
 }
