@@ -176,6 +176,30 @@ fn resume_removes_the_git_locks_a_killed_run_left_and_says_so() {
 }
 
 #[test]
+fn a_removed_lock_is_said_once_as_the_runs_warning() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let project = Project::new();
+    killed_mid_session(&project, scratch.path());
+    std::fs::write(project.root().join(".git/packed-refs.lock"), "").expect("leave a lock");
+
+    let output = output_within(
+        project.run_command(&["--resume"]),
+        std::time::Duration::from_secs(60),
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    let said = |text: &str| text.matches("removed .git/packed-refs.lock").count();
+    assert_eq!(said(&stdout), 1, "{stdout}");
+    assert_eq!(
+        said(&stderr),
+        0,
+        "not logged over the run's own output: {stderr}"
+    );
+}
+
+#[test]
 fn resume_leaves_a_git_lock_a_live_process_holds_and_says_what_to_do() {
     let scratch = tempfile::tempdir().expect("scratch");
     let project = Project::new();
