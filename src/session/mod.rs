@@ -59,6 +59,7 @@ pub mod guard;
 pub mod home;
 mod log;
 mod outcome;
+mod pacing;
 mod report;
 mod run;
 mod spec;

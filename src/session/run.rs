@@ -14,6 +14,7 @@ use super::guard::{CompactionGuard, GUARD_ENV, GuardPipe, STOP_ENV, StopMarker};
 use super::home::{self, Followed};
 use super::log::{SessionLog, StderrLog, own_log_dir, stderr_log_path};
 use super::outcome::{LimitReason, SpawnFailure};
+use super::pacing::SnapshotPacing;
 use super::report::SessionReport;
 use super::spec::SessionSpec;
 use super::stop::{StopContext, Stops};
@@ -27,9 +28,6 @@ use crate::process::{ChildControl, ExitReport, ProcessCommand, ProcessEvent, Sto
 /// stopped (Claude Code exits within milliseconds; one waiting on a leftover child
 /// process would otherwise hold the run until the session timeout).
 const RESULT_LINGER: Duration = Duration::from_secs(10);
-
-/// Shortest time between two context figures passed on to the outputs.
-const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Run one agent session to its end. See the [module docs](super) for the whole
 /// picture.
@@ -57,10 +55,8 @@ pub(super) struct Driver<'a> {
     pub(super) tracker: Tracker,
     pub(super) started_at: jiff::Timestamp,
     pub(super) started: Instant,
-    pub(super) last_snapshot: Option<Snapshot>,
-    pub(super) snapshot_sent_at: Option<Instant>,
-    /// A changed figure was held back by the pacing and is due at the interval's end.
-    pub(super) snapshot_held: bool,
+    /// When the meter's figures go out, and the last ones that did.
+    pub(super) pacing: SnapshotPacing<Snapshot>,
     /// Where the session is headed, and what decides its stop.
     pub(super) stops: Stops,
     /// A failure recognised while the session ran (a retry no retry can fix).
@@ -90,9 +86,7 @@ impl<'a> Driver<'a> {
             tracker: Tracker::new(&spec.cwd),
             started_at: jiff::Timestamp::now(),
             started: Instant::now(),
-            last_snapshot: None,
-            snapshot_sent_at: None,
-            snapshot_held: false,
+            pacing: SnapshotPacing::new(),
             stops: Stops::new(spec.tool_grace),
             failure: None,
             result_at: None,
@@ -248,10 +242,7 @@ impl<'a> Driver<'a> {
             let linger_at = self.result_at.map(|at| at + RESULT_LINGER);
             // A figure held back by the pacing goes out when its interval ends, so a
             // quiet agent never leaves the gauge behind.
-            let snapshot_due = self
-                .snapshot_held
-                .then(|| self.snapshot_sent_at.map(|sent| sent + SNAPSHOT_INTERVAL))
-                .flatten();
+            let snapshot_due = self.pacing.due();
             let tool_deadline = self.stops.tool_deadline();
             tokio::select! {
                 biased;
@@ -528,19 +519,12 @@ impl<'a> Driver<'a> {
         let _ = self.events.send(event);
     }
 
-    /// Pass the meter's figures on when they changed, at most every
-    /// [`SNAPSHOT_INTERVAL`] (a flood of output must not flood the outputs with figures
-    /// they would redraw at once); a figure held back goes out when the interval ends
-    /// (the drive loop's timer) and the last one at the end. The meter itself sees every
-    /// line: this only paces what is shown.
+    /// Pass the meter's figures on when they changed, as the [pacing](super::pacing)
+    /// allows; a figure held back goes out when the interval ends (the drive loop's
+    /// timer) and the last one at the end. The meter itself sees every line: this only
+    /// paces what is shown.
     pub(super) fn send_snapshot(&mut self) {
-        let now = Instant::now();
-        if self
-            .snapshot_sent_at
-            .is_some_and(|sent| now.duration_since(sent) < SNAPSHOT_INTERVAL)
-            && !self.stops.is_stopping()
-        {
-            self.snapshot_held = true;
+        if self.pacing.hold(Instant::now(), self.stops.is_stopping()) {
             return;
         }
         self.flush_snapshot();
@@ -548,11 +532,7 @@ impl<'a> Driver<'a> {
 
     /// Send the meter's figures if they differ from the last ones sent.
     pub(super) fn flush_snapshot(&mut self) {
-        self.snapshot_held = false;
-        let snapshot = self.meter.snapshot();
-        if self.last_snapshot.as_ref() != Some(&snapshot) {
-            self.snapshot_sent_at = Some(Instant::now());
-            self.last_snapshot = Some(snapshot.clone());
+        if let Some(snapshot) = self.pacing.release(self.meter.snapshot(), Instant::now()) {
             self.send(SessionEvent::Context(snapshot));
         }
     }
