@@ -9,10 +9,20 @@ use std::process::Command as StdCommand;
 use serde_json::{Value, json};
 
 use crate::support::claude::{self, ClaudeCli, RUN_TIMEOUT, Sandbox, Transcript};
-use crate::support::model_server::ModelServer;
+use crate::support::model_server::{ModelServer, Turn};
 
 mod restarts;
 mod stateless;
+
+/// The model's turn that has Claude Code call the injected `restart_server` of server `t`
+/// (tool-use id `toolu_restart`), giving `reason`.
+pub(super) fn restart_turn(reason: &str) -> Turn {
+    Turn::new().tool_use_id(
+        "toolu_restart",
+        "mcp__t__restart_server",
+        json!({ "reason": reason }),
+    )
+}
 
 /// The rmcp test server (`examples/mcp_test_server.rs`), built on demand.
 pub(super) fn test_server() -> PathBuf {

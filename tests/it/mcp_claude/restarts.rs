@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{run_with_server_t, test_server, tool_result, write_config};
+use super::{restart_turn, run_with_server_t, test_server, tool_result, write_config};
 use crate::support::claude::{self, Sandbox};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::ports::Port;
@@ -93,11 +93,7 @@ async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args:
     let server = ModelServer::start(
         Scenario::new()
             .turn(Turn::new().tool_use_id("toolu_whoami_1", "mcp__t__whoami", json!({})))
-            .turn(Turn::new().tool_use_id(
-                "toolu_restart",
-                "mcp__t__restart_server",
-                json!({"reason": "the agent edited the server"}),
-            ))
+            .turn(restart_turn("the agent edited the server"))
             .turn(Turn::new().tool_use_id("toolu_whoami_2", "mcp__t__whoami", json!({})))
             .turn(Turn::reply("Restarted.")),
     )

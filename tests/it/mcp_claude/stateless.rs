@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{run_with_server_t, tool_result, write_config};
+use super::{restart_turn, run_with_server_t, tool_result, write_config};
 use crate::support::claude::{self, RUN_TIMEOUT, Sandbox};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::ports::Port;
@@ -140,11 +140,7 @@ async fn check_new_tool_after_restart(cli: &claude::ClaudeCli, args: &Value) {
     let config = write_config(&sandbox, crate::support::DEBUSSY, args);
     let server = ModelServer::start(
         Scenario::new()
-            .turn(Turn::new().tool_use_id(
-                "toolu_restart",
-                "mcp__t__restart_server",
-                json!({"reason": "the agent added a tool"}),
-            ))
+            .turn(restart_turn("the agent added a tool"))
             .turn(Turn::new().tool_use_id("toolu_new", "mcp__t__added_later", json!({})))
             .turn(Turn::reply("Done.")),
     )
