@@ -17,7 +17,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use debussy::git::GitCli;
-use debussy::orchestrator::worktree::{self, MergeOutcome, RunBranch, Worktree};
+use debussy::git::worktree::{self, MergeOutcome, RunBranch, Worktree};
 
 #[path = "common/figures.rs"]
 #[expect(

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::{CleanArgs, GlobalArgs};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::git::GitCli;
-use crate::orchestrator::worktree::{self, BRANCH_PREFIX, WORKTREES_DIR, Worktree};
+use crate::git::worktree::{self, BRANCH_PREFIX, WORKTREES_DIR, Worktree};
 use crate::state::{RunStatus, Store};
 
 /// One phase's leftovers: its worktree (if still there) and branch (if still there).

@@ -1,7 +1,8 @@
 //! Git through libgit2: the pre-flight checks, the changed-files list a checkpoint shows,
 //! and the auto-commits that make every phase and checkpoint recoverable; and the `git`
 //! program itself ([`GitCli`]) for worktrees and merges, which libgit2 does not do the
-//! way git does.
+//! way git does: the worktrees and branches of phases run side by side, and the merges
+//! that bring their work back ([`worktree`]).
 //!
 //! The libgit2 side is blocking; async callers run it on `spawn_blocking`. The `git`
 //! program runs through the process layer. Nothing here decides *when* to commit or
@@ -17,6 +18,7 @@ mod hooks;
 mod locks;
 mod repo;
 pub mod vcs;
+pub mod worktree;
 
 pub use changes::{ChangeKind, FileChange, diffstat};
 pub use cli::{GitCli, GitCommandError};

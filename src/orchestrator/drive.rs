@@ -25,7 +25,7 @@ use super::phase::PhaseResult;
 use super::runner::{Flags, ResumePoint, Runner};
 use super::schedule::{self, Next};
 use super::selection::Standing;
-use super::worktree::Worktree;
+use crate::git::worktree::Worktree;
 
 /// A running phase: its runner comes back with its result.
 type Work<'run> = Pin<Box<dyn Future<Output = (Runner<'run>, &'run Phase, PhaseResult)> + 'run>>;

@@ -17,7 +17,7 @@ use super::prompts;
 use super::runner::Runner;
 use super::selection::Standing;
 use super::validate::Validation;
-use super::worktree::{self, MergeOutcome, MergeState, Worktree};
+use crate::git::worktree::{self, MergeOutcome, MergeState, Worktree};
 
 /// Why a phase's branch is not on the run's branch.
 enum Unmerged {

@@ -47,7 +47,6 @@ pub mod selection;
 mod session;
 mod usage_wait;
 mod validate;
-pub mod worktree;
 
 pub use error::RunError;
 pub use parallel::side_by_side_ready;

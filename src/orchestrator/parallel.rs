@@ -13,7 +13,7 @@ use crate::plan::Plan;
 use crate::state::{ExecutionStatus, Store};
 
 use super::error::RunError;
-use super::worktree::{self, Worktree};
+use crate::git::worktree::{self, Worktree};
 
 /// Check that phases can run in worktrees branched from the run's branch; returns it.
 ///

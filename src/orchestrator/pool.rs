@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::git::{GitCli, GitCommandError};
 
-use super::worktree::{self, MergeOutcome, RunBranch, Salvaged, Unsaved, Worktree};
+use crate::git::worktree::{self, MergeOutcome, RunBranch, Salvaged, Unsaved, Worktree};
 
 /// The run's worktrees and its turns at the repository.
 #[derive(Debug)]

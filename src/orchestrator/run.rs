@@ -18,8 +18,9 @@ use super::drive::Drive;
 use super::error::RunError;
 use super::guards::Guards;
 use super::selection::{self, History, Standing};
-use super::{lock, parallel, recover, runner, worktree};
+use super::{lock, parallel, recover, runner};
 use crate::git::vcs;
+use crate::git::worktree;
 use crate::process::{Leftover, kill_leftover_group};
 
 /// How the user asked the run to treat history and the working tree.

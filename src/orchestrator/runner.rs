@@ -35,7 +35,7 @@ pub(crate) struct Runner<'run> {
     /// phase's git worktree when phases run side by side.
     pub(crate) workdir: PathBuf,
     /// The phase's worktree and branch, when it has one.
-    pub(crate) worktree: Option<super::worktree::Worktree>,
+    pub(crate) worktree: Option<crate::git::worktree::Worktree>,
     /// The user's requests for this phase, as the run passes them on.
     pub(crate) requests: RequestReceiver,
     pub(crate) flags: Flags,

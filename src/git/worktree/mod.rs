@@ -2,7 +2,7 @@
 //! and the merges that bring their work back to the run's branch.
 //!
 //! These are git's own commands (`git worktree`, `git merge`, `git commit`), run through
-//! [`GitCli`](crate::git::GitCli) (each in its own process group, under `git.timeout`):
+//! [`GitCli`](super::GitCli) (each in its own process group, under `git.timeout`):
 //! the merges, their hooks and their conflicts are exactly the ones the user gets
 //! finishing a merge by hand with the commands debussy prints.
 //!
@@ -21,7 +21,6 @@ mod salvage;
 
 use std::path::{Path, PathBuf};
 
-pub use crate::git::GitCommandError;
 pub use handover::{finish_by_hand, resume_command};
 pub use merge::{
     MergeState, Unsettled, abort_merge, conclude_merge, files_with_markers, merge_into_run,
