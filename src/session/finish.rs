@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::event::{SessionWarning, StopCause};
-use super::log::stderr_log_path;
+use super::log::{LogState, stderr_log_path};
 use super::outcome::{SessionOutcome, SpawnFailure};
 use super::report::{ReportedWindow, SessionReport, StopSummary};
 use super::run::Driver;
@@ -28,7 +28,8 @@ impl Driver<'_> {
             0 => {}
             gap => self.send_gap_note(gap),
         }
-        if let Some(log) = self.stderr_log.take()
+        // A stderr log whose write failed was said then; flushing it again says nothing new.
+        if let LogState::Writing(log) = std::mem::replace(&mut self.stderr_log, LogState::Missing)
             && let Err(err) = log.finish()
         {
             let path = stderr_log_path(&self.spec.log_path);
@@ -100,8 +101,8 @@ impl Driver<'_> {
         }
         SessionOutcome::Failed {
             exit: self
-                .exit
-                .as_ref()
+                .state
+                .exit()
                 .map_or(ExitStatus::Unknown, |exit| exit.status),
         }
     }
@@ -109,8 +110,8 @@ impl Driver<'_> {
     pub(super) fn stop_summary(&self) -> Option<StopSummary> {
         let state = self.stops.state()?;
         let stop = state.stopping();
-        let exit_stop = self.exit.as_ref().and_then(|exit| exit.stop.as_ref());
-        let latency = match (exit_stop, state.requested_at(), self.exited_at) {
+        let exit_stop = self.state.exit().and_then(|exit| exit.stop.as_ref());
+        let latency = match (exit_stop, state.requested_at(), self.state.exited_at()) {
             (Some(report), Some(requested_at), _) => {
                 requested_at.saturating_duration_since(stop.decided_at) + report.took
             }
@@ -129,6 +130,7 @@ impl Driver<'_> {
 
     pub(super) fn report(self, outcome: SessionOutcome) -> SessionReport {
         let stop = self.stop_summary();
+        let pid = self.state.pid();
         let reported_window = self
             .meter
             .reported_window()
@@ -149,13 +151,13 @@ impl Driver<'_> {
             permission_denials: self.tracker.permission_denials().to_vec(),
             files_written: self.tracker.files_written().clone(),
             result: self.tracker.result().cloned(),
-            exit: self.exit,
+            exit: self.state.into_exit(),
             cut_short: self
                 .stops
                 .state()
                 .and_then(|state| state.cut_short().map(str::to_owned)),
             stop,
-            pid: self.pid,
+            pid,
             command: self.command,
             stderr_tail: self.words.stderr.clone(),
             last_words: self.words,

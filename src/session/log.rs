@@ -56,6 +56,92 @@ impl StderrLog {
     }
 }
 
+/// A log written a line at a time.
+pub(crate) trait LineLog {
+    /// Append one line (a newline is added).
+    fn write_line(&mut self, line: &[u8]) -> io::Result<()>;
+}
+
+impl LineLog for StderrLog {
+    fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        StderrLog::write_line(self, line)
+    }
+}
+
+impl LineLog for SessionLog {
+    fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        SessionLog::write_line(self, line)
+    }
+}
+
+/// One of a session's logs, and what became of it. A failure is reported once, by the
+/// call that met it; after it nothing more is written, and a log that was opened is
+/// still closed at the end.
+#[derive(Debug)]
+pub(crate) enum LogState<T> {
+    /// Not opened yet (the stderr log opens on the first stderr line).
+    Unopened,
+    /// Open and written.
+    Writing(T),
+    /// A write failed: the lines after it are not saved.
+    WriteFailed(T),
+    /// It could not be created.
+    Missing,
+}
+
+/// Why a line was not saved.
+#[derive(Debug)]
+pub(crate) enum LogFailure {
+    /// The log could not be created.
+    Create(io::Error),
+    /// Writing to it failed.
+    Write(io::Error),
+}
+
+impl<T: LineLog> LogState<T> {
+    /// Append `line`, opening the log with `open` first if it is not open yet. Says
+    /// what failed the first time something does; silent after that.
+    pub(crate) fn write(
+        &mut self,
+        line: &[u8],
+        open: impl FnOnce() -> io::Result<T>,
+    ) -> Result<(), LogFailure> {
+        if let LogState::Unopened = self {
+            match open() {
+                Ok(log) => *self = LogState::Writing(log),
+                Err(err) => {
+                    *self = LogState::Missing;
+                    return Err(LogFailure::Create(err));
+                }
+            }
+        }
+        self.append(line).map_err(LogFailure::Write)
+    }
+
+    /// Append `line` to the log if it is open and has not failed. Says what failed the
+    /// first time a write does; silent after that.
+    pub(crate) fn append(&mut self, line: &[u8]) -> io::Result<()> {
+        let LogState::Writing(log) = self else {
+            return Ok(());
+        };
+        let Err(err) = log.write_line(line) else {
+            return Ok(());
+        };
+        if let LogState::Writing(log) = std::mem::replace(self, LogState::Missing) {
+            *self = LogState::WriteFailed(log);
+        }
+        Err(err)
+    }
+
+    /// The open log, to close it; the state is left [`LogState::Missing`].
+    pub(crate) fn take(&mut self) -> Option<T> {
+        match std::mem::replace(self, LogState::Missing) {
+            LogState::Writing(log) | LogState::WriteFailed(log) => Some(log),
+            LogState::Unopened | LogState::Missing => None,
+        }
+    }
+}
+
 /// The first line of the log of a session stopped for a context restart.
 pub const CONTEXT_LIMIT_MARKER: &str = "CONTEXT_LIMIT_RESTART";
 
@@ -201,5 +287,62 @@ mod tests {
         let blocker = dir.path().join("file");
         fs::write(&blocker, "").expect("write");
         assert!(SessionLog::create(&blocker.join("s.jsonl")).is_err());
+    }
+
+    /// A log whose writes fail from the `fail_from`-th on, recording what it kept.
+    struct Flaky {
+        kept: Vec<Vec<u8>>,
+        fail_from: usize,
+    }
+
+    impl LineLog for Flaky {
+        fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+            if self.kept.len() + 1 >= self.fail_from {
+                return Err(io::Error::other("no space left on device"));
+            }
+            self.kept.push(line.to_vec());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_log_that_failed_a_write_is_neither_written_nor_opened_again() {
+        let mut opened = 0;
+        let mut log = LogState::Unopened;
+        let mut open = || {
+            opened += 1;
+            Ok(Flaky {
+                kept: Vec::new(),
+                fail_from: 3,
+            })
+        };
+        assert!(log.write(b"one", &mut open).is_ok());
+        assert!(log.write(b"two", &mut open).is_ok());
+        assert!(matches!(
+            log.write(b"three", &mut open),
+            Err(LogFailure::Write(_))
+        ));
+        assert!(log.write(b"four", &mut open).is_ok(), "said once only");
+        assert_eq!(opened, 1, "never opened (and emptied) again");
+        let kept = log.take().expect("still closed at the end").kept;
+        assert_eq!(kept, [b"one".to_vec(), b"two".to_vec()]);
+        assert!(log.take().is_none());
+    }
+
+    #[test]
+    fn a_log_that_could_not_be_created_is_said_once_and_not_tried_again() {
+        let mut tries = 0;
+        let mut log: LogState<Flaky> = LogState::Unopened;
+        let mut open = || {
+            tries += 1;
+            Err(io::Error::from(io::ErrorKind::PermissionDenied))
+        };
+        assert!(matches!(
+            log.write(b"one", &mut open),
+            Err(LogFailure::Create(_))
+        ));
+        assert!(log.write(b"two", &mut open).is_ok());
+        assert_eq!(tries, 1);
+        assert!(log.take().is_none());
     }
 }

@@ -63,6 +63,7 @@ mod pacing;
 mod report;
 mod run;
 mod spec;
+mod state;
 mod stop;
 mod throttle;
 mod tracker;

@@ -12,17 +12,18 @@ use super::event::{Activity, ActivityKind, Thread};
 use super::event::{SessionEvent, SessionWarning, StopCause};
 use super::guard::{CompactionGuard, GUARD_ENV, GuardPipe, STOP_ENV, StopMarker};
 use super::home::{self, Followed};
-use super::log::{SessionLog, StderrLog, own_log_dir, stderr_log_path};
+use super::log::{LogFailure, LogState, SessionLog, StderrLog, own_log_dir, stderr_log_path};
 use super::outcome::{LimitReason, SpawnFailure};
 use super::pacing::SnapshotPacing;
 use super::report::SessionReport;
 use super::spec::SessionSpec;
+use super::state::SessionState;
 use super::stop::{StopContext, Stops};
 use super::throttle::{Admit, Throttle};
 use super::tracker::Tracker;
 use crate::agent::{AgentEvent, AgentFailure, ApiRetry, LastWords};
 use crate::context::{ContextMeter, Snapshot};
-use crate::process::{ChildControl, ExitReport, ProcessCommand, ProcessEvent, StopLadder, Stream};
+use crate::process::{ChildControl, ProcessCommand, ProcessEvent, StopLadder, Stream};
 
 /// How long an agent that printed its final `result` may take to exit before it is
 /// stopped (Claude Code exits within milliseconds; one waiting on a leftover child
@@ -55,25 +56,24 @@ pub(super) struct Driver<'a> {
     pub(super) tracker: Tracker,
     pub(super) started_at: jiff::Timestamp,
     pub(super) started: Instant,
+    /// Where the agent is in its life: preparing, running, exited.
+    pub(super) state: SessionState,
     /// When the meter's figures go out, and the last ones that did.
     pub(super) pacing: SnapshotPacing<Snapshot>,
     /// Where the session is headed, and what decides its stop.
     pub(super) stops: Stops,
     /// A failure recognised while the session ran (a retry no retry can fix).
     pub(super) failure: Option<AgentFailure>,
-    pub(super) result_at: Option<Instant>,
-    pub(super) exit: Option<ExitReport>,
-    pub(super) exited_at: Option<Instant>,
     /// The error result, non-JSON stdout and stderr tail, for a failure's report.
     pub(super) words: LastWords,
-    pub(super) stderr_log: Option<StderrLog>,
+    /// Every stderr line, in a file opened on the first one.
+    pub(super) stderr_log: LogState<StderrLog>,
     pub(super) throttle: Throttle,
     pub(super) warnings: Vec<SessionWarning>,
-    pub(super) log: Option<SessionLog>,
-    pub(super) log_failed: bool,
+    /// The transcript: every stdout line as it came.
+    pub(super) log: LogState<SessionLog>,
     pub(super) lines_seen: u64,
     pub(super) invalid_utf8_warned: bool,
-    pub(super) pid: Option<u32>,
     pub(super) command: Option<String>,
 }
 
@@ -86,21 +86,17 @@ impl<'a> Driver<'a> {
             tracker: Tracker::new(&spec.cwd),
             started_at: jiff::Timestamp::now(),
             started: Instant::now(),
+            state: SessionState::Preparing,
             pacing: SnapshotPacing::new(),
             stops: Stops::new(spec.tool_grace),
             failure: None,
-            result_at: None,
-            exit: None,
-            exited_at: None,
             words: LastWords::default(),
-            stderr_log: None,
+            stderr_log: LogState::Unopened,
             throttle: Throttle::new(std::time::Instant::now()),
             warnings: Vec::new(),
-            log: None,
-            log_failed: false,
+            log: LogState::Unopened,
             lines_seen: 0,
             invalid_utf8_warned: false,
-            pid: None,
             command: None,
         }
     }
@@ -119,7 +115,7 @@ impl<'a> Driver<'a> {
                 .await;
         }
         match SessionLog::create(&spec.log_path) {
-            Ok(log) => self.log = Some(log),
+            Ok(log) => self.log = LogState::Writing(log),
             Err(err) => {
                 return self
                     .not_started(SpawnFailure {
@@ -195,7 +191,7 @@ impl<'a> Driver<'a> {
             }
         };
         let ctl = child.control();
-        self.pid = Some(child.pid());
+        self.state.started(child.pid());
         tracing::debug!(pid = child.pid(), command = ?self.command, "agent session started");
         self.send(SessionEvent::Started {
             pid: child.pid(),
@@ -214,7 +210,8 @@ impl<'a> Driver<'a> {
                 .await;
         } else {
             // Not reachable (the events were just created), but never leave a child.
-            self.exit = Some(ctl.kill().await);
+            let report = ctl.kill().await;
+            self.state.exited(report, Instant::now());
         }
         drop(child);
         self.finish().await
@@ -237,9 +234,8 @@ impl<'a> Driver<'a> {
         let timeout = self.spec.timeout;
         let timeout_at = timeout.map(|after| self.started + after);
         let mut timeout_fired = false;
-        let mut linger_fired = false;
         loop {
-            let linger_at = self.result_at.map(|at| at + RESULT_LINGER);
+            let linger_at = self.state.linger_deadline(RESULT_LINGER);
             // A figure held back by the pacing goes out when its interval ends, so a
             // quiet agent never leaves the gauge behind.
             let snapshot_due = self.pacing.due();
@@ -260,8 +256,8 @@ impl<'a> Driver<'a> {
                     let after = timeout.unwrap_or_default();
                     self.begin_stop(StopCause::Timeout { after }, ctl);
                 }
-                () = sleep_until(linger_at), if !linger_fired => {
-                    linger_fired = true;
+                () = sleep_until(linger_at), if linger_at.is_some() => {
+                    self.state.overstayed();
                     if ctl.is_running() {
                         self.warn(SessionWarning::Lingered { after: RESULT_LINGER });
                         ctl.request_stop();
@@ -351,8 +347,7 @@ impl<'a> Driver<'a> {
             ProcessEvent::Leaked(leak) => self.warn(SessionWarning::Leaked(leak)),
             ProcessEvent::Exited(report) => {
                 tracing::debug!(status = %report.status, "agent session exited");
-                self.exit = Some(report);
-                self.exited_at = Some(Instant::now());
+                self.state.exited(report, Instant::now());
             }
         }
     }
@@ -386,7 +381,7 @@ impl<'a> Driver<'a> {
             self.on_retry(retry.clone(), ctl);
         }
         if let AgentEvent::Result(_) = &event {
-            self.result_at.get_or_insert(arrived);
+            self.state.answered(arrived);
         }
         if let Some(reason) = reason {
             let (stops, cx) = self.stops_with_context(ctl);
@@ -430,43 +425,31 @@ impl<'a> Driver<'a> {
 
     /// Append a stderr line to the session's stderr log, opened on first use.
     fn log_stderr(&mut self, line: &[u8]) {
-        if self.stderr_log.is_none() && !self.log_failed {
-            match StderrLog::create(&self.spec.log_path) {
-                Ok(log) => self.stderr_log = Some(log),
-                Err(err) => {
-                    self.log_failed = true;
-                    let path = stderr_log_path(&self.spec.log_path);
-                    self.warn(SessionWarning::Log {
-                        path,
-                        message: format!("could not be created, stderr is not saved: {err}"),
-                    });
-                }
-            }
-        }
-        if let Some(log) = &mut self.stderr_log
-            && let Err(err) = log.write_line(line)
+        let transcript = &self.spec.log_path;
+        let failure = match self
+            .stderr_log
+            .write(line, || StderrLog::create(transcript))
         {
-            self.stderr_log = None;
-            let path = stderr_log_path(&self.spec.log_path);
-            self.warn(SessionWarning::Log {
-                path,
-                message: format!("write failed, later stderr lines are not saved: {err}"),
-            });
-        }
+            Ok(()) => return,
+            Err(LogFailure::Create(err)) => {
+                format!("could not be created, stderr is not saved: {err}")
+            }
+            Err(LogFailure::Write(err)) => {
+                format!("write failed, later stderr lines are not saved: {err}")
+            }
+        };
+        self.warn(SessionWarning::Log {
+            path: stderr_log_path(&self.spec.log_path),
+            message: failure,
+        });
     }
 
     fn log_line(&mut self, line: &[u8]) {
-        let Some(log) = &mut self.log else { return };
-        if self.log_failed {
-            return;
-        }
-        if let Err(err) = log.write_line(line) {
-            self.log_failed = true;
-            let warning = SessionWarning::Log {
+        if let Err(err) = self.log.append(line) {
+            self.warn(SessionWarning::Log {
                 path: self.spec.log_path.clone(),
                 message: format!("write failed, later lines are not saved: {err}"),
-            };
-            self.warn(warning);
+            });
         }
     }
 

@@ -355,3 +355,41 @@ async fn a_figure_held_back_by_the_pacing_still_arrives_while_the_agent_is_quiet
         "the figure came only at the end"
     );
 }
+
+#[tokio::test]
+async fn an_agent_still_running_after_its_result_is_stopped_and_still_completes() {
+    let project = project();
+    let result = json!({"type": "result", "subtype": "success", "is_error": false,
+                        "result": "Done.", "session_id": "s-1"});
+    // A second result while it lingers does not move the deadline.
+    let script = format!(
+        "{}; sleep 5; {}; exec sleep 60",
+        print_lines(&[
+            init_line(),
+            assistant_line("m1", 1_000, "Done."),
+            result.clone()
+        ]),
+        print_lines(&[result])
+    );
+    let started = Instant::now();
+    let finished = run(script_spec(&project, script), SessionControl::new()).await;
+    let report = &finished.report;
+    assert!(report.outcome.is_success(), "{:?}", report.outcome);
+    let lingered: Vec<_> = report
+        .warnings
+        .iter()
+        .filter(|warning| matches!(warning, SessionWarning::Lingered { .. }))
+        .collect();
+    assert_eq!(lingered.len(), 1, "{:?}", report.warnings);
+    let took = started.elapsed();
+    assert!(
+        (Duration::from_secs(10)..Duration::from_secs(14)).contains(&took),
+        "stopped after {took:?}, not 10 s after its first result"
+    );
+    assert_eq!(
+        report.stop.as_ref().map(|stop| &stop.cause),
+        None,
+        "a lingering agent is not a session stop"
+    );
+    assert!(report.exit.is_some(), "its exit is reported");
+}
