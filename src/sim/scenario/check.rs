@@ -34,15 +34,26 @@ impl Scenario {
                 Ok(_) => return Err(errors),
                 Err(error) => error,
             };
-            // Errors carry the original text, for their snippets.
+            // Errors carry the original text, for their snippets, and the line of the
+            // turn that broke a turn's own rules rather than its list's.
             let error = match error {
-                ScenarioError::Parse { line, .. } => relocated(error, text, path, line),
+                ScenarioError::Parse { line, .. } => {
+                    let line = failing_turn(&lines, line).unwrap_or(line);
+                    relocated(error, text, path, line)
+                }
                 read @ ScenarioError::Read { .. } => read,
             };
             let (line, message) = match &error {
                 ScenarioError::Parse { line, message, .. } => (*line, message.clone()),
                 ScenarioError::Read { .. } => (0, String::new()),
             };
+            if errors
+                .iter()
+                .any(|said: &ScenarioError| same_place(said, &error))
+            {
+                // Set aside already, and still failing there: nothing new to learn.
+                return Err(errors);
+            }
             errors.push(error);
             if line == 0 || line > lines.len() {
                 return Err(errors);
@@ -170,6 +181,53 @@ fn item_under(lines: &[String], line: usize, key: &str) -> Option<(usize, usize)
         }
     }
     None
+}
+
+/// serde places an error a turn's own checks raise (`TryFrom`) at the first item of the
+/// turn's list. When 1-based `line` is such a first item under `turns:` or `handoff:`, the
+/// first item of that list that fails when read alone: its 1-based line.
+fn failing_turn(lines: &[String], line: usize) -> Option<usize> {
+    let (first, _) = ["turns", "handoff"]
+        .into_iter()
+        .find_map(|key| item_under(lines, line, key))?;
+    if first != line {
+        return None;
+    }
+    let indent = indent_of(&lines[line - 1]);
+    let mut start = line - 1;
+    loop {
+        let (first, last) = entry_span(lines, start);
+        let item: String = lines[first - 1..last]
+            .iter()
+            .map(|l| format!("{}\n", l.get(indent..).unwrap_or("")))
+            .collect();
+        if serde_norway::from_str::<Vec<super::Turn>>(&item).is_err() {
+            return Some(first);
+        }
+        start = (last..lines.len()).find(|&i| is_content(&lines[i]))?;
+        if indent_of(&lines[start]) != indent || !is_item(&lines[start]) {
+            return None;
+        }
+    }
+}
+
+/// Whether two errors name the same line with the same words.
+fn same_place(a: &ScenarioError, b: &ScenarioError) -> bool {
+    match (a, b) {
+        (
+            ScenarioError::Parse {
+                line: a,
+                message: m,
+                ..
+            },
+            ScenarioError::Parse {
+                line: b,
+                message: n,
+                ..
+            },
+        ) => a == b && m == n,
+        _ => false,
+    }
 }
 
 /// `error` (found in partly blanked text) with the original text as its source code.
@@ -319,6 +377,33 @@ scripts:
             })
             .collect();
         assert_eq!(lines, [4, 8, 10, 11], "{errors:?}");
+    }
+
+    #[test]
+    fn a_turn_that_fails_its_own_rules_is_named_by_its_line_once() {
+        // serde places such an error at the start of the turn's list, whichever turn it is.
+        let text = "\
+scripts:
+  - phase: 2
+    turns:
+      - say: Writing.
+        percent: 50
+      - percent: 85
+        sleep_ms: 1500
+      - tools: [{done: completed}]
+    handoff:
+      - say: fine
+      - context: 5
+";
+        let errors = Scenario::check(text, Path::new("s.yaml")).expect_err("broken");
+        let places: Vec<(usize, usize)> = errors
+            .iter()
+            .map(|e| match e {
+                ScenarioError::Parse { line, column, .. } => (*line, *column),
+                ScenarioError::Read { .. } => (0, 0),
+            })
+            .collect();
+        assert_eq!(places, [(6, 7), (11, 7)], "{errors:?}");
     }
 
     #[test]
