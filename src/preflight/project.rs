@@ -127,7 +127,14 @@ pub(super) fn scenario_check(path: &Path) -> Check {
 }
 
 fn scenario_errors(errors: &[ScenarioError]) -> String {
-    let mut out = format!("{} problem{}:", errors.len(), plural(errors.len()));
+    let mut out = if errors.len() >= Scenario::MAX_PROBLEMS {
+        format!(
+            "the first {} problems (fix them and check again):",
+            errors.len()
+        )
+    } else {
+        format!("{} problem{}:", errors.len(), plural(errors.len()))
+    };
     for error in errors {
         out.push('\n');
         out.push_str(&error.to_string());

@@ -15,9 +15,14 @@ const PLACEHOLDER: &str = "- turns: []";
 const TURN_PLACEHOLDER: &str = "- sleep_ms: 0";
 
 impl Scenario {
+    /// The most problems [`Scenario::check`] reports: each costs a parse of the whole
+    /// file, and a file broken in thousands of places is fixed a few at a time.
+    pub const MAX_PROBLEMS: usize = 10;
+
     /// Parse `text` and report every broken script, not only the first; `path` is only
     /// used in errors. A problem outside `scripts` (YAML syntax, a top-level key, a
-    /// broken definition) ends the search, as nothing after it can be trusted.
+    /// broken definition) ends the search, as nothing after it can be trusted, and so
+    /// does the [`MAX_PROBLEMS`](Self::MAX_PROBLEMS)th.
     ///
     /// # Errors
     /// Each problem, in file order.
@@ -55,7 +60,7 @@ impl Scenario {
                 return Err(errors);
             }
             errors.push(error);
-            if line == 0 || line > lines.len() {
+            if line == 0 || line > lines.len() || errors.len() == Self::MAX_PROBLEMS {
                 return Err(errors);
             }
             // The narrowest part not set aside yet: the unknown key, its turn, its script.
@@ -404,6 +409,24 @@ scripts:
             })
             .collect();
         assert_eq!(places, [(6, 7), (11, 7)], "{errors:?}");
+    }
+
+    #[test]
+    fn a_file_broken_in_thousands_of_places_reports_the_first_few() {
+        let mut text = String::from("scripts:\n  - turns:\n");
+        for _ in 0..5_000 {
+            text.push_str("      - percent: 5\n");
+        }
+        let errors = Scenario::check(&text, Path::new("s.yaml")).expect_err("broken");
+        assert_eq!(errors.len(), Scenario::MAX_PROBLEMS);
+        let lines: Vec<usize> = errors
+            .iter()
+            .map(|e| match e {
+                ScenarioError::Parse { line, .. } => *line,
+                ScenarioError::Read { .. } => 0,
+            })
+            .collect();
+        assert_eq!(lines, (3..13).collect::<Vec<_>>());
     }
 
     #[test]
