@@ -122,7 +122,7 @@ impl Runner<'_> {
                 &session_prompt,
                 checkpoint_text.as_deref(),
             ) {
-                tracing::warn!("cannot record the session prompt: {err}");
+                self.warn(format!("could not record the session prompt: {err}"));
             }
             let report = self
                 .run_session(

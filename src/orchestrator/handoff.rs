@@ -263,11 +263,13 @@ impl Runner<'_> {
         loop {
             tokio::select! {
                 report = &mut running => break report,
-                Some(event) = receiver.recv() => {
-                    if matches!(event, SessionEvent::Started { .. }) {
-                        self.note_agent_group(phase_id, &event);
+                Some(event) = receiver.recv() => match &event {
+                    SessionEvent::Started { .. } => self.note_agent_group(phase_id, &event),
+                    SessionEvent::Warning(warning) => {
+                        self.warn(format!("phase {phase_id}: handoff session: {warning}"));
                     }
-                }
+                    _ => {}
+                },
                 Some(request) = self.requests.recv() => self.handle_session_request(
                     request,
                     &control,

@@ -337,7 +337,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     };
     let (mut summary, ending) = drive.run().await;
     let warn = |message: String| {
-        tracing::warn!("{message}");
+        tracing::debug!("{message}");
         let _ = events.send(Event::Warning { message });
     };
     if let Some(refused) = pool.drain().await {

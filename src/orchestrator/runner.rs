@@ -87,9 +87,10 @@ impl Runner<'_> {
         let _ = self.run.events.send(event);
     }
 
-    /// Tell the user something that does not stop the run.
+    /// Tell the user something that does not stop the run, once: as the run's event
+    /// (the log keeps it at debug level).
     pub(crate) fn warn(&self, message: String) {
-        tracing::warn!("{message}");
+        tracing::debug!("{message}");
         self.emit(Event::Warning { message });
     }
 
@@ -109,7 +110,7 @@ impl Runner<'_> {
 
     /// Announce and remember that `hit` pauses the run.
     pub(crate) fn pause_for(&mut self, phase_id: &str, hit: LimitHit) {
-        tracing::warn!("{hit}");
+        tracing::debug!("{hit}");
         self.emit(Event::LimitReached {
             phase_id: phase_id.to_owned(),
             limit: hit.key().to_owned(),

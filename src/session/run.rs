@@ -520,8 +520,10 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// Keep `warning` for the report and send it to the session's caller, who tells the
+    /// user (the log keeps it at debug level).
     pub(super) fn warn(&mut self, warning: SessionWarning) {
-        tracing::warn!("{warning}");
+        tracing::debug!("{warning}");
         self.warnings.push(warning.clone());
         self.send(SessionEvent::Warning(warning));
     }

@@ -260,3 +260,38 @@ fn the_plan_init_writes_runs_with_the_simulated_agent() {
             && project.root().join("demo/farewell.txt").exists()
     );
 }
+
+#[test]
+fn a_warning_is_said_once_as_the_runs_own_event_not_again_in_the_log() {
+    let project = Project::new();
+    let scenario = Scenario::playing([
+        Turn::write(10, "plan/notes/phase-1.md", "Did it.\n"),
+        Turn::done(),
+    ]);
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    let output =
+        crate::support::project::output_within(project.run_command(&[]), Duration::from_secs(60));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    let events: Vec<Value> = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let warnings: Vec<&str> = events_named(&events, "warning")
+        .iter()
+        .filter_map(|warning| warning["message"].as_str())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|message| message.contains("accepted despite")),
+        "{warnings:?}"
+    );
+    assert!(
+        !stderr.contains("accepted despite"),
+        "the warning was logged over the run's own output too: {stderr}"
+    );
+}
