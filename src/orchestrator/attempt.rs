@@ -122,7 +122,7 @@ impl Runner<'_> {
                 &session_prompt,
                 checkpoint_text.as_deref(),
             ) {
-                self.warn(format!("could not record the session prompt: {err}"));
+                self.could_not("record the session prompt", &err);
             }
             let report = self
                 .run_session(
@@ -272,7 +272,7 @@ impl Runner<'_> {
                         at: now(),
                     };
                     if let Err(err) = self.run.store.record_restart(execution, &record) {
-                        self.warn(format!("could not record the restart: {err}"));
+                        self.could_not("record the restart", &err);
                     }
                     let handoff = self
                         .handoff(
@@ -421,7 +421,7 @@ impl Runner<'_> {
         let signal = match self.run.store.completion(&self.run.run_id, phase_id) {
             Ok(signal) => signal.filter(|s| Some(s.id) != before),
             Err(err) => {
-                self.warn(format!("could not read the completion signal: {err}"));
+                self.could_not("read the completion signal", &err);
                 None
             }
         };

@@ -292,7 +292,7 @@ impl Runner<'_> {
                 .store
                 .set_agent_group(&self.run.run_id, phase_id, None)
         {
-            self.warn(format!("could not record the agent's end: {err}"));
+            self.could_not("record the agent's end", &err);
         }
         self.record_session(execution, restart, SessionKind::Handoff, report);
     }

@@ -265,7 +265,7 @@ impl Runner<'_> {
                 .store
                 .set_execution_branch_tip(execution, &salvaged.tip)
         {
-            self.warn(format!("could not record the phase's branch tip: {err}"));
+            self.could_not("record the phase's branch tip", &err);
         }
         self.merge_into_run(phase, worktree).await
     }
@@ -466,7 +466,7 @@ impl Runner<'_> {
             error,
         };
         if let Err(err) = self.run.store.finish_execution(execution, &end) {
-            self.warn(format!("could not record the attempt's end: {err}"));
+            self.could_not("record the attempt's end", &err);
         }
         outcome
     }
@@ -536,7 +536,7 @@ impl Runner<'_> {
                 .store
                 .set_execution_status(execution, ExecutionStatus::Completed)
         {
-            self.warn(format!("could not record the merge: {err}"));
+            self.could_not("record the merge", &err);
         }
     }
 
@@ -549,7 +549,7 @@ impl Runner<'_> {
                 .store
                 .set_execution_status(execution, ExecutionStatus::AwaitingHuman)
         {
-            self.warn(format!("could not record the unmerged phase: {err}"));
+            self.could_not("record the unmerged phase", &err);
         }
     }
 

@@ -44,14 +44,14 @@ impl Runner<'_> {
         let phase_spent = match self.run.store.totals(&self.run.run_id, Some(&id)) {
             Ok(totals) => totals.cost_usd,
             Err(err) => {
-                self.warn(format!("could not read what phase {id} cost so far: {err}"));
+                self.could_not(&format!("read what phase {id} cost so far"), &err);
                 0.0
             }
         };
         self.guards.enter_phase(&id, phase_spent);
         // A wait for a usage limit that a killed run left recorded is over.
         if let Err(err) = self.run.store.set_limit_wait(&self.run.run_id, &id, None) {
-            self.warn(format!("could not record the end of a wait: {err}"));
+            self.could_not("record the end of a wait", &err);
         }
         let base = vcs::head(self.workdir.clone()).await;
         let gates = self.gate_specs(phase);
@@ -114,7 +114,7 @@ impl Runner<'_> {
                 Some(&id),
                 None,
             ) {
-                self.warn(format!("could not record progress: {err}"));
+                self.could_not("record progress", &err);
             }
 
             self.no_restart = if !self.run.config.context_threshold.is_on() {
@@ -261,7 +261,7 @@ impl Runner<'_> {
                 error: error.clone(),
             };
             if let Err(err) = self.run.store.finish_execution(execution, &end) {
-                self.warn(format!("could not record the attempt's end: {err}"));
+                self.could_not("record the attempt's end", &err);
             }
             if let Some(standing) = standing {
                 let mut result = self.finish(phase, standing, error, attempts, &tally, started);

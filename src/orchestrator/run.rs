@@ -364,13 +364,22 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     };
     let current = paused_at.clone().or(ending.stopped_at);
     if let Err(err) = store.update_run(&run_id, status, current.as_deref(), run_error.as_deref()) {
-        warn(format!("could not record the run's end: {err}"));
+        warn(format!(
+            "could not record the run's end: {}",
+            crate::error_chain::error_chain(&err)
+        ));
     }
     if let Err(err) = store.add_active_secs(&run_id, started.elapsed().as_secs_f64()) {
-        warn(format!("could not record the run's time: {err}"));
+        warn(format!(
+            "could not record the run's time: {}",
+            crate::error_chain::error_chain(&err)
+        ));
     }
     if let Err(err) = store.set_run_owner(&run_id, None) {
-        warn(format!("could not record the run's end: {err}"));
+        warn(format!(
+            "could not record the run's end: {}",
+            crate::error_chain::error_chain(&err)
+        ));
     }
     drop(run_lock);
     summary.status = status;

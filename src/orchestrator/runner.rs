@@ -94,6 +94,15 @@ impl Runner<'_> {
         self.emit(Event::Warning { message });
     }
 
+    /// Warn that debussy could not `what` (e.g. "record the session"), with `err` and
+    /// its causes: the cause (a full disk, a locked database) is what the user can fix.
+    pub(crate) fn could_not(&self, what: &str, err: &dyn std::error::Error) {
+        self.warn(format!(
+            "could not {what}: {}",
+            crate::error_chain::error_chain(err)
+        ));
+    }
+
     /// Whether a limit is reached with the running session's cost so far (`live_cost`);
     /// the first one reached is announced and remembered, and the run will pause.
     pub(crate) fn limit_reached(&mut self, phase_id: &str, live_cost: f64) -> bool {

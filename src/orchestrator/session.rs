@@ -128,7 +128,7 @@ impl Runner<'_> {
         if self.agent_group.take().is_some()
             && let Err(err) = self.run.store.set_agent_group(&self.run.run_id, &id, None)
         {
-            self.warn(format!("could not record the agent's end: {err}"));
+            self.could_not("record the agent's end", &err);
         }
         self.emit(Event::SessionEnded {
             phase_id: id,
@@ -151,7 +151,7 @@ impl Runner<'_> {
             let names = names.iter().take(if names[0] == names[1] { 1 } else { 2 });
             for name in names.filter(|name| !name.is_empty()) {
                 if let Err(err) = self.run.store.learn_context_window(name, window.tokens) {
-                    self.warn(format!("could not remember the context window: {err}"));
+                    self.could_not("remember the context window", &err);
                 }
             }
         }
@@ -220,7 +220,7 @@ impl Runner<'_> {
                     .store
                     .set_agent_group(&self.run.run_id, phase_id, Some(leader))
             {
-                self.warn(format!("could not record the agent's process group: {err}"));
+                self.could_not("record the agent's process group", &err);
             }
         }
     }
@@ -319,7 +319,7 @@ impl Runner<'_> {
             ended_at: report.ended_at.to_string(),
         };
         if let Err(err) = self.run.store.record_session(execution, &record) {
-            self.warn(format!("could not record the session: {err}"));
+            self.could_not("record the session", &err);
         }
     }
 }

@@ -165,7 +165,7 @@ impl Runner<'_> {
             .store
             .set_limit_wait(&self.run.run_id, phase_id, None)
         {
-            self.warn(format!("could not record the end of the wait: {err}"));
+            self.could_not("record the end of the wait", &err);
         }
         if end == WaitEnd::Ready {
             tracing::debug!(

@@ -52,7 +52,7 @@ impl Runner<'_> {
             .store
             .set_execution_status(execution, ExecutionStatus::Validating)
         {
-            self.warn(format!("could not record validation: {err}"));
+            self.could_not("record validation", &err);
         }
         let timeout = self.run.config.gate_timeout.duration();
         let mut runs: Vec<GateRun> = Vec::with_capacity(gates.len());
@@ -121,7 +121,7 @@ impl Runner<'_> {
                 at: now(),
             };
             if let Err(err) = self.run.store.record_gate(execution, &record) {
-                self.warn(format!("could not record gate {}: {err}", run.name));
+                self.could_not(&format!("record gate {}", run.name), &err);
             }
         }
         let outcomes: Vec<GateOutcome> = runs
