@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::support::agent_project::AgentProject;
 use crate::support::codex::{self, DEFAULT_MODEL, Sandbox};
-use crate::support::model_server::{ModelServer, RecordedRequest, Refusal, Scenario, Turn, Usage};
+use crate::support::model_server::{ModelServer, Refusal, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named, run_json};
 use crate::support::scenario as sim;
 
@@ -28,19 +28,6 @@ fn shell(command: &str) -> Turn {
 }
 
 type Project = AgentProject<Sandbox>;
-
-/// Main-thread requests grouped by Codex session (its `session-id` header), in order.
-fn sessions(server: &ModelServer) -> Vec<Vec<RecordedRequest>> {
-    let mut sessions: Vec<(String, Vec<RecordedRequest>)> = Vec::new();
-    for request in server.main_requests() {
-        let id = request.session_id().unwrap_or_default().to_owned();
-        match sessions.iter_mut().find(|(known, _)| *known == id) {
-            Some((_, requests)) => requests.push(request),
-            None => sessions.push((id, vec![request])),
-        }
-    }
-    sessions.into_iter().map(|(_, requests)| requests).collect()
-}
 
 #[test]
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
@@ -113,7 +100,7 @@ fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_
         started.elapsed()
     );
     assert_eq!(named(&events, "restart").len(), 1, "{events:#?}");
-    let sessions = sessions(&server);
+    let sessions = server.main_sessions();
     assert_eq!(sessions.len(), 2, "{sessions:#?}");
     assert_eq!(
         sessions[0].len(),

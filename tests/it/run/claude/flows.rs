@@ -9,7 +9,7 @@ use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::project::{events_named as named, group_gone};
 use serde_json::json;
 
-use super::kit::{Project, bash_turn, sessions, usage};
+use super::kit::{Project, bash_turn, usage};
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
@@ -40,7 +40,7 @@ fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
     assert_eq!(code, 0, "events: {events:#?}");
     assert_eq!(named(&events, "restart").len(), 2);
 
-    let sessions = sessions(&server);
+    let sessions = server.main_sessions();
     assert_eq!(
         sessions.len(),
         4,
@@ -226,7 +226,7 @@ fn a_failing_gate_gets_a_remediation_session_that_fixes_it() {
     .expect("model server");
     let (code, events) = project.run(&server, &[]);
     assert_eq!(code, 0, "{events:#?}");
-    let sessions = sessions(&server);
+    let sessions = server.main_sessions();
     assert_eq!(sessions.len(), 2);
     let fix = sessions[1][0].first_user_text();
     assert!(

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::kit::{Project, permission_args_yaml, sessions, usage};
+use super::kit::{Project, permission_args_yaml, usage};
 use crate::support::claude;
 use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
 use crate::support::project::events_named as named;
@@ -41,7 +41,7 @@ fn the_stopped_session_writes_its_handoff_and_the_next_session_starts_from_it() 
     assert_eq!(handoff_events.len(), 1, "{events:#?}");
     assert_eq!(handoff_events[0]["written"], true, "{events:#?}");
 
-    let sessions = sessions(&server);
+    let sessions = server.main_sessions();
     assert_eq!(sessions.len(), 2, "two working sessions");
     let handoffs = server.requests_of(&RequestKind::Handoff);
     assert_eq!(handoffs.len(), 1, "{:#?}", server.requests());
@@ -98,7 +98,7 @@ fn a_handoff_request_that_fails_falls_back_to_the_mechanical_checkpoint() {
             .is_some_and(|d| d.contains("the handoff session failed")),
         "{handoff:#}"
     );
-    let next = sessions(&server)[1][0].first_user_text();
+    let next = server.main_sessions()[1][0].first_user_text();
     assert!(next.contains("# Checkpoint: phase 1"), "{next}");
     assert!(
         !next.contains("## Handoff from the previous session"),
@@ -178,7 +178,7 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
         "no compaction after the handoff either: {:#?}",
         server.requests()
     );
-    assert_eq!(sessions(&server).len(), 2, "{:#?}", server.requests());
+    assert_eq!(server.main_sessions().len(), 2, "{:#?}", server.requests());
     let status = project.status(&server);
     assert!(
         status["executions"][0]["restart_events"][0]["reason"]
@@ -233,7 +233,7 @@ fn at_90_percent_the_next_session_opens_with_the_agents_handoff_and_nothing_comp
         "the model server saw no compaction request: {:#?}",
         server.requests()
     );
-    let next = sessions(&server)[1][0].first_user_text();
+    let next = server.main_sessions()[1][0].first_user_text();
     assert!(
         next.contains("## Handoff from the previous session") && next.contains("HANDOFF-90"),
         "{next}"

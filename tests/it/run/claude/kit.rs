@@ -7,7 +7,7 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use crate::support::claude::{ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Login, Sandbox};
-use crate::support::model_server::{ModelServer, RecordedRequest, Turn, Usage};
+use crate::support::model_server::{ModelServer, Turn, Usage};
 use crate::support::project::{self, run_json};
 use serde_json::{Value, json};
 
@@ -169,19 +169,6 @@ pub(super) fn permission_args_yaml() -> String {
     .map(|a| format!("\"{a}\""))
     .collect();
     format!("  args: [{}]\n", args.join(", "))
-}
-
-/// Main-thread requests grouped by Claude Code session, in order.
-pub(super) fn sessions(server: &ModelServer) -> Vec<Vec<RecordedRequest>> {
-    let mut sessions: Vec<(String, Vec<RecordedRequest>)> = Vec::new();
-    for request in server.main_requests() {
-        let id = request.session_id().unwrap_or_default().to_owned();
-        match sessions.iter_mut().find(|(known, _)| *known == id) {
-            Some((_, requests)) => requests.push(request),
-            None => sessions.push((id, vec![request])),
-        }
-    }
-    sessions.into_iter().map(|(_, requests)| requests).collect()
 }
 
 /// A run going on in the background, read one JSON event at a time.
