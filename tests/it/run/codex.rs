@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::agent_project::AgentProject;
+use crate::support::agent_project::{self, AgentProject};
 use crate::support::codex::{self, DEFAULT_MODEL, Sandbox};
-use crate::support::model_server::{ModelServer, Refusal, Scenario, Turn, Usage};
+use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named, run_json};
 use crate::support::scenario as sim;
 
@@ -143,39 +143,17 @@ fn an_api_error_ends_the_attempt_with_codexs_message() {
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_bad_key_ends_the_attempt_in_codexs_words_with_the_fix() {
     let cli = codex::require();
-    let server = ModelServer::start(
-        Scenario::new()
-            .turn(Turn::reply("unreachable"))
-            .refuse(Refusal::BadKey, None),
-    )
-    .expect("model server");
-    let project = Project::new(cli.path(), &server);
-    project.plan("true", 100_000, "");
-    let started = Instant::now();
-    let (code, events) = project.run();
-    assert_eq!(code, 1, "events: {events:#?}");
-    assert!(started.elapsed() < Duration::from_secs(60));
-    let ended = named(&events, "session_ended")[0];
-    assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
-    let error = project::phase_error(&events);
-    assert!(
-        error.contains("refused its credentials")
-            && error.contains("Incorrect API key")
-            && error.contains("OPENAI_API_KEY"),
-        "{error}"
+    agent_project::assert_a_bad_key_ends_the_attempt::<Sandbox>(
+        cli.path(),
+        "Incorrect API key",
+        "OPENAI_API_KEY",
     );
 }
 
 #[test]
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_model_that_never_answers_is_timed_out() {
-    let cli = codex::require();
-    let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
-        .expect("model server");
-    let project = Project::new(cli.path(), &server);
-    project.plan("true", 100_000, "timeout: 3\n");
-    project::assert_timed_out(|| project.run());
-    server.release();
+    agent_project::assert_a_silent_model_is_timed_out::<Sandbox>(codex::require().path());
 }
 
 #[test]

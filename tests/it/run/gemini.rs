@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::agent_project::AgentProject;
+use crate::support::agent_project::{self, AgentProject};
 use crate::support::gemini::{self, Sandbox};
-use crate::support::model_server::{ModelServer, Refusal, Scenario, Turn, Usage};
+use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named};
 
 /// A shell command for the Gemini CLI's `run_shell_command` tool.
@@ -123,36 +123,16 @@ fn a_large_tool_result_crosses_the_estimated_threshold_and_the_restart_carries_t
 #[test]
 #[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn a_gemini_model_that_never_answers_is_timed_out() {
-    let cli = gemini::require();
-    let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
-        .expect("model server");
-    let project = Project::new(cli.path(), &server);
-    project.plan("true", 1_000_000, "timeout: 3\n");
-    project::assert_timed_out(|| project.run());
-    server.release();
+    agent_project::assert_a_silent_model_is_timed_out::<Sandbox>(gemini::require().path());
 }
 
 #[test]
 #[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn a_bad_key_ends_the_attempt_in_the_gemini_clis_words_with_the_fix() {
     let cli = gemini::require();
-    let server = ModelServer::start(
-        Scenario::new()
-            .turn(Turn::reply("unreachable"))
-            .refuse(Refusal::BadKey, None),
-    )
-    .expect("model server");
-    let project = Project::new(cli.path(), &server);
-    project.plan("true", 100_000, "");
-    let (code, events) = project.run();
-    assert_eq!(code, 1, "events: {events:#?}");
-    let ended = named(&events, "session_ended")[0];
-    assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
-    let error = project::phase_error(&events);
-    assert!(
-        error.contains("refused its credentials")
-            && error.contains("API key not valid")
-            && error.contains("GEMINI_API_KEY"),
-        "{error}"
+    agent_project::assert_a_bad_key_ends_the_attempt::<Sandbox>(
+        cli.path(),
+        "API key not valid",
+        "GEMINI_API_KEY",
     );
 }
