@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::support::claude;
 use crate::support::model_server::{ModelServer, Scenario, Turn};
+use crate::support::{claude, cli};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -147,18 +147,19 @@ async fn waits_time_out_with_what_arrived() {
 fn the_cli_locator_explains_a_missing_binary() {
     let manifest = Path::new("/project");
     assert_eq!(
-        claude::candidate_path(None, manifest),
+        cli::candidate(&claude::PINNED, None, manifest),
         Path::new("/project/.tools/npm/node_modules/.bin/claude")
     );
     assert_eq!(
-        claude::candidate_path(Some("".into()), manifest),
+        cli::candidate(&claude::PINNED, Some("".into()), manifest),
         Path::new("/project/.tools/npm/node_modules/.bin/claude")
     );
     assert_eq!(
-        claude::candidate_path(Some("/opt/claude".into()), manifest),
+        cli::candidate(&claude::PINNED, Some("/opt/claude".into()), manifest),
         Path::new("/opt/claude")
     );
-    let error = claude::probe(Path::new("/nonexistent/claude")).expect_err("no such binary");
+    let error =
+        cli::probe(&claude::PINNED, Path::new("/nonexistent/claude")).expect_err("no such binary");
     assert!(error.contains("/nonexistent/claude"), "{error}");
     assert!(error.contains("scripts/test-tools"), "{error}");
     assert!(error.contains(claude::CLAUDE_OVERRIDE_ENV), "{error}");
