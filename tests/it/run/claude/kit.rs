@@ -20,7 +20,7 @@ pub(super) fn usage(percent: u64) -> Usage {
 pub(super) fn bash_turn(text: &str, command: &str, percent: u64) -> Turn {
     Turn::new()
         .text(text)
-        .tool_use("Bash", json!({"command": command, "description": text}))
+        .bash(command, text)
         .usage(usage(percent))
 }
 
