@@ -305,20 +305,7 @@ async fn claude_a_compact_boundary_stops_the_session() {
         .push(("CLAUDE_CODE_AUTO_COMPACT_WINDOW".into(), "200000".into()));
     let finished = run(spec, SessionControl::new()).await;
     harness.save("claude_compact_boundary", &finished);
-    let report = &finished.report;
-
-    assert_eq!(report.code(), -2, "{:?}", report.outcome);
-    let SessionOutcome::ContextLimit {
-        reason:
-            LimitReason::Meter(StopReason::Compacted {
-                trigger,
-                pre_tokens,
-            }),
-        ..
-    } = &report.outcome
-    else {
-        panic!("not a compaction stop: {:?}", report.outcome)
-    };
+    let (trigger, pre_tokens) = finished.compaction();
     assert_eq!(trigger.as_deref(), Some("auto"));
     assert!(pre_tokens.unwrap_or_default() >= 190_000, "{pre_tokens:?}");
     let lines = finished.log_json(true);
@@ -390,15 +377,7 @@ async fn claude_a_missing_binary_is_a_spawn_error_saying_how_to_install_it() {
     )
     .expect("spec");
     let finished = run(spec, SessionControl::new()).await;
-    let report = &finished.report;
-    let SessionOutcome::SpawnError(failure) = &report.outcome else {
-        panic!("not a spawn error: {:?}", report.outcome)
-    };
-    assert_eq!(report.code(), -5);
-    assert!(
-        failure.message.contains(&missing.display().to_string()),
-        "{failure}"
-    );
+    let failure = finished.spawn_failure(&missing);
     let help = failure.help.as_deref().unwrap_or_default();
     assert!(
         help.contains("npm install -g @anthropic-ai/claude-code"),
