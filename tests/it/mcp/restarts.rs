@@ -20,9 +20,7 @@ fn restarted_once(
     let (pid1, _) = s.whoami();
     trigger(s);
     s.notification("notifications/tools/list_changed");
-    let (pid2, generation) = s.whoami();
-    assert_ne!(pid1, pid2);
-    assert_eq!(generation, 2);
+    s.assert_restarted(pid1, 2);
     let audit = s.audit();
     let requested = events_of(&audit, "restart_requested");
     assert_eq!(requested.len(), 1, "{requested:?}");
@@ -149,9 +147,7 @@ fn a_frozen_server_is_restarted_by_the_tool() {
     let restarted = s.tool_json("restart_server", json!({"reason": "frozen"}));
     assert_eq!(restarted["restarted"], true, "{restarted}");
     assert_eq!(restarted["old"]["pid"], pid);
-    let (pid2, generation) = s.whoami();
-    assert_ne!(pid, pid2);
-    assert_eq!(generation, 2);
+    s.assert_restarted(pid, 2);
     assert!(!alive(pid), "the frozen server {pid} is still there");
 }
 

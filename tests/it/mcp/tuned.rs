@@ -10,7 +10,7 @@ use debussy::restart::{Backoff, RestartConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
-use super::support::{WAIT, event_types, read_audit, test_server};
+use super::support::{WAIT, event_types, initialize_params, read_audit, test_server};
 
 /// The supervisor's task, ending with its outcome.
 type Task = tokio::task::JoinHandle<Result<SuperviseOutcome, debussy::mcp::McpError>>;
@@ -69,10 +69,9 @@ fn start(opts: SuperviseOptions) -> (Client, Task) {
     (client, task)
 }
 
+/// The `initialize` request numbered `id`.
 fn initialize(id: u64) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}})
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": initialize_params("2025-06-18")})
 }
 
 /// Ask the supervisor for `server_status` and return it parsed.
