@@ -28,10 +28,8 @@ async fn read_until(stream: &mut TcpStream, buffer: &mut String, needle: &str) {
     }
 }
 
-#[tokio::test]
-async fn a_held_turn_streams_its_blocks_and_waits_for_release() {
-    let server = ModelServer::start(Scenario::new().turn(Turn::reply("partial").hold()))
-        .expect("start server");
+/// A connection to `server` on which one main-thread Messages request has been sent.
+async fn post_go(server: &ModelServer) -> TcpStream {
     let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
     stream
         .write_all(&request_bytes(
@@ -41,6 +39,14 @@ async fn a_held_turn_streams_its_blocks_and_waits_for_release() {
         ))
         .await
         .expect("write");
+    stream
+}
+
+#[tokio::test]
+async fn a_held_turn_streams_its_blocks_and_waits_for_release() {
+    let server = ModelServer::start(Scenario::new().turn(Turn::reply("partial").hold()))
+        .expect("start server");
+    let mut stream = post_go(&server).await;
     let mut buffer = String::new();
     read_until(&mut stream, &mut buffer, "event: content_block_stop").await;
     // Held: nothing more comes until released. This bounded read is the only way to
@@ -61,15 +67,7 @@ async fn a_stalled_turn_sends_nothing_until_released() {
             .turn(Turn::reply("held later").stall()),
     )
     .expect("start server");
-    let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
-    stream
-        .write_all(&request_bytes(
-            "POST",
-            "/v1/messages",
-            Some(&main_body("go")),
-        ))
-        .await
-        .expect("write");
+    let mut stream = post_go(&server).await;
     // The request is recorded on arrival, before any answer.
     let seen = server
         .wait_for_main_requests_async(1, WAIT)
@@ -85,15 +83,7 @@ async fn a_stalled_turn_sends_nothing_until_released() {
     assert!(buffer.starts_with("HTTP/1.1 200"));
 
     // A release before a request arrives does not pre-release it.
-    let mut second = TcpStream::connect(server.addr()).await.expect("connect");
-    second
-        .write_all(&request_bytes(
-            "POST",
-            "/v1/messages",
-            Some(&main_body("go")),
-        ))
-        .await
-        .expect("write");
+    let mut second = post_go(&server).await;
     server
         .wait_for_main_requests_async(2, WAIT)
         .await
