@@ -7,9 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::kit::{Project, usage};
-use crate::support::claude;
-use crate::support::model_server::{ModelServer, Scenario, Turn};
+use super::kit::{Project, serving, usage};
+use crate::support::model_server::Turn;
 use crate::support::project::{process_gone, wait_exit};
 
 /// Wait (bounded) until `path` holds a pid, and return it.
@@ -51,12 +50,10 @@ fn reap_leftover(pid: u32) {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f done.txt")]);
+    let project = Project::planned(&[("1", "test -f done.txt")]);
     let pid_file = project.root().join("tool.pid");
     let late = project.root().join("late.txt");
-    let server = ModelServer::start(Scenario::new().turns([Turn::new()
+    let server = serving([Turn::new()
         .text("Waiting for the build.")
         .tool_use(
             "Bash",
@@ -65,8 +62,7 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
                 "description": "wait for the build",
             }),
         )
-        .usage(usage(10))]))
-    .expect("model server");
+        .usage(usage(10))]);
 
     let mut live = project.start_run(&server);
     let agent = live.until("session_started")["pid"]
@@ -101,11 +97,9 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_setsid_helper_of_the_agent_dies_when_the_run_ends() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f done.txt")]);
+    let project = Project::planned(&[("1", "test -f done.txt")]);
     let pid_file = project.root().join("helper.pid");
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = serving([
         Turn::new()
             .text("Starting a watcher.")
             .tool_use(
@@ -127,8 +121,7 @@ fn a_setsid_helper_of_the_agent_dies_when_the_run_ends() {
             )
             .usage(usage(11)),
         Turn::reply("Done.").usage(usage(12)),
-    ]))
-    .expect("model server");
+    ]);
 
     let (code, events) = project.run(&server, &[]);
     let helper = pid_in(&pid_file);

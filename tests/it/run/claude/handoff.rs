@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::kit::{Project, permission_args_yaml, usage};
+use super::kit::{Project, permission_args_yaml, serving, usage};
 use crate::support::claude;
 use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
 use crate::support::project::events_named as named;
@@ -24,9 +24,7 @@ fn one_stop_scenario(project: &Project) -> Scenario {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn the_stopped_session_writes_its_handoff_and_the_next_session_starts_from_it() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f a.txt && test -f b.txt")]);
+    let project = Project::planned(&[("1", "test -f a.txt && test -f b.txt")]);
     let server = ModelServer::start(
         one_stop_scenario(&project).handoff(
             Turn::reply("## Goal\nTwo files.\n\n## Half done\nb.txt is next (HANDOFF-7).")
@@ -78,9 +76,7 @@ fn the_stopped_session_writes_its_handoff_and_the_next_session_starts_from_it() 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_handoff_request_that_fails_falls_back_to_the_mechanical_checkpoint() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f a.txt && test -f b.txt")]);
+    let project = Project::planned(&[("1", "test -f a.txt && test -f b.txt")]);
     let server = ModelServer::start(one_stop_scenario(&project).handoff(Turn::api_error(
         400,
         "invalid_request_error",
@@ -131,24 +127,21 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
         settings.to_string(),
     )
     .expect("user settings");
-    let server = ModelServer::start(
-        Scenario::new().turns([
-            // One turn takes the context from nothing to 90 %: under debussy's 97 % threshold,
-            // past Claude Code's own compaction point (about 83 % of 200,000). Claude Code
-            // then compacts before its next request: the hook blocks that and debussy stops
-            // the session.
-            Turn::new()
-                .text("Creating a.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-                )
-                .usage(Usage::new(10, 179_000, 1_000, 50)),
-            project.write_turn("b.txt", "b\n", 20),
-            Turn::reply("Phase 1 is done.").usage(usage(21)),
-        ]),
-    )
-    .expect("model server");
+    let server = serving([
+        // One turn takes the context from nothing to 90 %: under debussy's 97 % threshold,
+        // past Claude Code's own compaction point (about 83 % of 200,000). Claude Code
+        // then compacts before its next request: the hook blocks that and debussy stops
+        // the session.
+        Turn::new()
+            .text("Creating a.txt.")
+            .tool_use(
+                "Write",
+                json!({"file_path": project.path("a.txt"), "content": "a\n"}),
+            )
+            .usage(Usage::new(10, 179_000, 1_000, 50)),
+        project.write_turn("b.txt", "b\n", 20),
+        Turn::reply("Phase 1 is done.").usage(usage(21)),
+    ]);
 
     let (code, events) = project.run(&server, &["--context-threshold", "97"]);
     assert_eq!(code, 0, "{events:#?}");

@@ -6,8 +6,10 @@ use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use crate::support::claude::{ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Login, Sandbox};
-use crate::support::model_server::{ModelServer, Turn, Usage};
+use crate::support::claude::{
+    self, ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Login, Sandbox,
+};
+use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
 use crate::support::project::{self, run_json};
 use serde_json::{Value, json};
 
@@ -24,6 +26,11 @@ pub(super) fn bash_turn(text: &str, command: &str, percent: u64) -> Turn {
         .usage(usage(percent))
 }
 
+/// A model server answering the main thread with `turns`, in order.
+pub(super) fn serving(turns: impl IntoIterator<Item = Turn>) -> ModelServer {
+    ModelServer::start(Scenario::new().turns(turns)).expect("model server")
+}
+
 /// A git project inside a Claude sandbox, configured to run the real CLI.
 pub(super) struct Project {
     pub(super) sandbox: Sandbox,
@@ -35,6 +42,14 @@ impl Project {
         let sandbox = Sandbox::new().expect("sandbox");
         project::init_repo(sandbox.cwd());
         Project { sandbox, cli }
+    }
+
+    /// A project in a new sandbox for the pinned CLI, with `phases` planned as
+    /// [`Project::plan`] does.
+    pub(super) fn planned(phases: &[(&str, &str)]) -> Project {
+        let project = Project::new(claude::require());
+        project.plan(phases);
+        project
     }
 
     /// A model turn that says it creates `file` and writes `content` to it with Claude

@@ -25,9 +25,7 @@ fn crossing_while(command: &str) -> Scenario {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_bash_call_crossing_the_threshold_finishes_before_the_stop() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f f")]);
+    let project = Project::planned(&[("1", "test -f f")]);
     let server = ModelServer::start(crossing_while("sleep 4 && touch f")).expect("model server");
 
     let (code, events) = project.run(&server, &["--handoff", "mechanical"]);
