@@ -200,6 +200,24 @@ pub fn phase_error(events: &[Value]) -> String {
         .to_owned()
 }
 
+/// The run's one `restart` event; any other number of them fails the test.
+pub fn only_restart(events: &[Value]) -> &Value {
+    let restarts = events_named(events, "restart");
+    assert_eq!(restarts.len(), 1, "{events:#?}");
+    restarts[0]
+}
+
+/// The run restarted its session once, for an agent's compaction that debussy blocked.
+pub fn assert_restarted_once_for_a_blocked_compaction(events: &[Value]) {
+    let restart = only_restart(events);
+    assert!(
+        restart["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
+        "{restart:#}"
+    );
+}
+
 /// The events named `name`.
 pub fn events_named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["event"] == name).collect()

@@ -5,10 +5,10 @@
 
 use serde_json::json;
 
-use super::kit::{Project, permission_args_yaml, serving, usage};
+use super::kit::{Project, serving, usage};
 use crate::support::claude;
 use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
-use crate::support::project::events_named as named;
+use crate::support::project::{self, events_named as named};
 
 /// Phase 1 with one context stop: a.txt is written, the context crosses 85 %, and the
 /// restarted session writes b.txt and finishes.
@@ -108,13 +108,7 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
     let cli = claude::require();
     let project = Project::new(cli);
     // Claude Code arms its auto-compaction only when it knows the window.
-    project.plan_with_agent(
-        &[("1", "test -f a.txt && test -f b.txt")],
-        &format!(
-            "{}  env:\n    CLAUDE_CODE_AUTO_COMPACT_WINDOW: \"200000\"\n",
-            permission_args_yaml()
-        ),
-    );
+    project.plan_knowing_the_window(&[("1", "test -f a.txt && test -f b.txt")]);
     // The user's own settings and hooks (here a PostToolUse hook in their user settings)
     // keep working beside debussy's.
     let marker = project.sandbox.home().join("user-hook-ran");
@@ -132,28 +126,14 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
         // past Claude Code's own compaction point (about 83 % of 200,000). Claude Code
         // then compacts before its next request: the hook blocks that and debussy stops
         // the session.
-        Turn::new()
-            .text("Creating a.txt.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-            )
-            .usage(Usage::new(10, 179_000, 1_000, 50)),
+        project.write_turn_using("a.txt", "a\n", Usage::new(10, 179_000, 1_000, 50)),
         project.write_turn("b.txt", "b\n", 20),
         Turn::reply("Phase 1 is done.").usage(usage(21)),
     ]);
 
     let (code, events) = project.run(&server, &["--context-threshold", "97"]);
     assert_eq!(code, 0, "{events:#?}");
-    let restarts = named(&events, "restart");
-    assert_eq!(restarts.len(), 1, "{events:#?}");
-    assert!(
-        restarts[0]["reason"]
-            .as_str()
-            .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
-        "{:#}",
-        restarts[0]
-    );
+    project::assert_restarted_once_for_a_blocked_compaction(&events);
     assert!(
         server.requests_of(&RequestKind::Compact).is_empty(),
         "no summarisation request reached the model: {:#?}",
@@ -188,13 +168,7 @@ fn at_90_percent_the_next_session_opens_with_the_agents_handoff_and_nothing_comp
     let cli = claude::require();
     let project = Project::new(cli);
     // Claude Code knows the window, so it would keep its whole compaction reserve free.
-    project.plan_with_agent(
-        &[("1", "test -f a.txt && test -f b.txt")],
-        &format!(
-            "{}  env:\n    CLAUDE_CODE_AUTO_COMPACT_WINDOW: \"200000\"\n",
-            permission_args_yaml()
-        ),
-    );
+    project.plan_knowing_the_window(&[("1", "test -f a.txt && test -f b.txt")]);
     let server = ModelServer::start(
         Scenario::new()
             .turns([

@@ -52,16 +52,33 @@ impl Project {
         project
     }
 
+    /// [`Project::plan`] with Claude Code told the window's size, so that it arms its
+    /// own auto-compaction and keeps its compaction reserve free.
+    pub(super) fn plan_knowing_the_window(&self, phases: &[(&str, &str)]) {
+        self.plan_with_agent(
+            phases,
+            &format!(
+                "{}  env:\n    CLAUDE_CODE_AUTO_COMPACT_WINDOW: \"200000\"\n",
+                permission_args_yaml()
+            ),
+        );
+    }
+
     /// A model turn that says it creates `file` and writes `content` to it with Claude
     /// Code's Write tool, its request filling `percent` of a 200k window.
     pub(super) fn write_turn(&self, file: &str, content: &str, percent: u64) -> Turn {
+        self.write_turn_using(file, content, usage(percent))
+    }
+
+    /// [`Project::write_turn`] with its request's `usage` given exactly.
+    pub(super) fn write_turn_using(&self, file: &str, content: &str, usage: Usage) -> Turn {
         Turn::new()
             .text(format!("Creating {file}."))
             .tool_use(
                 "Write",
                 json!({"file_path": self.path(file), "content": content}),
             )
-            .usage(usage(percent))
+            .usage(usage)
     }
 
     /// `debussy run plan/MASTER_PLAN.md --output-format json` in the background.
