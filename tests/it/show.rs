@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use crate::support::project::{commit_all, init_repo, wait_exit};
+use crate::support::project::{commit_all, init_repo, json_of, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use serde_json::Value;
 
@@ -110,12 +110,7 @@ impl Project {
 }
 
 fn json(output: &Output) -> Value {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("show json")
+    json_of(output, "debussy show")
 }
 
 #[test]

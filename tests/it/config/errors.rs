@@ -1,6 +1,7 @@
 //! Bad configuration: exit 2, nothing on stdout, and a message naming where and why.
 
 use super::support::Sandbox;
+use crate::support::project::assert_success;
 
 /// Run `debussy config` expecting a usage error; returns stderr.
 fn usage_error(cmd: &mut assert_cmd::Command) -> String {
@@ -214,11 +215,7 @@ fn run_time_variables_are_not_configuration() {
         .env("DEBUSSY_LOG", "warn")
         .output()
         .expect("runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output, "debussy config");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -50,12 +50,7 @@ impl Project {
             .command(&["status", "--format", "json"])
             .output()
             .expect("status");
-        assert!(
-            output.status.success(),
-            "status failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).expect("status json")
+        json_of(&output, "debussy status")
     }
 }
 
@@ -273,4 +268,21 @@ pub fn process_gone(pid: u64) -> bool {
 pub fn group_gone(pgid: u64) -> bool {
     let group = pgid.to_string();
     none_alive_within(|_, fields| fields.get(2) == Some(&group.as_str()))
+}
+
+/// Asserts that the command `what` succeeded, showing its stderr when it did not.
+pub fn assert_success(output: &Output, what: &str) {
+    assert!(
+        output.status.success(),
+        "{what} failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The JSON the command `what`, which must succeed, printed on stdout.
+pub fn json_of(output: &Output, what: &str) -> Value {
+    assert_success(output, what);
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|error| panic!("{what} printed no JSON ({error}): {output:?}"))
 }
