@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use crate::support::project::{commit_all, init_repo, json_of, wait_exit};
+use crate::support::project::{commit_all, init_repo, json_of, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use serde_json::Value;
 
@@ -62,15 +62,10 @@ impl Project {
         write(".gitignore", ".home/\n");
         commit_all(root, "plan");
         let project = Project { dir };
-        let output = project.debussy(&[
-            "run",
+        let output = project.debussy(&sim_run_args(
             "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--no-interactive",
-            "--restart-delay",
-            "0",
-        ]);
+            &["--no-interactive", "--restart-delay", "0"],
+        ));
         assert_eq!(
             output.status.code(),
             Some(0),

@@ -213,6 +213,13 @@ pub fn assert_restarted_once_for_a_blocked_compaction(events: &[Value]) {
     );
 }
 
+/// The arguments of `debussy run` of the plan at `plan` with the sim agent, then `extra`.
+pub fn sim_run_args<'a>(plan: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run", plan, "--agent", "sim"];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// The events named `name`.
 pub fn events_named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["event"] == name).collect()
