@@ -28,41 +28,32 @@ pub trait AgentSandbox: Sized {
     fn envs(&self) -> Vec<(String, String)>;
 }
 
-impl AgentSandbox for super::codex::Sandbox {
-    const KIND: &'static str = "codex";
-    const NAME: &'static str = "Codex";
-    const MODEL: &'static str = super::codex::DEFAULT_MODEL;
+/// `AgentSandbox` for an agent module's `Sandbox`, whose `new`, `cwd` and `envs` do the
+/// work, with the agent's kind, name and model.
+macro_rules! agent_sandbox {
+    ($agent:ident, $kind:literal, $name:literal) => {
+        impl AgentSandbox for super::$agent::Sandbox {
+            const KIND: &'static str = $kind;
+            const NAME: &'static str = $name;
+            const MODEL: &'static str = super::$agent::DEFAULT_MODEL;
 
-    fn for_server(server: &ModelServer) -> std::io::Result<Self> {
-        Self::new(server)
-    }
+            fn for_server(server: &ModelServer) -> std::io::Result<Self> {
+                Self::new(server)
+            }
 
-    fn cwd(&self) -> &Path {
-        self.cwd()
-    }
+            fn cwd(&self) -> &Path {
+                self.cwd()
+            }
 
-    fn envs(&self) -> Vec<(String, String)> {
-        self.envs()
-    }
+            fn envs(&self) -> Vec<(String, String)> {
+                self.envs()
+            }
+        }
+    };
 }
 
-impl AgentSandbox for super::gemini::Sandbox {
-    const KIND: &'static str = "gemini";
-    const NAME: &'static str = "Gemini";
-    const MODEL: &'static str = super::gemini::DEFAULT_MODEL;
-
-    fn for_server(server: &ModelServer) -> std::io::Result<Self> {
-        Self::new(server)
-    }
-
-    fn cwd(&self) -> &Path {
-        self.cwd()
-    }
-
-    fn envs(&self) -> Vec<(String, String)> {
-        self.envs()
-    }
-}
+agent_sandbox!(codex, "codex", "Codex");
+agent_sandbox!(gemini, "gemini", "Gemini");
 
 /// A git project in an agent's sandbox whose runs use the CLI at `program`.
 pub struct AgentProject<S> {

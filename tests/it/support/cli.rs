@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
 
-/// A CLI the tests run, and where to find it.
+/// A CLI the tests run, where to find it, and what looking for it found (once per test
+/// process).
 #[derive(Debug)]
 pub struct Pinned {
     /// Its name in messages (`the Codex CLI`).
@@ -17,6 +18,29 @@ pub struct Pinned {
     pub override_env: &'static str,
     /// Where `scripts/test-tools` installs it, relative to the crate root.
     pub install_path: &'static str,
+    found: OnceLock<Result<PinnedCli, String>>,
+}
+
+impl Pinned {
+    /// The CLI called `name` in messages, found through `override_env` or at
+    /// `install_path`.
+    pub const fn new(
+        name: &'static str,
+        override_env: &'static str,
+        install_path: &'static str,
+    ) -> Self {
+        Pinned {
+            name,
+            override_env,
+            install_path,
+            found: OnceLock::new(),
+        }
+    }
+
+    /// The CLI for a test that needs it; see [`require`].
+    pub fn require(&'static self) -> PinnedCli {
+        require(self, &self.found)
+    }
 }
 
 /// A located, working pinned CLI.

@@ -10,9 +10,8 @@
 
 use std::io;
 use std::path::Path;
-use std::sync::OnceLock;
 
-use super::cli::PinnedCli;
+use super::cli::{Pinned, PinnedCli};
 use super::model_server::ModelServer;
 use super::sandbox::SandboxDirs;
 
@@ -31,13 +30,8 @@ const KEY_ENV: &str = "DEBUSSY_TEST_OPENAI_KEY";
 /// The CLI for a test that needs it; see [`super::cli::require`] for what happens when
 /// it is missing.
 pub fn require() -> PinnedCli {
-    static PINNED: super::cli::Pinned = super::cli::Pinned {
-        name: "the Codex CLI",
-        override_env: CODEX_OVERRIDE_ENV,
-        install_path: CODEX_INSTALL_PATH,
-    };
-    static FOUND: OnceLock<Result<PinnedCli, String>> = OnceLock::new();
-    super::cli::require(&PINNED, &FOUND)
+    static PINNED: Pinned = Pinned::new("the Codex CLI", CODEX_OVERRIDE_ENV, CODEX_INSTALL_PATH);
+    PINNED.require()
 }
 
 /// An isolated HOME (with `~/.codex/config.toml`), TMPDIR and working directory inside

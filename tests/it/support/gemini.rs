@@ -9,9 +9,8 @@
 
 use std::io;
 use std::path::Path;
-use std::sync::OnceLock;
 
-use super::cli::PinnedCli;
+use super::cli::{Pinned, PinnedCli};
 use super::model_server::ModelServer;
 use super::sandbox::SandboxDirs;
 
@@ -27,13 +26,8 @@ pub const DEFAULT_MODEL: &str = "gemini-2.5-pro";
 /// The CLI for a test that needs it; see [`super::cli::require`] for what happens when
 /// it is missing.
 pub fn require() -> PinnedCli {
-    static PINNED: super::cli::Pinned = super::cli::Pinned {
-        name: "the Gemini CLI",
-        override_env: GEMINI_OVERRIDE_ENV,
-        install_path: GEMINI_INSTALL_PATH,
-    };
-    static FOUND: OnceLock<Result<PinnedCli, String>> = OnceLock::new();
-    super::cli::require(&PINNED, &FOUND)
+    static PINNED: Pinned = Pinned::new("the Gemini CLI", GEMINI_OVERRIDE_ENV, GEMINI_INSTALL_PATH);
+    PINNED.require()
 }
 
 /// An isolated HOME (with `~/.gemini/settings.json`), TMPDIR and working directory inside

@@ -14,7 +14,6 @@
 mod run;
 mod sandbox;
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 pub use run::{ClaudeRun, Transcript, run};
@@ -54,15 +53,14 @@ pub const RUN_TIMEOUT: Duration = Duration::from_mins(1);
 pub type ClaudeCli = PinnedCli;
 
 /// The Claude Code CLI as `scripts/test-tools` pins it.
-pub const PINNED: Pinned = Pinned {
-    name: "the Claude Code CLI",
-    override_env: CLAUDE_OVERRIDE_ENV,
-    install_path: CLAUDE_INSTALL_PATH,
-};
+pub static PINNED: Pinned = Pinned::new(
+    "the Claude Code CLI",
+    CLAUDE_OVERRIDE_ENV,
+    CLAUDE_INSTALL_PATH,
+);
 
-/// The CLI for a test that needs it (located once per test process); see
-/// [`super::cli::require`] for what happens when it is missing.
+/// The CLI for a test that needs it; see [`super::cli::require`] for what happens when
+/// it is missing.
 pub fn require() -> ClaudeCli {
-    static FOUND: OnceLock<Result<PinnedCli, String>> = OnceLock::new();
-    super::cli::require(&PINNED, &FOUND)
+    PINNED.require()
 }
