@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use crate::support::project::{Project, commit_all, output_within, sim_run_args};
+use crate::support::project::{Project, commit_all, output_within, quiet_run_args, sim_run_args};
 use crate::support::scenario::{Scenario, Status, Turn};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -51,14 +51,7 @@ impl Project {
     }
 
     fn run_plan(&self, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--no-interactive",
-            "--restart-delay",
-            "0",
-        ];
-        args.extend_from_slice(extra);
+        let args = quiet_run_args(extra);
         self.debussy(&args)
     }
 

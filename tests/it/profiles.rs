@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::time::Duration;
 
-use crate::support::project::{Project, commit_all, output_within};
+use crate::support::project::{Project, commit_all, output_within, quiet_run_args};
 use crate::support::scenario::{Scenario, Script, Status, Turn};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -185,14 +185,7 @@ fn the_old_keys_are_the_profile_of_the_kind_named_beside_them() {
     let run = |config: &str, extra: &[&str]| {
         project.write(".debussy/config.yaml", config);
         commit_all(project.root(), "config");
-        let mut args = vec![
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--no-interactive",
-            "--restart-delay",
-            "0",
-        ];
-        args.extend_from_slice(extra);
+        let args = quiet_run_args(extra);
         let run = debussy(&project, &current_path(), &args);
         assert_eq!(
             run.status.code(),

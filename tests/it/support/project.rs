@@ -220,6 +220,20 @@ pub fn sim_run_args<'a>(plan: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// The arguments of `debussy run` of the plan, not interactive and with no delay between
+/// restarts, then `extra`.
+pub fn quiet_run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "plan/MASTER_PLAN.md",
+        "--no-interactive",
+        "--restart-delay",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// The events named `name`.
 pub fn events_named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["event"] == name).collect()
