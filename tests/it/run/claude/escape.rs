@@ -3,32 +3,14 @@
 //! agent may start a `setsid` helper of its own. Both die with debussy, whether it ends
 //! normally or is killed with SIGKILL.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
 use super::kit::{Project, serving, usage};
 use crate::support::model_server::Turn;
 use crate::support::project::{process_gone, wait_exit};
-
-/// Wait (bounded) until `path` holds a pid, and return it.
-fn pid_in(path: &std::path::Path) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(pid) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|text| text.trim().parse().ok())
-        {
-            return pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "nothing wrote {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use crate::support::wait::pid_in;
 
 /// The session id of process `pid` (field 6 of its stat).
 fn session_of(pid: u32) -> Option<u32> {
@@ -69,7 +51,7 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
         .as_u64()
         .and_then(|pid| u32::try_from(pid).ok())
         .expect("a session started");
-    let tool = pid_in(&pid_file);
+    let tool = pid_in(&pid_file, Duration::from_secs(60));
     let (tool_session, agent_session) = (session_of(tool), session_of(agent));
     if tool_session.is_none() || tool_session == agent_session {
         reap_leftover(tool);
@@ -124,7 +106,7 @@ fn a_setsid_helper_of_the_agent_dies_when_the_run_ends() {
     ]);
 
     let (code, events) = project.run(&server, &[]);
-    let helper = pid_in(&pid_file);
+    let helper = pid_in(&pid_file, Duration::from_secs(60));
     let gone = process_gone(u64::from(helper));
     reap_leftover(helper);
     assert_eq!(code, 0, "{events:#?}");
