@@ -33,11 +33,10 @@ type Project = AgentProject<Sandbox>;
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
     let cli = codex::require();
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         shell("echo a > a.txt").usage(usage(20)),
         Turn::reply("Phase 1 is done.").usage(usage(25)),
-    ]))
-    .expect("model server");
+    ]);
     let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt", 100_000, "");
     let (code, events) = project.run();
@@ -62,11 +61,7 @@ fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
         calls.iter().any(|a| a["name"] == "Bash"),
         "Codex's command shows as a Bash call: {calls:#?}"
     );
-    let messages = project::commit_messages(project.root());
-    assert!(
-        messages[0].contains("phase 1 - Step 1 completed"),
-        "{messages:?}"
-    );
+    project.assert_completed_commit();
     let status = project.command(&["status"]).output().expect("status");
     let status = String::from_utf8_lossy(&status.stdout);
     assert!(
@@ -80,15 +75,14 @@ fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_the_checkpoint() {
     let cli = codex::require();
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         // Session 1: writes a.txt; the next turn crosses 80 % while its tool runs.
         shell("echo a > a.txt").usage(usage(40)),
         shell("sleep 30").usage(usage(85)),
         // Session 2: finishes.
         shell("echo b > b.txt").usage(usage(30)),
         Turn::reply("Phase 1 is done.").usage(usage(32)),
-    ]))
-    .expect("model server");
+    ]);
     let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt && test -f b.txt", 100_000, "");
     let started = Instant::now();
@@ -113,11 +107,7 @@ fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_
         "{second}"
     );
     assert!(second.contains("a.txt"), "{second}");
-    let messages = project::commit_messages(project.root());
-    assert!(
-        messages.iter().any(|m| m.contains("checkpoint (restart 1")),
-        "{messages:?}"
-    );
+    project.assert_first_checkpoint_committed();
     assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
 }
 
@@ -160,11 +150,10 @@ fn a_model_that_never_answers_is_timed_out() {
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
     let cli = codex::require();
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         shell("echo b > b.txt").usage(usage(20)),
         Turn::reply("Phase 2 is done.").usage(usage(22)),
-    ]))
-    .expect("model server");
+    ]);
     let project = Project::new(cli.path(), &server);
     project.write(
         "plan/MASTER_PLAN.md",
@@ -265,13 +254,12 @@ fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_codex_that_crashes_mid_session_fails_the_attempt_with_its_signal() {
     let cli = codex::require();
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         shell("echo a > a.txt").usage(usage(20)),
         // Outside Codex's sandbox (its own PID namespace), a command's parent is Codex.
         shell("kill -KILL $PPID").usage(usage(22)),
         Turn::reply("never sent").usage(usage(23)),
-    ]))
-    .expect("model server");
+    ]);
     let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt", 100_000, "");
     let config = project.root().join(".debussy/config.yaml");

@@ -118,6 +118,24 @@ impl<S: AgentSandbox> AgentProject<S> {
         project::commit_all(self.root(), "plan");
     }
 
+    /// The run completed the plan's one phase: the newest commit says so.
+    pub fn assert_completed_commit(&self) {
+        let messages = project::commit_messages(self.root());
+        assert!(
+            messages[0].contains("phase 1 - Step 1 completed"),
+            "{messages:?}"
+        );
+    }
+
+    /// The run committed the checkpoint of its first restart.
+    pub fn assert_first_checkpoint_committed(&self) {
+        let messages = project::commit_messages(self.root());
+        assert!(
+            messages.iter().any(|m| m.contains("checkpoint (restart 1")),
+            "{messages:?}"
+        );
+    }
+
     /// `debussy ARGS` in the project, with only the sandbox's environment.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(super::DEBUSSY);

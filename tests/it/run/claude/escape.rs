@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::kit::{Project, serving, usage};
-use crate::support::model_server::Turn;
+use super::kit::{Project, usage};
+use crate::support::model_server::{ModelServer, Turn};
 use crate::support::project::{process_gone, wait_exit};
 use crate::support::wait::pid_in;
 
@@ -35,7 +35,7 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
     let project = Project::planned(&[("1", "test -f done.txt")]);
     let pid_file = project.root().join("tool.pid");
     let late = project.root().join("late.txt");
-    let server = serving([Turn::new()
+    let server = ModelServer::serving([Turn::new()
         .text("Waiting for the build.")
         .tool_use(
             "Bash",
@@ -81,7 +81,7 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
 fn a_setsid_helper_of_the_agent_dies_when_the_run_ends() {
     let project = Project::planned(&[("1", "test -f done.txt")]);
     let pid_file = project.root().join("helper.pid");
-    let server = serving([
+    let server = ModelServer::serving([
         Turn::new()
             .text("Starting a watcher.")
             .tool_use(

@@ -9,7 +9,7 @@ use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::project::{events_named as named, group_gone};
 use serde_json::json;
 
-use super::kit::{Project, bash_turn, serving, usage};
+use super::kit::{Project, bash_turn, usage};
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
@@ -18,7 +18,7 @@ fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
         ("1", "test -f a.txt && test -f c.txt && test -f e.txt"),
         ("2", "test -f d.txt"),
     ]);
-    let server = serving([
+    let server = ModelServer::serving([
         // Phase 1, session 1: writes a.txt, then its context crosses 80 %.
         project.write_turn("a.txt", "a\n", 50),
         Turn::new().text("Next, c.txt.").usage(usage(85)).hold(),
@@ -92,7 +92,7 @@ fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn exceeding_max_restarts_fails_with_the_reason_in_state() {
     let project = Project::planned(&[("1", "true")]);
-    let server = serving([
+    let server = ModelServer::serving([
         Turn::new().text("Working.").usage(usage(85)).hold(),
         Turn::new().text("Still working.").usage(usage(88)).hold(),
     ]);
@@ -114,7 +114,7 @@ fn with_the_default_permissions_the_agent_edits_files_and_runs_commands() {
     let cli = claude::require();
     let project = Project::new(cli);
     project.plan_with_agent(&[("1", "test -s out.txt && test -f ran.txt")], "");
-    let server = serving([
+    let server = ModelServer::serving([
         project.write_turn("out.txt", "hello\n", 10),
         bash_turn(
             "Checking.",
@@ -189,7 +189,7 @@ fn a_refused_tool_call_is_shown_with_the_rule_that_allows_it() {
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_failing_gate_gets_a_remediation_session_that_fixes_it() {
     let project = Project::planned(&[("1", "grep -q right out.txt")]);
-    let server = serving([
+    let server = ModelServer::serving([
         Turn::new()
             .text("Writing.")
             .tool_use(
@@ -230,7 +230,7 @@ fn a_failing_gate_gets_a_remediation_session_that_fixes_it() {
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn ctrl_c_pauses_without_orphans_and_resume_completes() {
     let project = Project::planned(&[("1", "test -f done.txt")]);
-    let server = serving([
+    let server = ModelServer::serving([
         Turn::new().text("Thinking hard.").stall(),
         project.write_turn("done.txt", "ok\n", 10),
         Turn::reply("Done.").usage(usage(11)),

@@ -4,15 +4,15 @@
 
 use std::time::Duration;
 
-use super::kit::{Project, serving, usage};
-use crate::support::model_server::Turn;
+use super::kit::{Project, usage};
+use crate::support::model_server::{ModelServer, Turn};
 use crate::support::project::events_named as named;
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_cost_limit_pauses_a_real_session_with_its_work_committed() {
     let project = Project::planned(&[("1", "test -f a.txt")]);
-    let server = serving([
+    let server = ModelServer::serving([
         // About $0.02 of Sonnet tokens, then about $0.04 more: past --max-cost 0.04.
         project.write_turn("a.txt", "a\n", 30),
         Turn::new().text("Thinking.").usage(usage(60)).hold(),
@@ -37,7 +37,7 @@ fn a_cost_limit_pauses_a_real_session_with_its_work_committed() {
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_time_limit_pauses_a_real_session_waiting_on_its_model() {
     let project = Project::planned(&[("1", "test -f a.txt")]);
-    let server = serving([
+    let server = ModelServer::serving([
         project.write_turn("a.txt", "a\n", 10),
         Turn::new().text("Waiting.").usage(usage(11)).stall(),
     ]);
@@ -58,7 +58,7 @@ fn a_time_limit_pauses_a_real_session_waiting_on_its_model() {
 fn real_sessions_that_make_no_progress_fail_the_attempt_early() {
     let project = Project::planned(&[("1", "true")]);
     // Each session only fills its context: nothing written, logged or completed.
-    let server = serving([
+    let server = ModelServer::serving([
         Turn::new().text("Reading.").usage(usage(85)).hold(),
         Turn::new().text("Reading again.").usage(usage(85)).hold(),
         Turn::new().text("And again.").usage(usage(85)).hold(),

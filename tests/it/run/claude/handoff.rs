@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::kit::{Project, serving, usage};
+use super::kit::{Project, usage};
 use crate::support::claude;
 use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named};
@@ -121,7 +121,7 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
         settings.to_string(),
     )
     .expect("user settings");
-    let server = serving([
+    let server = ModelServer::serving([
         // One turn takes the context from nothing to 90 %: under debussy's 97 % threshold,
         // past Claude Code's own compaction point (about 83 % of 200,000). Claude Code
         // then compacts before its next request: the hook blocks that and debussy stops

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::support::claude::{
     self, ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Login, Sandbox,
 };
-use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
+use crate::support::model_server::{ModelServer, Turn, Usage};
 use crate::support::project::{self, run_json};
 use serde_json::{Value, json};
 
@@ -24,11 +24,6 @@ pub(super) fn bash_turn(text: &str, command: &str, percent: u64) -> Turn {
         .text(text)
         .bash(command, text)
         .usage(usage(percent))
-}
-
-/// A model server answering the main thread with `turns`, in order.
-pub(super) fn serving(turns: impl IntoIterator<Item = Turn>) -> ModelServer {
-    ModelServer::start(Scenario::new().turns(turns)).expect("model server")
 }
 
 /// A git project inside a Claude sandbox, configured to run the real CLI.

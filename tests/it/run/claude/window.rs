@@ -1,15 +1,15 @@
 //! The window from the first request, with the real Claude Code CLI: a fresh project
 //! running `opus` measures its first session against the model's real window.
 
-use super::kit::{Project, serving};
-use crate::support::model_server::{Turn, Usage};
+use super::kit::Project;
+use crate::support::model_server::{ModelServer, Turn, Usage};
 use crate::support::project::events_named as named;
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_fresh_project_with_opus_and_300k_of_usage_does_not_stop() {
     let project = Project::planned(&[("1", "test -f a.txt")]);
-    let server = serving([
+    let server = ModelServer::serving([
         // 300,000 tokens: 150 % of the 200,000 default, 30 % of opus's 1,000,000.
         project.write_turn_using("a.txt", "a\n", Usage::new(10, 299_000, 990, 50)),
         Turn::reply("Done.").usage(Usage::new(10, 299_500, 990, 20)),
