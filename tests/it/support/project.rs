@@ -94,6 +94,15 @@ pub fn commit_messages(dir: &Path) -> Vec<String> {
     .collect()
 }
 
+/// Exactly `count` of `messages`, a project's commit summaries, are restart checkpoints.
+pub fn assert_checkpoint_commits(messages: &[String], count: usize) {
+    let checkpoints = messages
+        .iter()
+        .filter(|m| m.contains("checkpoint (restart"))
+        .count();
+    assert_eq!(checkpoints, count, "{messages:?}");
+}
+
 /// Wait for `child` to exit, killing it and failing the test after `limit`.
 pub fn wait_exit(child: &mut Child, limit: Duration) -> i32 {
     let deadline = Instant::now() + limit;

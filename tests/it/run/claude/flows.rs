@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::support::claude::{self};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
-use crate::support::project::{events_named as named, group_gone};
+use crate::support::project::{self, events_named as named, group_gone};
 use serde_json::json;
 
 use super::kit::{Project, bash_turn, usage};
@@ -73,14 +73,7 @@ fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
     );
 
     let messages = project.commit_messages();
-    assert_eq!(
-        messages
-            .iter()
-            .filter(|m| m.contains("checkpoint (restart"))
-            .count(),
-        2,
-        "{messages:?}"
-    );
+    project::assert_checkpoint_commits(&messages, 2);
     assert!(
         messages[0].contains("phase 2 - Step 2 completed"),
         "{messages:?}"
