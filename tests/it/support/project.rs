@@ -94,6 +94,13 @@ pub fn commit_messages(dir: &Path) -> Vec<String> {
     .collect()
 }
 
+/// A new temporary directory holding an empty `.debussy`, where a state database goes.
+pub fn dir_with_state() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(".debussy")).expect("mkdir");
+    dir
+}
+
 /// Exactly `count` of `messages`, a project's commit summaries, are restart checkpoints.
 pub fn assert_checkpoint_commits(messages: &[String], count: usize) {
     let checkpoints = messages
