@@ -2,10 +2,10 @@
 //! checkpoint each session was given, the transcript summary, gate output and commits.
 
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
-use crate::support::project::{commit_all, init_repo, json_of, sim_run_args, wait_exit};
+use crate::support::project::{commit_all, init_repo, json_of, output_within, sim_run_args};
 use crate::support::scenario::{Scenario, Script, Turn};
 use serde_json::Value;
 
@@ -75,28 +75,12 @@ impl Project {
         project
     }
 
+    /// `debussy ARGS` in the project, within two minutes.
     fn debussy(&self, args: &[&str]) -> Output {
-        let root = self.dir.path();
-        let mut child = crate::support::debussy(root, args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn debussy");
-        let read = |mut pipe: Box<dyn std::io::Read + Send>| {
-            std::thread::spawn(move || {
-                let mut bytes = Vec::new();
-                let _ = pipe.read_to_end(&mut bytes);
-                bytes
-            })
-        };
-        let out = read(Box::new(child.stdout.take().expect("stdout")));
-        let err = read(Box::new(child.stderr.take().expect("stderr")));
-        let code = wait_exit(&mut child, Duration::from_secs(120));
-        Output {
-            status: std::os::unix::process::ExitStatusExt::from_raw(code << 8),
-            stdout: out.join().expect("stdout"),
-            stderr: err.join().expect("stderr"),
-        }
+        output_within(
+            crate::support::debussy(self.dir.path(), args),
+            Duration::from_secs(120),
+        )
     }
 
     fn root(&self) -> &Path {
