@@ -16,23 +16,19 @@
 //!
 //! Run with `cargo bench --bench mcp_bridge`.
 
-#![allow(
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "a benchmark turns counts and durations into figures for its report"
-)]
-use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 #[path = "common/figures.rs"]
 mod figures;
+#[path = "common/mcp.rs"]
+mod mcp;
 
 use figures::{Stats, median, resident};
+use mcp::{StdioPeer, bench_result};
 
 const ROUNDS: usize = 6;
 const CALLS_PER_ROUND: usize = 3000;
@@ -52,15 +48,15 @@ fn main() {
     let state = tempfile::tempdir().expect("tempdir");
     let port = free_port();
 
-    let mut bridge = StdioClient::bridge(port, state.path());
+    let mut bridge = bridge_client(port, state.path());
     bridge.initialize();
-    bridge.sequential(10);
+    sequential(&mut bridge, 10);
     std::thread::sleep(Duration::from_millis(500));
     let fresh = resident(bridge.child.id());
     let mut remote = mcp_remote(quick).map(|program| {
-        let mut remote = StdioClient::mcp_remote(&program, port);
+        let mut remote = mcp_remote_client(&program, port);
         remote.initialize();
-        remote.sequential(100);
+        sequential(&mut remote, 100);
         remote
     });
     let mut direct = Direct::connect(port);
@@ -72,10 +68,10 @@ fn main() {
             let calls = CALLS_PER_ROUND / scale;
             match (round + turn) % 3 {
                 0 => direct_samples.extend(direct.sequential(calls)),
-                1 => bridged_samples.extend(bridge.sequential(calls)),
+                1 => bridged_samples.extend(sequential(&mut bridge, calls)),
                 _ => {
                     if let Some(remote) = &mut remote {
-                        remote_samples.extend(remote.sequential(calls));
+                        remote_samples.extend(sequential(remote, calls));
                     }
                 }
             }
@@ -164,13 +160,13 @@ fn main() {
     );
     println!(
         "  bridge idle RSS:        {:>7.1} MiB after connecting, {:.1} MiB after the calls above   (goal: < 10 MiB)",
-        fresh.total_kib as f64 / 1024.0,
-        idle.total_kib as f64 / 1024.0
+        fresh.total_mib(),
+        idle.total_mib()
     );
     println!(
         "    of which heap and stacks {:.1} MiB and {:.1} MiB; the rest are pages of the executable and libc",
-        fresh.anon_kib as f64 / 1024.0,
-        idle.anon_kib as f64 / 1024.0
+        fresh.anon_mib(),
+        idle.anon_mib()
     );
 }
 
@@ -313,114 +309,44 @@ fn mcp_remote(quick: bool) -> Option<PathBuf> {
     None
 }
 
-/// A client talking over stdio to a proxy in front of the daemon.
-struct StdioClient {
-    child: Child,
-    input: BufWriter<ChildStdin>,
-    output: BufReader<ChildStdout>,
-    next_id: u64,
-    line: String,
+/// `debussy mcp bridge`, starting the daemon on `port`.
+fn bridge_client(port: u16, state: &std::path::Path) -> StdioPeer {
+    let me = std::env::current_exe().expect("current exe");
+    let mut command = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_debussy")));
+    command
+        .args(["-q", "mcp", "bridge", "--stop-daemon-on-exit", "--port"])
+        .arg(port.to_string())
+        .arg("--state-dir")
+        .arg(state)
+        .arg("--")
+        .arg(&me)
+        .env("MCP_BENCH_DAEMON", "1");
+    StdioPeer::spawn(&mut command)
 }
 
-impl StdioClient {
-    /// `debussy mcp bridge`, starting the daemon on `port`.
-    fn bridge(port: u16, state: &std::path::Path) -> StdioClient {
-        let me = std::env::current_exe().expect("current exe");
-        let mut command = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_debussy")));
-        command
-            .args(["-q", "mcp", "bridge", "--stop-daemon-on-exit", "--port"])
-            .arg(port.to_string())
-            .arg("--state-dir")
-            .arg(state)
-            .arg("--")
-            .arg(&me)
-            .env("MCP_BENCH_DAEMON", "1");
-        StdioClient::spawn(command)
-    }
+/// `mcp-remote`, to the daemon on `port`.
+fn mcp_remote_client(program: &std::path::Path, port: u16) -> StdioPeer {
+    let mut command = Command::new(program);
+    command.arg(format!("http://127.0.0.1:{port}/mcp")).args([
+        "--transport",
+        "http-only",
+        "--silent",
+    ]);
+    StdioPeer::spawn(&mut command)
+}
 
-    /// `mcp-remote`, to the daemon on `port`.
-    fn mcp_remote(program: &std::path::Path, port: u16) -> StdioClient {
-        let mut command = Command::new(program);
-        command.arg(format!("http://127.0.0.1:{port}/mcp")).args([
-            "--transport",
-            "http-only",
-            "--silent",
-        ]);
-        StdioClient::spawn(command)
-    }
-
-    fn spawn(mut command: Command) -> StdioClient {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn the proxy");
-        let input = BufWriter::new(child.stdin.take().expect("stdin"));
-        let output = BufReader::new(child.stdout.take().expect("stdout"));
-        StdioClient {
-            child,
-            input,
-            output,
-            next_id: 0,
-            line: String::new(),
-        }
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        serde_json::to_writer(
-            &mut self.input,
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
-        )
-        .expect("write");
-        self.input.write_all(b"\n").expect("write");
-        self.input.flush().expect("flush");
-        loop {
-            self.line.clear();
-            let n = self.output.read_line(&mut self.line).expect("read");
-            assert!(n > 0, "the proxy closed its output");
-            let value: Value = serde_json::from_str(&self.line).expect("json");
-            if value.get("id") == Some(&json!(id)) {
-                return value;
-            }
-        }
-    }
-
-    fn initialize(&mut self) {
-        self.call("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}));
-        self.input
-            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-            .expect("write");
-        self.input.flush().expect("flush");
-    }
-
-    fn sequential(&mut self, count: usize) -> Vec<f64> {
-        let params = json!({"name": "echo", "arguments": {"text": "hello"}});
-        (0..count)
-            .map(|_| {
-                let started = Instant::now();
-                let reply = self.call("tools/call", params.clone());
-                let took = started.elapsed().as_secs_f64() * 1e6;
-                assert!(reply.get("result").is_some(), "{reply}");
-                took
-            })
-            .collect()
-    }
-
-    fn close(mut self) {
-        drop(self.input);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `count` sequential `echo` calls through `client`: each round trip in microseconds.
+fn sequential(client: &mut StdioPeer, count: usize) -> Vec<f64> {
+    let params = json!({"name": "echo", "arguments": {"text": "hello"}});
+    (0..count)
+        .map(|_| {
+            let started = Instant::now();
+            let reply = client.call("tools/call", params.clone());
+            let took = started.elapsed().as_secs_f64() * 1e6;
+            assert!(reply.get("result").is_some(), "{reply}");
+            took
+        })
+        .collect()
 }
 
 /// The minimal fast daemon: plain JSON answers, one session id, no GET stream.
@@ -443,20 +369,7 @@ fn daemon() {
             let Some(id) = message.get("id").cloned() else {
                 return StatusCode::ACCEPTED.into_response();
             };
-            let result = match message["method"].as_str() {
-                Some("initialize") => json!({
-                    "protocolVersion": message["params"]["protocolVersion"],
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "bench", "version": "1"}
-                }),
-                Some("tools/list") => {
-                    json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
-                }
-                Some("tools/call") => {
-                    json!({"content": [{"type": "text", "text": message["params"]["arguments"]["text"]}]})
-                }
-                _ => json!({}),
-            };
+            let result = bench_result(&message);
             let reply = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
             (
                 [

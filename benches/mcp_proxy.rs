@@ -18,24 +18,21 @@
 //!
 //! Run with `cargo bench --bench mcp_proxy`.
 
-#![allow(
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "a benchmark turns counts and durations into figures for its report"
-)]
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 #[path = "common/figures.rs"]
 mod figures;
+#[path = "common/mcp.rs"]
+mod mcp;
 
 use figures::{Stats, median, resident};
+use mcp::{StdioPeer, bench_result};
 
 const ROUNDS: usize = 6;
 const SEQUENTIAL_PER_ROUND: usize = 3000;
@@ -161,11 +158,11 @@ fn main() {
     // Idle memory: let the supervisor settle, then read its resident set.
     let _ = session.call("ping", json!({}));
     std::thread::sleep(Duration::from_millis(500));
-    let rss = resident(session.child.id());
+    let rss = resident(session.peer.child.id());
     println!(
         "supervisor idle RSS: {:.1} MiB, of which heap and stacks {:.1} MiB   (target < 10 MiB)",
-        rss.total_kib as f64 / 1024.0,
-        rss.anon_kib as f64 / 1024.0
+        rss.total_mib(),
+        rss.anon_mib()
     );
 
     // Nothing lost: a pipelined stream through restarts.
@@ -215,11 +212,7 @@ fn report_sequential(era: &str, count: usize, stats: &[Stats], rates: &[f64]) {
 }
 
 struct Session {
-    child: Child,
-    input: BufWriter<ChildStdin>,
-    output: BufReader<ChildStdout>,
-    next_id: u64,
-    line: String,
+    peer: StdioPeer,
     era: Era,
 }
 
@@ -242,21 +235,8 @@ impl Session {
                 c
             }
         };
-        let mut child = command
-            .env("MCP_BENCH_SERVER", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        let input = BufWriter::new(child.stdin.take().expect("stdin"));
-        let output = BufReader::new(child.stdout.take().expect("stdout"));
         Session {
-            child,
-            input,
-            output,
-            next_id: 0,
-            line: String::new(),
+            peer: StdioPeer::spawn(command.env("MCP_BENCH_SERVER", "1")),
             era: Era::Legacy,
         }
     }
@@ -274,28 +254,14 @@ impl Session {
                 json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
             }
         };
-        serde_json::to_writer(&mut self.input, &message).expect("write");
-        self.input.write_all(b"\n").expect("write");
-    }
-
-    fn read(&mut self) -> Value {
-        loop {
-            self.line.clear();
-            let n = self.output.read_line(&mut self.line).expect("read");
-            assert!(n > 0, "the server closed its output");
-            let value: Value = serde_json::from_str(&self.line).expect("json");
-            if value.get("id").is_some() {
-                return value;
-            }
-        }
+        self.peer.write(&message);
     }
 
     fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
+        let id = self.peer.next_id();
         self.send(id, method, &params);
-        self.input.flush().expect("flush");
-        let reply = self.read();
+        self.peer.flush();
+        let reply = self.peer.read();
         assert_eq!(reply["id"], id);
         reply
     }
@@ -306,11 +272,7 @@ impl Session {
             self.call("server/discover", json!({}));
             return;
         }
-        self.call("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}));
-        self.input
-            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-            .expect("write");
-        self.input.flush().expect("flush");
+        self.peer.initialize();
     }
 
     /// Per-request round trips in microseconds.
@@ -336,15 +298,16 @@ impl Session {
         let mut received = 0;
         while received < count {
             while sent < count && sent - received < WINDOW {
-                self.next_id += 1;
-                self.send(self.next_id, "tools/call", &params);
+                let id = self.peer.next_id();
+                self.send(id, "tools/call", &params);
                 sent += 1;
             }
-            self.input.flush().expect("flush");
-            self.read();
+            self.peer.flush();
+            self.peer.read();
             received += 1;
         }
-        count as f64 / started.elapsed().as_secs_f64()
+        f64::from(u32::try_from(count).expect("a count that fits"))
+            / started.elapsed().as_secs_f64()
     }
 
     /// Send `count` pipelined requests while restarting `restarts` times; returns
@@ -358,22 +321,22 @@ impl Session {
         let mut restart_ids = HashSet::new();
         while sent < count || !outstanding.is_empty() || !restart_ids.is_empty() {
             while sent < count && outstanding.len() < WINDOW {
-                self.next_id += 1;
-                self.send(self.next_id, "tools/call", &params);
-                outstanding.insert(self.next_id);
+                let id = self.peer.next_id();
+                self.send(id, "tools/call", &params);
+                outstanding.insert(id);
                 sent += 1;
                 if every > 0 && sent % every == 0 && restart_ids.is_empty() && sent < count {
-                    self.next_id += 1;
+                    let id = self.peer.next_id();
                     self.send(
-                        self.next_id,
+                        id,
                         "tools/call",
                         &json!({"name": "restart_server", "arguments": {"reason": "bench"}}),
                     );
-                    restart_ids.insert(self.next_id);
+                    restart_ids.insert(id);
                 }
             }
-            self.input.flush().expect("flush");
-            let reply = self.read();
+            self.peer.flush();
+            let reply = self.peer.read();
             let id = reply["id"].as_u64().expect("id");
             if restart_ids.remove(&id) {
                 continue;
@@ -389,17 +352,8 @@ impl Session {
         (sent, answered)
     }
 
-    fn close(mut self) {
-        drop(self.input);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    fn close(self) {
+        self.peer.close();
     }
 }
 
@@ -427,18 +381,7 @@ fn serve() {
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "bench", "version": "1"}
             }),
-            Some("initialize") => json!({
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "bench", "version": "1"}
-            }),
-            Some("tools/list") => {
-                json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
-            }
-            Some("tools/call") => {
-                json!({"content": [{"type": "text", "text": message["params"]["arguments"]["text"]}]})
-            }
-            _ => json!({}),
+            _ => bench_result(&message),
         };
         let _ = serde_json::to_writer(
             &mut out,

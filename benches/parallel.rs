@@ -5,13 +5,6 @@
 //! Run with `cargo bench --bench parallel`. Without `--bench` (as `cargo test` runs it)
 //! it does one short round on a small repository, to check that it works.
 
-#![allow(
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "a benchmark turns counts and durations into figures for its report"
-)]
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -34,6 +27,20 @@ fn git(dir: &Path, args: &[&str]) {
         .status()
         .expect("git");
     assert!(status.success(), "git {args:?}");
+}
+
+/// What `git ARGS` in `dir` prints, trimmed.
+fn git_stdout(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(output.status.success(), "git {args:?}");
+    String::from_utf8(output.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned()
 }
 
 fn repository() -> tempfile::TempDir {
@@ -150,31 +157,9 @@ async fn worktree_overhead_async(files: usize, phases: usize) -> Overhead {
     debussy::git::vcs::ignore_run_data(root).expect("ignore run data");
     git(root, &["add", "-A"]);
     git(root, &["commit", "-qm", "files"]);
-    let run_branch = String::from_utf8(
-        Command::new("git")
-            .args(["branch", "--show-current"])
-            .current_dir(root)
-            .output()
-            .expect("git")
-            .stdout,
-    )
-    .expect("utf-8")
-    .trim()
-    .to_owned();
+    let run_branch = git_stdout(root, &["branch", "--show-current"]);
     let ms = |started: Instant| started.elapsed().as_secs_f64() * 1000.0;
-    let tip = |root: &Path| {
-        String::from_utf8(
-            Command::new("git")
-                .args(["rev-parse", "HEAD"])
-                .current_dir(root)
-                .output()
-                .expect("git")
-                .stdout,
-        )
-        .expect("utf-8")
-        .trim()
-        .to_owned()
-    };
+    let tip = |root: &Path| git_stdout(root, &["rev-parse", "HEAD"]);
     let mut run = RunBranch {
         name: run_branch.clone(),
         tip: tip(root),

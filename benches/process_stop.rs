@@ -24,16 +24,7 @@ use debussy::process::{Child, ProcessCommand, ProcessEvent, Stream};
 fn main() {
     let quick = std::env::args().any(|arg| arg == "--quick");
     let rounds = if quick { 20 } else { 200 };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("failed to start the runtime: {err}");
-            std::process::exit(1);
-        }
-    };
+    let runtime = common::runtime();
     runtime.block_on(async {
         // A shell `trap` loop is no good here: a SIGINT landing between fork and exec
         // of its inner command is swallowed by the forked shell. perl handles it.

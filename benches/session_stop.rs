@@ -59,16 +59,7 @@ scripts:
 fn main() {
     let quick = std::env::args().any(|arg| arg == "--quick");
     let rounds = if quick { 10 } else { 100 };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("failed to start the runtime: {err}");
-            std::process::exit(1);
-        }
-    };
+    let runtime = common::runtime();
     let dir = match tempfile::tempdir() {
         Ok(dir) => dir,
         Err(err) => {

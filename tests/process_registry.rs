@@ -4,12 +4,16 @@
 
 #[path = "it/support/command.rs"]
 mod command;
+#[path = "it/support/wait.rs"]
+mod wait;
 
 use std::time::Duration;
 
 use debussy::process::{
     ExitStatus, ProcessCommand, ProcessEvent, Signal, Stream, kill_all_groups, live_groups,
 };
+
+use wait::pid_in;
 
 const BOUND: Duration = Duration::from_secs(10);
 
@@ -65,25 +69,6 @@ async fn kill_all_groups_kills_every_live_child() {
     .expect("groups unregistered");
 }
 
-/// Wait (bounded) until `path` holds a pid.
-fn pid_in(path: &std::path::Path) -> i32 {
-    let deadline = std::time::Instant::now() + BOUND;
-    loop {
-        if let Some(pid) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|text| text.trim().parse().ok())
-        {
-            return pid;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "nothing wrote {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// Whether `pid` is gone (a zombie counts as gone) within the bound.
 fn gone_within(pid: i32) -> bool {
     let deadline = std::time::Instant::now() + BOUND;
@@ -113,7 +98,7 @@ fn sigkill_the_owner_of(dir: &std::path::Path, server: &str, pid_file: &std::pat
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
-    let pid = pid_in(pid_file);
+    let pid: i32 = pid_in(pid_file, BOUND);
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(owner.id()).expect("pid")),
         Signal::SIGKILL,

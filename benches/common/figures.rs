@@ -1,6 +1,13 @@
 //! Figures the benchmarks report: percentiles of samples, medians, a process's resident
 //! memory. Included by each benchmark that needs them with `#[path]`.
 
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "turning counts and durations into figures for a report"
+)]
+
 /// The mean, median and 99th percentile of a set of samples.
 pub struct Stats {
     pub mean: f64,
@@ -32,6 +39,18 @@ pub fn median(values: &mut [f64]) -> f64 {
 pub struct Resident {
     pub total_kib: u64,
     pub anon_kib: u64,
+}
+
+impl Resident {
+    /// All of it, in MiB.
+    pub fn total_mib(&self) -> f64 {
+        self.total_kib as f64 / 1024.0
+    }
+
+    /// The anonymous part, in MiB.
+    pub fn anon_mib(&self) -> f64 {
+        self.anon_kib as f64 / 1024.0
+    }
 }
 
 /// What `/proc/<pid>/status` says, zeros where it cannot be read.

@@ -28,3 +28,17 @@ pub fn report(name: &str, times: &[Duration]) {
         sorted[sorted.len() - 1]
     );
 }
+
+/// A multi-threaded runtime; failing to start one ends the benchmark.
+pub fn runtime() -> tokio::runtime::Runtime {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("failed to start the runtime: {err}");
+            std::process::exit(1);
+        }
+    }
+}

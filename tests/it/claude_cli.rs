@@ -189,21 +189,11 @@ async fn assistant_lines_carry_the_scripted_usage_exactly() {
         Usage::new(8, 15_700, 900, 25),
     ];
     let scenario = Scenario::new()
-        .turn(
-            Turn::new()
-                .tool_use(
-                    "Bash",
-                    json!({"command": "echo one", "description": "Print one"}),
-                )
-                .usage(usages[0]),
-        )
+        .turn(Turn::new().bash("echo one", "Print one").usage(usages[0]))
         .turn(
             Turn::new()
                 .text("Second step.")
-                .tool_use(
-                    "Bash",
-                    json!({"command": "echo two", "description": "Print two"}),
-                )
+                .bash("echo two", "Print two")
                 .usage(usages[1]),
         )
         .turn(
@@ -270,29 +260,17 @@ async fn subagent_traffic_carries_its_parent_tool_use_id() {
     let scenario = Scenario::new()
         .turn(
             Turn::new()
-                .tool_use_id(
+                .subagent_call(
                     "toolu_task_1",
-                    "Agent",
-                    json!({
-                        "description": "Count the files",
-                        "prompt": "SUBTASK-ALPHA: count the files in the working directory",
-                        "subagent_type": "general-purpose",
-                        // Foreground: the main thread waits for the report, so the
-                        // request order is deterministic.
-                        "run_in_background": false,
-                    }),
+                    "Count the files",
+                    "SUBTASK-ALPHA: count the files in the working directory",
                 )
                 .usage(main_usages[0]),
         )
         .subagent(
             "SUBTASK-ALPHA",
             [
-                Turn::new()
-                    .tool_use(
-                        "Bash",
-                        json!({"command": "ls -a", "description": "List files"}),
-                    )
-                    .usage(sub_usage),
+                Turn::new().bash("ls -a", "List files").usage(sub_usage),
                 Turn::reply("Report: the directory is empty.")
                     .usage(Usage::new(7, 175_000, 5_000, 50)),
             ],
@@ -353,16 +331,7 @@ async fn subagent_traffic_carries_its_parent_tool_use_id() {
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn auto_compaction_emits_a_compact_boundary() {
     let scenario = Scenario::new()
-        .turn(
-            Turn::new()
-                .tool_use(
-                    "Bash",
-                    json!({"command": "echo step", "description": "Print step"}),
-                )
-                // Past the auto-compact threshold of a 200k window
-                // (window - 20k summary reserve - 13k buffer = 167k).
-                .usage(Usage::new(10, 190_000, 0, 20)),
-        )
+        .turn(Turn::past_the_auto_compact_threshold())
         .turn(Turn::reply("Continuing after compaction."))
         .compact_summary("SUMMARY-MARKER-42: the user asked for one step.");
     let harness = Harness::new(scenario);
@@ -444,10 +413,7 @@ async fn a_held_turn_shows_its_usage_before_the_request_completes() {
     let scenario = Scenario::new()
         .turn(
             Turn::new()
-                .tool_use(
-                    "Bash",
-                    json!({"command": "echo held", "description": "Print held"}),
-                )
+                .bash("echo held", "Print held")
                 .usage(held)
                 .hold(),
         )
@@ -538,15 +504,7 @@ async fn a_stalled_model_keeps_the_cli_waiting_until_it_is_killed() {
 async fn a_bash_tool_call_can_crash_the_cli() {
     use std::os::unix::process::ExitStatusExt as _;
 
-    // The Bash tool's shell is a direct child of the CLI: killing its parent is how
-    // a test makes the real agent die mid-session.
-    let scenario = Scenario::new()
-        .turn(Turn::new().tool_use(
-            "Bash",
-            json!({"command": "kill -KILL $PPID", "description": "Stop the agent"}),
-        ))
-        .turn(Turn::reply("never reached"));
-    let harness = Harness::new(scenario);
+    let harness = Harness::new(Scenario::killing_the_agent());
     let transcript = harness.run("crash", "Crash.").await;
     assert_eq!(transcript.status.signal(), Some(9), "{}", transcript.status);
     assert!(

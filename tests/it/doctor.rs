@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use crate::support::project::{Project, commit_all, output_within};
+use crate::support::project::{Project, commit_all, output_within, quiet_run_args, sim_run_args};
 use crate::support::scenario::{Scenario, Status, Turn};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -51,14 +51,7 @@ impl Project {
     }
 
     fn run_plan(&self, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--no-interactive",
-            "--restart-delay",
-            "0",
-        ];
-        args.extend_from_slice(extra);
+        let args = quiet_run_args(extra);
         self.debussy(&args)
     }
 
@@ -383,13 +376,7 @@ fn outside_a_repository_the_dry_run_and_doctor_name_git_with_its_fix() {
         "{stdout}"
     );
     assert!(stdout.contains("Not runnable:"), "{stdout}");
-    let run = output(&[
-        "run",
-        "plan/MASTER_PLAN.md",
-        "--agent",
-        "sim",
-        "--no-interactive",
-    ]);
+    let run = output(&sim_run_args("plan/MASTER_PLAN.md", &["--no-interactive"]));
     assert_ne!(run.status.code(), Some(0), "the run refuses it too");
 
     let doctor = output(&["doctor", "--agent", "sim"]);

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
+use crate::support::model_server::{
+    ModelServer, RecordedRequest, RequestKind, Scenario, Turn, Usage,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -120,6 +122,11 @@ pub(crate) async fn send(
         .expect("response within the timeout")
         .expect("read response");
     parse_reply(&raw)
+}
+
+/// The kind of each of `requests`, in order.
+fn kinds(requests: Vec<RecordedRequest>) -> Vec<RequestKind> {
+    requests.into_iter().map(|request| request.kind).collect()
 }
 
 /// A request body shaped like Claude Code's main-thread calls.
@@ -349,11 +356,7 @@ async fn conversations_advance_their_own_scripts() {
     // Past its end: the fallback, flagged.
     send(&server, "POST", path, Some(&main_body("do it"))).await;
 
-    let kinds: Vec<RequestKind> = server
-        .requests()
-        .into_iter()
-        .map(|request| request.kind)
-        .collect();
+    let kinds = kinds(server.requests());
     assert_eq!(
         kinds,
         [
@@ -410,11 +413,7 @@ async fn other_routes_are_answered_and_recorded() {
     let not_json = send(&server, "POST", "/v1/messages", None).await;
     assert_eq!(not_json.status, 400);
 
-    let kinds: Vec<RequestKind> = server
-        .requests()
-        .into_iter()
-        .map(|request| request.kind)
-        .collect();
+    let kinds = kinds(server.requests());
     assert_eq!(
         kinds,
         [
@@ -465,11 +464,7 @@ async fn error_turns_are_sticky() {
         assert_eq!(reply.header("x-should-retry"), Some("false"));
         assert_eq!(reply.json()["error"]["message"], "scripted failure");
     }
-    let turns: Vec<RequestKind> = server
-        .main_requests()
-        .into_iter()
-        .map(|request| request.kind)
-        .collect();
+    let turns = kinds(server.main_requests());
     assert_eq!(
         turns,
         [

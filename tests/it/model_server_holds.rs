@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::support::claude;
 use crate::support::model_server::{ModelServer, Scenario, Turn};
+use crate::support::{claude, cli};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -28,10 +28,8 @@ async fn read_until(stream: &mut TcpStream, buffer: &mut String, needle: &str) {
     }
 }
 
-#[tokio::test]
-async fn a_held_turn_streams_its_blocks_and_waits_for_release() {
-    let server = ModelServer::start(Scenario::new().turn(Turn::reply("partial").hold()))
-        .expect("start server");
+/// A connection to `server` on which one main-thread Messages request has been sent.
+async fn post_go(server: &ModelServer) -> TcpStream {
     let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
     stream
         .write_all(&request_bytes(
@@ -41,6 +39,14 @@ async fn a_held_turn_streams_its_blocks_and_waits_for_release() {
         ))
         .await
         .expect("write");
+    stream
+}
+
+#[tokio::test]
+async fn a_held_turn_streams_its_blocks_and_waits_for_release() {
+    let server = ModelServer::start(Scenario::new().turn(Turn::reply("partial").hold()))
+        .expect("start server");
+    let mut stream = post_go(&server).await;
     let mut buffer = String::new();
     read_until(&mut stream, &mut buffer, "event: content_block_stop").await;
     // Held: nothing more comes until released. This bounded read is the only way to
@@ -61,15 +67,7 @@ async fn a_stalled_turn_sends_nothing_until_released() {
             .turn(Turn::reply("held later").stall()),
     )
     .expect("start server");
-    let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
-    stream
-        .write_all(&request_bytes(
-            "POST",
-            "/v1/messages",
-            Some(&main_body("go")),
-        ))
-        .await
-        .expect("write");
+    let mut stream = post_go(&server).await;
     // The request is recorded on arrival, before any answer.
     let seen = server
         .wait_for_main_requests_async(1, WAIT)
@@ -85,15 +83,7 @@ async fn a_stalled_turn_sends_nothing_until_released() {
     assert!(buffer.starts_with("HTTP/1.1 200"));
 
     // A release before a request arrives does not pre-release it.
-    let mut second = TcpStream::connect(server.addr()).await.expect("connect");
-    second
-        .write_all(&request_bytes(
-            "POST",
-            "/v1/messages",
-            Some(&main_body("go")),
-        ))
-        .await
-        .expect("write");
+    let mut second = post_go(&server).await;
     server
         .wait_for_main_requests_async(2, WAIT)
         .await
@@ -147,18 +137,19 @@ async fn waits_time_out_with_what_arrived() {
 fn the_cli_locator_explains_a_missing_binary() {
     let manifest = Path::new("/project");
     assert_eq!(
-        claude::candidate_path(None, manifest),
+        cli::candidate(&claude::PINNED, None, manifest),
         Path::new("/project/.tools/npm/node_modules/.bin/claude")
     );
     assert_eq!(
-        claude::candidate_path(Some("".into()), manifest),
+        cli::candidate(&claude::PINNED, Some("".into()), manifest),
         Path::new("/project/.tools/npm/node_modules/.bin/claude")
     );
     assert_eq!(
-        claude::candidate_path(Some("/opt/claude".into()), manifest),
+        cli::candidate(&claude::PINNED, Some("/opt/claude".into()), manifest),
         Path::new("/opt/claude")
     );
-    let error = claude::probe(Path::new("/nonexistent/claude")).expect_err("no such binary");
+    let error =
+        cli::probe(&claude::PINNED, Path::new("/nonexistent/claude")).expect_err("no such binary");
     assert!(error.contains("/nonexistent/claude"), "{error}");
     assert!(error.contains("scripts/test-tools"), "{error}");
     assert!(error.contains(claude::CLAUDE_OVERRIDE_ENV), "{error}");

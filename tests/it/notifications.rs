@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::support::project::{commit_all, init_repo, wait_exit};
+use crate::support::project::{commit_all, init_repo, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use axum::Json;
 use axum::Router;
@@ -117,16 +117,10 @@ fn project() -> tempfile::TempDir {
 fn run(root: &Path, server: &str) -> i32 {
     let mut child = crate::support::debussy(
         root,
-        &[
-            "run",
+        &sim_run_args(
             "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--restart-delay",
-            "0",
-            "--output-format",
-            "json",
-        ],
+            &["--restart-delay", "0", "--output-format", "json"],
+        ),
     )
     .env("DEBUSSY_NOTIFICATIONS__ENABLED", "true")
     .env("DEBUSSY_NOTIFICATIONS__PROVIDER", "ntfy")

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support::project::{commit_all, init_repo, wait_exit};
+use crate::support::project::{commit_all, init_repo, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Status, Turn};
 
 fn debussy(root: &Path, args: &[&str]) -> Command {
@@ -41,13 +41,7 @@ fn the_run_log_is_private_and_holds_debussy_lines_only() {
     committed_plan(root);
     let mut child = debussy(
         root,
-        &[
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--no-interactive",
-        ],
+        &sim_run_args("plan/MASTER_PLAN.md", &["--no-interactive"]),
     )
     .spawn()
     .expect("spawn");
@@ -190,15 +184,10 @@ fn the_json_stream_of_the_demo_run_is_pinned() {
     commit_all(root, "demo");
     let command = debussy(
         root,
-        &[
-            "run",
+        &sim_run_args(
             "MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--no-interactive",
-            "--output-format",
-            "json",
-        ],
+            &["--no-interactive", "--output-format", "json"],
+        ),
     );
     let args: Vec<std::ffi::OsString> = command.get_args().map(ToOwned::to_owned).collect();
     let envs: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = command
@@ -261,13 +250,7 @@ fn with_output_file_the_terminal_still_gets_the_summary() {
     committed_plan(root);
     let output = crate::support::debussy(
         root,
-        &[
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--no-interactive",
-        ],
+        &sim_run_args("plan/MASTER_PLAN.md", &["--no-interactive"]),
     )
     .env("DEBUSSY_OUTPUT", "file")
     .output()

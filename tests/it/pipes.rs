@@ -19,8 +19,7 @@ struct Project {
 
 impl Project {
     fn new() -> Project {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir(dir.path().join(".debussy")).expect("mkdir");
+        let dir = crate::support::project::dir_with_state();
         let store = Store::open(dir.path()).expect("store");
         for _ in 0..3 {
             let run = store

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::time::Duration;
 
-use crate::support::project::{Project, commit_all, output_within};
+use crate::support::project::{Project, commit_all, output_within, quiet_run_args};
 use crate::support::scenario::{Scenario, Script, Status, Turn};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -82,9 +82,23 @@ fn a_codex_program_in_the_config_is_never_run_as_gemini() {
         format!("agent:\n  command: {codex}\n"),
     ] {
         project.write(".debussy/config.yaml", &config);
-        let run = debussy(
-            &project,
-            &path,
+        // The command exits with `code`, its stderr (else its stdout) saying Gemini's
+        // program is missing: what it said.
+        let gemini_missing = |args: &[&str], code: i32, on_stderr: bool| {
+            let output = debussy(&project, &path, args);
+            let said = text(if on_stderr {
+                &output.stderr
+            } else {
+                &output.stdout
+            });
+            assert_eq!(output.status.code(), Some(code), "{config}{said}");
+            assert!(
+                said.contains("✗ agent: agent program `gemini` not found"),
+                "{config}{said}"
+            );
+            said
+        };
+        let stderr = gemini_missing(
             &[
                 "run",
                 "plan/MASTER_PLAN.md",
@@ -92,30 +106,16 @@ fn a_codex_program_in_the_config_is_never_run_as_gemini() {
                 "gemini",
                 "--no-interactive",
             ],
-        );
-        let stderr = text(&run.stderr);
-        assert_eq!(run.status.code(), Some(2), "{stderr}");
-        assert!(
-            stderr.contains("✗ agent: agent program `gemini` not found"),
-            "{config}{stderr}"
+            2,
+            true,
         );
         assert!(
             stderr.contains("npm install -g @google/gemini-cli"),
             "{stderr}"
         );
-
-        let doctor = debussy(&project, &path, &["doctor", "--agent", "gemini"]);
-        let stdout = text(&doctor.stdout);
-        assert_eq!(doctor.status.code(), Some(1), "{stdout}");
-        assert!(
-            stdout.contains("✗ agent: agent program `gemini` not found"),
-            "{stdout}"
-        );
+        let stdout = gemini_missing(&["doctor", "--agent", "gemini"], 1, false);
         assert!(!stdout.contains(&codex), "codex is not gemini: {stdout}");
-
-        let dry = debussy(
-            &project,
-            &path,
+        gemini_missing(
             &[
                 "run",
                 "plan/MASTER_PLAN.md",
@@ -123,12 +123,8 @@ fn a_codex_program_in_the_config_is_never_run_as_gemini() {
                 "--agent",
                 "gemini",
             ],
-        );
-        let stdout = text(&dry.stdout);
-        assert_eq!(dry.status.code(), Some(1), "{stdout}");
-        assert!(
-            stdout.contains("✗ agent: agent program `gemini` not found"),
-            "{stdout}"
+            1,
+            false,
         );
     }
 }
@@ -185,14 +181,7 @@ fn the_old_keys_are_the_profile_of_the_kind_named_beside_them() {
     let run = |config: &str, extra: &[&str]| {
         project.write(".debussy/config.yaml", config);
         commit_all(project.root(), "config");
-        let mut args = vec![
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--no-interactive",
-            "--restart-delay",
-            "0",
-        ];
-        args.extend_from_slice(extra);
+        let args = quiet_run_args(extra);
         let run = debussy(&project, &current_path(), &args);
         assert_eq!(
             run.status.code(),

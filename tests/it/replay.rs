@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+
+use crate::support::project::json_of;
 use predicates::str::contains;
 
 fn fixture(name: &str) -> PathBuf {
@@ -28,12 +30,7 @@ fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
         .args(["--format", "json"])
         .output()
         .expect("run");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("json report")
+    json_of(&output, "debussy replay")
 }
 
 #[test]

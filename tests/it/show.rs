@@ -2,10 +2,10 @@
 //! checkpoint each session was given, the transcript summary, gate output and commits.
 
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
-use crate::support::project::{commit_all, init_repo, wait_exit};
+use crate::support::project::{commit_all, init_repo, json_of, output_within, sim_run_args};
 use crate::support::scenario::{Scenario, Script, Turn};
 use serde_json::Value;
 
@@ -62,15 +62,10 @@ impl Project {
         write(".gitignore", ".home/\n");
         commit_all(root, "plan");
         let project = Project { dir };
-        let output = project.debussy(&[
-            "run",
+        let output = project.debussy(&sim_run_args(
             "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--no-interactive",
-            "--restart-delay",
-            "0",
-        ]);
+            &["--no-interactive", "--restart-delay", "0"],
+        ));
         assert_eq!(
             output.status.code(),
             Some(0),
@@ -80,28 +75,12 @@ impl Project {
         project
     }
 
+    /// `debussy ARGS` in the project, within two minutes.
     fn debussy(&self, args: &[&str]) -> Output {
-        let root = self.dir.path();
-        let mut child = crate::support::debussy(root, args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn debussy");
-        let read = |mut pipe: Box<dyn std::io::Read + Send>| {
-            std::thread::spawn(move || {
-                let mut bytes = Vec::new();
-                let _ = pipe.read_to_end(&mut bytes);
-                bytes
-            })
-        };
-        let out = read(Box::new(child.stdout.take().expect("stdout")));
-        let err = read(Box::new(child.stderr.take().expect("stderr")));
-        let code = wait_exit(&mut child, Duration::from_secs(120));
-        Output {
-            status: std::os::unix::process::ExitStatusExt::from_raw(code << 8),
-            stdout: out.join().expect("stdout"),
-            stderr: err.join().expect("stderr"),
-        }
+        output_within(
+            crate::support::debussy(self.dir.path(), args),
+            Duration::from_secs(120),
+        )
     }
 
     fn root(&self) -> &Path {
@@ -110,12 +89,7 @@ impl Project {
 }
 
 fn json(output: &Output) -> Value {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("show json")
+    json_of(output, "debussy show")
 }
 
 #[test]

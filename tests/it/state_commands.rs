@@ -12,8 +12,7 @@ struct Project {
 
 impl Project {
     fn new() -> Project {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir(dir.path().join(".debussy")).expect("mkdir");
+        let dir = crate::support::project::dir_with_state();
         Project { dir }
     }
 

@@ -1,6 +1,7 @@
 //! Bad configuration: exit 2, nothing on stdout, and a message naming where and why.
 
 use super::support::Sandbox;
+use crate::support::project::assert_success;
 
 /// Run `debussy config` expecting a usage error; returns stderr.
 fn usage_error(cmd: &mut assert_cmd::Command) -> String {
@@ -10,6 +11,26 @@ fn usage_error(cmd: &mut assert_cmd::Command) -> String {
     String::from_utf8(output.stderr).expect("utf-8")
 }
 
+/// `debussy config` with `text` as the project's configuration file is a usage error
+/// whose message says each of `needles`, `{file}` in them standing for the file's path.
+fn assert_project_file_refused(s: &Sandbox, text: &str, needles: &[&str]) {
+    let file = s.project_file(text).display().to_string();
+    let stderr = usage_error(&mut s.debussy(&["config"]));
+    let needles: Vec<String> = needles.iter().map(|n| n.replace("{file}", &file)).collect();
+    assert_has(
+        &stderr,
+        &needles.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+}
+
+/// `debussy config` with the environment variable `name` set to `value` is a usage
+/// error whose message says each of `needles`.
+fn assert_variable_refused(s: &Sandbox, name: &str, value: &str, needles: &[&str]) {
+    let stderr = usage_error(s.debussy(&["config"]).env(name, value));
+    assert_has(&stderr, needles);
+}
+
+/// Asserts that `haystack` contains each of `needles`.
 fn assert_has(haystack: &str, needles: &[&str]) {
     for needle in needles {
         assert!(
@@ -22,12 +43,11 @@ fn assert_has(haystack: &str, needles: &[&str]) {
 #[test]
 fn malformed_yaml_names_file_line_and_column() {
     let s = Sandbox::new();
-    let file = s.project_file("model: opus\nagent:\n  kind: sim\n   command: x\n");
-    let stderr = usage_error(&mut s.debussy(&["config"]));
-    assert_has(
-        &stderr,
+    assert_project_file_refused(
+        &s,
+        "model: opus\nagent:\n  kind: sim\n   command: x\n",
         &[
-            &format!("{}:4:11: invalid YAML", file.display()),
+            "{file}:4:11: invalid YAML",
             "mapping values are not allowed",
             "check the indentation",
         ],
@@ -37,26 +57,21 @@ fn malformed_yaml_names_file_line_and_column() {
 #[test]
 fn a_repeated_key_points_at_the_repeat() {
     let s = Sandbox::new();
-    let file = s.project_file("model: a\ntimeout: 5\nmodel: b\n");
-    let stderr = usage_error(&mut s.debussy(&["config"]));
-    assert_has(
-        &stderr,
-        &[&format!(
-            "{}:3:1: key `model` appears twice",
-            file.display()
-        )],
+    assert_project_file_refused(
+        &s,
+        "model: a\ntimeout: 5\nmodel: b\n",
+        &["{file}:3:1: key `model` appears twice"],
     );
 }
 
 #[test]
 fn unknown_keys_get_a_suggestion() {
     let s = Sandbox::new();
-    let file = s.project_file("model: opus\nagent:\n  kindd: sim\n");
-    let stderr = usage_error(&mut s.debussy(&["config"]));
-    assert_has(
-        &stderr,
+    assert_project_file_refused(
+        &s,
+        "model: opus\nagent:\n  kindd: sim\n",
         &[
-            &format!("{}:3:3: unknown key `agent.kindd`", file.display()),
+            "{file}:3:3: unknown key `agent.kindd`",
             "did you mean `agent.kind`?",
         ],
     );
@@ -65,24 +80,18 @@ fn unknown_keys_get_a_suggestion() {
 #[test]
 fn wrong_types_say_what_was_expected() {
     let s = Sandbox::new();
-    let file = s.project_file("timeout: soon\n");
-    let stderr = usage_error(&mut s.debussy(&["config"]));
-    assert_has(
-        &stderr,
-        &[&format!(
-            "{}:1:10: `timeout` must be a whole number, at most 604,800 (seconds, a week), found string \"soon\"",
-            file.display()
-        )],
-    );
-    let file = s.project_file("agent:\n  kind: claud\n");
-    let stderr = usage_error(&mut s.debussy(&["config"]));
-    assert_has(
-        &stderr,
+    assert_project_file_refused(
+        &s,
+        "timeout: soon\n",
         &[
-            &format!(
-                "{}:2:9: `agent.kind` must be one of `claude`, `codex`, `gemini` or `sim`",
-                file.display()
-            ),
+            "{file}:1:10: `timeout` must be a whole number, at most 604,800 (seconds, a week), found string \"soon\"",
+        ],
+    );
+    assert_project_file_refused(
+        &s,
+        "agent:\n  kind: claud\n",
+        &[
+            "{file}:2:9: `agent.kind` must be one of `claude`, `codex`, `gemini` or `sim`",
             "did you mean `claude`?",
         ],
     );
@@ -91,20 +100,15 @@ fn wrong_types_say_what_was_expected() {
 #[test]
 fn out_of_range_values_are_errors_not_warnings() {
     let s = Sandbox::new();
-    let file = s.project_file("model: opus\ncontext_threshold: 150\n");
-    let stderr = usage_error(&mut s.debussy(&["config"]));
-    assert_has(
-        &stderr,
-        &[&format!(
-            "{}:2:20: `context_threshold` must be greater than 0 and at most 100, found 150",
-            file.display()
-        )],
+    assert_project_file_refused(
+        &s,
+        "model: opus\ncontext_threshold: 150\n",
+        &["{file}:2:20: `context_threshold` must be greater than 0 and at most 100, found 150"],
     );
     let user = s.user_file("agent:\n  stop_grace: -1\n");
-    s.project_file("model: opus\n");
-    let stderr = usage_error(&mut s.debussy(&["config"]));
-    assert_has(
-        &stderr,
+    assert_project_file_refused(
+        &s,
+        "model: opus\n",
         &[&format!(
             "{}:2:15: `agent.stop_grace` must be 0 or more",
             user.display()
@@ -116,18 +120,16 @@ fn out_of_range_values_are_errors_not_warnings() {
 fn numbers_past_their_upper_bound_are_refused_with_the_range() {
     let s = Sandbox::new();
     // Each of these used to panic or hang a run: a duration past what an Instant holds.
-    s.project_file("timeout: 18446744073709551615\n");
-    let stderr = usage_error(&mut s.debussy(&["config"]));
-    assert_has(
-        &stderr,
+    assert_project_file_refused(
+        &s,
+        "timeout: 18446744073709551615\n",
         &[
             "config.yaml:1:10: `timeout` must be at most 604,800 (seconds, a week), found 18446744073709551615",
         ],
     );
-    s.project_file("restart_delay: 18446744073709551615\n");
-    let stderr = usage_error(&mut s.debussy(&["config"]));
-    assert_has(
-        &stderr,
+    assert_project_file_refused(
+        &s,
+        "restart_delay: 18446744073709551615\n",
         &["config.yaml:1:16: `restart_delay` must be at most 3,600 (seconds, an hour)"],
     );
     for (text, expected) in [
@@ -144,14 +146,13 @@ fn numbers_past_their_upper_bound_are_refused_with_the_range() {
             "`mcp.readiness_timeout` must be at most 86,400 (seconds, a day)",
         ),
     ] {
-        s.project_file(text);
-        let stderr = usage_error(&mut s.debussy(&["config"]));
-        assert_has(&stderr, &[expected]);
+        assert_project_file_refused(&s, text, &[expected]);
     }
     s.project_file("model: opus\n");
-    let stderr = usage_error(s.debussy(&["config"]).env("DEBUSSY_MAX_RESTARTS", "5000"));
-    assert_has(
-        &stderr,
+    assert_variable_refused(
+        &s,
+        "DEBUSSY_MAX_RESTARTS",
+        "5000",
         &[
             "environment variable DEBUSSY_MAX_RESTARTS: `max_restarts` must be at most 1,000 (restarts)",
         ],
@@ -178,21 +179,27 @@ fn graphical_diagnostics_underline_the_value_and_give_help() {
 #[test]
 fn environment_errors_name_the_variable() {
     let s = Sandbox::new();
-    let stderr = usage_error(s.debussy(&["config"]).env("DEBUSSY_MODLE", "x"));
-    assert_has(
-        &stderr,
+    assert_variable_refused(
+        &s,
+        "DEBUSSY_MODLE",
+        "x",
         &[
             "environment variable DEBUSSY_MODLE",
             "did you mean DEBUSSY_MODEL?",
         ],
     );
-    let stderr = usage_error(s.debussy(&["config"]).env("DEBUSSY_TIMEOUT", "soon"));
-    assert_has(
-        &stderr,
+    assert_variable_refused(
+        &s,
+        "DEBUSSY_TIMEOUT",
+        "soon",
         &["environment variable DEBUSSY_TIMEOUT: `timeout` must be a whole number"],
     );
-    let stderr = usage_error(s.debussy(&["config"]).env("DEBUSSY_AGENT__KIND", "robot"));
-    assert_has(&stderr, &["environment variable DEBUSSY_AGENT__KIND"]);
+    assert_variable_refused(
+        &s,
+        "DEBUSSY_AGENT__KIND",
+        "robot",
+        &["environment variable DEBUSSY_AGENT__KIND"],
+    );
 }
 
 #[test]
@@ -208,11 +215,7 @@ fn run_time_variables_are_not_configuration() {
         .env("DEBUSSY_LOG", "warn")
         .output()
         .expect("runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output, "debussy config");
 }
 
 #[test]
@@ -287,12 +290,10 @@ fn bad_profile_keys_name_the_file_line_and_key_with_a_suggestion() {
         );
     }
     s.project_file("");
-    let stderr = usage_error(
-        s.debussy(&["config"])
-            .env("DEBUSSY_AGENTS__CLAUDE__COMAND", "x"),
-    );
-    assert_has(
-        &stderr,
+    assert_variable_refused(
+        &s,
+        "DEBUSSY_AGENTS__CLAUDE__COMAND",
+        "x",
         &[
             "DEBUSSY_AGENTS__CLAUDE__COMAND",
             "DEBUSSY_AGENTS__CLAUDE__COMMAND",

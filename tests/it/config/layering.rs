@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::support::{Sandbox, named, source};
+use crate::support::project::json_of;
 
 #[test]
 fn each_layer_overrides_the_one_below_and_is_named_as_the_source() {
@@ -164,12 +165,7 @@ fn the_user_file_falls_back_to_home_dot_config() {
         .env_remove("XDG_CONFIG_HOME")
         .output()
         .expect("runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let json = json_of(&output, "debussy config");
     assert_eq!(json["config"]["model"], "from-home");
     assert_eq!(json["sources"]["model"], source("user_file", Some(&user)));
 }

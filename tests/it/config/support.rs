@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+use crate::support::project::json_of;
+
 /// A temporary project, with its own home and config home.
 pub struct Sandbox {
     _temp: tempfile::TempDir,
@@ -80,13 +82,7 @@ impl Sandbox {
         for (name, value) in env {
             cmd.env(name, value);
         }
-        let output = cmd.output().expect("runs");
-        assert!(
-            output.status.success(),
-            "debussy config failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).expect("JSON on stdout")
+        json_of(&cmd.output().expect("runs"), "debussy config")
     }
 }
 

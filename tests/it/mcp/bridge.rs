@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
-use super::support::{Supervisor, WAIT, alive, events_of, signal_pid, test_server};
+use super::support::{
+    Supervisor, WAIT, alive, events_of, initialize_params, signal_pid, test_server,
+};
 use crate::support::ports::Port;
 use crate::support::wait::wait_until;
 
@@ -57,6 +59,15 @@ impl Stage {
         }
         all.extend(flags.iter().map(|f| (*f).to_owned()));
         Supervisor::start_bridge(&self.state_dir, &all, command)
+    }
+
+    /// Write `yaml` as a configuration file in the state directory: the
+    /// `--config PATH` flags that name it.
+    pub(super) fn config(&self, yaml: &str) -> [String; 2] {
+        std::fs::create_dir_all(&self.state_dir).expect("state dir");
+        let config = self.state_dir.join("config.yaml");
+        std::fs::write(&config, yaml).expect("write the config");
+        ["--config".to_owned(), config.display().to_string()]
     }
 
     /// Every daemon pid recorded in the state directory.
@@ -222,9 +233,7 @@ fn a_daemon_killed_mid_call_gets_the_call_answered_at_once_and_the_next_call_wor
         "answered after {answered:?}"
     );
 
-    let (new, generation) = bridge.whoami();
-    assert_ne!(new, old);
-    assert_eq!(generation, 2);
+    bridge.assert_restarted(old, 2);
     let audit = bridge.audit();
     assert_eq!(
         events_of(&audit, "request_failed_by_restart").len(),
@@ -248,9 +257,7 @@ fn a_daemon_that_exits_42_is_started_again() {
     wait_until("the bridge seeing the daemon exit", WAIT, || {
         !events_of(&bridge.audit(), "server_exited").is_empty()
     });
-    let (new, generation) = bridge.whoami();
-    assert_ne!(new, old);
-    assert_eq!(generation, 2);
+    bridge.assert_restarted(old, 2);
     let audit = bridge.audit();
     let exited = events_of(&audit, "server_exited");
     assert!(
@@ -392,14 +399,7 @@ fn requests_from_the_daemon_reach_the_client_and_its_answers_reach_the_daemon() 
 fn a_daemon_that_cannot_start_is_reported_with_its_log() {
     let stage = Stage::new();
     let mut bridge = stage.bridge(&["--ready-timeout", "2s"], &["--exit-at-start", "3"]);
-    let reply = bridge.call(
-        "initialize",
-        json!({
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "debussy-tests", "version": "1"}
-        }),
-    );
+    let reply = bridge.call("initialize", initialize_params("2025-06-18"));
     let message = reply["error"]["message"].as_str().unwrap_or_default();
     assert!(reply.get("error").is_some(), "{reply}");
     assert!(!message.is_empty(), "{reply}");
@@ -430,25 +430,16 @@ fn a_shutdown_path_is_tried_before_signals_and_configure_restart_works_too() {
 #[test]
 fn a_daemon_that_keeps_failing_leaves_the_bridge_degraded_until_restart_server() {
     let stage = Stage::new();
-    std::fs::create_dir_all(&stage.state_dir).expect("state dir");
-    let config = stage.state_dir.join("config.yaml");
-    std::fs::write(
-        &config,
-        "mcp:\n  max_crashes: 2\n  crash_backoff:\n    first: 0.05\n",
-    )
-    .expect("write the config");
+    let [flag, config] =
+        stage.config("mcp:\n  max_crashes: 2\n  crash_backoff:\n    first: 0.05\n");
     let counter = stage.state_dir.join("starts");
     let counter_arg = counter.display().to_string();
-    let config_arg = config.display().to_string();
     // Every start fails; the counter file counts the attempts.
     let mut bridge = stage.bridge(
-        &["--config", &config_arg, "--ready-timeout", "2s"],
+        &[&flag, &config, "--ready-timeout", "2s"],
         &["--exit-at-start", "3", "--counter-file", &counter_arg],
     );
-    let reply = bridge.call(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
+    let reply = bridge.call("initialize", initialize_params("2025-06-18"));
     assert!(reply.get("error").is_some(), "{reply}");
     bridge.wait_stderr("requests get errors until `restart_server` is called");
     let audit = bridge.audit();

@@ -7,17 +7,14 @@ use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use super::bridge::Stage;
-use super::support::{WAIT, alive, events_of, test_server};
+use super::support::{WAIT, alive, events_of, initialize_params, test_server};
 use crate::support::wait::wait_until;
 
 #[test]
 fn a_response_over_the_line_limit_is_answered_with_an_error() {
     let stage = Stage::new();
-    std::fs::create_dir_all(&stage.state_dir).expect("state dir");
-    let config = stage.state_dir.join("config.yaml");
-    std::fs::write(&config, "mcp:\n  max_line_bytes: 100000\n").expect("write the config");
-    let config_arg = config.display().to_string();
-    let mut bridge = stage.bridge(&["--config", &config_arg], &[]);
+    let [flag, config] = stage.config("mcp:\n  max_line_bytes: 100000\n");
+    let mut bridge = stage.bridge(&[&flag, &config], &[]);
     bridge.initialize();
     let reply = bridge.call_tool("big_output", json!({"bytes": 200_000}));
     let message = reply["error"]["message"].as_str().unwrap_or_default();
@@ -46,10 +43,7 @@ fn a_port_held_by_something_that_is_not_mcp_is_reported_at_once() {
     });
     let mut bridge = stage.bridge(&[], &[]);
     let asked = Instant::now();
-    let reply = bridge.call(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
+    let reply = bridge.call("initialize", initialize_params("2025-06-18"));
     let message = reply["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("refused an MCP session"), "{reply}");
     assert!(message.contains("404"), "{reply}");
@@ -80,9 +74,7 @@ fn sighup_restarts_the_daemon_as_the_supervisor_restarts_its_server() {
     assert_eq!(requested.len(), 1, "{audit:?}");
     assert_eq!(requested[0]["source"], "signal", "{audit:?}");
     assert_eq!(requested[0]["signal"], "SIGHUP", "{audit:?}");
-    let (new, generation) = bridge.whoami();
-    assert_ne!(new, old);
-    assert_eq!(generation, 2);
+    bridge.assert_restarted(old, 2);
     assert!(!alive(old));
 }
 
@@ -130,7 +122,7 @@ fn without_the_lean_binary_mcp_commands_run_in_debussy_itself() {
     writeln!(
         stdin,
         "{}",
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params("2025-06-18")})
     )
     .expect("write");
     let mut line = String::new();
@@ -155,11 +147,8 @@ fn without_the_lean_binary_mcp_commands_run_in_debussy_itself() {
 #[test]
 fn bad_bytes_and_an_oversized_request_are_answered_and_the_bridge_carries_on() {
     let stage = Stage::new();
-    std::fs::create_dir_all(&stage.state_dir).expect("state dir");
-    let config = stage.state_dir.join("config.yaml");
-    std::fs::write(&config, "mcp:\n  max_line_bytes: 100000\n").expect("write the config");
-    let config_arg = config.display().to_string();
-    let mut bridge = stage.bridge(&["--config", &config_arg], &[]);
+    let [flag, config] = stage.config("mcp:\n  max_line_bytes: 100000\n");
+    let mut bridge = stage.bridge(&[&flag, &config], &[]);
     bridge.initialize();
     bridge.send_raw(b"\xff\xfe not json at all\n");
     bridge.send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 77}\n");

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::support::{Supervisor, alive, event_types};
+use super::support::{Supervisor, alive, event_types, initialize_params};
 
 fn tool_names(list: &Value) -> Vec<String> {
     list["result"]["tools"]
@@ -75,9 +75,7 @@ fn restart_via_tool_gives_a_different_pid_and_is_recorded() {
     assert_eq!(restarted["new"]["generation"], 2);
     assert!(took < Duration::from_secs(5), "restart took {took:?}");
     s.notification("notifications/tools/list_changed");
-    let (pid2, gen2) = s.whoami();
-    assert_ne!(pid1, pid2);
-    assert_eq!(gen2, 2);
+    let pid2 = s.assert_restarted(pid1, 2);
     assert_eq!(restarted["new"]["pid"], pid2);
     assert!(!alive(pid1), "the old server {pid1} is still running");
 
@@ -315,9 +313,7 @@ fn server_requests_reach_the_client_under_the_supervisors_ids() {
     let cancelled = s.notification("notifications/cancelled");
     assert_eq!(cancelled["params"]["requestId"], asked["id"], "{cancelled}");
     s.send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": []}}));
-    let (pid2, generation) = s.whoami();
-    assert_ne!(pid, pid2);
-    assert_eq!(generation, 2);
+    s.assert_restarted(pid, 2);
 }
 
 #[test]
@@ -334,10 +330,7 @@ fn the_mcp_configuration_section_tunes_the_supervisor() {
         &command,
     );
     let started = Instant::now();
-    let reply = s.call(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
+    let reply = s.call("initialize", initialize_params("2025-06-18"));
     let message = reply["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("degraded"), "{reply}");
     assert!(
@@ -370,14 +363,7 @@ fn requests_pending_at_client_eof_are_answered_before_the_exit() {
     // The server never answers, so the client's `initialize` is still in flight when
     // the client closes its side.
     let mut s = Supervisor::start(&["--no-initialize"]);
-    let id = s.request(
-        "initialize",
-        json!({
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "debussy-tests", "version": "1"}
-        }),
-    );
+    let id = s.request("initialize", initialize_params("2025-06-18"));
     assert!(s.close().success());
     let reply = s.response(&id);
     assert!(

@@ -3,24 +3,15 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use super::bridge::Stage;
-use super::support::{WAIT, alive};
+use super::support::{WAIT, alive, initialize_params};
 
 fn a_daemon_that_never_opens_its_port_is_stopped(flags: &[&str]) {
     let stage = Stage::new();
     let mut all = vec!["--ready-timeout", "1s"];
     all.extend_from_slice(flags);
     let mut bridge = stage.bridge_command(&all, &["sleep".to_owned(), "60".to_owned()]);
-    let id = bridge.request(
-        "initialize",
-        json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "readiness-test", "version": "1"}
-        }),
-    );
+    let id = bridge.request("initialize", initialize_params("2025-11-25"));
     let reply = bridge.response(&id);
     assert!(reply.get("error").is_some(), "{reply}");
     let pids = stage.recorded_pids();

@@ -2,6 +2,7 @@
 //! under load.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -9,20 +10,52 @@ use serde_json::{Value, json};
 
 use super::support::{Supervisor, WAIT, alive, at, events_of, signal_pid};
 
+/// Restart the initialized server by `trigger` and wait for the tools' change to be
+/// announced: one restart from `source`, to generation 2 in a new process. The audit.
+fn restarted_once(
+    s: &mut Supervisor,
+    source: &str,
+    trigger: impl FnOnce(&mut Supervisor),
+) -> Vec<Value> {
+    let (pid1, _) = s.whoami();
+    trigger(s);
+    s.notification("notifications/tools/list_changed");
+    s.assert_restarted(pid1, 2);
+    let audit = s.audit();
+    let requested = events_of(&audit, "restart_requested");
+    assert_eq!(requested.len(), 1, "{requested:?}");
+    assert_eq!(requested[0]["source"], source, "{}", requested[0]);
+    audit
+}
+
+/// A supervisor whose server command is a shell that starts a `sleep` helper, appending
+/// its pid to `pids`, then runs the test server (`launch` = `exec ` makes the shell the
+/// server; empty leaves the server the shell's child).
+fn with_a_helper(pids: &Path, launch: &str) -> Supervisor {
+    let script = format!(
+        "sleep 300 & echo $! >> '{}'; {launch}'{}'",
+        pids.display(),
+        super::support::test_server().display()
+    );
+    Supervisor::start_command(&[], &["sh".to_owned(), "-c".to_owned(), script])
+}
+
+/// The helpers' pids [`with_a_helper`] wrote, one per server start.
+fn helper_pids(pids: &Path) -> Vec<u32> {
+    std::fs::read_to_string(pids)
+        .expect("helper pids")
+        .lines()
+        .map(|l| l.trim().parse().expect("pid"))
+        .collect()
+}
+
 #[test]
 fn exit_42_restarts_the_server_throttled() {
     let mut s = Supervisor::start(&[]);
     s.initialize();
-    let (pid1, _) = s.whoami();
-    assert_eq!(s.tool_text("exit_42", json!({})), "exiting with code 42");
-    s.notification("notifications/tools/list_changed");
-    let (pid2, generation) = s.whoami();
-    assert_ne!(pid1, pid2);
-    assert_eq!(generation, 2);
-    let audit = s.audit();
-    let requested = events_of(&audit, "restart_requested");
-    assert_eq!(requested.len(), 1);
-    assert_eq!(requested[0]["source"], "exit42");
+    let audit = restarted_once(&mut s, "exit42", |s| {
+        assert_eq!(s.tool_text("exit_42", json!({})), "exiting with code 42");
+    });
     let exited = events_of(&audit, "server_exited");
     assert_eq!(exited[0]["code"], 42);
     assert_eq!(exited[0]["requested"], false);
@@ -114,9 +147,7 @@ fn a_frozen_server_is_restarted_by_the_tool() {
     let restarted = s.tool_json("restart_server", json!({"reason": "frozen"}));
     assert_eq!(restarted["restarted"], true, "{restarted}");
     assert_eq!(restarted["old"]["pid"], pid);
-    let (pid2, generation) = s.whoami();
-    assert_ne!(pid, pid2);
-    assert_eq!(generation, 2);
+    s.assert_restarted(pid, 2);
     assert!(!alive(pid), "the frozen server {pid} is still there");
 }
 
@@ -294,15 +325,7 @@ fn sighup_restarts_and_capability_drift_is_recorded() {
     let mut s = Supervisor::start(&["--prompts-from-generation", "2"]);
     let init = s.initialize();
     assert!(init["capabilities"].get("prompts").is_none(), "{init}");
-    let (pid1, _) = s.whoami();
-    s.signal(Signal::SIGHUP);
-    s.notification("notifications/tools/list_changed");
-    let (pid2, generation) = s.whoami();
-    assert_ne!(pid1, pid2);
-    assert_eq!(generation, 2);
-    let audit = s.audit();
-    let requested = events_of(&audit, "restart_requested");
-    assert_eq!(requested[0]["source"], "signal", "{}", requested[0]);
+    let audit = restarted_once(&mut s, "signal", |s| s.signal(Signal::SIGHUP));
     let drift = events_of(&audit, "capability_drift");
     assert_eq!(drift.len(), 1, "{audit:?}");
     assert_eq!(drift[0]["field"], "capabilities");
@@ -316,22 +339,13 @@ fn sighup_restarts_and_capability_drift_is_recorded() {
 fn a_wrapped_server_leaves_no_orphans() {
     let dir = tempfile::tempdir().expect("tempdir");
     let pids = dir.path().join("helpers");
-    let script = format!(
-        "sleep 300 & echo $! >> '{}'; '{}'",
-        pids.display(),
-        super::support::test_server().display()
-    );
-    let mut s = Supervisor::start_command(&[], &["sh".to_owned(), "-c".to_owned(), script]);
+    let mut s = with_a_helper(&pids, "");
     s.initialize();
     let restarted = s.tool_json("restart_server", json!({"reason": "wrapped"}));
     assert_eq!(restarted["restarted"], true, "{restarted}");
     s.whoami();
     assert!(s.close().success());
-    let helpers: Vec<u32> = std::fs::read_to_string(&pids)
-        .expect("helper pids")
-        .lines()
-        .map(|l| l.trim().parse().expect("pid"))
-        .collect();
+    let helpers = helper_pids(&pids);
     assert_eq!(helpers.len(), 2, "{helpers:?}");
     for pid in helpers {
         assert!(
@@ -347,19 +361,12 @@ fn a_wrapped_server_leaves_no_orphans() {
 fn a_sigkilled_supervisor_takes_its_server_and_the_servers_helpers_along() {
     let dir = tempfile::tempdir().expect("tempdir");
     let pids = dir.path().join("helpers");
-    let script = format!(
-        "sleep 300 & echo $! >> '{}'; exec '{}'",
-        pids.display(),
-        super::support::test_server().display()
-    );
-    let mut s = Supervisor::start_command(&[], &["sh".to_owned(), "-c".to_owned(), script]);
+    let mut s = with_a_helper(&pids, "exec ");
     s.initialize();
     let (server, _) = s.whoami();
-    let helper: u32 = std::fs::read_to_string(&pids)
-        .expect("helper pid")
-        .trim()
-        .parse()
-        .expect("pid");
+    let [helper] = helper_pids(&pids)[..] else {
+        panic!("not one helper: {:?}", helper_pids(&pids))
+    };
     assert!(alive(server) && alive(helper));
     signal_pid(s.pid(), Signal::SIGKILL);
     let deadline = Instant::now() + WAIT;

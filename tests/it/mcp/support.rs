@@ -280,14 +280,7 @@ impl Supervisor {
 
     /// The `initialize` handshake; returns the result.
     pub fn initialize(&mut self) -> Value {
-        let reply = self.call(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "debussy-tests", "version": "1"}
-            }),
-        );
+        let reply = self.call("initialize", initialize_params("2025-06-18"));
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         reply
             .get("result")
@@ -327,6 +320,15 @@ impl Supervisor {
             .and_then(|p| u32::try_from(p).ok())
             .expect("pid");
         (pid, who["generation"].as_u64().expect("generation"))
+    }
+
+    /// The server now answering `whoami` is generation `generation`, in a process other
+    /// than `old`: its pid.
+    pub fn assert_restarted(&mut self, old: u32, generation: u64) -> u32 {
+        let (new, now) = self.whoami();
+        assert_ne!(new, old, "the server was not restarted");
+        assert_eq!(now, generation, "generation of the server {new}");
+        new
     }
 
     /// Everything the supervisor logged on stderr so far.
@@ -436,6 +438,15 @@ pub fn at(event: &Value) -> jiff::Timestamp {
         .as_str()
         .and_then(|t| t.parse().ok())
         .unwrap_or_else(|| panic!("no timestamp in {event}"))
+}
+
+/// The `initialize` request's params: protocol revision `version`, no capabilities.
+pub fn initialize_params(version: &str) -> Value {
+    json!({
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "debussy-tests", "version": "1"}
+    })
 }
 
 /// The `event_type`s of an audit log, in order.

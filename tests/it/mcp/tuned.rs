@@ -2,6 +2,7 @@
 //! request deadlines without waiting for the production defaults. Real server processes;
 //! the client side is an in-memory pipe.
 
+use std::path::Path;
 use std::time::Duration;
 
 use debussy::mcp::{Limits, SuperviseOptions, SuperviseOutcome, supervise};
@@ -9,7 +10,10 @@ use debussy::restart::{Backoff, RestartConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
-use super::support::{WAIT, event_types, read_audit, test_server};
+use super::support::{WAIT, event_types, initialize_params, read_audit, test_server};
+
+/// The supervisor's task, ending with its outcome.
+type Task = tokio::task::JoinHandle<Result<SuperviseOutcome, debussy::mcp::McpError>>;
 
 struct Client {
     write: DuplexStream,
@@ -33,7 +37,7 @@ impl Client {
     }
 }
 
-fn options(dir: &std::path::Path, server_args: &[&str]) -> SuperviseOptions {
+fn options(dir: &Path, server_args: &[&str]) -> SuperviseOptions {
     let mut command = vec![test_server().display().to_string()];
     command.extend(server_args.iter().map(|s| (*s).to_owned()));
     let mut opts = SuperviseOptions::new("tuned", command);
@@ -54,12 +58,7 @@ fn options(dir: &std::path::Path, server_args: &[&str]) -> SuperviseOptions {
     opts
 }
 
-fn start(
-    opts: SuperviseOptions,
-) -> (
-    Client,
-    tokio::task::JoinHandle<Result<SuperviseOutcome, debussy::mcp::McpError>>,
-) {
+fn start(opts: SuperviseOptions) -> (Client, Task) {
     let (client_write, supervisor_read) = tokio::io::duplex(1 << 16);
     let (supervisor_write, client_read) = tokio::io::duplex(1 << 16);
     let task = tokio::spawn(supervise(opts, supervisor_read, supervisor_write, |_| {}));
@@ -70,10 +69,50 @@ fn start(
     (client, task)
 }
 
+/// The `initialize` request numbered `id`.
 fn initialize(id: u64) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}})
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": initialize_params("2025-06-18")})
+}
+
+/// Ask the supervisor for `server_status` and return it parsed.
+async fn status(client: &mut Client, id: u64) -> Value {
+    client
+        .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "server_status", "arguments": {}}}))
+        .await;
+    let reply = client.next().await;
+    assert_eq!(reply["id"], id, "{reply}");
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no status text: {reply}"));
+    serde_json::from_str(text).expect("status json")
+}
+
+/// Close the client's side: the supervisor ends, as `ClientClosed`.
+async fn closed(client: Client, task: Task) {
+    drop(client);
+    let outcome = tokio::time::timeout(WAIT, task)
+        .await
+        .expect("ends")
+        .expect("task");
+    assert_eq!(outcome.expect("ran"), SuperviseOutcome::ClientClosed);
+}
+
+/// The next message, the answer to request 1 failing because the server went
+/// degraded; its error message.
+async fn degraded_answer(client: &mut Client) -> String {
+    let reply = client.next().await;
+    assert_eq!(reply["id"], 1, "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("degraded"), "{reply}");
+    message.to_owned()
+}
+
+/// The audit in the state directory under `dir` names the event `name` `times` times.
+fn assert_audited(dir: &Path, name: &str, times: usize) {
+    let events = event_types(&read_audit(&dir.join("state")));
+    let count = events.iter().filter(|e| *e == name).count();
+    assert_eq!(count, times, "{name}: {events:?}");
 }
 
 #[tokio::test]
@@ -85,37 +124,12 @@ async fn a_server_that_never_answers_initialize_ends_degraded() {
     client.send(initialize(1)).await;
     // Two readiness timeouts (the initialize is retried on the second server), then the
     // crash limit: the held initialize is answered with the reason.
-    let reply = client.next().await;
-    assert_eq!(reply["id"], 1);
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("degraded"), "{reply}");
-    client
-        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "server_status", "arguments": {}}}))
-        .await;
-    let status = client.next().await;
-    let text = status["result"]["content"][0]["text"]
-        .as_str()
-        .expect("text");
-    let status: Value = serde_json::from_str(text).expect("json");
+    degraded_answer(&mut client).await;
+    let status = status(&mut client, 2).await;
     assert_eq!(status["mode"], "degraded", "{status}");
-    drop(client);
-    let outcome = tokio::time::timeout(WAIT, task)
-        .await
-        .expect("ends")
-        .expect("task");
-    assert_eq!(outcome.expect("ran"), SuperviseOutcome::ClientClosed);
-    let events = event_types(&read_audit(&dir.path().join("state")));
-    assert_eq!(
-        events.iter().filter(|e| *e == "readiness_timeout").count(),
-        2,
-        "{events:?}"
-    );
-    assert_eq!(
-        events.iter().filter(|e| *e == "degraded").count(),
-        1,
-        "{events:?}"
-    );
+    closed(client, task).await;
+    assert_audited(dir.path(), "readiness_timeout", 2);
+    assert_audited(dir.path(), "degraded", 1);
 }
 
 #[tokio::test]
@@ -143,26 +157,7 @@ async fn requests_held_past_the_deadline_are_answered_with_an_error() {
     assert_eq!(reply["error"]["code"], -32603);
     let message = reply["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("not ready within 200 ms"), "{message}");
-    drop(client);
-    let outcome = tokio::time::timeout(WAIT, task)
-        .await
-        .expect("ends")
-        .expect("task");
-    assert_eq!(outcome.expect("ran"), SuperviseOutcome::ClientClosed);
-}
-
-/// Ask the supervisor for `server_status` and return it parsed.
-async fn status(client: &mut Client, id: u64) -> Value {
-    client
-        .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "server_status", "arguments": {}}}))
-        .await;
-    let reply = client.next().await;
-    assert_eq!(reply["id"], id, "{reply}");
-    let text = reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no status text: {reply}"));
-    serde_json::from_str(text).expect("status json")
+    closed(client, task).await;
 }
 
 /// Exit 42 asks for a restart only from a server that became ready: one that exits 42
@@ -175,27 +170,17 @@ async fn exit_42_before_readiness_is_a_failed_start() {
     opts.limits.buffer_deadline = Duration::from_secs(10);
     let (mut client, task) = start(opts);
     client.send(initialize(1)).await;
-    let reply = client.next().await;
-    assert_eq!(reply["id"], 1, "{reply}");
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("degraded"), "{reply}");
-    assert!(message.contains("code 42"), "{reply}");
+    let message = degraded_answer(&mut client).await;
+    assert!(message.contains("code 42"), "{message}");
     let status = status(&mut client, 2).await;
     assert_eq!(status["mode"], "degraded", "{status}");
     assert_eq!(status["crash_count"], 2, "{status}");
     assert_eq!(status["restart_count"], 1, "{status}");
-    drop(client);
-    let outcome = tokio::time::timeout(WAIT, task)
-        .await
-        .expect("ends")
-        .expect("task");
-    assert_eq!(outcome.expect("ran"), SuperviseOutcome::ClientClosed);
-    let events = event_types(&read_audit(&dir.path().join("state")));
-    let count = |name: &str| events.iter().filter(|e| *e == name).count();
-    assert_eq!(count("server_started"), 2, "{events:?}");
-    assert_eq!(count("crash_backoff"), 1, "{events:?}");
-    assert_eq!(count("degraded"), 1, "{events:?}");
-    assert_eq!(count("restart_requested"), 0, "{events:?}");
+    closed(client, task).await;
+    assert_audited(dir.path(), "server_started", 2);
+    assert_audited(dir.path(), "crash_backoff", 1);
+    assert_audited(dir.path(), "degraded", 1);
+    assert_audited(dir.path(), "restart_requested", 0);
 }
 
 /// A server that needs longer than the restart readiness timeout to start (`npx` or
@@ -239,12 +224,7 @@ async fn a_slow_first_start_is_waited_for_and_answers_the_clients_initialize() {
     };
     assert_eq!(reply["id"], 2, "{reply}");
     assert_eq!(reply["result"]["isError"], true, "{reply}");
-    drop(client);
-    let outcome = tokio::time::timeout(WAIT, task)
-        .await
-        .expect("ends")
-        .expect("task");
-    assert_eq!(outcome.expect("ran"), SuperviseOutcome::ClientClosed);
+    closed(client, task).await;
     let audit = read_audit(&dir.path().join("state"));
     let timeouts: Vec<_> = audit
         .iter()

@@ -29,6 +29,18 @@ fn fifo_line(path: &Path) -> mpsc::Receiver<String> {
     rx
 }
 
+/// An initialized supervisor that watches `src` and runs `build` after a 100 ms quiet
+/// spell.
+fn watching(src: &Path, build: &str) -> Supervisor {
+    let src = src.display().to_string();
+    let mut s = Supervisor::start_with(
+        &["--watch", &src, "--build", build, "--debounce", "100"],
+        &[],
+    );
+    s.initialize();
+    s
+}
+
 #[test]
 fn a_change_builds_and_restarts_and_a_failed_build_keeps_the_server() {
     let work = tempfile::tempdir().expect("tempdir");
@@ -45,12 +57,7 @@ fn a_change_builds_and_restarts_and_a_failed_build_keeps_the_server() {
         fifo = fifo.display(),
         broken = broken.display()
     );
-    let src_arg = src.display().to_string();
-    let mut s = Supervisor::start_with(
-        &["--watch", &src_arg, "--build", &build, "--debounce", "100"],
-        &[],
-    );
-    s.initialize();
+    let mut s = watching(&src, &build);
     let (pid1, _) = s.whoami();
 
     // Ignored directories do not count; a real change builds and restarts.
@@ -59,9 +66,7 @@ fn a_change_builds_and_restarts_and_a_failed_build_keeps_the_server() {
     std::fs::write(src.join("server.txt"), "v2").expect("write");
     assert_eq!(built.recv_timeout(WAIT).expect("build ran").trim(), "built");
     s.notification("notifications/tools/list_changed");
-    let (pid2, generation) = s.whoami();
-    assert_ne!(pid1, pid2);
-    assert_eq!(generation, 2);
+    let pid2 = s.assert_restarted(pid1, 2);
 
     // A failing build keeps the running server.
     std::fs::write(&broken, "").expect("write");
@@ -91,7 +96,7 @@ fn a_change_builds_and_restarts_and_a_failed_build_keeps_the_server() {
     assert!(s.stderr().contains("build failed"), "{}", s.stderr());
     assert!(s.stderr().contains("building"), "{}", s.stderr());
     let status = s.tool_json("server_status", json!({}));
-    assert_eq!(status["watched_paths"][0], src_arg);
+    assert_eq!(status["watched_paths"][0], src.display().to_string());
 }
 
 /// Changes that arrive while a build or restart is under way schedule exactly one more
@@ -112,12 +117,7 @@ fn changes_during_a_build_schedule_exactly_one_more_round() {
         started = started.display(),
         gate = gate.display()
     );
-    let src_arg = src.display().to_string();
-    let mut s = Supervisor::start_with(
-        &["--watch", &src_arg, "--build", &build, "--debounce", "100"],
-        &[],
-    );
-    s.initialize();
+    let mut s = watching(&src, &build);
     // Opening a FIFO for writing waits for its reader: do it on a thread, bounded.
     let open_gate = |gate: &Path| {
         let (tx, rx) = mpsc::channel();

@@ -88,7 +88,8 @@ pub(super) fn write_config(sandbox: &Sandbox, command: &str, args: &Value) -> Pa
 }
 
 /// Claude Code with the MCP servers of `config` (the `mcp__t` tools allowed), talking to
-/// `server`, given `prompt`: its transcript, once the run ended in success.
+/// `server`, given `prompt`: its transcript, once the run ended in success with `t`
+/// connected.
 pub(super) async fn run_with_server_t(
     cli: &ClaudeCli,
     sandbox: &Sandbox,
@@ -111,5 +112,13 @@ pub(super) async fn run_with_server_t(
         )
     });
     assert_eq!(result["subtype"], "success", "{result}");
+    let init = transcript.system("init");
+    let servers = &init.first().expect("init line")["mcp_servers"];
+    assert!(
+        servers.as_array().is_some_and(|s| s
+            .iter()
+            .any(|s| s["name"] == "t" && s["status"] == "connected")),
+        "{servers}"
+    );
     transcript
 }

@@ -108,15 +108,6 @@ async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args:
     )
     .await;
     let lines = transcript.json();
-
-    let init = transcript.system("init");
-    let servers = &init.first().expect("init line")["mcp_servers"];
-    assert!(
-        servers.as_array().is_some_and(|s| s
-            .iter()
-            .any(|s| s["name"] == "t" && s["status"] == "connected")),
-        "{servers}"
-    );
     let (first, first_error) = tool_result(&lines, "toolu_whoami_1");
     let (restart, restart_error) = tool_result(&lines, "toolu_restart");
     let (second, second_error) = tool_result(&lines, "toolu_whoami_2");

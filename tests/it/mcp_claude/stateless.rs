@@ -3,13 +3,13 @@
 //! `debussy mcp bridge` (streamable HTTP): it starts as fast as with the server run
 //! directly, and after `restart_server` it calls a tool that only the new server has.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use super::{restart_turn, run_with_server_t, tool_result, write_config};
-use crate::support::claude::{self, RUN_TIMEOUT, Sandbox};
+use crate::support::claude::{self, Sandbox};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::ports::Port;
 
@@ -31,52 +31,58 @@ async fn timed_run(cli: &claude::ClaudeCli, command: &str, args: &Value) -> Dura
     let sandbox = Sandbox::new().expect("sandbox");
     let config = write_config(&sandbox, command, args);
     let server = ModelServer::start(Scenario::new().turn(Turn::reply("Hello."))).expect("model");
-    let mut run = sandbox.command(cli, &server, claude::DEFAULT_MODEL);
-    run.arg("--mcp-config")
-        .arg(&config)
-        .args(["--allowedTools", "mcp__t"]);
     let started = Instant::now();
-    let transcript = claude::run(run, "Say hello.", RUN_TIMEOUT)
-        .await
-        .expect("claude run");
-    let took = started.elapsed();
-    let result = transcript.result().expect("a result line");
-    assert_eq!(result["subtype"], "success", "{result}");
-    let init = transcript.system("init");
-    let servers = &init.first().expect("init line")["mcp_servers"];
-    assert!(
-        servers.as_array().is_some_and(|s| s
-            .iter()
-            .any(|s| s["name"] == "t" && s["status"] == "connected")),
-        "{servers}"
-    );
-    took
+    run_with_server_t(cli, &sandbox, &server, &config, "Say hello.").await;
+    started.elapsed()
+}
+
+/// `debussy mcp supervise` arguments running the Python server with `server_args`, its
+/// state under `state`.
+fn supervise_args(state: &Path, server_args: &[&str]) -> Vec<String> {
+    let state = state.join("s").display().to_string();
+    let python = python().display().to_string();
+    let mut args = strings(&["mcp", "supervise", "--state-dir", &state, "--", &python]);
+    args.push(server_script());
+    args.extend(strings(server_args));
+    args
+}
+
+/// `debussy mcp bridge` arguments serving, on `port`, the Python server run with
+/// `--http PORT` and `server_args`, its state under `state`.
+fn bridge_args(state: &Path, port: &str, server_args: &[&str]) -> Vec<String> {
+    let state = state.join("s").display().to_string();
+    let python = python().display().to_string();
+    let mut args = strings(&[
+        "mcp",
+        "bridge",
+        "--port",
+        port,
+        "--state-dir",
+        &state,
+        "--stop-daemon-on-exit",
+        "--ready-timeout",
+        "20s",
+        "--",
+        &python,
+    ]);
+    args.push(server_script());
+    args.extend(strings(&["--http", port]));
+    args.extend(strings(server_args));
+    args
+}
+
+/// Owned copies of `args`.
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|arg| (*arg).to_owned()).collect()
 }
 
 #[tokio::test]
 #[ignore = "needs the Python MCP SDK and the pinned Claude Code CLI (scripts/test-tools)"]
 async fn claude_code_through_the_supervisor_starts_as_fast_as_with_the_server_alone() {
     let cli = claude::require();
-    let python = python();
-    let python = python.display().to_string();
     let state = tempfile::tempdir().expect("tempdir");
-    let supervised = json!([
-        "mcp",
-        "supervise",
-        "--state-dir",
-        state.path().join("s"),
-        "--",
-        python,
-        server_script()
-    ]);
-    compare(
-        &cli,
-        &python,
-        crate::support::DEBUSSY,
-        &supervised,
-        "the supervisor",
-    )
-    .await;
+    let supervised = json!(supervise_args(state.path(), &[]));
+    compare(&cli, &supervised, "the supervisor").await;
 }
 
 /// Claude Code started with the server run directly, then through `debussy ARGS`, back
@@ -84,11 +90,12 @@ async fn claude_code_through_the_supervisor_starts_as_fast_as_with_the_server_al
 /// The stall this guards against (a listen acknowledgement under an id the client never
 /// sent) costs the client's whole timeout on every try; load from other processes on the
 /// machine costs a second only now and then.
-async fn compare(cli: &claude::ClaudeCli, python: &str, debussy: &str, args: &Value, via: &str) {
+async fn compare(cli: &claude::ClaudeCli, args: &Value, via: &str) {
+    let python = python().display().to_string();
     let mut tries = Vec::new();
     for _ in 0..3 {
-        let direct = timed_run(cli, python, &json!([server_script()])).await;
-        let through = timed_run(cli, debussy, args).await;
+        let direct = timed_run(cli, &python, &json!([server_script()])).await;
+        let through = timed_run(cli, crate::support::DEBUSSY, args).await;
         if through < direct + Duration::from_secs(1) {
             return;
         }
@@ -101,35 +108,11 @@ async fn compare(cli: &claude::ClaudeCli, python: &str, debussy: &str, args: &Va
 #[ignore = "needs the Python MCP SDK and the pinned Claude Code CLI (scripts/test-tools)"]
 async fn claude_code_through_the_bridge_starts_as_fast_as_with_the_server_alone() {
     let cli = claude::require();
-    let python = python();
-    let python = python.display().to_string();
     let state = tempfile::tempdir().expect("tempdir");
     let reserved = Port::reserve();
     let port = reserved.number().to_string();
-    let bridged = json!([
-        "mcp",
-        "bridge",
-        "--port",
-        port,
-        "--state-dir",
-        state.path().join("s"),
-        "--stop-daemon-on-exit",
-        "--ready-timeout",
-        "20s",
-        "--",
-        python,
-        server_script(),
-        "--http",
-        port
-    ]);
-    compare(
-        &cli,
-        &python,
-        crate::support::DEBUSSY,
-        &bridged,
-        "the bridge",
-    )
-    .await;
+    let bridged = json!(bridge_args(state.path(), &port, &[]));
+    compare(&cli, &bridged, "the bridge").await;
 }
 
 /// Claude Code restarts the server `t` (started as `debussy ARGS`, a `--grow` Python
@@ -165,57 +148,23 @@ async fn check_new_tool_after_restart(cli: &claude::ClaudeCli, args: &Value) {
 #[ignore = "needs the Python MCP SDK and the pinned Claude Code CLI (scripts/test-tools)"]
 async fn claude_code_calls_a_tool_the_restarted_server_added_through_the_supervisor() {
     let cli = claude::require();
-    let python = python();
     let state = tempfile::tempdir().expect("tempdir");
     // Python takes seconds to import the SDK on a loaded machine: more than the default
     // restart readiness timeout.
     let config = state.path().join("config.yaml");
     std::fs::write(&config, "mcp:\n  readiness_timeout: 60\n").expect("config");
-    check_new_tool_after_restart(
-        &cli,
-        &json!([
-            "--config",
-            config,
-            "mcp",
-            "supervise",
-            "--state-dir",
-            state.path().join("s"),
-            "--",
-            python,
-            server_script(),
-            "--grow"
-        ]),
-    )
-    .await;
+    let mut args = vec!["--config".to_owned(), config.display().to_string()];
+    args.extend(supervise_args(state.path(), &["--grow"]));
+    check_new_tool_after_restart(&cli, &json!(args)).await;
 }
 
 #[tokio::test]
 #[ignore = "needs the Python MCP SDK and the pinned Claude Code CLI (scripts/test-tools)"]
 async fn claude_code_calls_a_tool_the_restarted_daemon_added_through_the_bridge() {
     let cli = claude::require();
-    let python = python();
     let state = tempfile::tempdir().expect("tempdir");
     let reserved = Port::reserve();
     let port = reserved.number().to_string();
-    check_new_tool_after_restart(
-        &cli,
-        &json!([
-            "mcp",
-            "bridge",
-            "--port",
-            port,
-            "--state-dir",
-            state.path().join("s"),
-            "--stop-daemon-on-exit",
-            "--ready-timeout",
-            "20s",
-            "--",
-            python,
-            server_script(),
-            "--http",
-            port,
-            "--grow"
-        ]),
-    )
-    .await;
+    let bridged = json!(bridge_args(state.path(), &port, &["--grow"]));
+    check_new_tool_after_restart(&cli, &bridged).await;
 }

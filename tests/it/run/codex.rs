@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::agent_project::AgentProject;
+use crate::support::agent_project::{self, AgentProject};
 use crate::support::codex::{self, DEFAULT_MODEL, Sandbox};
-use crate::support::model_server::{ModelServer, RecordedRequest, Refusal, Scenario, Turn, Usage};
+use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named, run_json};
 use crate::support::scenario as sim;
 
@@ -29,28 +29,14 @@ fn shell(command: &str) -> Turn {
 
 type Project = AgentProject<Sandbox>;
 
-/// Main-thread requests grouped by Codex session (its `session-id` header), in order.
-fn sessions(server: &ModelServer) -> Vec<Vec<RecordedRequest>> {
-    let mut sessions: Vec<(String, Vec<RecordedRequest>)> = Vec::new();
-    for request in server.main_requests() {
-        let id = request.session_id().unwrap_or_default().to_owned();
-        match sessions.iter_mut().find(|(known, _)| *known == id) {
-            Some((_, requests)) => requests.push(request),
-            None => sessions.push((id, vec![request])),
-        }
-    }
-    sessions.into_iter().map(|(_, requests)| requests).collect()
-}
-
 #[test]
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
     let cli = codex::require();
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         shell("echo a > a.txt").usage(usage(20)),
         Turn::reply("Phase 1 is done.").usage(usage(25)),
-    ]))
-    .expect("model server");
+    ]);
     let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt", 100_000, "");
     let (code, events) = project.run();
@@ -75,11 +61,7 @@ fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
         calls.iter().any(|a| a["name"] == "Bash"),
         "Codex's command shows as a Bash call: {calls:#?}"
     );
-    let messages = project::commit_messages(project.root());
-    assert!(
-        messages[0].contains("phase 1 - Step 1 completed"),
-        "{messages:?}"
-    );
+    project.assert_completed_commit();
     let status = project.command(&["status"]).output().expect("status");
     let status = String::from_utf8_lossy(&status.stdout);
     assert!(
@@ -93,15 +75,14 @@ fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_the_checkpoint() {
     let cli = codex::require();
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         // Session 1: writes a.txt; the next turn crosses 80 % while its tool runs.
         shell("echo a > a.txt").usage(usage(40)),
         shell("sleep 30").usage(usage(85)),
         // Session 2: finishes.
         shell("echo b > b.txt").usage(usage(30)),
         Turn::reply("Phase 1 is done.").usage(usage(32)),
-    ]))
-    .expect("model server");
+    ]);
     let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt && test -f b.txt", 100_000, "");
     let started = Instant::now();
@@ -113,7 +94,7 @@ fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_
         started.elapsed()
     );
     assert_eq!(named(&events, "restart").len(), 1, "{events:#?}");
-    let sessions = sessions(&server);
+    let sessions = server.main_sessions();
     assert_eq!(sessions.len(), 2, "{sessions:#?}");
     assert_eq!(
         sessions[0].len(),
@@ -126,11 +107,7 @@ fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_
         "{second}"
     );
     assert!(second.contains("a.txt"), "{second}");
-    let messages = project::commit_messages(project.root());
-    assert!(
-        messages.iter().any(|m| m.contains("checkpoint (restart 1")),
-        "{messages:?}"
-    );
+    project.assert_first_checkpoint_committed();
     assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
 }
 
@@ -156,50 +133,27 @@ fn an_api_error_ends_the_attempt_with_codexs_message() {
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_bad_key_ends_the_attempt_in_codexs_words_with_the_fix() {
     let cli = codex::require();
-    let server = ModelServer::start(
-        Scenario::new()
-            .turn(Turn::reply("unreachable"))
-            .refuse(Refusal::BadKey, None),
-    )
-    .expect("model server");
-    let project = Project::new(cli.path(), &server);
-    project.plan("true", 100_000, "");
-    let started = Instant::now();
-    let (code, events) = project.run();
-    assert_eq!(code, 1, "events: {events:#?}");
-    assert!(started.elapsed() < Duration::from_secs(60));
-    let ended = named(&events, "session_ended")[0];
-    assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
-    let error = project::phase_error(&events);
-    assert!(
-        error.contains("refused its credentials")
-            && error.contains("Incorrect API key")
-            && error.contains("OPENAI_API_KEY"),
-        "{error}"
+    agent_project::assert_a_bad_key_ends_the_attempt::<Sandbox>(
+        cli.path(),
+        "Incorrect API key",
+        "OPENAI_API_KEY",
     );
 }
 
 #[test]
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_model_that_never_answers_is_timed_out() {
-    let cli = codex::require();
-    let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
-        .expect("model server");
-    let project = Project::new(cli.path(), &server);
-    project.plan("true", 100_000, "timeout: 3\n");
-    project::assert_timed_out(|| project.run());
-    server.release();
+    agent_project::assert_a_silent_model_is_timed_out::<Sandbox>(codex::require().path());
 }
 
 #[test]
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
     let cli = codex::require();
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         shell("echo b > b.txt").usage(usage(20)),
         Turn::reply("Phase 2 is done.").usage(usage(22)),
-    ]))
-    .expect("model server");
+    ]);
     let project = Project::new(cli.path(), &server);
     project.write(
         "plan/MASTER_PLAN.md",
@@ -300,13 +254,12 @@ fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_codex_that_crashes_mid_session_fails_the_attempt_with_its_signal() {
     let cli = codex::require();
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         shell("echo a > a.txt").usage(usage(20)),
         // Outside Codex's sandbox (its own PID namespace), a command's parent is Codex.
         shell("kill -KILL $PPID").usage(usage(22)),
         Turn::reply("never sent").usage(usage(23)),
-    ]))
-    .expect("model server");
+    ]);
     let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt", 100_000, "");
     let config = project.root().join(".debussy/config.yaml");

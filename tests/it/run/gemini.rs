@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::agent_project::AgentProject;
+use crate::support::agent_project::{self, AgentProject};
 use crate::support::gemini::{self, Sandbox};
-use crate::support::model_server::{ModelServer, Refusal, Scenario, Turn, Usage};
-use crate::support::project::{self, events_named as named};
+use crate::support::model_server::{ModelServer, Turn, Usage};
+use crate::support::project::events_named as named;
 
 /// A shell command for the Gemini CLI's `run_shell_command` tool.
 fn shell(command: &str) -> Turn {
@@ -40,11 +40,10 @@ fn find_file(dir: &Path, suffix: &str) -> Option<std::path::PathBuf> {
 #[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
     let cli = gemini::require();
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         shell("echo a > a.txt").usage(Usage::new(1_000, 0, 0, 5)),
         Turn::reply("Phase 1 is done.").usage(Usage::new(1_100, 0, 0, 7)),
-    ]))
-    .expect("model server");
+    ]);
     let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt", 1_000_000, "");
     let (code, events) = project.run();
@@ -69,11 +68,7 @@ fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
         std::fs::read_to_string(settings).expect("read"),
         r#"{"model":{"compressionThreshold":0.9}}"#
     );
-    let messages = project::commit_messages(project.root());
-    assert!(
-        messages[0].contains("phase 1 - Step 1 completed"),
-        "{messages:?}"
-    );
+    project.assert_completed_commit();
     assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
 }
 
@@ -81,7 +76,7 @@ fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
 #[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn a_large_tool_result_crosses_the_estimated_threshold_and_the_restart_carries_the_checkpoint() {
     let cli = gemini::require();
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         // Session 1: writes a.txt, then prints ~6,000 tokens the estimate counts.
         shell("echo a > a.txt"),
         shell("seq 1 3000"),
@@ -89,8 +84,7 @@ fn a_large_tool_result_crosses_the_estimated_threshold_and_the_restart_carries_t
         // Session 2: finishes.
         shell("echo b > b.txt"),
         Turn::reply("Phase 1 is done."),
-    ]))
-    .expect("model server");
+    ]);
     let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt && test -f b.txt", 10_000, "");
     let started = Instant::now();
@@ -113,46 +107,22 @@ fn a_large_tool_result_crosses_the_estimated_threshold_and_the_restart_carries_t
             .contains("# Checkpoint: phase 1 (Step 1), restart 1 of 3")
     });
     assert!(checkpointed, "no request carried the checkpoint");
-    let messages = project::commit_messages(project.root());
-    assert!(
-        messages.iter().any(|m| m.contains("checkpoint (restart 1")),
-        "{messages:?}"
-    );
+    project.assert_first_checkpoint_committed();
 }
 
 #[test]
 #[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn a_gemini_model_that_never_answers_is_timed_out() {
-    let cli = gemini::require();
-    let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
-        .expect("model server");
-    let project = Project::new(cli.path(), &server);
-    project.plan("true", 1_000_000, "timeout: 3\n");
-    project::assert_timed_out(|| project.run());
-    server.release();
+    agent_project::assert_a_silent_model_is_timed_out::<Sandbox>(gemini::require().path());
 }
 
 #[test]
 #[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn a_bad_key_ends_the_attempt_in_the_gemini_clis_words_with_the_fix() {
     let cli = gemini::require();
-    let server = ModelServer::start(
-        Scenario::new()
-            .turn(Turn::reply("unreachable"))
-            .refuse(Refusal::BadKey, None),
-    )
-    .expect("model server");
-    let project = Project::new(cli.path(), &server);
-    project.plan("true", 100_000, "");
-    let (code, events) = project.run();
-    assert_eq!(code, 1, "events: {events:#?}");
-    let ended = named(&events, "session_ended")[0];
-    assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
-    let error = project::phase_error(&events);
-    assert!(
-        error.contains("refused its credentials")
-            && error.contains("API key not valid")
-            && error.contains("GEMINI_API_KEY"),
-        "{error}"
+    agent_project::assert_a_bad_key_ends_the_attempt::<Sandbox>(
+        cli.path(),
+        "API key not valid",
+        "GEMINI_API_KEY",
     );
 }

@@ -9,10 +9,11 @@ use debussy::agent::AgentBackend;
 use debussy::agent::BackendSettings;
 use debussy::agent::sim::SimBackend;
 use debussy::config::{AgentKind, Config};
+use debussy::context::StopReason;
 use debussy::run_env::RunEnv;
 use debussy::session::{
-    self, ActivityKind, CONTEXT_LIMIT_MARKER, SessionControl, SessionEvent, SessionReport,
-    SessionSpec, StopCause, Thread,
+    self, ActivityKind, CONTEXT_LIMIT_MARKER, LimitReason, SessionControl, SessionEvent,
+    SessionOutcome, SessionReport, SessionSpec, SpawnFailure, StopCause, Thread,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -62,6 +63,40 @@ impl Finished {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The trigger and the tokens before it of the compaction that stopped the
+    /// session (exit code -2); any other ending fails the test.
+    pub(crate) fn compaction(&self) -> (Option<String>, Option<u64>) {
+        let report = &self.report;
+        let SessionOutcome::ContextLimit {
+            reason:
+                LimitReason::Meter(StopReason::Compacted {
+                    trigger,
+                    pre_tokens,
+                }),
+            ..
+        } = &report.outcome
+        else {
+            panic!("not a compaction stop: {:?}", report.outcome)
+        };
+        assert_eq!(report.code(), -2, "{:?}", report.outcome);
+        (trigger.clone(), *pre_tokens)
+    }
+
+    /// The failure of a session whose agent program, `missing`, could not be started
+    /// (exit code -5, the message naming the program); any other ending fails the test.
+    pub(crate) fn spawn_failure(&self, missing: &Path) -> &SpawnFailure {
+        let report = &self.report;
+        let SessionOutcome::SpawnError(failure) = &report.outcome else {
+            panic!("not a spawn error: {:?}", report.outcome)
+        };
+        assert_eq!(report.code(), -5);
+        assert!(
+            failure.message.contains(&missing.display().to_string()),
+            "{failure}"
+        );
+        failure
     }
 
     pub(crate) fn stopping(&self) -> Vec<StopCause> {

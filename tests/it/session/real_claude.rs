@@ -237,15 +237,10 @@ async fn claude_subagent_traffic_past_the_threshold_does_not_stop_the_session() 
     let scenario = Scenario::new()
         .turn(
             Turn::new()
-                .tool_use_id(
+                .subagent_call(
                     "toolu_task_1",
-                    "Agent",
-                    json!({
-                        "description": "Count the files",
-                        "prompt": "SUBTASK-ALPHA: count the files in the working directory",
-                        "subagent_type": "general-purpose",
-                        "run_in_background": false,
-                    }),
+                    "Count the files",
+                    "SUBTASK-ALPHA: count the files in the working directory",
                 )
                 .usage(Usage::new(10, 20_000, 1_000, 30)),
         )
@@ -253,7 +248,7 @@ async fn claude_subagent_traffic_past_the_threshold_does_not_stop_the_session() 
             "SUBTASK-ALPHA",
             [
                 Turn::new()
-                    .tool_use("Bash", json!({"command": "ls -a", "description": "List"}))
+                    .bash("ls -a", "List")
                     .usage(Usage::new(5, 170_000, 10_000, 40)),
                 Turn::reply("Report: the directory is empty.")
                     .usage(Usage::new(7, 185_000, 5_000, 50)),
@@ -299,15 +294,7 @@ async fn claude_subagent_traffic_past_the_threshold_does_not_stop_the_session() 
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn claude_a_compact_boundary_stops_the_session() {
     let scenario = Scenario::new()
-        .turn(
-            Turn::new()
-                .tool_use(
-                    "Bash",
-                    json!({"command": "echo step", "description": "Step"}),
-                )
-                // Past Claude Code's auto-compact threshold (167k of 200k).
-                .usage(Usage::new(10, 190_000, 0, 20)),
-        )
+        .turn(Turn::past_the_auto_compact_threshold())
         .turn(Turn::reply("Continuing after compaction.").stall())
         .compact_summary("SUMMARY-MARKER-42: one step was asked for.");
     let harness = Harness::new(scenario);
@@ -318,20 +305,7 @@ async fn claude_a_compact_boundary_stops_the_session() {
         .push(("CLAUDE_CODE_AUTO_COMPACT_WINDOW".into(), "200000".into()));
     let finished = run(spec, SessionControl::new()).await;
     harness.save("claude_compact_boundary", &finished);
-    let report = &finished.report;
-
-    assert_eq!(report.code(), -2, "{:?}", report.outcome);
-    let SessionOutcome::ContextLimit {
-        reason:
-            LimitReason::Meter(StopReason::Compacted {
-                trigger,
-                pre_tokens,
-            }),
-        ..
-    } = &report.outcome
-    else {
-        panic!("not a compaction stop: {:?}", report.outcome)
-    };
+    let (trigger, pre_tokens) = finished.compaction();
     assert_eq!(trigger.as_deref(), Some("auto"));
     assert!(pre_tokens.unwrap_or_default() >= 190_000, "{pre_tokens:?}");
     let lines = finished.log_json(true);
@@ -367,13 +341,7 @@ async fn claude_a_session_over_its_timeout_is_stopped() {
 #[tokio::test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn claude_an_agent_that_crashes_fails_with_its_signal() {
-    let scenario = Scenario::new()
-        .turn(Turn::new().tool_use(
-            "Bash",
-            json!({"command": "kill -KILL $PPID", "description": "Stop the agent"}),
-        ))
-        .turn(Turn::reply("never reached"));
-    let harness = Harness::new(scenario);
+    let harness = Harness::new(Scenario::killing_the_agent());
     let finished = run(harness.spec(), SessionControl::new()).await;
     harness.save("claude_crash", &finished);
     let report = &finished.report;
@@ -409,15 +377,7 @@ async fn claude_a_missing_binary_is_a_spawn_error_saying_how_to_install_it() {
     )
     .expect("spec");
     let finished = run(spec, SessionControl::new()).await;
-    let report = &finished.report;
-    let SessionOutcome::SpawnError(failure) = &report.outcome else {
-        panic!("not a spawn error: {:?}", report.outcome)
-    };
-    assert_eq!(report.code(), -5);
-    assert!(
-        failure.message.contains(&missing.display().to_string()),
-        "{failure}"
-    );
+    let failure = finished.spawn_failure(&missing);
     let help = failure.help.as_deref().unwrap_or_default();
     assert!(
         help.contains("npm install -g @anthropic-ai/claude-code"),

@@ -245,21 +245,9 @@ async fn sim_a_compact_boundary_stops_the_session() {
         Turn::sleep(30_000),
     ]));
     let finished = run(project.spec(), SessionControl::new()).await;
-    let report = &finished.report;
-    let SessionOutcome::ContextLimit {
-        reason:
-            LimitReason::Meter(StopReason::Compacted {
-                trigger,
-                pre_tokens,
-            }),
-        ..
-    } = &report.outcome
-    else {
-        panic!("not a compaction stop: {:?}", report.outcome)
-    };
+    let (trigger, pre_tokens) = finished.compaction();
     assert_eq!(trigger.as_deref(), Some("auto"));
-    assert_eq!(*pre_tokens, Some(150_000));
-    assert_eq!(report.code(), -2);
+    assert_eq!(pre_tokens, Some(150_000));
     finished.log_json(true);
 }
 
@@ -362,21 +350,15 @@ async fn sim_a_missing_agent_program_is_a_spawn_error() {
     let mut spec = project.spec();
     spec.backend = project.backend_with(&missing.to_string_lossy());
     let finished = run(spec, SessionControl::new()).await;
-    let report = &finished.report;
-    let SessionOutcome::SpawnError(failure) = &report.outcome else {
-        panic!("not a spawn error: {:?}", report.outcome)
-    };
-    assert_eq!(report.code(), -5);
-    assert!(
-        failure.message.contains(&missing.display().to_string()),
-        "{failure}"
-    );
+    let failure = finished.spawn_failure(&missing);
     assert!(
         failure
             .help
             .as_deref()
-            .is_some_and(|help| help.contains("agents.sim.command"))
+            .is_some_and(|help| help.contains("agents.sim.command")),
+        "{failure}"
     );
+    let report = &finished.report;
     assert!(report.pid.is_none() && report.exit.is_none());
     assert!(finished.events.is_empty(), "{:?}", finished.events);
 }

@@ -4,12 +4,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::model_server::ModelServer;
-use super::project::{self, run_json};
+use super::model_server::{ModelServer, Refusal, Scenario, Turn};
+use super::project::{self, events_named, run_json};
 
 /// What an agent's sandbox gives a project: which agent it is for, a working directory,
 /// and the environment that keeps the agent offline, talking to the scripted model server.
@@ -28,41 +28,32 @@ pub trait AgentSandbox: Sized {
     fn envs(&self) -> Vec<(String, String)>;
 }
 
-impl AgentSandbox for super::codex::Sandbox {
-    const KIND: &'static str = "codex";
-    const NAME: &'static str = "Codex";
-    const MODEL: &'static str = super::codex::DEFAULT_MODEL;
+/// `AgentSandbox` for an agent module's `Sandbox`, whose `new`, `cwd` and `envs` do the
+/// work, with the agent's kind, name and model.
+macro_rules! agent_sandbox {
+    ($agent:ident, $kind:literal, $name:literal) => {
+        impl AgentSandbox for super::$agent::Sandbox {
+            const KIND: &'static str = $kind;
+            const NAME: &'static str = $name;
+            const MODEL: &'static str = super::$agent::DEFAULT_MODEL;
 
-    fn for_server(server: &ModelServer) -> std::io::Result<Self> {
-        Self::new(server)
-    }
+            fn for_server(server: &ModelServer) -> std::io::Result<Self> {
+                Self::new(server)
+            }
 
-    fn cwd(&self) -> &Path {
-        self.cwd()
-    }
+            fn cwd(&self) -> &Path {
+                self.cwd()
+            }
 
-    fn envs(&self) -> Vec<(String, String)> {
-        self.envs()
-    }
+            fn envs(&self) -> Vec<(String, String)> {
+                self.envs()
+            }
+        }
+    };
 }
 
-impl AgentSandbox for super::gemini::Sandbox {
-    const KIND: &'static str = "gemini";
-    const NAME: &'static str = "Gemini";
-    const MODEL: &'static str = super::gemini::DEFAULT_MODEL;
-
-    fn for_server(server: &ModelServer) -> std::io::Result<Self> {
-        Self::new(server)
-    }
-
-    fn cwd(&self) -> &Path {
-        self.cwd()
-    }
-
-    fn envs(&self) -> Vec<(String, String)> {
-        self.envs()
-    }
-}
+agent_sandbox!(codex, "codex", "Codex");
+agent_sandbox!(gemini, "gemini", "Gemini");
 
 /// A git project in an agent's sandbox whose runs use the CLI at `program`.
 pub struct AgentProject<S> {
@@ -127,6 +118,24 @@ impl<S: AgentSandbox> AgentProject<S> {
         project::commit_all(self.root(), "plan");
     }
 
+    /// The run completed the plan's one phase: the newest commit says so.
+    pub fn assert_completed_commit(&self) {
+        let messages = project::commit_messages(self.root());
+        assert!(
+            messages[0].contains("phase 1 - Step 1 completed"),
+            "{messages:?}"
+        );
+    }
+
+    /// The run committed the checkpoint of its first restart.
+    pub fn assert_first_checkpoint_committed(&self) {
+        let messages = project::commit_messages(self.root());
+        assert!(
+            messages.iter().any(|m| m.contains("checkpoint (restart 1")),
+            "{messages:?}"
+        );
+    }
+
     /// `debussy ARGS` in the project, with only the sandbox's environment.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(super::DEBUSSY);
@@ -148,4 +157,50 @@ impl<S: AgentSandbox> AgentProject<S> {
             Duration::from_secs(180),
         )
     }
+}
+
+/// A run of the agent `S` (the CLI at `program`) whose model never answers: the
+/// attempt is timed out by a three-second `timeout`.
+pub fn assert_a_silent_model_is_timed_out<S: AgentSandbox>(program: &Path) {
+    let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
+        .expect("model server");
+    let project = AgentProject::<S>::new(program, &server);
+    project.plan("true", 100_000, "timeout: 3\n");
+    project::assert_timed_out(|| project.run());
+    server.release();
+}
+
+/// A run of the agent `S` (the CLI at `program`) whose key the model server refuses:
+/// the attempt ends within a minute as the agent's failure, its error in the CLI's own
+/// `words` and naming `key_env`, the variable that fixes it.
+pub fn assert_a_bad_key_ends_the_attempt<S: AgentSandbox>(
+    program: &Path,
+    words: &str,
+    key_env: &str,
+) {
+    let server = ModelServer::start(
+        Scenario::new()
+            .turn(Turn::reply("unreachable"))
+            .refuse(Refusal::BadKey, None),
+    )
+    .expect("model server");
+    let project = AgentProject::<S>::new(program, &server);
+    project.plan("true", 100_000, "");
+    let started = Instant::now();
+    let (code, events) = project.run();
+    assert_eq!(code, 1, "events: {events:#?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    let ended = events_named(&events, "session_ended")[0];
+    assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
+    let error = project::phase_error(&events);
+    assert!(
+        error.contains("refused its credentials")
+            && error.contains(words)
+            && error.contains(key_env),
+        "{error}"
+    );
 }

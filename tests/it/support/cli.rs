@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
 
-/// A CLI the tests run, and where to find it.
+/// A CLI the tests run, where to find it, and what looking for it found (once per test
+/// process).
 #[derive(Debug)]
 pub struct Pinned {
     /// Its name in messages (`the Codex CLI`).
@@ -17,16 +18,61 @@ pub struct Pinned {
     pub override_env: &'static str,
     /// Where `scripts/test-tools` installs it, relative to the crate root.
     pub install_path: &'static str,
+    found: OnceLock<Result<PinnedCli, String>>,
 }
 
-fn candidate(pinned: &Pinned, override_path: Option<OsString>) -> PathBuf {
-    match override_path {
-        Some(path) if !path.is_empty() => PathBuf::from(path),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join(pinned.install_path),
+impl Pinned {
+    /// The CLI called `name` in messages, found through `override_env` or at
+    /// `install_path`.
+    pub const fn new(
+        name: &'static str,
+        override_env: &'static str,
+        install_path: &'static str,
+    ) -> Self {
+        Pinned {
+            name,
+            override_env,
+            install_path,
+            found: OnceLock::new(),
+        }
+    }
+
+    /// The CLI for a test that needs it; see [`require`].
+    pub fn require(&'static self) -> PinnedCli {
+        require(self, &self.found)
     }
 }
 
-fn probe(pinned: &Pinned, path: &Path) -> Result<PathBuf, String> {
+/// A located, working pinned CLI.
+#[derive(Clone, Debug)]
+pub struct PinnedCli {
+    path: PathBuf,
+    version: String,
+}
+
+impl PinnedCli {
+    /// The executable.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What `--version` printed, e.g. `2.1.330 (Claude Code)`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+}
+
+/// Where to look for the CLI: the override when set and non-empty, else the
+/// project-local install under `manifest_dir`.
+pub fn candidate(pinned: &Pinned, override_path: Option<OsString>, manifest_dir: &Path) -> PathBuf {
+    match override_path {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => manifest_dir.join(pinned.install_path),
+    }
+}
+
+/// Checks that `path` is the CLI and that it runs.
+pub fn probe(pinned: &Pinned, path: &Path) -> Result<PinnedCli, String> {
     if !path.is_file() {
         return Err(format!(
             "{} is not installed at {} (run scripts/test-tools, or set {})",
@@ -48,23 +94,25 @@ fn probe(pinned: &Pinned, path: &Path) -> Result<PathBuf, String> {
             String::from_utf8_lossy(&output.stderr).trim()
         ));
     }
-    Ok(path.to_owned())
+    Ok(PinnedCli {
+        path: path.to_owned(),
+        version: String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+    })
 }
 
-/// The CLI's path for a test that needs it (looked up once per test process, in
+/// The CLI for a test that needs it (looked up once per test process, in
 /// `found`). A test that needs it is `#[ignore]`d, so it runs only when asked for
 /// (`--run-ignored all`, as `scripts/check` does); a missing CLI then fails it.
-pub fn require(pinned: &Pinned, found: &'static OnceLock<Result<PathBuf, String>>) -> PathBuf {
+pub fn require(pinned: &Pinned, found: &'static OnceLock<Result<PinnedCli, String>>) -> PinnedCli {
     match found
         .get_or_init(|| {
-            probe(
-                pinned,
-                &candidate(pinned, std::env::var_os(pinned.override_env)),
-            )
+            let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let override_path = std::env::var_os(pinned.override_env);
+            probe(pinned, &candidate(pinned, override_path, manifest_dir))
         })
         .clone()
     {
-        Ok(path) => path,
+        Ok(cli) => cli,
         Err(reason) => missing(pinned.name, &reason),
     }
 }

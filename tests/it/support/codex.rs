@@ -9,9 +9,9 @@
 //! tests go through the same path as a user's own configuration.
 
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
+use super::cli::{Pinned, PinnedCli};
 use super::model_server::ModelServer;
 use super::sandbox::SandboxDirs;
 
@@ -27,31 +27,11 @@ pub const DEFAULT_MODEL: &str = "gpt-5.5";
 /// The variable holding the (dummy) key for the scripted provider.
 const KEY_ENV: &str = "DEBUSSY_TEST_OPENAI_KEY";
 
-/// A located, working `codex` executable.
-#[derive(Clone, Debug)]
-pub struct CodexCli {
-    path: PathBuf,
-}
-
-impl CodexCli {
-    /// The executable.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
 /// The CLI for a test that needs it; see [`super::cli::require`] for what happens when
 /// it is missing.
-pub fn require() -> CodexCli {
-    static PINNED: super::cli::Pinned = super::cli::Pinned {
-        name: "the Codex CLI",
-        override_env: CODEX_OVERRIDE_ENV,
-        install_path: CODEX_INSTALL_PATH,
-    };
-    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    CodexCli {
-        path: super::cli::require(&PINNED, &FOUND),
-    }
+pub fn require() -> PinnedCli {
+    static PINNED: Pinned = Pinned::new("the Codex CLI", CODEX_OVERRIDE_ENV, CODEX_INSTALL_PATH);
+    PINNED.require()
 }
 
 /// An isolated HOME (with `~/.codex/config.toml`), TMPDIR and working directory inside

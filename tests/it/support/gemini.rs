@@ -8,9 +8,9 @@
 //! [`Sandbox::envs`] points `GOOGLE_GEMINI_BASE_URL` at the server.
 
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
+use super::cli::{Pinned, PinnedCli};
 use super::model_server::ModelServer;
 use super::sandbox::SandboxDirs;
 
@@ -23,31 +23,11 @@ pub const GEMINI_INSTALL_PATH: &str = ".tools/npm/node_modules/.bin/gemini";
 /// The model the tests ask for.
 pub const DEFAULT_MODEL: &str = "gemini-2.5-pro";
 
-/// A located, working `gemini` executable.
-#[derive(Clone, Debug)]
-pub struct GeminiCli {
-    path: PathBuf,
-}
-
-impl GeminiCli {
-    /// The executable.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
 /// The CLI for a test that needs it; see [`super::cli::require`] for what happens when
 /// it is missing.
-pub fn require() -> GeminiCli {
-    static PINNED: super::cli::Pinned = super::cli::Pinned {
-        name: "the Gemini CLI",
-        override_env: GEMINI_OVERRIDE_ENV,
-        install_path: GEMINI_INSTALL_PATH,
-    };
-    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    GeminiCli {
-        path: super::cli::require(&PINNED, &FOUND),
-    }
+pub fn require() -> PinnedCli {
+    static PINNED: Pinned = Pinned::new("the Gemini CLI", GEMINI_OVERRIDE_ENV, GEMINI_INSTALL_PATH);
+    PINNED.require()
 }
 
 /// An isolated HOME (with `~/.gemini/settings.json`), TMPDIR and working directory inside

@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -50,12 +50,7 @@ impl Project {
             .command(&["status", "--format", "json"])
             .output()
             .expect("status");
-        assert!(
-            output.status.success(),
-            "status failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).expect("status json")
+        json_of(&output, "debussy status")
     }
 }
 
@@ -97,6 +92,22 @@ pub fn commit_messages(dir: &Path) -> Vec<String> {
         commit.summary().ok().flatten().unwrap_or("").to_owned()
     })
     .collect()
+}
+
+/// A new temporary directory holding an empty `.debussy`, where a state database goes.
+pub fn dir_with_state() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(".debussy")).expect("mkdir");
+    dir
+}
+
+/// Exactly `count` of `messages`, a project's commit summaries, are restart checkpoints.
+pub fn assert_checkpoint_commits(messages: &[String], count: usize) {
+    let checkpoints = messages
+        .iter()
+        .filter(|m| m.contains("checkpoint (restart"))
+        .count();
+    assert_eq!(checkpoints, count, "{messages:?}");
 }
 
 /// Wait for `child` to exit, killing it and failing the test after `limit`.
@@ -200,6 +211,45 @@ pub fn phase_error(events: &[Value]) -> String {
         .to_owned()
 }
 
+/// The run's one `restart` event; any other number of them fails the test.
+pub fn only_restart(events: &[Value]) -> &Value {
+    let restarts = events_named(events, "restart");
+    assert_eq!(restarts.len(), 1, "{events:#?}");
+    restarts[0]
+}
+
+/// The run restarted its session once, for an agent's compaction that debussy blocked.
+pub fn assert_restarted_once_for_a_blocked_compaction(events: &[Value]) {
+    let restart = only_restart(events);
+    assert!(
+        restart["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
+        "{restart:#}"
+    );
+}
+
+/// The arguments of `debussy run` of the plan at `plan` with the sim agent, then `extra`.
+pub fn sim_run_args<'a>(plan: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run", plan, "--agent", "sim"];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// The arguments of `debussy run` of the plan, not interactive and with no delay between
+/// restarts, then `extra`.
+pub fn quiet_run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "plan/MASTER_PLAN.md",
+        "--no-interactive",
+        "--restart-delay",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// The events named `name`.
 pub fn events_named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["event"] == name).collect()
@@ -255,4 +305,21 @@ pub fn process_gone(pid: u64) -> bool {
 pub fn group_gone(pgid: u64) -> bool {
     let group = pgid.to_string();
     none_alive_within(|_, fields| fields.get(2) == Some(&group.as_str()))
+}
+
+/// Asserts that the command `what` succeeded, showing its stderr when it did not.
+pub fn assert_success(output: &Output, what: &str) {
+    assert!(
+        output.status.success(),
+        "{what} failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The JSON the command `what`, which must succeed, printed on stdout.
+pub fn json_of(output: &Output, what: &str) -> Value {
+    assert_success(output, what);
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|error| panic!("{what} printed no JSON ({error}): {output:?}"))
 }

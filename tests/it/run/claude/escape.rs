@@ -3,33 +3,14 @@
 //! agent may start a `setsid` helper of its own. Both die with debussy, whether it ends
 //! normally or is killed with SIGKILL.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
 use super::kit::{Project, usage};
-use crate::support::claude;
-use crate::support::model_server::{ModelServer, Scenario, Turn};
+use crate::support::model_server::{ModelServer, Turn};
 use crate::support::project::{process_gone, wait_exit};
-
-/// Wait (bounded) until `path` holds a pid, and return it.
-fn pid_in(path: &std::path::Path) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(pid) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|text| text.trim().parse().ok())
-        {
-            return pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "nothing wrote {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use crate::support::wait::pid_in;
 
 /// The session id of process `pid` (field 6 of its stat).
 fn session_of(pid: u32) -> Option<u32> {
@@ -51,12 +32,10 @@ fn reap_leftover(pid: u32) {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f done.txt")]);
+    let project = Project::planned(&[("1", "test -f done.txt")]);
     let pid_file = project.root().join("tool.pid");
     let late = project.root().join("late.txt");
-    let server = ModelServer::start(Scenario::new().turns([Turn::new()
+    let server = ModelServer::serving([Turn::new()
         .text("Waiting for the build.")
         .tool_use(
             "Bash",
@@ -65,15 +44,14 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
                 "description": "wait for the build",
             }),
         )
-        .usage(usage(10))]))
-    .expect("model server");
+        .usage(usage(10))]);
 
     let mut live = project.start_run(&server);
     let agent = live.until("session_started")["pid"]
         .as_u64()
         .and_then(|pid| u32::try_from(pid).ok())
         .expect("a session started");
-    let tool = pid_in(&pid_file);
+    let tool = pid_in(&pid_file, Duration::from_secs(60));
     let (tool_session, agent_session) = (session_of(tool), session_of(agent));
     if tool_session.is_none() || tool_session == agent_session {
         reap_leftover(tool);
@@ -101,11 +79,9 @@ fn a_bash_command_in_a_session_of_its_own_dies_with_a_sigkilled_debussy() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_setsid_helper_of_the_agent_dies_when_the_run_ends() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f done.txt")]);
+    let project = Project::planned(&[("1", "test -f done.txt")]);
     let pid_file = project.root().join("helper.pid");
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         Turn::new()
             .text("Starting a watcher.")
             .tool_use(
@@ -127,11 +103,10 @@ fn a_setsid_helper_of_the_agent_dies_when_the_run_ends() {
             )
             .usage(usage(11)),
         Turn::reply("Done.").usage(usage(12)),
-    ]))
-    .expect("model server");
+    ]);
 
     let (code, events) = project.run(&server, &[]);
-    let helper = pid_in(&pid_file);
+    let helper = pid_in(&pid_file, Duration::from_secs(60));
     let gone = process_gone(u64::from(helper));
     reap_leftover(helper);
     assert_eq!(code, 0, "{events:#?}");

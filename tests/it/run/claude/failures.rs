@@ -20,9 +20,7 @@ fn refusing(refusal: Refusal) -> Scenario {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_bad_key_ends_the_run_in_under_a_minute_with_one_attempt_and_the_agents_words() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "true"), ("2", "true")]);
+    let project = Project::planned(&[("1", "true"), ("2", "true")]);
     let server = ModelServer::start(refusing(Refusal::BadKey)).expect("model server");
 
     let started = Instant::now();
@@ -76,9 +74,7 @@ fn a_bad_key_ends_the_run_in_under_a_minute_with_one_attempt_and_the_agents_word
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn an_unknown_model_fails_the_run_at_once_naming_the_model() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "true")]);
+    let project = Project::planned(&[("1", "true")]);
     let server = ModelServer::start(refusing(Refusal::UnknownModel)).expect("model server");
 
     let (code, events) = project.run(&server, &[]);
@@ -96,9 +92,7 @@ fn an_unknown_model_fails_the_run_at_once_naming_the_model() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_missing_login_is_named_by_doctor_and_fails_the_run_at_once() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "true")]);
+    let project = Project::planned(&[("1", "true")]);
     let server = ModelServer::start(Scenario::new()).expect("model server");
 
     let doctor = project

@@ -6,21 +6,19 @@ use std::time::Duration;
 
 use crate::support::claude::{self};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
-use crate::support::project::{events_named as named, group_gone};
+use crate::support::project::{self, events_named as named, group_gone};
 use serde_json::json;
 
-use super::kit::{Project, bash_turn, sessions, usage};
+use super::kit::{Project, bash_turn, usage};
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[
+    let project = Project::planned(&[
         ("1", "test -f a.txt && test -f c.txt && test -f e.txt"),
         ("2", "test -f d.txt"),
     ]);
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         // Phase 1, session 1: writes a.txt, then its context crosses 80 %.
         project.write_turn("a.txt", "a\n", 50),
         Turn::new().text("Next, c.txt.").usage(usage(85)).hold(),
@@ -33,14 +31,13 @@ fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
         // Phase 2: one session.
         project.write_turn("d.txt", "d\n", 10),
         Turn::reply("Phase 2 is done.").usage(usage(11)),
-    ]))
-    .expect("model server");
+    ]);
 
     let (code, events) = project.run(&server, &[]);
     assert_eq!(code, 0, "events: {events:#?}");
     assert_eq!(named(&events, "restart").len(), 2);
 
-    let sessions = sessions(&server);
+    let sessions = server.main_sessions();
     assert_eq!(
         sessions.len(),
         4,
@@ -76,14 +73,7 @@ fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
     );
 
     let messages = project.commit_messages();
-    assert_eq!(
-        messages
-            .iter()
-            .filter(|m| m.contains("checkpoint (restart"))
-            .count(),
-        2,
-        "{messages:?}"
-    );
+    project::assert_checkpoint_commits(&messages, 2);
     assert!(
         messages[0].contains("phase 2 - Step 2 completed"),
         "{messages:?}"
@@ -94,14 +84,11 @@ fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn exceeding_max_restarts_fails_with_the_reason_in_state() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "true")]);
-    let server = ModelServer::start(Scenario::new().turns([
+    let project = Project::planned(&[("1", "true")]);
+    let server = ModelServer::serving([
         Turn::new().text("Working.").usage(usage(85)).hold(),
         Turn::new().text("Still working.").usage(usage(88)).hold(),
-    ]))
-    .expect("model server");
+    ]);
     let (code, events) = project.run(&server, &["--max-restarts", "1", "--max-retries", "0"]);
     assert_eq!(code, 1, "{events:#?}");
     let status = project.status(&server);
@@ -120,7 +107,7 @@ fn with_the_default_permissions_the_agent_edits_files_and_runs_commands() {
     let cli = claude::require();
     let project = Project::new(cli);
     project.plan_with_agent(&[("1", "test -s out.txt && test -f ran.txt")], "");
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         project.write_turn("out.txt", "hello\n", 10),
         bash_turn(
             "Checking.",
@@ -128,8 +115,7 @@ fn with_the_default_permissions_the_agent_edits_files_and_runs_commands() {
             11,
         ),
         Turn::reply("Done.").usage(usage(12)),
-    ]))
-    .expect("model server");
+    ]);
     let (code, events) = project.run(&server, &[]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(
@@ -195,38 +181,33 @@ fn a_refused_tool_call_is_shown_with_the_rule_that_allows_it() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_failing_gate_gets_a_remediation_session_that_fixes_it() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "grep -q right out.txt")]);
-    let server = ModelServer::start(
-        Scenario::new().turns([
-            Turn::new()
-                .text("Writing.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("out.txt"), "content": "wrong\n"}),
-                )
-                .usage(usage(10)),
-            Turn::reply("Done.").usage(usage(11)),
-            // Claude Code refuses to overwrite a file it has not read in this session.
-            Turn::new()
-                .text("Reading.")
-                .tool_use("Read", json!({"file_path": project.path("out.txt")}))
-                .usage(usage(10)),
-            Turn::new()
-                .text("Fixing.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("out.txt"), "content": "right\n"}),
-                )
-                .usage(usage(10)),
-            Turn::reply("Fixed.").usage(usage(11)),
-        ]),
-    )
-    .expect("model server");
+    let project = Project::planned(&[("1", "grep -q right out.txt")]);
+    let server = ModelServer::serving([
+        Turn::new()
+            .text("Writing.")
+            .tool_use(
+                "Write",
+                json!({"file_path": project.path("out.txt"), "content": "wrong\n"}),
+            )
+            .usage(usage(10)),
+        Turn::reply("Done.").usage(usage(11)),
+        // Claude Code refuses to overwrite a file it has not read in this session.
+        Turn::new()
+            .text("Reading.")
+            .tool_use("Read", json!({"file_path": project.path("out.txt")}))
+            .usage(usage(10)),
+        Turn::new()
+            .text("Fixing.")
+            .tool_use(
+                "Write",
+                json!({"file_path": project.path("out.txt"), "content": "right\n"}),
+            )
+            .usage(usage(10)),
+        Turn::reply("Fixed.").usage(usage(11)),
+    ]);
     let (code, events) = project.run(&server, &[]);
     assert_eq!(code, 0, "{events:#?}");
-    let sessions = sessions(&server);
+    let sessions = server.main_sessions();
     assert_eq!(sessions.len(), 2);
     let fix = sessions[1][0].first_user_text();
     assert!(
@@ -241,15 +222,12 @@ fn a_failing_gate_gets_a_remediation_session_that_fixes_it() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn ctrl_c_pauses_without_orphans_and_resume_completes() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f done.txt")]);
-    let server = ModelServer::start(Scenario::new().turns([
+    let project = Project::planned(&[("1", "test -f done.txt")]);
+    let server = ModelServer::serving([
         Turn::new().text("Thinking hard.").stall(),
         project.write_turn("done.txt", "ok\n", 10),
         Turn::reply("Done.").usage(usage(11)),
-    ]))
-    .expect("model server");
+    ]);
 
     let mut live = project.start_run(&server);
     let pid = live.until("session_started")["pid"]

@@ -5,22 +5,18 @@
 use std::time::Duration;
 
 use super::kit::{Project, usage};
-use crate::support::claude;
-use crate::support::model_server::{ModelServer, Scenario, Turn};
+use crate::support::model_server::{ModelServer, Turn};
 use crate::support::project::events_named as named;
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_cost_limit_pauses_a_real_session_with_its_work_committed() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f a.txt")]);
-    let server = ModelServer::start(Scenario::new().turns([
+    let project = Project::planned(&[("1", "test -f a.txt")]);
+    let server = ModelServer::serving([
         // About $0.02 of Sonnet tokens, then about $0.04 more: past --max-cost 0.04.
         project.write_turn("a.txt", "a\n", 30),
         Turn::new().text("Thinking.").usage(usage(60)).hold(),
-    ]))
-    .expect("model server");
+    ]);
     let (code, events) = project.run(&server, &["--max-cost", "0.04"]);
     assert_eq!(code, 3, "{events:#?}");
     let reached = named(&events, "limit_reached");
@@ -40,14 +36,11 @@ fn a_cost_limit_pauses_a_real_session_with_its_work_committed() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_time_limit_pauses_a_real_session_waiting_on_its_model() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f a.txt")]);
-    let server = ModelServer::start(Scenario::new().turns([
+    let project = Project::planned(&[("1", "test -f a.txt")]);
+    let server = ModelServer::serving([
         project.write_turn("a.txt", "a\n", 10),
         Turn::new().text("Waiting.").usage(usage(11)).stall(),
-    ]))
-    .expect("model server");
+    ]);
     let started = std::time::Instant::now();
     // Long enough for Claude Code to start and make its first request on a loaded
     // machine: the limit is a wall clock, so nothing can be awaited instead.
@@ -63,16 +56,13 @@ fn a_time_limit_pauses_a_real_session_waiting_on_its_model() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn real_sessions_that_make_no_progress_fail_the_attempt_early() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "true")]);
+    let project = Project::planned(&[("1", "true")]);
     // Each session only fills its context: nothing written, logged or completed.
-    let server = ModelServer::start(Scenario::new().turns([
+    let server = ModelServer::serving([
         Turn::new().text("Reading.").usage(usage(85)).hold(),
         Turn::new().text("Reading again.").usage(usage(85)).hold(),
         Turn::new().text("And again.").usage(usage(85)).hold(),
-    ]))
-    .expect("model server");
+    ]);
     let (code, events) = project.run(&server, &["--max-restarts", "3", "--max-retries", "0"]);
     assert_eq!(code, 1, "{events:#?}");
     assert_eq!(named(&events, "restart").len(), 1, "{events:#?}");

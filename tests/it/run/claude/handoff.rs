@@ -5,10 +5,10 @@
 
 use serde_json::json;
 
-use super::kit::{Project, permission_args_yaml, sessions, usage};
+use super::kit::{Project, usage};
 use crate::support::claude;
 use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
-use crate::support::project::events_named as named;
+use crate::support::project::{self, events_named as named};
 
 /// Phase 1 with one context stop: a.txt is written, the context crosses 85 %, and the
 /// restarted session writes b.txt and finishes.
@@ -24,9 +24,7 @@ fn one_stop_scenario(project: &Project) -> Scenario {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn the_stopped_session_writes_its_handoff_and_the_next_session_starts_from_it() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f a.txt && test -f b.txt")]);
+    let project = Project::planned(&[("1", "test -f a.txt && test -f b.txt")]);
     let server = ModelServer::start(
         one_stop_scenario(&project).handoff(
             Turn::reply("## Goal\nTwo files.\n\n## Half done\nb.txt is next (HANDOFF-7).")
@@ -41,7 +39,7 @@ fn the_stopped_session_writes_its_handoff_and_the_next_session_starts_from_it() 
     assert_eq!(handoff_events.len(), 1, "{events:#?}");
     assert_eq!(handoff_events[0]["written"], true, "{events:#?}");
 
-    let sessions = sessions(&server);
+    let sessions = server.main_sessions();
     assert_eq!(sessions.len(), 2, "two working sessions");
     let handoffs = server.requests_of(&RequestKind::Handoff);
     assert_eq!(handoffs.len(), 1, "{:#?}", server.requests());
@@ -78,9 +76,7 @@ fn the_stopped_session_writes_its_handoff_and_the_next_session_starts_from_it() 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_handoff_request_that_fails_falls_back_to_the_mechanical_checkpoint() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f a.txt && test -f b.txt")]);
+    let project = Project::planned(&[("1", "test -f a.txt && test -f b.txt")]);
     let server = ModelServer::start(one_stop_scenario(&project).handoff(Turn::api_error(
         400,
         "invalid_request_error",
@@ -98,7 +94,7 @@ fn a_handoff_request_that_fails_falls_back_to_the_mechanical_checkpoint() {
             .is_some_and(|d| d.contains("the handoff session failed")),
         "{handoff:#}"
     );
-    let next = sessions(&server)[1][0].first_user_text();
+    let next = server.main_sessions()[1][0].first_user_text();
     assert!(next.contains("# Checkpoint: phase 1"), "{next}");
     assert!(
         !next.contains("## Handoff from the previous session"),
@@ -112,13 +108,7 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
     let cli = claude::require();
     let project = Project::new(cli);
     // Claude Code arms its auto-compaction only when it knows the window.
-    project.plan_with_agent(
-        &[("1", "test -f a.txt && test -f b.txt")],
-        &format!(
-            "{}  env:\n    CLAUDE_CODE_AUTO_COMPACT_WINDOW: \"200000\"\n",
-            permission_args_yaml()
-        ),
-    );
+    project.plan_knowing_the_window(&[("1", "test -f a.txt && test -f b.txt")]);
     // The user's own settings and hooks (here a PostToolUse hook in their user settings)
     // keep working beside debussy's.
     let marker = project.sandbox.home().join("user-hook-ran");
@@ -131,36 +121,19 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
         settings.to_string(),
     )
     .expect("user settings");
-    let server = ModelServer::start(
-        Scenario::new().turns([
-            // One turn takes the context from nothing to 90 %: under debussy's 97 % threshold,
-            // past Claude Code's own compaction point (about 83 % of 200,000). Claude Code
-            // then compacts before its next request: the hook blocks that and debussy stops
-            // the session.
-            Turn::new()
-                .text("Creating a.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-                )
-                .usage(Usage::new(10, 179_000, 1_000, 50)),
-            project.write_turn("b.txt", "b\n", 20),
-            Turn::reply("Phase 1 is done.").usage(usage(21)),
-        ]),
-    )
-    .expect("model server");
+    let server = ModelServer::serving([
+        // One turn takes the context from nothing to 90 %: under debussy's 97 % threshold,
+        // past Claude Code's own compaction point (about 83 % of 200,000). Claude Code
+        // then compacts before its next request: the hook blocks that and debussy stops
+        // the session.
+        project.write_turn_using("a.txt", "a\n", Usage::new(10, 179_000, 1_000, 50)),
+        project.write_turn("b.txt", "b\n", 20),
+        Turn::reply("Phase 1 is done.").usage(usage(21)),
+    ]);
 
     let (code, events) = project.run(&server, &["--context-threshold", "97"]);
     assert_eq!(code, 0, "{events:#?}");
-    let restarts = named(&events, "restart");
-    assert_eq!(restarts.len(), 1, "{events:#?}");
-    assert!(
-        restarts[0]["reason"]
-            .as_str()
-            .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
-        "{:#}",
-        restarts[0]
-    );
+    project::assert_restarted_once_for_a_blocked_compaction(&events);
     assert!(
         server.requests_of(&RequestKind::Compact).is_empty(),
         "no summarisation request reached the model: {:#?}",
@@ -178,7 +151,7 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
         "no compaction after the handoff either: {:#?}",
         server.requests()
     );
-    assert_eq!(sessions(&server).len(), 2, "{:#?}", server.requests());
+    assert_eq!(server.main_sessions().len(), 2, "{:#?}", server.requests());
     let status = project.status(&server);
     assert!(
         status["executions"][0]["restart_events"][0]["reason"]
@@ -195,13 +168,7 @@ fn at_90_percent_the_next_session_opens_with_the_agents_handoff_and_nothing_comp
     let cli = claude::require();
     let project = Project::new(cli);
     // Claude Code knows the window, so it would keep its whole compaction reserve free.
-    project.plan_with_agent(
-        &[("1", "test -f a.txt && test -f b.txt")],
-        &format!(
-            "{}  env:\n    CLAUDE_CODE_AUTO_COMPACT_WINDOW: \"200000\"\n",
-            permission_args_yaml()
-        ),
-    );
+    project.plan_knowing_the_window(&[("1", "test -f a.txt && test -f b.txt")]);
     let server = ModelServer::start(
         Scenario::new()
             .turns([
@@ -233,7 +200,7 @@ fn at_90_percent_the_next_session_opens_with_the_agents_handoff_and_nothing_comp
         "the model server saw no compaction request: {:#?}",
         server.requests()
     );
-    let next = sessions(&server)[1][0].first_user_text();
+    let next = server.main_sessions()[1][0].first_user_text();
     assert!(
         next.contains("## Handoff from the previous session") && next.contains("HANDOFF-90"),
         "{next}"

@@ -6,8 +6,10 @@ use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use crate::support::claude::{ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Login, Sandbox};
-use crate::support::model_server::{ModelServer, RecordedRequest, Turn, Usage};
+use crate::support::claude::{
+    self, ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Login, Sandbox,
+};
+use crate::support::model_server::{ModelServer, Turn, Usage};
 use crate::support::project::{self, run_json};
 use serde_json::{Value, json};
 
@@ -20,7 +22,7 @@ pub(super) fn usage(percent: u64) -> Usage {
 pub(super) fn bash_turn(text: &str, command: &str, percent: u64) -> Turn {
     Turn::new()
         .text(text)
-        .tool_use("Bash", json!({"command": command, "description": text}))
+        .bash(command, text)
         .usage(usage(percent))
 }
 
@@ -37,16 +39,41 @@ impl Project {
         Project { sandbox, cli }
     }
 
+    /// A project in a new sandbox for the pinned CLI, with `phases` planned as
+    /// [`Project::plan`] does.
+    pub(super) fn planned(phases: &[(&str, &str)]) -> Project {
+        let project = Project::new(claude::require());
+        project.plan(phases);
+        project
+    }
+
+    /// [`Project::plan`] with Claude Code told the window's size, so that it arms its
+    /// own auto-compaction and keeps its compaction reserve free.
+    pub(super) fn plan_knowing_the_window(&self, phases: &[(&str, &str)]) {
+        self.plan_with_agent(
+            phases,
+            &format!(
+                "{}  env:\n    CLAUDE_CODE_AUTO_COMPACT_WINDOW: \"200000\"\n",
+                permission_args_yaml()
+            ),
+        );
+    }
+
     /// A model turn that says it creates `file` and writes `content` to it with Claude
     /// Code's Write tool, its request filling `percent` of a 200k window.
     pub(super) fn write_turn(&self, file: &str, content: &str, percent: u64) -> Turn {
+        self.write_turn_using(file, content, usage(percent))
+    }
+
+    /// [`Project::write_turn`] with its request's `usage` given exactly.
+    pub(super) fn write_turn_using(&self, file: &str, content: &str, usage: Usage) -> Turn {
         Turn::new()
             .text(format!("Creating {file}."))
             .tool_use(
                 "Write",
                 json!({"file_path": self.path(file), "content": content}),
             )
-            .usage(usage(percent))
+            .usage(usage)
     }
 
     /// `debussy run plan/MASTER_PLAN.md --output-format json` in the background.
@@ -169,19 +196,6 @@ pub(super) fn permission_args_yaml() -> String {
     .map(|a| format!("\"{a}\""))
     .collect();
     format!("  args: [{}]\n", args.join(", "))
-}
-
-/// Main-thread requests grouped by Claude Code session, in order.
-pub(super) fn sessions(server: &ModelServer) -> Vec<Vec<RecordedRequest>> {
-    let mut sessions: Vec<(String, Vec<RecordedRequest>)> = Vec::new();
-    for request in server.main_requests() {
-        let id = request.session_id().unwrap_or_default().to_owned();
-        match sessions.iter_mut().find(|(known, _)| *known == id) {
-            Some((_, requests)) => requests.push(request),
-            None => sessions.push((id, vec![request])),
-        }
-    }
-    sessions.into_iter().map(|(_, requests)| requests).collect()
 }
 
 /// A run going on in the background, read one JSON event at a time.

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::kit::{Project, permission_args_yaml, usage};
 use crate::support::claude;
@@ -22,10 +22,7 @@ fn turns(id: &str) -> Vec<Turn> {
         // Held open until both sessions are talking to the model at once.
         Turn::new()
             .text("Writing.")
-            .tool_use(
-                "Bash",
-                json!({"command": format!("printf 'wing {id}\\n' > wing-{id}.txt"), "description": "write"}),
-            )
+            .bash(format!("printf 'wing {id}\\n' > wing-{id}.txt"), "write")
             .usage(usage(10))
             .hold(),
         Turn::reply("Done.").usage(usage(11)),

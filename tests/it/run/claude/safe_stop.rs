@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::kit::{Project, permission_args_yaml, sessions, usage};
+use super::kit::{Project, permission_args_yaml, usage};
 use crate::support::claude;
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::project::events_named as named;
@@ -25,9 +25,7 @@ fn crossing_while(command: &str) -> Scenario {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_bash_call_crossing_the_threshold_finishes_before_the_stop() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f f")]);
+    let project = Project::planned(&[("1", "test -f f")]);
     let server = ModelServer::start(crossing_while("sleep 4 && touch f")).expect("model server");
 
     let (code, events) = project.run(&server, &["--handoff", "mechanical"]);
@@ -35,7 +33,7 @@ fn a_bash_call_crossing_the_threshold_finishes_before_the_stop() {
     assert!(project.root().join("f").exists(), "the tool call finished");
     let restarts = named(&events, "restart");
     assert_eq!(restarts.len(), 1, "{events:#?}");
-    let sessions = sessions(&server);
+    let sessions = server.main_sessions();
     assert_eq!(sessions.len(), 2, "{:#?}", server.requests());
     assert_eq!(
         sessions[0].len(),
@@ -65,7 +63,7 @@ fn a_call_past_the_grace_is_cut_short_and_the_checkpoint_names_it() {
         !project.root().join("late").exists(),
         "the call was cut short"
     );
-    let next = sessions(&server)[1][0].first_user_text();
+    let next = server.main_sessions()[1][0].first_user_text();
     assert!(
         next.contains(
             "The stop interrupted a tool call that ran past its grace: `Bash: timeout 30 tail -f /dev/null; touch late`"

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::kit::{Project, usage};
-use crate::support::claude;
 use crate::support::claude::Login;
 use crate::support::model_server::{ModelServer, Refusal, RequestKind, Scenario, Turn};
 use crate::support::project::events_named as named;
@@ -40,9 +39,7 @@ fn run_as_subscriber(project: &Project, server: &ModelServer, extra: &[&str]) ->
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_usage_limit_for_20s_is_waited_out_in_one_attempt() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f done.txt")]);
+    let project = Project::planned(&[("1", "test -f done.txt")]);
     let server = ModelServer::start(
         phase_work(&project).refuse(Refusal::UsageLimit, Some(Duration::from_secs(20))),
     )
@@ -76,9 +73,7 @@ fn a_usage_limit_for_20s_is_waited_out_in_one_attempt() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_reset_past_max_wait_pauses_the_run_with_exit_3() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f done.txt")]);
+    let project = Project::planned(&[("1", "test -f done.txt")]);
     let server = ModelServer::start(
         phase_work(&project).refuse(Refusal::UsageLimit, Some(Duration::from_secs(3 * 3600))),
     )
@@ -100,9 +95,7 @@ fn a_reset_past_max_wait_pauses_the_run_with_exit_3() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn ctrl_c_while_waiting_pauses_and_status_says_until_when() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f done.txt")]);
+    let project = Project::planned(&[("1", "test -f done.txt")]);
     let server = ModelServer::start(
         phase_work(&project).refuse(Refusal::UsageLimit, Some(Duration::from_secs(3600))),
     )

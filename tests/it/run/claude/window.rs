@@ -1,33 +1,19 @@
 //! The window from the first request, with the real Claude Code CLI: a fresh project
 //! running `opus` measures its first session against the model's real window.
 
-use serde_json::json;
-
 use super::kit::Project;
-use crate::support::claude;
-use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
+use crate::support::model_server::{ModelServer, Turn, Usage};
 use crate::support::project::events_named as named;
 
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_fresh_project_with_opus_and_300k_of_usage_does_not_stop() {
-    let cli = claude::require();
-    let project = Project::new(cli);
-    project.plan(&[("1", "test -f a.txt")]);
-    let server = ModelServer::start(
-        Scenario::new().turns([
-            // 300,000 tokens: 150 % of the 200,000 default, 30 % of opus's 1,000,000.
-            Turn::new()
-                .text("Creating a.txt.")
-                .tool_use(
-                    "Write",
-                    json!({"file_path": project.path("a.txt"), "content": "a\n"}),
-                )
-                .usage(Usage::new(10, 299_000, 990, 50)),
-            Turn::reply("Done.").usage(Usage::new(10, 299_500, 990, 20)),
-        ]),
-    )
-    .expect("model server");
+    let project = Project::planned(&[("1", "test -f a.txt")]);
+    let server = ModelServer::serving([
+        // 300,000 tokens: 150 % of the 200,000 default, 30 % of opus's 1,000,000.
+        project.write_turn_using("a.txt", "a\n", Usage::new(10, 299_000, 990, 50)),
+        Turn::reply("Done.").usage(Usage::new(10, 299_500, 990, 20)),
+    ]);
 
     let (code, events) = project.run(&server, &["--model", "opus"]);
     assert_eq!(code, 0, "{events:#?}");

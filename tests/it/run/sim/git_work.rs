@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::project::{Project, events_named};
+use crate::support::project::{Project, events_named, sim_run_args};
 use crate::support::scenario::{Scenario, Script, Turn};
 
 use super::kit::{LiveRun, block_object_writes, sleeping_project, summary};
@@ -23,13 +23,7 @@ fn a_dirty_tree_is_refused_with_the_files_named() {
     );
     std::fs::write(project.root().join("plan/MASTER_PLAN.md"), "# changed\n").expect("write");
     let output = project
-        .command(&[
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--skip-audit",
-        ])
+        .command(&sim_run_args("plan/MASTER_PLAN.md", &["--skip-audit"]))
         .output()
         .expect("run");
     assert_eq!(output.status.code(), Some(2));
@@ -94,13 +88,7 @@ fn a_merge_in_progress_is_refused_even_with_allow_dirty() {
     assert!(merge_head.exists(), "the merge stopped on its conflict");
 
     let output = project
-        .command(&[
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--allow-dirty",
-        ])
+        .command(&sim_run_args("plan/MASTER_PLAN.md", &["--allow-dirty"]))
         .output()
         .expect("run");
     let stderr = String::from_utf8_lossy(&output.stderr);

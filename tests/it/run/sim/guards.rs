@@ -3,7 +3,7 @@
 //! limit does the same; restarts that make no progress fail the attempt early.
 
 use super::kit::summary;
-use crate::support::project::{Project, events_named};
+use crate::support::project::{self, Project, events_named};
 use crate::support::scenario::{Compact, Scenario, Script, Trigger, Turn};
 
 /// Phase 1 writes a.txt cheaply, then its context (and cost) jumps and it idles.
@@ -143,15 +143,7 @@ fn the_agents_own_compaction_becomes_a_restart_until_the_last_session() {
     project.plan(&[("1", "N/A", "true")], &scenario);
     let (code, events) = project.run(&["--max-restarts", "1", "--max-retries", "0"]);
     assert_eq!(code, 1, "{events:#?}");
-    let restarts = events_named(&events, "restart");
-    assert_eq!(restarts.len(), 1, "{events:#?}");
-    assert!(
-        restarts[0]["reason"]
-            .as_str()
-            .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
-        "{:#}",
-        restarts[0]
-    );
+    project::assert_restarted_once_for_a_blocked_compaction(&events);
     let ended = events_named(&events, "session_ended");
     assert!(
         ended[1]["detail"]

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support::project::{self, Project, run_json, wait_exit};
+use crate::support::project::{self, Project, run_json, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
 use serde_json::Value;
@@ -45,15 +45,10 @@ impl Project {
 
     /// `debussy run plan/MASTER_PLAN.md --agent sim --output-format json` plus `extra`.
     pub(super) fn run_command(&self, extra: &[&str]) -> Command {
-        let mut args = vec![
-            "run",
+        let args = sim_run_args(
             "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--output-format",
-            "json",
-        ];
-        args.extend_from_slice(extra);
+            &[&["--output-format", "json"], extra].concat(),
+        );
         self.command(&args)
     }
 
@@ -190,17 +185,10 @@ impl LiveRun {
     /// Start `debussy run … --output-format json` plus `extra` and wait until the agent
     /// has touched `started`.
     pub(super) fn start(project: &Project, extra: &[&str]) -> LiveRun {
-        let mut args = vec![
-            "run",
+        let args = sim_run_args(
             "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--restart-delay",
-            "0",
-            "--output-format",
-            "json",
-        ];
-        args.extend_from_slice(extra);
+            &[&["--restart-delay", "0", "--output-format", "json"], extra].concat(),
+        );
         let mut child = project
             .command(&args)
             .stdout(Stdio::piped())

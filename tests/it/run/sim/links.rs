@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support::project::{Project, wait_exit};
+use crate::support::project::{Project, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 
 /// A one-phase plan the sim agent completes.
@@ -44,13 +44,7 @@ fn clone_of(project: &Project) -> tempfile::TempDir {
 fn run_in(root: &Path) -> (i32, String) {
     let mut child = crate::support::debussy(
         root,
-        &[
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--no-interactive",
-        ],
+        &sim_run_args("plan/MASTER_PLAN.md", &["--no-interactive"]),
     )
     .stdout(std::process::Stdio::null())
     .stderr(std::process::Stdio::piped())

@@ -11,7 +11,7 @@ use super::parallel::conflicting;
 use super::witness::{
     assert_no_process_left, assert_none_lost, commits_of, git, git_ok, hook, processes_in,
 };
-use crate::support::project::{Project, events_named};
+use crate::support::project::{Project, events_named, sim_run_args};
 use crate::support::scenario::{Scenario, Script, Turn};
 
 /// Phase `id` runs each of `commands`, then writes its notes and reports done.
@@ -263,14 +263,7 @@ fn a_repository_with_submodules_refuses_jobs_and_says_why() {
         &Scenario::new().script(shell("1", &["true"])),
     );
     let output = project
-        .command(&[
-            "run",
-            "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--jobs",
-            "2",
-        ])
+        .command(&sim_run_args("plan/MASTER_PLAN.md", &["--jobs", "2"]))
         .output()
         .expect("run");
     let squashed = refusal(&output);
@@ -397,18 +390,17 @@ fn the_demo_runs_side_by_side_without_writing_into_the_users_tree() {
     }
     project.write(".gitignore", ".home/\n");
     project.commit_all("the demo");
-    let mut command = project.command(&[
-        "run",
+    let mut command = project.command(&sim_run_args(
         "examples/demo",
-        "--agent",
-        "sim",
-        "--output-format",
-        "json",
-        "--restart-delay",
-        "0",
-        "--jobs",
-        "2",
-    ]);
+        &[
+            "--output-format",
+            "json",
+            "--restart-delay",
+            "0",
+            "--jobs",
+            "2",
+        ],
+    ));
     command.stdin(std::process::Stdio::null());
     let (code, events) =
         crate::support::project::run_json(command, std::time::Duration::from_secs(120));

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::project::{Project, events_named};
+use crate::support::project::{Project, events_named, sim_run_args};
 use serde_json::Value;
 
 use super::kit::{summary, wrong_first};
@@ -232,16 +232,10 @@ fn the_plan_init_writes_runs_with_the_simulated_agent() {
     }
     project.commit_all("debussy init");
     let output = project
-        .command(&[
-            "run",
+        .command(&sim_run_args(
             "plans/example",
-            "--agent",
-            "sim",
-            "--restart-delay",
-            "0",
-            "--output-format",
-            "json",
-        ])
+            &["--restart-delay", "0", "--output-format", "json"],
+        ))
         .output()
         .expect("run");
     let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::kit::{fork, half_done, merging_after, notes, summary, work, work_turns};
-use crate::support::project::{Project, events_named, process_gone, wait_exit};
+use crate::support::project::{Project, events_named, process_gone, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
 
@@ -339,15 +339,10 @@ fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
     assert_eq!(project.status_json()["run"]["status"], "paused");
 
     let one_at_a_time = project
-        .command(&[
-            "run",
+        .command(&sim_run_args(
             "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--resume",
-            "--jobs",
-            "1",
-        ])
+            &["--resume", "--jobs", "1"],
+        ))
         .output()
         .expect("resume with one job");
     let said = String::from_utf8_lossy(&one_at_a_time.stderr);

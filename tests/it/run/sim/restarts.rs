@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::support::project::{Project, events_named};
+use crate::support::project::{self, Project, events_named};
 use serde_json::Value;
 
 use super::kit::{summary, wrong_first};
@@ -62,14 +62,7 @@ fn context_restarts_commit_checkpoints_and_the_next_session_gets_the_checkpoint(
     assert_eq!(summary(&events)["restarts"], 2);
 
     let messages = project.commit_messages();
-    assert_eq!(
-        messages
-            .iter()
-            .filter(|m| m.contains("checkpoint (restart"))
-            .count(),
-        2,
-        "{messages:?}"
-    );
+    project::assert_checkpoint_commits(&messages, 2);
     assert!(
         messages
             .iter()

@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::support::project::{
-    Project, events_named, group_gone, process_gone, run_json, wait_exit,
+    Project, events_named, group_gone, process_gone, run_json, sim_run_args, wait_exit,
 };
 use crate::support::wait::wait_until;
 use serde_json::Value;
@@ -107,14 +107,10 @@ fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
         );
     }
     let dry = project
-        .command(&[
-            "run",
+        .command(&sim_run_args(
             "plan/MASTER_PLAN.md",
-            "--agent",
-            "sim",
-            "--dry-run",
-            "--allow-dirty",
-        ])
+            &["--dry-run", "--allow-dirty"],
+        ))
         .output()
         .expect("dry run");
     assert!(
@@ -361,18 +357,17 @@ fn resume_reuses_the_flags_the_run_was_started_with() {
     let failing =
         Scenario::new().script(Script::phase("1").turn(Turn::say("no").done_as(Status::Failed)));
     project.plan(&[("1", "N/A", "true")], &failing);
-    let mut first = project.command(&[
-        "run",
+    let mut first = project.command(&sim_run_args(
         "plan/MASTER_PLAN.md",
-        "--agent",
-        "sim",
-        "--output-format",
-        "json",
-        "--max-retries",
-        "0",
-        "--model",
-        "sim-model-x",
-    ]);
+        &[
+            "--output-format",
+            "json",
+            "--max-retries",
+            "0",
+            "--model",
+            "sim-model-x",
+        ],
+    ));
     first.env("DEBUSSY_MAX_RESTARTS", "2");
     let (code, _) = run_json(first, Duration::from_secs(120));
     assert_eq!(code, 1);

@@ -14,14 +14,12 @@
 mod run;
 mod sandbox;
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 pub use run::{ClaudeRun, Transcript, run};
 pub use sandbox::{Harness, Login, Sandbox};
+
+use super::cli::{Pinned, PinnedCli};
 
 /// Environment variable naming the `claude` executable to test against.
 pub const CLAUDE_OVERRIDE_ENV: &str = "DEBUSSY_TEST_CLAUDE";
@@ -52,79 +50,17 @@ pub const DEFAULT_ALLOWED_TOOLS: &[&str] = &[
 pub const RUN_TIMEOUT: Duration = Duration::from_mins(1);
 
 /// A located, working `claude` executable.
-#[derive(Clone, Debug)]
-pub struct ClaudeCli {
-    path: PathBuf,
-    version: String,
-}
+pub type ClaudeCli = PinnedCli;
 
-impl ClaudeCli {
-    /// The executable.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
+/// The Claude Code CLI as `scripts/test-tools` pins it.
+pub static PINNED: Pinned = Pinned::new(
+    "the Claude Code CLI",
+    CLAUDE_OVERRIDE_ENV,
+    CLAUDE_INSTALL_PATH,
+);
 
-    /// What `claude --version` printed, e.g. `2.1.330 (Claude Code)`.
-    pub fn version(&self) -> &str {
-        &self.version
-    }
-}
-
-/// Where to look for `claude`: the override when set and non-empty, else the
-/// project-local install under `manifest_dir`.
-pub fn candidate_path(override_path: Option<OsString>, manifest_dir: &Path) -> PathBuf {
-    match override_path {
-        Some(path) if !path.is_empty() => PathBuf::from(path),
-        _ => manifest_dir.join(CLAUDE_INSTALL_PATH),
-    }
-}
-
-/// Checks that `path` is a `claude` that runs, returning its version.
-pub fn probe(path: &Path) -> Result<ClaudeCli, String> {
-    if !path.is_file() {
-        return Err(format!(
-            "the Claude Code CLI is not installed at {} (run scripts/test-tools, or set {CLAUDE_OVERRIDE_ENV})",
-            path.display()
-        ));
-    }
-    let output = std::process::Command::new(path)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|error| format!("cannot run {} --version: {error}", path.display()))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{} --version failed ({}): {}",
-            path.display(),
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    Ok(ClaudeCli {
-        path: path.to_owned(),
-        version: String::from_utf8_lossy(&output.stdout).trim().to_owned(),
-    })
-}
-
-/// Finds the CLI (once per test process).
-pub fn locate() -> Result<ClaudeCli, String> {
-    static FOUND: OnceLock<Result<ClaudeCli, String>> = OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            probe(&candidate_path(
-                std::env::var_os(CLAUDE_OVERRIDE_ENV),
-                Path::new(env!("CARGO_MANIFEST_DIR")),
-            ))
-        })
-        .clone()
-}
-
-/// The CLI for a test that needs it; a missing CLI fails the test. Such a test is
-/// `#[ignore]`d, so it runs only when asked for (`--run-ignored all`, as
-/// `scripts/check` does).
+/// The CLI for a test that needs it; see [`super::cli::require`] for what happens when
+/// it is missing.
 pub fn require() -> ClaudeCli {
-    match locate() {
-        Ok(claude) => claude,
-        Err(reason) => super::cli::missing("the real Claude Code CLI", &reason),
-    }
+    PINNED.require()
 }

@@ -66,6 +66,12 @@ pub struct ModelServer {
 }
 
 impl ModelServer {
+    /// A started server answering the main thread with `turns`, in order; failing to
+    /// start fails the test.
+    pub fn serving(turns: impl IntoIterator<Item = Turn>) -> Self {
+        Self::start(Scenario::new().turns(turns)).expect("model server")
+    }
+
     /// Starts a server that plays `scenario`, listening on an ephemeral port of
     /// 127.0.0.1.
     pub fn start(scenario: Scenario) -> io::Result<Self> {

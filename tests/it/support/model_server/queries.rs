@@ -55,6 +55,20 @@ impl ModelServer {
         ids
     }
 
+    /// The main-conversation requests grouped by the session id the agent sends (its
+    /// `session-id` header or metadata), sessions in order of their first request.
+    pub fn main_sessions(&self) -> Vec<Vec<RecordedRequest>> {
+        let mut sessions: Vec<(String, Vec<RecordedRequest>)> = Vec::new();
+        for request in self.main_requests() {
+            let id = request.session_id().unwrap_or_default().to_owned();
+            match sessions.iter_mut().find(|(known, _)| *known == id) {
+                Some((_, requests)) => requests.push(request),
+                None => sessions.push((id, vec![request])),
+            }
+        }
+        sessions.into_iter().map(|(_, requests)| requests).collect()
+    }
+
     /// Blocks until `done` holds for the requests so far; `what` names the wait in
     /// the timeout error. Do not call it from inside an async test's runtime thread
     /// while that runtime must make progress: use [`Self::wait_until_async`].

@@ -203,6 +203,41 @@ impl Turn {
         self.tool_use_id(id, name, input)
     }
 
+    /// Appends a call of Claude Code's `Bash` tool running `command`.
+    #[must_use]
+    pub fn bash(self, command: impl Into<String>, description: &str) -> Self {
+        let command = command.into();
+        self.tool_use(
+            "Bash",
+            serde_json::json!({"command": command, "description": description}),
+        )
+    }
+
+    /// A `Bash` call whose usage (190k of a 200k window) is past Claude Code's
+    /// auto-compact threshold (window - 20k summary reserve - 13k buffer = 167k).
+    pub fn past_the_auto_compact_threshold() -> Self {
+        Self::new()
+            .bash("echo step", "Print step")
+            .usage(Usage::new(10, 190_000, 0, 20))
+    }
+
+    /// Appends a call, with id `id`, of Claude Code's `Agent` tool starting a
+    /// general-purpose subagent on `prompt` in the foreground: the main thread waits
+    /// for its report, so the request order is deterministic.
+    #[must_use]
+    pub fn subagent_call(self, id: &str, description: &str, prompt: &str) -> Self {
+        self.tool_use_id(
+            id,
+            "Agent",
+            serde_json::json!({
+                "description": description,
+                "prompt": prompt,
+                "subagent_type": "general-purpose",
+                "run_in_background": false,
+            }),
+        )
+    }
+
     /// Appends a tool call with the given id, for tests that assert on it (the
     /// `parent_tool_use_id` of a subagent's lines is the id of its `Agent` call).
     #[must_use]
@@ -314,6 +349,14 @@ impl Scenario {
             count_tokens: None,
             refusing: None,
         }
+    }
+
+    /// The agent's first call, of Claude Code's `Bash` tool, kills it (the tool's shell
+    /// is a direct child of the CLI); the reply after it is never reached.
+    pub fn killing_the_agent() -> Self {
+        Self::new()
+            .turn(Turn::new().bash("kill -KILL $PPID", "Stop the agent"))
+            .turn(Turn::reply("never reached"))
     }
 
     /// Appends the next turn of the main conversation. The main conversation is one
