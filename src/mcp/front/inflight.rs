@@ -5,7 +5,9 @@
 //! owned by the dispatcher. Every client request is in exactly one place at a time —
 //! buffered, in flight, or answered — which is how "answered exactly once" is kept.
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
 use crate::mcp::jsonrpc::message::{Message, RequestId};
@@ -167,10 +169,35 @@ pub(crate) struct Entry {
     pub(crate) origin: Origin,
 }
 
+/// A map keyed by ids the proxy allocates itself. No peer chooses them, so they need no
+/// defence against keys picked to collide (SipHash's, which costs more than the rest of
+/// a lookup): one multiplication spreads them.
+pub(crate) type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// The hasher of an [`IdMap`]: Fibonacci hashing of one integer.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.write_u64(u64::from(*byte));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// Requests in flight to children, keyed by the proxy's id (unique across generations).
 #[derive(Debug, Default)]
 pub(crate) struct InFlight {
-    entries: HashMap<u64, Entry>,
+    entries: IdMap<Entry>,
     by_client_id: HashMap<RequestId, u64>,
 }
 
@@ -186,10 +213,13 @@ impl InFlight {
     /// Take the entry answered by a reply with `proxy_id` from child `generation`. A reply
     /// from another generation than the one the request went to is not an answer.
     pub(crate) fn take(&mut self, proxy_id: u64, generation: u64) -> Option<Entry> {
-        if self.entries.get(&proxy_id)?.generation != generation {
+        let Slot::Occupied(slot) = self.entries.entry(proxy_id) else {
+            return None;
+        };
+        if slot.get().generation != generation {
             return None;
         }
-        let entry = self.entries.remove(&proxy_id)?;
+        let entry = slot.remove();
         self.forget_client_id(&entry);
         Some(entry)
     }
