@@ -17,6 +17,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::scan;
+
 /// JSON-RPC error code for a message that is valid JSON but not a valid request.
 pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC error code for a method the server does not have.
@@ -129,20 +131,72 @@ pub(crate) enum Parsed {
     Invalid(String, Option<Vec<u8>>),
 }
 
-#[derive(Deserialize)]
-struct Probe<'a> {
-    #[serde(default, borrow)]
+/// The members of a message that routing reads: `jsonrpc` and `method` as text, `id`
+/// and `params` as they were written (a `null` one included), and whether `result` and
+/// `error` are there.
+#[derive(Debug, PartialEq, Eq)]
+struct Fields<'a> {
     jsonrpc: Option<Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    id: Option<&'a str>,
     method: Option<Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
+    params: Option<&'a str>,
+    result: bool,
+    error: bool,
+}
+
+impl<'a> Fields<'a> {
+    /// The members as [`scan`] finds them, when it vouches for the line and they read
+    /// as serde_json would give them; `None` leaves the line to [`Fields::read`].
+    fn quick(bytes: &'a [u8]) -> Option<Self> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let [jsonrpc, id, method, params, result, error] = scan::members(
+            text,
+            ["jsonrpc", "id", "method", "params", "result", "error"],
+        )?;
+        let raw = |span: Option<Range<usize>>| span.and_then(|span| text.get(span));
+        // `Option<Cow<str>>` reads `null` as absent; text with escapes, or anything but
+        // text, is left to serde_json (and its complaint).
+        let string = |span: Option<Range<usize>>| match raw(span.clone()) {
+            None | Some("null") => Some(None),
+            Some(_) => scan::plain_string(text, span?).map(|s| Some(Cow::Borrowed(s))),
+        };
+        Some(Fields {
+            jsonrpc: string(jsonrpc)?,
+            id: raw(id),
+            method: string(method)?,
+            params: raw(params),
+            result: result.is_some(),
+            error: error.is_some(),
+        })
+    }
+
+    /// The members as serde_json reads them.
+    fn read(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Probe<'a> {
+            #[serde(default, borrow)]
+            jsonrpc: Option<Cow<'a, str>>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            id: Option<&'a RawValue>,
+            #[serde(default, borrow)]
+            method: Option<Cow<'a, str>>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            params: Option<&'a RawValue>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            result: Option<&'a RawValue>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            error: Option<&'a RawValue>,
+        }
+        let probe: Probe<'a> = serde_json::from_slice(bytes)?;
+        Ok(Fields {
+            jsonrpc: probe.jsonrpc,
+            id: probe.id.map(RawValue::get),
+            method: probe.method,
+            params: probe.params.map(RawValue::get),
+            result: probe.result.is_some(),
+            error: probe.error.is_some(),
+        })
+    }
 }
 
 /// A field that is present, even when it is `null` (plain `Option` would read `null` as
@@ -276,8 +330,12 @@ fn classify(bytes: &[u8]) -> Result<Classified, Refused> {
         }
         _ => {}
     }
-    let probe: Probe<'_> = match serde_json::from_slice(bytes) {
-        Ok(probe) => probe,
+    let read = match Fields::quick(bytes) {
+        Some(fields) => Ok(fields),
+        None => Fields::read(bytes),
+    };
+    let probe = match read {
+        Ok(fields) => fields,
         Err(err) => {
             return Err(match err.classify() {
                 serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
@@ -294,11 +352,11 @@ fn classify(bytes: &[u8]) -> Result<Classified, Refused> {
             "`jsonrpc` must be the string \"2.0\"".to_owned(),
         ));
     }
-    let id_span = probe.id.map(|raw| span_of(bytes, raw.get()));
+    let id_span = probe.id.map(|raw| span_of(bytes, raw));
     let id = match probe.id {
         None => None,
-        Some(raw) if raw.get() == "null" => Some(None),
-        Some(raw) => match RequestId::from_raw(raw.get()) {
+        Some("null") => Some(None),
+        Some(raw) => match RequestId::from_raw(raw) {
             Some(id) => Some(Some(id)),
             None => {
                 return Err(Refused::Invalid("`id` must be a string or a number".into()));
@@ -306,18 +364,18 @@ fn classify(bytes: &[u8]) -> Result<Classified, Refused> {
         },
     };
     let kind = match (probe.method, id, probe.result, probe.error) {
-        (Some(method), Some(Some(id)), None, None) => Kind::Request {
+        (Some(method), Some(Some(id)), false, false) => Kind::Request {
             id,
             method: method.into_owned(),
         },
-        (Some(method), None, None, None) => Kind::Notification {
+        (Some(method), None, false, false) => Kind::Notification {
             method: method.into_owned(),
         },
-        (None, Some(id), Some(_), None) => Kind::Response {
+        (None, Some(id), true, false) => Kind::Response {
             id,
             is_error: false,
         },
-        (None, Some(id), None, Some(_)) => Kind::Response { id, is_error: true },
+        (None, Some(id), false, true) => Kind::Response { id, is_error: true },
         (Some(_), Some(None), _, _) => {
             return Err(Refused::Invalid("a request's `id` must not be null".into()));
         }
@@ -330,7 +388,7 @@ fn classify(bytes: &[u8]) -> Result<Classified, Refused> {
     Ok(Classified {
         kind,
         id_span,
-        params_span: probe.params.map(|raw| span_of(bytes, raw.get())),
+        params_span: probe.params.map(|raw| span_of(bytes, raw)),
     })
 }
 
@@ -534,6 +592,34 @@ mod tests {
             m.with_raw_id(b"\"x\""),
             text.replacen("1", "\"x\"", 1).into_bytes()
         );
+    }
+
+    #[test]
+    fn the_quick_reading_gives_what_serde_gives() {
+        let mut quick = 0;
+        for variant in scan::tests::variants() {
+            if let Some(fields) = Fields::quick(&variant) {
+                quick += 1;
+                let read = Fields::read(&variant).expect("serde reads it too");
+                assert_eq!(fields, read, "{}", String::from_utf8_lossy(&variant));
+            }
+        }
+        assert!(quick > 1000, "only {quick} read quickly");
+        for sample in scan::tests::SAMPLES {
+            let quick = Fields::quick(sample.as_bytes());
+            assert_eq!(quick.is_some(), !sample.ends_with(r#""id":2}"#), "{sample}");
+        }
+        // Text with escapes, or that is not text, is serde's to read and complain about.
+        for left in [
+            r#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+        ] {
+            assert_eq!(Fields::quick(left.as_bytes()), None, "{left}");
+        }
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#),
+            Parsed::Message(_)
+        ));
     }
 
     #[test]
