@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
-use crate::mcp::jsonrpc::message::{Message, RequestId};
+use crate::mcp::jsonrpc::message::{Message, Method, RequestId};
 
 /// Requests and notifications from the client held while no child is ready, in arrival
 /// order, bounded in count and bytes.
@@ -140,10 +140,8 @@ pub(crate) enum Origin {
 pub(crate) struct ClientRequest {
     /// The client's id, normalised.
     pub(crate) id: RequestId,
-    /// The client's id exactly as it wrote it, spliced back into the reply.
-    pub(crate) raw_id: Vec<u8>,
     /// The method.
-    pub(crate) method: String,
+    pub(crate) method: Method,
     /// The client's message, sent again to the next server when this one never saw it,
     /// or went away before answering a request that has no side effects.
     pub(crate) message: Message,
@@ -158,6 +156,13 @@ pub(crate) struct ClientRequest {
     /// When the client gets an error if the server has not answered (none for the
     /// client's first `initialize`, bounded by the readiness timeout instead).
     pub(crate) answer_by: Option<Instant>,
+}
+
+impl ClientRequest {
+    /// The client's id exactly as it wrote it, spliced back into the reply.
+    pub(crate) fn raw_id(&self) -> &[u8] {
+        self.message.raw_id().unwrap_or(b"null")
+    }
 }
 
 /// One request in flight to a child.
@@ -468,7 +473,6 @@ mod tests {
             generation,
             origin: Origin::Client(ClientRequest {
                 id: RequestId::from_u64(id),
-                raw_id: id.to_string().into_bytes(),
                 method: "tools/call".into(),
                 message: request(u32::try_from(id).expect("small id")),
                 retryable: false,
