@@ -3,6 +3,7 @@
 //! answers to the server's own requests; and the injected tools' calls. Part of the
 //! front (methods of [`Front`]).
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -14,7 +15,7 @@ use super::state::{Front, Idle, Phase};
 use super::stateless;
 use super::tools::{self, InjectedCall};
 use crate::mcp::backend::Backend;
-use crate::mcp::jsonrpc::message::{self, Kind, Message, Parsed, RequestId};
+use crate::mcp::jsonrpc::message::{self, Kind, Message, Method, ParamsHead, Parsed, RequestId};
 use crate::mcp::jsonrpc::oversized;
 use crate::mcp::say;
 
@@ -107,50 +108,54 @@ impl<B: Backend> Front<B> {
     fn on_client_message(&mut self, message: Message) {
         tracing::trace!(kind = ?message.kind(), "client message");
         match message.kind().clone() {
-            Kind::Request { id, method } => self.on_client_request(message, id, &method),
+            Kind::Request { id, method } => self.on_client_request(message, id, method),
             Kind::Notification { method } => self.on_client_notification(message, &method),
             Kind::Response { id, .. } => self.on_client_response(&message, id.as_ref()),
         }
     }
 
-    fn on_client_request(&mut self, message: Message, id: RequestId, method: &str) {
-        let stateless = stateless::is_stateless(method, &message);
+    fn on_client_request(&mut self, message: Message, id: RequestId, method: Method) {
+        let stateless = stateless::is_stateless(&method, &message);
+        let calls_tool = method == "tools/call" && self.opts.inject_tools;
+        let params = if stateless || calls_tool {
+            message.params_head()
+        } else {
+            ParamsHead::default()
+        };
         if stateless {
-            self.stateless.observe(message.params_bytes());
+            self.stateless.observe(params.meta);
             if method == "subscriptions/listen" {
                 return self.on_listen(&message, id);
             }
-        } else if Handshake::is_session_method(method) {
+        } else if Handshake::is_session_method(&method) {
             self.handshake
-                .observe_request(method, message.params().as_ref());
+                .observe_request(&method, message.params().as_ref());
         }
-        if method == "tools/call"
-            && self.opts.inject_tools
-            && self.on_tool_call(&message, stateless)
-        {
+        if calls_tool && self.on_tool_call(&message, params.name, stateless) {
             return;
         }
-        let raw = message.raw_id().unwrap_or(b"null").to_vec();
-        if method == "server/discover" && !self.can_forward() && self.discover_from_memory(&raw) {
+        let raw = message.raw_id().unwrap_or(b"null");
+        if method == "server/discover" && !self.can_forward() && self.discover_from_memory(raw) {
             return;
         }
         if let Idle::Degraded(reason) = &self.idle {
             let reason = reason.clone();
-            return self.answer_degraded(&raw, method, &reason);
+            return self.answer_degraded(raw, &method, &reason);
         }
         if self.shutdown.is_some() {
             let role = self.opts.role;
             return self.reply_error(
-                Some(&raw),
+                Some(raw),
                 message::INTERNAL_ERROR,
                 &format!("the MCP {role} is shutting down"),
             );
         }
         if self.can_forward() {
-            let deadline = Instant::now() + self.opts.limits.buffer_deadline;
-            return self.forward_request(message, id, method, deadline);
+            let now = Instant::now();
+            let deadline = now + self.opts.limits.buffer_deadline;
+            return self.forward_request(message, id, method, now, deadline);
         }
-        if !stateless && self.answer_from_memory(&message, &raw, method) {
+        if !stateless && self.answer_from_memory(&message, raw, &method) {
             return;
         }
         self.hold(message, true);
@@ -158,16 +163,24 @@ impl<B: Backend> Front<B> {
 
     /// Calls of the injected tools (unless the server has a tool of the same name):
     /// answered by the front. Returns whether the call was one of them.
-    fn on_tool_call(&mut self, message: &Message, stateless: bool) -> bool {
-        let Some(name) = message.params_name() else {
+    fn on_tool_call(
+        &mut self,
+        message: &Message,
+        name: Option<Cow<'_, str>>,
+        stateless: bool,
+    ) -> bool {
+        let Some(name) = name else {
             return false;
         };
+        if !tools::is_injected(&name) {
+            return false;
+        }
         let servers_own = self
             .tools
             .server_tools
             .as_ref()
             .is_some_and(|names| names.contains(name.as_ref()));
-        if servers_own || !tools::is_injected(&name) {
+        if servers_own {
             return false;
         }
         let params = message.params();
@@ -290,12 +303,13 @@ impl<B: Backend> Front<B> {
         }
     }
 
-    /// Send a client request to the current server under a fresh front id.
+    /// Send a client request to the current server under a fresh front id, at `now`.
     pub(crate) fn forward_request(
         &mut self,
         message: Message,
         id: RequestId,
-        method: &str,
+        method: Method,
+        now: Instant,
         deadline: Instant,
     ) {
         let Some(slot) = &mut self.slot else {
@@ -324,14 +338,13 @@ impl<B: Backend> Front<B> {
             // longer first-start wait applies.
             let timeout = self.opts.limits.first_readiness_timeout;
             slot.phase = Phase::Initializing {
-                deadline: Instant::now() + timeout,
+                deadline: now + timeout,
                 timeout,
                 replayed: false,
             };
         }
         let proxy_id = self.routing.proxy_id();
-        let bytes = message.with_raw_id(proxy_id.to_string().as_bytes());
-        let raw_id = message.raw_id().unwrap_or(b"null").to_vec();
+        let bytes = message.with_raw_id(itoa::Buffer::new().format(proxy_id).as_bytes());
         // The client's first `initialize` waits for the first server that answers it (or
         // for degraded mode), never for the request deadline: the client cannot go on
         // without it, and failing it would end the session.
@@ -341,14 +354,12 @@ impl<B: Backend> Front<B> {
                 generation,
                 origin: Origin::Client(ClientRequest {
                     id,
-                    raw_id,
-                    method: method.to_owned(),
+                    retryable: is_retryable(&method),
+                    method,
                     message,
-                    retryable: is_retryable(method),
                     deadline: (!first_initialize).then_some(deadline),
                     cancelled: false,
-                    answer_by: (!first_initialize)
-                        .then(|| Instant::now() + self.opts.limits.answer_timeout),
+                    answer_by: (!first_initialize).then(|| now + self.opts.limits.answer_timeout),
                 }),
             },
         );
@@ -445,10 +456,11 @@ impl<B: Backend> Front<B> {
             };
             match held.message.kind().clone() {
                 Kind::Request { id, method } => {
+                    let now = Instant::now();
                     let deadline = held
                         .deadline
-                        .unwrap_or_else(|| Instant::now() + self.opts.limits.buffer_deadline);
-                    self.forward_request(held.message, id, &method, deadline);
+                        .unwrap_or_else(|| now + self.opts.limits.buffer_deadline);
+                    self.forward_request(held.message, id, method, now, deadline);
                 }
                 _ => self.send_to_current(held.message.into_bytes()),
             }

@@ -5,10 +5,12 @@
 //! owned by the dispatcher. Every client request is in exactly one place at a time —
 //! buffered, in flight, or answered — which is how "answered exactly once" is kept.
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
-use crate::mcp::jsonrpc::message::{Message, RequestId};
+use crate::mcp::jsonrpc::message::{Message, Method, RequestId};
 
 /// Requests and notifications from the client held while no child is ready, in arrival
 /// order, bounded in count and bytes.
@@ -138,10 +140,8 @@ pub(crate) enum Origin {
 pub(crate) struct ClientRequest {
     /// The client's id, normalised.
     pub(crate) id: RequestId,
-    /// The client's id exactly as it wrote it, spliced back into the reply.
-    pub(crate) raw_id: Vec<u8>,
     /// The method.
-    pub(crate) method: String,
+    pub(crate) method: Method,
     /// The client's message, sent again to the next server when this one never saw it,
     /// or went away before answering a request that has no side effects.
     pub(crate) message: Message,
@@ -158,6 +158,13 @@ pub(crate) struct ClientRequest {
     pub(crate) answer_by: Option<Instant>,
 }
 
+impl ClientRequest {
+    /// The client's id exactly as it wrote it, spliced back into the reply.
+    pub(crate) fn raw_id(&self) -> &[u8] {
+        self.message.raw_id().unwrap_or(b"null")
+    }
+}
+
 /// One request in flight to a child.
 #[derive(Debug)]
 pub(crate) struct Entry {
@@ -167,10 +174,35 @@ pub(crate) struct Entry {
     pub(crate) origin: Origin,
 }
 
+/// A map keyed by ids the proxy allocates itself. No peer chooses them, so they need no
+/// defence against keys picked to collide (SipHash's, which costs more than the rest of
+/// a lookup): one multiplication spreads them.
+pub(crate) type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// The hasher of an [`IdMap`]: Fibonacci hashing of one integer.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.write_u64(u64::from(*byte));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// Requests in flight to children, keyed by the proxy's id (unique across generations).
 #[derive(Debug, Default)]
 pub(crate) struct InFlight {
-    entries: HashMap<u64, Entry>,
+    entries: IdMap<Entry>,
     by_client_id: HashMap<RequestId, u64>,
 }
 
@@ -186,10 +218,13 @@ impl InFlight {
     /// Take the entry answered by a reply with `proxy_id` from child `generation`. A reply
     /// from another generation than the one the request went to is not an answer.
     pub(crate) fn take(&mut self, proxy_id: u64, generation: u64) -> Option<Entry> {
-        if self.entries.get(&proxy_id)?.generation != generation {
+        let Slot::Occupied(slot) = self.entries.entry(proxy_id) else {
+            return None;
+        };
+        if slot.get().generation != generation {
             return None;
         }
-        let entry = self.entries.remove(&proxy_id)?;
+        let entry = slot.remove();
         self.forget_client_id(&entry);
         Some(entry)
     }
@@ -438,7 +473,6 @@ mod tests {
             generation,
             origin: Origin::Client(ClientRequest {
                 id: RequestId::from_u64(id),
-                raw_id: id.to_string().into_bytes(),
                 method: "tools/call".into(),
                 message: request(u32::try_from(id).expect("small id")),
                 retryable: false,

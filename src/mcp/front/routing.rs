@@ -2,9 +2,7 @@
 //! proxy ids, requests held while no server is ready, and the server's own requests to
 //! the client, with the one allocator of proxy ids they all draw from.
 
-use std::collections::HashMap;
-
-use super::inflight::{Buffer, InFlight, ServerRequest};
+use super::inflight::{Buffer, IdMap, InFlight, ServerRequest};
 
 /// The proxy's routing tables and id allocators.
 #[derive(Debug)]
@@ -14,7 +12,7 @@ pub(crate) struct Routing {
     /// Client messages held until a server is ready.
     pub(crate) buffer: Buffer,
     /// The server's requests to the client, by the id the client saw.
-    pub(crate) server_requests: HashMap<u64, ServerRequest>,
+    pub(crate) server_requests: IdMap<ServerRequest>,
     last_proxy_id: u64,
     last_server_id: u64,
 }
@@ -25,7 +23,7 @@ impl Routing {
         Routing {
             inflight: InFlight::default(),
             buffer: Buffer::new(max_messages, max_bytes),
-            server_requests: HashMap::new(),
+            server_requests: IdMap::default(),
             last_proxy_id: 0,
             last_server_id: 0,
         }

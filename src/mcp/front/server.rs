@@ -42,7 +42,9 @@ impl<B: Backend> Front<B> {
                                 id,
                             },
                         );
-                        self.send_client(message.with_raw_id(server_id.to_string().as_bytes()));
+                        self.send_client(
+                            message.with_raw_id(itoa::Buffer::new().format(server_id).as_bytes()),
+                        );
                     }
                     Kind::Notification { method } => {
                         if method == "notifications/cancelled" {
@@ -124,7 +126,7 @@ impl<B: Backend> Front<B> {
         ));
         match entry.origin {
             Origin::Client(request) if !request.cancelled => self.reply_error(
-                Some(&request.raw_id),
+                Some(request.raw_id()),
                 message::INTERNAL_ERROR,
                 &format!(
                     "the MCP server's answer is {len} bytes, over the {limit}-byte limit of the {role} (mcp.max_line_bytes); it was dropped"
@@ -229,7 +231,7 @@ impl<B: Backend> Front<B> {
                 .is_some_and(|p| p.get("cursor").is_some_and(|c| !c.is_null()));
             self.learn_from_answer(&request.method, asked_a_page, message.bytes());
         }
-        let mut bytes = message.with_raw_id(&request.raw_id);
+        let mut bytes = message.with_raw_id(request.raw_id());
         if is_error && request.method == "initialize" && !self.handshake.has_baseline() {
             // Refused (a server already serving 2026-07-28 says so): no handshake to
             // replay, and the server takes requests as before.
@@ -391,7 +393,7 @@ impl<B: Backend> Front<B> {
                 timeout.as_secs_f64()
             ));
             self.reply_error(
-                Some(&request.raw_id),
+                Some(request.raw_id()),
                 message::INTERNAL_ERROR,
                 &format!(
                     "the MCP server did not answer within {} s (mcp.answer_timeout); the request was cancelled",
@@ -420,7 +422,7 @@ impl<B: Backend> Front<B> {
         let text = format!(
             "the MCP server {why}: it restarted while this request was in flight; the call was not retried (it may have had side effects, so check before retrying)"
         );
-        self.reply_error(Some(&request.raw_id), message::INTERNAL_ERROR, &text);
+        self.reply_error(Some(request.raw_id()), message::INTERNAL_ERROR, &text);
         self.record_for(
             AuditEvent::RequestFailedByRestart,
             Some(generation),
@@ -468,10 +470,10 @@ impl<B: Backend> Front<B> {
                 });
                 self.learned.discover = Some(super::learned::Discovery::Refused(error.clone()));
                 self.save_learned();
-                self.send_client(message::error_value_response(&request.raw_id, &error));
+                self.send_client(message::error_value_response(request.raw_id(), &error));
             }
             (Origin::Client(request), Fate::Refused(why)) => {
-                self.reply_error(Some(&request.raw_id), message::INTERNAL_ERROR, why);
+                self.reply_error(Some(request.raw_id()), message::INTERNAL_ERROR, why);
                 if request.method == "initialize" && !self.handshake.has_baseline() {
                     self.begin_stop(StopWhy::ReadinessTimeout);
                 }

@@ -10,7 +10,6 @@
 use std::sync::LazyLock;
 
 use memchr::memmem;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::mcp::jsonrpc::message::{Message, RequestId};
@@ -81,25 +80,17 @@ pub(crate) struct Stateless {
 }
 
 impl Stateless {
-    /// Note the envelope of a stateless request from its `params` as written. Only
-    /// `_meta` is built: a call's arguments can be large, and every request of the
-    /// revision passes through here.
-    pub(crate) fn observe(&mut self, params: Option<&[u8]>) {
-        #[derive(serde::Deserialize)]
-        struct Params<'a> {
-            #[serde(rename = "_meta", default, borrow)]
-            meta: Option<&'a RawValue>,
-        }
-        let Some(raw) = params
-            .and_then(|bytes| serde_json::from_slice::<Params<'_>>(bytes).ok())
-            .and_then(|params| params.meta)
-        else {
+    /// Note the envelope of a stateless request from its `params._meta` as written
+    /// (every request of the revision passes through here): a `_meta` the same to the
+    /// byte as the last one is not read again.
+    pub(crate) fn observe(&mut self, meta: Option<&str>) {
+        let Some(raw) = meta else {
             return;
         };
-        if self.envelope.is_some() && raw.get().as_bytes() == self.last_meta {
+        if self.envelope.is_some() && raw.as_bytes() == self.last_meta {
             return;
         }
-        let Ok(meta) = serde_json::from_str::<Map<String, Value>>(raw.get()) else {
+        let Ok(meta) = serde_json::from_str::<Map<String, Value>>(raw) else {
             return;
         };
         let envelope: Map<String, Value> = ENVELOPE_KEYS
@@ -109,7 +100,7 @@ impl Stateless {
         if envelope.contains_key(PROTOCOL_VERSION_KEY) {
             self.envelope = Some(envelope);
             self.last_meta.clear();
-            self.last_meta.extend_from_slice(raw.get().as_bytes());
+            self.last_meta.extend_from_slice(raw.as_bytes());
         }
     }
 
@@ -185,6 +176,8 @@ pub(crate) fn list_changed_on(listen: &Listen, kind: &str) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::value::RawValue;
+
     use super::*;
     use crate::mcp::jsonrpc::message::Parsed;
 
@@ -193,6 +186,13 @@ mod tests {
             Parsed::Message(m) => m,
             other => panic!("{other:?}"),
         }
+    }
+
+    fn observe(state: &mut Stateless, params: &str) {
+        let request = message(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#
+        ));
+        state.observe(request.params_meta().map(RawValue::get));
     }
 
     #[test]
@@ -215,22 +215,21 @@ mod tests {
         let meta = |version: &str| {
             json!({"_meta": {PROTOCOL_VERSION_KEY: version}, "name": "t"}).to_string()
         };
-        state.observe(Some(meta("2026-07-28").as_bytes()));
-        state.observe(Some(meta("2026-07-28").as_bytes()));
+        observe(&mut state, &meta("2026-07-28"));
+        observe(&mut state, &meta("2026-07-28"));
         assert_eq!(
             state.stamp(json!({}))["_meta"][PROTOCOL_VERSION_KEY],
             "2026-07-28"
         );
-        state.observe(Some(meta("2027-01-01").as_bytes()));
+        observe(&mut state, &meta("2027-01-01"));
         assert_eq!(
             state.stamp(json!({}))["_meta"][PROTOCOL_VERSION_KEY],
             "2027-01-01"
         );
-        state.observe(Some(
-            json!({"_meta": {"progressToken": 1}})
-                .to_string()
-                .as_bytes(),
-        ));
+        observe(
+            &mut state,
+            &json!({"_meta": {"progressToken": 1}}).to_string(),
+        );
         assert_eq!(
             state.stamp(json!({}))["_meta"][PROTOCOL_VERSION_KEY],
             "2027-01-01"
@@ -246,7 +245,7 @@ mod tests {
             "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
             "progressToken": 7
         }, "arguments": {"text": "large"}});
-        state.observe(Some(params.to_string().as_bytes()));
+        observe(&mut state, &params.to_string());
         assert!(state.is_known());
         let stamped = state.stamp(json!({}));
         assert_eq!(stamped["_meta"][PROTOCOL_VERSION_KEY], "2026-07-28");

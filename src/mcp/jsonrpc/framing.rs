@@ -45,6 +45,8 @@ pub(crate) struct LineReader<R> {
     inner: BufReader<R>,
     framer: LineFramer,
     ready: VecDeque<LineFrame>,
+    /// What one read completes, before it joins `ready` (kept to reuse its allocation).
+    framed: Vec<LineFrame>,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -54,6 +56,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             inner: BufReader::with_capacity(64 * 1024, inner),
             framer: LineFramer::new(max),
             ready: VecDeque::new(),
+            framed: Vec::new(),
         }
     }
 
@@ -87,10 +90,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 });
             }
             let read = available.len();
-            let mut frames = Vec::new();
-            self.framer.push(available, &mut frames);
+            self.framer.push(available, &mut self.framed);
             self.inner.consume(read);
-            self.ready.extend(frames);
+            self.ready.extend(self.framed.drain(..));
         }
     }
 }

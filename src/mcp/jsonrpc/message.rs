@@ -17,6 +17,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::scan;
+
 /// JSON-RPC error code for a message that is valid JSON but not a valid request.
 pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC error code for a method the server does not have.
@@ -28,15 +30,28 @@ pub(crate) const INTERNAL_ERROR: i64 = -32603;
 /// A JSON-RPC request id, normalised so that equal ids compare equal whatever their
 /// spelling (`"\u0061"` and `"a"`).
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub(crate) struct RequestId(Box<str>);
+pub(crate) struct RequestId(Repr);
+
+/// A request id's canonical form: plain integers, what clients and the proxy itself
+/// almost always use, are kept as numbers, so that reading, comparing and hashing them
+/// costs no allocation.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Repr {
+    /// A non-negative integer written without sign, fraction, exponent or leading zero.
+    Integer(u64),
+    /// Any other string or number, as its canonical JSON text.
+    Text(Box<str>),
+}
 
 impl RequestId {
     /// Normalise a raw JSON value; `None` unless it is a string or a number.
     pub(crate) fn from_value(value: &Value) -> Option<Self> {
         match value {
-            Value::String(_) | Value::Number(_) => {
-                Some(RequestId(value.to_string().into_boxed_str()))
-            }
+            Value::Number(number) => Some(RequestId(match number.as_u64() {
+                Some(n) => Repr::Integer(n),
+                None => Repr::Text(number.to_string().into_boxed_str()),
+            })),
+            Value::String(_) => Some(RequestId(Repr::Text(value.to_string().into_boxed_str()))),
             _ => None,
         }
     }
@@ -45,7 +60,14 @@ impl RequestId {
     pub(crate) fn from_raw(raw: &str) -> Option<Self> {
         // The common case, a plain integer, is already canonical.
         if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
-            return Some(RequestId(raw.into()));
+            let integer = raw
+                .parse()
+                .ok()
+                .filter(|_| raw == "0" || !raw.starts_with('0'));
+            return Some(RequestId(match integer {
+                Some(n) => Repr::Integer(n),
+                None => Repr::Text(raw.into()),
+            }));
         }
         let value: Value = serde_json::from_str(raw).ok()?;
         Self::from_value(&value)
@@ -54,29 +76,84 @@ impl RequestId {
     /// An id of the proxy's own (a plain integer).
     #[cfg(test)]
     pub(crate) fn from_u64(id: u64) -> Self {
-        RequestId(id.to_string().into_boxed_str())
+        RequestId(Repr::Integer(id))
     }
 
     /// The id as an integer, if it is one (ids the proxy allocated always are).
     pub(crate) fn as_u64(&self) -> Option<u64> {
-        self.0.parse().ok()
+        match &self.0 {
+            Repr::Integer(n) => Some(*n),
+            Repr::Text(_) => None,
+        }
     }
 
     /// The id as a JSON value.
     pub(crate) fn to_value(&self) -> Value {
-        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+        match &self.0 {
+            Repr::Integer(n) => Value::from(*n),
+            Repr::Text(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+        }
     }
 }
 
 impl fmt::Debug for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        fmt::Display::fmt(self, f)
     }
 }
 
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match &self.0 {
+            Repr::Integer(n) => write!(f, "{n}"),
+            Repr::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+/// A method name: the ones MCP defines are kept as static text, so that reading and
+/// copying them costs no allocation.
+pub(crate) type Method = Cow<'static, str>;
+
+/// The methods of MCP, as [`method_name`] keeps them.
+const KNOWN_METHODS: [&str; 30] = [
+    "tools/call",
+    "tools/list",
+    "ping",
+    "initialize",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/message",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/get",
+    "prompts/list",
+    "completion/complete",
+    "logging/setLevel",
+    "sampling/createMessage",
+    "elicitation/create",
+    "roots/list",
+    "server/discover",
+    "subscriptions/listen",
+    "notifications/subscriptions/acknowledged",
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/resources/updated",
+    "notifications/roots/list_changed",
+    "tasks/get",
+    "tasks/result",
+];
+
+/// `name` as a [`Method`]: borrowed from [`KNOWN_METHODS`] when it is one of them.
+fn method_name(name: Cow<'_, str>) -> Method {
+    match KNOWN_METHODS.iter().find(|known| **known == name) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(name.into_owned()),
     }
 }
 
@@ -88,12 +165,12 @@ pub(crate) enum Kind {
         /// The request id.
         id: RequestId,
         /// The method name.
-        method: String,
+        method: Method,
     },
     /// A notification: no id, no response.
     Notification {
         /// The method name.
-        method: String,
+        method: Method,
     },
     /// A response to an earlier request.
     Response {
@@ -129,20 +206,72 @@ pub(crate) enum Parsed {
     Invalid(String, Option<Vec<u8>>),
 }
 
-#[derive(Deserialize)]
-struct Probe<'a> {
-    #[serde(default, borrow)]
+/// The members of a message that routing reads: `jsonrpc` and `method` as text, `id`
+/// and `params` as they were written (a `null` one included), and whether `result` and
+/// `error` are there.
+#[derive(Debug, PartialEq, Eq)]
+struct Fields<'a> {
     jsonrpc: Option<Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    id: Option<&'a str>,
     method: Option<Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
+    params: Option<&'a str>,
+    result: bool,
+    error: bool,
+}
+
+impl<'a> Fields<'a> {
+    /// The members as [`scan`] finds them, when it vouches for the line and they read
+    /// as serde_json would give them; `None` leaves the line to [`Fields::read`].
+    fn quick(bytes: &'a [u8]) -> Option<Self> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let [jsonrpc, id, method, params, result, error] = scan::members(
+            text,
+            ["jsonrpc", "id", "method", "params", "result", "error"],
+        )?;
+        let raw = |span: Option<Range<usize>>| span.and_then(|span| text.get(span));
+        // `Option<Cow<str>>` reads `null` as absent; text with escapes, or anything but
+        // text, is left to serde_json (and its complaint).
+        let string = |span: Option<Range<usize>>| match raw(span.clone()) {
+            None | Some("null") => Some(None),
+            Some(_) => scan::plain_string(text, span?).map(|s| Some(Cow::Borrowed(s))),
+        };
+        Some(Fields {
+            jsonrpc: string(jsonrpc)?,
+            id: raw(id),
+            method: string(method)?,
+            params: raw(params),
+            result: result.is_some(),
+            error: error.is_some(),
+        })
+    }
+
+    /// The members as serde_json reads them.
+    fn read(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Probe<'a> {
+            #[serde(default, borrow)]
+            jsonrpc: Option<Cow<'a, str>>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            id: Option<&'a RawValue>,
+            #[serde(default, borrow)]
+            method: Option<Cow<'a, str>>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            params: Option<&'a RawValue>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            result: Option<&'a RawValue>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            error: Option<&'a RawValue>,
+        }
+        let probe: Probe<'a> = serde_json::from_slice(bytes)?;
+        Ok(Fields {
+            jsonrpc: probe.jsonrpc,
+            id: probe.id.map(RawValue::get),
+            method: probe.method,
+            params: probe.params.map(RawValue::get),
+            result: probe.result.is_some(),
+            error: probe.error.is_some(),
+        })
+    }
 }
 
 /// A field that is present, even when it is `null` (plain `Option` would read `null` as
@@ -241,6 +370,77 @@ impl Message {
             .ok()?
             .name
     }
+
+    /// `params._meta` as written (where a 2026-07-28 request carries its envelope),
+    /// read without building the rest.
+    pub(crate) fn params_meta(&self) -> Option<&RawValue> {
+        #[derive(Deserialize)]
+        struct Params<'a> {
+            #[serde(rename = "_meta", default, borrow)]
+            meta: Option<&'a RawValue>,
+        }
+        serde_json::from_slice::<Params<'_>>(self.params_bytes()?)
+            .ok()?
+            .meta
+    }
+
+    /// [`params_name`](Self::params_name) and [`params_meta`](Self::params_meta) in one
+    /// reading of `params`: what a request is read for on its way to the server.
+    pub(crate) fn params_head(&self) -> ParamsHead<'_> {
+        #[derive(Deserialize)]
+        struct Head<'a> {
+            #[serde(borrow, default)]
+            name: Option<Cow<'a, str>>,
+            #[serde(rename = "_meta", default, borrow)]
+            meta: Option<&'a RawValue>,
+        }
+        let Some(params) = self.params_bytes() else {
+            return ParamsHead::default();
+        };
+        if let Some(head) = quick_head(params) {
+            return head;
+        }
+        // Where reading both at once fails (a `name` that is not text, a member twice,
+        // `params` as an array), each may still succeed alone: read them apart.
+        if params.first() == Some(&b'{')
+            && let Ok(head) = serde_json::from_slice::<Head<'_>>(params)
+        {
+            return ParamsHead {
+                name: head.name,
+                meta: head.meta.map(RawValue::get),
+            };
+        }
+        ParamsHead {
+            name: self.params_name(),
+            meta: self.params_meta().map(RawValue::get),
+        }
+    }
+}
+
+/// `params_head` as [`scan`] finds it, when it vouches for `params` and the members
+/// read as serde_json would give them (`null` is absent; a `name` with escapes, or that
+/// is not text, is left to serde_json).
+fn quick_head(params: &[u8]) -> Option<ParamsHead<'_>> {
+    let text = std::str::from_utf8(params).ok()?;
+    let [name, meta] = scan::members(text, ["name", "_meta"])?;
+    let raw = |span: Option<Range<usize>>| span.and_then(|span| text.get(span));
+    let name = match raw(name.clone()) {
+        None | Some("null") => None,
+        Some(_) => Some(Cow::Borrowed(scan::plain_string(text, name?)?)),
+    };
+    Some(ParamsHead {
+        name,
+        meta: raw(meta).filter(|meta| *meta != "null"),
+    })
+}
+
+/// What a request's `params` hold for the front: see [`Message::params_head`].
+#[derive(Debug, Default)]
+pub(crate) struct ParamsHead<'a> {
+    /// `params.name`, when it is text.
+    pub(crate) name: Option<Cow<'a, str>>,
+    /// `params._meta` as written, unless it is `null`.
+    pub(crate) meta: Option<&'a str>,
 }
 
 /// What routing needs of a well-formed message.
@@ -276,8 +476,12 @@ fn classify(bytes: &[u8]) -> Result<Classified, Refused> {
         }
         _ => {}
     }
-    let probe: Probe<'_> = match serde_json::from_slice(bytes) {
-        Ok(probe) => probe,
+    let read = match Fields::quick(bytes) {
+        Some(fields) => Ok(fields),
+        None => Fields::read(bytes),
+    };
+    let probe = match read {
+        Ok(fields) => fields,
         Err(err) => {
             return Err(match err.classify() {
                 serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
@@ -294,11 +498,11 @@ fn classify(bytes: &[u8]) -> Result<Classified, Refused> {
             "`jsonrpc` must be the string \"2.0\"".to_owned(),
         ));
     }
-    let id_span = probe.id.map(|raw| span_of(bytes, raw.get()));
+    let id_span = probe.id.map(|raw| span_of(bytes, raw));
     let id = match probe.id {
         None => None,
-        Some(raw) if raw.get() == "null" => Some(None),
-        Some(raw) => match RequestId::from_raw(raw.get()) {
+        Some("null") => Some(None),
+        Some(raw) => match RequestId::from_raw(raw) {
             Some(id) => Some(Some(id)),
             None => {
                 return Err(Refused::Invalid("`id` must be a string or a number".into()));
@@ -306,18 +510,18 @@ fn classify(bytes: &[u8]) -> Result<Classified, Refused> {
         },
     };
     let kind = match (probe.method, id, probe.result, probe.error) {
-        (Some(method), Some(Some(id)), None, None) => Kind::Request {
+        (Some(method), Some(Some(id)), false, false) => Kind::Request {
             id,
-            method: method.into_owned(),
+            method: method_name(method),
         },
-        (Some(method), None, None, None) => Kind::Notification {
-            method: method.into_owned(),
+        (Some(method), None, false, false) => Kind::Notification {
+            method: method_name(method),
         },
-        (None, Some(id), Some(_), None) => Kind::Response {
+        (None, Some(id), true, false) => Kind::Response {
             id,
             is_error: false,
         },
-        (None, Some(id), None, Some(_)) => Kind::Response { id, is_error: true },
+        (None, Some(id), false, true) => Kind::Response { id, is_error: true },
         (Some(_), Some(None), _, _) => {
             return Err(Refused::Invalid("a request's `id` must not be null".into()));
         }
@@ -330,7 +534,7 @@ fn classify(bytes: &[u8]) -> Result<Classified, Refused> {
     Ok(Classified {
         kind,
         id_span,
-        params_span: probe.params.map(|raw| span_of(bytes, raw.get())),
+        params_span: probe.params.map(|raw| span_of(bytes, raw)),
     })
 }
 
@@ -508,6 +712,37 @@ mod tests {
     }
 
     #[test]
+    fn ids_read_from_text_and_from_values_agree() {
+        for raw in [
+            "0",
+            "7",
+            "18446744073709551615",
+            "-3",
+            "1.5",
+            "1e3",
+            r#""12""#,
+            r#""k\"1""#,
+        ] {
+            let value: Value = serde_json::from_str(raw).expect("json");
+            let from_raw = RequestId::from_raw(raw).expect("an id");
+            assert_eq!(from_raw.to_string(), value.to_string(), "{raw}");
+            assert_eq!(from_raw.to_value(), value, "{raw}");
+            if value.is_u64() {
+                assert_eq!(
+                    Some(from_raw.clone()),
+                    RequestId::from_value(&value),
+                    "{raw}"
+                );
+            }
+            assert_eq!(from_raw.as_u64(), value.as_u64(), "{raw}");
+        }
+        assert_eq!(
+            RequestId::from_raw("18446744073709551616").and_then(|id| id.as_u64()),
+            None
+        );
+    }
+
+    #[test]
     fn params_are_read_from_their_own_bytes() {
         let m = message(
             r#"{"params":{"arguments":{"name":"inner"},"name":"echo"},"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
@@ -524,6 +759,68 @@ mod tests {
         let none = message(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         assert_eq!(none.params_bytes(), None);
         assert_eq!(none.params(), None);
+    }
+
+    #[test]
+    fn the_params_head_reads_as_name_and_meta_read_apart() {
+        for params in [
+            r#"{"name":"echo","arguments":{"name":1},"_meta":{"k":[1,{"a":null}]}}"#,
+            r#"{"_meta":null,"name":"e\u0063ho"}"#,
+            r#"{"name":5,"_meta":{"k":1}}"#,
+            r#"{"name":"a","name":"b","_meta":{"k":1}}"#,
+            r#"{"name":"a","_meta":{},"_meta":{"k":1}}"#,
+            r#"["echo",{"k":1}]"#,
+            r#"["echo"]"#,
+            r#"[{"k":1}]"#,
+            r#"{}"#,
+            r#"[]"#,
+            r#""text""#,
+            "null",
+        ] {
+            let m = message(&format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#
+            ));
+            let head = m.params_head();
+            assert_eq!(head.name, m.params_name(), "{params}");
+            assert_eq!(head.meta, m.params_meta().map(RawValue::get), "{params}");
+        }
+        let none = message(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        assert!(none.params_head().name.is_none() && none.params_head().meta.is_none());
+    }
+
+    #[test]
+    fn the_quick_reading_gives_what_serde_gives() {
+        let mut quick = 0;
+        for variant in scan::tests::variants() {
+            if let Some(fields) = Fields::quick(&variant) {
+                quick += 1;
+                let read = Fields::read(&variant).expect("serde reads it too");
+                assert_eq!(fields, read, "{}", String::from_utf8_lossy(&variant));
+            }
+            let Parsed::Message(message) = Message::parse(variant.clone()) else {
+                continue;
+            };
+            if let Some(head) = message.params_bytes().and_then(quick_head) {
+                assert_eq!(head.name, message.params_name());
+                assert_eq!(head.meta, message.params_meta().map(RawValue::get));
+            }
+        }
+        assert!(quick > 1000, "only {quick} read quickly");
+        for sample in scan::tests::SAMPLES {
+            let quick = Fields::quick(sample.as_bytes());
+            assert_eq!(quick.is_some(), !sample.ends_with(r#""id":2}"#), "{sample}");
+        }
+        // Text with escapes, or that is not text, is serde's to read and complain about.
+        for left in [
+            r#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+        ] {
+            assert_eq!(Fields::quick(left.as_bytes()), None, "{left}");
+        }
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#),
+            Parsed::Message(_)
+        ));
     }
 
     #[test]

@@ -308,8 +308,8 @@ impl Backend for HttpBackend {
             return;
         };
         let (id, method) = match message.kind() {
-            Kind::Request { id, method } => (id.as_u64(), Some(method.clone())),
-            Kind::Notification { method } => (None, Some(method.clone())),
+            Kind::Request { id, method } => (id.as_u64(), Some(method.to_string())),
+            Kind::Notification { method } => (None, Some(method.to_string())),
             Kind::Response { .. } => (None, None),
         };
         if link.checking {
