@@ -50,6 +50,29 @@ impl Project {
         output_within(command, LIMIT)
     }
 
+    /// `debussy ARGS` exits with `code`: its stdout.
+    fn stdout_of(&self, args: &[&str], code: i32) -> String {
+        let output = self.debussy(args);
+        let stdout = text(&output.stdout);
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{args:?}: {stdout}{}",
+            text(&output.stderr)
+        );
+        stdout
+    }
+
+    /// `debussy run` of the plan with `extra` is refused before anything is recorded:
+    /// its stderr.
+    fn refused(&self, extra: &[&str]) -> String {
+        let output = self.run_plan(extra);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert_eq!(self.recorded_runs(), 0, "no run recorded: {stderr}");
+        stderr
+    }
+
     fn run_plan(&self, extra: &[&str]) -> Output {
         let args = quiet_run_args(extra);
         self.debussy(&args)
@@ -72,14 +95,12 @@ const BROKEN_SCENARIO: &str = "scripts:\n  - phase: 1\n    turns:\n      - sya: 
 #[test]
 fn a_missing_agent_is_refused_before_anything_is_recorded() {
     let project = Project::with_scenario(&scenario());
-    let output = project.run_plan(&[
+    let stderr = project.refused(&[
         "--agent",
         "claude",
         "--agent-command",
         "/nonexistent/claude",
     ]);
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert_eq!(
         stderr
             .matches("agent program `/nonexistent/claude` not found")
@@ -89,19 +110,15 @@ fn a_missing_agent_is_refused_before_anything_is_recorded() {
     );
     assert!(stderr.contains("✗ agent"), "{stderr}");
     assert!(stderr.contains("fix:"), "{stderr}");
-    assert_eq!(project.recorded_runs(), 0, "no failed run in history");
 }
 
 #[test]
 fn a_broken_scenario_is_refused_with_every_problem_at_once() {
     let project = Project::with_scenario(BROKEN_SCENARIO);
-    let output = project.run_plan(&["--agent", "sim"]);
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = project.refused(&["--agent", "sim"]);
     assert!(stderr.contains("2 problems"), "{stderr}");
     assert!(stderr.contains("sim-scenario.yaml:4:"), "{stderr}");
     assert!(stderr.contains("sim-scenario.yaml:7:"), "{stderr}");
-    assert_eq!(project.recorded_runs(), 0, "no failed run in history");
 }
 
 #[test]
@@ -135,9 +152,10 @@ fn untracked_files_are_named_once_before_the_run() {
 #[test]
 fn dry_run_runs_the_same_checks() {
     let project = Project::with_scenario(BROKEN_SCENARIO);
-    let output = project.debussy(&["run", "plan/MASTER_PLAN.md", "--dry-run", "--agent", "sim"]);
-    let stdout = text(&output.stdout);
-    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let stdout = project.stdout_of(
+        &["run", "plan/MASTER_PLAN.md", "--dry-run", "--agent", "sim"],
+        1,
+    );
     assert!(stdout.contains("Pre-flight"), "{stdout}");
     assert!(stdout.contains("✗ scenario: 2 problems"), "{stdout}");
     assert!(stdout.contains("✓ writable"), "{stdout}");
@@ -147,14 +165,7 @@ fn dry_run_runs_the_same_checks() {
 #[test]
 fn doctor_prints_every_check_and_fails_when_one_does() {
     let project = Project::with_scenario(&scenario());
-    let healthy = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
-    let stdout = text(&healthy.stdout);
-    assert_eq!(
-        healthy.status.code(),
-        Some(0),
-        "{stdout}{}",
-        text(&healthy.stderr)
-    );
+    let stdout = project.stdout_of(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"], 0);
     for line in [
         "✓ config:",
         "✓ agent: sim",
@@ -229,9 +240,8 @@ fn a_state_directory_that_cannot_be_written_is_refused() {
     assert!(stderr.contains("✗ writable: cannot write:"), "{stderr}");
     assert!(stderr.contains(".debussy"), "{stderr}");
     assert!(stderr.contains("a file in the way"), "{stderr}");
-    let doctor = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
-    assert_eq!(doctor.status.code(), Some(1));
-    assert!(text(&doctor.stdout).contains("✗ writable"));
+    let stdout = project.stdout_of(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"], 1);
+    assert!(stdout.contains("✗ writable"), "{stdout}");
 }
 
 #[test]
@@ -246,12 +256,10 @@ fn an_uncommitted_plan_is_pointed_out() {
     ] {
         std::fs::write(extra.join(name), text).expect("write");
     }
-    let output = project.debussy(&["doctor", "plans/next/MASTER_PLAN.md", "--agent", "sim"]);
-    let stdout = text(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "a warning is not a failure: {stdout}"
+    // A warning is not a failure.
+    let stdout = project.stdout_of(
+        &["doctor", "plans/next/MASTER_PLAN.md", "--agent", "sim"],
+        0,
     );
     assert!(stdout.contains("! untracked:"), "{stdout}");
     assert!(stdout.contains("  plans/  (the plan)"), "{stdout}");
@@ -262,14 +270,7 @@ fn doctor_reports_a_broken_config_as_a_failed_check() {
     let project = Project::with_scenario(&scenario());
     std::fs::create_dir_all(project.root().join(".debussy")).expect("mkdir");
     std::fs::write(project.root().join(".debussy/config.yaml"), "modle: opus\n").expect("write");
-    let output = project.debussy(&["doctor"]);
-    let stdout = text(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "{stdout}{}",
-        text(&output.stderr)
-    );
+    let stdout = project.stdout_of(&["doctor"], 1);
     assert!(
         stdout.contains("✗ config: ") && stdout.contains("config.yaml:1:1: unknown key `modle`"),
         "{stdout}"
@@ -289,18 +290,11 @@ fn doctor_names_uncommitted_changes_as_run_would() {
         PHASE.replace("One", "Uno"),
     )
     .expect("edit a tracked file");
-    let output = project.debussy(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"]);
-    let stdout = text(&output.stdout);
-    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let stdout = project.stdout_of(&["doctor", "plan/MASTER_PLAN.md", "--agent", "sim"], 1);
     assert!(stdout.contains("✗ git: "), "{stdout}");
     assert!(stdout.contains("plan/phase-1.md"), "{stdout}");
-    let run = project.run_plan(&["--agent", "sim"]);
-    assert_eq!(
-        run.status.code(),
-        Some(2),
-        "run refuses it too: {}",
-        text(&run.stderr)
-    );
+    // The run refuses it too.
+    project.refused(&["--agent", "sim"]);
 }
 
 #[test]
@@ -320,14 +314,11 @@ fn side_by_side_phases_need_a_committed_plan_and_doctor_says_so() {
         .expect("git");
     assert!(added.success());
 
-    let output = project.run_plan(&["--agent", "sim", "--jobs", "2"]);
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = project.refused(&["--agent", "sim", "--jobs", "2"]);
     assert!(
         stderr.contains("the plan is not committed") && stderr.contains("plan/phase-2.md"),
         "{stderr}"
     );
-    assert_eq!(project.recorded_runs(), 0, "no run recorded");
 
     let doctor = || {
         let output = crate::support::debussy(project.root(), &["doctor", "plan/MASTER_PLAN.md"])

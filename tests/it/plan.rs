@@ -82,6 +82,16 @@ impl Sandbox {
             .unwrap_or_else(|err| panic!("not JSON ({err}): {stdout}\nstderr: {stderr}"));
         (code, json)
     }
+
+    /// `debussy audit PLAN --format json` fails with exactly the issues `expected`, by
+    /// code and in order; the report.
+    pub(crate) fn audit_fails_with(&self, plan: &str, expected: &[&str]) -> Value {
+        let (code, json) = self.audit_json(plan, &[]);
+        assert_eq!(code, 1, "{plan}: {json:#}");
+        assert_eq!(json["passed"], false, "{plan}: {json:#}");
+        assert_eq!(codes(&json), expected, "{plan}: {json:#}");
+        json
+    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -133,9 +143,7 @@ fn valid_plan_needs_its_agent_files() {
     // directory; without them the agents the plan requires do not exist.
     let sandbox = Sandbox::new();
     std::fs::remove_dir_all(sandbox.path().join("audit/valid_plan/.claude")).expect("rm");
-    let (code, json) = sandbox.audit_json("audit/valid_plan", &[]);
-    assert_eq!(code, 1);
-    assert_eq!(codes(&json), ["MISSING_AGENT", "MISSING_AGENT"]);
+    let json = sandbox.audit_fails_with("audit/valid_plan", &["MISSING_AGENT", "MISSING_AGENT"]);
     let messages: Vec<&str> = json["issues"]
         .as_array()
         .expect("issues")
@@ -164,10 +172,7 @@ fn valid_plan_needs_its_agent_files() {
 #[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn missing_gates_fails() {
     let sandbox = Sandbox::new();
-    let (code, json) = sandbox.audit_json("audit/missing_gates/MASTER_PLAN.md", &[]);
-    assert_eq!(code, 1);
-    assert_eq!(json["passed"], false);
-    assert_eq!(codes(&json), ["MISSING_GATES"]);
+    let json = sandbox.audit_fails_with("audit/missing_gates/MASTER_PLAN.md", &["MISSING_GATES"]);
     assert_eq!(
         json["issues"][0]["location"],
         "audit/missing_gates/phase-1.md:1"
@@ -180,9 +185,7 @@ fn missing_gates_fails() {
 #[test]
 fn missing_phase_fails() {
     let sandbox = Sandbox::new();
-    let (code, json) = sandbox.audit_json("audit/missing_phase/MASTER_PLAN.md", &[]);
-    assert_eq!(code, 1);
-    assert_eq!(codes(&json), ["PHASE_NOT_FOUND"]);
+    let json = sandbox.audit_fails_with("audit/missing_phase/MASTER_PLAN.md", &["PHASE_NOT_FOUND"]);
     assert_eq!(
         json["issues"][0]["location"],
         "audit/missing_phase/MASTER_PLAN.md:10"
@@ -195,9 +198,10 @@ fn missing_phase_fails() {
 #[ignore = "needs the pinned Claude Code CLI, which the pre-flight agent check looks for (scripts/test-tools)"]
 fn circular_deps_fails_naming_the_cycle() {
     let sandbox = Sandbox::new();
-    let (code, json) = sandbox.audit_json("audit/circular_deps/MASTER_PLAN.md", &[]);
-    assert_eq!(code, 1);
-    assert_eq!(codes(&json), ["CIRCULAR_DEPENDENCY"]);
+    let json = sandbox.audit_fails_with(
+        "audit/circular_deps/MASTER_PLAN.md",
+        &["CIRCULAR_DEPENDENCY"],
+    );
     assert_eq!(
         json["issues"][0]["message"],
         "circular dependency: 1 -> 3 -> 2 -> 1"
@@ -216,9 +220,7 @@ fn freeform_plans_have_no_phases() {
         "sample_plans/plan3_tasktracker_modular/project_plan.md",
         "sample_plans/plan3_tasktracker_modular/combined_plan.md",
     ] {
-        let (code, json) = sandbox.audit_json(plan, &[]);
-        assert_eq!(code, 1, "{plan}");
-        assert_eq!(codes(&json), ["NO_PHASES"], "{plan}");
+        let json = sandbox.audit_fails_with(plan, &["NO_PHASES"]);
         let message = json["issues"][0]["message"].as_str().expect("message");
         assert!(message.contains("has no phases table"), "{plan}: {message}");
         let suggestion = json["issues"][0]["suggestion"]
@@ -265,27 +267,23 @@ fn converted_plans_all_parse() {
 #[test]
 fn sample_master_links_phase_files_that_are_not_there() {
     let sandbox = Sandbox::new();
-    let (code, json) = sandbox.audit_json("sample_master.md", &[]);
-    assert_eq!(code, 1);
+    let json = sandbox.audit_fails_with("sample_master.md", &["PHASE_NOT_FOUND"; 3]);
     assert_eq!(json["summary"]["master_plan"], "Test Feature");
-    assert_eq!(codes(&json), ["PHASE_NOT_FOUND"; 3]);
 }
 
 #[test]
 fn hello_world_reports_its_gate_without_command_and_its_agents() {
     let sandbox = Sandbox::new();
-    let (code, json) = sandbox.audit_json("sample_plans/hello_world_test", &[]);
-    assert_eq!(code, 1);
-    assert_eq!(json["summary"]["gates_total"], 6);
-    assert_eq!(
-        codes(&json),
-        [
+    let json = sandbox.audit_fails_with(
+        "sample_plans/hello_world_test",
+        &[
             "UNKNOWN_GATE",
             "MISSING_AGENT",
             "MISSING_AGENT",
-            "MISSING_AGENT"
-        ]
+            "MISSING_AGENT",
+        ],
     );
+    assert_eq!(json["summary"]["gates_total"], 6);
     assert!(
         json["issues"][0]["message"]
             .as_str()
@@ -322,9 +320,7 @@ fn strict_fails_on_warnings() {
 #[test]
 fn missing_master_and_usage_errors() {
     let sandbox = Sandbox::new();
-    let (code, json) = sandbox.audit_json("nope/MASTER_PLAN.md", &[]);
-    assert_eq!(code, 1);
-    assert_eq!(codes(&json), ["MASTER_NOT_FOUND"]);
+    let json = sandbox.audit_fails_with("nope/MASTER_PLAN.md", &["MASTER_NOT_FOUND"]);
     assert_eq!(json["issues"][0]["location"], "nope/MASTER_PLAN.md");
     let (code, _, stderr) = sandbox.run(&["audit"]);
     assert_eq!(code, 2, "{stderr}");
@@ -387,9 +383,7 @@ fn unreadable_files_are_parse_errors() {
     );
     std::fs::write(sandbox.path().join("bad/one.md"), [0x23, 0x20, 0xff, 0xfe]).expect("write");
     std::fs::create_dir(sandbox.path().join("bad/two")).expect("mkdir");
-    let (code, json) = sandbox.audit_json("bad", &[]);
-    assert_eq!(code, 1);
-    assert_eq!(codes(&json), ["PHASE_PARSE_ERROR", "PHASE_PARSE_ERROR"]);
+    let json = sandbox.audit_fails_with("bad", &["PHASE_PARSE_ERROR", "PHASE_PARSE_ERROR"]);
     assert_eq!(json["issues"][0]["location"], "bad/one.md");
     assert!(
         json["issues"][0]["message"]
@@ -400,9 +394,7 @@ fn unreadable_files_are_parse_errors() {
     );
 
     std::fs::write(sandbox.path().join("bad/MASTER_PLAN.md"), [0xff, 0xfe]).expect("write");
-    let (code, json) = sandbox.audit_json("bad", &[]);
-    assert_eq!(code, 1);
-    assert_eq!(codes(&json), ["MASTER_PARSE_ERROR"]);
+    let json = sandbox.audit_fails_with("bad", &["MASTER_PARSE_ERROR"]);
     assert_eq!(json["summary"]["master_plan"], "bad/MASTER_PLAN.md");
 }
 
@@ -472,9 +464,7 @@ fn a_mistyped_plan_path_gets_a_did_you_mean() {
             "audit/valid_plan/MASTER_PLAN.md",
         ),
     ] {
-        let (code, json) = sandbox.audit_json(typed, &[]);
-        assert_eq!(code, 1, "{json:#}");
-        assert_eq!(json["issues"][0]["code"], "MASTER_NOT_FOUND");
+        let json = sandbox.audit_fails_with(typed, &["MASTER_NOT_FOUND"]);
         assert_eq!(
             json["issues"][0]["suggestion"],
             format!("did you mean {meant}?")
@@ -491,10 +481,8 @@ fn a_mistyped_plan_path_gets_a_did_you_mean() {
 #[test]
 fn a_phase_file_given_as_the_plan_is_named_as_one() {
     let sandbox = Sandbox::new();
-    let (code, json) = sandbox.audit_json("audit/valid_plan/phase-1.md", &[]);
-    assert_eq!(code, 1, "{json:#}");
+    let json = sandbox.audit_fails_with("audit/valid_plan/phase-1.md", &["NO_PHASES"]);
     let issue = &json["issues"][0];
-    assert_eq!(issue["code"], "NO_PHASES");
     assert!(
         issue["message"]
             .as_str()

@@ -7,6 +7,7 @@ use assert_cmd::Command;
 use crate::support::project::json_of;
 use predicates::str::contains;
 
+/// The path of the recorded transcript `name`.
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/transcripts")
@@ -24,8 +25,10 @@ fn replay(dir: &Path) -> Command {
     command
 }
 
-fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
+/// The JSON report of `debussy replay` on `file` with `args`, run in `dir`.
+fn json(dir: &Path, file: &Path, args: &[&str]) -> serde_json::Value {
     let output = replay(dir)
+        .arg(file)
         .args(args)
         .args(["--format", "json"])
         .output()
@@ -33,19 +36,29 @@ fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
     json_of(&output, "debussy replay")
 }
 
+/// `debussy replay` of the transcript fixture `name` with `args`, run in a fresh empty
+/// directory.
+fn replay_fixture(name: &str, args: &[&str]) -> assert_cmd::assert::Assert {
+    let dir = tempfile::tempdir().expect("tempdir");
+    replay(dir.path()).arg(fixture(name)).args(args).assert()
+}
+
+/// The JSON report of the transcript fixture `name` with `args`, run in a fresh empty
+/// directory.
+fn fixture_json(name: &str, args: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    json(dir.path(), &fixture(name), args)
+}
+
 #[test]
 fn task_subagent_transcript_ends_at_26_555_tokens() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = fixture("claude-task-subagent.jsonl");
-    replay(dir.path())
-        .arg(&file)
-        .assert()
+    replay_fixture("claude-task-subagent.jsonl", &[])
         .success()
         .stdout(contains("end: 26,555 / 200,000 tokens (13.3%, exact)"))
         .stdout(contains("71 subagent lines ignored"))
         .stdout(contains("no stop would have fired"));
 
-    let report = json(dir.path(), &[file.to_str().expect("utf-8 path")]);
+    let report = fixture_json("claude-task-subagent.jsonl", &[]);
     assert_eq!(report["final"]["tokens"], 26_555);
     assert_eq!(report["final"]["window"]["tokens"], 200_000);
     assert_eq!(report["final"]["window"]["source"], "reported");
@@ -62,14 +75,10 @@ fn task_subagent_transcript_ends_at_26_555_tokens() {
 
 #[test]
 fn custom_agent_transcript_ends_at_24_910_tokens() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = fixture("claude-custom-agent.jsonl");
-    replay(dir.path())
-        .arg(&file)
-        .assert()
+    replay_fixture("claude-custom-agent.jsonl", &[])
         .success()
         .stdout(contains("end: 24,910 / 200,000 tokens"));
-    let report = json(dir.path(), &[file.to_str().expect("utf-8 path")]);
+    let report = fixture_json("claude-custom-agent.jsonl", &[]);
     assert_eq!(report["final"]["tokens"], 24_910);
     assert_eq!(report["final"]["turns"], 3);
     assert_eq!(report["final"]["tool_calls"], 2);
@@ -84,23 +93,14 @@ fn custom_agent_transcript_ends_at_24_910_tokens() {
 
 #[test]
 fn a_lower_threshold_shows_where_the_stop_would_fire() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = fixture("claude-task-subagent.jsonl");
-    replay(dir.path())
-        .arg(&file)
-        .args(["--context-threshold", "10"])
-        .assert()
+    replay_fixture("claude-task-subagent.jsonl", &["--context-threshold", "10"])
         .success()
         .stdout(contains(
             "-> stop would fire at line 3: context at 24,424 of 200,000 tokens (window: table) reached the 10% threshold (20,000)",
         ));
-    let report = json(
-        dir.path(),
-        &[
-            file.to_str().expect("utf-8 path"),
-            "--context-threshold",
-            "12.5",
-        ],
+    let report = fixture_json(
+        "claude-task-subagent.jsonl",
+        &["--context-threshold", "12.5"],
     );
     // 24,424 is 12.2 %: the first turn passes. The Task result on line 76 is estimated
     // (o200k tokens) on top of it and crosses 25,000 before the next usage (26,555 on
@@ -115,12 +115,7 @@ fn a_lower_threshold_shows_where_the_stop_would_fire() {
 
 #[test]
 fn window_flag_overrides_the_reported_window() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = fixture("claude-custom-agent.jsonl");
-    let report = json(
-        dir.path(),
-        &[file.to_str().expect("utf-8 path"), "--window", "25000"],
-    );
+    let report = fixture_json("claude-custom-agent.jsonl", &["--window", "25000"]);
     assert_eq!(report["final"]["window"]["tokens"], 25_000);
     assert_eq!(report["final"]["window"]["source"], "configured");
     // 80 % of 25,000 = 20,000: the first message (24,495) already crosses it.
@@ -154,17 +149,10 @@ fn bad_input_is_a_usage_error() {
         .assert()
         .code(2)
         .stderr(contains("cannot open transcript missing.jsonl"));
-    let file = fixture("claude-custom-agent.jsonl");
-    replay(dir.path())
-        .arg(&file)
-        .args(["--context-threshold", "0"])
-        .assert()
+    replay_fixture("claude-custom-agent.jsonl", &["--context-threshold", "0"])
         .code(2)
         .stderr(contains("--context-threshold 0 is out of range"));
-    replay(dir.path())
-        .arg(&file)
-        .args(["--window", "0"])
-        .assert()
+    replay_fixture("claude-custom-agent.jsonl", &["--window", "0"])
         .code(2)
         .stderr(contains("--window must be a positive"));
 }
@@ -192,8 +180,8 @@ fn the_context_limit_marker_of_a_saved_session_is_not_a_line_of_output() {
     let marked = dir.path().join("attempt-1-session-1.jsonl");
     let text = std::fs::read_to_string(&original).expect("fixture");
     std::fs::write(&marked, format!("CONTEXT_LIMIT_RESTART\n{text}")).expect("write");
-    let plain = json(dir.path(), &[original.to_str().expect("utf-8")]);
-    let with_marker = json(dir.path(), &[marked.to_str().expect("utf-8")]);
+    let plain = json(dir.path(), &original, &[]);
+    let with_marker = json(dir.path(), &marked, &[]);
     assert_eq!(
         with_marker["text_lines"], plain["text_lines"],
         "the marker is not agent text"
@@ -232,19 +220,14 @@ fn a_file_without_transcript_lines_is_a_failure_that_says_so() {
 
 #[test]
 fn a_codex_rollout_replays_one_row_per_request_with_its_reported_window() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = fixture("codex-rollout.jsonl");
-    let report = json(dir.path(), &[file.to_str().expect("utf-8")]);
+    let report = fixture_json("codex-rollout.jsonl", &[]);
     let turns = report["turns"].as_array().expect("turns");
     assert_eq!(turns.len(), 2, "{report:#}");
     assert_eq!(report["final"]["window"]["tokens"], 258_400);
     assert_eq!(report["final"]["window"]["source"], "reported");
     assert_eq!(report["final"]["reported_tokens"], 1_020);
     assert_eq!(report["final"]["billed"]["output"], 40);
-    let stopped = json(
-        dir.path(),
-        &[file.to_str().expect("utf-8"), "--window", "1200"],
-    );
+    let stopped = fixture_json("codex-rollout.jsonl", &["--window", "1200"]);
     assert_eq!(stopped["stop"]["turn"], 1, "{stopped:#}");
 }
 
@@ -273,18 +256,14 @@ fn a_codex_session_log_replays_the_rollout_kept_beside_it() {
 
 #[test]
 fn a_gemini_transcript_is_estimated_with_the_reported_totals_beside_it() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = fixture("gemini-stream.jsonl");
-    replay(dir.path())
-        .arg(&file)
-        .assert()
+    replay_fixture("gemini-stream.jsonl", &[])
         .success()
         .stdout(contains("gemini-2.5-pro"))
         .stdout(contains("(0.0%, estimated); window: table"))
         .stdout(contains(
             "the agent reported 2,001 input and 10 output tokens, summed over its requests",
         ));
-    let report = json(dir.path(), &[file.to_str().expect("utf-8")]);
+    let report = fixture_json("gemini-stream.jsonl", &[]);
     assert_eq!(
         report["turns"].as_array().map(Vec::len),
         Some(2),

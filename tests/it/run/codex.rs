@@ -214,20 +214,19 @@ fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
 
     // Without `codex` on PATH the run stops before anything runs, saying how to install it.
     project::commit_all(project.root(), "after the run");
-    let output = project
-        .command(&["run", "plan/MASTER_PLAN.md", "--phase", "2"])
-        .env("PATH", "/usr/bin:/bin")
-        .output()
-        .expect("run");
+    let without_codex = |args: &[&str]| {
+        project
+            .command(args)
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .expect("debussy")
+    };
+    let output = without_codex(&["run", "plan/MASTER_PLAN.md", "--phase", "2"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("phase 2"), "{stderr}");
     assert!(stderr.contains("npm install -g @openai/codex"), "{stderr}");
-    let dry = project
-        .command(&["run", "plan/MASTER_PLAN.md", "--dry-run"])
-        .env("PATH", "/usr/bin:/bin")
-        .output()
-        .expect("dry run");
+    let dry = without_codex(&["run", "plan/MASTER_PLAN.md", "--dry-run"]);
     let stdout = String::from_utf8_lossy(&dry.stdout);
     assert!(!dry.status.success(), "{stdout}");
     assert!(
@@ -238,11 +237,7 @@ fn a_phase_can_name_codex_and_its_model_while_the_run_uses_the_sim_agent() {
         stdout.contains(&format!("runs on codex ({DEFAULT_MODEL})")),
         "{stdout}"
     );
-    let doctor = project
-        .command(&["doctor", "plan/MASTER_PLAN.md"])
-        .env("PATH", "/usr/bin:/bin")
-        .output()
-        .expect("doctor");
+    let doctor = without_codex(&["doctor", "plan/MASTER_PLAN.md"]);
     let stdout = String::from_utf8_lossy(&doctor.stdout);
     assert!(
         stdout.contains("phase 2: agent program `codex` not found"),

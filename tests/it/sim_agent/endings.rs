@@ -8,27 +8,21 @@ use debussy::agent::AgentEvent;
 
 use debussy::context::StopReason;
 
-use super::kit::{play, write, write_text};
+use super::kit::{play, play_alone, write, write_text};
 use crate::support::scenario::{Action, Compact, Crash, Ending, Scenario, Script, Status, Turn};
 use nix::sys::signal::Signal;
 
 #[test]
 fn a_crash_kills_the_process_mid_line_without_a_result() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let scenario = write(
-        dir.path(),
-        "s.yaml",
-        &Scenario::playing([
-            Turn::say("about to fail"),
-            Turn::crash(
-                Crash::signal(Signal::SIGKILL)
-                    .stderr("segfault here")
-                    .partial_line(),
-            ),
-            Turn::say("never"),
-        ]),
-    );
-    let run = play(dir.path(), &scenario, &[], "p");
+    let run = play_alone(&Scenario::playing([
+        Turn::say("about to fail"),
+        Turn::crash(
+            Crash::signal(Signal::SIGKILL)
+                .stderr("segfault here")
+                .partial_line(),
+        ),
+        Turn::say("never"),
+    ]));
     assert_eq!(run.status.signal(), Some(9), "{}", run.status);
     assert!(run.stderr.contains("segfault here"), "{}", run.stderr);
     assert!(
@@ -43,21 +37,13 @@ fn a_crash_kills_the_process_mid_line_without_a_result() {
     );
     assert!(!run.stdout.contains("never"));
 
-    let scenario = write(
-        dir.path(),
-        "exit.yaml",
-        &Scenario::playing([Turn::crash(Crash::exit(7))]),
-    );
-    let run = play(dir.path(), &scenario, &[], "p");
+    let run = play_alone(&Scenario::playing([Turn::crash(Crash::exit(7))]));
     assert_eq!(run.status.code(), Some(7));
 }
 
 #[test]
 fn results_and_exit_codes_follow_the_script() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let scenario = write(
-        dir.path(),
-        "s.yaml",
+    let run = play_alone(
         &Scenario::new().script(
             Script::any()
                 .turn(Turn::say("tried"))
@@ -65,7 +51,6 @@ fn results_and_exit_codes_follow_the_script() {
                 .exit_code(4),
         ),
     );
-    let run = play(dir.path(), &scenario, &[], "p");
     assert_eq!(run.status.code(), Some(4));
     let result = run.result();
     assert_eq!(result.subtype, "error_max_turns");
@@ -75,17 +60,11 @@ fn results_and_exit_codes_follow_the_script() {
 
 #[test]
 fn a_compact_turn_emits_a_boundary_the_meter_stops_on() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let scenario = write(
-        dir.path(),
-        "s.yaml",
-        &Scenario::playing([
-            Turn::say("full").percent(70),
-            Turn::compact(Compact::default().pre_tokens(150_000)),
-            Turn::say("lighter"),
-        ]),
-    );
-    let run = play(dir.path(), &scenario, &[], "p");
+    let run = play_alone(&Scenario::playing([
+        Turn::say("full").percent(70),
+        Turn::compact(Compact::default().pre_tokens(150_000)),
+        Turn::say("lighter"),
+    ]));
     assert!(run.status.success(), "{}", run.stderr);
     let (_, stops) = run.meter(100.0);
     assert_eq!(
@@ -139,12 +118,9 @@ fn scenario_misuse_ends_the_session_with_an_error_result() {
         }
     }
     // `done` without a phase id anywhere.
-    let scenario = write(
-        dir.path(),
-        "nophase.yaml",
-        &Scenario::playing([Turn::quiet().done_as(Status::Completed)]),
-    );
-    let run = play(dir.path(), &scenario, &[], "p");
+    let run = play_alone(&Scenario::playing([
+        Turn::quiet().done_as(Status::Completed)
+    ]));
     assert_eq!(run.status.code(), Some(1));
     assert!(run.stderr.contains("needs a phase id"), "{}", run.stderr);
 }
@@ -171,14 +147,10 @@ fn an_invalid_scenario_is_a_usage_error_with_its_location() {
 
 #[test]
 fn a_slow_command_times_out_into_an_error_result() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let scenario = write(
-        dir.path(),
-        "s.yaml",
-        &Scenario::playing([Turn::quiet().tool(Action::bash_within("exec sleep 30", 200))]),
-    );
     let started = Instant::now();
-    let run = play(dir.path(), &scenario, &[], "p");
+    let run = play_alone(&Scenario::playing([
+        Turn::quiet().tool(Action::bash_within("exec sleep 30", 200))
+    ]));
     assert!(started.elapsed() < Duration::from_secs(20));
     assert!(run.status.success(), "{}", run.stderr);
     let results = run.tool_results();

@@ -114,6 +114,15 @@ pub(super) fn play(cwd: &Path, scenario: &Path, env: &[(&str, &str)], prompt: &s
     run_with_stdin(command, prompt)
 }
 
+/// Play `scenario` from a fresh temp dir, with no `DEBUSSY_*` variables and a prompt it
+/// does not check.
+pub(super) fn play_alone(scenario: &Scenario) -> Run {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(dir.path(), "s.yaml", scenario);
+    play(dir.path(), &path, &[], "p")
+}
+
+/// Run the player `command` with `prompt` on its stdin, killing it past [`TIMEOUT`].
 pub(super) fn run_with_stdin(mut command: Command, prompt: &str) -> Run {
     command
         .stdin(Stdio::piped())

@@ -38,6 +38,34 @@ fn each_gated_on_its_file(project: &Project, scenario: &Scenario) {
     );
 }
 
+/// Start `debussy run --jobs 2` with `extra` and SIGKILL it once `beacon` fires; what it
+/// printed, and the pid of the process the beacon fired in.
+fn kill_at(project: &Project, beacon: &Beacon, extra: &[&str]) -> (Vec<Value>, u64) {
+    let mut args = vec!["--jobs", "2"];
+    args.extend_from_slice(extra);
+    let live = LiveRun::start(project, &args);
+    let pid = beacon.wait();
+    (live.kill(), pid)
+}
+
+/// The run of [`each_its_file`] killed while the git hook `name` blocks its first call
+/// (the hook is gone with it); what it printed.
+fn killed_in_hook(project: &Project, scratch: &std::path::Path, name: &str) -> Vec<Value> {
+    let beacon = Beacon::new(scratch, name);
+    each_gated_on_its_file(project, &each_its_file());
+    hook(project.root(), name, &beacon.once());
+    let (killed, hook_pid) = kill_at(project, &beacon, &[]);
+    assert_died(hook_pid, &format!("the {name} hook"));
+    killed
+}
+
+/// Every one of `files` is in the user's checkout.
+fn assert_merged(project: &Project, files: &[&str]) {
+    for file in files {
+        assert!(project.root().join(file).exists(), "{file} merged");
+    }
+}
+
 /// What every kill is followed by: the truth from `status`, one `--resume` that
 /// completes, every commit of both invocations reachable, no process left.
 fn after_the_kill(project: &Project, killed: &[Value]) -> Vec<Value> {
@@ -85,21 +113,27 @@ fn after_the_kill(project: &Project, killed: &[Value]) -> Vec<Value> {
     events
 }
 
-#[test]
-fn sigkill_mid_session_recovers_the_sessions_work_on_resume() {
-    let scratch = tempfile::tempdir().expect("scratch");
-    let beacon = Beacon::new(scratch.path(), "session");
-    let project = Project::new();
+/// A run of phases side by side, killed while phase 2's session sleeps (phase 1 may be
+/// finishing, committing and merging meanwhile), the session's command dying with it;
+/// what it printed. Returns once no process of it is left.
+fn killed_mid_session(project: &Project, scratch: &std::path::Path) -> Vec<Value> {
+    let beacon = Beacon::new(scratch, "session");
     let scenario = Scenario::new()
         .script(work("1", "f1.txt", "one", 0))
         .script(work_then("2", "f2.txt", &beacon.once()))
         .script(work("3", "f3.txt", "three", 0));
-    each_gated_on_its_file(&project, &scenario);
-
-    let live = LiveRun::start(&project, &["--jobs", "2"]);
-    let sleeper = beacon.wait();
-    let killed = live.kill();
+    each_gated_on_its_file(project, &scenario);
+    let (killed, sleeper) = kill_at(project, &beacon, &[]);
     assert_died(sleeper, "the agent's tool command");
+    assert_no_process_left(project.root());
+    killed
+}
+
+#[test]
+fn sigkill_mid_session_recovers_the_sessions_work_on_resume() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let project = Project::new();
+    let killed = killed_mid_session(&project, scratch.path());
 
     let events = after_the_kill(&project, &killed);
     let recovered: Vec<&Value> = events_named(&events, "committed")
@@ -125,23 +159,6 @@ fn sigkill_mid_session_recovers_the_sessions_work_on_resume() {
         project.root(),
         &["merge-base", "--is-ancestor", commit, "HEAD"]
     ));
-}
-
-/// A run of phases side by side, killed while phase 2's session sleeps (phase 1 may be
-/// finishing, committing and merging meanwhile); what it printed. Returns once no process
-/// of it is left.
-fn killed_mid_session(project: &Project, scratch: &std::path::Path) -> Vec<Value> {
-    let beacon = Beacon::new(scratch, "session");
-    let scenario = Scenario::new()
-        .script(work("1", "f1.txt", "one", 0))
-        .script(work_then("2", "f2.txt", &beacon.once()))
-        .script(work("3", "f3.txt", "three", 0));
-    each_gated_on_its_file(project, &scenario);
-    let live = LiveRun::start(project, &["--jobs", "2"]);
-    beacon.wait();
-    let killed = live.kill();
-    assert_no_process_left(project.root());
-    killed
 }
 
 #[test]
@@ -230,43 +247,25 @@ fn resume_leaves_a_git_lock_a_live_process_holds_and_says_what_to_do() {
 #[test]
 fn sigkill_mid_hook_takes_the_hook_along_and_resume_commits_the_work() {
     let scratch = tempfile::tempdir().expect("scratch");
-    let beacon = Beacon::new(scratch.path(), "hook");
     let project = Project::new();
-    each_gated_on_its_file(&project, &each_its_file());
     // The first commit debussy makes (phase 1's, in its worktree) blocks in the hook.
-    hook(project.root(), "pre-commit", &beacon.once());
-
-    let live = LiveRun::start(&project, &["--jobs", "2"]);
-    let hook_pid = beacon.wait();
-    let killed = live.kill();
-    assert_died(hook_pid, "the pre-commit hook");
+    let killed = killed_in_hook(&project, scratch.path(), "pre-commit");
 
     after_the_kill(&project, &killed);
-    for file in ["f1.txt", "f2.txt", "f3.txt"] {
-        assert!(project.root().join(file).exists(), "{file} merged");
-    }
+    assert_merged(&project, &["f1.txt", "f2.txt", "f3.txt"]);
 }
 
 #[test]
 fn sigkill_mid_merge_leaves_no_merge_head_and_resume_merges() {
     let scratch = tempfile::tempdir().expect("scratch");
-    let beacon = Beacon::new(scratch.path(), "merge");
     let project = Project::new();
-    each_gated_on_its_file(&project, &each_its_file());
     // Run by `git merge` for the second of the side-by-side phases (a merge commit).
-    hook(project.root(), "pre-merge-commit", &beacon.once());
-
-    let live = LiveRun::start(&project, &["--jobs", "2"]);
-    let hook_pid = beacon.wait();
-    let killed = live.kill();
-    assert_died(hook_pid, "the pre-merge-commit hook");
+    let killed = killed_in_hook(&project, scratch.path(), "pre-merge-commit");
     // The merge it ran in is gone with it: nothing finishes the merge later.
     assert_no_process_left(project.root());
 
     after_the_kill(&project, &killed);
-    for file in ["f1.txt", "f2.txt", "f3.txt"] {
-        assert!(project.root().join(file).exists(), "{file} merged");
-    }
+    assert_merged(&project, &["f1.txt", "f2.txt", "f3.txt"]);
 }
 
 #[test]
@@ -286,9 +285,7 @@ fn sigkill_mid_handoff_resumes_the_phase() {
         .script(work("3", "f3.txt", "three", 0));
     each_gated_on_its_file(&project, &scenario);
 
-    let live = LiveRun::start(&project, &["--jobs", "2", "--context-threshold", "60"]);
-    let sleeper = beacon.wait();
-    let killed = live.kill();
+    let (killed, sleeper) = kill_at(&project, &beacon, &["--context-threshold", "60"]);
     assert!(
         !events_named(&killed, "handoff_requested").is_empty(),
         "killed while the handoff ran: {killed:#?}"
@@ -296,9 +293,7 @@ fn sigkill_mid_handoff_resumes_the_phase() {
     assert_died(sleeper, "the handoff session's tool command");
 
     after_the_kill(&project, &killed);
-    for file in ["half.txt", "f2.txt", "f3.txt"] {
-        assert!(project.root().join(file).exists(), "{file} merged");
-    }
+    assert_merged(&project, &["half.txt", "f2.txt", "f3.txt"]);
     let leftover_guards: Vec<_> = walk(&project.root().join(".debussy/runs"))
         .into_iter()
         .filter(|path| path.extension().is_some_and(|ext| ext == "guard"))
@@ -319,9 +314,7 @@ fn sigkill_mid_remediation_goes_on_with_the_fix_on_resume() {
         .turns(work_turns("3", "shared.txt", "two\nthree\n", 0));
     conflicting(&project, fix);
 
-    let live = LiveRun::start(&project, &["--jobs", "2"]);
-    let sleeper = beacon.wait();
-    let killed = live.kill();
+    let (killed, sleeper) = kill_at(&project, &beacon, &[]);
     assert_eq!(
         events_named(&killed, "merge_conflict").len(),
         1,
