@@ -4,10 +4,11 @@
 use crossterm::event::KeyCode;
 
 use super::tests::{
-    Scene, WIDTH, context, mid_phase, phase_started, run_started, session_started, snapshot,
+    Scene, WIDTH, context, mid_phase, phase_completed, phase_started, run_started, session_ended,
+    session_started, snapshot,
 };
 use crate::context::Exactness;
-use crate::events::{AttemptKind, Event, PhaseState};
+use crate::events::{AttemptKind, Event};
 use crate::session::OutcomeKind;
 
 /// Every row of the screen joined, with the borders and padding taken off, so a
@@ -69,27 +70,14 @@ fn between_phases_the_gauge_no_longer_shows_the_last_session() {
     scene
         .feed(
             60,
-            Event::SessionEnded {
-                phase_id: "2".into(),
-                attempt: 1,
-                restart: 0,
-                outcome: OutcomeKind::Completed,
-                code: 0,
-                detail: "completed".into(),
-                snapshot: snapshot(150_000, 75.0, Exactness::Exact, 9, 1.5),
-                last_words: None,
-            },
+            session_ended(
+                OutcomeKind::Completed,
+                0,
+                "completed",
+                snapshot(150_000, 75.0, Exactness::Exact, 9, 1.5),
+            ),
         )
-        .feed(
-            61,
-            Event::PhaseFinished {
-                phase_id: "2".into(),
-                status: PhaseState::Completed,
-                attempts: 1,
-                restarts: 0,
-                error: None,
-            },
-        );
+        .feed(61, phase_completed("2"));
     let between = gauge(&scene.screen_at(62));
     assert!(!between.contains("75.0%"), "{between}");
     assert!(between.contains("no session running"), "{between}");

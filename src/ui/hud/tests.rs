@@ -173,6 +173,36 @@ pub(super) fn session_started(restart: u32) -> Event {
     }
 }
 
+/// The end of phase 2's first session, with the meter's last `snapshot`.
+pub(super) fn session_ended(
+    outcome: OutcomeKind,
+    code: i32,
+    detail: &str,
+    snapshot: Snapshot,
+) -> Event {
+    Event::SessionEnded {
+        phase_id: "2".into(),
+        attempt: 1,
+        restart: 0,
+        outcome,
+        code,
+        detail: detail.into(),
+        snapshot,
+        last_words: None,
+    }
+}
+
+/// `phase_id` completed at its first attempt, without a restart.
+pub(super) fn phase_completed(phase_id: &str) -> Event {
+    Event::PhaseFinished {
+        phase_id: phase_id.into(),
+        status: PhaseState::Completed,
+        attempts: 1,
+        restarts: 0,
+        error: None,
+    }
+}
+
 pub(super) fn main_line(kind: ActivityKind) -> Event {
     Event::Activity {
         phase_id: "2".into(),
@@ -349,16 +379,7 @@ fn restart_in_progress() {
         .feed(55, context(172_000, 86.0, Exactness::Exact, 6, 0.55))
         .feed(
             56,
-            Event::SessionEnded {
-                phase_id: "2".into(),
-                attempt: 1,
-                restart: 0,
-                outcome: OutcomeKind::ContextLimit,
-                code: -2,
-                detail: "context limit".into(),
-                snapshot: stopped,
-                last_words: None,
-            },
+            session_ended(OutcomeKind::ContextLimit, -2, "context limit", stopped),
         )
         .feed(
             56,
@@ -395,16 +416,12 @@ fn gate_failure() {
     scene
         .feed(
             60,
-            Event::SessionEnded {
-                phase_id: "2".into(),
-                attempt: 1,
-                restart: 0,
-                outcome: OutcomeKind::Completed,
-                code: 0,
-                detail: "completed (success)".into(),
-                snapshot: snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
-                last_words: None,
-            },
+            session_ended(
+                OutcomeKind::Completed,
+                0,
+                "completed (success)",
+                snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
+            ),
         )
         .feed(
             60,
@@ -469,16 +486,12 @@ fn completed() {
     scene
         .feed(
             60,
-            Event::SessionEnded {
-                phase_id: "2".into(),
-                attempt: 1,
-                restart: 0,
-                outcome: OutcomeKind::Completed,
-                code: 0,
-                detail: "completed (success)".into(),
-                snapshot: snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
-                last_words: None,
-            },
+            session_ended(
+                OutcomeKind::Completed,
+                0,
+                "completed (success)",
+                snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
+            ),
         )
         .feed(
             61,
@@ -491,16 +504,7 @@ fn completed() {
                 duration_ms: 9_100,
             },
         )
-        .feed(
-            61,
-            Event::PhaseFinished {
-                phase_id: "2".into(),
-                status: PhaseState::Completed,
-                attempts: 1,
-                restarts: 0,
-                error: None,
-            },
-        )
+        .feed(61, phase_completed("2"))
         .feed(
             62,
             Event::PhaseStarted {
@@ -513,16 +517,7 @@ fn completed() {
                 kind: AttemptKind::First,
             },
         )
-        .feed(
-            125,
-            Event::PhaseFinished {
-                phase_id: "3".into(),
-                status: PhaseState::Completed,
-                attempts: 1,
-                restarts: 0,
-                error: None,
-            },
-        )
+        .feed(125, phase_completed("3"))
         .feed(
             125,
             Event::RunFinished {
