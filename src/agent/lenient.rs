@@ -45,6 +45,15 @@ where
     read(line, parsed)
 }
 
+/// An `error` object, of which only the message is read.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct RawError {
+    /// What the agent said went wrong.
+    #[serde(deserialize_with = "lenient_string")]
+    pub(super) message: Option<String>,
+}
+
 /// Reads a string, and anything else (a number, an object) as absent: a field whose shape
 /// changes in a future agent version must not turn a whole known line into `Unknown`.
 pub(super) fn lenient_string<'de, D: de::Deserializer<'de>>(

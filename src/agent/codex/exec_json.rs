@@ -28,7 +28,7 @@ use crate::agent::event::{
     ToolResultContent, ToolUse, UserBlock, UserMessage,
 };
 use crate::agent::lenient::{
-    lenient_bool, lenient_i64, lenient_string, lenient_u64, read_json_line,
+    RawError, lenient_bool, lenient_i64, lenient_string, lenient_u64, read_json_line,
 };
 
 /// Parse one stdout line into the events it carries. Never fails: a line that is not
@@ -54,13 +54,6 @@ struct RawEvent {
     error: Option<RawError>,
     usage: Option<RawTurnUsage>,
     item: Option<RawItem>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawError {
-    #[serde(deserialize_with = "lenient_string")]
-    message: Option<String>,
 }
 
 /// `turn.completed.usage`: summed over the turn's requests.

@@ -22,7 +22,7 @@ use crate::agent::event::{
     AgentEvent, AssistantBlock, AssistantMessage, SessionInit, SessionResult, ToolResult,
     ToolResultContent, ToolUse, Usage, UserBlock, UserMessage,
 };
-use crate::agent::lenient::{lenient_bool, lenient_string, lenient_u64, read_json_line};
+use crate::agent::lenient::{RawError, lenient_bool, lenient_string, lenient_u64, read_json_line};
 
 /// Reads one session's lines, numbering the assistant's messages.
 #[derive(Debug, Default)]
@@ -98,13 +98,6 @@ struct RawLine {
     message: Option<String>,
     error: Option<RawError>,
     stats: Option<RawStats>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawError {
-    #[serde(deserialize_with = "lenient_string")]
-    message: Option<String>,
 }
 
 /// `result.stats`: totals over the session's requests.
