@@ -33,8 +33,7 @@ fn gauge(screen: &str) -> String {
 
 #[test]
 fn a_long_restart_reason_wraps_and_is_shown_whole() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     let reason = "context at 172,000 of 200,000 tokens (window: reported by the agent for claude-opus-4) \
                   reached the 80% threshold (160,000), and the handoff was skipped: the stop left 19,000 \
                   tokens, fewer than the 33,000 the agent keeps free";
@@ -63,8 +62,7 @@ fn a_long_restart_reason_wraps_and_is_shown_whole() {
 
 #[test]
 fn between_phases_the_gauge_no_longer_shows_the_last_session() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     scene.feed(50, context(150_000, 75.0, Exactness::Exact, 9, 1.5));
     assert!(gauge(&scene.screen_at(50)).contains("75.0%"));
     scene

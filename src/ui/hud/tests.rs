@@ -238,8 +238,9 @@ pub(super) fn context(
     }
 }
 
-/// Phase 2 under way: text, compact tool calls, a subagent, a tool error.
-pub(super) fn mid_phase(scene: &mut Scene) {
+/// A scene with phase 2 under way: text, compact tool calls, a subagent, a tool error.
+pub(super) fn mid_phase() -> Scene {
+    let mut scene = Scene::new();
     scene
         .feed(0, run_started())
         .feed(0, Event::PhaseSkipped {
@@ -304,6 +305,7 @@ pub(super) fn mid_phase(scene: &mut Scene) {
             text("The routes compile; adding the remove-item endpoint next."),
         )
         .feed(30, context(90_000, 45.0, Exactness::Exact, 4, 0.31));
+    scene
 }
 
 #[test]
@@ -315,8 +317,7 @@ fn starting() {
 
 #[test]
 fn mid_phase_at_45_percent() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     let terminal = scene.draw_at(42);
     insta::assert_snapshot!(terminal.backend().to_string());
     // The gauge is green below 50 %.
@@ -326,8 +327,7 @@ fn mid_phase_at_45_percent() {
 
 #[test]
 fn mid_phase_at_85_percent_with_threshold_80() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     scene
         .feed(
             50,
@@ -345,8 +345,7 @@ fn mid_phase_at_85_percent_with_threshold_80() {
 
 #[test]
 fn a_fix_session_over_the_threshold_says_it_is_not_restarted() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     let mut fix = session_started(0);
     if let Event::SessionStarted { no_restart, .. } = &mut fix {
         *no_restart = Some(crate::events::NoRestart::FixSession);
@@ -362,8 +361,7 @@ fn a_fix_session_over_the_threshold_says_it_is_not_restarted() {
 
 #[test]
 fn gauge_is_yellow_between_half_and_the_threshold() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     scene.feed(40, context(130_000, 65.0, Exactness::Exact, 5, 0.4));
     let terminal = scene.draw_at(41);
     assert_eq!(terminal.backend().buffer()[(2, 5)].fg, Color::Yellow);
@@ -371,8 +369,7 @@ fn gauge_is_yellow_between_half_and_the_threshold() {
 
 #[test]
 fn restart_in_progress() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     let mut stopped = snapshot(172_000, 86.0, Exactness::Exact, 6, 0.55);
     stopped.stop = None;
     scene
@@ -411,8 +408,7 @@ fn restart_in_progress() {
 
 #[test]
 fn gate_failure() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     scene
         .feed(
             60,
@@ -464,8 +460,7 @@ fn gate_failure() {
 
 #[test]
 fn completed() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     let phase = |id: &str, title: &str, status: PhaseState, tokens: u64, cost: f64| PhaseSummary {
         id: id.into(),
         title: title.into(),
