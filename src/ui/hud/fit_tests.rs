@@ -4,11 +4,11 @@
 use crossterm::event::KeyCode;
 
 use super::tests::{
-    Scene, WIDTH, context, mid_phase, phase_completed, phase_started, run_started, session_ended,
-    session_started, snapshot,
+    Scene, WIDTH, context, first_restart, mid_phase, phase_completed, phase_started, run_started,
+    session_ended, session_started, snapshot,
 };
 use crate::context::Exactness;
-use crate::events::{AttemptKind, Event};
+use crate::events::AttemptKind;
 use crate::session::OutcomeKind;
 
 /// Every row of the screen joined, with the borders and padding taken off, so a
@@ -38,19 +38,7 @@ fn a_long_restart_reason_wraps_and_is_shown_whole() {
                   reached the 80% threshold (160,000), and the handoff was skipped: the stop left 19,000 \
                   tokens, fewer than the 33,000 the agent keeps free";
     assert!(reason.len() > usize::from(WIDTH) * 2);
-    scene.feed(
-        56,
-        Event::Restart {
-            phase_id: "2".into(),
-            attempt: 1,
-            restart: 1,
-            max_restarts: 3,
-            reason: reason.into(),
-            context_percent: 86.0,
-            commit: None,
-            delay_secs: 2,
-        },
-    );
+    scene.feed(56, first_restart(reason, None));
     let screen = scene.screen_at(57);
     let text = joined(&screen);
     assert!(

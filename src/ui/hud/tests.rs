@@ -192,6 +192,31 @@ pub(super) fn session_ended(
     }
 }
 
+/// Phase 2's first session ended in success, at half its window.
+fn session_succeeded() -> Event {
+    session_ended(
+        OutcomeKind::Completed,
+        0,
+        "completed (success)",
+        snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
+    )
+}
+
+/// Phase 2's first restart, at 86 % of the window, for `reason`, after the checkpoint
+/// `commit` if one was made.
+pub(super) fn first_restart(reason: &str, commit: Option<&str>) -> Event {
+    Event::Restart {
+        phase_id: "2".into(),
+        attempt: 1,
+        restart: 1,
+        max_restarts: 3,
+        reason: reason.into(),
+        context_percent: 86.0,
+        commit: commit.map(str::to_owned),
+        delay_secs: 2,
+    }
+}
+
 /// `phase_id` completed at its first attempt, without a restart.
 pub(super) fn phase_completed(phase_id: &str) -> Event {
     Event::PhaseFinished {
@@ -391,17 +416,10 @@ fn restart_in_progress() {
         )
         .feed(
             56,
-            Event::Restart {
-                phase_id: "2".into(),
-                attempt: 1,
-                restart: 1,
-                max_restarts: 3,
-                reason: "context at 172,000 of 200,000 tokens reached the 80% threshold (160,000)"
-                    .into(),
-                context_percent: 86.0,
-                commit: Some("9c1e5b7d2a4f6e8c0b1d3f5a7c9e1b3d5f7a9c1e".into()),
-                delay_secs: 2,
-            },
+            first_restart(
+                "context at 172,000 of 200,000 tokens reached the 80% threshold (160,000)",
+                Some("9c1e5b7d2a4f6e8c0b1d3f5a7c9e1b3d5f7a9c1e"),
+            ),
         );
     insta::assert_snapshot!(scene.screen_at(57));
 }
@@ -410,15 +428,7 @@ fn restart_in_progress() {
 fn gate_failure() {
     let mut scene = mid_phase();
     scene
-        .feed(
-            60,
-            session_ended(
-                OutcomeKind::Completed,
-                0,
-                "completed (success)",
-                snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
-            ),
-        )
+        .feed(60, session_succeeded())
         .feed(
             60,
             Event::GateStarted {
@@ -479,15 +489,7 @@ fn completed() {
         refused_calls: Vec::new(),
     };
     scene
-        .feed(
-            60,
-            session_ended(
-                OutcomeKind::Completed,
-                0,
-                "completed (success)",
-                snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
-            ),
-        )
+        .feed(60, session_succeeded())
         .feed(
             61,
             Event::GateFinished {
