@@ -113,12 +113,7 @@ pub fn render(facts: &CheckpointFacts) -> String {
         );
     }
 
-    if let Some(handoff) = facts
-        .handoff
-        .as_deref()
-        .map(str::trim)
-        .filter(|h| !h.is_empty())
-    {
+    if let Some(handoff) = written(facts.handoff.as_deref()) {
         out.push_str("\n## Handoff from the previous session\n\n");
         out.push_str(
             "The previous session wrote this for you when it was stopped; debussy's own \
@@ -176,12 +171,7 @@ pub fn render(facts: &CheckpointFacts) -> String {
         out.push_str("\n```\n");
     }
 
-    if let Some(message) = facts
-        .last_message
-        .as_deref()
-        .map(str::trim)
-        .filter(|m| !m.is_empty())
-    {
+    if let Some(message) = written(facts.last_message.as_deref()) {
         out.push_str("\n## Last message of the previous session\n");
         for line in truncate(message, MAX_LAST_MESSAGE).lines() {
             let _ = writeln!(out, "> {line}");
@@ -236,6 +226,11 @@ fn truncate(text: &str, max: usize) -> String {
     }
     let tail: String = text.chars().skip(count - max).collect();
     format!("…{tail}")
+}
+
+/// `text` trimmed, when there is some.
+fn written(text: Option<&str>) -> Option<&str> {
+    text.map(str::trim).filter(|text| !text.is_empty())
 }
 
 #[cfg(test)]

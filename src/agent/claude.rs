@@ -36,10 +36,7 @@ impl ClaudeBackend {
     #[must_use]
     pub fn new(settings: &BackendSettings) -> Self {
         ClaudeBackend {
-            program: settings
-                .command
-                .clone()
-                .unwrap_or_else(|| DEFAULT_PROGRAM.to_owned()),
+            program: settings.program_or(DEFAULT_PROGRAM),
             args: settings.args.clone(),
             permissions: permission_args(settings.permissions, &settings.allowed_tools),
             env: settings.env.clone(),
@@ -96,8 +93,7 @@ impl AgentBackend for ClaudeBackend {
             model,
             window,
         } = *resume;
-        let path_var = std::env::var_os("PATH");
-        let program = resolve_program(&self.program, path_var.as_deref(), INSTALL_HINT)?;
+        let program = find_program(&self.program, INSTALL_HINT)?;
         let mut args: Vec<String> = [
             "-p",
             "--resume",
@@ -128,19 +124,11 @@ impl AgentBackend for ClaudeBackend {
                 (window - HANDOFF_ANSWER_TOKENS).to_string(),
             );
         }
-        Ok(AgentCommand {
-            program,
-            args,
-            env,
-            stdin: Some(prompt.to_owned()),
-            home: None,
-            file: None,
-        })
+        Ok(AgentCommand::new(program, args, env, prompt))
     }
 
     fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
-        let path_var = std::env::var_os("PATH");
-        let program = resolve_program(&self.program, path_var.as_deref(), INSTALL_HINT)?;
+        let program = find_program(&self.program, INSTALL_HINT)?;
         let mut args: Vec<String> = [
             "-p",
             "--output-format",
@@ -155,14 +143,7 @@ impl AgentBackend for ClaudeBackend {
         args.extend(guard_settings());
         args.extend(self.permissions.iter().cloned());
         args.extend(self.args.iter().cloned());
-        Ok(AgentCommand {
-            program,
-            args,
-            env: self.env.clone(),
-            stdin: Some(prompt.to_owned()),
-            home: None,
-            file: None,
-        })
+        Ok(AgentCommand::new(program, args, self.env.clone(), prompt))
     }
 }
 
@@ -184,6 +165,14 @@ fn guard_settings() -> Vec<String> {
         "hooks": {"PreCompact": hook("pre-compact"), "PostToolUse": hook("post-tool-use")}
     });
     vec!["--settings".to_owned(), settings.to_string()]
+}
+
+/// Find `program` as [`resolve_program`] does, on this process's `PATH`.
+///
+/// # Errors
+/// As [`resolve_program`].
+pub fn find_program(program: &str, help: &str) -> Result<PathBuf, AgentError> {
+    resolve_program(program, std::env::var_os("PATH").as_deref(), help)
 }
 
 /// Find `program`: a name without a `/` is looked up in `path_var` (the value of `PATH`); a

@@ -1,36 +1,18 @@
-use std::path::Path;
-
 use super::*;
-use crate::agent::{AgentEvent, ApiRetry, stream_json};
+use crate::agent::{AgentEvent, ApiRetry, recordings, stream_json};
 
 /// The events of a recording in `tests/fixtures/agent-failures/`.
 fn events(name: &str) -> Vec<AgentEvent> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/agent-failures")
-        .join(name);
-    let text = std::fs::read_to_string(&path).expect("fixture");
-    text.lines()
-        .filter_map(|line| stream_json::parse_line(line.as_bytes()))
-        .collect()
+    recordings::events(name, stream_json::parse_line)
 }
 
 /// What the session would diagnose at the end of the recording.
 fn diagnosed(name: &str) -> Option<AgentFailure> {
-    let mut words = LastWords::default();
-    for event in events(name) {
-        words.observe(&event);
-    }
-    diagnose(&words)
+    diagnose(&recordings::last_words(&events(name)))
 }
 
 fn retries(name: &str) -> Vec<ApiRetry> {
-    events(name)
-        .into_iter()
-        .filter_map(|event| match event {
-            AgentEvent::ApiRetry(retry) => Some(retry),
-            _ => None,
-        })
-        .collect()
+    recordings::retries(events(name))
 }
 
 #[test]

@@ -24,6 +24,27 @@ pub struct AgentCommand {
     pub file: Option<SessionFile>,
 }
 
+impl AgentCommand {
+    /// `program` with `args` and `env` on top of the inherited environment, fed `prompt`
+    /// on stdin, with no home or file of its own.
+    #[must_use]
+    pub fn new(
+        program: PathBuf,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        prompt: &str,
+    ) -> Self {
+        AgentCommand {
+            program,
+            args,
+            env,
+            stdin: Some(prompt.to_owned()),
+            home: None,
+            file: None,
+        }
+    }
+}
+
 impl fmt::Display for AgentCommand {
     /// The command line, shell-quoted, for logs (stdin and environment not shown).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -46,6 +46,20 @@ pub enum AgentEvent {
 }
 
 impl AgentEvent {
+    /// The JSON `line`, of a type (`line_type`, `subtype`) this version does not know.
+    pub(crate) fn unknown(line: &[u8], line_type: Option<String>, subtype: Option<String>) -> Self {
+        AgentEvent::Unknown(UnknownLine {
+            line_type,
+            subtype,
+            raw: String::from_utf8_lossy(line).into_owned(),
+        })
+    }
+
+    /// A line of text that is not JSON.
+    pub(crate) fn text(line: String) -> Self {
+        AgentEvent::Text(TextLine { line })
+    }
+
     /// The tool-use id of the subagent call this event belongs to, if it belongs to one.
     ///
     /// Events without the notion (system lines, results) return `None`: they belong to the

@@ -5,9 +5,54 @@
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::event::McpServerStatus;
+use super::event::{AgentEvent, McpServerStatus};
+
+/// Reads one output line as JSON of shape `T` and gives `read` the line and the result,
+/// the way every backend reads its lines: without its line ending; a blank line gives
+/// `R::default()` and never reaches `read`; an invalid byte (a tool's binary output cut
+/// mid-character) is decoded lossily, so it becomes U+FFFD inside its string and cannot
+/// hide the line's usage. A line that does not read as `T` comes as the event it
+/// becomes: JSON of another shape an [`AgentEvent::Unknown`], anything else an
+/// [`AgentEvent::Text`].
+pub(super) fn read_json_line<T, R>(
+    line: &[u8],
+    read: impl FnOnce(&[u8], Result<T, AgentEvent>) -> R,
+) -> R
+where
+    T: DeserializeOwned,
+    R: Default,
+{
+    let line = line.trim_ascii_end();
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return R::default();
+    }
+    let decoded;
+    let line = if std::str::from_utf8(line).is_ok() {
+        line
+    } else {
+        decoded = String::from_utf8_lossy(line).into_owned();
+        decoded.as_bytes()
+    };
+    let parsed = serde_json::from_slice(line).map_err(|err| {
+        if err.is_data() {
+            AgentEvent::unknown(line, None, None)
+        } else {
+            AgentEvent::text(String::from_utf8_lossy(line).into_owned())
+        }
+    });
+    read(line, parsed)
+}
+
+/// An `error` object, of which only the message is read.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct RawError {
+    /// What the agent said went wrong.
+    #[serde(deserialize_with = "lenient_string")]
+    pub(super) message: Option<String>,
+}
 
 /// Reads a string, and anything else (a number, an object) as absent: a field whose shape
 /// changes in a future agent version must not turn a whole known line into `Unknown`.

@@ -28,6 +28,8 @@ pub mod gemini;
 pub mod known_windows;
 pub mod last_words;
 mod lenient;
+#[cfg(test)]
+mod recordings;
 mod settings;
 pub mod sim;
 pub mod stream_json;

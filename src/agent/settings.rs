@@ -38,4 +38,10 @@ impl BackendSettings {
         self.model = model.into();
         self
     }
+
+    /// The configured program, else the kind's own `default`.
+    #[must_use]
+    pub fn program_or(&self, default: &str) -> String {
+        self.command.clone().unwrap_or_else(|| default.to_owned())
+    }
 }

@@ -73,14 +73,10 @@ impl SimBackend {
 
     fn program(&self) -> Result<PathBuf, AgentError> {
         match &self.program {
-            Some(program) => {
-                let path_var = std::env::var_os("PATH");
-                super::claude::resolve_program(
-                    program,
-                    path_var.as_deref(),
-                    "set `agents.sim.command` to the path of the debussy binary, or unset it to use the running one",
-                )
-            }
+            Some(program) => super::claude::find_program(
+                program,
+                "set `agents.sim.command` to the path of the debussy binary, or unset it to use the running one",
+            ),
             None => std::env::current_exe().map_err(AgentError::CurrentExe),
         }
     }
@@ -159,16 +155,8 @@ impl AgentBackend for SimBackend {
             env: self.env.clone(),
             stdin: Some(prompt.to_owned()),
             // A Codex scenario writes its rollout where the session follows it, as Codex.
-            home: (self.format == formats::Format::Codex).then(|| super::AgentHome {
-                var: "CODEX_HOME".to_owned(),
-                link_from: None,
-                skip: Vec::new(),
-                follow: Some(super::Follow {
-                    under: PathBuf::from("sessions"),
-                    prefix: "rollout-".to_owned(),
-                    suffix: ".jsonl".to_owned(),
-                }),
-            }),
+            home: (self.format == formats::Format::Codex)
+                .then(|| super::codex::session_home(None, Vec::new())),
             file: None,
         })
     }

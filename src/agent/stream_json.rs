@@ -18,13 +18,13 @@ use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use super::event::{
     AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, DeniedCall, HookEvent,
     McpServerStatus, ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit,
-    SessionResult, StatusEvent, StreamEvent, TextLine, ToolResult, ToolResultContent, ToolUse,
-    UnknownLine, Usage, UserBlock, UserMessage,
+    SessionResult, StatusEvent, StreamEvent, ToolResult, ToolResultContent, ToolUse, Usage,
+    UserBlock, UserMessage,
 };
 use super::failure::ApiRetry;
 use super::lenient::{
     lenient_bool, lenient_f64, lenient_i64, lenient_servers, lenient_string, lenient_strings,
-    lenient_u64,
+    lenient_u64, read_json_line,
 };
 
 /// Parse one output line (without or with its line ending) into zero or one events.
@@ -33,41 +33,8 @@ use super::lenient::{
 /// `Unknown` and `Text`.
 #[must_use]
 pub fn parse_line(line: &[u8]) -> Option<AgentEvent> {
-    let line = trim_ascii_end(line);
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return None;
-    }
-    // One invalid byte (a tool's binary output cut mid-character) must not hide the
-    // line's usage: decode it lossily, so the byte becomes U+FFFD inside its string.
-    if std::str::from_utf8(line).is_err() {
-        let decoded = String::from_utf8_lossy(line).into_owned();
-        return parse_line(decoded.as_bytes());
-    }
-    match serde_json::from_slice::<RawLine>(line) {
-        Ok(raw) => Some(raw.into_event(line)),
-        Err(err) if err.is_data() => Some(unknown(line, None, None)),
-        Err(_) => Some(AgentEvent::Text(TextLine {
-            line: String::from_utf8_lossy(line).into_owned(),
-        })),
-    }
-}
-
-fn trim_ascii_end(mut line: &[u8]) -> &[u8] {
-    while let [rest @ .., last] = line {
-        if last.is_ascii_whitespace() {
-            line = rest;
-        } else {
-            break;
-        }
-    }
-    line
-}
-
-fn unknown(line: &[u8], line_type: Option<String>, subtype: Option<String>) -> AgentEvent {
-    AgentEvent::Unknown(UnknownLine {
-        line_type,
-        subtype,
-        raw: String::from_utf8_lossy(line).into_owned(),
+    read_json_line(line, |line, raw: Result<RawLine, _>| {
+        Some(raw.map_or_else(|event| event, |raw| raw.into_event(line)))
     })
 }
 
@@ -352,7 +319,7 @@ impl RawLine {
                     info,
                 })
             }
-            _ => unknown(line, self.kind, self.subtype),
+            _ => AgentEvent::unknown(line, self.kind, self.subtype),
         }
     }
 
@@ -412,13 +379,13 @@ impl RawLine {
                     _ => None,
                 },
             }),
-            _ => unknown(line, self.kind, self.subtype),
+            _ => AgentEvent::unknown(line, self.kind, self.subtype),
         }
     }
 
     fn into_assistant(self, line: &[u8]) -> AgentEvent {
         let Some(MessageField::Message(message)) = self.message else {
-            return unknown(line, self.kind, self.subtype);
+            return AgentEvent::unknown(line, self.kind, self.subtype);
         };
         let content = match message.content {
             Some(RawContent::Blocks(blocks)) => blocks.into_iter().map(assistant_block).collect(),
@@ -438,7 +405,7 @@ impl RawLine {
 
     fn into_user(self, line: &[u8]) -> AgentEvent {
         let Some(MessageField::Message(message)) = self.message else {
-            return unknown(line, self.kind, self.subtype);
+            return AgentEvent::unknown(line, self.kind, self.subtype);
         };
         let content = match message.content {
             Some(RawContent::Blocks(blocks)) => blocks.into_iter().map(user_block).collect(),

@@ -2,6 +2,7 @@
 //! line types of current Claude Code that the recordings lack.
 
 use super::*;
+use crate::agent::{TextLine, UnknownLine};
 
 const SUBAGENT: &str = include_str!("../../tests/fixtures/transcripts/claude-task-subagent.jsonl");
 const CUSTOM: &str = include_str!("../../tests/fixtures/transcripts/claude-custom-agent.jsonl");

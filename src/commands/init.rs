@@ -21,6 +21,16 @@ struct Template {
     contents: Contents,
 }
 
+impl Template {
+    /// The file at `path` holding `text` as it is.
+    const fn text(path: &'static str, text: &'static str) -> Template {
+        Template {
+            path,
+            contents: Contents::Text(text),
+        }
+    }
+}
+
 /// What a template holds.
 #[derive(Clone, Copy)]
 enum Contents {
@@ -86,42 +96,35 @@ const TEMPLATES: &[Template] = &[
         path: ".debussy/config.yaml",
         contents: Contents::ProjectConfig,
     },
-    Template {
-        path: "plans/example/MASTER_PLAN.md",
-        contents: Contents::Text(include_str!("../../examples/demo/MASTER_PLAN.md")),
-    },
-    Template {
-        path: "plans/example/phase-1.md",
-        contents: Contents::Text(include_str!("../../examples/demo/phase-1.md")),
-    },
-    Template {
-        path: "plans/example/phase-2.md",
-        contents: Contents::Text(include_str!("../../examples/demo/phase-2.md")),
-    },
-    Template {
-        path: "plans/example/sim-scenario.yaml",
-        contents: Contents::Text(include_str!("../../examples/demo/sim-scenario.yaml")),
-    },
-    Template {
-        path: ".debussy/.gitignore",
-        contents: Contents::Text(crate::git::vcs::RUN_DATA_IGNORE),
-    },
-    Template {
-        path: ".claude/commands/debussy-done.md",
-        contents: Contents::Text(include_str!("../../config/claude/commands/debussy-done.md")),
-    },
-    Template {
-        path: ".claude/commands/debussy-progress.md",
-        contents: Contents::Text(include_str!(
-            "../../config/claude/commands/debussy-progress.md"
-        )),
-    },
-    Template {
-        path: ".claude/commands/debussy-status.md",
-        contents: Contents::Text(include_str!(
-            "../../config/claude/commands/debussy-status.md"
-        )),
-    },
+    Template::text(
+        "plans/example/MASTER_PLAN.md",
+        include_str!("../../examples/demo/MASTER_PLAN.md"),
+    ),
+    Template::text(
+        "plans/example/phase-1.md",
+        include_str!("../../examples/demo/phase-1.md"),
+    ),
+    Template::text(
+        "plans/example/phase-2.md",
+        include_str!("../../examples/demo/phase-2.md"),
+    ),
+    Template::text(
+        "plans/example/sim-scenario.yaml",
+        include_str!("../../examples/demo/sim-scenario.yaml"),
+    ),
+    Template::text(".debussy/.gitignore", crate::git::vcs::RUN_DATA_IGNORE),
+    Template::text(
+        ".claude/commands/debussy-done.md",
+        include_str!("../../config/claude/commands/debussy-done.md"),
+    ),
+    Template::text(
+        ".claude/commands/debussy-progress.md",
+        include_str!("../../config/claude/commands/debussy-progress.md"),
+    ),
+    Template::text(
+        ".claude/commands/debussy-status.md",
+        include_str!("../../config/claude/commands/debussy-status.md"),
+    ),
 ];
 
 /// Why `init` wrote nothing, or stopped.

@@ -343,6 +343,13 @@ mod tests {
 
     fn failing_run() -> StatusReport {
         let error = "gate `check` failed: `make check`; the notes file was not written";
+        // The run's one attempt billed all its tokens.
+        let billed = crate::context::cost::Billed {
+            input: 580,
+            cache_write: 10_000,
+            cache_read: 50_000,
+            output: 0,
+        };
         StatusReport {
             running_phases: Vec::new(),
             run: RunRecord {
@@ -366,12 +373,7 @@ mod tests {
             },
             totals: RunTotals {
                 sessions: 1,
-                billed: crate::context::cost::Billed {
-                    input: 580,
-                    cache_write: 10_000,
-                    cache_read: 50_000,
-                    output: 0,
-                },
+                billed,
                 cost_usd: 0.2,
                 ..RunTotals::default()
             },
@@ -386,12 +388,7 @@ mod tests {
                     status: ExecutionStatus::Failed,
                     restarts: 0,
                     outcome_code: Some(-4),
-                    billed: crate::context::cost::Billed {
-                        input: 580,
-                        cache_write: 10_000,
-                        cache_read: 50_000,
-                        output: 0,
-                    },
+                    billed,
                     cost_usd: 0.2,
                     cost_estimated: false,
                     commit_id: None,

@@ -353,20 +353,25 @@ mod tests {
 
     #[test]
     fn near_misses_are_errors_with_suggestions() {
-        let err = build(&[("DEBUSSY_MODLE", "x")]).expect_err("typo");
-        assert_eq!(err.problem, Problem::UnknownVariable);
-        assert_eq!(var_of(&err), "DEBUSSY_MODLE");
-        assert_eq!(err.help.as_deref(), Some("did you mean DEBUSSY_MODEL?"));
-        let err = build(&[("DEBUSSY_AGENT_KIND", "sim")]).expect_err("one underscore");
-        assert_eq!(
-            err.help.as_deref(),
-            Some("did you mean DEBUSSY_AGENT__KIND?")
-        );
-        let err = build(&[("DEBUSSY_STOP_GRACE", "1")]).expect_err("misplaced");
-        assert_eq!(
-            err.help.as_deref(),
-            Some("did you mean DEBUSSY_AGENT__STOP_GRACE?")
-        );
+        let cases = [
+            ("DEBUSSY_MODLE", "x", "did you mean DEBUSSY_MODEL?"),
+            (
+                "DEBUSSY_AGENT_KIND",
+                "sim",
+                "did you mean DEBUSSY_AGENT__KIND?",
+            ),
+            (
+                "DEBUSSY_STOP_GRACE",
+                "1",
+                "did you mean DEBUSSY_AGENT__STOP_GRACE?",
+            ),
+        ];
+        for (var, value, help) in cases {
+            let err = build(&[(var, value)]).expect_err(var);
+            assert_eq!(err.problem, Problem::UnknownVariable, "{var}");
+            assert_eq!(var_of(&err), var);
+            assert_eq!(err.help.as_deref(), Some(help), "{var}");
+        }
         let err = build(&[("DEBUSSY_AGENT__FLAVOUR", "x")]).expect_err("unknown in a section");
         assert_eq!(err.problem, Problem::UnknownVariable);
         assert_eq!(var_of(&err), "DEBUSSY_AGENT__FLAVOUR");
@@ -376,15 +381,14 @@ mod tests {
     fn sections_alone_are_errors() {
         let err = build(&[("DEBUSSY_AGENT", "sim")]).expect_err("section");
         assert_eq!(err.message, "names the section `agent`, not a key");
-        assert_eq!(
-            err.help.as_deref(),
-            Some("set one key of it instead, e.g. DEBUSSY_AGENT__KIND")
-        );
-        let err = build(&[("DEBUSSY_GATES", "x")]).expect_err("map");
-        assert_eq!(
-            err.help.as_deref(),
-            Some("set one key of it instead, e.g. DEBUSSY_GATES__NAME")
-        );
+        for (var, example) in [
+            ("DEBUSSY_AGENT", "DEBUSSY_AGENT__KIND"),
+            ("DEBUSSY_GATES", "DEBUSSY_GATES__NAME"),
+        ] {
+            let err = build(&[(var, "x")]).expect_err(var);
+            let help = format!("set one key of it instead, e.g. {example}");
+            assert_eq!(err.help.as_deref(), Some(help.as_str()), "{var}");
+        }
     }
 
     #[test]

@@ -369,38 +369,23 @@ gates: {pytest: pytest -x, ruff: ruff check .}
 
     #[test]
     fn finds_keys_and_values_in_block_and_flow_style() {
-        assert_eq!(
-            locate(DOC, &key("model"), Target::Key),
-            Some(Pos { line: 1, column: 1 })
-        );
-        assert_eq!(
-            locate(DOC, &key("model"), Target::Value),
-            Some(Pos { line: 1, column: 8 })
-        );
-        assert_eq!(
-            locate(DOC, &key("agent.kind"), Target::Key),
-            Some(Pos { line: 3, column: 3 })
-        );
-        assert_eq!(
-            locate(DOC, &key("agent.kind"), Target::Value),
-            Some(Pos { line: 3, column: 9 })
-        );
-        assert_eq!(
-            locate(DOC, &key("gates.ruff"), Target::Value),
-            Some(Pos {
-                line: 5,
-                column: 34
-            })
-        );
-        let mut args = key("agent.args");
-        args.push(Seg::Index(1));
-        assert_eq!(
-            locate(DOC, &args, Target::Value),
-            Some(Pos {
-                line: 4,
-                column: 15
-            })
-        );
+        let mut second_arg = key("agent.args");
+        second_arg.push(Seg::Index(1));
+        let cases = [
+            ("model", key("model"), Target::Key, (1, 1)),
+            ("model", key("model"), Target::Value, (1, 8)),
+            ("agent.kind", key("agent.kind"), Target::Key, (3, 3)),
+            ("agent.kind", key("agent.kind"), Target::Value, (3, 9)),
+            ("gates.ruff", key("gates.ruff"), Target::Value, (5, 34)),
+            ("agent.args[1]", second_arg, Target::Value, (4, 15)),
+        ];
+        for (name, path, target, (line, column)) in cases {
+            assert_eq!(
+                locate(DOC, &path, target),
+                Some(Pos { line, column }),
+                "{name} ({target:?})"
+            );
+        }
     }
 
     #[test]

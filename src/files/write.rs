@@ -108,16 +108,24 @@ pub(super) fn refuse_link(path: &Path, err: io::Error) -> io::Error {
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
 
     use super::*;
 
-    #[test]
-    fn a_link_in_place_is_replaced_and_its_target_left_alone() {
+    /// A temporary directory holding a file of precious text and, at `name`, a link to
+    /// it; the file's path and the link's.
+    fn link_to_precious(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
         let dir = tempfile::tempdir().expect("tempdir");
         let outside = dir.path().join("outside.txt");
         std::fs::write(&outside, "precious").expect("write");
-        let path = dir.path().join("daemon.json");
+        let path = dir.path().join(name);
         std::os::unix::fs::symlink(&outside, &path).expect("link");
+        (dir, outside, path)
+    }
+
+    #[test]
+    fn a_link_in_place_is_replaced_and_its_target_left_alone() {
+        let (_dir, outside, path) = link_to_precious("daemon.json");
         write_private(&path, b"{}").expect("write");
         assert_eq!(std::fs::read_to_string(&outside).expect("read"), "precious");
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "{}");
@@ -128,11 +136,7 @@ mod tests {
 
     #[test]
     fn creating_through_a_link_is_refused_and_a_file_there_emptied() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let outside = dir.path().join("outside.txt");
-        std::fs::write(&outside, "precious").expect("write");
-        let path = dir.path().join("session.jsonl");
-        std::os::unix::fs::symlink(&outside, &path).expect("link");
+        let (_dir, outside, path) = link_to_precious("session.jsonl");
         let err = create_private(&path).expect_err("a link");
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert_eq!(std::fs::read_to_string(&outside).expect("read"), "precious");
@@ -145,11 +149,7 @@ mod tests {
 
     #[test]
     fn appending_through_a_link_is_refused() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let outside = dir.path().join("outside.txt");
-        std::fs::write(&outside, "precious").expect("write");
-        let path = dir.path().join("audit.jsonl");
-        std::os::unix::fs::symlink(&outside, &path).expect("link");
+        let (_dir, outside, path) = link_to_precious("audit.jsonl");
         let err = open_private_append(&path).expect_err("a link");
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert_eq!(std::fs::read_to_string(&outside).expect("read"), "precious");

@@ -54,12 +54,7 @@ impl Check {
         detail: impl Into<String>,
         fix: impl Into<String>,
     ) -> Check {
-        Check {
-            name,
-            verdict: Verdict::Warn,
-            detail: detail.into(),
-            fix: Some(fix.into()),
-        }
+        Check::with_fix(name, Verdict::Warn, detail.into(), fix.into())
     }
 
     pub(super) fn fail(
@@ -67,11 +62,15 @@ impl Check {
         detail: impl Into<String>,
         fix: impl Into<String>,
     ) -> Check {
+        Check::with_fix(name, Verdict::Fail, detail.into(), fix.into())
+    }
+
+    fn with_fix(name: &'static str, verdict: Verdict, detail: String, fix: String) -> Check {
         Check {
             name,
-            verdict: Verdict::Fail,
-            detail: detail.into(),
-            fix: Some(fix.into()),
+            verdict,
+            detail,
+            fix: Some(fix),
         }
     }
 }

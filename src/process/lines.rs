@@ -473,19 +473,21 @@ mod tests {
         assert_eq!(out[1], line(b"fine"));
     }
 
+    /// Read `data` to its end into `tx`, never told to stop.
+    async fn read_all(
+        data: &[u8],
+        stream: Stream,
+        tx: mpsc::Sender<Vec<ProcessEvent>>,
+    ) -> ReaderEnd {
+        let (exited, abandon) = (CancellationToken::new(), CancellationToken::new());
+        read_lines(data, stream, 1024, BatchSink::Channel(tx), exited, abandon).await
+    }
+
     #[tokio::test]
     async fn reader_frames_a_pipe_and_reports_eof() {
         let (tx, mut rx) = mpsc::channel(16);
         let data: &[u8] = b"one\ntwo\nthree";
-        let end = read_lines(
-            data,
-            Stream::Stdout,
-            1024,
-            BatchSink::Channel(tx),
-            CancellationToken::new(),
-            CancellationToken::new(),
-        )
-        .await;
+        let end = read_all(data, Stream::Stdout, tx).await;
         assert_eq!(end, ReaderEnd::Eof);
         let mut lines = Vec::new();
         while let Some(batch) = rx.recv().await {
@@ -509,15 +511,7 @@ mod tests {
         let (tx, rx) = mpsc::channel(1);
         drop(rx);
         let data = b"x\n".repeat(10_000);
-        let end = read_lines(
-            &data[..],
-            Stream::Stderr,
-            1024,
-            BatchSink::Channel(tx),
-            CancellationToken::new(),
-            CancellationToken::new(),
-        )
-        .await;
+        let end = read_all(&data[..], Stream::Stderr, tx).await;
         assert_eq!(end, ReaderEnd::Eof);
     }
 

@@ -27,6 +27,16 @@ pub(super) fn text(line: &[u8]) -> String {
     String::from_utf8_lossy(line).into_owned()
 }
 
+/// `script` run with an agent's stop ladder of `grace`, once it has printed `ready`.
+async fn ready_agent(script: &str, grace: Duration) -> Child {
+    let mut child = sh(script)
+        .stop_ladder(StopLadder::agent(grace))
+        .spawn()
+        .expect("spawn");
+    assert_eq!(next_stdout_line(&mut child).await, "ready");
+    child
+}
+
 /// Read events until a stdout line arrives; return it.
 pub(super) async fn next_stdout_line(child: &mut Child) -> String {
     within("a stdout line", async {
@@ -286,11 +296,11 @@ pub(super) fn libc_sig(signal: Signal) -> i32 {
 
 #[tokio::test]
 async fn ladder_moves_to_sigterm_when_sigint_is_ignored() {
-    let mut child = sh("trap '' INT; trap 'exit 7' TERM; echo ready; while :; do sleep 10; done")
-        .stop_ladder(StopLadder::agent(SHORT))
-        .spawn()
-        .expect("spawn");
-    assert_eq!(next_stdout_line(&mut child).await, "ready");
+    let child = ready_agent(
+        "trap '' INT; trap 'exit 7' TERM; echo ready; while :; do sleep 10; done",
+        SHORT,
+    )
+    .await;
     let report = within("stop", child.stop()).await;
     assert_eq!(report.status, ExitStatus::Code(7));
     let stop = report.stop.expect("stop report");
@@ -300,11 +310,11 @@ async fn ladder_moves_to_sigterm_when_sigint_is_ignored() {
 
 #[tokio::test]
 async fn ladder_ends_in_sigkill_when_everything_is_ignored() {
-    let mut child = sh("trap '' INT TERM; echo ready; while :; do sleep 10; done")
-        .stop_ladder(StopLadder::agent(Duration::from_millis(150)))
-        .spawn()
-        .expect("spawn");
-    assert_eq!(next_stdout_line(&mut child).await, "ready");
+    let mut child = ready_agent(
+        "trap '' INT TERM; echo ready; while :; do sleep 10; done",
+        Duration::from_millis(150),
+    )
+    .await;
     let report = within("stop", child.stop()).await;
     assert_eq!(report.status, ExitStatus::Signal(libc_sig(Signal::SIGKILL)));
     let stop = report.stop.expect("stop report");
@@ -327,11 +337,7 @@ async fn ladder_ends_in_sigkill_when_everything_is_ignored() {
 
 #[tokio::test]
 async fn a_stopped_child_is_continued_so_it_can_die() {
-    let mut child = sh("echo ready; exec sleep 100")
-        .stop_ladder(StopLadder::agent(Duration::from_secs(5)))
-        .spawn()
-        .expect("spawn");
-    assert_eq!(next_stdout_line(&mut child).await, "ready");
+    let child = ready_agent("echo ready; exec sleep 100", Duration::from_secs(5)).await;
     let pid = child.pid();
     child.signal(Signal::SIGSTOP);
     until("the child to be stopped", || {
@@ -386,11 +392,11 @@ async fn mcp_ladder_terminates_a_child_that_ignores_eof() {
 
 #[tokio::test]
 async fn stop_is_idempotent_and_kill_escalates() {
-    let mut child = sh("trap '' INT TERM; echo ready; while :; do sleep 10; done")
-        .stop_ladder(StopLadder::agent(Duration::from_secs(30)))
-        .spawn()
-        .expect("spawn");
-    assert_eq!(next_stdout_line(&mut child).await, "ready");
+    let child = ready_agent(
+        "trap '' INT TERM; echo ready; while :; do sleep 10; done",
+        Duration::from_secs(30),
+    )
+    .await;
     let control = child.control();
     let first = tokio::spawn({
         let control = control.clone();

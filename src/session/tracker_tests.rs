@@ -3,8 +3,11 @@
 
 use std::path::Path;
 
+use serde_json::json;
+
 use super::*;
 use crate::agent::stream_json;
+use TodoStatus::{Completed, InProgress, Pending};
 
 fn feed(tracker: &mut Tracker, lines: &str) -> Vec<Activity> {
     lines
@@ -22,15 +25,17 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 
-fn todo(content: &str, status: TodoStatus) -> Todo {
-    Todo {
-        content: content.to_owned(),
-        status,
-    }
+fn todo_list(list: &[(&str, TodoStatus)]) -> Vec<Todo> {
+    list.iter()
+        .map(|&(content, status)| Todo {
+            content: content.to_owned(),
+            status,
+        })
+        .collect()
 }
 
 fn assistant(id: &str, parent: Option<&str>, content: &Value) -> String {
-    serde_json::json!({
+    json!({
         "type": "assistant",
         "message": {"id": id, "model": "m", "content": [content],
                     "usage": {"input_tokens": 1}},
@@ -40,11 +45,11 @@ fn assistant(id: &str, parent: Option<&str>, content: &Value) -> String {
 }
 
 fn tool_use(id: &str, name: &str, input: &Value) -> Value {
-    serde_json::json!({"type": "tool_use", "id": id, "name": name, "input": input})
+    json!({"type": "tool_use", "id": id, "name": name, "input": input})
 }
 
 fn result(id: &str, parent: Option<&str>, text: &str, is_error: bool) -> String {
-    serde_json::json!({
+    json!({
         "type": "user",
         "message": {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": id, "content": text, "is_error": is_error}
@@ -52,6 +57,21 @@ fn result(id: &str, parent: Option<&str>, text: &str, is_error: bool) -> String 
         "parent_tool_use_id": parent,
     })
     .to_string()
+}
+
+/// A main-thread call of `tool`, in a message of its own, and the line that answers it.
+fn call(id: &str, tool: &str, input: Value, answer: &str) -> String {
+    exchange(id, tool, input, answer, false)
+}
+
+/// A main-thread call of `tool` that the tool answers with an error.
+fn failed_call(id: &str, tool: &str, input: Value, answer: &str) -> String {
+    exchange(id, tool, input, answer, true)
+}
+
+fn exchange(id: &str, tool: &str, input: Value, answer: &str, is_error: bool) -> String {
+    let call = assistant(&format!("m-{id}"), None, &tool_use(id, tool, &input));
+    format!("{call}\n{}", result(id, None, answer, is_error))
 }
 
 #[test]
@@ -88,31 +108,18 @@ fn write_calls_record_the_file_once_it_was_written() {
 fn failed_writes_are_errors_not_files() {
     let mut tracker = Tracker::new(Path::new("/w"));
     let lines = [
-        assistant(
-            "m1",
-            None,
-            &tool_use(
-                "t1",
-                "Edit",
-                &serde_json::json!({"file_path": "rel/x.rs", "old_string": "a", "new_string": "b"}),
-            ),
-        ),
-        result(
+        failed_call(
             "t1",
-            None,
+            "Edit",
+            json!({"file_path": "rel/x.rs", "old_string": "a", "new_string": "b"}),
             "<tool_use_error>File does not exist.</tool_use_error>",
-            true,
         ),
-        assistant(
-            "m2",
-            None,
-            &tool_use(
-                "t2",
-                "Write",
-                &serde_json::json!({"file_path": "rel/y.rs", "content": ""}),
-            ),
+        call(
+            "t2",
+            "Write",
+            json!({"file_path": "rel/y.rs", "content": ""}),
+            "File created successfully",
         ),
-        result("t2", None, "File created successfully", false),
     ]
     .join("\n");
     let activity = feed(&mut tracker, &lines);
@@ -169,12 +176,12 @@ fn recorded_transcripts_name_their_agents() {
 #[test]
 fn todo_write_replaces_the_list_on_the_main_thread_only() {
     let mut tracker = Tracker::new(Path::new("/w"));
-    let todos = serde_json::json!({"todos": [
+    let todos = json!({"todos": [
         {"content": "Parse", "status": "completed", "activeForm": "Parsing"},
         {"content": "Test", "status": "in_progress", "activeForm": "Testing"},
         {"content": "Ship", "status": "pending", "activeForm": "Shipping"},
     ]});
-    let sub_todos = serde_json::json!({"todos": [{"content": "sub", "status": "pending"}]});
+    let sub_todos = json!({"todos": [{"content": "sub", "status": "pending"}]});
     let lines = [
         assistant("m1", None, &tool_use("t1", "TodoWrite", &todos)),
         assistant(
@@ -187,11 +194,11 @@ fn todo_write_replaces_the_list_on_the_main_thread_only() {
     feed(&mut tracker, &lines);
     assert_eq!(
         tracker.todos(),
-        [
-            todo("Parse", TodoStatus::Completed),
-            todo("Test", TodoStatus::InProgress),
-            todo("Ship", TodoStatus::Pending),
-        ]
+        todo_list(&[
+            ("Parse", Completed),
+            ("Test", InProgress),
+            ("Ship", Pending)
+        ])
     );
 }
 
@@ -202,10 +209,10 @@ fn task_tools_build_the_list_from_their_results() {
         tool_use(
             id,
             "TaskCreate",
-            &serde_json::json!({"subject": subject, "description": "d"}),
+            &json!({"subject": subject, "description": "d"}),
         )
     };
-    let update = |id: &str, input: Value| tool_use(id, "TaskUpdate", &input);
+    let update = |id: &str, input: Value, answer: &str| call(id, "TaskUpdate", input, answer);
     let lines = [
         assistant("m1", None, &create("c1", "Write the parser")),
         assistant("m1", None, &create("c2", "Test it")),
@@ -218,73 +225,54 @@ fn task_tools_build_the_list_from_their_results() {
         ),
         result("c2", None, "Task #2 created successfully: Test it", false),
         result("c3", None, "Task #3 created successfully: Drop me", false),
-        assistant(
-            "m2",
-            None,
-            &update(
-                "u1",
-                serde_json::json!({"taskId": "1", "status": "in_progress"}),
-            ),
+        update(
+            "u1",
+            json!({"taskId": "1", "status": "in_progress"}),
+            "Updated task #1 status",
         ),
-        result("u1", None, "Updated task #1 status", false),
-        assistant(
-            "m3",
-            None,
-            &update(
-                "u2",
-                serde_json::json!({"taskId": "3", "status": "deleted"}),
-            ),
+        update(
+            "u2",
+            json!({"taskId": "3", "status": "deleted"}),
+            "Updated task #3 deleted",
         ),
-        result("u2", None, "Updated task #3 deleted", false),
-        assistant(
-            "m4",
-            None,
-            &update(
-                "u3",
-                serde_json::json!({"taskId": "2", "subject": "Test the parser"}),
-            ),
+        update(
+            "u3",
+            json!({"taskId": "2", "subject": "Test the parser"}),
+            "Updated task #2 subject",
         ),
-        result("u3", None, "Updated task #2 subject", false),
         // A failed update changes nothing.
-        assistant(
-            "m5",
-            None,
-            &update(
-                "u4",
-                serde_json::json!({"taskId": "2", "status": "completed"}),
-            ),
+        failed_call(
+            "u4",
+            "TaskUpdate",
+            json!({"taskId": "2", "status": "completed"}),
+            "<tool_use_error>nope</tool_use_error>",
         ),
-        result("u4", None, "<tool_use_error>nope</tool_use_error>", true),
     ]
     .join("\n");
     feed(&mut tracker, &lines);
     assert_eq!(
         tracker.todos(),
-        [
-            todo("Write the parser", TodoStatus::InProgress),
-            todo("Test the parser", TodoStatus::Pending),
-        ]
+        todo_list(&[
+            ("Write the parser", InProgress),
+            ("Test the parser", Pending)
+        ])
     );
 
     // TaskList's answer is authoritative.
-    let lines = [
-        assistant("m6", None, &tool_use("l1", "TaskList", &serde_json::json!({}))),
-        result(
-            "l1",
-            None,
-            "#1 [completed] Write the parser\n#2 [in_progress] Test the parser\n#4 [pending] Document it",
-            false,
-        ),
-    ]
-    .join("\n");
+    let lines = call(
+        "l1",
+        "TaskList",
+        json!({}),
+        "#1 [completed] Write the parser\n#2 [in_progress] Test the parser\n#4 [pending] Document it",
+    );
     feed(&mut tracker, &lines);
     assert_eq!(
         tracker.todos(),
-        [
-            todo("Write the parser", TodoStatus::Completed),
-            todo("Test the parser", TodoStatus::InProgress),
-            todo("Document it", TodoStatus::Pending),
-        ]
+        todo_list(&[
+            ("Write the parser", Completed),
+            ("Test the parser", InProgress),
+            ("Document it", Pending)
+        ])
     );
 }
 
@@ -292,25 +280,25 @@ fn task_tools_build_the_list_from_their_results() {
 fn the_most_recent_todo_source_wins() {
     let mut tracker = Tracker::new(Path::new("/w"));
     let lines = [
-        assistant(
-            "m1",
-            None,
-            &tool_use("c1", "TaskCreate", &serde_json::json!({"subject": "A"})),
+        call(
+            "c1",
+            "TaskCreate",
+            json!({"subject": "A"}),
+            "Task #1 created successfully: A",
         ),
-        result("c1", None, "Task #1 created successfully: A", false),
         assistant(
             "m2",
             None,
             &tool_use(
                 "t1",
                 "TodoWrite",
-                &serde_json::json!({"todos": [{"content": "B", "status": "pending"}]}),
+                &json!({"todos": [{"content": "B", "status": "pending"}]}),
             ),
         ),
     ]
     .join("\n");
     feed(&mut tracker, &lines);
-    assert_eq!(tracker.todos(), [todo("B", TodoStatus::Pending)]);
+    assert_eq!(tracker.todos(), todo_list(&[("B", Pending)]));
 }
 
 #[test]
@@ -319,32 +307,23 @@ fn unnumbered_task_results_get_the_next_number() {
     assert_eq!(task_number("created"), None);
     let mut tracker = Tracker::new(Path::new("/w"));
     let lines = [
-        assistant(
-            "m1",
-            None,
-            &tool_use("c1", "TaskCreate", &serde_json::json!({"subject": "A"})),
+        call("c1", "TaskCreate", json!({"subject": "A"}), "created"),
+        call(
+            "u1",
+            "TaskUpdate",
+            json!({"taskId": 1, "status": "completed"}),
+            "ok",
         ),
-        result("c1", None, "created", false),
-        assistant(
-            "m2",
-            None,
-            &tool_use(
-                "u1",
-                "TaskUpdate",
-                &serde_json::json!({"taskId": 1, "status": "completed"}),
-            ),
-        ),
-        result("u1", None, "ok", false),
     ]
     .join("\n");
     feed(&mut tracker, &lines);
-    assert_eq!(tracker.todos(), [todo("A", TodoStatus::Completed)]);
+    assert_eq!(tracker.todos(), todo_list(&[("A", Completed)]));
 }
 
 #[test]
 fn texts_of_one_message_join_and_a_new_message_replaces() {
     let mut tracker = Tracker::new(Path::new("/w"));
-    let text = |t: &str| serde_json::json!({"type": "text", "text": t});
+    let text = |t: &str| json!({"type": "text", "text": t});
     let lines = [
         assistant("m1", None, &text("first")),
         assistant("m1", None, &text("second")),

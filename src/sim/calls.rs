@@ -12,6 +12,17 @@ use super::player::{PlayError, Player};
 use super::scenario::{Action, BashSpec, DoneSpec, ProgressSpec, Todo};
 use crate::process::shell_quote;
 
+/// The `Bash` call that runs a `debussy` command line, described to the user as `description`.
+fn debussy_call(command: String, description: &str) -> (&'static str, Value, Work) {
+    let input = json!({"command": command, "description": description});
+    let work = Work::Shell(BashSpec::Full {
+        command,
+        description: None,
+        timeout_ms: None,
+    });
+    ("Bash", input, work)
+}
+
 impl<W: Write> Player<'_, W> {
     /// Turn an action into the tool call the model would make.
     pub(super) fn prepare(&mut self, action: &Action) -> Result<Call, PlayError> {
@@ -45,38 +56,14 @@ impl<W: Write> Player<'_, W> {
                 });
                 ("Task", input, Work::Task)
             }
-            Action::Done(done) => {
-                let command = self.done_command(done)?;
-                let input = json!({
-                    "command": command,
-                    "description": "Report the phase's status to debussy",
-                });
-                (
-                    "Bash",
-                    input,
-                    Work::Shell(BashSpec::Full {
-                        command,
-                        description: None,
-                        timeout_ms: None,
-                    }),
-                )
-            }
-            Action::Progress(progress) => {
-                let command = self.progress_command(progress)?;
-                let input = json!({
-                    "command": command,
-                    "description": "Log a finished step with debussy",
-                });
-                (
-                    "Bash",
-                    input,
-                    Work::Shell(BashSpec::Full {
-                        command,
-                        description: None,
-                        timeout_ms: None,
-                    }),
-                )
-            }
+            Action::Done(done) => debussy_call(
+                self.done_command(done)?,
+                "Report the phase's status to debussy",
+            ),
+            Action::Progress(progress) => debussy_call(
+                self.progress_command(progress)?,
+                "Log a finished step with debussy",
+            ),
         };
         Ok(Call {
             id,

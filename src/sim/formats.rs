@@ -295,6 +295,15 @@ fn input_text<'a>(input: &'a Value, key: &str) -> &'a str {
     input.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// Each item of a `TodoWrite` call's list, in another agent's words.
+fn each_todo(input: &Value, item: impl Fn(&Value) -> Value) -> Vec<Value> {
+    input
+        .get("todos")
+        .and_then(Value::as_array)
+        .map(|todos| todos.iter().map(item).collect())
+        .unwrap_or_default()
+}
+
 /// How Codex reports the start of a call: commands start an item; files and todos are
 /// reported whole.
 fn codex_call(id: &str, name: &str, input: &Value) -> Option<Value> {
@@ -309,21 +318,12 @@ fn codex_call(id: &str, name: &str, input: &Value) -> Option<Value> {
             "aggregated_output": "", "exit_code": null, "status": "in_progress",
         }),
         "TodoWrite" => {
-            let items: Vec<Value> = input
-                .get("todos")
-                .and_then(Value::as_array)
-                .map(|todos| {
-                    todos
-                        .iter()
-                        .map(|todo| {
-                            json!({
-                                "text": input_text(todo, "content"),
-                                "completed": input_text(todo, "status") == "completed",
-                            })
-                        })
-                        .collect()
+            let items = each_todo(input, |todo| {
+                json!({
+                    "text": input_text(todo, "content"),
+                    "completed": input_text(todo, "status") == "completed",
                 })
-                .unwrap_or_default();
+            });
             return Some(
                 json!({"type": "item.updated", "item": {"id": id, "type": "todo_list", "items": items}}),
             );
@@ -368,21 +368,12 @@ fn gemini_call(id: &str, name: &str, input: &Value) -> Option<Value> {
         "Write" => ("write_file", input.clone()),
         "Read" => ("read_file", input.clone()),
         "TodoWrite" => {
-            let todos: Vec<Value> = input
-                .get("todos")
-                .and_then(Value::as_array)
-                .map(|todos| {
-                    todos
-                        .iter()
-                        .map(|todo| {
-                            json!({
-                                "description": input_text(todo, "content"),
-                                "status": input_text(todo, "status"),
-                            })
-                        })
-                        .collect()
+            let todos = each_todo(input, |todo| {
+                json!({
+                    "description": input_text(todo, "content"),
+                    "status": input_text(todo, "status"),
                 })
-                .unwrap_or_default();
+            });
             ("write_todos", json!({"todos": todos}))
         }
         _ => return None,

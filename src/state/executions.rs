@@ -51,13 +51,11 @@ impl Store {
         execution_id: i64,
         status: ExecutionStatus,
     ) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE phase_executions SET status = ?2 WHERE id = ?1",
-                params![execution_id, status.as_str()],
-            )
-            .map_err(self.sql("update an execution"))?;
-        Ok(())
+        self.execute(
+            "update an execution",
+            "UPDATE phase_executions SET status = ?2 WHERE id = ?1",
+            params![execution_id, status.as_str()],
+        )
     }
 
     /// Record the tip of the phase's branch a completed attempt left to merge.
@@ -65,13 +63,11 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn set_execution_branch_tip(&self, execution_id: i64, tip: &str) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE phase_executions SET branch_tip = ?2 WHERE id = ?1",
-                params![execution_id, tip],
-            )
-            .map_err(self.sql("record the phase's branch tip"))?;
-        Ok(())
+        self.execute(
+            "record the phase's branch tip",
+            "UPDATE phase_executions SET branch_tip = ?2 WHERE id = ?1",
+            params![execution_id, tip],
+        )
     }
 
     /// Record how an execution ended.
@@ -83,31 +79,29 @@ impl Store {
         execution_id: i64,
         end: &ExecutionEnd,
     ) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE phase_executions SET status = ?2, restarts = ?3, outcome_code = ?4, tokens = ?5,
+        self.execute(
+            "finish an execution",
+            "UPDATE phase_executions SET status = ?2, restarts = ?3, outcome_code = ?4, tokens = ?5,
                  cost_usd = ?6, commit_id = ?7, error = ?8, ended_at = ?9, cost_estimated = ?10,
                  billed_input = ?11, billed_cache_write = ?12, billed_cache_read = ?13, billed_output = ?14
                  WHERE id = ?1",
-                params![
-                    execution_id,
-                    end.status.as_str(),
-                    end.restarts,
-                    end.outcome_code,
-                    end.billed.total(),
-                    end.cost_usd,
-                    end.commit_id,
-                    end.error,
-                    now(),
-                    end.cost_estimated,
-                    end.billed.input,
-                    end.billed.cache_write,
-                    end.billed.cache_read,
-                    end.billed.output
-                ],
-            )
-            .map_err(self.sql("finish an execution"))?;
-        Ok(())
+            params![
+                execution_id,
+                end.status.as_str(),
+                end.restarts,
+                end.outcome_code,
+                end.billed.total(),
+                end.cost_usd,
+                end.commit_id,
+                end.error,
+                now(),
+                end.cost_estimated,
+                end.billed.input,
+                end.billed.cache_write,
+                end.billed.cache_read,
+                end.billed.output
+            ],
+        )
     }
 
     /// The executions of a run, oldest first.
@@ -115,14 +109,12 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn executions(&self, run_id: &str) -> Result<Vec<ExecutionRecord>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT * FROM phase_executions WHERE run_id = ?1 ORDER BY id")
-            .map_err(self.sql("list executions"))?;
-        stmt.query_map([run_id], |row| Ok(self.execution_row(row)))
-            .map_err(self.sql("list executions"))?
-            .collect::<Result<Result<_, _>, _>>()
-            .map_err(self.sql("list executions"))?
+        self.rows(
+            "list executions",
+            "SELECT * FROM phase_executions WHERE run_id = ?1 ORDER BY id",
+            [run_id],
+            |row| Ok(self.execution_row(row)),
+        )?
     }
 
     /// The executions of `run`, oldest first, as they stand: an attempt a dead run left
@@ -219,36 +211,34 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn sessions(&self, execution_id: i64) -> Result<Vec<SessionRecord>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT * FROM sessions WHERE execution_id = ?1 ORDER BY session_index, id")
-            .map_err(self.sql("list sessions"))?;
-        stmt.query_map([execution_id], |row| {
-            Ok(SessionRecord {
-                session_index: row.get("session_index")?,
-                kind: SessionKind::from_stored(&row.get::<_, String>("kind")?),
-                agent_session_id: row.get("agent_session_id")?,
-                agent: row.get("agent")?,
-                model: row.get("model")?,
-                outcome: row.get("outcome")?,
-                outcome_code: row.get("outcome_code")?,
-                context_tokens: row.get("context_tokens")?,
-                context_window: row.get("context_window")?,
-                window_source: row.get("window_source")?,
-                context_percent: row.get("context_percent")?,
-                tool_calls: row.get("tool_calls")?,
-                cost_usd: row.get("cost_usd")?,
-                cost_estimated: row.get("cost_estimated")?,
-                billed: billed(row)?,
-                log_path: row.get("log_path")?,
-                agent_pgid: row.get("agent_pgid")?,
-                started_at: row.get("started_at")?,
-                ended_at: row.get("ended_at")?,
-            })
-        })
-        .map_err(self.sql("list sessions"))?
-        .collect::<Result<_, _>>()
-        .map_err(self.sql("list sessions"))
+        self.rows(
+            "list sessions",
+            "SELECT * FROM sessions WHERE execution_id = ?1 ORDER BY session_index, id",
+            [execution_id],
+            |row| {
+                Ok(SessionRecord {
+                    session_index: row.get("session_index")?,
+                    kind: SessionKind::from_stored(&row.get::<_, String>("kind")?),
+                    agent_session_id: row.get("agent_session_id")?,
+                    agent: row.get("agent")?,
+                    model: row.get("model")?,
+                    outcome: row.get("outcome")?,
+                    outcome_code: row.get("outcome_code")?,
+                    context_tokens: row.get("context_tokens")?,
+                    context_window: row.get("context_window")?,
+                    window_source: row.get("window_source")?,
+                    context_percent: row.get("context_percent")?,
+                    tool_calls: row.get("tool_calls")?,
+                    cost_usd: row.get("cost_usd")?,
+                    cost_estimated: row.get("cost_estimated")?,
+                    billed: billed(row)?,
+                    log_path: row.get("log_path")?,
+                    agent_pgid: row.get("agent_pgid")?,
+                    started_at: row.get("started_at")?,
+                    ended_at: row.get("ended_at")?,
+                })
+            },
+        )
     }
 
     /// Record a context restart.
@@ -256,14 +246,12 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn record_restart(&self, execution_id: i64, r: &RestartRecord) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "INSERT INTO restart_events (execution_id, restart_number, reason, context_percent, commit_id, at)
+        self.execute(
+            "record a restart",
+            "INSERT INTO restart_events (execution_id, restart_number, reason, context_percent, commit_id, at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![execution_id, r.restart_number, r.reason, r.context_percent, r.commit_id, r.at],
-            )
-            .map_err(self.sql("record a restart"))?;
-        Ok(())
+            params![execution_id, r.restart_number, r.reason, r.context_percent, r.commit_id, r.at],
+        )
     }
 
     /// The restarts of an execution, in order.
@@ -271,22 +259,20 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn restarts(&self, execution_id: i64) -> Result<Vec<RestartRecord>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT * FROM restart_events WHERE execution_id = ?1 ORDER BY id")
-            .map_err(self.sql("list restarts"))?;
-        stmt.query_map([execution_id], |row| {
-            Ok(RestartRecord {
-                restart_number: row.get("restart_number")?,
-                reason: row.get("reason")?,
-                context_percent: row.get("context_percent")?,
-                commit_id: row.get("commit_id")?,
-                at: row.get("at")?,
-            })
-        })
-        .map_err(self.sql("list restarts"))?
-        .collect::<Result<_, _>>()
-        .map_err(self.sql("list restarts"))
+        self.rows(
+            "list restarts",
+            "SELECT * FROM restart_events WHERE execution_id = ?1 ORDER BY id",
+            [execution_id],
+            |row| {
+                Ok(RestartRecord {
+                    restart_number: row.get("restart_number")?,
+                    reason: row.get("reason")?,
+                    context_percent: row.get("context_percent")?,
+                    commit_id: row.get("commit_id")?,
+                    at: row.get("at")?,
+                })
+            },
+        )
     }
 
     /// Record a gate's result against the execution it validated.
@@ -294,24 +280,22 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn record_gate(&self, execution_id: i64, g: &GateRecord) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "INSERT INTO gate_results (execution_id, name, command, passed, exit_code, timed_out, output, duration_ms, at)
+        self.execute(
+            "record a gate result",
+            "INSERT INTO gate_results (execution_id, name, command, passed, exit_code, timed_out, output, duration_ms, at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    execution_id,
-                    g.name,
-                    g.command,
-                    g.passed,
-                    g.exit_code,
-                    g.timed_out,
-                    g.output,
-                    g.duration_ms,
-                    g.at
-                ],
-            )
-            .map_err(self.sql("record a gate result"))?;
-        Ok(())
+            params![
+                execution_id,
+                g.name,
+                g.command,
+                g.passed,
+                g.exit_code,
+                g.timed_out,
+                g.output,
+                g.duration_ms,
+                g.at
+            ],
+        )
     }
 
     /// The gate results of an execution, in order.
@@ -319,24 +303,22 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn gates(&self, execution_id: i64) -> Result<Vec<GateRecord>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT * FROM gate_results WHERE execution_id = ?1 ORDER BY id")
-            .map_err(self.sql("list gate results"))?;
-        stmt.query_map([execution_id], |row| {
-            Ok(GateRecord {
-                name: row.get("name")?,
-                command: row.get("command")?,
-                passed: row.get("passed")?,
-                exit_code: row.get("exit_code")?,
-                timed_out: row.get("timed_out")?,
-                output: row.get("output")?,
-                duration_ms: row.get("duration_ms")?,
-                at: row.get("at")?,
-            })
-        })
-        .map_err(self.sql("list gate results"))?
-        .collect::<Result<_, _>>()
-        .map_err(self.sql("list gate results"))
+        self.rows(
+            "list gate results",
+            "SELECT * FROM gate_results WHERE execution_id = ?1 ORDER BY id",
+            [execution_id],
+            |row| {
+                Ok(GateRecord {
+                    name: row.get("name")?,
+                    command: row.get("command")?,
+                    passed: row.get("passed")?,
+                    exit_code: row.get("exit_code")?,
+                    timed_out: row.get("timed_out")?,
+                    output: row.get("output")?,
+                    duration_ms: row.get("duration_ms")?,
+                    at: row.get("at")?,
+                })
+            },
+        )
     }
 }

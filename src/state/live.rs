@@ -70,26 +70,24 @@ impl Store {
         if let Some(left) = self.live_session(run_id, &session.phase_id)? {
             self.record_session(left.execution_id, &interrupted(&left))?;
         }
-        self.conn
-            .execute(
-                "INSERT OR REPLACE INTO live_sessions (run_id, phase_id, execution_id, session_index,
+        self.execute(
+            "record a starting session",
+            "INSERT OR REPLACE INTO live_sessions (run_id, phase_id, execution_id, session_index,
                  agent, model, log_path, started_at, billed_input, billed_cache_write,
                  billed_cache_read, billed_output, cost_usd, cost_estimated, context_percent,
                  tool_calls)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, 0, 0, 0, 0.0, 0, 0.0, 0)",
-                params![
-                    run_id,
-                    session.phase_id,
-                    session.execution_id,
-                    session.session_index,
-                    session.agent,
-                    session.model,
-                    session.log_path,
-                    session.started_at,
-                ],
-            )
-            .map_err(self.sql("record a starting session"))?;
-        Ok(())
+            params![
+                run_id,
+                session.phase_id,
+                session.execution_id,
+                session.session_index,
+                session.agent,
+                session.model,
+                session.log_path,
+                session.started_at,
+            ],
+        )
     }
 
     /// Record what the running session of `phase_id` has spent so far.
@@ -102,27 +100,25 @@ impl Store {
         phase_id: &str,
         figures: &LiveFigures,
     ) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE live_sessions SET billed_input = ?3, billed_cache_write = ?4,
+        self.execute(
+            "record a running session's figures",
+            "UPDATE live_sessions SET billed_input = ?3, billed_cache_write = ?4,
                  billed_cache_read = ?5, billed_output = ?6, cost_usd = ?7, cost_estimated = ?8,
                  context_percent = ?9, tool_calls = ?10
                  WHERE run_id = ?1 AND phase_id = ?2",
-                params![
-                    run_id,
-                    phase_id,
-                    figures.billed.input,
-                    figures.billed.cache_write,
-                    figures.billed.cache_read,
-                    figures.billed.output,
-                    figures.cost_usd,
-                    figures.cost_estimated,
-                    figures.context_percent,
-                    figures.tool_calls,
-                ],
-            )
-            .map_err(self.sql("record a running session's figures"))?;
-        Ok(())
+            params![
+                run_id,
+                phase_id,
+                figures.billed.input,
+                figures.billed.cache_write,
+                figures.billed.cache_read,
+                figures.billed.output,
+                figures.cost_usd,
+                figures.cost_estimated,
+                figures.context_percent,
+                figures.tool_calls,
+            ],
+        )
     }
 
     /// The running session of `phase_id` ended (and is recorded as a session).
@@ -130,13 +126,11 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn end_live_session(&self, run_id: &str, phase_id: &str) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "DELETE FROM live_sessions WHERE run_id = ?1 AND phase_id = ?2",
-                params![run_id, phase_id],
-            )
-            .map_err(self.sql("record a session's end"))?;
-        Ok(())
+        self.execute(
+            "record a session's end",
+            "DELETE FROM live_sessions WHERE run_id = ?1 AND phase_id = ?2",
+            params![run_id, phase_id],
+        )
     }
 
     /// The sessions of `run_id` running now (or left behind by a debussy that died), by
@@ -145,14 +139,12 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn live_sessions(&self, run_id: &str) -> Result<Vec<LiveSession>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT * FROM live_sessions WHERE run_id = ?1 ORDER BY phase_id")
-            .map_err(self.sql("list running sessions"))?;
-        stmt.query_map([run_id], live_row)
-            .map_err(self.sql("list running sessions"))?
-            .collect::<Result<_, _>>()
-            .map_err(self.sql("list running sessions"))
+        self.rows(
+            "list running sessions",
+            "SELECT * FROM live_sessions WHERE run_id = ?1 ORDER BY phase_id",
+            [run_id],
+            live_row,
+        )
     }
 
     fn live_session(

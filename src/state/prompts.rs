@@ -30,14 +30,12 @@ impl Store {
         prompt: &str,
         checkpoint: Option<&str>,
     ) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "INSERT OR REPLACE INTO session_prompts
+        self.execute(
+            "record a prompt",
+            "INSERT OR REPLACE INTO session_prompts
                      (execution_id, session_index, prompt, checkpoint) VALUES (?1, ?2, ?3, ?4)",
-                params![execution_id, session_index, prompt, checkpoint],
-            )
-            .map_err(self.sql("record a prompt"))?;
-        Ok(())
+            params![execution_id, session_index, prompt, checkpoint],
+        )
     }
 
     /// The prompts of an execution's sessions, in session order.
@@ -45,23 +43,19 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn prompts(&self, execution_id: i64) -> Result<Vec<PromptRecord>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT session_index, prompt, checkpoint FROM session_prompts
+        self.rows(
+            "read prompts",
+            "SELECT session_index, prompt, checkpoint FROM session_prompts
                  WHERE execution_id = ?1 ORDER BY session_index",
-            )
-            .map_err(self.sql("read prompts"))?;
-        stmt.query_map(params![execution_id], |row| {
-            Ok(PromptRecord {
-                session_index: row.get(0)?,
-                prompt: row.get(1)?,
-                checkpoint: row.get(2)?,
-            })
-        })
-        .map_err(self.sql("read prompts"))?
-        .collect::<Result<_, _>>()
-        .map_err(self.sql("read prompts"))
+            params![execution_id],
+            |row| {
+                Ok(PromptRecord {
+                    session_index: row.get(0)?,
+                    prompt: row.get(1)?,
+                    checkpoint: row.get(2)?,
+                })
+            },
+        )
     }
 }
 

@@ -38,13 +38,11 @@ impl Store {
         error: Option<&str>,
     ) -> Result<(), StateError> {
         let ended = (status != RunStatus::Running).then(now);
-        self.conn
-            .execute(
-                "UPDATE runs SET status = ?2, current_phase = COALESCE(?3, current_phase), error = ?4, ended_at = ?5 WHERE id = ?1",
-                params![run_id, status.as_str(), current_phase, error, ended],
-            )
-            .map_err(self.sql("update a run"))?;
-        Ok(())
+        self.execute(
+            "update a run",
+            "UPDATE runs SET status = ?2, current_phase = COALESCE(?3, current_phase), error = ?4, ended_at = ?5 WHERE id = ?1",
+            params![run_id, status.as_str(), current_phase, error, ended],
+        )
     }
 
     /// One run by id (a unique prefix of the id works too).
@@ -53,15 +51,12 @@ impl Store {
     /// On SQLite failure.
     pub fn run(&self, id: &str) -> Result<Option<RunRecord>, StateError> {
         let pattern = format!("{}%", id.replace(['%', '_'], ""));
-        let mut stmt = self
-            .conn
-            .prepare("SELECT * FROM runs WHERE id LIKE ?1 ORDER BY started_at DESC LIMIT 2")
-            .map_err(self.sql("read a run"))?;
-        let rows: Vec<RunRecord> = stmt
-            .query_map([pattern], |row| Ok(self.run_row(row)))
-            .map_err(self.sql("read a run"))?
-            .collect::<Result<Result<_, _>, _>>()
-            .map_err(self.sql("read a run"))??;
+        let rows: Vec<RunRecord> = self.rows::<_, Result<Vec<RunRecord>, _>>(
+            "read a run",
+            "SELECT * FROM runs WHERE id LIKE ?1 ORDER BY started_at DESC LIMIT 2",
+            [pattern],
+            |row| Ok(self.run_row(row)),
+        )??;
         Ok(if rows.len() == 1 {
             rows.into_iter().next()
         } else {
@@ -74,16 +69,12 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn runs(&self, plan_path: Option<&str>, limit: u32) -> Result<Vec<RunRecord>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT * FROM runs WHERE (?1 IS NULL OR plan_path = ?1) ORDER BY started_at DESC, rowid DESC LIMIT ?2",
-            )
-            .map_err(self.sql("list runs"))?;
-        stmt.query_map(params![plan_path, limit], |row| Ok(self.run_row(row)))
-            .map_err(self.sql("list runs"))?
-            .collect::<Result<Result<_, _>, _>>()
-            .map_err(self.sql("list runs"))?
+        self.rows(
+            "list runs",
+            "SELECT * FROM runs WHERE (?1 IS NULL OR plan_path = ?1) ORDER BY started_at DESC, rowid DESC LIMIT ?2",
+            params![plan_path, limit],
+            |row| Ok(self.run_row(row)),
+        )?
     }
 
     /// A run as stored, except that a run still `running` whose owner process is gone
@@ -166,15 +157,12 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn settle_interrupted(&self) -> Result<Vec<RunRecord>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT * FROM runs WHERE status = 'running' AND owner_pid IS NOT NULL")
-            .map_err(self.sql("find interrupted runs"))?;
-        let runs: Vec<RunRecord> = stmt
-            .query_map([], |row| Ok(self.run_row(row)))
-            .map_err(self.sql("find interrupted runs"))?
-            .collect::<Result<Result<_, _>, _>>()
-            .map_err(self.sql("find interrupted runs"))??;
+        let runs: Vec<RunRecord> = self.rows::<_, Result<Vec<RunRecord>, _>>(
+            "find interrupted runs",
+            "SELECT * FROM runs WHERE status = 'running' AND owner_pid IS NOT NULL",
+            [],
+            |row| Ok(self.run_row(row)),
+        )??;
         let mut settled = Vec::new();
         for run in runs
             .into_iter()
@@ -205,13 +193,11 @@ impl Store {
     /// On SQLite failure.
     pub fn set_run_owner(&self, run_id: &str, owner: Option<Owner>) -> Result<(), StateError> {
         let start = owner.and_then(|o| i64::try_from(o.start).ok());
-        self.conn
-            .execute(
-                "UPDATE runs SET owner_pid = ?2, owner_start = ?3 WHERE id = ?1",
-                params![run_id, owner.map(|o| o.pid), start],
-            )
-            .map_err(self.sql("record the run's owner"))?;
-        Ok(())
+        self.execute(
+            "record the run's owner",
+            "UPDATE runs SET owner_pid = ?2, owner_start = ?3 WHERE id = ?1",
+            params![run_id, owner.map(|o| o.pid), start],
+        )
     }
 
     /// Record that `phase_id` waits for its agent's usage limit until `wait.until`, or
@@ -241,22 +227,20 @@ impl Store {
     }
 
     fn limit_waits(&self, run_id: &str) -> Result<BTreeMap<String, LimitWait>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT phase_id, until, said FROM limit_waits WHERE run_id = ?1")
-            .map_err(self.sql("read the waits for usage limits"))?;
-        stmt.query_map([run_id], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                LimitWait {
-                    until: row.get(1)?,
-                    said: row.get(2)?,
-                },
-            ))
-        })
-        .map_err(self.sql("read the waits for usage limits"))?
-        .collect::<Result<_, _>>()
-        .map_err(self.sql("read the waits for usage limits"))
+        self.rows(
+            "read the waits for usage limits",
+            "SELECT phase_id, until, said FROM limit_waits WHERE run_id = ?1",
+            [run_id],
+            |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    LimitWait {
+                        until: row.get(1)?,
+                        said: row.get(2)?,
+                    },
+                ))
+            },
+        )
     }
 
     /// Record the process group of `phase_id`'s agent session now running, by its
@@ -314,30 +298,26 @@ impl Store {
     }
 
     fn phase_agents(&self, run_id: &str) -> Result<Vec<AgentGroup>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT pgid, leader_start FROM phase_agents WHERE run_id = ?1 ORDER BY phase_id",
-            )
-            .map_err(self.sql("read the agents' process groups"))?;
-        stmt.query_map([run_id], |row| {
-            let pgid: i32 = row.get(0)?;
-            let start: Option<i64> = row.get(1)?;
-            Ok(
-                match (
-                    u32::try_from(pgid),
-                    start.and_then(|s| u64::try_from(s).ok()),
-                ) {
-                    (Ok(pid), Some(start)) => {
-                        AgentGroup::Identified(ProcessIdentity { pid, start })
-                    }
-                    _ => AgentGroup::Unidentified(pgid),
-                },
-            )
-        })
-        .map_err(self.sql("read the agents' process groups"))?
-        .collect::<Result<_, _>>()
-        .map_err(self.sql("read the agents' process groups"))
+        self.rows(
+            "read the agents' process groups",
+            "SELECT pgid, leader_start FROM phase_agents WHERE run_id = ?1 ORDER BY phase_id",
+            [run_id],
+            |row| {
+                let pgid: i32 = row.get(0)?;
+                let start: Option<i64> = row.get(1)?;
+                Ok(
+                    match (
+                        u32::try_from(pgid),
+                        start.and_then(|s| u64::try_from(s).ok()),
+                    ) {
+                        (Ok(pid), Some(start)) => {
+                            AgentGroup::Identified(ProcessIdentity { pid, start })
+                        }
+                        _ => AgentGroup::Unidentified(pgid),
+                    },
+                )
+            },
+        )
     }
 
     /// Record the plan's phase ids for the run, so reports for other phases are refused.
@@ -345,13 +325,11 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn set_run_phases(&self, run_id: &str, phase_ids: &[String]) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE runs SET phase_ids = ?2 WHERE id = ?1",
-                params![run_id, phase_ids.join("\n")],
-            )
-            .map_err(self.sql("record the run's phases"))?;
-        Ok(())
+        self.execute(
+            "record the run's phases",
+            "UPDATE runs SET phase_ids = ?2 WHERE id = ?1",
+            params![run_id, phase_ids.join("\n")],
+        )
     }
 
     /// Record the configuration flags and variables the run was started with, so
@@ -365,13 +343,11 @@ impl Store {
         started_with: &StartedWith,
     ) -> Result<(), StateError> {
         let text = serde_json::to_string(started_with).map_err(|e| self.corrupt(e.to_string()))?;
-        self.conn
-            .execute(
-                "UPDATE runs SET overrides = ?2 WHERE id = ?1",
-                params![run_id, text],
-            )
-            .map_err(self.sql("record the run's flags"))?;
-        Ok(())
+        self.execute(
+            "record the run's flags",
+            "UPDATE runs SET overrides = ?2 WHERE id = ?1",
+            params![run_id, text],
+        )
     }
 
     /// Record the branch the run merges its phases into.
@@ -379,13 +355,11 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn set_run_branch(&self, run_id: &str, branch: &str) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE runs SET start_branch = ?2 WHERE id = ?1",
-                params![run_id, branch],
-            )
-            .map_err(self.sql("record the run's branch"))?;
-        Ok(())
+        self.execute(
+            "record the run's branch",
+            "UPDATE runs SET start_branch = ?2 WHERE id = ?1",
+            params![run_id, branch],
+        )
     }
 
     /// Add the running time of one invocation to the run's total.
@@ -393,13 +367,11 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn add_active_secs(&self, run_id: &str, secs: f64) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "UPDATE runs SET active_secs = active_secs + ?2 WHERE id = ?1",
-                params![run_id, secs],
-            )
-            .map_err(self.sql("record the run's time"))?;
-        Ok(())
+        self.execute(
+            "record the run's time",
+            "UPDATE runs SET active_secs = active_secs + ?2 WHERE id = ?1",
+            params![run_id, secs],
+        )
     }
 
     /// Record (or with `None`, forget) where a pause left `phase_id`'s work.
@@ -453,26 +425,24 @@ impl Store {
     }
 
     fn phase_pauses(&self, run_id: &str) -> Result<BTreeMap<String, PauseRecord>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT phase_id, base, commit_id, files FROM phase_pauses WHERE run_id = ?1")
-            .map_err(self.sql("read the pauses"))?;
-        stmt.query_map([run_id], |row| {
-            let files: Option<String> = row.get(3)?;
-            Ok((
-                row.get(0)?,
-                PauseRecord {
-                    base: row.get(1)?,
-                    commit: row.get(2)?,
-                    files: files
-                        .map(|t| t.lines().map(str::to_owned).collect())
-                        .unwrap_or_default(),
-                },
-            ))
-        })
-        .map_err(self.sql("read the pauses"))?
-        .collect::<Result<_, _>>()
-        .map_err(self.sql("read the pauses"))
+        self.rows(
+            "read the pauses",
+            "SELECT phase_id, base, commit_id, files FROM phase_pauses WHERE run_id = ?1",
+            [run_id],
+            |row| {
+                let files: Option<String> = row.get(3)?;
+                Ok((
+                    row.get(0)?,
+                    PauseRecord {
+                        base: row.get(1)?,
+                        commit: row.get(2)?,
+                        files: files
+                            .map(|t| t.lines().map(str::to_owned).collect())
+                            .unwrap_or_default(),
+                    },
+                ))
+            },
+        )
     }
 
     /// Phases of `plan_path` that some run completed (for `--resume`).
@@ -480,16 +450,12 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn completed_phases(&self, plan_path: &str) -> Result<BTreeSet<String>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT DISTINCT e.phase_id FROM phase_executions e JOIN runs r ON r.id = e.run_id
+        self.rows(
+            "read completed phases",
+            "SELECT DISTINCT e.phase_id FROM phase_executions e JOIN runs r ON r.id = e.run_id
                  WHERE r.plan_path = ?1 AND e.status = 'completed'",
-            )
-            .map_err(self.sql("read completed phases"))?;
-        stmt.query_map([plan_path], |row| row.get(0))
-            .map_err(self.sql("read completed phases"))?
-            .collect::<Result<_, _>>()
-            .map_err(self.sql("read completed phases"))
+            [plan_path],
+            |row| row.get(0),
+        )
     }
 }

@@ -17,13 +17,11 @@ impl Store {
         status: CompletionStatus,
         reason: Option<&str>,
     ) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "INSERT INTO completion_signals (run_id, phase_id, status, reason, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![run_id, phase_id, status.as_str(), reason, now()],
-            )
-            .map_err(self.sql("record a completion signal"))?;
-        Ok(())
+        self.execute(
+            "record a completion signal",
+            "INSERT INTO completion_signals (run_id, phase_id, status, reason, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run_id, phase_id, status.as_str(), reason, now()],
+        )
     }
 
     /// The latest completion signal for a phase of a run, if the agent sent one.
@@ -75,13 +73,11 @@ impl Store {
         phase_id: &str,
         step: &str,
     ) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "INSERT INTO progress_log (run_id, phase_id, step, at) VALUES (?1, ?2, ?3, ?4)",
-                params![run_id, phase_id, step, now()],
-            )
-            .map_err(self.sql("record progress"))?;
-        Ok(())
+        self.execute(
+            "record progress",
+            "INSERT INTO progress_log (run_id, phase_id, step, at) VALUES (?1, ?2, ?3, ?4)",
+            params![run_id, phase_id, step, now()],
+        )
     }
 
     /// The progress steps for a phase of a run, oldest first.
@@ -89,19 +85,17 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn progress(&self, run_id: &str, phase_id: &str) -> Result<Vec<ProgressEntry>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT phase_id, step, at FROM progress_log WHERE run_id = ?1 AND phase_id = ?2 ORDER BY id")
-            .map_err(self.sql("read progress"))?;
-        stmt.query_map(params![run_id, phase_id], |row| {
+        self.rows(
+            "read progress",
+            "SELECT phase_id, step, at FROM progress_log WHERE run_id = ?1 AND phase_id = ?2 ORDER BY id",
+            params![run_id, phase_id],
+            |row| {
             Ok(ProgressEntry {
                 phase_id: row.get(0)?,
                 step: row.get(1)?,
                 at: row.get(2)?,
             })
-        })
-        .map_err(self.sql("read progress"))?
-        .collect::<Result<_, _>>()
-        .map_err(self.sql("read progress"))
+        },
+        )
     }
 }

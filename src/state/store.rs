@@ -109,6 +109,36 @@ impl Store {
         }
     }
 
+    /// Run the statement `sql` with `params`; `action` names it in an error.
+    pub(super) fn execute(
+        &self,
+        action: &'static str,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<(), StateError> {
+        self.conn
+            .execute(sql, params)
+            .map(drop)
+            .map_err(self.sql(action))
+    }
+
+    /// The rows the query `sql` with `params` gives, each read by `read`; `action` names
+    /// it in an error.
+    pub(super) fn rows<T, C: FromIterator<T>>(
+        &self,
+        action: &'static str,
+        sql: &str,
+        params: impl rusqlite::Params,
+        read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<C, StateError> {
+        let mut statement = self.conn.prepare(sql).map_err(self.sql(action))?;
+        statement
+            .query_map(params, read)
+            .map_err(self.sql(action))?
+            .collect::<Result<C, _>>()
+            .map_err(self.sql(action))
+    }
+
     fn migrate(&mut self) -> Result<(), StateError> {
         let path = self.path.clone();
         let err = |action| {

@@ -10,14 +10,12 @@ impl Store {
     /// # Errors
     /// On SQLite failure.
     pub fn learn_context_window(&self, model: &str, window: u64) -> Result<(), StateError> {
-        self.conn
-            .execute(
-                "INSERT INTO model_windows (model, context_window, learned_at) VALUES (?1, ?2, ?3)
+        self.execute(
+            "remember a context window",
+            "INSERT INTO model_windows (model, context_window, learned_at) VALUES (?1, ?2, ?3)
                  ON CONFLICT (model) DO UPDATE SET context_window = excluded.context_window, learned_at = excluded.learned_at",
-                params![model, window, now()],
-            )
-            .map_err(self.sql("remember a context window"))?;
-        Ok(())
+            params![model, window, now()],
+        )
     }
 
     /// Every context window learned, by model name (the table holds one row per model

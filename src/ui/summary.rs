@@ -134,6 +134,13 @@ mod tests {
 
     #[test]
     fn renders_phases_and_totals() {
+        // One phase ran: its figures are the run's.
+        let billed = crate::context::cost::Billed {
+            input: 7_000,
+            cache_write: 40_000,
+            cache_read: 150_000,
+            output: 0,
+        };
         let summary = RunSummary {
             run_id: "0123456789".into(),
             plan_path: "plans/demo/MASTER_PLAN.md".into(),
@@ -146,12 +153,7 @@ mod tests {
                     attempts: 1,
                     restarts: 1,
                     sessions: 2,
-                    billed: crate::context::cost::Billed {
-                        input: 7_000,
-                        cache_write: 40_000,
-                        cache_read: 150_000,
-                        output: 0,
-                    },
+                    billed,
                     cost_usd: 0.5,
                     cost_estimated: false,
                     handoffs: 1,
@@ -167,12 +169,7 @@ mod tests {
             ],
             restarts: 1,
             sessions: 2,
-            billed: crate::context::cost::Billed {
-                input: 7_000,
-                cache_write: 40_000,
-                cache_read: 150_000,
-                output: 0,
-            },
+            billed,
             cost_usd: 0.5,
             cost_estimated: false,
             handoffs: 1,

@@ -42,16 +42,29 @@ pub struct CodexBackend {
     auto_compact_limit: Option<u64>,
 }
 
+/// The `CODEX_HOME` of one session, linked from `link_from` but for the entries `skip`,
+/// with the session's rollout file followed.
+#[must_use]
+pub fn session_home(link_from: Option<PathBuf>, skip: Vec<String>) -> AgentHome {
+    AgentHome {
+        var: "CODEX_HOME".to_owned(),
+        link_from,
+        skip,
+        follow: Some(Follow {
+            under: PathBuf::from("sessions"),
+            prefix: "rollout-".to_owned(),
+            suffix: ".jsonl".to_owned(),
+        }),
+    }
+}
+
 impl CodexBackend {
     /// A backend running the profile's program (default `codex` on `PATH`) with its
     /// arguments, environment and permissions.
     #[must_use]
     pub fn new(settings: &BackendSettings) -> Self {
         CodexBackend {
-            program: settings
-                .command
-                .clone()
-                .unwrap_or_else(|| DEFAULT_PROGRAM.to_owned()),
+            program: settings.program_or(DEFAULT_PROGRAM),
             args: settings.args.clone(),
             env: settings.env.clone(),
             permissions: settings.permissions,
@@ -118,12 +131,7 @@ impl AgentBackend for CodexBackend {
     }
 
     fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
-        let path_var = std::env::var_os("PATH");
-        let program = crate::agent::claude::resolve_program(
-            &self.program,
-            path_var.as_deref(),
-            INSTALL_HINT,
-        )?;
+        let program = crate::agent::claude::find_program(&self.program, INSTALL_HINT)?;
         let mut args: Vec<String> = vec![
             "exec".into(),
             "--json".into(),
@@ -144,21 +152,11 @@ impl AgentBackend for CodexBackend {
         let mut env = self.env.clone();
         env.remove("CODEX_HOME");
         Ok(AgentCommand {
-            program,
-            args,
-            env,
-            stdin: Some(prompt.to_owned()),
-            home: Some(AgentHome {
-                var: "CODEX_HOME".to_owned(),
-                link_from: self.user_home(),
-                skip: PER_SESSION.iter().map(|s| (*s).to_owned()).collect(),
-                follow: Some(Follow {
-                    under: PathBuf::from("sessions"),
-                    prefix: "rollout-".to_owned(),
-                    suffix: ".jsonl".to_owned(),
-                }),
-            }),
-            file: None,
+            home: Some(session_home(
+                self.user_home(),
+                PER_SESSION.iter().map(|s| (*s).to_owned()).collect(),
+            )),
+            ..AgentCommand::new(program, args, env, prompt)
         })
     }
 

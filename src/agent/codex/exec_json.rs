@@ -24,37 +24,20 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::agent::event::{
-    AgentEvent, AssistantBlock, AssistantMessage, SessionInit, SessionResult, TextLine, ToolResult,
-    ToolResultContent, ToolUse, UnknownLine, UserBlock, UserMessage,
+    AgentEvent, AssistantBlock, AssistantMessage, SessionInit, SessionResult, ToolResult,
+    ToolResultContent, ToolUse, UserBlock, UserMessage,
 };
-use crate::agent::lenient::{lenient_bool, lenient_i64, lenient_string, lenient_u64};
+use crate::agent::lenient::{
+    RawError, lenient_bool, lenient_i64, lenient_string, lenient_u64, read_json_line,
+};
 
 /// Parse one stdout line into the events it carries. Never fails: a line that is not
 /// JSON becomes [`AgentEvent::Text`], an unknown type [`AgentEvent::Unknown`].
 #[must_use]
 pub fn parse_line(line: &[u8]) -> Vec<AgentEvent> {
-    let line = line.trim_ascii_end();
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return Vec::new();
-    }
-    if std::str::from_utf8(line).is_err() {
-        let decoded = String::from_utf8_lossy(line).into_owned();
-        return parse_line(decoded.as_bytes());
-    }
-    match serde_json::from_slice::<RawEvent>(line) {
+    read_json_line(line, |line, raw: Result<RawEvent, _>| match raw {
         Ok(raw) => raw.into_events(line),
-        Err(err) if err.is_data() => vec![unknown(line, None)],
-        Err(_) => vec![AgentEvent::Text(TextLine {
-            line: String::from_utf8_lossy(line).into_owned(),
-        })],
-    }
-}
-
-fn unknown(line: &[u8], kind: Option<String>) -> AgentEvent {
-    AgentEvent::Unknown(UnknownLine {
-        line_type: kind,
-        subtype: None,
-        raw: String::from_utf8_lossy(line).into_owned(),
+        Err(event) => vec![event],
     })
 }
 
@@ -71,13 +54,6 @@ struct RawEvent {
     error: Option<RawError>,
     usage: Option<RawTurnUsage>,
     item: Option<RawItem>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawError {
-    #[serde(deserialize_with = "lenient_string")]
-    message: Option<String>,
 }
 
 /// `turn.completed.usage`: summed over the turn's requests.
@@ -221,18 +197,16 @@ impl RawEvent {
                 if let Some(retry) = super::failures::retry(&message) {
                     return vec![AgentEvent::ApiRetry(retry)];
                 }
-                return vec![AgentEvent::Text(TextLine {
-                    line: format!("codex: {message}"),
-                })];
+                return vec![AgentEvent::text(format!("codex: {message}"))];
             }
             "item.started" => Phase::Started,
             "item.updated" => Phase::Updated,
             "item.completed" => Phase::Completed,
-            _ => return vec![unknown(line, self.kind)],
+            _ => return vec![AgentEvent::unknown(line, self.kind, None)],
         };
         match self.item {
             Some(item) => item.into_events(phase, line),
-            None => vec![unknown(line, self.kind)],
+            None => vec![AgentEvent::unknown(line, self.kind, None)],
         }
     }
 }
@@ -365,10 +339,11 @@ impl RawItem {
                     json!({ "todos": todos }),
                 )]
             }
-            "error" => vec![AgentEvent::Text(TextLine {
-                line: format!("codex: {}", self.message.unwrap_or_default()),
-            })],
-            _ => vec![unknown(line, self.kind)],
+            "error" => vec![AgentEvent::text(format!(
+                "codex: {}",
+                self.message.unwrap_or_default()
+            ))],
+            _ => vec![AgentEvent::unknown(line, self.kind, None)],
         }
     }
 }

@@ -1,17 +1,9 @@
-use std::path::Path;
-
 use super::*;
-use crate::agent::AgentEvent;
 use crate::agent::codex::exec_json;
+use crate::agent::{AgentEvent, recordings};
 
 fn events(name: &str) -> Vec<AgentEvent> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/agent-failures")
-        .join(name);
-    let text = std::fs::read_to_string(&path).expect("fixture");
-    text.lines()
-        .flat_map(|line| exec_json::parse_line(line.as_bytes()))
-        .collect()
+    recordings::events(name, exec_json::parse_line)
 }
 
 /// Noon on 25 November 2026 at UTC+1 (a fixed zone: no time zone database needed).
@@ -21,21 +13,11 @@ fn noon() -> Zoned {
 }
 
 fn diagnosed(name: &str) -> Option<AgentFailure> {
-    let mut words = LastWords::default();
-    for event in events(name) {
-        words.observe(&event);
-    }
-    diagnose(&words, &noon())
+    diagnose(&recordings::last_words(&events(name)), &noon())
 }
 
 fn retries(name: &str) -> Vec<ApiRetry> {
-    events(name)
-        .into_iter()
-        .filter_map(|event| match event {
-            AgentEvent::ApiRetry(retry) => Some(retry),
-            _ => None,
-        })
-        .collect()
+    recordings::retries(events(name))
 }
 
 #[test]

@@ -21,5 +21,5 @@ pub mod rollout;
 
 pub use backend::{
     CodexBackend, DEFAULT_PROGRAM, DEFAULT_WINDOW, INSTALL_HINT, auto_compact_limit,
-    permission_args,
+    permission_args, session_home,
 };

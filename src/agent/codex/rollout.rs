@@ -22,10 +22,10 @@ use serde_json::{Value, json};
 
 use super::exec_json::RawTurnUsage;
 use crate::agent::event::{
-    AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, SessionInit, TextLine,
-    ToolResult, ToolResultContent, ToolUse, UsageReport, UserBlock, UserMessage,
+    AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, SessionInit, ToolResult,
+    ToolResultContent, ToolUse, UsageReport, UserBlock, UserMessage,
 };
-use crate::agent::lenient::{lenient_string, lenient_u64};
+use crate::agent::lenient::{lenient_string, lenient_u64, read_json_line};
 
 /// How much of a rollout to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,21 +40,11 @@ pub enum Mode {
 /// is not JSON a [`AgentEvent::Text`].
 #[must_use]
 pub fn parse_line(line: &[u8], mode: Mode) -> Vec<AgentEvent> {
-    let line = line.trim_ascii_end();
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return Vec::new();
-    }
-    if std::str::from_utf8(line).is_err() {
-        let decoded = String::from_utf8_lossy(line).into_owned();
-        return parse_line(decoded.as_bytes(), mode);
-    }
-    match serde_json::from_slice::<RawLine>(line) {
+    read_json_line(line, |_, raw: Result<RawLine, _>| match raw {
         Ok(raw) => raw.into_events(mode),
-        Err(err) if err.is_data() => Vec::new(),
-        Err(_) => vec![AgentEvent::Text(TextLine {
-            line: String::from_utf8_lossy(line).into_owned(),
-        })],
-    }
+        Err(AgentEvent::Unknown(_)) => Vec::new(),
+        Err(event) => vec![event],
+    })
 }
 
 #[derive(Deserialize, Default)]

@@ -108,24 +108,22 @@ fn retry_after(message: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
     use crate::agent::gemini::stream_json::Parser;
+    use crate::agent::recordings;
 
     /// The last words of the recording `name` (`.jsonl` on stdout, `.stderr` beside it).
     fn words(name: &str) -> LastWords {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agent-failures");
-        let mut words = LastWords::default();
         let parser = Parser::default();
-        if let Ok(stdout) = std::fs::read_to_string(dir.join(format!("{name}.jsonl"))) {
-            for line in stdout.lines() {
-                for event in parser.parse_line(line.as_bytes()) {
-                    words.observe(&event);
-                }
-            }
-        }
-        let stderr = std::fs::read_to_string(dir.join(format!("{name}.stderr"))).expect("stderr");
+        let stdout = format!("{name}.jsonl");
+        let events = if recordings::path(&stdout).exists() {
+            recordings::events(&stdout, |line| parser.parse_line(line))
+        } else {
+            Vec::new()
+        };
+        let mut words = recordings::last_words(&events);
+        let stderr = recordings::path(&format!("{name}.stderr"));
+        let stderr = std::fs::read_to_string(stderr).expect("stderr");
         for line in stderr.lines() {
             words.observe_stderr(line, 20);
         }

@@ -51,10 +51,7 @@ impl GeminiBackend {
     #[must_use]
     pub fn new(settings: &BackendSettings) -> Self {
         GeminiBackend {
-            program: settings
-                .command
-                .clone()
-                .unwrap_or_else(|| DEFAULT_PROGRAM.to_owned()),
+            program: settings.program_or(DEFAULT_PROGRAM),
             args: settings.args.clone(),
             env: settings.env.clone(),
             permissions: settings.permissions,
@@ -97,9 +94,7 @@ impl AgentBackend for GeminiBackend {
     }
 
     fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
-        let path_var = std::env::var_os("PATH");
-        let program =
-            super::claude::resolve_program(&self.program, path_var.as_deref(), INSTALL_HINT)?;
+        let program = super::claude::find_program(&self.program, INSTALL_HINT)?;
         // `-p ""` runs headless; the prompt itself comes on stdin (no argv limit).
         let mut args: Vec<String> = ["-p", "", "--output-format", "stream-json", "--skip-trust"]
             .iter()
@@ -116,12 +111,8 @@ impl AgentBackend for GeminiBackend {
             contents: serde_json::json!({"model": {"compressionThreshold": fraction}}).to_string(),
         });
         Ok(AgentCommand {
-            program,
-            args,
-            env: self.env.clone(),
-            stdin: Some(prompt.to_owned()),
-            home: None,
             file,
+            ..AgentCommand::new(program, args, self.env.clone(), prompt)
         })
     }
 

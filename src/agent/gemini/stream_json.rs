@@ -19,10 +19,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::agent::event::{
-    AgentEvent, AssistantBlock, AssistantMessage, SessionInit, SessionResult, TextLine, ToolResult,
-    ToolResultContent, ToolUse, UnknownLine, Usage, UserBlock, UserMessage,
+    AgentEvent, AssistantBlock, AssistantMessage, SessionInit, SessionResult, ToolResult,
+    ToolResultContent, ToolUse, Usage, UserBlock, UserMessage,
 };
-use crate::agent::lenient::{lenient_bool, lenient_string, lenient_u64};
+use crate::agent::lenient::{RawError, lenient_bool, lenient_string, lenient_u64, read_json_line};
 
 /// Reads one session's lines, numbering the assistant's messages.
 #[derive(Debug, Default)]
@@ -49,23 +49,14 @@ impl Parser {
     /// Parse one line into the events it carries. Never fails: a line that is not JSON
     /// becomes [`AgentEvent::Text`], an unknown type [`AgentEvent::Unknown`].
     pub fn parse_line(&self, line: &[u8]) -> Vec<AgentEvent> {
-        let line = line.trim_ascii_end();
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Vec::new();
-        }
-        if std::str::from_utf8(line).is_err() {
-            let decoded = String::from_utf8_lossy(line).into_owned();
-            return self.parse_line(decoded.as_bytes());
-        }
-        let raw = match serde_json::from_slice::<RawLine>(line) {
-            Ok(raw) => raw,
-            Err(err) if err.is_data() => return vec![unknown(line, None)],
-            Err(_) => {
-                return vec![AgentEvent::Text(TextLine {
-                    line: String::from_utf8_lossy(line).into_owned(),
-                })];
-            }
-        };
+        read_json_line(line, |line, raw: Result<RawLine, _>| match raw {
+            Ok(raw) => self.read(line, raw),
+            Err(event) => vec![event],
+        })
+    }
+
+    /// The events of `raw`, numbering the assistant's messages.
+    fn read(&self, line: &[u8], raw: RawLine) -> Vec<AgentEvent> {
         let piece =
             raw.kind.as_deref() == Some("message") && raw.role.as_deref() == Some("assistant");
         let continues = piece && self.in_message.swap(piece, Ordering::Relaxed);
@@ -77,14 +68,6 @@ impl Parser {
         let number = self.message.load(Ordering::Relaxed);
         raw.into_events(line, number, continues, self.with_prompt)
     }
-}
-
-fn unknown(line: &[u8], kind: Option<String>) -> AgentEvent {
-    AgentEvent::Unknown(UnknownLine {
-        line_type: kind,
-        subtype: None,
-        raw: String::from_utf8_lossy(line).into_owned(),
-    })
 }
 
 #[derive(Deserialize, Default)]
@@ -115,13 +98,6 @@ struct RawLine {
     message: Option<String>,
     error: Option<RawError>,
     stats: Option<RawStats>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawError {
-    #[serde(deserialize_with = "lenient_string")]
-    message: Option<String>,
 }
 
 /// `result.stats`: totals over the session's requests.
@@ -233,9 +209,10 @@ impl RawLine {
                     })],
                 })]
             }
-            "error" => vec![AgentEvent::Text(TextLine {
-                line: format!("gemini: {}", self.message.unwrap_or_default()),
-            })],
+            "error" => vec![AgentEvent::text(format!(
+                "gemini: {}",
+                self.message.unwrap_or_default()
+            ))],
             "result" => {
                 let success = self.status.as_deref() == Some("success");
                 let error = self.error.and_then(|error| error.message);
@@ -261,7 +238,7 @@ impl RawLine {
                     ..SessionResult::default()
                 })]
             }
-            _ => vec![unknown(line, self.kind)],
+            _ => vec![AgentEvent::unknown(line, self.kind, None)],
         }
     }
 }

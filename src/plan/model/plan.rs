@@ -95,21 +95,17 @@ mod tests {
 
     #[test]
     fn paths_resolve_lexically() {
-        assert_eq!(
-            resolve_path(Path::new("plans/a"), "phase-1.md"),
-            PathBuf::from("plans/a/phase-1.md")
-        );
-        assert_eq!(
-            resolve_path(Path::new("plans/a"), "./../b/phase.md"),
-            PathBuf::from("plans/b/phase.md")
-        );
-        assert_eq!(
-            resolve_path(Path::new(""), "../x.md"),
-            PathBuf::from("../x.md")
-        );
-        assert_eq!(
-            resolve_path(Path::new("/r"), "../../x.md"),
-            PathBuf::from("/x.md")
-        );
+        for (dir, link, resolved) in [
+            ("plans/a", "phase-1.md", "plans/a/phase-1.md"),
+            ("plans/a", "./../b/phase.md", "plans/b/phase.md"),
+            ("", "../x.md", "../x.md"),
+            ("/r", "../../x.md", "/x.md"),
+        ] {
+            assert_eq!(
+                resolve_path(Path::new(dir), link),
+                PathBuf::from(resolved),
+                "{link} from {dir:?}"
+            );
+        }
     }
 }

@@ -327,6 +327,17 @@ scripts:
       - write: {path: a}
 ";
 
+    /// The line of each error (0 for a read error).
+    fn error_lines(errors: &[ScenarioError]) -> Vec<usize> {
+        errors
+            .iter()
+            .map(|e| match e {
+                ScenarioError::Parse { line, .. } => *line,
+                ScenarioError::Read { .. } => 0,
+            })
+            .collect()
+    }
+
     #[test]
     fn items_span_their_lines() {
         assert_eq!(script_items(BROKEN), [(3, 5), (6, 8), (10, 12), (13, 14)]);
@@ -340,13 +351,7 @@ scripts:
     #[test]
     fn every_broken_script_is_reported_with_its_line() {
         let errors = Scenario::check(BROKEN, Path::new("s.yaml")).expect_err("broken");
-        let lines: Vec<usize> = errors
-            .iter()
-            .map(|e| match e {
-                ScenarioError::Parse { line, .. } => *line,
-                ScenarioError::Read { .. } => 0,
-            })
-            .collect();
+        let lines = error_lines(&errors);
         assert_eq!(lines, [8, 12, 14], "{errors:?}");
         let text = errors[1].to_string();
         assert!(
@@ -374,13 +379,7 @@ scripts:
       - say: ok
 ";
         let errors = Scenario::check(text, Path::new("s.yaml")).expect_err("broken");
-        let lines: Vec<usize> = errors
-            .iter()
-            .map(|e| match e {
-                ScenarioError::Parse { line, .. } => *line,
-                ScenarioError::Read { .. } => 0,
-            })
-            .collect();
+        let lines = error_lines(&errors);
         assert_eq!(lines, [4, 8, 10, 11], "{errors:?}");
     }
 

@@ -188,6 +188,11 @@ impl ActivityLog {
         self.add(now, who, tone, head, text, None, Fit::Wrap);
     }
 
+    /// One of debussy's own lines about the run, of no thread and with no head.
+    fn note(&mut self, now: Instant, tone: Tone, text: String) {
+        self.push(now, None, tone, String::new(), text);
+    }
+
     /// A line of the agent's: one row, cut, unless verbose (then `full` when given).
     fn push_full(
         &mut self,

@@ -35,21 +35,15 @@ impl ActivityLog {
                 ..
             } => {
                 self.run_started = Some(now);
-                self.push(
+                self.note(
                     now,
-                    None,
                     Tone::Milestone,
-                    String::new(),
                     lines::run_started(plan_title, phases.len(), *resumed),
                 );
             }
-            Event::PhaseSkipped { phase_id, reason } => self.push(
-                now,
-                None,
-                Tone::Dim,
-                String::new(),
-                lines::phase_skipped(phase_id, reason),
-            ),
+            Event::PhaseSkipped { phase_id, reason } => {
+                self.note(now, Tone::Dim, lines::phase_skipped(phase_id, reason));
+            }
             Event::PhaseStarted {
                 phase_id,
                 title,
@@ -57,11 +51,9 @@ impl ActivityLog {
                 max_attempts,
                 kind,
                 ..
-            } => self.push(
+            } => self.note(
                 now,
-                None,
                 Tone::Milestone,
-                String::new(),
                 lines::phase_started(phase_id, title, *attempt, *max_attempts, *kind),
             ),
             Event::SessionStarted {
@@ -69,11 +61,9 @@ impl ActivityLog {
                 max_restarts,
                 pid,
                 ..
-            } => self.push(
+            } => self.note(
                 now,
-                None,
                 Tone::Dim,
-                String::new(),
                 lines::session_started(*restart, *max_restarts, *pid),
             ),
             Event::Activity { activity, .. } => {
@@ -101,36 +91,22 @@ impl ActivityLog {
                     | OutcomeKind::AgentFailure => Tone::Error,
                     _ => Tone::Dim,
                 };
-                self.push(
-                    now,
-                    None,
-                    tone,
-                    String::new(),
-                    lines::session_ended(detail, snapshot.percent),
-                );
+                self.note(now, tone, lines::session_ended(detail, snapshot.percent));
                 if let Some(words) = last_words {
-                    self.push(
-                        now,
-                        None,
-                        Tone::Error,
-                        String::new(),
-                        lines::last_words(words),
-                    );
+                    self.note(now, Tone::Error, lines::last_words(words));
                 }
             }
             Event::AgentRetry { retry, .. } => {
-                self.push(now, None, Tone::Warning, String::new(), retry.to_string());
+                self.note(now, Tone::Warning, retry.to_string());
             }
             Event::WaitingForLimit {
                 until,
                 reset_known,
                 said,
                 ..
-            } => self.push(
+            } => self.note(
                 now,
-                None,
                 Tone::Warning,
-                String::new(),
                 lines::waiting_for_limit(until, *reset_known, said),
             ),
             Event::Restart {
@@ -141,11 +117,9 @@ impl ActivityLog {
                 commit,
                 delay_secs,
                 ..
-            } => self.push(
+            } => self.note(
                 now,
-                None,
                 Tone::Restart,
-                String::new(),
                 lines::restart(
                     *restart,
                     *max_restarts,
@@ -155,13 +129,9 @@ impl ActivityLog {
                     *delay_secs,
                 ),
             ),
-            Event::GateStarted { name, command, .. } => self.push(
-                now,
-                None,
-                Tone::Dim,
-                String::new(),
-                lines::gate_started(name, command),
-            ),
+            Event::GateStarted { name, command, .. } => {
+                self.note(now, Tone::Dim, lines::gate_started(name, command));
+            }
             Event::GateFinished {
                 name,
                 command,
@@ -169,24 +139,20 @@ impl ActivityLog {
                 verdict,
                 duration_ms,
                 ..
-            } => self.push(
+            } => self.note(
                 now,
-                None,
                 if *passed { Tone::Good } else { Tone::Error },
-                String::new(),
                 lines::gate_finished(name, verdict, *duration_ms, command),
             ),
             Event::Compliance {
                 verdict, findings, ..
-            } => self.push(
+            } => self.note(
                 now,
-                None,
                 if *verdict == VerdictKind::Pass {
                     Tone::Good
                 } else {
                     Tone::Warning
                 },
-                String::new(),
                 lines::compliance(*verdict, findings),
             ),
             Event::Merged {
@@ -194,41 +160,27 @@ impl ActivityLog {
                 commit,
                 fast_forward,
                 ..
-            } => self.push(
+            } => self.note(
                 now,
-                None,
                 Tone::Commit,
-                String::new(),
                 lines::merged(branch, commit, *fast_forward),
             ),
-            Event::MergeConflict { branch, files, .. } => self.push(
-                now,
-                None,
-                Tone::Warning,
-                String::new(),
-                lines::merge_conflict(branch, files),
-            ),
+            Event::MergeConflict { branch, files, .. } => {
+                self.note(now, Tone::Warning, lines::merge_conflict(branch, files));
+            }
             Event::Committed {
                 commit,
                 message,
                 files_changed,
                 ..
-            } => self.push(
+            } => self.note(
                 now,
-                None,
                 Tone::Commit,
-                String::new(),
                 lines::committed(commit, *files_changed, message),
             ),
             Event::AttemptFailed {
                 attempt, reason, ..
-            } => self.push(
-                now,
-                None,
-                Tone::Error,
-                String::new(),
-                lines::attempt_failed(*attempt, reason),
-            ),
+            } => self.note(now, Tone::Error, lines::attempt_failed(*attempt, reason)),
             Event::PhaseFinished {
                 phase_id,
                 status,
@@ -244,11 +196,9 @@ impl ActivityLog {
                     PhaseState::Paused => Tone::Warning,
                     _ => Tone::Dim,
                 };
-                self.push(
+                self.note(
                     now,
-                    None,
                     tone,
-                    String::new(),
                     lines::phase_finished(
                         phase_id,
                         *status,
@@ -258,51 +208,27 @@ impl ActivityLog {
                     ),
                 );
             }
-            Event::Paused { phase_id } => self.push(
-                now,
-                None,
-                Tone::Warning,
-                String::new(),
-                lines::paused(phase_id),
-            ),
-            Event::HandoffRequested { .. } => self.push(
-                now,
-                None,
-                Tone::Restart,
-                String::new(),
-                lines::HANDOFF_REQUESTED.to_owned(),
-            ),
+            Event::Paused { phase_id } => self.note(now, Tone::Warning, lines::paused(phase_id)),
+            Event::HandoffRequested { .. } => {
+                self.note(now, Tone::Restart, lines::HANDOFF_REQUESTED.to_owned());
+            }
             Event::Handoff {
                 written, detail, ..
-            } => self.push(
+            } => self.note(
                 now,
-                None,
                 if *written { Tone::Good } else { Tone::Warning },
-                String::new(),
                 lines::handoff(*written, detail),
             ),
-            Event::LimitReached { detail, .. } => self.push(
-                now,
-                None,
-                Tone::Warning,
-                String::new(),
-                lines::limit_reached(detail),
-            ),
-            Event::Resumed { phase_id } => self.push(
-                now,
-                None,
-                Tone::Good,
-                String::new(),
-                lines::resumed(phase_id),
-            ),
-            Event::Warning { message } => {
-                self.push(now, None, Tone::Warning, String::new(), one_line(message));
+            Event::LimitReached { detail, .. } => {
+                self.note(now, Tone::Warning, lines::limit_reached(detail));
             }
-            Event::RunFinished { summary } => self.push(
+            Event::Resumed { phase_id } => self.note(now, Tone::Good, lines::resumed(phase_id)),
+            Event::Warning { message } => {
+                self.note(now, Tone::Warning, one_line(message));
+            }
+            Event::RunFinished { summary } => self.note(
                 now,
-                None,
                 Tone::Milestone,
-                String::new(),
                 lines::run_finished(
                     summary.status,
                     summary.duration_secs,

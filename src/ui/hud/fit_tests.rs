@@ -4,10 +4,11 @@
 use crossterm::event::KeyCode;
 
 use super::tests::{
-    Scene, WIDTH, context, mid_phase, phase_started, run_started, session_started, snapshot,
+    Scene, WIDTH, context, first_restart, mid_phase, phase_completed, phase_started, run_started,
+    session_ended, session_started, snapshot,
 };
 use crate::context::Exactness;
-use crate::events::{AttemptKind, Event, PhaseState};
+use crate::events::AttemptKind;
 use crate::session::OutcomeKind;
 
 /// Every row of the screen joined, with the borders and padding taken off, so a
@@ -32,25 +33,12 @@ fn gauge(screen: &str) -> String {
 
 #[test]
 fn a_long_restart_reason_wraps_and_is_shown_whole() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     let reason = "context at 172,000 of 200,000 tokens (window: reported by the agent for claude-opus-4) \
                   reached the 80% threshold (160,000), and the handoff was skipped: the stop left 19,000 \
                   tokens, fewer than the 33,000 the agent keeps free";
     assert!(reason.len() > usize::from(WIDTH) * 2);
-    scene.feed(
-        56,
-        Event::Restart {
-            phase_id: "2".into(),
-            attempt: 1,
-            restart: 1,
-            max_restarts: 3,
-            reason: reason.into(),
-            context_percent: 86.0,
-            commit: None,
-            delay_secs: 2,
-        },
-    );
+    scene.feed(56, first_restart(reason, None));
     let screen = scene.screen_at(57);
     let text = joined(&screen);
     assert!(
@@ -62,34 +50,20 @@ fn a_long_restart_reason_wraps_and_is_shown_whole() {
 
 #[test]
 fn between_phases_the_gauge_no_longer_shows_the_last_session() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     scene.feed(50, context(150_000, 75.0, Exactness::Exact, 9, 1.5));
     assert!(gauge(&scene.screen_at(50)).contains("75.0%"));
     scene
         .feed(
             60,
-            Event::SessionEnded {
-                phase_id: "2".into(),
-                attempt: 1,
-                restart: 0,
-                outcome: OutcomeKind::Completed,
-                code: 0,
-                detail: "completed".into(),
-                snapshot: snapshot(150_000, 75.0, Exactness::Exact, 9, 1.5),
-                last_words: None,
-            },
+            session_ended(
+                OutcomeKind::Completed,
+                0,
+                "completed",
+                snapshot(150_000, 75.0, Exactness::Exact, 9, 1.5),
+            ),
         )
-        .feed(
-            61,
-            Event::PhaseFinished {
-                phase_id: "2".into(),
-                status: PhaseState::Completed,
-                attempts: 1,
-                restarts: 0,
-                error: None,
-            },
-        );
+        .feed(61, phase_completed("2"));
     let between = gauge(&scene.screen_at(62));
     assert!(!between.contains("75.0%"), "{between}");
     assert!(between.contains("no session running"), "{between}");

@@ -20,8 +20,7 @@ use super::tests::*;
 
 #[test]
 fn no_keeps_the_run_going() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     scene.key(KeyCode::Char('q'));
     assert_eq!(scene.key(KeyCode::Esc), None);
     let screen = scene.screen_at(43);
@@ -41,8 +40,7 @@ fn no_keeps_the_run_going() {
 
 #[test]
 fn ctrl_c_needs_no_confirmation() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     assert_eq!(scene.ctrl_c(), Some(Command::Send(RunRequest::Interrupt)));
     assert_eq!(scene.ctrl_c(), Some(Command::Send(RunRequest::Kill)));
     assert_eq!(scene.ctrl_c(), Some(Command::Abort));
@@ -50,8 +48,7 @@ fn ctrl_c_needs_no_confirmation() {
 
 #[test]
 fn pause_is_requested_then_confirmed_by_the_run() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     assert_eq!(
         scene.key(KeyCode::Char('p')),
         Some(Command::Send(RunRequest::TogglePause))
@@ -126,8 +123,7 @@ fn the_activity_log_is_bounded() {
 
 #[test]
 fn small_terminals_do_not_panic() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     scene.key(KeyCode::Char('q'));
     for (w, h) in [(1, 1), (20, 5), (40, 12), (69, 20), (200, 60)] {
         let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("terminal");
@@ -246,8 +242,7 @@ async fn keys_become_requests() {
 
 #[test]
 fn quit_asks_first_then_interrupts() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     assert_eq!(scene.key(KeyCode::Char('q')), None);
     insta::assert_snapshot!(scene.screen_at(43));
     assert_eq!(
@@ -264,8 +259,7 @@ fn quit_asks_first_then_interrupts() {
 
 #[test]
 fn verbose_shows_full_tool_inputs() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     assert!(
         !scene
             .screen_at(42)

@@ -173,6 +173,61 @@ pub(super) fn session_started(restart: u32) -> Event {
     }
 }
 
+/// The end of phase 2's first session, with the meter's last `snapshot`.
+pub(super) fn session_ended(
+    outcome: OutcomeKind,
+    code: i32,
+    detail: &str,
+    snapshot: Snapshot,
+) -> Event {
+    Event::SessionEnded {
+        phase_id: "2".into(),
+        attempt: 1,
+        restart: 0,
+        outcome,
+        code,
+        detail: detail.into(),
+        snapshot,
+        last_words: None,
+    }
+}
+
+/// Phase 2's first session ended in success, at half its window.
+fn session_succeeded() -> Event {
+    session_ended(
+        OutcomeKind::Completed,
+        0,
+        "completed (success)",
+        snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
+    )
+}
+
+/// Phase 2's first restart, at 86 % of the window, for `reason`, after the checkpoint
+/// `commit` if one was made.
+pub(super) fn first_restart(reason: &str, commit: Option<&str>) -> Event {
+    Event::Restart {
+        phase_id: "2".into(),
+        attempt: 1,
+        restart: 1,
+        max_restarts: 3,
+        reason: reason.into(),
+        context_percent: 86.0,
+        commit: commit.map(str::to_owned),
+        delay_secs: 2,
+    }
+}
+
+/// `phase_id` completed at its first attempt, without a restart.
+pub(super) fn phase_completed(phase_id: &str) -> Event {
+    Event::PhaseFinished {
+        phase_id: phase_id.into(),
+        status: PhaseState::Completed,
+        attempts: 1,
+        restarts: 0,
+        error: None,
+    }
+}
+
 pub(super) fn main_line(kind: ActivityKind) -> Event {
     Event::Activity {
         phase_id: "2".into(),
@@ -208,8 +263,9 @@ pub(super) fn context(
     }
 }
 
-/// Phase 2 under way: text, compact tool calls, a subagent, a tool error.
-pub(super) fn mid_phase(scene: &mut Scene) {
+/// A scene with phase 2 under way: text, compact tool calls, a subagent, a tool error.
+pub(super) fn mid_phase() -> Scene {
+    let mut scene = Scene::new();
     scene
         .feed(0, run_started())
         .feed(0, Event::PhaseSkipped {
@@ -274,6 +330,7 @@ pub(super) fn mid_phase(scene: &mut Scene) {
             text("The routes compile; adding the remove-item endpoint next."),
         )
         .feed(30, context(90_000, 45.0, Exactness::Exact, 4, 0.31));
+    scene
 }
 
 #[test]
@@ -285,8 +342,7 @@ fn starting() {
 
 #[test]
 fn mid_phase_at_45_percent() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     let terminal = scene.draw_at(42);
     insta::assert_snapshot!(terminal.backend().to_string());
     // The gauge is green below 50 %.
@@ -296,8 +352,7 @@ fn mid_phase_at_45_percent() {
 
 #[test]
 fn mid_phase_at_85_percent_with_threshold_80() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     scene
         .feed(
             50,
@@ -315,8 +370,7 @@ fn mid_phase_at_85_percent_with_threshold_80() {
 
 #[test]
 fn a_fix_session_over_the_threshold_says_it_is_not_restarted() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     let mut fix = session_started(0);
     if let Event::SessionStarted { no_restart, .. } = &mut fix {
         *no_restart = Some(crate::events::NoRestart::FixSession);
@@ -332,8 +386,7 @@ fn a_fix_session_over_the_threshold_says_it_is_not_restarted() {
 
 #[test]
 fn gauge_is_yellow_between_half_and_the_threshold() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     scene.feed(40, context(130_000, 65.0, Exactness::Exact, 5, 0.4));
     let terminal = scene.draw_at(41);
     assert_eq!(terminal.backend().buffer()[(2, 5)].fg, Color::Yellow);
@@ -341,24 +394,14 @@ fn gauge_is_yellow_between_half_and_the_threshold() {
 
 #[test]
 fn restart_in_progress() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     let mut stopped = snapshot(172_000, 86.0, Exactness::Exact, 6, 0.55);
     stopped.stop = None;
     scene
         .feed(55, context(172_000, 86.0, Exactness::Exact, 6, 0.55))
         .feed(
             56,
-            Event::SessionEnded {
-                phase_id: "2".into(),
-                attempt: 1,
-                restart: 0,
-                outcome: OutcomeKind::ContextLimit,
-                code: -2,
-                detail: "context limit".into(),
-                snapshot: stopped,
-                last_words: None,
-            },
+            session_ended(OutcomeKind::ContextLimit, -2, "context limit", stopped),
         )
         .feed(
             56,
@@ -373,39 +416,19 @@ fn restart_in_progress() {
         )
         .feed(
             56,
-            Event::Restart {
-                phase_id: "2".into(),
-                attempt: 1,
-                restart: 1,
-                max_restarts: 3,
-                reason: "context at 172,000 of 200,000 tokens reached the 80% threshold (160,000)"
-                    .into(),
-                context_percent: 86.0,
-                commit: Some("9c1e5b7d2a4f6e8c0b1d3f5a7c9e1b3d5f7a9c1e".into()),
-                delay_secs: 2,
-            },
+            first_restart(
+                "context at 172,000 of 200,000 tokens reached the 80% threshold (160,000)",
+                Some("9c1e5b7d2a4f6e8c0b1d3f5a7c9e1b3d5f7a9c1e"),
+            ),
         );
     insta::assert_snapshot!(scene.screen_at(57));
 }
 
 #[test]
 fn gate_failure() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     scene
-        .feed(
-            60,
-            Event::SessionEnded {
-                phase_id: "2".into(),
-                attempt: 1,
-                restart: 0,
-                outcome: OutcomeKind::Completed,
-                code: 0,
-                detail: "completed (success)".into(),
-                snapshot: snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
-                last_words: None,
-            },
-        )
+        .feed(60, session_succeeded())
         .feed(
             60,
             Event::GateStarted {
@@ -447,8 +470,7 @@ fn gate_failure() {
 
 #[test]
 fn completed() {
-    let mut scene = Scene::new();
-    mid_phase(&mut scene);
+    let mut scene = mid_phase();
     let phase = |id: &str, title: &str, status: PhaseState, tokens: u64, cost: f64| PhaseSummary {
         id: id.into(),
         title: title.into(),
@@ -467,19 +489,7 @@ fn completed() {
         refused_calls: Vec::new(),
     };
     scene
-        .feed(
-            60,
-            Event::SessionEnded {
-                phase_id: "2".into(),
-                attempt: 1,
-                restart: 0,
-                outcome: OutcomeKind::Completed,
-                code: 0,
-                detail: "completed (success)".into(),
-                snapshot: snapshot(100_000, 50.0, Exactness::Exact, 7, 0.62),
-                last_words: None,
-            },
-        )
+        .feed(60, session_succeeded())
         .feed(
             61,
             Event::GateFinished {
@@ -491,16 +501,7 @@ fn completed() {
                 duration_ms: 9_100,
             },
         )
-        .feed(
-            61,
-            Event::PhaseFinished {
-                phase_id: "2".into(),
-                status: PhaseState::Completed,
-                attempts: 1,
-                restarts: 0,
-                error: None,
-            },
-        )
+        .feed(61, phase_completed("2"))
         .feed(
             62,
             Event::PhaseStarted {
@@ -513,16 +514,7 @@ fn completed() {
                 kind: AttemptKind::First,
             },
         )
-        .feed(
-            125,
-            Event::PhaseFinished {
-                phase_id: "3".into(),
-                status: PhaseState::Completed,
-                attempts: 1,
-                restarts: 0,
-                error: None,
-            },
-        )
+        .feed(125, phase_completed("3"))
         .feed(
             125,
             Event::RunFinished {
