@@ -173,43 +173,7 @@ const PERMISSIONS: Kind = Kind::Enum(&["accept-edits", "bypass", "ask"]);
 
 /// Every configuration leaf, in the order of `config/default.yaml` (and of the flags in
 /// `debussy run --help`).
-pub(crate) const KEYS: &[Key] = &joined::<
-    { BEFORE_PROFILES.len() + PROFILE_KEYS.len() + AFTER_PROFILES.len() },
->([BEFORE_PROFILES, PROFILE_KEYS, AFTER_PROFILES]);
-
-/// The same six keys for each agent kind named, kind by kind.
-macro_rules! profile_keys {
-    ($($kind:literal),*) => {
-        [$(
-            key(concat!("agents.", $kind, ".command"), Kind::OptStr),
-            key(concat!("agents.", $kind, ".args"), Kind::List),
-            key(concat!("agents.", $kind, ".env"), Kind::Map),
-            key(concat!("agents.", $kind, ".model"), Kind::OptStr),
-            key(concat!("agents.", $kind, ".permissions"), PERMISSIONS),
-            key(concat!("agents.", $kind, ".model_context_window"), Kind::OptUInt)
-                .at_most(WINDOW.0, WINDOW.1),
-        )*]
-    };
-}
-
-/// `parts` one after the other, in one array of `N` keys.
-const fn joined<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
-    let mut out = [key("", Kind::Str); N];
-    let (mut part, mut n) = (0, 0);
-    while part < parts.len() {
-        let mut i = 0;
-        while i < parts[part].len() {
-            out[n] = parts[part][i];
-            (i, n) = (i + 1, n + 1);
-        }
-        part += 1;
-    }
-    assert!(n == N, "the parts fill the table");
-    out
-}
-
-/// The keys before the agent profiles.
-const BEFORE_PROFILES: &[Key] = &[
+pub(crate) const KEYS: &[Key] = &[
     key("model", Kind::Str).flag(
         "model",
         "NAME",
@@ -370,13 +334,31 @@ const BEFORE_PROFILES: &[Key] = &[
     key("agent.token_estimate_factor", Kind::Float).at_most(100.0, "times"),
     key("agent.scenario", Kind::OptPath),
     key("agent.prices", Kind::Map),
-];
-
-/// The six keys of each agent profile (`src/config/profiles.rs`).
-const PROFILE_KEYS: &[Key] = &profile_keys!("claude", "codex", "gemini", "sim");
-
-/// The keys after the agent profiles.
-const AFTER_PROFILES: &[Key] = &[
+    // Agent profiles: the same six keys for each kind (`src/config/profiles.rs`).
+    key("agents.claude.command", Kind::OptStr),
+    key("agents.claude.args", Kind::List),
+    key("agents.claude.env", Kind::Map),
+    key("agents.claude.model", Kind::OptStr),
+    key("agents.claude.permissions", PERMISSIONS),
+    key("agents.claude.model_context_window", Kind::OptUInt).at_most(WINDOW.0, WINDOW.1),
+    key("agents.codex.command", Kind::OptStr),
+    key("agents.codex.args", Kind::List),
+    key("agents.codex.env", Kind::Map),
+    key("agents.codex.model", Kind::OptStr),
+    key("agents.codex.permissions", PERMISSIONS),
+    key("agents.codex.model_context_window", Kind::OptUInt).at_most(WINDOW.0, WINDOW.1),
+    key("agents.gemini.command", Kind::OptStr),
+    key("agents.gemini.args", Kind::List),
+    key("agents.gemini.env", Kind::Map),
+    key("agents.gemini.model", Kind::OptStr),
+    key("agents.gemini.permissions", PERMISSIONS),
+    key("agents.gemini.model_context_window", Kind::OptUInt).at_most(WINDOW.0, WINDOW.1),
+    key("agents.sim.command", Kind::OptStr),
+    key("agents.sim.args", Kind::List),
+    key("agents.sim.env", Kind::Map),
+    key("agents.sim.model", Kind::OptStr),
+    key("agents.sim.permissions", PERMISSIONS),
+    key("agents.sim.model_context_window", Kind::OptUInt).at_most(WINDOW.0, WINDOW.1),
     key("gates", Kind::Map),
     key("notifications.enabled", Kind::Bool),
     key(
