@@ -57,15 +57,9 @@ impl Repo {
             .include_untracked(false)
             .include_ignored(false)
             .include_unmodified(false);
-        let statuses = self
-            .inner
-            .statuses(Some(&mut options))
-            .map_err(op("status"))?;
-        Ok(statuses
-            .iter()
-            .filter(|entry| !entry.status().is_ignored() && !entry.status().is_wt_new())
-            .filter_map(|entry| entry.path().ok().map(str::to_owned))
-            .collect())
+        self.status_paths(&mut options, |status| {
+            !status.is_ignored() && !status.is_wt_new()
+        })
     }
 
     /// Files that differ from `HEAD` in the index or the work tree, untracked ones
@@ -81,13 +75,19 @@ impl Repo {
             .include_ignored(false)
             .include_unmodified(false)
             .exclude_submodules(true);
-        let statuses = self
-            .inner
-            .statuses(Some(&mut options))
-            .map_err(op("status"))?;
+        self.status_paths(&mut options, |status| !status.is_ignored())
+    }
+
+    /// The paths git's status lists under `options` whose status `keep` accepts.
+    fn status_paths(
+        &self,
+        options: &mut StatusOptions,
+        keep: impl Fn(git2::Status) -> bool,
+    ) -> Result<Vec<String>, GitError> {
+        let statuses = self.inner.statuses(Some(options)).map_err(op("status"))?;
         Ok(statuses
             .iter()
-            .filter(|entry| !entry.status().is_ignored())
+            .filter(|entry| keep(entry.status()))
             .filter_map(|entry| entry.path().ok().map(str::to_owned))
             .collect())
     }

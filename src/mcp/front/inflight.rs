@@ -360,54 +360,28 @@ mod tests {
         ))
     }
 
+    /// Whether `buffer` takes request `id`, held with no deadline.
+    fn takes(buffer: &mut Buffer, id: u32) -> bool {
+        buffer
+            .push(Held {
+                message: request(id),
+                deadline: None,
+            })
+            .is_ok()
+    }
+
     #[test]
     fn buffer_is_bounded_in_count_and_bytes() {
         let mut b = Buffer::new(2, 1000);
-        assert!(
-            b.push(Held {
-                message: request(1),
-                deadline: None
-            })
-            .is_ok()
-        );
-        assert!(
-            b.push(Held {
-                message: request(2),
-                deadline: None
-            })
-            .is_ok()
-        );
-        assert!(
-            b.push(Held {
-                message: request(3),
-                deadline: None
-            })
-            .is_err()
-        );
+        assert!(takes(&mut b, 1));
+        assert!(takes(&mut b, 2));
+        assert!(!takes(&mut b, 3), "a third message is over the count");
         let mut b = Buffer::new(10, 60);
-        assert!(
-            b.push(Held {
-                message: request(1),
-                deadline: None
-            })
-            .is_ok()
-        );
-        assert!(
-            b.push(Held {
-                message: request(2),
-                deadline: None
-            })
-            .is_err()
-        );
+        assert!(takes(&mut b, 1));
+        assert!(!takes(&mut b, 2), "a second message is over the bytes");
         assert_eq!(b.len(), 1);
         assert_eq!(b.take_all().len(), 1);
-        assert!(
-            b.push(Held {
-                message: request(2),
-                deadline: None
-            })
-            .is_ok()
-        );
+        assert!(takes(&mut b, 2), "room again once taken out");
     }
 
     #[test]
