@@ -83,6 +83,7 @@ fn string_end(text: &[u8], at: usize, escapes: bool) -> Option<usize> {
     }
     let mut at = at + 1;
     loop {
+        at = plain_run_end(text, at);
         match *text.get(at)? {
             b'"' => return Some(at + 1),
             b'\\' if escapes => {
@@ -92,10 +93,36 @@ fn string_end(text: &[u8], at: usize, escapes: bool) -> Option<usize> {
                     _ => return None,
                 };
             }
-            b'\\' | 0..=0x1f => return None,
-            _ => at += 1,
+            _ => return None,
         }
     }
+}
+
+/// Where the run of string bytes that need no look (anything but `"`, `\\` and control
+/// characters) starting at `at` ends: eight bytes at a time, since string text is most
+/// of every message.
+fn plain_run_end(text: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // A high bit for each byte that is zero; exact up to the first such byte.
+    let zero_bytes = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
+    while let Some(chunk) = text.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        let word = u64::from_le_bytes(*chunk);
+        let special = zero_bytes(word ^ (ONES * u64::from(b'"')))
+            | zero_bytes(word ^ (ONES * u64::from(b'\\')))
+            | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS);
+        if special != 0 {
+            return at + (special.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while text
+        .get(at)
+        .is_some_and(|&byte| byte != b'"' && byte != b'\\' && byte >= 0x20)
+    {
+        at += 1;
+    }
+    at
 }
 
 /// The end of the number starting at `at`.
@@ -315,6 +342,32 @@ pub(crate) mod tests {
             }
         }
         assert!(read > 1000, "only {read} variants read");
+    }
+
+    #[test]
+    fn a_plain_run_ends_at_the_first_byte_a_string_must_look_at_wherever_it_falls() {
+        let naive = |text: &[u8], at: usize| {
+            (at..text.len())
+                .find(|&i| matches!(text[i], b'"' | b'\\' | 0..=0x1f))
+                .unwrap_or(text.len())
+        };
+        for byte in [
+            b'"', b'\\', 0x00, 0x1f, b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff,
+        ] {
+            for len in 0..20 {
+                for place in 0..len {
+                    let mut text = vec![b'a'; len];
+                    text[place] = byte;
+                    for start in 0..=len {
+                        assert_eq!(
+                            plain_run_end(&text, start),
+                            naive(&text, start),
+                            "byte {byte:#04x} at {place} of {len}, from {start}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
