@@ -15,7 +15,9 @@ use super::state::{Front, Idle, Phase};
 use super::stateless;
 use super::tools::{self, InjectedCall};
 use crate::mcp::backend::Backend;
-use crate::mcp::jsonrpc::message::{self, Kind, Message, Method, ParamsHead, Parsed, RequestId};
+use crate::mcp::jsonrpc::message::{
+    self, Cancelled, Kind, Message, Method, ParamsHead, Parsed, RequestId,
+};
 use crate::mcp::jsonrpc::oversized;
 use crate::mcp::say;
 
@@ -391,22 +393,18 @@ impl<B: Backend> Front<B> {
     }
 
     fn on_client_cancel(&mut self, message: &Message) {
-        let params = message.params();
-        let Some(id) = params
-            .as_ref()
-            .and_then(|p| p.get("requestId"))
-            .and_then(RequestId::from_value)
-        else {
+        let Some(cancelled) = Cancelled::read(message) else {
             return;
         };
-        if self.routing.buffer.remove_request(&id).is_some() {
+        let id = &cancelled.request;
+        if self.routing.buffer.remove_request(id).is_some() {
             // Never sent: removing it is the cancellation; the spec wants no answer.
             return;
         }
-        if self.cancel_listen(&id, params.clone()) {
+        if self.cancel_listen(id, &cancelled) {
             return;
         }
-        let Some((proxy_id, generation)) = self.routing.inflight.find_client(&id) else {
+        let Some((proxy_id, generation)) = self.routing.inflight.find_client(id) else {
             return;
         };
         self.routing.inflight.cancel(proxy_id);
@@ -414,12 +412,8 @@ impl<B: Backend> Front<B> {
         if !self.is_current(generation) || self.backend.cancel(generation, proxy_id) {
             return;
         }
-        let mut params = params.unwrap_or_else(|| json!({}));
-        params["requestId"] = json!(proxy_id);
-        self.backend.send(
-            generation,
-            message::notification("notifications/cancelled", Some(&params)),
-        );
+        self.backend
+            .send(generation, cancelled.naming(json!(proxy_id)));
     }
 
     fn on_client_response(&mut self, message: &Message, id: Option<&RequestId>) {

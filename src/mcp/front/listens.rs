@@ -12,7 +12,7 @@ use super::learned::Discovery;
 use super::state::{Front, Idle, Phase};
 use super::stateless::{self, Listen};
 use crate::mcp::backend::{Backend, StopWhy};
-use crate::mcp::jsonrpc::message::{self, Message, RequestId};
+use crate::mcp::jsonrpc::message::{self, Cancelled, Message, RequestId};
 use crate::mcp::say;
 
 impl<B: Backend> Front<B> {
@@ -114,7 +114,7 @@ impl<B: Backend> Front<B> {
     }
 
     /// The client closed a listen. Returns whether `id` was one.
-    pub(crate) fn cancel_listen(&mut self, id: &RequestId, params: Option<Value>) -> bool {
+    pub(crate) fn cancel_listen(&mut self, id: &RequestId, cancelled: &Cancelled) -> bool {
         let Some(listen) = self.stateless.remove(id) else {
             return false;
         };
@@ -123,12 +123,8 @@ impl<B: Backend> Front<B> {
         };
         self.routing.inflight.take(proxy_id, generation);
         if self.is_current(generation) && !self.backend.cancel(generation, proxy_id) {
-            let mut params = params.unwrap_or_else(|| json!({}));
-            params["requestId"] = json!(proxy_id);
-            self.backend.send(
-                generation,
-                message::notification("notifications/cancelled", Some(&params)),
-            );
+            self.backend
+                .send(generation, cancelled.naming(json!(proxy_id)));
         }
         true
     }
@@ -168,17 +164,12 @@ impl<B: Backend> Front<B> {
 
     /// The server cancelled a listen (its way of ending the stream): the client hears it
     /// under its own id. Returns whether `server_id` was one.
-    pub(crate) fn on_listen_cancelled(&mut self, server_id: u64, params: Option<Value>) -> bool {
+    pub(crate) fn on_listen_cancelled(&mut self, server_id: u64, cancelled: &Cancelled) -> bool {
         let Some(client_id) = self.stateless.by_proxy_id(server_id).map(|l| l.id.clone()) else {
             return false;
         };
         self.stateless.remove(&client_id);
-        let mut params = params.unwrap_or_else(|| json!({}));
-        params["requestId"] = client_id.to_value();
-        self.send_client(message::notification(
-            "notifications/cancelled",
-            Some(&params),
-        ));
+        self.send_client(cancelled.naming(client_id.to_value()));
         true
     }
 

@@ -10,7 +10,7 @@ use super::inflight::{ClientRequest, Held, Origin, ServerRequest};
 use super::state::{Front, Phase};
 use super::tools;
 use crate::mcp::backend::{Backend, Fate, StopWhy};
-use crate::mcp::jsonrpc::message::{self, Kind, Message, Parsed, RequestId};
+use crate::mcp::jsonrpc::message::{self, Cancelled, Kind, Message, Parsed, RequestId};
 use crate::mcp::jsonrpc::oversized;
 use crate::mcp::say;
 
@@ -143,16 +143,11 @@ impl<B: Backend> Front<B> {
     }
 
     fn on_server_cancel(&mut self, generation: u64, message: &Message) {
-        let params = message.params();
-        let Some(server_own_id) = params
-            .as_ref()
-            .and_then(|p| p.get("requestId"))
-            .and_then(RequestId::from_value)
-        else {
+        let Some(cancelled) = Cancelled::read(message) else {
             return;
         };
-        if let Some(proxy_id) = server_own_id.as_u64()
-            && self.on_listen_cancelled(proxy_id, params.clone())
+        if let Some(proxy_id) = cancelled.request.as_u64()
+            && self.on_listen_cancelled(proxy_id, &cancelled)
         {
             return;
         }
@@ -160,18 +155,13 @@ impl<B: Backend> Front<B> {
             .routing
             .server_requests
             .iter()
-            .find(|(_, r)| r.generation == generation && r.id == server_own_id)
+            .find(|(_, r)| r.generation == generation && r.id == cancelled.request)
             .map(|(id, _)| *id)
         else {
             return;
         };
         self.routing.server_requests.remove(&server_id);
-        let mut params = params.unwrap_or_else(|| json!({}));
-        params["requestId"] = json!(server_id);
-        self.send_client(message::notification(
-            "notifications/cancelled",
-            Some(&params),
-        ));
+        self.send_client(cancelled.naming(json!(server_id)));
     }
 
     fn on_server_response(
