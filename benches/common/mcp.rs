@@ -49,6 +49,13 @@ impl StdioPeer {
         self.input.write_all(b"\n").expect("write");
     }
 
+    /// Write `line` (a whole line, newline included) as it is, buffered until
+    /// [`Self::flush`].
+    #[allow(dead_code, reason = "not every bench writes prepared lines")]
+    pub fn write_raw(&mut self, line: &[u8]) {
+        self.input.write_all(line).expect("write");
+    }
+
     /// Send what is buffered.
     pub fn flush(&mut self) {
         self.input.flush().expect("flush");
@@ -63,6 +70,22 @@ impl StdioPeer {
             let value: Value = serde_json::from_str(&self.line).expect("json");
             if value.get("id").is_some() {
                 return value;
+            }
+        }
+    }
+
+    /// [`Self::read`], with the time from `started` to the answer's line read, before
+    /// it is parsed.
+    #[allow(dead_code, reason = "not every bench times its answers")]
+    pub fn read_timed(&mut self, started: Instant) -> (Duration, Value) {
+        loop {
+            self.line.clear();
+            let n = self.output.read_line(&mut self.line).expect("read");
+            let elapsed = started.elapsed();
+            assert!(n > 0, "the peer closed its output");
+            let value: Value = serde_json::from_str(&self.line).expect("json");
+            if value.get("id").is_some() {
+                return (elapsed, value);
             }
         }
     }
