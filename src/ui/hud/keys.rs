@@ -199,47 +199,44 @@ mod tests {
     #[test]
     fn letters_ignore_case_but_not_ctrl() {
         let keys = KeyBindings::default();
-        assert_eq!(
-            keys.action(&key(KeyCode::Char('q'), KeyModifiers::NONE)),
-            Some(Action::Quit)
-        );
-        assert_eq!(
-            keys.action(&key(KeyCode::Char('Q'), KeyModifiers::SHIFT)),
-            Some(Action::Quit)
-        );
-        assert_eq!(
-            keys.action(&key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-            Some(Action::Interrupt)
-        );
-        assert_eq!(
-            keys.action(&key(KeyCode::Char('c'), KeyModifiers::NONE)),
-            None
-        );
-        assert_eq!(
-            keys.action(&key(KeyCode::Char('p'), KeyModifiers::CONTROL)),
-            None
-        );
+        for (code, modifiers, want) in [
+            (KeyCode::Char('q'), KeyModifiers::NONE, Some(Action::Quit)),
+            (KeyCode::Char('Q'), KeyModifiers::SHIFT, Some(Action::Quit)),
+            (
+                KeyCode::Char('c'),
+                KeyModifiers::CONTROL,
+                Some(Action::Interrupt),
+            ),
+            (KeyCode::Char('c'), KeyModifiers::NONE, None),
+            (KeyCode::Char('p'), KeyModifiers::CONTROL, None),
+        ] {
+            assert_eq!(
+                keys.action(&key(code, modifiers)),
+                want,
+                "{modifiers:?} {code:?}"
+            );
+        }
     }
 
     #[test]
     fn questions_take_yes_no_and_ctrl_c() {
         let keys = KeyBindings::default();
-        assert_eq!(
-            keys.answer(&key(KeyCode::Enter, KeyModifiers::NONE)),
-            Some(Action::Yes)
-        );
-        assert_eq!(
-            keys.answer(&key(KeyCode::Esc, KeyModifiers::NONE)),
-            Some(Action::No)
-        );
-        assert_eq!(
-            keys.answer(&key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-            Some(Action::Interrupt)
-        );
-        assert_eq!(
-            keys.answer(&key(KeyCode::Char('p'), KeyModifiers::NONE)),
-            None
-        );
+        for (code, modifiers, want) in [
+            (KeyCode::Enter, KeyModifiers::NONE, Some(Action::Yes)),
+            (KeyCode::Esc, KeyModifiers::NONE, Some(Action::No)),
+            (
+                KeyCode::Char('c'),
+                KeyModifiers::CONTROL,
+                Some(Action::Interrupt),
+            ),
+            (KeyCode::Char('p'), KeyModifiers::NONE, None),
+        ] {
+            assert_eq!(
+                keys.answer(&key(code, modifiers)),
+                want,
+                "{modifiers:?} {code:?}"
+            );
+        }
     }
 
     #[test]
