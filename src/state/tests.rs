@@ -212,24 +212,18 @@ fn completed_phases_come_from_any_run_of_the_same_plan() {
     let (_dir, store) = store();
     let a = store.create_run("/p/M.md", "Plan").expect("run");
     let b = store.create_run("/other/M.md", "Other").expect("run");
-    let done = store
-        .start_execution(&a, "1", 1, false, None)
-        .expect("exec");
-    store
-        .finish_execution(done, &end(ExecutionStatus::Completed))
-        .expect("finish");
-    let failed = store
-        .start_execution(&a, "2", 1, false, None)
-        .expect("exec");
-    store
-        .finish_execution(failed, &end(ExecutionStatus::Failed))
-        .expect("finish");
-    let elsewhere = store
-        .start_execution(&b, "3", 1, false, None)
-        .expect("exec");
-    store
-        .finish_execution(elsewhere, &end(ExecutionStatus::Completed))
-        .expect("finish");
+    for (run, phase, status) in [
+        (&a, "1", ExecutionStatus::Completed),
+        (&a, "2", ExecutionStatus::Failed),
+        (&b, "3", ExecutionStatus::Completed),
+    ] {
+        let execution = store
+            .start_execution(run, phase, 1, false, None)
+            .expect("exec");
+        store
+            .finish_execution(execution, &end(status))
+            .expect("finish");
+    }
     let phases = store.completed_phases("/p/M.md").expect("phases");
     assert_eq!(phases.into_iter().collect::<Vec<_>>(), ["1"]);
 }
@@ -237,28 +231,26 @@ fn completed_phases_come_from_any_run_of_the_same_plan() {
 #[test]
 fn completion_signals_and_progress_are_scoped_to_their_run() {
     let (_dir, store) = store();
-    store
-        .record_completion("run-a", "1", CompletionStatus::Blocked, Some("needs a key"))
-        .expect("done");
-    store
-        .record_completion("run-a", "1", CompletionStatus::Completed, None)
-        .expect("done");
-    store
-        .record_completion("run-b", "1", CompletionStatus::Failed, None)
-        .expect("done");
+    for (run, status, reason) in [
+        ("run-a", CompletionStatus::Blocked, Some("needs a key")),
+        ("run-a", CompletionStatus::Completed, None),
+        ("run-b", CompletionStatus::Failed, None),
+    ] {
+        store
+            .record_completion(run, "1", status, reason)
+            .expect("done");
+    }
     let latest = store.completion("run-a", "1").expect("read").expect("some");
     assert_eq!(latest.status, CompletionStatus::Completed);
     assert!(store.completion("run-a", "2").expect("read").is_none());
 
-    store
-        .record_progress("run-a", "1", "wrote the parser")
-        .expect("progress");
-    store
-        .record_progress("run-a", "1", "added tests")
-        .expect("progress");
-    store
-        .record_progress("run-b", "1", "elsewhere")
-        .expect("progress");
+    for (run, step) in [
+        ("run-a", "wrote the parser"),
+        ("run-a", "added tests"),
+        ("run-b", "elsewhere"),
+    ] {
+        store.record_progress(run, "1", step).expect("progress");
+    }
     let steps: Vec<_> = store
         .progress("run-a", "1")
         .expect("read")
