@@ -29,6 +29,20 @@ fn end(status: ExecutionStatus) -> ExecutionEnd {
     }
 }
 
+/// A project whose state database an older debussy made: the schema of `version`.
+fn database_at_version(version: usize) -> (tempfile::TempDir, Connection) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(STATE_DB);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let conn = Connection::open(&path).expect("open");
+    for migration in &schema::MIGRATIONS[..version] {
+        conn.execute_batch(migration).expect("migrate");
+    }
+    conn.pragma_update(None, "user_version", version)
+        .expect("version");
+    (dir, conn)
+}
+
 #[test]
 fn creates_the_database_in_wal_mode_and_reopens_it() {
     let (dir, store) = store();
@@ -297,13 +311,7 @@ fn two_connections_writing_at_once_lose_nothing() {
 
 #[test]
 fn a_version_1_database_is_migrated_keeping_its_runs() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join(STATE_DB);
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    let conn = Connection::open(&path).expect("open");
-    conn.execute_batch(schema::MIGRATIONS[0]).expect("v1");
-    conn.pragma_update(None, "user_version", 1)
-        .expect("version");
+    let (dir, conn) = database_at_version(1);
     conn.execute(
         "INSERT INTO runs (id, plan_path, plan_title, status, started_at) VALUES ('old', '/p', 'P', 'running', 'then')",
         [],
@@ -319,15 +327,7 @@ fn a_version_1_database_is_migrated_keeping_its_runs() {
 
 #[test]
 fn agent_groups_recorded_before_version_8_are_read_without_a_leader_start() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join(STATE_DB);
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    let conn = Connection::open(&path).expect("open");
-    for migration in &schema::MIGRATIONS[..7] {
-        conn.execute_batch(migration).expect("migrate");
-    }
-    conn.pragma_update(None, "user_version", 7)
-        .expect("version");
+    let (dir, conn) = database_at_version(7);
     conn.execute_batch(
         "INSERT INTO runs (id, plan_path, plan_title, status, started_at, agent_pgid)
              VALUES ('old', '/p', 'P', 'interrupted', 'then', 11);
