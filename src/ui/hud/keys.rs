@@ -196,47 +196,51 @@ mod tests {
         KeyEvent::new(code, modifiers)
     }
 
+    /// Each key of `cases`, pressed with its modifiers, is read as its action.
+    fn assert_maps(
+        read: impl Fn(&KeyEvent) -> Option<Action>,
+        cases: &[(KeyCode, KeyModifiers, Option<Action>)],
+    ) {
+        for &(code, modifiers, want) in cases {
+            assert_eq!(read(&key(code, modifiers)), want, "{modifiers:?} {code:?}");
+        }
+    }
+
     #[test]
     fn letters_ignore_case_but_not_ctrl() {
         let keys = KeyBindings::default();
-        for (code, modifiers, want) in [
-            (KeyCode::Char('q'), KeyModifiers::NONE, Some(Action::Quit)),
-            (KeyCode::Char('Q'), KeyModifiers::SHIFT, Some(Action::Quit)),
-            (
-                KeyCode::Char('c'),
-                KeyModifiers::CONTROL,
-                Some(Action::Interrupt),
-            ),
-            (KeyCode::Char('c'), KeyModifiers::NONE, None),
-            (KeyCode::Char('p'), KeyModifiers::CONTROL, None),
-        ] {
-            assert_eq!(
-                keys.action(&key(code, modifiers)),
-                want,
-                "{modifiers:?} {code:?}"
-            );
-        }
+        assert_maps(
+            |key| keys.action(key),
+            &[
+                (KeyCode::Char('q'), KeyModifiers::NONE, Some(Action::Quit)),
+                (KeyCode::Char('Q'), KeyModifiers::SHIFT, Some(Action::Quit)),
+                (
+                    KeyCode::Char('c'),
+                    KeyModifiers::CONTROL,
+                    Some(Action::Interrupt),
+                ),
+                (KeyCode::Char('c'), KeyModifiers::NONE, None),
+                (KeyCode::Char('p'), KeyModifiers::CONTROL, None),
+            ],
+        );
     }
 
     #[test]
     fn questions_take_yes_no_and_ctrl_c() {
         let keys = KeyBindings::default();
-        for (code, modifiers, want) in [
-            (KeyCode::Enter, KeyModifiers::NONE, Some(Action::Yes)),
-            (KeyCode::Esc, KeyModifiers::NONE, Some(Action::No)),
-            (
-                KeyCode::Char('c'),
-                KeyModifiers::CONTROL,
-                Some(Action::Interrupt),
-            ),
-            (KeyCode::Char('p'), KeyModifiers::NONE, None),
-        ] {
-            assert_eq!(
-                keys.answer(&key(code, modifiers)),
-                want,
-                "{modifiers:?} {code:?}"
-            );
-        }
+        assert_maps(
+            |key| keys.answer(key),
+            &[
+                (KeyCode::Enter, KeyModifiers::NONE, Some(Action::Yes)),
+                (KeyCode::Esc, KeyModifiers::NONE, Some(Action::No)),
+                (
+                    KeyCode::Char('c'),
+                    KeyModifiers::CONTROL,
+                    Some(Action::Interrupt),
+                ),
+                (KeyCode::Char('p'), KeyModifiers::NONE, None),
+            ],
+        );
     }
 
     #[test]
