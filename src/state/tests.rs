@@ -11,6 +11,11 @@ fn store() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
+/// The run `id` as the store reads it; it must be there.
+fn recorded(store: &Store, id: &str) -> RunRecord {
+    store.run(id).expect("read").expect("recorded")
+}
+
 fn end(status: ExecutionStatus) -> ExecutionEnd {
     ExecutionEnd {
         status,
@@ -90,7 +95,7 @@ fn runs_round_trip_and_resolve_by_prefix() {
         .update_run(&first, RunStatus::Paused, Some("2"), Some("interrupted"))
         .expect("update");
 
-    let run = store.run(&first[..8]).expect("read").expect("found");
+    let run = recorded(&store, &first[..8]);
     assert_eq!(run.status, RunStatus::Paused);
     assert_eq!(run.current_phase.as_deref(), Some("2"));
     assert!(run.ended_at.is_some());
@@ -319,7 +324,7 @@ fn a_version_1_database_is_migrated_keeping_its_runs() {
     .expect("insert");
     drop(conn);
     let store = Store::open(dir.path()).expect("migrate");
-    let run = store.run("old").expect("read").expect("kept");
+    let run = recorded(&store, "old");
     // No owner was recorded, so nothing says it died: it stays as it was.
     assert_eq!(run.status, RunStatus::Running);
     assert!(run.phase_ids.is_empty() && run.started_with == StartedWith::default());
@@ -336,7 +341,7 @@ fn agent_groups_recorded_before_version_8_are_read_without_a_leader_start() {
     .expect("insert");
     drop(conn);
     let store = Store::open(dir.path()).expect("migrate");
-    let run = store.run("old").expect("read").expect("kept");
+    let run = recorded(&store, "old");
     assert_eq!(
         run.agent_groups,
         [AgentGroup::Unidentified(11), AgentGroup::Unidentified(4242)]
@@ -348,7 +353,7 @@ fn agent_groups_recorded_before_version_8_are_read_without_a_leader_start() {
     store
         .set_agent_group("old", "1", Some(leader))
         .expect("record");
-    let run = store.run("old").expect("read").expect("kept");
+    let run = recorded(&store, "old");
     assert_eq!(run.agent_groups[1], AgentGroup::Identified(leader));
 }
 
@@ -380,14 +385,8 @@ fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
         .set_agent_group(&dead, "2", Some(second))
         .expect("group");
 
-    assert_eq!(
-        store.run(&live).expect("read").expect("run").status,
-        RunStatus::Running
-    );
-    assert_eq!(
-        store.run(&dead).expect("read").expect("run").status,
-        RunStatus::Interrupted
-    );
+    assert_eq!(recorded(&store, &live).status, RunStatus::Running);
+    assert_eq!(recorded(&store, &dead).status, RunStatus::Interrupted);
     let settled = store.settle_interrupted().expect("settle");
     assert_eq!(settled.len(), 1);
     assert_eq!(settled[0].id, dead);
@@ -399,15 +398,8 @@ fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
         ]
     );
     store.clear_agent_groups(&dead).expect("clear");
-    assert!(
-        store
-            .run(&dead)
-            .expect("read")
-            .expect("run")
-            .agent_groups
-            .is_empty()
-    );
-    let record = store.run(&dead).expect("read").expect("run");
+    assert!(recorded(&store, &dead).agent_groups.is_empty());
+    let record = recorded(&store, &dead);
     assert_eq!(record.status, RunStatus::Interrupted);
     assert!(record.ended_at.is_some());
     assert!(store.settle_interrupted().expect("again").is_empty());
@@ -442,7 +434,7 @@ fn phases_flags_and_pauses_round_trip() {
     store
         .update_run(&run, RunStatus::Paused, Some("2a"), None)
         .expect("pause run");
-    let record = store.run(&run).expect("read").expect("run");
+    let record = recorded(&store, &run);
     assert_eq!(record.phase_ids, ["1", "2a"]);
     assert_eq!(record.started_with, started_with);
     assert_eq!(
@@ -450,16 +442,9 @@ fn phases_flags_and_pauses_round_trip() {
         [("1".to_owned(), other), ("2a".to_owned(), pause)].into()
     );
     store.set_pause(&run, "1", None).expect("forget one");
-    assert_eq!(store.run(&run).expect("read").expect("run").pauses.len(), 1);
+    assert_eq!(recorded(&store, &run).pauses.len(), 1);
     store.clear_pauses(&run).expect("forget");
-    assert!(
-        store
-            .run(&run)
-            .expect("read")
-            .expect("run")
-            .pauses
-            .is_empty()
-    );
+    assert!(recorded(&store, &run).pauses.is_empty());
 }
 
 #[test]
@@ -499,16 +484,16 @@ fn a_wait_for_a_usage_limit_shows_while_its_run_lives_and_ends_when_cleared() {
     store
         .set_limit_wait(&live, "2", Some(&wait))
         .expect("again");
-    let run = store.run(&live).expect("read").expect("run");
+    let run = recorded(&store, &live);
     assert_eq!(run.limit_waits.get("2"), Some(&wait));
     store.set_limit_wait(&live, "2", None).expect("over");
-    let run = store.run(&live).expect("read").expect("run");
+    let run = recorded(&store, &live);
     assert!(run.limit_waits.is_empty());
     // A run that is not running waits for nothing, whatever a killed run left behind.
     store.set_limit_wait(&live, "3", Some(&wait)).expect("wait");
     store
         .update_run(&live, RunStatus::Paused, None, None)
         .expect("paused");
-    let run = store.run(&live).expect("read").expect("run");
+    let run = recorded(&store, &live);
     assert!(run.limit_waits.is_empty());
 }
