@@ -227,7 +227,7 @@ fn convert(raw: &str, kind: Kind) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Origin;
+    use crate::config::{Origin, yaml};
 
     fn env(vars: &[(&str, &str)]) -> BTreeMap<String, String> {
         vars.iter()
@@ -237,10 +237,6 @@ mod tests {
 
     fn build(vars: &[(&str, &str)]) -> Result<BuiltLayer, Box<Invalid>> {
         layer(&env(vars), &["cargo-test".to_owned(), "pytest".to_owned()])
-    }
-
-    fn yaml(text: &str) -> Value {
-        serde_norway::from_str(text).expect("test yaml")
     }
 
     fn var_of(invalid: &Invalid) -> &str {

@@ -246,7 +246,7 @@ pub(crate) fn describe(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Origin;
+    use crate::config::{Origin, yaml};
 
     const PATH: &str = "/p/.debussy/config.yaml";
 
@@ -269,10 +269,6 @@ mod tests {
     fn points_at(invalid: &Invalid) -> (Option<&str>, usize, usize) {
         let (line, column) = at(invalid);
         (invalid.key.as_deref(), line, column)
-    }
-
-    fn yaml(text: &str) -> Value {
-        serde_norway::from_str(text).expect("test yaml")
     }
 
     #[test]

@@ -12,6 +12,12 @@ use serde_norway::Value;
 
 use super::Source;
 
+/// The YAML value `text` spells, for tests.
+#[cfg(test)]
+pub(crate) fn yaml(text: &str) -> Value {
+    serde_norway::from_str(text).expect("test yaml")
+}
+
 /// A layer built from variables or flags rather than read from a file: the keys it sets
 /// and, for each leaf, the variable or flag that set it.
 #[derive(Debug, Default)]
@@ -138,10 +144,6 @@ fn join(prefix: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn yaml(text: &str) -> Value {
-        serde_norway::from_str(text).expect("test yaml parses")
-    }
 
     fn merged(layers: &[(&str, Source)]) -> (Value, BTreeMap<String, Source>) {
         let mut base = Value::Mapping(serde_norway::Mapping::new());
