@@ -87,6 +87,22 @@ fn documents() -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+/// The text of `docs/{name}`.
+fn doc(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// What `text` says under the heading `## {heading}`, up to the next such heading.
+fn section<'t>(text: &'t str, heading: &str) -> &'t str {
+    text.split(&format!("## {heading}"))
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap_or_else(|| panic!("no section `## {heading}`"))
+}
+
 /// A command line shown in a doc, and where.
 #[derive(Debug)]
 struct Example {
@@ -382,8 +398,7 @@ fn states(cell: &str, value: &Value) -> bool {
 
 #[test]
 fn every_default_in_the_docs_is_the_binarys() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let config = std::fs::read_to_string(root.join("docs/config.md")).expect("docs/config.md");
+    let config = doc("config.md");
     let mut wrong = Vec::new();
     let defaults = documented_defaults(&config);
     assert!(defaults.len() > 40, "the key tables were not found");
@@ -466,29 +481,16 @@ fn every_default_in_the_docs_is_the_binarys() {
 
 /// Whether a config file setting `key` (dotted) to `value` is accepted.
 fn accepts(key: &str, value: &str) -> bool {
-    let parts: Vec<&str> = key.split('.').collect();
-    let mut yaml = String::new();
-    for (depth, part) in parts.iter().enumerate() {
-        yaml.push_str(&"  ".repeat(depth));
-        yaml.push_str(part);
-        yaml.push(':');
-        if depth + 1 == parts.len() {
-            yaml.push(' ');
-            yaml.push_str(value);
-        }
-        yaml.push('\n');
-    }
+    let yaml = crate::config::nested_yaml(key, value);
     crate::config::parse_file(Path::new("t.yaml"), &yaml).is_ok()
 }
 
 #[test]
 fn the_event_examples_are_json_worded_as_the_binary_words_them() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join("docs/events.md")).expect("docs/events.md");
-    let example = text
-        .split("## Example")
+    let text = doc("events.md");
+    let example = section(&text, "Example")
+        .split("```json\n")
         .nth(1)
-        .and_then(|rest| rest.split("```json\n").nth(1))
         .and_then(|rest| rest.split("```").next())
         .expect("the example block");
     let events: Vec<serde_json::Value> = example
@@ -535,16 +537,11 @@ fn defaults_are_read_as_the_docs_write_them() {
 
 #[test]
 fn the_upper_bounds_in_the_docs_are_the_key_tables() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join("docs/config.md")).expect("docs/config.md");
-    let section = text
-        .split("## Upper bounds")
-        .nth(1)
-        .and_then(|rest| rest.split("\n## ").next())
-        .expect("the upper bounds section");
+    let text = doc("config.md");
+    let bounds = section(&text, "Upper bounds");
     let mut checked = 0;
     let mut wrong = Vec::new();
-    for row in section.lines().filter(|line| line.starts_with("| `")) {
+    for row in bounds.lines().filter(|line| line.starts_with("| `")) {
         let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
         let [keys, bound] = cells.as_slice() else {
             continue;

@@ -157,11 +157,10 @@ impl TypedValueParser for Words {
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, Parser};
-    use serde_norway::Value;
 
     use super::*;
     use crate::cli::{Cli, Command};
-    use crate::config::{Invalid, Origin, Problem, Source, flag_layer as layer};
+    use crate::config::{Invalid, Origin, Problem, Source, flag_layer as layer, yaml};
 
     fn overrides(args: &[&str]) -> Overrides {
         let mut argv = vec!["debussy", "run", "PLAN.md"];
@@ -170,10 +169,6 @@ mod tests {
             Command::Run(run) => run.overrides.values,
             _ => unreachable!("parsed `run`"),
         }
-    }
-
-    fn yaml(text: &str) -> Value {
-        serde_norway::from_str(text).expect("test yaml")
     }
 
     fn flag_of(invalid: &Invalid) -> &str {

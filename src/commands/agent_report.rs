@@ -1,5 +1,5 @@
-//! Shared by `debussy done` and `debussy progress`: find the run an agent belongs to and
-//! open its project's state store.
+//! Shared by `debussy done` and `debussy progress`: find the run an agent belongs to,
+//! open its project's state store, and settle the phase the report is about.
 
 use crate::cli::GlobalArgs;
 use crate::exit::Failure;
@@ -38,9 +38,30 @@ pub(super) fn run_store(global: &GlobalArgs, command: &str) -> Result<(RunEnv, S
     Ok((env, store))
 }
 
+/// The phase a report is about: the one `given` (blank is none), else the session's own,
+/// as the run spells it ([`check_phase`]). `usage` is how the command is typed with a
+/// phase, for the hint when there is none.
+pub(super) fn phase(
+    store: &Store,
+    env: &RunEnv,
+    given: Option<String>,
+    usage: &str,
+) -> Result<String, Failure> {
+    let phase = given
+        .filter(|p| !p.trim().is_empty())
+        .or_else(|| (!env.phase_id.is_empty()).then(|| env.phase_id.clone()))
+        .ok_or_else(|| {
+            Failure::usage(miette::miette!(
+                help = format!("pass the phase id: `{usage}`"),
+                "no phase given and none known from the environment"
+            ))
+        })?;
+    check_phase(store, &env.run_id, &phase)
+}
+
 /// Refuse a phase the run does not have (runs recorded before phases were kept accept
 /// any). Returns the phase id as the run spells it (`Phase 2` → `2`).
-pub(super) fn check_phase(store: &Store, run_id: &str, phase: &str) -> Result<String, Failure> {
+fn check_phase(store: &Store, run_id: &str, phase: &str) -> Result<String, Failure> {
     let run = store
         .run(run_id)
         .map_err(Failure::failed)?

@@ -6,18 +6,12 @@ use crate::state::CompletionStatus;
 
 pub(super) fn run(global: &GlobalArgs, args: DoneArgs) -> CommandResult {
     let (env, store) = super::agent_report::run_store(global, "done")?;
-    let phase = args
-        .phase
-        .or(args.phase_pos)
-        .filter(|p| !p.trim().is_empty())
-        .or_else(|| (!env.phase_id.is_empty()).then(|| env.phase_id.clone()))
-        .ok_or_else(|| {
-            Failure::usage(miette::miette!(
-                help = "pass the phase id: `debussy done --phase 2`",
-                "no phase given and none known from the environment"
-            ))
-        })?;
-    let phase = super::agent_report::check_phase(&store, &env.run_id, &phase)?;
+    let phase = super::agent_report::phase(
+        &store,
+        &env,
+        args.phase.or(args.phase_pos),
+        "debussy done --phase 2",
+    )?;
     let status = match args
         .status
         .or(args.status_pos)

@@ -304,6 +304,15 @@ mod tests {
         crate::cli::docs_tests::shell_words(line, vars, false)
     }
 
+    /// The paths `write_templates` reported with `action`.
+    fn paths_with(written: &[(&'static str, Action)], action: Action) -> Vec<&'static str> {
+        written
+            .iter()
+            .filter(|(_, done)| *done == action)
+            .map(|(path, _)| *path)
+            .collect()
+    }
+
     /// The `debussy …` lines inside the fenced shell blocks of a markdown file.
     fn command_lines(markdown: &str) -> Vec<&str> {
         let mut in_block = false;
@@ -473,12 +482,10 @@ mod tests {
         std::fs::create_dir_all(dir.join("plans/example")).expect("mkdir");
         std::fs::write(dir.join("plans/example/phase-2.md"), "mine").expect("write");
         let written = write_templates(dir, false).expect("writes the rest");
-        let kept: Vec<&str> = written
-            .iter()
-            .filter(|(_, action)| *action == Action::Kept)
-            .map(|(p, _)| *p)
-            .collect();
-        assert_eq!(kept, ["plans/example/phase-2.md"]);
+        assert_eq!(
+            paths_with(&written, Action::Kept),
+            ["plans/example/phase-2.md"]
+        );
         assert_eq!(
             std::fs::read_to_string(dir.join("plans/example/phase-2.md")).expect("read"),
             "mine",
@@ -491,12 +498,10 @@ mod tests {
         let again = write_templates(dir, false).expect("a third init");
         assert!(again.iter().all(|(_, action)| *action == Action::Kept));
         let written = write_templates(dir, true).expect("forced");
-        let overwritten: Vec<&str> = written
-            .iter()
-            .filter(|(_, action)| *action == Action::Overwrote)
-            .map(|(p, _)| *p)
-            .collect();
-        assert_eq!(overwritten.len(), TEMPLATES.len());
+        assert_eq!(
+            paths_with(&written, Action::Overwrote).len(),
+            TEMPLATES.len()
+        );
         let phase = std::fs::read_to_string(dir.join("plans/example/phase-2.md")).expect("read");
         assert!(phase.starts_with("# Greeting Demo Phase 2: Say goodbye"));
     }

@@ -12,17 +12,12 @@ pub(super) fn run(global: &GlobalArgs, args: ProgressArgs) -> CommandResult {
             "the progress step is empty"
         )));
     }
-    let phase = args
-        .phase
-        .filter(|p| !p.trim().is_empty())
-        .or_else(|| (!env.phase_id.is_empty()).then(|| env.phase_id.clone()))
-        .ok_or_else(|| {
-            Failure::usage(miette::miette!(
-                help = "pass the phase id: `debussy progress --phase 2 \"what you did\"`",
-                "no phase given and none known from the environment"
-            ))
-        })?;
-    let phase = super::agent_report::check_phase(&store, &env.run_id, &phase)?;
+    let phase = super::agent_report::phase(
+        &store,
+        &env,
+        args.phase,
+        "debussy progress --phase 2 \"what you did\"",
+    )?;
     store
         .record_progress(&env.run_id, &phase, step.trim())
         .map_err(Failure::failed)?;

@@ -30,16 +30,8 @@ use super::Source;
 use super::check;
 use super::error::{Complaint, Invalid, Problem};
 use super::keys::{self, Key, Kind};
+use super::merge::BuiltLayer;
 use super::schema::{self, ENV_PREFIX, RESERVED_ENV_VARS};
-
-/// The environment layer: the keys it sets and the variable that set each leaf.
-#[derive(Debug, Default)]
-pub(crate) struct EnvLayer {
-    /// A mapping holding the keys set by variables.
-    pub value: Value,
-    /// For each leaf path, the variable that set it.
-    pub sources: BTreeMap<String, Source>,
-}
 
 /// What a `DEBUSSY_*` variable names.
 enum Target {
@@ -56,7 +48,7 @@ enum Target {
 pub(crate) fn layer(
     env: &BTreeMap<String, String>,
     gate_names: &[String],
-) -> Result<EnvLayer, Box<Invalid>> {
+) -> Result<BuiltLayer, Box<Invalid>> {
     let mut value = Value::Mapping(Mapping::new());
     let mut sources = BTreeMap::new();
     for (var, raw) in env {
@@ -124,7 +116,7 @@ pub(crate) fn layer(
     };
     check::check_layer(&value)
         .map_err(|problem| Invalid::in_env(problem.complaint, &var_for(&problem.path)))?;
-    Ok(EnvLayer { value, sources })
+    Ok(BuiltLayer { value, sources })
 }
 
 fn resolve(var: &str, gate_names: &[String]) -> Target {
@@ -235,7 +227,7 @@ fn convert(raw: &str, kind: Kind) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Origin;
+    use crate::config::{Origin, yaml};
 
     fn env(vars: &[(&str, &str)]) -> BTreeMap<String, String> {
         vars.iter()
@@ -243,12 +235,8 @@ mod tests {
             .collect()
     }
 
-    fn build(vars: &[(&str, &str)]) -> Result<EnvLayer, Box<Invalid>> {
+    fn build(vars: &[(&str, &str)]) -> Result<BuiltLayer, Box<Invalid>> {
         layer(&env(vars), &["cargo-test".to_owned(), "pytest".to_owned()])
-    }
-
-    fn yaml(text: &str) -> Value {
-        serde_norway::from_str(text).expect("test yaml")
     }
 
     fn var_of(invalid: &Invalid) -> &str {

@@ -246,7 +246,7 @@ pub(crate) fn describe(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Origin;
+    use crate::config::{Origin, yaml};
 
     const PATH: &str = "/p/.debussy/config.yaml";
 
@@ -265,8 +265,10 @@ mod tests {
         }
     }
 
-    fn yaml(text: &str) -> Value {
-        serde_norway::from_str(text).expect("test yaml")
+    /// The key an error is about and the line and column it points at.
+    fn points_at(invalid: &Invalid) -> (Option<&str>, usize, usize) {
+        let (line, column) = at(invalid);
+        (invalid.key.as_deref(), line, column)
     }
 
     #[test]
@@ -312,8 +314,7 @@ mod tests {
     fn repeated_keys_point_at_the_repeat() {
         let err = parse_err("model: a\ntimeout: 5\nmodel: b\n");
         assert_eq!(err.problem, Problem::Syntax);
-        assert_eq!(err.key.as_deref(), Some("model"));
-        assert_eq!(at(&err), (3, 1));
+        assert_eq!(points_at(&err), (Some("model"), 3, 1));
         assert_eq!(err.message, "key `model` appears twice");
     }
 
@@ -331,16 +332,13 @@ mod tests {
     fn unknown_keys_suggest_the_nearest_key() {
         let err = parse_err("model: opus\nmax_retires: 3\n");
         assert_eq!(err.problem, Problem::UnknownKey);
-        assert_eq!(err.key.as_deref(), Some("max_retires"));
-        assert_eq!(at(&err), (2, 1));
+        assert_eq!(points_at(&err), (Some("max_retires"), 2, 1));
         assert_eq!(err.help.as_deref(), Some("did you mean `max_retries`?"));
         let err = parse_err("agent:\n  kind: sim\n  comand: x\n");
-        assert_eq!(err.key.as_deref(), Some("agent.comand"));
-        assert_eq!(at(&err), (3, 3));
+        assert_eq!(points_at(&err), (Some("agent.comand"), 3, 3));
         assert_eq!(err.help.as_deref(), Some("did you mean `agent.command`?"));
         let err = parse_err("notifications: {ntfy: {topics: x}}\n");
-        assert_eq!(err.key.as_deref(), Some("notifications.ntfy.topics"));
-        assert_eq!(at(&err), (1, 24));
+        assert_eq!(points_at(&err), (Some("notifications.ntfy.topics"), 1, 24));
     }
 
     #[test]
@@ -356,8 +354,7 @@ mod tests {
     fn sections_must_be_mappings() {
         let err = parse_err("model: opus\nagent: sim\n");
         assert_eq!(err.problem, Problem::WrongType);
-        assert_eq!(err.key.as_deref(), Some("agent"));
-        assert_eq!(at(&err), (2, 8));
+        assert_eq!(points_at(&err), (Some("agent"), 2, 8));
         let err = parse_err("gates: [pytest]\n");
         assert_eq!(err.key.as_deref(), Some("gates"));
         assert!(
@@ -380,8 +377,7 @@ mod tests {
     fn wrong_types_point_at_the_value() {
         let err = parse_err("model: opus\nagent:\n  stop_grace: soon\n");
         assert_eq!(err.problem, Problem::WrongType);
-        assert_eq!(err.key.as_deref(), Some("agent.stop_grace"));
-        assert_eq!(at(&err), (3, 15));
+        assert_eq!(points_at(&err), (Some("agent.stop_grace"), 3, 15));
         assert_eq!(
             err.message,
             "`agent.stop_grace` must be a number, at most 600 (seconds), found string \"soon\""
@@ -392,18 +388,18 @@ mod tests {
     fn out_of_range_values_point_at_the_value() {
         let err = parse_err("model: opus\ncontext_threshold: 150   # too much\n");
         assert_eq!(err.problem, Problem::OutOfRange);
-        assert_eq!(err.key.as_deref(), Some("context_threshold"));
-        assert_eq!(at(&err), (2, 20));
+        assert_eq!(points_at(&err), (Some("context_threshold"), 2, 20));
         assert_eq!(
             err.message,
             "`context_threshold` must be greater than 0 and at most 100, found 150"
         );
         let err = parse_err("gates:\n  pytest: \"\"\n");
-        assert_eq!(err.key.as_deref(), Some("gates.pytest"));
-        assert_eq!(at(&err), (2, 11));
+        assert_eq!(points_at(&err), (Some("gates.pytest"), 2, 11));
         let err = parse_err("agent: {token_estimate_factor: 0}\n");
-        assert_eq!(err.key.as_deref(), Some("agent.token_estimate_factor"));
-        assert_eq!(at(&err), (1, 32));
+        assert_eq!(
+            points_at(&err),
+            (Some("agent.token_estimate_factor"), 1, 32)
+        );
     }
 
     #[test]

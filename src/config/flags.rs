@@ -13,6 +13,7 @@ use super::Source;
 use super::check::{self, segs_of};
 use super::error::Invalid;
 use super::keys::{self, Kind};
+use super::merge::BuiltLayer;
 
 /// A value typed on the command line for a configuration key.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,15 +47,6 @@ impl FlagValue {
 /// The configuration flags typed for one command: key path (`agent.kind`) → value.
 pub type Overrides = BTreeMap<String, FlagValue>;
 
-/// The flag layer: the keys the typed flags set and the flag that set each one.
-#[derive(Debug, Default)]
-pub(crate) struct FlagLayer {
-    /// A mapping holding the keys set by flags.
-    pub value: Value,
-    /// For each leaf path, the flag that set it.
-    pub sources: BTreeMap<String, Source>,
-}
-
 /// The words of every flag in `overrides`, as the user would type them
 /// (`["--agent", "sim", "--max-retries", "0"]`): value flags first, then switches, each
 /// in the order of the key table. Keys no flag sets are left out.
@@ -78,7 +70,7 @@ pub fn flag_words(overrides: &Overrides) -> Vec<String> {
 }
 
 /// Build the flag layer from the overrides the user typed.
-pub(crate) fn layer(overrides: &Overrides) -> Result<FlagLayer, Box<Invalid>> {
+pub(crate) fn layer(overrides: &Overrides) -> Result<BuiltLayer, Box<Invalid>> {
     let mut value = Value::Mapping(serde_norway::Mapping::new());
     let mut sources = BTreeMap::new();
     for (key, flag) in keys::flagged() {
@@ -95,5 +87,5 @@ pub(crate) fn layer(overrides: &Overrides) -> Result<FlagLayer, Box<Invalid>> {
     };
     check::check_layer(&value)
         .map_err(|problem| Invalid::in_flag(problem.complaint, &flag_for(&problem.path)))?;
-    Ok(FlagLayer { value, sources })
+    Ok(BuiltLayer { value, sources })
 }

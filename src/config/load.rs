@@ -184,34 +184,10 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Loaded, ConfigError> {
         Some(Value::Mapping(gates)) => gates.keys().map(key_name).collect(),
         _ => Vec::new(),
     };
-    let env_layer = env::layer(&options.env, &gate_names)?;
-    merge(
-        &mut merged,
-        &env_layer.value,
-        &|path| {
-            env_layer
-                .sources
-                .get(path)
-                .cloned()
-                .unwrap_or(Source::Default)
-        },
-        &mut sources,
-    );
+    env::layer(&options.env, &gate_names)?.merge_over(&mut merged, &mut sources);
     kinds.set(Source::Env(String::new()).layer(), merged_kind(&merged));
     if let Some(overrides) = options.overrides {
-        let flag_layer = flags::layer(overrides)?;
-        merge(
-            &mut merged,
-            &flag_layer.value,
-            &|path| {
-                flag_layer
-                    .sources
-                    .get(path)
-                    .cloned()
-                    .unwrap_or(Source::Default)
-            },
-            &mut sources,
-        );
+        flags::layer(overrides)?.merge_over(&mut merged, &mut sources);
         kinds.set(Source::Flag(String::new()).layer(), merged_kind(&merged));
     }
 

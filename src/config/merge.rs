@@ -12,6 +12,31 @@ use serde_norway::Value;
 
 use super::Source;
 
+/// The YAML value `text` spells, for tests.
+#[cfg(test)]
+pub(crate) fn yaml(text: &str) -> Value {
+    serde_norway::from_str(text).expect("test yaml")
+}
+
+/// A layer built from variables or flags rather than read from a file: the keys it sets
+/// and, for each leaf, the variable or flag that set it.
+#[derive(Debug, Default)]
+pub(crate) struct BuiltLayer {
+    /// A mapping holding the keys it sets.
+    pub value: Value,
+    /// For each leaf path, the variable or flag that set it.
+    pub sources: BTreeMap<String, Source>,
+}
+
+impl BuiltLayer {
+    /// Merge it over `base` (see [`merge`]), each leaf it sets sourced to its variable or
+    /// flag.
+    pub(crate) fn merge_over(&self, base: &mut Value, sources: &mut BTreeMap<String, Source>) {
+        let source_of = |path: &str| self.sources.get(path).cloned().unwrap_or(Source::Default);
+        merge(base, &self.value, &source_of, sources);
+    }
+}
+
 /// Merge `layer` over `base`. `source_of` names the source of a leaf path that the layer
 /// sets; `sources` is updated so that it names exactly the leaves of the result.
 pub(crate) fn merge(
@@ -119,10 +144,6 @@ fn join(prefix: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn yaml(text: &str) -> Value {
-        serde_norway::from_str(text).expect("test yaml parses")
-    }
 
     fn merged(layers: &[(&str, Source)]) -> (Value, BTreeMap<String, Source>) {
         let mut base = Value::Mapping(serde_norway::Mapping::new());

@@ -60,3 +60,7 @@ pub use settings::{
 pub(crate) use file::parse as parse_file;
 #[cfg(test)]
 pub(crate) use flags::layer as flag_layer;
+#[cfg(test)]
+pub(crate) use merge::yaml;
+#[cfg(test)]
+pub(crate) use schema::nested_yaml;

@@ -194,6 +194,25 @@ pub(crate) fn words_list(words: &[&str]) -> String {
     }
 }
 
+/// A config file that sets the dotted `path` to `value` (YAML text), each section on a
+/// line of its own.
+#[cfg(test)]
+pub(crate) fn nested_yaml(path: &str, value: &str) -> String {
+    let mut out = String::new();
+    let parts: Vec<&str> = path.split('.').collect();
+    for (depth, part) in parts.iter().enumerate() {
+        out.push_str(&"  ".repeat(depth));
+        out.push_str(part);
+        out.push(':');
+        if depth + 1 == parts.len() {
+            out.push(' ');
+            out.push_str(value);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,29 +242,13 @@ mod tests {
         for k in KEYS {
             let Kind::Enum(words) = k.kind else { continue };
             for word in words {
-                let yaml = nested(k.path, word);
+                let yaml = nested_yaml(k.path, word);
                 let parsed: Result<Config, _> = serde_norway::from_str(&yaml);
                 assert!(parsed.is_ok(), "{} should accept {word}: {yaml}", k.path);
             }
-            let parsed: Result<Config, _> = serde_norway::from_str(&nested(k.path, "bogus"));
+            let parsed: Result<Config, _> = serde_norway::from_str(&nested_yaml(k.path, "bogus"));
             assert!(parsed.is_err(), "{} should reject bogus", k.path);
         }
-    }
-
-    fn nested(path: &str, value: &str) -> String {
-        let mut out = String::new();
-        let parts: Vec<&str> = path.split('.').collect();
-        for (depth, part) in parts.iter().enumerate() {
-            out.push_str(&"  ".repeat(depth));
-            out.push_str(part);
-            out.push(':');
-            if depth + 1 == parts.len() {
-                out.push(' ');
-                out.push_str(value);
-            }
-            out.push('\n');
-        }
-        out
     }
 
     #[test]

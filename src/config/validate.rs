@@ -302,35 +302,26 @@ fn check_profiles(config: &Config, out: &mut Vec<Violation>) {
     for kind in AgentKind::ALL {
         let profile = config.agents.get(kind);
         let key = |name: &str| format!("agents.{kind}.{name}");
-        if profile
-            .command
-            .as_deref()
-            .is_some_and(|c| c.trim().is_empty())
-        {
-            out.push(violation(
-                key("command"),
-                "must not be empty",
-                "\"\"",
-                &format!(
-                    "set `{}` to a program, or null for {kind}'s own",
-                    key("command")
-                ),
-            ));
-        }
-        if profile
-            .model
-            .as_deref()
-            .is_some_and(|m| m.trim().is_empty())
-        {
-            out.push(violation(
-                key("model"),
-                "must not be empty",
-                "\"\"",
-                &format!(
-                    "set `{}` to a model name, or null for the model {kind} runs by default",
-                    key("model")
-                ),
-            ));
+        for (name, value, what) in [
+            (
+                "command",
+                &profile.command,
+                format!("a program, or null for {kind}'s own"),
+            ),
+            (
+                "model",
+                &profile.model,
+                format!("a model name, or null for the model {kind} runs by default"),
+            ),
+        ] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                out.push(violation(
+                    key(name),
+                    "must not be empty",
+                    "\"\"",
+                    &format!("set `{}` to {what}", key(name)),
+                ));
+            }
         }
         if profile.model_context_window == Some(0) {
             out.push(violation(

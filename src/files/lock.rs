@@ -199,11 +199,7 @@ mod tests {
 
     #[test]
     fn a_link_where_the_lock_belongs_is_refused_and_its_target_untouched() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let outside = dir.path().join("outside.txt");
-        std::fs::write(&outside, "precious").expect("write");
-        let path = dir.path().join("run.lock");
-        std::os::unix::fs::symlink(&outside, &path).expect("link");
+        let (_dir, outside, path) = super::super::link_to_precious("run.lock");
         let err = PidLock::try_acquire(&path, "x").expect_err("a link");
         assert!(err.to_string().contains("run.lock"), "{err}");
         assert!(

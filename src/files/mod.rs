@@ -22,3 +22,15 @@ pub use lines::{LineRead, read_line_limited};
 pub use lock::{LockHeld, PidLock, PidLockError};
 pub use read::{CONFIG_LIMIT, PLAN_LIMIT, open_regular, read_bytes_limited, read_text_limited};
 pub use write::{create_private, open_private_append, replace_file, write_private};
+
+/// A temporary directory holding a file of precious text and, at `name`, a link to it;
+/// the file's path and the link's.
+#[cfg(test)]
+fn link_to_precious(name: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let outside = dir.path().join("outside.txt");
+    std::fs::write(&outside, "precious").expect("write");
+    let path = dir.path().join(name);
+    std::os::unix::fs::symlink(&outside, &path).expect("link");
+    (dir, outside, path)
+}

@@ -108,20 +108,9 @@ pub(super) fn refuse_link(path: &Path, err: io::Error) -> io::Error {
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
-    use std::path::PathBuf;
 
+    use super::super::link_to_precious;
     use super::*;
-
-    /// A temporary directory holding a file of precious text and, at `name`, a link to
-    /// it; the file's path and the link's.
-    fn link_to_precious(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let outside = dir.path().join("outside.txt");
-        std::fs::write(&outside, "precious").expect("write");
-        let path = dir.path().join(name);
-        std::os::unix::fs::symlink(&outside, &path).expect("link");
-        (dir, outside, path)
-    }
 
     #[test]
     fn a_link_in_place_is_replaced_and_its_target_left_alone() {

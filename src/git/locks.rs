@@ -143,10 +143,10 @@ fn remove(lock: &Path) -> Result<(), GitError> {
 
 #[cfg(test)]
 mod tests {
-    use std::io::BufRead as _;
-    use std::process::{Child, Command, Stdio};
+    use std::process::{Command, Stdio};
 
     use super::*;
+    use crate::process::procfs::FileHolder;
 
     /// A repository with one linked worktree; its git directory.
     fn repository(dir: &Path) -> PathBuf {
@@ -176,36 +176,6 @@ mod tests {
         ]);
         git(&["worktree", "add", "-q", "-b", "debussy/r1/phase-1", "wt"]);
         dir.join(".git")
-    }
-
-    /// A process holding `path` open for writing, as a git command holds its lock.
-    struct Holder(Child);
-
-    impl Holder {
-        fn of(path: &Path) -> Holder {
-            let mut child = Command::new("sh")
-                .arg("-c")
-                .arg("exec 3>\"$1\"; echo ready; exec sleep 30")
-                .arg("sh")
-                .arg(path)
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("sh");
-            let mut ready = String::new();
-            std::io::BufReader::new(child.stdout.take().expect("stdout"))
-                .read_line(&mut ready)
-                .expect("read");
-            let holder = Holder(child);
-            assert_eq!(ready.trim(), "ready");
-            holder
-        }
-    }
-
-    impl Drop for Holder {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
     }
 
     #[test]
@@ -268,7 +238,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let git_dir = repository(dir.path());
         let lock = git_dir.join("packed-refs.lock");
-        let holder = Holder::of(&lock);
+        let holder = FileHolder::of(&lock);
         let started = SystemTime::now() + Duration::from_secs(1);
 
         let err =
@@ -276,7 +246,7 @@ mod tests {
         match &err {
             GitError::LockInUse { path, pids } => {
                 assert_eq!(path, &lock);
-                assert_eq!(pids, &[holder.0.id()]);
+                assert_eq!(pids, &[holder.pid()]);
             }
             other => panic!("{other:?}"),
         }

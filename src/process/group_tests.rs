@@ -17,11 +17,7 @@ async fn grandchildren_die_with_the_group_on_kill() {
     let report = within("kill", child.kill()).await;
     assert_eq!(report.status, ExitStatus::Signal(libc_sig(Signal::SIGKILL)));
     until("the grandchild to be gone", || !is_alive(grandchild)).await;
-    let events = all_events(&mut child).await;
-    assert!(
-        !events.iter().any(|e| matches!(e, ProcessEvent::Leaked(_))),
-        "{events:?}"
-    );
+    assert_nothing_leaked(&mut child).await;
 }
 
 #[tokio::test]

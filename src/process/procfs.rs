@@ -89,6 +89,47 @@ pub(crate) fn parse_full_stat(stat: &str) -> Option<Stat> {
     })
 }
 
+/// A process holding a file open for writing, as a git command holds its lock; killed
+/// when dropped. For the tests of what finds such holders.
+#[cfg(test)]
+pub(crate) struct FileHolder(std::process::Child);
+
+#[cfg(test)]
+impl FileHolder {
+    /// Start one holding `path`, and wait until it does.
+    pub(crate) fn of(path: &Path) -> FileHolder {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("exec 3>\"$1\"; echo ready; exec sleep 30")
+            .arg("sh")
+            .arg(path)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let mut ready = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut ready)
+            .expect("read");
+        let holder = FileHolder(child);
+        assert_eq!(ready.trim(), "ready");
+        holder
+    }
+
+    /// Its process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+#[cfg(test)]
+impl Drop for FileHolder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,27 +169,13 @@ mod tests {
 
     #[test]
     fn a_file_another_process_holds_names_that_process() {
-        use std::io::BufRead as _;
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("index.lock");
-        // As a git command holds its lock: open for writing, for as long as it runs.
-        let mut holder = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("exec 3>\"$1\"; echo ready; exec sleep 30")
-            .arg("sh")
-            .arg(&path)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("sh");
-        let mut ready = String::new();
-        std::io::BufReader::new(holder.stdout.take().expect("stdout"))
-            .read_line(&mut ready)
-            .expect("read");
+        let holder = FileHolder::of(&path);
+        let pid = holder.pid();
         let held = holders_of(&path);
-        let _ = holder.kill();
-        let _ = holder.wait();
-        assert_eq!(ready.trim(), "ready");
-        assert_eq!(held, Some(vec![holder.id()]));
+        drop(holder);
+        assert_eq!(held, Some(vec![pid]));
         assert_eq!(holders_of(&path), Some(Vec::new()), "its holder is gone");
     }
 

@@ -55,6 +55,15 @@ pub(super) async fn next_stdout_line(child: &mut Child) -> String {
     .await
 }
 
+/// The child's events to its exit hold no leak report.
+pub(super) async fn assert_nothing_leaked(child: &mut Child) {
+    let events = all_events(child).await;
+    assert!(
+        !events.iter().any(|e| matches!(e, ProcessEvent::Leaked(_))),
+        "{events:?}"
+    );
+}
+
 /// Read every event up to and including `Exited`.
 pub(super) async fn all_events(child: &mut Child) -> Vec<ProcessEvent> {
     within("the exit event", async {
@@ -328,11 +337,7 @@ async fn ladder_ends_in_sigkill_when_everything_is_ignored() {
     );
     assert!(!stop.escalated);
     // The sleep in the loop ignored the signals too and was killed with the group.
-    let events = all_events(&mut child).await;
-    assert!(
-        !events.iter().any(|e| matches!(e, ProcessEvent::Leaked(_))),
-        "{events:?}"
-    );
+    assert_nothing_leaked(&mut child).await;
 }
 
 #[tokio::test]

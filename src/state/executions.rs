@@ -9,7 +9,7 @@ use super::{
 use crate::context::cost::Billed;
 
 /// The four `billed_*` columns of a row.
-fn billed(row: &Row<'_>) -> rusqlite::Result<Billed> {
+pub(super) fn billed(row: &Row<'_>) -> rusqlite::Result<Billed> {
     Ok(Billed {
         input: row.get("billed_input")?,
         cache_write: row.get("billed_cache_write")?,

@@ -8,6 +8,7 @@
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
+use super::executions::billed;
 use super::records::{SessionKind, SessionRecord, now};
 use super::{StateError, Store};
 use crate::context::cost::Billed;
@@ -172,12 +173,7 @@ fn live_row(row: &Row<'_>) -> rusqlite::Result<LiveSession> {
         model: row.get("model")?,
         log_path: row.get("log_path")?,
         started_at: row.get("started_at")?,
-        billed: Billed {
-            input: row.get("billed_input")?,
-            cache_write: row.get("billed_cache_write")?,
-            cache_read: row.get("billed_cache_read")?,
-            output: row.get("billed_output")?,
-        },
+        billed: billed(row)?,
         cost_usd: row.get("cost_usd")?,
         cost_estimated: row.get("cost_estimated")?,
         context_percent: row.get("context_percent")?,

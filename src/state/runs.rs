@@ -211,19 +211,16 @@ impl Store {
         phase_id: &str,
         wait: Option<&LimitWait>,
     ) -> Result<(), StateError> {
+        let action = "record the wait for the usage limit";
         match wait {
-            Some(wait) => self.conn.execute(
+            Some(wait) => self.execute(
+                action,
                 "INSERT INTO limit_waits (run_id, phase_id, until, said) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (run_id, phase_id) DO UPDATE SET until = excluded.until, said = excluded.said",
                 params![run_id, phase_id, wait.until, wait.said],
             ),
-            None => self.conn.execute(
-                "DELETE FROM limit_waits WHERE run_id = ?1 AND phase_id = ?2",
-                params![run_id, phase_id],
-            ),
+            None => self.forget_phase_row(action, "limit_waits", run_id, phase_id),
         }
-        .map_err(self.sql("record the wait for the usage limit"))?;
-        Ok(())
     }
 
     fn limit_waits(&self, run_id: &str) -> Result<BTreeMap<String, LimitWait>, StateError> {
@@ -255,8 +252,10 @@ impl Store {
         phase_id: &str,
         leader: Option<ProcessIdentity>,
     ) -> Result<(), StateError> {
+        let action = "record the agent's process group";
         match leader {
-            Some(leader) => self.conn.execute(
+            Some(leader) => self.execute(
+                action,
                 "INSERT INTO phase_agents (run_id, phase_id, pgid, leader_start)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (run_id, phase_id)
@@ -268,13 +267,8 @@ impl Store {
                     i64::try_from(leader.start).unwrap_or(i64::MAX)
                 ],
             ),
-            None => self.conn.execute(
-                "DELETE FROM phase_agents WHERE run_id = ?1 AND phase_id = ?2",
-                params![run_id, phase_id],
-            ),
+            None => self.forget_phase_row(action, "phase_agents", run_id, phase_id),
         }
-        .map_err(self.sql("record the agent's process group"))?;
-        Ok(())
     }
 
     /// Forget every agent process group recorded for the run (they are gone).
@@ -384,8 +378,10 @@ impl Store {
         phase_id: &str,
         pause: Option<&PauseRecord>,
     ) -> Result<(), StateError> {
+        let action = "record the pause";
         match pause {
-            Some(pause) => self.conn.execute(
+            Some(pause) => self.execute(
+                action,
                 "INSERT INTO phase_pauses (run_id, phase_id, base, commit_id, files) VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (run_id, phase_id) DO UPDATE
                  SET base = excluded.base, commit_id = excluded.commit_id, files = excluded.files",
@@ -397,13 +393,8 @@ impl Store {
                     Some(pause.files.join("\n")).filter(|f| !f.is_empty()),
                 ],
             ),
-            None => self.conn.execute(
-                "DELETE FROM phase_pauses WHERE run_id = ?1 AND phase_id = ?2",
-                params![run_id, phase_id],
-            ),
+            None => self.forget_phase_row(action, "phase_pauses", run_id, phase_id),
         }
-        .map_err(self.sql("record the pause"))?;
-        Ok(())
     }
 
     /// Forget every pause of the run (it is being resumed).
@@ -442,6 +433,22 @@ impl Store {
                     },
                 ))
             },
+        )
+    }
+
+    /// Delete the row of `phase_id` in the table `table` of per-phase rows; `action`
+    /// names it in an error.
+    fn forget_phase_row(
+        &self,
+        action: &'static str,
+        table: &str,
+        run_id: &str,
+        phase_id: &str,
+    ) -> Result<(), StateError> {
+        self.execute(
+            action,
+            &format!("DELETE FROM {table} WHERE run_id = ?1 AND phase_id = ?2"),
+            params![run_id, phase_id],
         )
     }
 

@@ -66,14 +66,7 @@ impl Store {
             path: path.to_path_buf(),
             source,
         })?;
-        let err = |action| {
-            let path = path.to_path_buf();
-            move |source| StateError::Sqlite {
-                path,
-                action,
-                source,
-            }
-        };
+        let err = |action| sqlite_error(path, action);
         let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn = Connection::open_with_flags(path, flags).map_err(err("open"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
@@ -102,11 +95,7 @@ impl Store {
         &self,
         action: &'static str,
     ) -> impl FnOnce(rusqlite::Error) -> StateError + '_ {
-        move |source| StateError::Sqlite {
-            path: self.path.clone(),
-            action,
-            source,
-        }
+        sqlite_error(&self.path, action)
     }
 
     /// Run the statement `sql` with `params`; `action` names it in an error.
@@ -141,14 +130,7 @@ impl Store {
 
     fn migrate(&mut self) -> Result<(), StateError> {
         let path = self.path.clone();
-        let err = |action| {
-            let path = path.clone();
-            move |source| StateError::Sqlite {
-                path,
-                action,
-                source,
-            }
-        };
+        let err = |action| sqlite_error(&path, action);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -187,6 +169,18 @@ impl Store {
         text: &str,
     ) -> Result<T, StateError> {
         text.parse().map_err(|detail| self.corrupt(detail))
+    }
+}
+
+/// What became of the SQLite error of `action` on the database at `path`.
+fn sqlite_error<'p>(
+    path: &'p Path,
+    action: &'static str,
+) -> impl FnOnce(rusqlite::Error) -> StateError + 'p {
+    move |source| StateError::Sqlite {
+        path: path.to_path_buf(),
+        action,
+        source,
     }
 }
 

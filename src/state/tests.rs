@@ -11,6 +11,11 @@ fn store() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
+/// The run `id` as the store reads it; it must be there.
+fn recorded(store: &Store, id: &str) -> RunRecord {
+    store.run(id).expect("read").expect("recorded")
+}
+
 fn end(status: ExecutionStatus) -> ExecutionEnd {
     ExecutionEnd {
         status,
@@ -27,6 +32,20 @@ fn end(status: ExecutionStatus) -> ExecutionEnd {
         commit_id: Some("abc".into()),
         error: None,
     }
+}
+
+/// A project whose state database an older debussy made: the schema of `version`.
+fn database_at_version(version: usize) -> (tempfile::TempDir, Connection) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(STATE_DB);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let conn = Connection::open(&path).expect("open");
+    for migration in &schema::MIGRATIONS[..version] {
+        conn.execute_batch(migration).expect("migrate");
+    }
+    conn.pragma_update(None, "user_version", version)
+        .expect("version");
+    (dir, conn)
 }
 
 #[test]
@@ -76,7 +95,7 @@ fn runs_round_trip_and_resolve_by_prefix() {
         .update_run(&first, RunStatus::Paused, Some("2"), Some("interrupted"))
         .expect("update");
 
-    let run = store.run(&first[..8]).expect("read").expect("found");
+    let run = recorded(&store, &first[..8]);
     assert_eq!(run.status, RunStatus::Paused);
     assert_eq!(run.current_phase.as_deref(), Some("2"));
     assert!(run.ended_at.is_some());
@@ -212,24 +231,18 @@ fn completed_phases_come_from_any_run_of_the_same_plan() {
     let (_dir, store) = store();
     let a = store.create_run("/p/M.md", "Plan").expect("run");
     let b = store.create_run("/other/M.md", "Other").expect("run");
-    let done = store
-        .start_execution(&a, "1", 1, false, None)
-        .expect("exec");
-    store
-        .finish_execution(done, &end(ExecutionStatus::Completed))
-        .expect("finish");
-    let failed = store
-        .start_execution(&a, "2", 1, false, None)
-        .expect("exec");
-    store
-        .finish_execution(failed, &end(ExecutionStatus::Failed))
-        .expect("finish");
-    let elsewhere = store
-        .start_execution(&b, "3", 1, false, None)
-        .expect("exec");
-    store
-        .finish_execution(elsewhere, &end(ExecutionStatus::Completed))
-        .expect("finish");
+    for (run, phase, status) in [
+        (&a, "1", ExecutionStatus::Completed),
+        (&a, "2", ExecutionStatus::Failed),
+        (&b, "3", ExecutionStatus::Completed),
+    ] {
+        let execution = store
+            .start_execution(run, phase, 1, false, None)
+            .expect("exec");
+        store
+            .finish_execution(execution, &end(status))
+            .expect("finish");
+    }
     let phases = store.completed_phases("/p/M.md").expect("phases");
     assert_eq!(phases.into_iter().collect::<Vec<_>>(), ["1"]);
 }
@@ -237,28 +250,26 @@ fn completed_phases_come_from_any_run_of_the_same_plan() {
 #[test]
 fn completion_signals_and_progress_are_scoped_to_their_run() {
     let (_dir, store) = store();
-    store
-        .record_completion("run-a", "1", CompletionStatus::Blocked, Some("needs a key"))
-        .expect("done");
-    store
-        .record_completion("run-a", "1", CompletionStatus::Completed, None)
-        .expect("done");
-    store
-        .record_completion("run-b", "1", CompletionStatus::Failed, None)
-        .expect("done");
+    for (run, status, reason) in [
+        ("run-a", CompletionStatus::Blocked, Some("needs a key")),
+        ("run-a", CompletionStatus::Completed, None),
+        ("run-b", CompletionStatus::Failed, None),
+    ] {
+        store
+            .record_completion(run, "1", status, reason)
+            .expect("done");
+    }
     let latest = store.completion("run-a", "1").expect("read").expect("some");
     assert_eq!(latest.status, CompletionStatus::Completed);
     assert!(store.completion("run-a", "2").expect("read").is_none());
 
-    store
-        .record_progress("run-a", "1", "wrote the parser")
-        .expect("progress");
-    store
-        .record_progress("run-a", "1", "added tests")
-        .expect("progress");
-    store
-        .record_progress("run-b", "1", "elsewhere")
-        .expect("progress");
+    for (run, step) in [
+        ("run-a", "wrote the parser"),
+        ("run-a", "added tests"),
+        ("run-b", "elsewhere"),
+    ] {
+        store.record_progress(run, "1", step).expect("progress");
+    }
     let steps: Vec<_> = store
         .progress("run-a", "1")
         .expect("read")
@@ -305,13 +316,7 @@ fn two_connections_writing_at_once_lose_nothing() {
 
 #[test]
 fn a_version_1_database_is_migrated_keeping_its_runs() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join(STATE_DB);
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    let conn = Connection::open(&path).expect("open");
-    conn.execute_batch(schema::MIGRATIONS[0]).expect("v1");
-    conn.pragma_update(None, "user_version", 1)
-        .expect("version");
+    let (dir, conn) = database_at_version(1);
     conn.execute(
         "INSERT INTO runs (id, plan_path, plan_title, status, started_at) VALUES ('old', '/p', 'P', 'running', 'then')",
         [],
@@ -319,7 +324,7 @@ fn a_version_1_database_is_migrated_keeping_its_runs() {
     .expect("insert");
     drop(conn);
     let store = Store::open(dir.path()).expect("migrate");
-    let run = store.run("old").expect("read").expect("kept");
+    let run = recorded(&store, "old");
     // No owner was recorded, so nothing says it died: it stays as it was.
     assert_eq!(run.status, RunStatus::Running);
     assert!(run.phase_ids.is_empty() && run.started_with == StartedWith::default());
@@ -327,15 +332,7 @@ fn a_version_1_database_is_migrated_keeping_its_runs() {
 
 #[test]
 fn agent_groups_recorded_before_version_8_are_read_without_a_leader_start() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join(STATE_DB);
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    let conn = Connection::open(&path).expect("open");
-    for migration in &schema::MIGRATIONS[..7] {
-        conn.execute_batch(migration).expect("migrate");
-    }
-    conn.pragma_update(None, "user_version", 7)
-        .expect("version");
+    let (dir, conn) = database_at_version(7);
     conn.execute_batch(
         "INSERT INTO runs (id, plan_path, plan_title, status, started_at, agent_pgid)
              VALUES ('old', '/p', 'P', 'interrupted', 'then', 11);
@@ -344,7 +341,7 @@ fn agent_groups_recorded_before_version_8_are_read_without_a_leader_start() {
     .expect("insert");
     drop(conn);
     let store = Store::open(dir.path()).expect("migrate");
-    let run = store.run("old").expect("read").expect("kept");
+    let run = recorded(&store, "old");
     assert_eq!(
         run.agent_groups,
         [AgentGroup::Unidentified(11), AgentGroup::Unidentified(4242)]
@@ -356,7 +353,7 @@ fn agent_groups_recorded_before_version_8_are_read_without_a_leader_start() {
     store
         .set_agent_group("old", "1", Some(leader))
         .expect("record");
-    let run = store.run("old").expect("read").expect("kept");
+    let run = recorded(&store, "old");
     assert_eq!(run.agent_groups[1], AgentGroup::Identified(leader));
 }
 
@@ -388,14 +385,8 @@ fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
         .set_agent_group(&dead, "2", Some(second))
         .expect("group");
 
-    assert_eq!(
-        store.run(&live).expect("read").expect("run").status,
-        RunStatus::Running
-    );
-    assert_eq!(
-        store.run(&dead).expect("read").expect("run").status,
-        RunStatus::Interrupted
-    );
+    assert_eq!(recorded(&store, &live).status, RunStatus::Running);
+    assert_eq!(recorded(&store, &dead).status, RunStatus::Interrupted);
     let settled = store.settle_interrupted().expect("settle");
     assert_eq!(settled.len(), 1);
     assert_eq!(settled[0].id, dead);
@@ -407,15 +398,8 @@ fn a_running_run_whose_owner_died_reads_and_settles_as_interrupted() {
         ]
     );
     store.clear_agent_groups(&dead).expect("clear");
-    assert!(
-        store
-            .run(&dead)
-            .expect("read")
-            .expect("run")
-            .agent_groups
-            .is_empty()
-    );
-    let record = store.run(&dead).expect("read").expect("run");
+    assert!(recorded(&store, &dead).agent_groups.is_empty());
+    let record = recorded(&store, &dead);
     assert_eq!(record.status, RunStatus::Interrupted);
     assert!(record.ended_at.is_some());
     assert!(store.settle_interrupted().expect("again").is_empty());
@@ -450,7 +434,7 @@ fn phases_flags_and_pauses_round_trip() {
     store
         .update_run(&run, RunStatus::Paused, Some("2a"), None)
         .expect("pause run");
-    let record = store.run(&run).expect("read").expect("run");
+    let record = recorded(&store, &run);
     assert_eq!(record.phase_ids, ["1", "2a"]);
     assert_eq!(record.started_with, started_with);
     assert_eq!(
@@ -458,16 +442,9 @@ fn phases_flags_and_pauses_round_trip() {
         [("1".to_owned(), other), ("2a".to_owned(), pause)].into()
     );
     store.set_pause(&run, "1", None).expect("forget one");
-    assert_eq!(store.run(&run).expect("read").expect("run").pauses.len(), 1);
+    assert_eq!(recorded(&store, &run).pauses.len(), 1);
     store.clear_pauses(&run).expect("forget");
-    assert!(
-        store
-            .run(&run)
-            .expect("read")
-            .expect("run")
-            .pauses
-            .is_empty()
-    );
+    assert!(recorded(&store, &run).pauses.is_empty());
 }
 
 #[test]
@@ -507,16 +484,16 @@ fn a_wait_for_a_usage_limit_shows_while_its_run_lives_and_ends_when_cleared() {
     store
         .set_limit_wait(&live, "2", Some(&wait))
         .expect("again");
-    let run = store.run(&live).expect("read").expect("run");
+    let run = recorded(&store, &live);
     assert_eq!(run.limit_waits.get("2"), Some(&wait));
     store.set_limit_wait(&live, "2", None).expect("over");
-    let run = store.run(&live).expect("read").expect("run");
+    let run = recorded(&store, &live);
     assert!(run.limit_waits.is_empty());
     // A run that is not running waits for nothing, whatever a killed run left behind.
     store.set_limit_wait(&live, "3", Some(&wait)).expect("wait");
     store
         .update_run(&live, RunStatus::Paused, None, None)
         .expect("paused");
-    let run = store.run(&live).expect("read").expect("run");
+    let run = recorded(&store, &live);
     assert!(run.limit_waits.is_empty());
 }

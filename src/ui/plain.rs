@@ -55,18 +55,12 @@ impl PlainSink {
         if text.is_empty() {
             text = format!("[{stamp}]\n");
         }
-        if let Some(file) = &mut self.file {
-            // The log file is best effort; the terminal is what the user watches.
-            let _ = file.write_all(text.as_bytes());
-        }
-        match &mut self.out {
-            Some(out) => write_flush(out.as_mut(), &text),
-            None => Ok(()),
-        }
+        self.raw(&text)
     }
 
     fn raw(&mut self, text: &str) -> std::io::Result<()> {
         if let Some(file) = &mut self.file {
+            // The log file is best effort; the terminal is what the user watches.
             let _ = file.write_all(text.as_bytes());
         }
         match &mut self.out {

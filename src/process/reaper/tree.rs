@@ -87,6 +87,13 @@ mod tests {
         }
     }
 
+    /// The pids `below` finds under `root` in `table`, in order.
+    fn pids_below(root: u32, table: &[(u32, procfs::Stat)]) -> Vec<u32> {
+        let mut pids: Vec<u32> = below(root, table).iter().map(|m| m.pid).collect();
+        pids.sort_unstable();
+        pids
+    }
+
     #[test]
     fn finds_children_grandchildren_and_orphans_handed_to_the_root() {
         // 10 is the root; 11 its child; 12 a grandchild; 13 a process that left its
@@ -100,16 +107,13 @@ mod tests {
             (20, stat(1, 'S')),
             (21, stat(20, 'S')),
         ];
-        let mut pids: Vec<u32> = below(10, &table).iter().map(|m| m.pid).collect();
-        pids.sort_unstable();
-        assert_eq!(pids, [11, 12, 13, 14]);
+        assert_eq!(pids_below(10, &table), [11, 12, 13, 14]);
     }
 
     #[test]
     fn zombies_are_passed_through_but_not_listed() {
         let table = [(11, stat(10, 'Z')), (12, stat(11, 'S'))];
-        let pids: Vec<u32> = below(10, &table).iter().map(|m| m.pid).collect();
-        assert_eq!(pids, [12]);
+        assert_eq!(pids_below(10, &table), [12]);
     }
 
     #[test]
@@ -119,8 +123,7 @@ mod tests {
             (12, stat(10, 'S')),
             (10, stat(12, 'S')),
         ];
-        let pids: Vec<u32> = below(10, &table).iter().map(|m| m.pid).collect();
-        assert_eq!(pids, [12]);
+        assert_eq!(pids_below(10, &table), [12]);
     }
 
     #[test]

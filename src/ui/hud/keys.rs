@@ -196,49 +196,50 @@ mod tests {
         KeyEvent::new(code, modifiers)
     }
 
+    /// Each key of `cases`, pressed with its modifiers, is read as its action.
+    fn assert_maps(
+        read: impl Fn(&KeyEvent) -> Option<Action>,
+        cases: &[(KeyCode, KeyModifiers, Option<Action>)],
+    ) {
+        for &(code, modifiers, want) in cases {
+            assert_eq!(read(&key(code, modifiers)), want, "{modifiers:?} {code:?}");
+        }
+    }
+
     #[test]
     fn letters_ignore_case_but_not_ctrl() {
         let keys = KeyBindings::default();
-        assert_eq!(
-            keys.action(&key(KeyCode::Char('q'), KeyModifiers::NONE)),
-            Some(Action::Quit)
-        );
-        assert_eq!(
-            keys.action(&key(KeyCode::Char('Q'), KeyModifiers::SHIFT)),
-            Some(Action::Quit)
-        );
-        assert_eq!(
-            keys.action(&key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-            Some(Action::Interrupt)
-        );
-        assert_eq!(
-            keys.action(&key(KeyCode::Char('c'), KeyModifiers::NONE)),
-            None
-        );
-        assert_eq!(
-            keys.action(&key(KeyCode::Char('p'), KeyModifiers::CONTROL)),
-            None
+        assert_maps(
+            |key| keys.action(key),
+            &[
+                (KeyCode::Char('q'), KeyModifiers::NONE, Some(Action::Quit)),
+                (KeyCode::Char('Q'), KeyModifiers::SHIFT, Some(Action::Quit)),
+                (
+                    KeyCode::Char('c'),
+                    KeyModifiers::CONTROL,
+                    Some(Action::Interrupt),
+                ),
+                (KeyCode::Char('c'), KeyModifiers::NONE, None),
+                (KeyCode::Char('p'), KeyModifiers::CONTROL, None),
+            ],
         );
     }
 
     #[test]
     fn questions_take_yes_no_and_ctrl_c() {
         let keys = KeyBindings::default();
-        assert_eq!(
-            keys.answer(&key(KeyCode::Enter, KeyModifiers::NONE)),
-            Some(Action::Yes)
-        );
-        assert_eq!(
-            keys.answer(&key(KeyCode::Esc, KeyModifiers::NONE)),
-            Some(Action::No)
-        );
-        assert_eq!(
-            keys.answer(&key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-            Some(Action::Interrupt)
-        );
-        assert_eq!(
-            keys.answer(&key(KeyCode::Char('p'), KeyModifiers::NONE)),
-            None
+        assert_maps(
+            |key| keys.answer(key),
+            &[
+                (KeyCode::Enter, KeyModifiers::NONE, Some(Action::Yes)),
+                (KeyCode::Esc, KeyModifiers::NONE, Some(Action::No)),
+                (
+                    KeyCode::Char('c'),
+                    KeyModifiers::CONTROL,
+                    Some(Action::Interrupt),
+                ),
+                (KeyCode::Char('p'), KeyModifiers::NONE, None),
+            ],
         );
     }
 

@@ -152,19 +152,15 @@ mod tests {
     #[cfg(not(target_os = "macos"))]
     #[test]
     fn notify_send_gets_the_notice_and_a_failure_says_how_it_ended() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().expect("tempdir");
         let said = dir.path().join("said");
-        let script = dir.path().join("notify-send");
-        std::fs::write(
-            &script,
-            format!(
-                "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\n[ \"$4\" = fail ] && exit 3\nexit 0\n",
+        super::super::tests::stand_in_notify_send(
+            dir.path(),
+            &format!(
+                "printf '%s\\n' \"$@\" > {}\n[ \"$4\" = fail ] && exit 3\nexit 0\n",
                 said.display()
             ),
-        )
-        .expect("write");
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        );
         let mut desktop = Desktop::search(Some(dir.path().as_os_str().to_owned()));
         let mut notice = Notice {
             title: "Run done".into(),

@@ -248,6 +248,15 @@ async fn serve_app(app: Router) -> String {
     format!("http://{address}")
 }
 
+/// Post `notice` to the ntfy server at `server` (topic `runs`) from a blocking thread,
+/// as the notifier's own thread does.
+async fn deliver(server: &str, notice: Notice) -> Result<(), NotifyError> {
+    let mut ntfy = Ntfy::new(server, "runs");
+    tokio::task::spawn_blocking(move || ntfy.deliver(&notice))
+        .await
+        .expect("delivered without a panic")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ntfy_gets_title_priority_tags_and_message() {
     let (server, received) = serve(0).await;
@@ -283,17 +292,13 @@ async fn ntfy_gets_title_priority_tags_and_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_text_arrives_as_written() {
     let (server, received) = serve(0).await;
-    let mut ntfy = Ntfy::new(&server, "runs");
     let notice = Notice {
         title: "debussy: « Café » ♪ finished".into(),
         message: "line one\nline two: 🎵 \"quoted\"".into(),
         priority: Priority::Default,
         tags: vec!["tada"],
     };
-    tokio::task::spawn_blocking(move || ntfy.deliver(&notice))
-        .await
-        .expect("delivered")
-        .expect("accepted");
+    deliver(&server, notice).await.expect("accepted");
     let got = received.lock().expect("lock").clone();
     assert_eq!(got[0][1], "debussy: « Café » ♪ finished");
     assert_eq!(got[0][4], "line one\nline two: 🎵 \"quoted\"");
@@ -323,11 +328,9 @@ async fn a_refusal_names_the_url_the_status_and_what_the_server_said() {
     const SAID: &str = "{\"code\":40301,\"http\":403,\"error\":\"forbidden\",\"link\":\"https://ntfy.sh/docs/publish/#authentication\"}\n";
     let server =
         serve_app(Router::new().route("/", post(|| async { (StatusCode::FORBIDDEN, SAID) }))).await;
-    let mut ntfy = Ntfy::new(&server, "runs");
     let notice = notices(&[started()]).remove(0);
-    let err = tokio::task::spawn_blocking(move || ntfy.deliver(&notice))
+    let err = deliver(&server, notice)
         .await
-        .expect("delivered")
         .expect_err("the server said 403");
     assert!(matches!(err, NotifyError::Refused { .. }), "{err:?}");
     assert_eq!(
@@ -346,11 +349,9 @@ async fn an_https_server_is_spoken_to_in_tls() {
     // handshake, which the server cannot answer. No post arrives.
     let (server, received) = serve(0).await;
     let url = server.replacen("http://", "https://", 1);
-    let mut ntfy = Ntfy::new(&url, "runs");
     let notice = notices(&[started()]).remove(0);
-    let err = tokio::task::spawn_blocking(move || ntfy.deliver(&notice))
+    let err = deliver(&url, notice)
         .await
-        .expect("delivered without a panic")
         .expect_err("no TLS server there");
     assert!(matches!(err, NotifyError::Http { .. }), "{err:?}");
     let text = err.to_string();
@@ -383,22 +384,27 @@ async fn an_unreachable_server_never_holds_up_the_sink() {
         .expect("closed");
 }
 
+/// Write an executable `notify-send` into `dir` that runs the shell commands `body`.
+#[cfg(not(target_os = "macos"))]
+pub(super) fn stand_in_notify_send(dir: &std::path::Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("notify-send");
+    std::fs::write(&script, format!("#!/bin/sh\n{body}")).expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
 #[cfg(not(target_os = "macos"))]
 #[test]
 fn desktop_notifications_run_notify_send() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("tempdir");
     let log = dir.path().join("calls.txt");
-    let script = dir.path().join("notify-send");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '{}'; done\n",
+    stand_in_notify_send(
+        dir.path(),
+        &format!(
+            "for a in \"$@\"; do printf '%s\\n' \"$a\" >> '{}'; done\n",
             log.display()
         ),
-    )
-    .expect("script");
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     let mut notifier = Notifier::start(Box::new(Desktop::search(Some(
         dir.path().as_os_str().to_owned(),
     ))));
