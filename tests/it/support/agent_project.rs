@@ -80,9 +80,7 @@ impl<S: AgentSandbox> AgentProject<S> {
 
     /// Write `text` to `relative`, creating directories.
     pub fn write(&self, relative: &str, text: &str) {
-        let path = self.root().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        project::write_file(self.root(), relative, text);
     }
 
     /// One phase gated by `gate`, committed with a configuration that runs the agent

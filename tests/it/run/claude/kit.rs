@@ -106,9 +106,7 @@ impl Project {
     }
 
     pub(super) fn write(&self, relative: &str, text: &str) {
-        let path = self.root().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        project::write_file(self.root(), relative, text);
     }
 
     /// A plan of phases `(id, gate command)`, each depending on the previous one, and a
