@@ -51,6 +51,14 @@ impl Stage {
         self.bridge_command(flags, &command)
     }
 
+    /// A bridge with the default flags in front of the rmcp test server, its handshake
+    /// done.
+    pub(super) fn ready_bridge(&self) -> Supervisor {
+        let mut bridge = self.bridge(&[], &[]);
+        bridge.initialize();
+        bridge
+    }
+
     /// A bridge in front of any daemon command.
     pub(super) fn bridge_command(&self, flags: &[&str], command: &[String]) -> Supervisor {
         let mut all = vec!["--port".to_owned(), self.port.to_string()];
@@ -208,8 +216,7 @@ pub(super) fn restarted_since(bridge: &Supervisor) -> String {
 #[test]
 fn a_daemon_killed_mid_call_gets_the_call_answered_at_once_and_the_next_call_works() {
     let stage = Stage::new();
-    let mut bridge = stage.bridge(&[], &[]);
-    bridge.initialize();
+    let mut bridge = stage.ready_bridge();
     let (old, _) = bridge.whoami();
     let slow = bridge.request(
         "tools/call",
@@ -245,8 +252,7 @@ fn a_daemon_killed_mid_call_gets_the_call_answered_at_once_and_the_next_call_wor
 #[test]
 fn a_daemon_that_exits_42_is_started_again() {
     let stage = Stage::new();
-    let mut bridge = stage.bridge(&[], &[]);
-    bridge.initialize();
+    let mut bridge = stage.ready_bridge();
     let (old, _) = bridge.whoami();
     assert_eq!(
         bridge.tool_text("exit_42", json!({})),

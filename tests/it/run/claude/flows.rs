@@ -183,26 +183,14 @@ fn a_refused_tool_call_is_shown_with_the_rule_that_allows_it() {
 fn a_failing_gate_gets_a_remediation_session_that_fixes_it() {
     let project = Project::planned(&[("1", "grep -q right out.txt")]);
     let server = ModelServer::serving([
-        Turn::new()
-            .text("Writing.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("out.txt"), "content": "wrong\n"}),
-            )
-            .usage(usage(10)),
+        project.write_turn("out.txt", "wrong\n", 10),
         Turn::reply("Done.").usage(usage(11)),
         // Claude Code refuses to overwrite a file it has not read in this session.
         Turn::new()
             .text("Reading.")
             .tool_use("Read", json!({"file_path": project.path("out.txt")}))
             .usage(usage(10)),
-        Turn::new()
-            .text("Fixing.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("out.txt"), "content": "right\n"}),
-            )
-            .usage(usage(10)),
+        project.write_turn("out.txt", "right\n", 10),
         Turn::reply("Fixed.").usage(usage(11)),
     ]);
     let (code, events) = project.run(&server, &[]);
