@@ -257,26 +257,10 @@ async fn subagent_traffic_carries_its_parent_tool_use_id() {
         Usage::new(12, 22_000, 800, 20),
     ];
     let sub_usage = Usage::new(5, 150_000, 20_000, 40);
-    let scenario = Scenario::new()
-        .turn(
-            Turn::new()
-                .subagent_call(
-                    "toolu_task_1",
-                    "Count the files",
-                    "SUBTASK-ALPHA: count the files in the working directory",
-                )
-                .usage(main_usages[0]),
-        )
-        .subagent(
-            "SUBTASK-ALPHA",
-            [
-                Turn::new().bash("ls -a", "List files").usage(sub_usage),
-                Turn::reply("Report: the directory is empty.")
-                    .usage(Usage::new(7, 175_000, 5_000, 50)),
-            ],
-        )
-        .turn(Turn::reply("The subagent finished.").usage(main_usages[1]));
-    let harness = Harness::new(scenario);
+    let harness = Harness::new(Scenario::delegating_to_a_subagent(
+        main_usages,
+        [sub_usage, Usage::new(7, 175_000, 5_000, 50)],
+    ));
     let transcript = harness
         .run("task_subagent", "Delegate counting the files.")
         .await;
