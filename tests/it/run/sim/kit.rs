@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use super::witness::git_ok;
 use crate::support::project::{self, Project, run_json, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
@@ -259,17 +260,9 @@ pub(super) fn git_show(root: &Path, commit: &str) -> String {
 /// Let git read the repository but not write a single object: everything is packed and
 /// every loose-object directory is a file (what a read-only `.git` does, even for root).
 pub(super) fn block_object_writes(project: &Project) {
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(project.root())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .status()
-            .expect("git");
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&["repack", "-a", "-d", "-q"]);
-    git(&["prune-packed"]);
+    for args in [&["repack", "-a", "-d", "-q"][..], &["prune-packed"]] {
+        assert!(git_ok(project.root(), args), "git {args:?}");
+    }
     let objects = project.root().join(".git/objects");
     for byte in 0..=255u8 {
         let dir = objects.join(format!("{byte:02x}"));

@@ -8,18 +8,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::kit::{fork, half_done, merging_after, notes, summary, work, work_turns};
+use super::witness::git;
 use crate::support::project::{Project, events_named, process_gone, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
-
-fn git(project: &Project, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(project.root())
-        .output()
-        .expect("git");
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
 
 /// `debussy run … --output-format json` plus `extra` in the background, and its lines.
 fn start(
@@ -74,7 +66,7 @@ fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
         .script(work("5", "f5.txt", "five", 0));
     diamond(&project, &scenario);
 
-    let branch = git(&project, &["branch", "--show-current"]);
+    let branch = git(project.root(), &["branch", "--show-current"]);
     let (code, events) = project.run(&["--jobs", "3"]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(summary(&events)["status"], "completed");
@@ -123,14 +115,14 @@ fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
             "{file} on the run branch"
         );
     }
-    assert_eq!(git(&project, &["branch", "--show-current"]), branch);
+    assert_eq!(git(project.root(), &["branch", "--show-current"]), branch);
     assert_eq!(
-        git(&project, &["branch", "--list", "debussy/*"]),
+        git(project.root(), &["branch", "--list", "debussy/*"]),
         "",
         "merged phases' branches are removed"
     );
     assert_eq!(
-        git(&project, &["worktree", "list", "--porcelain"])
+        git(project.root(), &["worktree", "list", "--porcelain"])
             .lines()
             .filter(|l| l.starts_with("worktree "))
             .count(),
@@ -186,7 +178,10 @@ fn a_merge_conflict_is_resolved_by_a_remediation_session_in_the_worktree() {
     );
     assert_eq!(summary(&events)["status"], "completed");
     assert_eq!(
-        git(&project, &["status", "--porcelain", "--untracked-files=no"]),
+        git(
+            project.root(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
         ""
     );
 }
@@ -232,7 +227,7 @@ fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
     );
     assert_eq!(
         git(
-            &project,
+            project.root(),
             &["branch", "--list", "--format=%(refname:short)", &branch]
         ),
         branch
@@ -243,7 +238,10 @@ fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
         "the run branch holds phase 2's work, no markers"
     );
     assert_eq!(
-        git(&project, &["status", "--porcelain", "--untracked-files=no"]),
+        git(
+            project.root(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
         ""
     );
     assert_eq!(summary(&events)["status"], "failed");
@@ -256,15 +254,18 @@ fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
         .expect("git merge");
     assert!(!merge.status.success(), "the conflict is real");
     project.write("shared.txt", "two\nthree\n");
-    git(&project, &["add", "shared.txt"]);
-    git(&project, &["commit", "--no-edit"]);
+    git(project.root(), &["add", "shared.txt"]);
+    git(project.root(), &["commit", "--no-edit"]);
     assert_eq!(
-        git(&project, &["status", "--porcelain", "--untracked-files=no"]),
+        git(
+            project.root(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
         ""
     );
     let (code, events) = project.run(&["--jobs", "2", "--resume"]);
     assert_eq!(code, 0, "{events:#?}");
-    assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+    assert_eq!(git(project.root(), &["branch", "--list", "debussy/*"]), "");
     assert!(
         !project
             .root()
@@ -363,7 +364,7 @@ fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
             "{file} on the run branch"
         );
     }
-    assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+    assert_eq!(git(project.root(), &["branch", "--list", "debussy/*"]), "");
 }
 
 #[test]
@@ -395,8 +396,8 @@ fn a_context_restart_in_a_worktree_commits_its_checkpoint_on_the_phase_branch() 
         if event["event"] == "restart" {
             let commit = event["commit"].as_str().expect("checkpoint commit");
             let branch = format!("debussy/{run_id}/phase-2");
-            assert_eq!(git(&project, &["rev-parse", &branch]), commit);
-            assert_ne!(git(&project, &["rev-parse", "HEAD"]), commit);
+            assert_eq!(git(project.root(), &["rev-parse", &branch]), commit);
+            assert_ne!(git(project.root(), &["rev-parse", "HEAD"]), commit);
             assert!(
                 !std::process::Command::new("git")
                     .args(["merge-base", "--is-ancestor", commit, "HEAD"])
@@ -450,7 +451,7 @@ fn clean_keeps_unmerged_work_unless_forced() {
     let removed = clean(&["clean", "--force"]);
     assert!(removed.contains("removed"), "{removed}");
     assert!(!worktree.exists());
-    assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+    assert_eq!(git(project.root(), &["branch", "--list", "debussy/*"]), "");
     assert_eq!(
         clean(&["clean"]),
         "no worktrees or branches of debussy runs to clean\n"

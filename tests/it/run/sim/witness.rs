@@ -226,25 +226,26 @@ pub fn assert_died(pid: u64, what: &str) {
     assert!(process_gone(pid), "{what} (pid {pid}) outlived debussy");
 }
 
-/// `git args…` in `dir`; its trimmed stdout, whether or not it succeeded.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
+/// `git args…` in `dir`, blind to the user's global git configuration: its output.
+fn git_output(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("git")
         .args(args)
         .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
-        .expect("git");
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+        .expect("git")
+}
+
+/// `git args…` in `dir`; its trimmed stdout, whether or not it succeeded.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    String::from_utf8_lossy(&git_output(dir, args).stdout)
+        .trim()
+        .to_owned()
 }
 
 /// Whether `git args…` succeeds in `dir`.
 pub fn git_ok(dir: &Path, args: &[&str]) -> bool {
-    std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git")
-        .status
-        .success()
+    git_output(dir, args).status.success()
 }
 
 /// Install `body` as the repository's hook `name`.
