@@ -234,6 +234,17 @@ pub fn assert_restarted_once_for_a_blocked_compaction(events: &[Value]) {
     );
 }
 
+/// Every session of the run said it worked in a worktree of the run's own.
+pub fn assert_every_session_in_a_worktree(events: &[Value]) {
+    let started = events_named(events, "session_started");
+    assert!(
+        started.iter().all(|e| e["workdir"]
+            .as_str()
+            .is_some_and(|w| w.contains(".debussy/worktrees/"))),
+        "every session says its worktree: {started:#?}"
+    );
+}
+
 /// The arguments of `debussy run` of the plan at `plan` with the sim agent, then `extra`.
 pub fn sim_run_args<'a>(plan: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["run", plan, "--agent", "sim"];

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::kit::{fork, half_done, merging_after, notes, summary, work, work_turns};
 use super::witness::git;
-use crate::support::project::{Project, events_named, process_gone, sim_run_args, wait_exit};
+use crate::support::project::{self, Project, events_named, process_gone, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
 
@@ -129,13 +129,7 @@ fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
         1,
         "merged phases' worktrees are removed"
     );
-    let started = events_named(&events, "session_started");
-    assert!(
-        started.iter().all(|e| e["workdir"]
-            .as_str()
-            .is_some_and(|w| w.contains(".debussy/worktrees/"))),
-        "every session says its worktree: {started:#?}"
-    );
+    project::assert_every_session_in_a_worktree(&events);
 }
 
 /// Phases 2 and 3 (after 1) both rewrite `shared.txt`; 3 finishes once 2 is merged.
