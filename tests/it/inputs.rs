@@ -33,6 +33,17 @@ fn said(output: &std::process::Output) -> String {
     )
 }
 
+/// `debussy ARGS` in `dir` fails, naming `file` and `what` it is.
+fn assert_refused(dir: &Path, args: &[&str], file: &str, what: &str) {
+    let output = debussy(dir, args);
+    let text = said(&output);
+    assert!(!output.status.success(), "{args:?}: {text}");
+    assert!(
+        text.contains(file) && text.contains(what),
+        "{args:?} should name {file} as {what}: {text}"
+    );
+}
+
 fn fifo(path: &Path) {
     nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
 }
@@ -55,13 +66,7 @@ fn a_fifo_as_the_master_plan_is_refused_at_once() {
         &["audit", "MASTER_PLAN.md"][..],
         &["run", "MASTER_PLAN.md", "--agent", "sim", "--dry-run"][..],
     ] {
-        let output = debussy(dir.path(), args);
-        let text = said(&output);
-        assert!(!output.status.success(), "{args:?}: {text}");
-        assert!(
-            text.contains("MASTER_PLAN.md") && text.contains("FIFO"),
-            "{args:?}: {text}"
-        );
+        assert_refused(dir.path(), args, "MASTER_PLAN.md", "FIFO");
     }
 }
 
@@ -75,17 +80,16 @@ fn a_fifo_or_dev_zero_as_a_phase_file_is_reported_by_the_audit() {
             "fifo" => fifo(&phase),
             _ => std::os::unix::fs::symlink("/dev/zero", &phase).expect("link"),
         }
-        let output = debussy(dir.path(), &["audit", "plan/MASTER_PLAN.md"]);
-        let text = said(&output);
-        assert!(!output.status.success(), "{special}: {text}");
         let what = if special == "fifo" {
             "a FIFO"
         } else {
             "a character device"
         };
-        assert!(
-            text.contains("phase-1.md") && text.contains(what),
-            "{special}: {text}"
+        assert_refused(
+            dir.path(),
+            &["audit", "plan/MASTER_PLAN.md"],
+            "phase-1.md",
+            what,
         );
     }
 }
@@ -100,13 +104,7 @@ fn a_fifo_or_dev_zero_as_the_config_file_is_refused_with_its_name() {
         for command in [&["audit", "plan/MASTER_PLAN.md"][..], &["config"][..]] {
             let mut args = command.to_vec();
             args.extend(["--config", config]);
-            let output = debussy(dir.path(), &args);
-            let text = said(&output);
-            assert!(!output.status.success(), "{args:?}: {text}");
-            assert!(
-                text.contains(config.trim_start_matches('/')) && text.contains(what),
-                "{args:?}: {text}"
-            );
+            assert_refused(dir.path(), &args, config.trim_start_matches('/'), what);
         }
     }
 }

@@ -6,7 +6,7 @@
 //! attempt at once in Codex's words with the fix; a model that never answers is timed
 //! out; a phase names Codex while the run uses another agent.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -85,14 +85,9 @@ fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_
     ]);
     let project = Project::new(cli.path(), &server);
     project.plan("test -f a.txt && test -f b.txt", 100_000, "");
-    let started = Instant::now();
-    let (code, events) = project.run();
+    // The stop does not wait for the 30-second tool.
+    let (code, events) = project.run_within(Duration::from_secs(30));
     assert_eq!(code, 0, "events: {events:#?}");
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "the stop did not wait for the tool: {:?}",
-        started.elapsed()
-    );
     assert_eq!(named(&events, "restart").len(), 1, "{events:#?}");
     let sessions = server.main_sessions();
     assert_eq!(sessions.len(), 2, "{sessions:#?}");

@@ -155,6 +155,15 @@ impl<S: AgentSandbox> AgentProject<S> {
             Duration::from_secs(180),
         )
     }
+
+    /// [`AgentProject::run`], which must take less than `limit`.
+    pub fn run_within(&self, limit: Duration) -> (i32, Vec<Value>) {
+        let started = Instant::now();
+        let run = self.run();
+        let took = started.elapsed();
+        assert!(took < limit, "the run took {took:?}, not under {limit:?}");
+        run
+    }
 }
 
 /// A run of the agent `S` (the CLI at `program`) whose model never answers: the
@@ -184,14 +193,8 @@ pub fn assert_a_bad_key_ends_the_attempt<S: AgentSandbox>(
     .expect("model server");
     let project = AgentProject::<S>::new(program, &server);
     project.plan("true", 100_000, "");
-    let started = Instant::now();
-    let (code, events) = project.run();
+    let (code, events) = project.run_within(Duration::from_secs(60));
     assert_eq!(code, 1, "events: {events:#?}");
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "{:?}",
-        started.elapsed()
-    );
     let ended = events_named(&events, "session_ended")[0];
     assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
     let error = project::phase_error(&events);
