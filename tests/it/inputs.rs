@@ -58,6 +58,12 @@ fn plan_dir(dir: &Path) {
     .expect("write");
 }
 
+/// [`plan_dir`] with a plain `phase-1.md`.
+fn plan_with_phase(dir: &Path) {
+    plan_dir(dir);
+    std::fs::write(dir.join("plan/phase-1.md"), "# Phase 1: One\n").expect("write");
+}
+
 #[test]
 fn a_fifo_as_the_master_plan_is_refused_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -97,8 +103,7 @@ fn a_fifo_or_dev_zero_as_a_phase_file_is_reported_by_the_audit() {
 #[test]
 fn a_fifo_or_dev_zero_as_the_config_file_is_refused_with_its_name() {
     let dir = tempfile::tempdir().expect("tempdir");
-    plan_dir(dir.path());
-    std::fs::write(dir.path().join("plan/phase-1.md"), "# Phase 1: One\n").expect("write");
+    plan_with_phase(dir.path());
     fifo(&dir.path().join("config.yaml"));
     for (config, what) in [("config.yaml", "FIFO"), ("/dev/zero", "character device")] {
         for command in [&["audit", "plan/MASTER_PLAN.md"][..], &["config"][..]] {
@@ -112,8 +117,7 @@ fn a_fifo_or_dev_zero_as_the_config_file_is_refused_with_its_name() {
 #[test]
 fn a_fifo_as_the_sim_scenario_stops_the_run_before_it_starts() {
     let dir = tempfile::tempdir().expect("tempdir");
-    plan_dir(dir.path());
-    std::fs::write(dir.path().join("plan/phase-1.md"), "# Phase 1: One\n").expect("write");
+    plan_with_phase(dir.path());
     fifo(&dir.path().join("plan/sim-scenario.yaml"));
     let output = debussy(
         dir.path(),
