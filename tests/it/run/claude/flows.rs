@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use crate::support::claude::{self};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::project::{self, events_named as named, group_gone};
 use serde_json::json;
@@ -104,8 +103,7 @@ fn exceeding_max_restarts_fails_with_the_reason_in_state() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn with_the_default_permissions_the_agent_edits_files_and_runs_commands() {
-    let cli = claude::require();
-    let project = Project::new(cli);
+    let project = Project::new();
     project.plan_with_agent(&[("1", "test -s out.txt && test -f ran.txt")], "");
     let server = ModelServer::serving([
         project.write_turn("out.txt", "hello\n", 10),
@@ -135,8 +133,7 @@ fn with_the_default_permissions_the_agent_edits_files_and_runs_commands() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_refused_tool_call_is_shown_with_the_rule_that_allows_it() {
-    let cli = claude::require();
-    let project = Project::new(cli);
+    let project = Project::new();
     project.plan_with_agent(
         &[("1", "test -s out.txt")],
         "  allowed_tools: [Read, Write]\n",

@@ -33,16 +33,20 @@ pub(super) struct Project {
 }
 
 impl Project {
-    pub(super) fn new(cli: ClaudeCli) -> Project {
+    /// An empty repository in a new sandbox for the pinned CLI.
+    pub(super) fn new() -> Project {
         let sandbox = Sandbox::new().expect("sandbox");
         project::init_repo(sandbox.cwd());
-        Project { sandbox, cli }
+        Project {
+            sandbox,
+            cli: claude::require(),
+        }
     }
 
     /// A project in a new sandbox for the pinned CLI, with `phases` planned as
     /// [`Project::plan`] does.
     pub(super) fn planned(phases: &[(&str, &str)]) -> Project {
-        let project = Project::new(claude::require());
+        let project = Project::new();
         project.plan(phases);
         project
     }
