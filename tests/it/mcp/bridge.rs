@@ -8,7 +8,7 @@ use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use super::support::{
-    Supervisor, WAIT, alive, events_of, initialize_params, signal_pid, test_server,
+    Supervisor, WAIT, alive, error_message, events_of, initialize_params, signal_pid, test_server,
 };
 use crate::support::ports::Port;
 use crate::support::wait::wait_until;
@@ -230,7 +230,7 @@ fn a_daemon_killed_mid_call_gets_the_call_answered_at_once_and_the_next_call_wor
     signal_pid(old, Signal::SIGKILL);
     let reply = bridge.response(&slow);
     let answered = killed.elapsed();
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(
         message.contains("restarted while this request was in flight"),
         "{reply}"
@@ -406,7 +406,7 @@ fn a_daemon_that_cannot_start_is_reported_with_its_log() {
     let stage = Stage::new();
     let mut bridge = stage.bridge(&["--ready-timeout", "2s"], &["--exit-at-start", "3"]);
     let reply = bridge.call("initialize", initialize_params("2025-06-18"));
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(reply.get("error").is_some(), "{reply}");
     assert!(!message.is_empty(), "{reply}");
     bridge.wait_stderr("exiting at start with code 3");
@@ -461,6 +461,6 @@ fn a_daemon_that_keeps_failing_leaves_the_bridge_degraded_until_restart_server()
         "tools/call",
         json!({"name": "echo", "arguments": {"text": "x"}}),
     );
-    let message = again["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&again);
     assert!(message.contains("restart_server"), "{again}");
 }
