@@ -123,5 +123,5 @@ async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args:
     assert_eq!(first["generation"], 1);
     assert_eq!(second["generation"], 2);
     assert_eq!(restart["new"]["pid"], second["pid"]);
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+    server.assert_all_scripted();
 }

@@ -67,7 +67,7 @@ fn a_codex_phase_completes_with_exact_figures_from_its_rollout() {
         status.contains("AGENT") && status.contains(&format!("codex {DEFAULT_MODEL}")),
         "{status}"
     );
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+    server.assert_all_scripted();
 }
 
 #[test]
@@ -101,7 +101,7 @@ fn crossing_the_threshold_stops_codex_before_its_next_request_and_restarts_with_
     );
     assert!(second.contains("a.txt"), "{second}");
     project.assert_first_checkpoint_committed();
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+    server.assert_all_scripted();
 }
 
 #[test]

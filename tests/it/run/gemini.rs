@@ -68,7 +68,7 @@ fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
         r#"{"model":{"compressionThreshold":0.9}}"#
     );
     project.assert_completed_commit();
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+    server.assert_all_scripted();
 }
 
 #[test]

@@ -77,7 +77,7 @@ fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
         messages[0].contains("phase 2 - Step 2 completed"),
         "{messages:?}"
     );
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+    server.assert_all_scripted();
 }
 
 #[test]

@@ -69,7 +69,7 @@ fn the_stopped_session_writes_its_handoff_and_the_next_session_starts_from_it() 
     let totals = &project.status(&server)["totals"];
     assert_eq!(totals["handoffs"], 1, "{totals:#}");
     assert!(totals["billed"]["cache_read"].as_u64().expect("billed") >= 170_000);
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+    server.assert_all_scripted();
 }
 
 #[test]
