@@ -1,8 +1,6 @@
 //! `debussy run --jobs N`: phases side by side in git worktrees, merged back in
 //! completion order, with the sim agent in temporary repositories.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -12,24 +10,6 @@ use super::witness::git;
 use crate::support::project::{self, Project, events_named, process_gone, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
-
-/// `debussy run … --output-format json` plus `extra` in the background, and its lines.
-fn start(
-    project: &Project,
-    extra: &[&str],
-) -> (
-    std::process::Child,
-    std::io::Lines<BufReader<std::process::ChildStdout>>,
-) {
-    let mut child = project
-        .run_command(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    (child, lines)
-}
 
 fn ts(event: &Value) -> jiff::Timestamp {
     event["ts"]
@@ -293,7 +273,7 @@ fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
         .script(work("5", "f5.txt", "five", 0));
     diamond(&project, &scenario);
 
-    let (mut child, mut lines) = start(&project, &["--restart-delay", "0", "--jobs", "3"]);
+    let (mut child, mut lines) = project.start_run(&["--restart-delay", "0", "--jobs", "3"]);
     let mut agents = Vec::new();
     for line in lines.by_ref().map_while(Result::ok) {
         let event: Value = serde_json::from_str(&line).expect("json");
@@ -378,7 +358,7 @@ fn a_context_restart_in_a_worktree_commits_its_checkpoint_on_the_phase_branch() 
         &scenario,
     );
 
-    let (mut child, lines) = start(&project, &["--restart-delay", "2", "--jobs", "2"]);
+    let (mut child, lines) = project.start_run(&["--restart-delay", "2", "--jobs", "2"]);
     let mut run_id = String::new();
     let mut checked = false;
     let mut events = Vec::new();

@@ -80,16 +80,10 @@ impl LiveRun {
     pub fn start(project: &Project, extra: &[&str]) -> LiveRun {
         let mut args = vec!["--restart-delay", "0"];
         args.extend_from_slice(extra);
-        let mut child = project
-            .run_command(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        let stdout = child.stdout.take().expect("stdout");
+        let (child, lines) = project.start_run(&args);
         let (sender, events) = mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            for line in lines.map_while(Result::ok) {
                 let event: Value = serde_json::from_str(&line).expect("a JSON event");
                 if sender.send(event).is_err() {
                     break;
