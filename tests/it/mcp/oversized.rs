@@ -19,7 +19,7 @@ fn start() -> Supervisor {
 }
 
 fn assert_names_the_limit(reply: &Value) {
-    let message = error_message(&reply);
+    let message = error_message(reply);
     assert!(message.contains("4000-byte"), "{reply}");
     assert!(message.contains("mcp.max_line_bytes"), "{reply}");
 }
