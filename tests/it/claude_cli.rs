@@ -113,7 +113,7 @@ async fn a_session_completes_and_its_stream_is_saved_as_json_lines() {
     assert_eq!(request.model(), Some(MODEL));
     assert!(request.first_user_text().contains("Say you are done."));
     assert_eq!(request.session_id(), init[0]["session_id"].as_str());
-    assert!(harness.server.unexpected().is_empty());
+    harness.server.assert_all_scripted();
 
     // The saved artifact is stream-json: one JSON object per line.
     let dir = artifacts::dir("session_completes_reread").expect("artifact dir");
@@ -177,7 +177,7 @@ async fn a_write_tool_call_really_creates_the_file() {
         "{}",
         main[1].last_user_text()
     );
-    assert!(harness.server.unexpected().is_empty());
+    harness.server.assert_all_scripted();
 }
 
 #[tokio::test]
@@ -246,7 +246,7 @@ async fn assistant_lines_carry_the_scripted_usage_exactly() {
     assert_eq!(result["num_turns"], 3);
 
     assert_eq!(harness.server.main_requests().len(), 3);
-    assert!(harness.server.unexpected().is_empty());
+    harness.server.assert_all_scripted();
 }
 
 #[tokio::test]
@@ -257,26 +257,10 @@ async fn subagent_traffic_carries_its_parent_tool_use_id() {
         Usage::new(12, 22_000, 800, 20),
     ];
     let sub_usage = Usage::new(5, 150_000, 20_000, 40);
-    let scenario = Scenario::new()
-        .turn(
-            Turn::new()
-                .subagent_call(
-                    "toolu_task_1",
-                    "Count the files",
-                    "SUBTASK-ALPHA: count the files in the working directory",
-                )
-                .usage(main_usages[0]),
-        )
-        .subagent(
-            "SUBTASK-ALPHA",
-            [
-                Turn::new().bash("ls -a", "List files").usage(sub_usage),
-                Turn::reply("Report: the directory is empty.")
-                    .usage(Usage::new(7, 175_000, 5_000, 50)),
-            ],
-        )
-        .turn(Turn::reply("The subagent finished.").usage(main_usages[1]));
-    let harness = Harness::new(scenario);
+    let harness = Harness::new(Scenario::delegating_to_a_subagent(
+        main_usages,
+        [sub_usage, Usage::new(7, 175_000, 5_000, 50)],
+    ));
     let transcript = harness
         .run("task_subagent", "Delegate counting the files.")
         .await;
@@ -324,7 +308,7 @@ async fn subagent_traffic_carries_its_parent_tool_use_id() {
             .last_user_text()
             .contains("Report: the directory is empty.")
     );
-    assert!(harness.server.unexpected().is_empty());
+    harness.server.assert_all_scripted();
 }
 
 #[tokio::test]
@@ -372,7 +356,7 @@ async fn auto_compaction_emits_a_compact_boundary() {
     let main = harness.server.main_requests();
     assert_eq!(main.len(), 2);
     assert!(main[1].first_user_text().contains("SUMMARY-MARKER-42"));
-    assert!(harness.server.unexpected().is_empty());
+    harness.server.assert_all_scripted();
 }
 
 #[tokio::test]

@@ -7,7 +7,9 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use crate::support::project::{Project, commit_all, output_within, quiet_run_args, sim_run_args};
+use crate::support::project::{
+    Project, commit_all, output_within, quiet_run_args, sim_run_args, write_file,
+};
 use crate::support::scenario::{Scenario, Status, Turn};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -29,17 +31,11 @@ impl Project {
     /// A committed plan with a sim scenario in a fresh repository.
     fn with_scenario(scenario: &str) -> Project {
         let project = Project::new();
-        let root = project.root();
-        let write = |path: &str, text: &str| {
-            let path = root.join(path);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        };
-        write("plan/MASTER_PLAN.md", PLAN);
-        write("plan/phase-1.md", PHASE);
-        write("plan/sim-scenario.yaml", scenario);
-        write(".gitignore", ".home/\n");
-        commit_all(root, "plan");
+        project.write("plan/MASTER_PLAN.md", PLAN);
+        project.write("plan/phase-1.md", PHASE);
+        project.write("plan/sim-scenario.yaml", scenario);
+        project.write(".gitignore", ".home/\n");
+        project.commit_all("plan");
         project
     }
 
@@ -349,9 +345,7 @@ fn outside_a_repository_the_dry_run_and_doctor_name_git_with_its_fix() {
         ("plan/phase-1.md", PHASE),
         ("plan/sim-scenario.yaml", scenario().as_str()),
     ] {
-        let path = root.join(path);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        write_file(root, path, text);
     }
     let output = |args: &[&str]| {
         crate::support::debussy(root, args)

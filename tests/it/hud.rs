@@ -60,15 +60,19 @@ fn require_tmux() {
     }
 }
 
-/// A private tmux server (its own socket in a temp dir) with one 100×30 pane running
-/// `command`; killed, with everything in it, on drop.
+/// A private tmux server (its own socket in a temp dir) with one 100×30 pane running a
+/// run of the plan in a shell ([`shell_line`]); killed, with everything in it, on drop.
 struct Tmux {
     socket: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Tmux {
-    fn start(project: &Project, command: &str) -> Tmux {
+    /// The server, its pane running `debussy run` of the project's plan with the sim
+    /// agent and `flags`; fails the test unless tmux can be used.
+    fn run_plan(project: &Project, flags: &str) -> Tmux {
+        require_tmux();
+        let args = format!("run plan/MASTER_PLAN.md --agent sim {flags}");
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join("tmux.sock");
         let tmux = Tmux { socket, _dir: dir };
@@ -90,7 +94,7 @@ impl Tmux {
                 "-c",
             ])
             .arg(project.root())
-            .arg(command)
+            .arg(shell_line(&args))
             .envs(project.env())
             .env("TERM", "xterm-256color")
             .env_remove("TMUX")
@@ -209,12 +213,8 @@ fn finishing() -> Scenario {
 #[test]
 #[ignore = "needs tmux (scripts/test-tools)"]
 fn the_gauge_moves_a_restart_shows_and_quit_pauses_the_run_and_restores_the_terminal() {
-    require_tmux();
     let project = Project::with_hud_scenario(&climbing());
-    let tmux = Tmux::start(
-        &project,
-        &shell_line("run plan/MASTER_PLAN.md --agent sim --restart-delay 0"),
-    );
+    let tmux = Tmux::run_plan(&project, "--restart-delay 0");
 
     tmux.wait_for("the gauge at 30 %", |s| s.contains("30.0%"));
     assert_eq!(
@@ -269,12 +269,8 @@ fn the_gauge_moves_a_restart_shows_and_quit_pauses_the_run_and_restores_the_term
 #[test]
 #[ignore = "needs tmux (scripts/test-tools)"]
 fn no_interactive_prints_plain_lines_in_a_terminal() {
-    require_tmux();
     let project = Project::with_hud_scenario(&finishing());
-    let tmux = Tmux::start(
-        &project,
-        &shell_line("run plan/MASTER_PLAN.md --agent sim --no-interactive"),
-    );
+    let tmux = Tmux::run_plan(&project, "--no-interactive");
     let screen = tmux.wait_for("the end of the run", |s| s.contains("shell-done"));
     assert!(screen.contains("exit=0"), "{screen}");
     assert!(

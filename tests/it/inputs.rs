@@ -33,6 +33,17 @@ fn said(output: &std::process::Output) -> String {
     )
 }
 
+/// `debussy ARGS` in `dir` fails, naming `file` and `what` it is.
+fn assert_refused(dir: &Path, args: &[&str], file: &str, what: &str) {
+    let output = debussy(dir, args);
+    let text = said(&output);
+    assert!(!output.status.success(), "{args:?}: {text}");
+    assert!(
+        text.contains(file) && text.contains(what),
+        "{args:?} should name {file} as {what}: {text}"
+    );
+}
+
 fn fifo(path: &Path) {
     nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
 }
@@ -47,6 +58,12 @@ fn plan_dir(dir: &Path) {
     .expect("write");
 }
 
+/// [`plan_dir`] with a plain `phase-1.md`.
+fn plan_with_phase(dir: &Path) {
+    plan_dir(dir);
+    std::fs::write(dir.join("plan/phase-1.md"), "# Phase 1: One\n").expect("write");
+}
+
 #[test]
 fn a_fifo_as_the_master_plan_is_refused_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -55,13 +72,7 @@ fn a_fifo_as_the_master_plan_is_refused_at_once() {
         &["audit", "MASTER_PLAN.md"][..],
         &["run", "MASTER_PLAN.md", "--agent", "sim", "--dry-run"][..],
     ] {
-        let output = debussy(dir.path(), args);
-        let text = said(&output);
-        assert!(!output.status.success(), "{args:?}: {text}");
-        assert!(
-            text.contains("MASTER_PLAN.md") && text.contains("FIFO"),
-            "{args:?}: {text}"
-        );
+        assert_refused(dir.path(), args, "MASTER_PLAN.md", "FIFO");
     }
 }
 
@@ -75,17 +86,16 @@ fn a_fifo_or_dev_zero_as_a_phase_file_is_reported_by_the_audit() {
             "fifo" => fifo(&phase),
             _ => std::os::unix::fs::symlink("/dev/zero", &phase).expect("link"),
         }
-        let output = debussy(dir.path(), &["audit", "plan/MASTER_PLAN.md"]);
-        let text = said(&output);
-        assert!(!output.status.success(), "{special}: {text}");
         let what = if special == "fifo" {
             "a FIFO"
         } else {
             "a character device"
         };
-        assert!(
-            text.contains("phase-1.md") && text.contains(what),
-            "{special}: {text}"
+        assert_refused(
+            dir.path(),
+            &["audit", "plan/MASTER_PLAN.md"],
+            "phase-1.md",
+            what,
         );
     }
 }
@@ -93,20 +103,13 @@ fn a_fifo_or_dev_zero_as_a_phase_file_is_reported_by_the_audit() {
 #[test]
 fn a_fifo_or_dev_zero_as_the_config_file_is_refused_with_its_name() {
     let dir = tempfile::tempdir().expect("tempdir");
-    plan_dir(dir.path());
-    std::fs::write(dir.path().join("plan/phase-1.md"), "# Phase 1: One\n").expect("write");
+    plan_with_phase(dir.path());
     fifo(&dir.path().join("config.yaml"));
     for (config, what) in [("config.yaml", "FIFO"), ("/dev/zero", "character device")] {
         for command in [&["audit", "plan/MASTER_PLAN.md"][..], &["config"][..]] {
             let mut args = command.to_vec();
             args.extend(["--config", config]);
-            let output = debussy(dir.path(), &args);
-            let text = said(&output);
-            assert!(!output.status.success(), "{args:?}: {text}");
-            assert!(
-                text.contains(config.trim_start_matches('/')) && text.contains(what),
-                "{args:?}: {text}"
-            );
+            assert_refused(dir.path(), &args, config.trim_start_matches('/'), what);
         }
     }
 }
@@ -114,8 +117,7 @@ fn a_fifo_or_dev_zero_as_the_config_file_is_refused_with_its_name() {
 #[test]
 fn a_fifo_as_the_sim_scenario_stops_the_run_before_it_starts() {
     let dir = tempfile::tempdir().expect("tempdir");
-    plan_dir(dir.path());
-    std::fs::write(dir.path().join("plan/phase-1.md"), "# Phase 1: One\n").expect("write");
+    plan_with_phase(dir.path());
     fifo(&dir.path().join("plan/sim-scenario.yaml"));
     let output = debussy(
         dir.path(),

@@ -254,7 +254,7 @@ async fn a_streamed_turn_follows_the_messages_api_event_sequence() {
     assert_eq!(requests[0].session_id(), Some("test-session"));
     assert_eq!(requests[0].query.as_deref(), Some("beta=true"));
     assert_eq!(requests[0].first_user_text(), "go");
-    assert!(server.unexpected().is_empty());
+    server.assert_all_scripted();
 }
 
 #[tokio::test]

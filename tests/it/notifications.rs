@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::support::project::{commit_all, init_repo, sim_run_args, wait_exit};
+use crate::support::project::{commit_all, init_repo, sim_run_args, wait_exit, write_file};
 use crate::support::scenario::{Scenario, Script, Turn};
 use axum::Json;
 use axum::Router;
@@ -76,11 +76,7 @@ fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
     init_repo(root);
-    let write = |relative: &str, text: &str| {
-        let path = root.join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    };
+    let write = |relative: &str, text: &str| write_file(root, relative, text);
     write(
         "plan/MASTER_PLAN.md",
         "# Notify Test - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n\

@@ -3,10 +3,8 @@
 //! quietly, with no panic message on stderr.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
-
-use debussy::run_env;
 
 use debussy::state::Store;
 
@@ -41,19 +39,8 @@ impl Project {
 
     /// Run `debussy ARGS` with stdout a pipe nobody reads: (exit code, stderr).
     fn write_to_closed_pipe(&self, args: &[&str]) -> (i32, String) {
-        let (reader, writer) = std::io::pipe().expect("pipe");
-        drop(reader);
-        let mut child = Command::new(crate::support::DEBUSSY)
-            .args(args)
-            .current_dir(self.root())
-            .env("HOME", self.root())
-            .env("XDG_CONFIG_HOME", self.root().join("xdg"))
-            .env_remove("DEBUSSY_LOG")
-            .env_remove(run_env::RUN_ID)
-            .env_remove(run_env::PHASE_ID)
-            .env_remove(run_env::PROJECT_ROOT)
-            .stdin(Stdio::null())
-            .stdout(writer)
+        let mut child = crate::support::debussy(self.root(), args)
+            .stdout(closed_pipe())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn debussy");
@@ -63,6 +50,13 @@ impl Project {
         let code = crate::support::project::wait_exit(&mut child, LIMIT);
         (code, reader.join().expect("stderr reader"))
     }
+}
+
+/// The writing end of a pipe whose reader is already gone.
+fn closed_pipe() -> std::io::PipeWriter {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    writer
 }
 
 fn fixture(path: &str) -> PathBuf {
@@ -125,18 +119,8 @@ fn completions_survive_a_closed_pipe() {
 /// Run `debussy ARGS` with stdout and stderr one pipe nobody reads, as `2>&1 | head`
 /// leaves them once `head` has exited: the exit code.
 fn both_to_closed_pipe(project: &Project, args: &[&str]) -> i32 {
-    let (reader, writer) = std::io::pipe().expect("pipe");
-    drop(reader);
-    let mut child = Command::new(crate::support::DEBUSSY)
-        .args(args)
-        .current_dir(project.root())
-        .env("HOME", project.root())
-        .env("XDG_CONFIG_HOME", project.root().join("xdg"))
-        .env_remove("DEBUSSY_LOG")
-        .env_remove(run_env::RUN_ID)
-        .env_remove(run_env::PHASE_ID)
-        .env_remove(run_env::PROJECT_ROOT)
-        .stdin(Stdio::null())
+    let writer = closed_pipe();
+    let mut child = crate::support::debussy(project.root(), args)
         .stdout(writer.try_clone().expect("clone"))
         .stderr(writer)
         .spawn()

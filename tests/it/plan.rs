@@ -33,9 +33,7 @@ impl Sandbox {
     }
 
     pub(crate) fn write(&self, relative: &str, text: &str) {
-        let path = self.path().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        crate::support::project::write_file(self.path(), relative, text);
     }
 
     pub(crate) fn debussy(&self, args: &[&str]) -> Command {

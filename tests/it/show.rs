@@ -5,7 +5,9 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use crate::support::project::{commit_all, init_repo, json_of, output_within, sim_run_args};
+use crate::support::project::{
+    commit_all, init_repo, json_of, output_within, sim_run_args, write_file,
+};
 use crate::support::scenario::{Scenario, Script, Turn};
 use serde_json::Value;
 
@@ -47,11 +49,7 @@ impl Project {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path();
         init_repo(root);
-        let write = |path: &str, text: &str| {
-            let path = root.join(path);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        };
+        let write = |relative: &str, text: &str| write_file(root, relative, text);
         write("plan/MASTER_PLAN.md", PLAN);
         write(
             "plan/phase-1.md",

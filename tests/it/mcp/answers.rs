@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::support::{Supervisor, root};
+use super::support::{Supervisor, error_message, root};
 
 #[test]
 #[ignore = "needs the Python MCP SDK (scripts/test-tools)"]
@@ -23,7 +23,7 @@ fn an_answer_under_an_unknown_id_is_dropped_and_the_request_times_out() {
     s.initialize();
     let id = s.request("tools/call", json!({"name": "echo", "arguments": {}}));
     let reply = s.response(&id);
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(message.contains("did not answer within 1 s"), "{reply}");
     s.wait_stderr("which no request in flight to it has; dropped");
     // Nothing else reached the client: not the misaddressed answer, not a second one.
@@ -45,7 +45,7 @@ fn requests_past_the_in_flight_bound_are_answered_with_an_error() {
     s.request("prompts/list", json!({}));
     let third = s.request("resources/list", json!({}));
     let reply = s.response(&third);
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(message.contains("2 requests in flight"), "{reply}");
     assert_eq!(s.next(Duration::from_millis(300)), None);
 }

@@ -8,7 +8,7 @@ use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use super::support::{
-    Supervisor, WAIT, alive, events_of, initialize_params, signal_pid, test_server,
+    Supervisor, WAIT, alive, error_message, events_of, initialize_params, signal_pid, test_server,
 };
 use crate::support::ports::Port;
 use crate::support::wait::wait_until;
@@ -49,6 +49,14 @@ impl Stage {
         ];
         command.extend(server_args.iter().map(|s| (*s).to_owned()));
         self.bridge_command(flags, &command)
+    }
+
+    /// A bridge with the default flags in front of the rmcp test server, its handshake
+    /// done.
+    pub(super) fn ready_bridge(&self) -> Supervisor {
+        let mut bridge = self.bridge(&[], &[]);
+        bridge.initialize();
+        bridge
     }
 
     /// A bridge in front of any daemon command.
@@ -208,8 +216,7 @@ pub(super) fn restarted_since(bridge: &Supervisor) -> String {
 #[test]
 fn a_daemon_killed_mid_call_gets_the_call_answered_at_once_and_the_next_call_works() {
     let stage = Stage::new();
-    let mut bridge = stage.bridge(&[], &[]);
-    bridge.initialize();
+    let mut bridge = stage.ready_bridge();
     let (old, _) = bridge.whoami();
     let slow = bridge.request(
         "tools/call",
@@ -223,7 +230,7 @@ fn a_daemon_killed_mid_call_gets_the_call_answered_at_once_and_the_next_call_wor
     signal_pid(old, Signal::SIGKILL);
     let reply = bridge.response(&slow);
     let answered = killed.elapsed();
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(
         message.contains("restarted while this request was in flight"),
         "{reply}"
@@ -245,8 +252,7 @@ fn a_daemon_killed_mid_call_gets_the_call_answered_at_once_and_the_next_call_wor
 #[test]
 fn a_daemon_that_exits_42_is_started_again() {
     let stage = Stage::new();
-    let mut bridge = stage.bridge(&[], &[]);
-    bridge.initialize();
+    let mut bridge = stage.ready_bridge();
     let (old, _) = bridge.whoami();
     assert_eq!(
         bridge.tool_text("exit_42", json!({})),
@@ -400,7 +406,7 @@ fn a_daemon_that_cannot_start_is_reported_with_its_log() {
     let stage = Stage::new();
     let mut bridge = stage.bridge(&["--ready-timeout", "2s"], &["--exit-at-start", "3"]);
     let reply = bridge.call("initialize", initialize_params("2025-06-18"));
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(reply.get("error").is_some(), "{reply}");
     assert!(!message.is_empty(), "{reply}");
     bridge.wait_stderr("exiting at start with code 3");
@@ -455,6 +461,6 @@ fn a_daemon_that_keeps_failing_leaves_the_bridge_degraded_until_restart_server()
         "tools/call",
         json!({"name": "echo", "arguments": {"text": "x"}}),
     );
-    let message = again["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&again);
     assert!(message.contains("restart_server"), "{again}");
 }

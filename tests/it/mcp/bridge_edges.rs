@@ -7,7 +7,7 @@ use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use super::bridge::Stage;
-use super::support::{WAIT, alive, events_of, initialize_params, test_server};
+use super::support::{WAIT, alive, error_message, events_of, initialize_params, test_server};
 use crate::support::wait::wait_until;
 
 #[test]
@@ -17,7 +17,7 @@ fn a_response_over_the_line_limit_is_answered_with_an_error() {
     let mut bridge = stage.bridge(&[&flag, &config], &[]);
     bridge.initialize();
     let reply = bridge.call_tool("big_output", json!({"bytes": 200_000}));
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(message.contains("over the 100000-byte limit"), "{reply}");
     assert_eq!(
         bridge.tool_text("echo", json!({"text": "still here"})),
@@ -44,7 +44,7 @@ fn a_port_held_by_something_that_is_not_mcp_is_reported_at_once() {
     let mut bridge = stage.bridge(&[], &[]);
     let asked = Instant::now();
     let reply = bridge.call("initialize", initialize_params("2025-06-18"));
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(message.contains("refused an MCP session"), "{reply}");
     assert!(message.contains("404"), "{reply}");
     assert!(
@@ -61,8 +61,7 @@ fn a_port_held_by_something_that_is_not_mcp_is_reported_at_once() {
 #[test]
 fn sighup_restarts_the_daemon_as_the_supervisor_restarts_its_server() {
     let stage = Stage::new();
-    let mut bridge = stage.bridge(&[], &[]);
-    bridge.initialize();
+    let mut bridge = stage.ready_bridge();
     let (old, _) = bridge.whoami();
     bridge.signal(Signal::SIGHUP);
     let audit_of = || super::support::read_audit(&stage.state_dir);
@@ -81,8 +80,7 @@ fn sighup_restarts_the_daemon_as_the_supervisor_restarts_its_server() {
 #[test]
 fn mcp_commands_run_as_the_lean_binary_when_it_is_beside_debussy() {
     let stage = Stage::new();
-    let mut bridge = stage.bridge(&[], &[]);
-    bridge.initialize();
+    let bridge = stage.ready_bridge();
     let exe = std::fs::read_link(format!("/proc/{}/exe", bridge.pid())).expect("exe link");
     assert_eq!(
         exe.file_name().and_then(|n| n.to_str()),
@@ -160,7 +158,7 @@ fn bad_bytes_and_an_oversized_request_are_answered_and_the_bridge_carries_on() {
     );
     bridge.send_raw(huge.as_bytes());
     let refused = bridge.response(&json!(78));
-    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&refused);
     assert!(message.contains("100000-byte limit"), "{refused}");
     assert_eq!(
         bridge.tool_text("echo", json!({"text": "still here"})),
@@ -171,8 +169,7 @@ fn bad_bytes_and_an_oversized_request_are_answered_and_the_bridge_carries_on() {
 #[test]
 fn a_sigkilled_bridge_leaves_the_shared_daemon_to_the_next_bridge() {
     let stage = Stage::new();
-    let mut first = stage.bridge(&[], &[]);
-    first.initialize();
+    let mut first = stage.ready_bridge();
     let (pid, _) = first.whoami();
     first.signal(Signal::SIGKILL);
     assert!(
@@ -181,8 +178,7 @@ fn a_sigkilled_bridge_leaves_the_shared_daemon_to_the_next_bridge() {
     );
     assert!(alive(pid), "the daemon died with its bridge");
 
-    let mut second = stage.bridge(&[], &[]);
-    second.initialize();
+    let mut second = stage.ready_bridge();
     let (again, generation) = second.whoami();
     assert_eq!(again, pid, "a second daemon was started");
     assert_eq!(generation, 1);

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::support::{Supervisor, test_server};
+use super::support::{Supervisor, error_message, test_server};
 
 const LIMIT: &str = "4000";
 
@@ -19,7 +19,7 @@ fn start() -> Supervisor {
 }
 
 fn assert_names_the_limit(reply: &Value) {
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(reply);
     assert!(message.contains("4000-byte"), "{reply}");
     assert!(message.contains("mcp.max_line_bytes"), "{reply}");
 }

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::support::{Supervisor, alive, event_types, initialize_params};
+use super::support::{Supervisor, alive, error_message, event_types, initialize_params};
 
 fn tool_names(list: &Value) -> Vec<String> {
     list["result"]["tools"]
@@ -331,7 +331,7 @@ fn the_mcp_configuration_section_tunes_the_supervisor() {
     );
     let started = Instant::now();
     let reply = s.call("initialize", initialize_params("2025-06-18"));
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(message.contains("degraded"), "{reply}");
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -366,10 +366,5 @@ fn requests_pending_at_client_eof_are_answered_before_the_exit() {
     let id = s.request("initialize", initialize_params("2025-06-18"));
     assert!(s.close().success());
     let reply = s.response(&id);
-    assert!(
-        reply["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("shutting down")),
-        "{reply}"
-    );
+    assert!(error_message(&reply).contains("shutting down"), "{reply}");
 }

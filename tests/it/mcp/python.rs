@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::support::{Supervisor, debussy, events_of, root, test_server};
+use super::support::{Supervisor, debussy, error_message, events_of, root, test_server};
 use crate::support::ports::Port;
 
 /// The venv's Python with the `mcp` SDK; a missing SDK fails the test (such tests are
@@ -93,7 +93,7 @@ fn a_python_syntax_error_under_watch_is_shown_to_the_client() {
     std::fs::write(&server, broken).expect("write");
     s.wait_stderr("waiting for the next change");
     let reply = s.call_tool("echo", json!({"text": "v2"}));
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(message.contains("SyntaxError"), "{reply}");
     let audit = s.audit();
     assert_eq!(events_of(&audit, "server_started").len(), 2, "{audit:?}");

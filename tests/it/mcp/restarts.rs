@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
-use super::support::{Supervisor, WAIT, alive, at, events_of, signal_pid};
+use super::support::{Supervisor, WAIT, alive, at, error_message, events_of, signal_pid};
 
 /// Restart the initialized server by `trigger` and wait for the tools' change to be
 /// announced: one restart from `source`, to generation 2 in a new process. The audit.
@@ -73,7 +73,7 @@ fn a_crash_fails_the_call_and_restarts_with_backoff() {
     let (pid1, _) = s.whoami();
     let reply = s.call_tool("crash", json!({}));
     assert_eq!(reply["error"]["code"], -32603, "{reply}");
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(message.contains("not retried"), "{message}");
     // Held until the new server is up, after the first backoff step (1 s).
     let waited = Instant::now();
@@ -170,10 +170,7 @@ fn crash_loops_go_degraded_and_restart_server_recovers() {
     let reply = s.call_tool("crash", json!({}));
     assert_eq!(reply["error"]["code"], -32603, "{reply}");
     let reply = s.call_tool("echo", json!({"text": "anyone?"}));
-    let message = reply["error"]["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let message = error_message(&reply);
     assert!(message.contains("degraded"), "{reply}");
     // The server's own words on stderr say why.
     assert!(message.contains("cannot start"), "{reply}");

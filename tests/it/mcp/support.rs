@@ -440,6 +440,11 @@ pub fn at(event: &Value) -> jiff::Timestamp {
         .unwrap_or_else(|| panic!("no timestamp in {event}"))
 }
 
+/// The `error.message` of a JSON-RPC reply; empty when it has none.
+pub fn error_message(reply: &Value) -> &str {
+    reply["error"]["message"].as_str().unwrap_or_default()
+}
+
 /// The `initialize` request's params: protocol revision `version`, no capabilities.
 pub fn initialize_params(version: &str) -> Value {
     json!({

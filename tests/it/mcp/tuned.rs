@@ -10,7 +10,9 @@ use debussy::restart::{Backoff, RestartConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
-use super::support::{WAIT, event_types, initialize_params, read_audit, test_server};
+use super::support::{
+    WAIT, error_message, event_types, initialize_params, read_audit, test_server,
+};
 
 /// The supervisor's task, ending with its outcome.
 type Task = tokio::task::JoinHandle<Result<SuperviseOutcome, debussy::mcp::McpError>>;
@@ -103,7 +105,7 @@ async fn closed(client: Client, task: Task) {
 async fn degraded_answer(client: &mut Client) -> String {
     let reply = client.next().await;
     assert_eq!(reply["id"], 1, "{reply}");
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(message.contains("degraded"), "{reply}");
     message.to_owned()
 }
@@ -155,7 +157,7 @@ async fn requests_held_past_the_deadline_are_answered_with_an_error() {
     let reply = client.next().await;
     assert_eq!(reply["id"], "held", "{reply}");
     assert_eq!(reply["error"]["code"], -32603);
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(message.contains("not ready within 200 ms"), "{message}");
     closed(client, task).await;
 }

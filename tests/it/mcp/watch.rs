@@ -6,7 +6,7 @@ use std::sync::mpsc;
 
 use serde_json::json;
 
-use super::support::{Supervisor, WAIT, events_of};
+use super::support::{Supervisor, WAIT, error_message, events_of};
 
 /// Read one line from the FIFO at `path` on a thread; the build blocks writing to it
 /// until then, so receiving the line means the build has run to that point.
@@ -182,7 +182,7 @@ fn a_crash_after_a_change_waits_for_the_next_change_and_shows_stderr() {
     std::fs::write(&code, "broken").expect("write");
     s.wait_stderr("waiting for the next change");
     let reply = s.call_tool("echo", json!({"text": "still there?"}));
-    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&reply);
     assert!(message.contains("SyntaxError: invalid syntax"), "{reply}");
     assert!(message.contains("next change"), "{reply}");
     let status = s.tool_json("server_status", json!({}));

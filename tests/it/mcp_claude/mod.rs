@@ -79,7 +79,7 @@ pub(super) fn tool_result(lines: &[Value], id: &str) -> (String, bool) {
 }
 
 /// Write `mcp.json` in the sandbox: the MCP server `t`, started as `command ARGS`.
-pub(super) fn write_config(sandbox: &Sandbox, command: &str, args: &Value) -> PathBuf {
+fn write_config(sandbox: &Sandbox, command: &str, args: &Value) -> PathBuf {
     let config = sandbox.cwd().join("mcp.json");
     let body = json!({"mcpServers": {"t": {"command": command, "args": args}}});
     std::fs::write(&config, serde_json::to_vec_pretty(&body).expect("json"))
@@ -87,16 +87,18 @@ pub(super) fn write_config(sandbox: &Sandbox, command: &str, args: &Value) -> Pa
     config
 }
 
-/// Claude Code with the MCP servers of `config` (the `mcp__t` tools allowed), talking to
-/// `server`, given `prompt`: its transcript, once the run ended in success with `t`
-/// connected.
+/// Claude Code with the MCP server `t` started as `program ARGS` (its tools allowed),
+/// talking to `server`, given `prompt`: its transcript, once the run ended in success
+/// with `t` connected.
 pub(super) async fn run_with_server_t(
     cli: &ClaudeCli,
     sandbox: &Sandbox,
     server: &ModelServer,
-    config: &std::path::Path,
+    program: &str,
+    args: &Value,
     prompt: &str,
 ) -> Transcript {
+    let config = write_config(sandbox, program, args);
     let mut command = sandbox.command(cli, server, claude::DEFAULT_MODEL);
     command
         .arg("--mcp-config")

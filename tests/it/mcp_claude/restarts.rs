@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{restart_turn, run_with_server_t, test_server, tool_result, write_config};
+use super::{restart_turn, run_with_server_t, test_server, tool_result};
 use crate::support::claude::{self, Sandbox};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::ports::Port;
@@ -89,7 +89,6 @@ async fn claude_code_keeps_its_mcp_session_across_a_bridged_daemon_restart() {
 /// Claude Code with the MCP server `t` started as `debussy ARGS`: whoami, restart,
 /// whoami, all answered, the second by a new server process.
 async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args: &Value) {
-    let config = write_config(sandbox, crate::support::DEBUSSY, args);
     let server = ModelServer::start(
         Scenario::new()
             .turn(Turn::new().tool_use_id("toolu_whoami_1", "mcp__t__whoami", json!({})))
@@ -103,7 +102,8 @@ async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args:
         cli,
         sandbox,
         &server,
-        &config,
+        crate::support::DEBUSSY,
+        args,
         "Check the server, restart it, check again.",
     )
     .await;
@@ -123,5 +123,5 @@ async fn check_restart_through(cli: &claude::ClaudeCli, sandbox: &Sandbox, args:
     assert_eq!(first["generation"], 1);
     assert_eq!(second["generation"], 2);
     assert_eq!(restart["new"]["pid"], second["pid"]);
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+    server.assert_all_scripted();
 }

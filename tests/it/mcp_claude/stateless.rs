@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{restart_turn, run_with_server_t, tool_result, write_config};
+use super::{restart_turn, run_with_server_t, tool_result};
 use crate::support::claude::{self, Sandbox};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::ports::Port;
@@ -29,10 +29,9 @@ fn server_script() -> String {
 /// one plain reply; how long the whole run took.
 async fn timed_run(cli: &claude::ClaudeCli, command: &str, args: &Value) -> Duration {
     let sandbox = Sandbox::new().expect("sandbox");
-    let config = write_config(&sandbox, command, args);
     let server = ModelServer::start(Scenario::new().turn(Turn::reply("Hello."))).expect("model");
     let started = Instant::now();
-    run_with_server_t(cli, &sandbox, &server, &config, "Say hello.").await;
+    run_with_server_t(cli, &sandbox, &server, command, args, "Say hello.").await;
     started.elapsed()
 }
 
@@ -120,7 +119,6 @@ async fn claude_code_through_the_bridge_starts_as_fast_as_with_the_server_alone(
 /// the same session.
 async fn check_new_tool_after_restart(cli: &claude::ClaudeCli, args: &Value) {
     let sandbox = Sandbox::new().expect("sandbox");
-    let config = write_config(&sandbox, crate::support::DEBUSSY, args);
     let server = ModelServer::start(
         Scenario::new()
             .turn(restart_turn("the agent added a tool"))
@@ -132,7 +130,8 @@ async fn check_new_tool_after_restart(cli: &claude::ClaudeCli, args: &Value) {
         cli,
         &sandbox,
         &server,
-        &config,
+        crate::support::DEBUSSY,
+        args,
         "Restart the server, then use its new tool.",
     )
     .await;

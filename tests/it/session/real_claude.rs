@@ -234,28 +234,16 @@ async fn claude_crossing_the_threshold_on_turn_three_stops_before_a_fourth_reque
 #[tokio::test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 async fn claude_subagent_traffic_past_the_threshold_does_not_stop_the_session() {
-    let scenario = Scenario::new()
-        .turn(
-            Turn::new()
-                .subagent_call(
-                    "toolu_task_1",
-                    "Count the files",
-                    "SUBTASK-ALPHA: count the files in the working directory",
-                )
-                .usage(Usage::new(10, 20_000, 1_000, 30)),
-        )
-        .subagent(
-            "SUBTASK-ALPHA",
-            [
-                Turn::new()
-                    .bash("ls -a", "List")
-                    .usage(Usage::new(5, 170_000, 10_000, 40)),
-                Turn::reply("Report: the directory is empty.")
-                    .usage(Usage::new(7, 185_000, 5_000, 50)),
-            ],
-        )
-        .turn(Turn::reply("The subagent finished.").usage(Usage::new(12, 22_000, 800, 20)));
-    let harness = Harness::new(scenario);
+    let harness = Harness::new(Scenario::delegating_to_a_subagent(
+        [
+            Usage::new(10, 20_000, 1_000, 30),
+            Usage::new(12, 22_000, 800, 20),
+        ],
+        [
+            Usage::new(5, 170_000, 10_000, 40),
+            Usage::new(7, 185_000, 5_000, 50),
+        ],
+    ));
     let finished = run(harness.spec(), SessionControl::new()).await;
     harness.save("claude_subagent_no_stop", &finished);
     let report = &finished.report;

@@ -68,8 +68,26 @@ fn script_spec(project: &SimProject, script: String) -> SessionSpec {
     spec
 }
 
+/// An agent that ignores SIGINT, crosses the context threshold and sleeps; a stop
+/// waits `stop_grace` for it.
+fn ignoring_sigint(project: &SimProject, stop_grace: Duration) -> SessionSpec {
+    let script = format!(
+        "trap '' INT; {}; exec sleep 30",
+        print_lines(&[init_line(), assistant_line("m1", 170_000, "Crossing.")])
+    );
+    let mut spec = script_spec(project, script);
+    spec.stop_grace = stop_grace;
+    spec
+}
+
 fn init_line() -> Value {
     json!({"type": "system", "subtype": "init", "session_id": "s-1", "model": "m"})
+}
+
+/// A successful `result` line.
+fn result_line() -> Value {
+    json!({"type": "result", "subtype": "success", "is_error": false,
+           "result": "Done.", "session_id": "s-1"})
 }
 
 fn assistant_line(id: &str, context: u64, text: &str) -> Value {
@@ -83,12 +101,7 @@ async fn an_interrupt_during_a_context_stop_wins_and_a_second_one_kills() {
     let project = project();
     // The agent ignores SIGINT, so the context stop waits out its grace: the interrupts
     // arrive while it is still running, whatever the machine's speed.
-    let script = format!(
-        "trap '' INT; {}; exec sleep 30",
-        print_lines(&[init_line(), assistant_line("m1", 170_000, "Crossing.")])
-    );
-    let mut spec = script_spec(&project, script);
-    spec.stop_grace = Duration::from_secs(20);
+    let spec = ignoring_sigint(&project, Duration::from_secs(20));
     let started = Instant::now();
     let finished = run_with(spec, SessionControl::new(), |event, control| {
         if let SessionEvent::Stopping { cause, immediate } = event {
@@ -142,12 +155,7 @@ async fn an_interrupt_during_a_context_stop_wins_and_a_second_one_kills() {
 #[tokio::test]
 async fn an_agent_ignoring_sigint_is_ended_by_sigterm() {
     let project = project();
-    let script = format!(
-        "trap '' INT; {}; exec sleep 30",
-        print_lines(&[init_line(), assistant_line("m1", 170_000, "Crossing.")])
-    );
-    let mut spec = script_spec(&project, script);
-    spec.stop_grace = Duration::from_millis(300);
+    let spec = ignoring_sigint(&project, Duration::from_millis(300));
     let finished = run(spec, SessionControl::new()).await;
     let report = &finished.report;
     assert_eq!(report.code(), -2, "{:?}", report.outcome);
@@ -170,14 +178,12 @@ async fn an_agent_ignoring_sigint_is_ended_by_sigterm() {
 #[tokio::test]
 async fn over_long_lines_warn_and_leftovers_killed_with_the_group_do_not() {
     let project = project();
-    let result = json!({"type": "result", "subtype": "success", "is_error": false,
-                        "result": "Done.", "session_id": "s-1"});
     // A 17 MiB line (past the 16 MiB cap), then a background process left running.
     let script = format!(
         "{}; head -c 17825792 /dev/zero | tr '\\0' x; echo; \
          sleep 30 >/dev/null 2>&1 & {}",
         print_lines(&[init_line(), assistant_line("m1", 1_000, "Done.")]),
-        print_lines(&[result])
+        print_lines(&[result_line()])
     );
     let finished = run(script_spec(&project, script), SessionControl::new()).await;
     let report = &finished.report;
@@ -241,12 +247,10 @@ async fn a_line_with_an_invalid_byte_still_counts_and_stops_the_session() {
 async fn stderr_goes_to_its_log_and_only_a_tail_stays_in_memory() {
     use std::os::unix::fs::PermissionsExt as _;
     let project = project();
-    let result = json!({"type": "result", "subtype": "success", "is_error": false,
-                        "result": "Done.", "session_id": "s-1"});
     let script = format!(
         "{}; i=1; while [ $i -le 30 ]; do echo \"err $i\" >&2; i=$((i+1)); done; {}",
         print_lines(&[init_line()]),
-        print_lines(&[result])
+        print_lines(&[result_line()])
     );
     let mut spec = script_spec(&project, script);
     spec.stderr_tail_lines = 5;
@@ -275,15 +279,13 @@ async fn a_process_that_left_the_group_dies_with_the_agent_and_is_no_warning() {
     let project = project();
     let dir = tempfile::tempdir().expect("tempdir");
     let pid_file = dir.path().join("escaped.pid");
-    let result = json!({"type": "result", "subtype": "success", "is_error": false,
-                        "result": "Done.", "session_id": "s-1"});
     // `setsid` leaves the group, as Claude Code's Bash tool commands do, and keeps the
     // agent's stdout open: killing the group cannot reach it, the agent's reaper does.
     let script = format!(
         "{}; setsid sh -c 'echo $$ > {}; exec sleep 30' & {}",
         print_lines(&[init_line(), assistant_line("m1", 1_000, "Done.")]),
         pid_file.display(),
-        print_lines(&[result])
+        print_lines(&[result_line()])
     );
     let started = Instant::now();
     let finished = run(script_spec(&project, script), SessionControl::new()).await;
@@ -359,17 +361,15 @@ async fn a_figure_held_back_by_the_pacing_still_arrives_while_the_agent_is_quiet
 #[tokio::test]
 async fn an_agent_still_running_after_its_result_is_stopped_and_still_completes() {
     let project = project();
-    let result = json!({"type": "result", "subtype": "success", "is_error": false,
-                        "result": "Done.", "session_id": "s-1"});
     // A second result while it lingers does not move the deadline.
     let script = format!(
         "{}; sleep 5; {}; exec sleep 60",
         print_lines(&[
             init_line(),
             assistant_line("m1", 1_000, "Done."),
-            result.clone()
+            result_line()
         ]),
-        print_lines(&[result])
+        print_lines(&[result_line()])
     );
     let started = Instant::now();
     let finished = run(script_spec(&project, script), SessionControl::new()).await;

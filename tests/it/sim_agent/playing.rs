@@ -149,15 +149,18 @@ fn the_demo_scenario_restarts_phase_one_and_finishes_phase_two() {
     )
     .expect("copy the demo scenario");
     let root = dir.path();
+    // One session of the demo, which must succeed.
+    let session = |env: &[(&str, &str)], prompt: &str| {
+        let run = play(root, &scenario, env, prompt);
+        assert!(run.status.success(), "{prompt}: {}", run.stderr);
+        run
+    };
 
     // Phase 1, first session: 40 %, 65 %, 83 %; the 80 % threshold fires on the third turn.
-    let first = play(
-        root,
-        &scenario,
+    let first = session(
         &[("DEBUSSY_PHASE_ID", "1"), ("DEBUSSY_RESTART", "0")],
         "Phase 1",
     );
-    assert!(first.status.success(), "{}", first.stderr);
     let (_, stops) = first.meter(80.0);
     assert_eq!(stops.len(), 1);
     assert!(
@@ -181,13 +184,10 @@ fn the_demo_scenario_restarts_phase_one_and_finishes_phase_two() {
     // see the restarted session write them.
     std::fs::remove_file(plan_dir.join("notes/phase-1.md"))
         .expect("notes of the unstopped session");
-    let second = play(
-        root,
-        &scenario,
+    let second = session(
         &[("DEBUSSY_PHASE_ID", "1"), ("DEBUSSY_RESTART", "1")],
         "Phase 1 again",
     );
-    assert!(second.status.success(), "{}", second.stderr);
     assert!(second.meter(80.0).1.is_empty());
     let notes = std::fs::read_to_string(plan_dir.join("notes/phase-1.md")).expect("notes");
     for heading in ["## Summary", "## Key Decisions", "## Files Modified"] {
@@ -201,8 +201,7 @@ fn the_demo_scenario_restarts_phase_one_and_finishes_phase_two() {
     }));
 
     // Phase 2 in one session; its subagent reaches 92 % without stopping anything.
-    let third = play(root, &scenario, &[("DEBUSSY_PHASE_ID", "2")], "Phase 2");
-    assert!(third.status.success(), "{}", third.stderr);
+    let third = session(&[("DEBUSSY_PHASE_ID", "2")], "Phase 2");
     assert!(third.meter(80.0).1.is_empty());
     assert_eq!(
         std::fs::read_to_string(root.join("demo/farewell.txt")).expect("farewell"),

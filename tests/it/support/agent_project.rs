@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::cli::PinnedCli;
 use super::model_server::{ModelServer, Refusal, Scenario, Turn};
 use super::project::{self, events_named, run_json};
 
@@ -20,6 +21,9 @@ pub trait AgentSandbox: Sized {
     const NAME: &'static str;
     /// The model the configuration names.
     const MODEL: &'static str;
+    /// The agent's pinned CLI; see [`super::cli::require`] for what happens when it is
+    /// missing.
+    fn cli() -> PinnedCli;
     /// A sandbox whose agent talks to `server`.
     fn for_server(server: &ModelServer) -> std::io::Result<Self>;
     /// The project's working tree.
@@ -29,13 +33,17 @@ pub trait AgentSandbox: Sized {
 }
 
 /// `AgentSandbox` for an agent module's `Sandbox`, whose `new`, `cwd` and `envs` do the
-/// work, with the agent's kind, name and model.
+/// work, with the agent's kind, name, model and `require`.
 macro_rules! agent_sandbox {
     ($agent:ident, $kind:literal, $name:literal) => {
         impl AgentSandbox for super::$agent::Sandbox {
             const KIND: &'static str = $kind;
             const NAME: &'static str = $name;
             const MODEL: &'static str = super::$agent::DEFAULT_MODEL;
+
+            fn cli() -> PinnedCli {
+                super::$agent::require()
+            }
 
             fn for_server(server: &ModelServer) -> std::io::Result<Self> {
                 Self::new(server)
@@ -55,22 +63,20 @@ macro_rules! agent_sandbox {
 agent_sandbox!(codex, "codex", "Codex");
 agent_sandbox!(gemini, "gemini", "Gemini");
 
-/// A git project in an agent's sandbox whose runs use the CLI at `program`.
+/// A git project in an agent's sandbox whose runs use the agent's pinned CLI.
 pub struct AgentProject<S> {
     sandbox: S,
     program: PathBuf,
 }
 
 impl<S: AgentSandbox> AgentProject<S> {
-    /// A project with an empty repository in a new sandbox whose agent, the CLI at
-    /// `program`, talks to `server`.
-    pub fn new(program: &Path, server: &ModelServer) -> Self {
+    /// A project with an empty repository in a new sandbox whose agent, the pinned
+    /// CLI, talks to `server`.
+    pub fn new(server: &ModelServer) -> Self {
+        let program = S::cli().path().to_path_buf();
         let sandbox = S::for_server(server).expect("sandbox");
         project::init_repo(sandbox.cwd());
-        AgentProject {
-            sandbox,
-            program: program.to_path_buf(),
-        }
+        AgentProject { sandbox, program }
     }
 
     /// Its working tree.
@@ -80,9 +86,7 @@ impl<S: AgentSandbox> AgentProject<S> {
 
     /// Write `text` to `relative`, creating directories.
     pub fn write(&self, relative: &str, text: &str) {
-        let path = self.root().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        project::write_file(self.root(), relative, text);
     }
 
     /// One phase gated by `gate`, committed with a configuration that runs the agent
@@ -157,43 +161,42 @@ impl<S: AgentSandbox> AgentProject<S> {
             Duration::from_secs(180),
         )
     }
+
+    /// [`AgentProject::run`], which must take less than `limit`.
+    pub fn run_within(&self, limit: Duration) -> (i32, Vec<Value>) {
+        let started = Instant::now();
+        let run = self.run();
+        let took = started.elapsed();
+        assert!(took < limit, "the run took {took:?}, not under {limit:?}");
+        run
+    }
 }
 
-/// A run of the agent `S` (the CLI at `program`) whose model never answers: the
-/// attempt is timed out by a three-second `timeout`.
-pub fn assert_a_silent_model_is_timed_out<S: AgentSandbox>(program: &Path) {
+/// A run of the agent `S` whose model never answers: the attempt is timed out by a
+/// three-second `timeout`.
+pub fn assert_a_silent_model_is_timed_out<S: AgentSandbox>() {
     let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
         .expect("model server");
-    let project = AgentProject::<S>::new(program, &server);
+    let project = AgentProject::<S>::new(&server);
     project.plan("true", 100_000, "timeout: 3\n");
     project::assert_timed_out(|| project.run());
     server.release();
 }
 
-/// A run of the agent `S` (the CLI at `program`) whose key the model server refuses:
+/// A run of the agent `S` whose key the model server refuses:
 /// the attempt ends within a minute as the agent's failure, its error in the CLI's own
 /// `words` and naming `key_env`, the variable that fixes it.
-pub fn assert_a_bad_key_ends_the_attempt<S: AgentSandbox>(
-    program: &Path,
-    words: &str,
-    key_env: &str,
-) {
+pub fn assert_a_bad_key_ends_the_attempt<S: AgentSandbox>(words: &str, key_env: &str) {
     let server = ModelServer::start(
         Scenario::new()
             .turn(Turn::reply("unreachable"))
             .refuse(Refusal::BadKey, None),
     )
     .expect("model server");
-    let project = AgentProject::<S>::new(program, &server);
+    let project = AgentProject::<S>::new(&server);
     project.plan("true", 100_000, "");
-    let started = Instant::now();
-    let (code, events) = project.run();
+    let (code, events) = project.run_within(Duration::from_secs(60));
     assert_eq!(code, 1, "events: {events:#?}");
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "{:?}",
-        started.elapsed()
-    );
     let ended = events_named(&events, "session_ended")[0];
     assert_eq!(ended["outcome"], "agent_failure", "{ended:#}");
     let error = project::phase_error(&events);

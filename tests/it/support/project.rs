@@ -29,9 +29,7 @@ impl Project {
 
     /// Write `text` to `relative`, creating directories.
     pub fn write(&self, relative: &str, text: &str) {
-        let path = self.root().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        write_file(self.root(), relative, text);
     }
 
     /// Stage everything and commit it.
@@ -52,6 +50,13 @@ impl Project {
             .expect("status");
         json_of(&output, "debussy status")
     }
+}
+
+/// Write `text` to `relative` under `root`, creating directories.
+pub fn write_file(root: &Path, relative: &str, text: &str) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
 }
 
 /// `git init` in `dir` with a local identity, so the developer's config never matters.
@@ -226,6 +231,17 @@ pub fn assert_restarted_once_for_a_blocked_compaction(events: &[Value]) {
             .as_str()
             .is_some_and(|r| r.starts_with("agent_compaction_blocked")),
         "{restart:#}"
+    );
+}
+
+/// Every session of the run said it worked in a worktree of the run's own.
+pub fn assert_every_session_in_a_worktree(events: &[Value]) {
+    let started = events_named(events, "session_started");
+    assert!(
+        started.iter().all(|e| e["workdir"]
+            .as_str()
+            .is_some_and(|w| w.contains(".debussy/worktrees/"))),
+        "every session says its worktree: {started:#?}"
     );
 }
 

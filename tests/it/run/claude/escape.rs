@@ -95,13 +95,7 @@ fn a_setsid_helper_of_the_agent_dies_when_the_run_ends() {
                 }),
             )
             .usage(usage(10)),
-        Turn::new()
-            .text("Writing.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("done.txt"), "content": "ok\n"}),
-            )
-            .usage(usage(11)),
+        project.write_turn("done.txt", "ok\n", 11),
         Turn::reply("Done.").usage(usage(12)),
     ]);
 

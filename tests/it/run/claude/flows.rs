@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use crate::support::claude::{self};
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::project::{self, events_named as named, group_gone};
 use serde_json::json;
@@ -78,7 +77,7 @@ fn phase_one_restarts_twice_and_each_restart_carries_the_checkpoint() {
         messages[0].contains("phase 2 - Step 2 completed"),
         "{messages:?}"
     );
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+    server.assert_all_scripted();
 }
 
 #[test]
@@ -104,8 +103,7 @@ fn exceeding_max_restarts_fails_with_the_reason_in_state() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn with_the_default_permissions_the_agent_edits_files_and_runs_commands() {
-    let cli = claude::require();
-    let project = Project::new(cli);
+    let project = Project::new();
     project.plan_with_agent(&[("1", "test -s out.txt && test -f ran.txt")], "");
     let server = ModelServer::serving([
         project.write_turn("out.txt", "hello\n", 10),
@@ -135,8 +133,7 @@ fn with_the_default_permissions_the_agent_edits_files_and_runs_commands() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_refused_tool_call_is_shown_with_the_rule_that_allows_it() {
-    let cli = claude::require();
-    let project = Project::new(cli);
+    let project = Project::new();
     project.plan_with_agent(
         &[("1", "test -s out.txt")],
         "  allowed_tools: [Read, Write]\n",
@@ -183,26 +180,14 @@ fn a_refused_tool_call_is_shown_with_the_rule_that_allows_it() {
 fn a_failing_gate_gets_a_remediation_session_that_fixes_it() {
     let project = Project::planned(&[("1", "grep -q right out.txt")]);
     let server = ModelServer::serving([
-        Turn::new()
-            .text("Writing.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("out.txt"), "content": "wrong\n"}),
-            )
-            .usage(usage(10)),
+        project.write_turn("out.txt", "wrong\n", 10),
         Turn::reply("Done.").usage(usage(11)),
         // Claude Code refuses to overwrite a file it has not read in this session.
         Turn::new()
             .text("Reading.")
             .tool_use("Read", json!({"file_path": project.path("out.txt")}))
             .usage(usage(10)),
-        Turn::new()
-            .text("Fixing.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("out.txt"), "content": "right\n"}),
-            )
-            .usage(usage(10)),
+        project.write_turn("out.txt", "right\n", 10),
         Turn::reply("Fixed.").usage(usage(11)),
     ]);
     let (code, events) = project.run(&server, &[]);

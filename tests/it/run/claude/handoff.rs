@@ -6,7 +6,6 @@
 use serde_json::json;
 
 use super::kit::{Project, usage};
-use crate::support::claude;
 use crate::support::model_server::{ModelServer, RequestKind, Scenario, Turn, Usage};
 use crate::support::project::{self, events_named as named};
 
@@ -70,7 +69,7 @@ fn the_stopped_session_writes_its_handoff_and_the_next_session_starts_from_it() 
     let totals = &project.status(&server)["totals"];
     assert_eq!(totals["handoffs"], 1, "{totals:#}");
     assert!(totals["billed"]["cache_read"].as_u64().expect("billed") >= 170_000);
-    assert!(server.unexpected().is_empty(), "{:#?}", server.unexpected());
+    server.assert_all_scripted();
 }
 
 #[test]
@@ -105,8 +104,7 @@ fn a_handoff_request_that_fails_falls_back_to_the_mechanical_checkpoint() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
-    let cli = claude::require();
-    let project = Project::new(cli);
+    let project = Project::new();
     // Claude Code arms its auto-compaction only when it knows the window.
     project.plan_knowing_the_window(&[("1", "test -f a.txt && test -f b.txt")]);
     // The user's own settings and hooks (here a PostToolUse hook in their user settings)
@@ -165,8 +163,7 @@ fn the_agents_own_compaction_is_blocked_and_becomes_a_checkpoint_restart() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn at_90_percent_the_next_session_opens_with_the_agents_handoff_and_nothing_compacts() {
-    let cli = claude::require();
-    let project = Project::new(cli);
+    let project = Project::new();
     // Claude Code knows the window, so it would keep its whole compaction reserve free.
     project.plan_knowing_the_window(&[("1", "test -f a.txt && test -f b.txt")]);
     let server = ModelServer::start(

@@ -33,16 +33,20 @@ pub(super) struct Project {
 }
 
 impl Project {
-    pub(super) fn new(cli: ClaudeCli) -> Project {
+    /// An empty repository in a new sandbox for the pinned CLI.
+    pub(super) fn new() -> Project {
         let sandbox = Sandbox::new().expect("sandbox");
         project::init_repo(sandbox.cwd());
-        Project { sandbox, cli }
+        Project {
+            sandbox,
+            cli: claude::require(),
+        }
     }
 
     /// A project in a new sandbox for the pinned CLI, with `phases` planned as
     /// [`Project::plan`] does.
     pub(super) fn planned(phases: &[(&str, &str)]) -> Project {
-        let project = Project::new(claude::require());
+        let project = Project::new();
         project.plan(phases);
         project
     }
@@ -106,9 +110,7 @@ impl Project {
     }
 
     pub(super) fn write(&self, relative: &str, text: &str) {
-        let path = self.root().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        project::write_file(self.root(), relative, text);
     }
 
     /// A plan of phases `(id, gate command)`, each depending on the previous one, and a

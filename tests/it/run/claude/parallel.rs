@@ -36,8 +36,7 @@ fn of_phase(request: &RecordedRequest, id: &str) -> bool {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn two_real_sessions_run_side_by_side_in_worktrees_and_both_merge() {
-    let cli = claude::require();
-    let project = Project::new(cli);
+    let project = Project::new();
     let mut master = String::from("# Wings\n\n| Phase | Title | Status |\n|---|---|---|\n");
     for id in ["1", "2"] {
         master.push_str(&format!(
@@ -110,13 +109,7 @@ fn two_real_sessions_run_side_by_side_in_worktrees_and_both_merge() {
     }
     let merged = named(&events, "merged");
     assert_eq!(merged.len(), 2, "{events:#?}");
-    let started = named(&events, "session_started");
-    assert!(
-        started.iter().all(|e| e["workdir"]
-            .as_str()
-            .is_some_and(|w| w.contains(".debussy/worktrees/"))),
-        "{started:#?}"
-    );
+    project::assert_every_session_in_a_worktree(&events);
     assert!(
         !project.root().join(".debussy/worktrees").exists()
             || std::fs::read_dir(project.root().join(".debussy/worktrees"))

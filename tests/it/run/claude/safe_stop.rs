@@ -6,7 +6,6 @@
 use serde_json::json;
 
 use super::kit::{Project, permission_args_yaml, usage};
-use crate::support::claude;
 use crate::support::model_server::{ModelServer, Scenario, Turn};
 use crate::support::project::events_named as named;
 
@@ -47,8 +46,7 @@ fn a_bash_call_crossing_the_threshold_finishes_before_the_stop() {
 #[test]
 #[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn a_call_past_the_grace_is_cut_short_and_the_checkpoint_names_it() {
-    let cli = claude::require();
-    let project = Project::new(cli);
+    let project = Project::new();
     project.plan_with_agent(
         &[("1", "true")],
         &format!("{}  tool_grace: 1\n", permission_args_yaml()),

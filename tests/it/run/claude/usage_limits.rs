@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::kit::{Project, usage};
 use crate::support::claude::Login;
@@ -16,13 +16,7 @@ use crate::support::project::run_json;
 /// Phase 1 writes done.txt and finishes.
 fn phase_work(project: &Project) -> Scenario {
     Scenario::new().turns([
-        Turn::new()
-            .text("Writing.")
-            .tool_use(
-                "Write",
-                json!({"file_path": project.path("done.txt"), "content": "ok\n"}),
-            )
-            .usage(usage(10)),
+        project.write_turn("done.txt", "ok\n", 10),
         Turn::reply("Done.").usage(usage(11)),
     ])
 }

@@ -2,12 +2,12 @@
 //! identity, commits and hooks that fail, pauses, and run data kept private.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::support::project::{Project, events_named, sim_run_args};
 use crate::support::scenario::{Scenario, Script, Turn};
 
 use super::kit::{LiveRun, block_object_writes, sleeping_project, summary};
+use super::witness;
 
 /// Phase 1 writes `work.txt` with `content`, its notes, and reports done.
 fn writing_work(content: &str) -> Scenario {
@@ -65,18 +65,8 @@ fn a_merge_in_progress_is_refused_even_with_allow_dirty() {
         &[("1", "N/A", "true")],
         &Scenario::new().script(Script::phase("1").turn(Turn::done())),
     );
-    let git = |args: &[&str]| {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(project.root())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .expect("git");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
-    let main = git(&["rev-parse", "--abbrev-ref", "HEAD"])
-        .trim()
-        .to_owned();
+    let git = |args: &[&str]| witness::git(project.root(), args);
+    let main = git(&["rev-parse", "--abbrev-ref", "HEAD"]);
     git(&["checkout", "-q", "-b", "other"]);
     project.write("shared.txt", "theirs\n");
     git(&["commit", "-qam", "theirs"]);
@@ -104,7 +94,7 @@ fn a_merge_in_progress_is_refused_even_with_allow_dirty() {
             .contains("<<<<<<<"),
         "the conflict is left for the user"
     );
-    assert_eq!(git(&["log", "--format=%s", "-1"]).trim(), "ours");
+    assert_eq!(git(&["log", "--format=%s", "-1"]), "ours");
 }
 
 #[test]

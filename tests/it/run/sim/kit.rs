@@ -1,11 +1,12 @@
 //! What the run tests share: the plan and run helpers on [`Project`], the scripts of
 //! phases that work, wait, sleep or fail in common ways, and a run that lives while a test works on it ([`LiveRun`]).
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Lines};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
+use super::witness::git_ok;
 use crate::support::project::{self, Project, run_json, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
@@ -50,6 +51,19 @@ impl Project {
             &[&["--output-format", "json"], extra].concat(),
         );
         self.command(&args)
+    }
+
+    /// [`Project::run_command`] in the background: the child and its event lines as
+    /// they come.
+    pub(super) fn start_run(&self, extra: &[&str]) -> (Child, Lines<BufReader<ChildStdout>>) {
+        let mut child = self
+            .run_command(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        (child, lines)
     }
 
     /// [`Project::run_command`] with `--restart-delay 0` and `extra`, under a hard
@@ -175,8 +189,8 @@ pub(super) fn sleeping_project() -> Project {
 
 /// A `debussy run` in the background printing JSON events.
 pub(super) struct LiveRun {
-    pub(super) child: std::process::Child,
-    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    pub(super) child: Child,
+    lines: Lines<BufReader<ChildStdout>>,
     pub(super) run_id: String,
     pub(super) agent_pid: u64,
 }
@@ -185,17 +199,7 @@ impl LiveRun {
     /// Start `debussy run … --output-format json` plus `extra` and wait until the agent
     /// has touched `started`.
     pub(super) fn start(project: &Project, extra: &[&str]) -> LiveRun {
-        let args = sim_run_args(
-            "plan/MASTER_PLAN.md",
-            &[&["--restart-delay", "0", "--output-format", "json"], extra].concat(),
-        );
-        let mut child = project
-            .command(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let (child, mut lines) = project.start_run(&[&["--restart-delay", "0"], extra].concat());
         let mut run_id = None;
         let mut agent_pid = None;
         for line in lines.by_ref().map_while(Result::ok) {
@@ -259,17 +263,9 @@ pub(super) fn git_show(root: &Path, commit: &str) -> String {
 /// Let git read the repository but not write a single object: everything is packed and
 /// every loose-object directory is a file (what a read-only `.git` does, even for root).
 pub(super) fn block_object_writes(project: &Project) {
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(project.root())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .status()
-            .expect("git");
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&["repack", "-a", "-d", "-q"]);
-    git(&["prune-packed"]);
+    for args in [&["repack", "-a", "-d", "-q"][..], &["prune-packed"]] {
+        assert!(git_ok(project.root(), args), "git {args:?}");
+    }
     let objects = project.root().join(".git/objects");
     for byte in 0..=255u8 {
         let dir = objects.join(format!("{byte:02x}"));

@@ -1,43 +1,15 @@
 //! `debussy run --jobs N`: phases side by side in git worktrees, merged back in
 //! completion order, with the sim agent in temporary repositories.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::kit::{fork, half_done, merging_after, notes, summary, work, work_turns};
-use crate::support::project::{Project, events_named, process_gone, sim_run_args, wait_exit};
+use super::witness::git;
+use crate::support::project::{self, Project, events_named, process_gone, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
-
-fn git(project: &Project, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(project.root())
-        .output()
-        .expect("git");
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
-
-/// `debussy run … --output-format json` plus `extra` in the background, and its lines.
-fn start(
-    project: &Project,
-    extra: &[&str],
-) -> (
-    std::process::Child,
-    std::io::Lines<BufReader<std::process::ChildStdout>>,
-) {
-    let mut child = project
-        .run_command(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    (child, lines)
-}
 
 fn ts(event: &Value) -> jiff::Timestamp {
     event["ts"]
@@ -74,7 +46,7 @@ fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
         .script(work("5", "f5.txt", "five", 0));
     diamond(&project, &scenario);
 
-    let branch = git(&project, &["branch", "--show-current"]);
+    let branch = git(project.root(), &["branch", "--show-current"]);
     let (code, events) = project.run(&["--jobs", "3"]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(summary(&events)["status"], "completed");
@@ -123,27 +95,21 @@ fn a_diamond_runs_its_middle_phases_at_once_and_joins_after_their_merges() {
             "{file} on the run branch"
         );
     }
-    assert_eq!(git(&project, &["branch", "--show-current"]), branch);
+    assert_eq!(git(project.root(), &["branch", "--show-current"]), branch);
     assert_eq!(
-        git(&project, &["branch", "--list", "debussy/*"]),
+        git(project.root(), &["branch", "--list", "debussy/*"]),
         "",
         "merged phases' branches are removed"
     );
     assert_eq!(
-        git(&project, &["worktree", "list", "--porcelain"])
+        git(project.root(), &["worktree", "list", "--porcelain"])
             .lines()
             .filter(|l| l.starts_with("worktree "))
             .count(),
         1,
         "merged phases' worktrees are removed"
     );
-    let started = events_named(&events, "session_started");
-    assert!(
-        started.iter().all(|e| e["workdir"]
-            .as_str()
-            .is_some_and(|w| w.contains(".debussy/worktrees/"))),
-        "every session says its worktree: {started:#?}"
-    );
+    project::assert_every_session_in_a_worktree(&events);
 }
 
 /// Phases 2 and 3 (after 1) both rewrite `shared.txt`; 3 finishes once 2 is merged.
@@ -186,7 +152,10 @@ fn a_merge_conflict_is_resolved_by_a_remediation_session_in_the_worktree() {
     );
     assert_eq!(summary(&events)["status"], "completed");
     assert_eq!(
-        git(&project, &["status", "--porcelain", "--untracked-files=no"]),
+        git(
+            project.root(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
         ""
     );
 }
@@ -232,7 +201,7 @@ fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
     );
     assert_eq!(
         git(
-            &project,
+            project.root(),
             &["branch", "--list", "--format=%(refname:short)", &branch]
         ),
         branch
@@ -243,7 +212,10 @@ fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
         "the run branch holds phase 2's work, no markers"
     );
     assert_eq!(
-        git(&project, &["status", "--porcelain", "--untracked-files=no"]),
+        git(
+            project.root(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
         ""
     );
     assert_eq!(summary(&events)["status"], "failed");
@@ -256,15 +228,18 @@ fn an_unresolvable_conflict_waits_for_a_human_with_the_worktree_kept() {
         .expect("git merge");
     assert!(!merge.status.success(), "the conflict is real");
     project.write("shared.txt", "two\nthree\n");
-    git(&project, &["add", "shared.txt"]);
-    git(&project, &["commit", "--no-edit"]);
+    git(project.root(), &["add", "shared.txt"]);
+    git(project.root(), &["commit", "--no-edit"]);
     assert_eq!(
-        git(&project, &["status", "--porcelain", "--untracked-files=no"]),
+        git(
+            project.root(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
         ""
     );
     let (code, events) = project.run(&["--jobs", "2", "--resume"]);
     assert_eq!(code, 0, "{events:#?}");
-    assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+    assert_eq!(git(project.root(), &["branch", "--list", "debussy/*"]), "");
     assert!(
         !project
             .root()
@@ -298,7 +273,7 @@ fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
         .script(work("5", "f5.txt", "five", 0));
     diamond(&project, &scenario);
 
-    let (mut child, mut lines) = start(&project, &["--restart-delay", "0", "--jobs", "3"]);
+    let (mut child, mut lines) = project.start_run(&["--restart-delay", "0", "--jobs", "3"]);
     let mut agents = Vec::new();
     for line in lines.by_ref().map_while(Result::ok) {
         let event: Value = serde_json::from_str(&line).expect("json");
@@ -363,7 +338,7 @@ fn ctrl_c_pauses_three_running_phases_and_resume_completes_them() {
             "{file} on the run branch"
         );
     }
-    assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+    assert_eq!(git(project.root(), &["branch", "--list", "debussy/*"]), "");
 }
 
 #[test]
@@ -383,7 +358,7 @@ fn a_context_restart_in_a_worktree_commits_its_checkpoint_on_the_phase_branch() 
         &scenario,
     );
 
-    let (mut child, lines) = start(&project, &["--restart-delay", "2", "--jobs", "2"]);
+    let (mut child, lines) = project.start_run(&["--restart-delay", "2", "--jobs", "2"]);
     let mut run_id = String::new();
     let mut checked = false;
     let mut events = Vec::new();
@@ -395,8 +370,8 @@ fn a_context_restart_in_a_worktree_commits_its_checkpoint_on_the_phase_branch() 
         if event["event"] == "restart" {
             let commit = event["commit"].as_str().expect("checkpoint commit");
             let branch = format!("debussy/{run_id}/phase-2");
-            assert_eq!(git(&project, &["rev-parse", &branch]), commit);
-            assert_ne!(git(&project, &["rev-parse", "HEAD"]), commit);
+            assert_eq!(git(project.root(), &["rev-parse", &branch]), commit);
+            assert_ne!(git(project.root(), &["rev-parse", "HEAD"]), commit);
             assert!(
                 !std::process::Command::new("git")
                     .args(["merge-base", "--is-ancestor", commit, "HEAD"])
@@ -450,7 +425,7 @@ fn clean_keeps_unmerged_work_unless_forced() {
     let removed = clean(&["clean", "--force"]);
     assert!(removed.contains("removed"), "{removed}");
     assert!(!worktree.exists());
-    assert_eq!(git(&project, &["branch", "--list", "debussy/*"]), "");
+    assert_eq!(git(project.root(), &["branch", "--list", "debussy/*"]), "");
     assert_eq!(
         clean(&["clean"]),
         "no worktrees or branches of debussy runs to clean\n"

@@ -1,8 +1,6 @@
 //! Interrupting a run and taking it up again: Ctrl-C and `--resume`, SIGKILL, a second
 //! run refused, `status` on a live run, transcripts and flags kept across resumes.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::Duration;
 
 use crate::support::project::{
@@ -30,13 +28,7 @@ fn ctrl_c_pauses_the_run_leaves_no_process_and_resume_completes() {
     project.write(".gitignore", "started\n");
     project.commit_all("ignore the marker");
 
-    let mut child = project
-        .run_command(&[])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let (mut child, mut lines) = project.start_run(&[]);
     // Lines arrive as the run goes; the session's start is among the first few.
     let agent_pid = lines
         .by_ref()

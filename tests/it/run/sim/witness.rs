@@ -80,16 +80,10 @@ impl LiveRun {
     pub fn start(project: &Project, extra: &[&str]) -> LiveRun {
         let mut args = vec!["--restart-delay", "0"];
         args.extend_from_slice(extra);
-        let mut child = project
-            .run_command(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        let stdout = child.stdout.take().expect("stdout");
+        let (child, lines) = project.start_run(&args);
         let (sender, events) = mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            for line in lines.map_while(Result::ok) {
                 let event: Value = serde_json::from_str(&line).expect("a JSON event");
                 if sender.send(event).is_err() {
                     break;
@@ -226,25 +220,26 @@ pub fn assert_died(pid: u64, what: &str) {
     assert!(process_gone(pid), "{what} (pid {pid}) outlived debussy");
 }
 
-/// `git args…` in `dir`; its trimmed stdout, whether or not it succeeded.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
+/// `git args…` in `dir`, blind to the user's global git configuration: its output.
+fn git_output(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("git")
         .args(args)
         .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
-        .expect("git");
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+        .expect("git")
+}
+
+/// `git args…` in `dir`; its trimmed stdout, whether or not it succeeded.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    String::from_utf8_lossy(&git_output(dir, args).stdout)
+        .trim()
+        .to_owned()
 }
 
 /// Whether `git args…` succeeds in `dir`.
 pub fn git_ok(dir: &Path, args: &[&str]) -> bool {
-    std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git")
-        .status
-        .success()
+    git_output(dir, args).status.success()
 }
 
 /// Install `body` as the repository's hook `name`.

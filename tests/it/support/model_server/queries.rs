@@ -42,6 +42,15 @@ impl ModelServer {
         self.requests_where(|request| !request.scripted)
     }
 
+    /// Fails the test, listing them, if any request was [`Self::unexpected`].
+    pub fn assert_all_scripted(&self) {
+        let unexpected = self.unexpected();
+        assert!(
+            unexpected.is_empty(),
+            "unscripted requests: {unexpected:#?}"
+        );
+    }
+
     /// The distinct Claude Code session ids, in order of their first request.
     pub fn session_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = Vec::new();

@@ -133,16 +133,12 @@ impl RecordedRequest {
 
     /// The names of the tools offered to the model.
     pub fn tool_names(&self) -> Vec<&str> {
-        self.body
-            .get("tools")
-            .and_then(Value::as_array)
-            .map(|tools| {
-                tools
-                    .iter()
-                    .filter_map(|tool| tool.get("name").and_then(Value::as_str))
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|tool| tool["name"].as_str())
+            .collect()
     }
 
     /// The conversation sent to the model.

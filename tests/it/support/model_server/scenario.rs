@@ -359,6 +359,31 @@ impl Scenario {
             .turn(Turn::reply("never reached"))
     }
 
+    /// The main thread hands counting the files to a subagent (tool call `toolu_task_1`,
+    /// its prompt holding `SUBTASK-ALPHA`) that runs `ls -a` and reports the directory
+    /// empty; the main thread then finishes. `main` and `sub` are each thread's usage,
+    /// turn by turn.
+    pub fn delegating_to_a_subagent(main: [Usage; 2], sub: [Usage; 2]) -> Self {
+        Self::new()
+            .turn(
+                Turn::new()
+                    .subagent_call(
+                        "toolu_task_1",
+                        "Count the files",
+                        "SUBTASK-ALPHA: count the files in the working directory",
+                    )
+                    .usage(main[0]),
+            )
+            .subagent(
+                "SUBTASK-ALPHA",
+                [
+                    Turn::new().bash("ls -a", "List files").usage(sub[0]),
+                    Turn::reply("Report: the directory is empty.").usage(sub[1]),
+                ],
+            )
+            .turn(Turn::reply("The subagent finished.").usage(main[1]))
+    }
+
     /// Appends the next turn of the main conversation. The main conversation is one
     /// script across every Claude Code process that talks to this server, so a
     /// restarted session continues where the previous one stopped.
