@@ -530,26 +530,26 @@ impl Runner<'_> {
 
     /// Record that the phase's completed attempt is merged: it is completed now.
     fn mark_merged(&mut self, execution: Option<i64>) {
-        if let Some(execution) = execution
-            && let Err(err) = self
-                .run
-                .store
-                .set_execution_status(execution, ExecutionStatus::Completed)
-        {
-            self.could_not("record the merge", &err);
-        }
+        self.mark(execution, ExecutionStatus::Completed, "record the merge");
     }
 
     /// Record that the phase's completed attempt is not merged, so `--resume` merges it
     /// instead of taking it as done.
     fn mark_unmerged(&mut self, execution: Option<i64>) {
+        self.mark(
+            execution,
+            ExecutionStatus::AwaitingHuman,
+            "record the unmerged phase",
+        );
+    }
+
+    /// Set the status of the recorded attempt `execution`, if there is one; a failure is
+    /// a warning that debussy could not `what`.
+    fn mark(&self, execution: Option<i64>, status: ExecutionStatus, what: &str) {
         if let Some(execution) = execution
-            && let Err(err) = self
-                .run
-                .store
-                .set_execution_status(execution, ExecutionStatus::AwaitingHuman)
+            && let Err(err) = self.run.store.set_execution_status(execution, status)
         {
-            self.could_not("record the unmerged phase", &err);
+            self.could_not(what, &err);
         }
     }
 
