@@ -318,12 +318,7 @@ impl Runner<'_> {
             Ok(MergeOutcome::UpToDate) => Ok(()),
             Ok(MergeOutcome::Conflict(files)) => Err(Unmerged::Conflict(files)),
             Ok(MergeOutcome::Moved { expected, found }) => {
-                let name = self
-                    .run
-                    .pool
-                    .run_branch()
-                    .map(|run| run.name)
-                    .unwrap_or_default();
+                let name = self.run.pool.run_branch_name();
                 let now = found.map_or_else(
                     || "it is gone".to_owned(),
                     |found| format!("it is now at {}", short(&found)),
@@ -511,12 +506,7 @@ impl Runner<'_> {
         let resume = worktree::resume_command(&self.run.plan.master);
         let error = match how {
             Handover::MergeByHand => {
-                let run_branch = self
-                    .run
-                    .pool
-                    .run_branch()
-                    .map(|run| run.name)
-                    .unwrap_or_default();
+                let run_branch = self.run.pool.run_branch_name();
                 format!(
                     "{why}. Its work is on branch {branch}, in the kept worktree {}. To finish by hand:\n  {}",
                     worktree.path.display(),
