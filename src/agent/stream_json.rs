@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -162,7 +163,7 @@ struct RawMessage {
     usage: Option<Usage>,
     #[serde(deserialize_with = "lenient_string")]
     stop_reason: Option<String>,
-    content: Option<RawContent>,
+    content: Option<TextOrBlocks<RawBlock>>,
 }
 
 /// `message` is an object on conversation lines and a string on `permission_denied`.
@@ -194,32 +195,33 @@ impl<'de> Deserialize<'de> for MessageField {
     }
 }
 
-/// Message content: a string (a plain prompt) or a list of blocks.
-enum RawContent {
+/// Message content or a tool result's content: a string (a plain prompt, a tool's
+/// text) or a list of blocks.
+enum TextOrBlocks<T> {
     Text(String),
-    Blocks(Vec<RawBlock>),
+    Blocks(Vec<T>),
 }
 
-impl<'de> Deserialize<'de> for RawContent {
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for TextOrBlocks<T> {
     fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ContentVisitor;
-        impl<'de> Visitor<'de> for ContentVisitor {
-            type Value = RawContent;
+        struct ContentVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ContentVisitor<T> {
+            type Value = TextOrBlocks<T>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string or a list of content blocks")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(RawContent::Text(v.to_owned()))
+                Ok(TextOrBlocks::Text(v.to_owned()))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(RawContent::Text(v))
+                Ok(TextOrBlocks::Text(v))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                Vec::<RawBlock>::deserialize(de::value::SeqAccessDeserializer::new(seq))
-                    .map(RawContent::Blocks)
+                Vec::<T>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(TextOrBlocks::Blocks)
             }
         }
-        deserializer.deserialize_any(ContentVisitor)
+        deserializer.deserialize_any(ContentVisitor(PhantomData))
     }
 }
 
@@ -241,42 +243,10 @@ struct RawBlock {
     input: Option<serde_json::Value>,
     #[serde(deserialize_with = "lenient_string")]
     tool_use_id: Option<String>,
-    content: Option<RawResultContent>,
+    content: Option<TextOrBlocks<RawResultBlock>>,
     #[serde(deserialize_with = "lenient_bool")]
     is_error: Option<bool>,
     source: Option<RawImageSource>,
-}
-
-/// A tool result's content: a string or a list of blocks.
-enum RawResultContent {
-    Text(String),
-    Blocks(Vec<RawResultBlock>),
-}
-
-impl<'de> Deserialize<'de> for RawResultContent {
-    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ResultContentVisitor;
-        impl<'de> Visitor<'de> for ResultContentVisitor {
-            type Value = RawResultContent;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string or a list of content blocks")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(RawResultContent::Text(v.to_owned()))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(RawResultContent::Text(v))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(RawResultContent::Text(String::new()))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                Vec::<RawResultBlock>::deserialize(de::value::SeqAccessDeserializer::new(seq))
-                    .map(RawResultContent::Blocks)
-            }
-        }
-        deserializer.deserialize_any(ResultContentVisitor)
-    }
 }
 
 #[derive(Deserialize, Default)]
@@ -388,8 +358,8 @@ impl RawLine {
             return AgentEvent::unknown(line, self.kind, self.subtype);
         };
         let content = match message.content {
-            Some(RawContent::Blocks(blocks)) => blocks.into_iter().map(assistant_block).collect(),
-            Some(RawContent::Text(text)) => vec![AssistantBlock::Text { text }],
+            Some(TextOrBlocks::Blocks(blocks)) => blocks.into_iter().map(assistant_block).collect(),
+            Some(TextOrBlocks::Text(text)) => vec![AssistantBlock::Text { text }],
             None => Vec::new(),
         };
         AgentEvent::Assistant(AssistantMessage {
@@ -408,8 +378,8 @@ impl RawLine {
             return AgentEvent::unknown(line, self.kind, self.subtype);
         };
         let content = match message.content {
-            Some(RawContent::Blocks(blocks)) => blocks.into_iter().map(user_block).collect(),
-            Some(RawContent::Text(text)) => vec![UserBlock::Text { text }],
+            Some(TextOrBlocks::Blocks(blocks)) => blocks.into_iter().map(user_block).collect(),
+            Some(TextOrBlocks::Text(text)) => vec![UserBlock::Text { text }],
             None => Vec::new(),
         };
         AgentEvent::User(UserMessage {
@@ -475,8 +445,8 @@ fn user_block(block: RawBlock) -> UserBlock {
         Some("tool_result") => UserBlock::ToolResult(ToolResult {
             tool_use_id: block.tool_use_id.unwrap_or_default(),
             content: match block.content {
-                Some(RawResultContent::Text(text)) => ToolResultContent::Text(text),
-                Some(RawResultContent::Blocks(blocks)) => {
+                Some(TextOrBlocks::Text(text)) => ToolResultContent::Text(text),
+                Some(TextOrBlocks::Blocks(blocks)) => {
                     ToolResultContent::Blocks(blocks.into_iter().map(result_block).collect())
                 }
                 None => ToolResultContent::Text(String::new()),

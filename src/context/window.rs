@@ -156,6 +156,16 @@ mod tests {
         }
     }
 
+    /// The window `resolve` picks, as its size and source.
+    fn resolved(
+        inputs: &WindowInputs,
+        observed_model: Option<&str>,
+        reported: Option<u64>,
+    ) -> (u64, WindowSource) {
+        let window = resolve(inputs, observed_model, reported);
+        (window.tokens, window.source)
+    }
+
     #[test]
     fn one_million_for_1m_variants_in_any_case() {
         assert_eq!(by_model_name("claude-sonnet-4-5[1m]"), Some(ONE_MILLION));
@@ -168,97 +178,62 @@ mod tests {
     fn opus_is_known_before_the_agent_reports_it() {
         let window = resolve(&inputs(None, &[], Some("opus")), None, None);
         assert_eq!(
-            window,
-            Window {
-                tokens: ONE_MILLION,
-                source: WindowSource::Table
-            }
+            (window.tokens, window.source),
+            (ONE_MILLION, WindowSource::Table)
         );
         assert_eq!(window.source.label(), "table");
     }
 
     #[test]
     fn configured_beats_everything() {
-        let window = resolve(
-            &inputs(Some(50_000), &[("opus", 300_000)], Some("sonnet[1m]")),
-            Some("opus"),
-            Some(400_000),
-        );
         assert_eq!(
-            window,
-            Window {
-                tokens: 50_000,
-                source: WindowSource::Configured
-            }
+            resolved(
+                &inputs(Some(50_000), &[("opus", 300_000)], Some("sonnet[1m]")),
+                Some("opus"),
+                Some(400_000),
+            ),
+            (50_000, WindowSource::Configured)
         );
     }
 
     #[test]
     fn reported_beats_remembered_and_names() {
-        let window = resolve(
-            &inputs(None, &[("m", 300_000)], Some("x[1m]")),
-            Some("m"),
-            Some(400_000),
-        );
         assert_eq!(
-            window,
-            Window {
-                tokens: 400_000,
-                source: WindowSource::Reported
-            }
+            resolved(
+                &inputs(None, &[("m", 300_000)], Some("x[1m]")),
+                Some("m"),
+                Some(400_000),
+            ),
+            (400_000, WindowSource::Reported)
         );
     }
 
     #[test]
     fn remembered_by_observed_then_configured_name() {
         let remembered = [("claude-opus-4-1-20250805", 300_000), ("opus", 250_000)];
-        let window = resolve(
-            &inputs(None, &remembered, Some("opus")),
-            Some("claude-opus-4-1-20250805"),
-            None,
-        );
-        assert_eq!(
-            window,
-            Window {
-                tokens: 300_000,
-                source: WindowSource::Remembered
-            }
-        );
-        let window = resolve(
-            &inputs(None, &remembered, Some("opus")),
-            Some("unknown"),
-            None,
-        );
-        assert_eq!(
-            window,
-            Window {
-                tokens: 250_000,
-                source: WindowSource::Remembered
-            }
-        );
+        let inputs = inputs(None, &remembered, Some("opus"));
+        for (observed, tokens) in [("claude-opus-4-1-20250805", 300_000), ("unknown", 250_000)] {
+            assert_eq!(
+                resolved(&inputs, Some(observed), None),
+                (tokens, WindowSource::Remembered),
+                "{observed}"
+            );
+        }
     }
 
     #[test]
     fn model_name_then_default() {
-        let window = resolve(
-            &inputs(None, &[], Some("sonnet[1m]")),
-            Some("claude-sonnet-4-5"),
-            None,
+        assert_eq!(
+            resolved(
+                &inputs(None, &[], Some("sonnet[1m]")),
+                Some("claude-sonnet-4-5"),
+                None,
+            ),
+            (ONE_MILLION, WindowSource::Table)
         );
         assert_eq!(
-            window,
-            Window {
-                tokens: ONE_MILLION,
-                source: WindowSource::Table
-            }
-        );
-        let window = resolve(&inputs(None, &[], Some("my-model")), None, None);
-        assert_eq!(
-            window,
-            Window {
-                tokens: DEFAULT_WINDOW,
-                source: WindowSource::Default
-            }
+            resolved(&inputs(None, &[], Some("my-model")), None, None),
+            (DEFAULT_WINDOW, WindowSource::Default)
         );
     }
 

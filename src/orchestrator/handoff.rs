@@ -27,7 +27,6 @@ use crate::config::{HandoffMode, Seconds};
 use crate::context::StopReason;
 use crate::events::Event;
 use crate::plan::Phase;
-use crate::run_env::RunEnv;
 use crate::session::guard::CompactionGuard;
 use crate::session::{
     self, LimitReason, SessionControl, SessionEvent, SessionOutcome, SessionReport,
@@ -230,16 +229,8 @@ impl Runner<'_> {
         stopped: &SessionReport,
         prompt: String,
     ) -> SessionReport {
-        let run_env = RunEnv {
-            run_id: self.run.run_id.clone(),
-            phase_id: phase_id.to_owned(),
-            attempt,
-            restart,
-            project_root: self.run.root.clone(),
-        };
-        let mut spec = self.session_spec(phase_id).clone().with_env(run_env.vars());
-        spec.prompt = prompt;
-        spec.cwd.clone_from(&self.workdir);
+        let log_path = handoff_log_path(&stopped.log_path);
+        let mut spec = self.phase_session_spec(phase_id, attempt, restart, prompt, log_path);
         spec.resume = stopped
             .agent_session_id
             .clone()
@@ -247,15 +238,12 @@ impl Runner<'_> {
                 session_id,
                 window: Some(stopped.snapshot.window.tokens),
             });
-        spec.log_path = handoff_log_path(&stopped.log_path);
-        spec.files_root = Some(self.run.root.clone());
         spec.timeout = Some(self.run.config.handoff_timeout.duration());
         // Never stopped for its size; a compaction means the handoff would come from a
         // summary, so that ends it.
         spec.meter = spec.meter.observe_only();
         spec.meter.stop_on_compact = true;
         spec.compaction_guard = CompactionGuard::Block;
-        spec.window.remembered = self.run.store.context_windows().unwrap_or_default();
         let control = SessionControl::new();
         let (sender, mut receiver) = mpsc::unbounded_channel();
         let running = session::run(spec, sender, control.clone());
@@ -286,14 +274,7 @@ impl Runner<'_> {
         restart: u32,
         report: &SessionReport,
     ) {
-        if self.agent_group.take().is_some()
-            && let Err(err) = self
-                .run
-                .store
-                .set_agent_group(&self.run.run_id, phase_id, None)
-        {
-            self.could_not("record the agent's end", &err);
-        }
+        self.note_agent_end(phase_id);
         self.record_session(execution, restart, SessionKind::Handoff, report);
     }
 }

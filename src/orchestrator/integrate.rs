@@ -318,12 +318,7 @@ impl Runner<'_> {
             Ok(MergeOutcome::UpToDate) => Ok(()),
             Ok(MergeOutcome::Conflict(files)) => Err(Unmerged::Conflict(files)),
             Ok(MergeOutcome::Moved { expected, found }) => {
-                let name = self
-                    .run
-                    .pool
-                    .run_branch()
-                    .map(|run| run.name)
-                    .unwrap_or_default();
+                let name = self.run.pool.run_branch_name();
                 let now = found.map_or_else(
                     || "it is gone".to_owned(),
                     |found| format!("it is now at {}", short(&found)),
@@ -511,12 +506,7 @@ impl Runner<'_> {
         let resume = worktree::resume_command(&self.run.plan.master);
         let error = match how {
             Handover::MergeByHand => {
-                let run_branch = self
-                    .run
-                    .pool
-                    .run_branch()
-                    .map(|run| run.name)
-                    .unwrap_or_default();
+                let run_branch = self.run.pool.run_branch_name();
                 format!(
                     "{why}. Its work is on branch {branch}, in the kept worktree {}. To finish by hand:\n  {}",
                     worktree.path.display(),
@@ -530,26 +520,26 @@ impl Runner<'_> {
 
     /// Record that the phase's completed attempt is merged: it is completed now.
     fn mark_merged(&mut self, execution: Option<i64>) {
-        if let Some(execution) = execution
-            && let Err(err) = self
-                .run
-                .store
-                .set_execution_status(execution, ExecutionStatus::Completed)
-        {
-            self.could_not("record the merge", &err);
-        }
+        self.mark(execution, ExecutionStatus::Completed, "record the merge");
     }
 
     /// Record that the phase's completed attempt is not merged, so `--resume` merges it
     /// instead of taking it as done.
     fn mark_unmerged(&mut self, execution: Option<i64>) {
+        self.mark(
+            execution,
+            ExecutionStatus::AwaitingHuman,
+            "record the unmerged phase",
+        );
+    }
+
+    /// Set the status of the recorded attempt `execution`, if there is one; a failure is
+    /// a warning that debussy could not `what`.
+    fn mark(&self, execution: Option<i64>, status: ExecutionStatus, what: &str) {
         if let Some(execution) = execution
-            && let Err(err) = self
-                .run
-                .store
-                .set_execution_status(execution, ExecutionStatus::AwaitingHuman)
+            && let Err(err) = self.run.store.set_execution_status(execution, status)
         {
-            self.could_not("record the unmerged phase", &err);
+            self.could_not(what, &err);
         }
     }
 

@@ -56,6 +56,15 @@ impl WorktreePool {
         self.run.borrow().clone()
     }
 
+    /// The run branch's name; empty when the phases run in the working tree.
+    pub(crate) fn run_branch_name(&self) -> String {
+        self.run
+            .borrow()
+            .as_ref()
+            .map(|run| run.name.clone())
+            .unwrap_or_default()
+    }
+
     /// Make `worktree` ready: as it is when a paused run left it, else a parked one
     /// taken up on a branch from `run_branch`, else a new one.
     pub(crate) async fn enter(

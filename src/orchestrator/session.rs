@@ -11,7 +11,9 @@ use crate::plan::Phase;
 use crate::process::ProcessIdentity;
 use crate::run_env::RunEnv;
 use crate::session::guard::CompactionGuard;
-use crate::session::{self, SessionControl, SessionEvent, SessionOutcome, SessionReport};
+use crate::session::{
+    self, SessionControl, SessionEvent, SessionOutcome, SessionReport, SessionSpec,
+};
 use crate::state::{LiveFigures, LiveSession, SessionKind, SessionRecord};
 
 use super::runner::Runner;
@@ -45,6 +47,36 @@ impl Runner<'_> {
         }
     }
 
+    /// The spec of a session of `phase_id` in this runner's tree: the phase's settings,
+    /// the run's variables for the agent, `prompt`, the transcript at `log_path`, and
+    /// every window agents reported before.
+    pub(super) fn phase_session_spec(
+        &self,
+        phase_id: &str,
+        attempt: u32,
+        restart: u32,
+        prompt: String,
+        log_path: PathBuf,
+    ) -> SessionSpec {
+        let run_env = RunEnv {
+            run_id: self.run.run_id.clone(),
+            phase_id: phase_id.to_owned(),
+            attempt,
+            restart,
+            project_root: self.run.root.clone(),
+        };
+        let mut spec = self.session_spec(phase_id).clone().with_env(run_env.vars());
+        spec.prompt = prompt;
+        spec.log_path = log_path;
+        spec.files_root = Some(self.run.root.clone());
+        spec.cwd.clone_from(&self.workdir);
+        // Every remembered window: the agent names its model in full (`claude-opus-5-5`)
+        // on its first line while the config may hold an alias (`opus`), so the window
+        // is found by either name as soon as the agent says which model runs.
+        spec.window.remembered = self.run.store.context_windows().unwrap_or_default();
+        spec
+    }
+
     /// Run one session, forwarding its events and serving requests while it runs.
     #[expect(
         clippy::too_many_arguments,
@@ -62,19 +94,8 @@ impl Runner<'_> {
     ) -> SessionReport {
         let id = phase.id.as_str().to_owned();
         let log_path = self.fresh_log_path(&id, attempt, restart);
-        let run_env = RunEnv {
-            run_id: self.run.run_id.clone(),
-            phase_id: id.clone(),
-            attempt,
-            restart,
-            project_root: self.run.root.clone(),
-        };
-        let mut spec = self.session_spec(&id).clone().with_env(run_env.vars());
+        let mut spec = self.phase_session_spec(&id, attempt, restart, prompt.to_owned(), log_path);
         let model = spec.model.clone();
-        prompt.clone_into(&mut spec.prompt);
-        spec.log_path = log_path;
-        spec.files_root = Some(self.run.root.clone());
-        spec.cwd.clone_from(&self.workdir);
         if !restarts_allowed {
             spec.meter = spec.meter.observe_only();
         }
@@ -83,10 +104,6 @@ impl Runner<'_> {
         if restarts_allowed && restart < max_restarts {
             spec.compaction_guard = CompactionGuard::Stop;
         }
-        // Every remembered window: the agent names its model in full (`claude-opus-5-5`)
-        // on its first line while the config may hold an alias (`opus`), so the window
-        // is found by either name as soon as the agent says which model runs.
-        spec.window.remembered = self.run.store.context_windows().unwrap_or_default();
         let control = SessionControl::new();
         let (sender, mut receiver) = mpsc::unbounded_channel();
         let running = session::run(spec, sender, control.clone());
@@ -125,11 +142,7 @@ impl Runner<'_> {
         while let Ok(event) = receiver.try_recv() {
             self.forward(&id, attempt, restart, max_restarts, event);
         }
-        if self.agent_group.take().is_some()
-            && let Err(err) = self.run.store.set_agent_group(&self.run.run_id, &id, None)
-        {
-            self.could_not("record the agent's end", &err);
-        }
+        self.note_agent_end(&id);
         self.emit(Event::SessionEnded {
             phase_id: id,
             attempt,
@@ -222,6 +235,18 @@ impl Runner<'_> {
             {
                 self.could_not("record the agent's process group", &err);
             }
+        }
+    }
+
+    /// Forget the ended agent's process group, in the store too, if one was recorded.
+    pub(super) fn note_agent_end(&mut self, phase_id: &str) {
+        if self.agent_group.take().is_some()
+            && let Err(err) = self
+                .run
+                .store
+                .set_agent_group(&self.run.run_id, phase_id, None)
+        {
+            self.could_not("record the agent's end", &err);
         }
     }
 

@@ -258,23 +258,16 @@ mod tests {
 
     #[test]
     fn title_drops_the_master_plan_suffix() {
-        assert_eq!(
-            parse("# Valid Test Plan - Master Plan\n").title.as_deref(),
-            Some("Valid Test Plan")
-        );
-        assert_eq!(
-            parse("# Thing — master plan\n").title.as_deref(),
-            Some("Thing")
-        );
-        assert_eq!(
-            parse("# Master Plan\n").title.as_deref(),
-            Some("Master Plan")
-        );
-        assert_eq!(
-            parse("# Just A Plan\n").title.as_deref(),
-            Some("Just A Plan")
-        );
-        assert_eq!(parse("no heading\n").title, None);
+        let cases = [
+            ("# Valid Test Plan - Master Plan\n", Some("Valid Test Plan")),
+            ("# Thing — master plan\n", Some("Thing")),
+            ("# Master Plan\n", Some("Master Plan")),
+            ("# Just A Plan\n", Some("Just A Plan")),
+            ("no heading\n", None),
+        ];
+        for (text, title) in cases {
+            assert_eq!(parse(text).title.as_deref(), title, "{text}");
+        }
     }
 
     #[test]

@@ -230,6 +230,14 @@ mod tests {
         ChildExit::Crashed(ExitStatus::Code(1))
     }
 
+    /// The default policy without the crash limit (`max_crashes: 0`).
+    fn never_degrading() -> RestartPolicy {
+        RestartPolicy::new(RestartConfig {
+            max_crashes: 0,
+            ..RestartConfig::default()
+        })
+    }
+
     #[test]
     fn clean_exit_stops_even_when_degraded() {
         let t0 = Instant::now();
@@ -287,11 +295,7 @@ mod tests {
     #[test]
     fn crash_backoff_follows_the_default_tiers() {
         let t0 = Instant::now();
-        let config = RestartConfig {
-            max_crashes: 0,
-            ..RestartConfig::default()
-        };
-        let mut policy = RestartPolicy::new(config);
+        let mut policy = never_degrading();
         let mut delays = Vec::new();
         let mut now = t0;
         for _ in 0..12 {
@@ -351,11 +355,7 @@ mod tests {
     #[test]
     fn a_stable_run_resets_the_streak() {
         let t0 = Instant::now();
-        let config = RestartConfig {
-            max_crashes: 0,
-            ..RestartConfig::default()
-        };
-        let mut policy = RestartPolicy::new(config);
+        let mut policy = never_degrading();
         for i in 0..4 {
             policy.child_started(t0 + S * i);
             policy.child_exited(crash(), t0 + S * i);

@@ -85,6 +85,11 @@ impl PlayerEnv {
         })
     }
 
+    /// Whether the session set the variable `name` to something.
+    fn is_set(&self, name: &str) -> bool {
+        self.vars.get(name).is_some_and(|value| !value.is_empty())
+    }
+
     /// `${SCENARIO_DIR}`: the scenario's directory as the session sees it. A session in a
     /// phase's git worktree (phases side by side) gets the worktree's copy of it, so what
     /// it writes there is the phase's work, committed on the phase's branch, and never
@@ -359,12 +364,7 @@ impl<W: Write> Player<'_, W> {
     /// Run debussy's `PreCompact` hook, as Claude Code runs the hooks of its settings,
     /// when the session set up a compaction guard; true when the hook blocked it (exit 2).
     fn pre_compact_blocked(&self, spec: &CompactSpec) -> bool {
-        if self
-            .env
-            .vars
-            .get(crate::run_env::GUARD_ENV)
-            .is_none_or(String::is_empty)
-        {
+        if !self.env.is_set(crate::run_env::GUARD_ENV) {
             return false;
         }
         let input = serde_json::json!({
@@ -478,12 +478,7 @@ impl<W: Write> Player<'_, W> {
     /// Run debussy's `PostToolUse` hook, as Claude Code runs the hooks of its settings,
     /// when the session named a stop marker; true when it answered `continue: false`.
     fn post_tool_use_stops(&self) -> bool {
-        if self
-            .env
-            .vars
-            .get(crate::run_env::STOP_ENV)
-            .is_none_or(String::is_empty)
-        {
+        if !self.env.is_set(crate::run_env::STOP_ENV) {
             return false;
         }
         let output = std::process::Command::new(&self.env.exe)

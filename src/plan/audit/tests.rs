@@ -52,6 +52,11 @@ fn run(plan: &Plan, agents: &[&str]) -> AuditReport {
     )
 }
 
+/// The audit of a plan whose one phase, `p1.md`, reads `text`.
+fn audit_one(text: &str) -> AuditReport {
+    run(&plan(&table(&[("1", "p1.md")]), &[("p1.md", text)]), &[])
+}
+
 fn codes(report: &AuditReport) -> Vec<(&'static str, String)> {
     report
         .issues
@@ -162,10 +167,7 @@ fn phase_not_found_points_at_the_master_row() {
 #[test]
 fn phase_parse_errors_from_fields_and_unreadable_files() {
     let bad_status = GOOD.replace("# Phase\n", "# Phase\n\n**Status:** Someday\n");
-    let report = run(
-        &plan(&table(&[("1", "p1.md")]), &[("p1.md", &bad_status)]),
-        &[],
-    );
+    let report = audit_one(&bad_status);
     let issue = only(&report, IssueCode::PhaseParseError);
     assert_eq!(issue.location.to_string(), "plan/p1.md:3");
     assert_eq!(report.summary.phases_valid, 0);
@@ -185,10 +187,7 @@ fn phase_parse_errors_from_fields_and_unreadable_files() {
 #[test]
 fn missing_gates() {
     let no_gates = "# Phase\n\n- [ ] Write notes to: `n.md`\n";
-    let report = run(
-        &plan(&table(&[("1", "p1.md")]), &[("p1.md", no_gates)]),
-        &[],
-    );
+    let report = audit_one(no_gates);
     let issue = only(&report, IssueCode::MissingGates);
     assert_eq!(issue.location.to_string(), "plan/p1.md:1");
     assert!(issue.suggestion.contains("## Gates"));
@@ -200,7 +199,7 @@ fn unknown_gate_without_plan_or_config_command() {
         "- tests: `cargo test` passes\n",
         "- ruff: 0 errors\n- security: no high issues\n",
     );
-    let report = run(&plan(&table(&[("1", "p1.md")]), &[("p1.md", &text)]), &[]);
+    let report = audit_one(&text);
     let issue = only(&report, IssueCode::UnknownGate);
     assert_eq!(issue.location.to_string(), "plan/p1.md:8");
     assert!(issue.message.contains("`security`"));
@@ -290,7 +289,7 @@ fn duplicate_phase_id() {
 #[test]
 fn warnings_pass_unless_strict() {
     let text = "# Phase\n\n**Depends On:** Phase 9\n\n## Gates\n- ruff: clean\n";
-    let report = run(&plan(&table(&[("1", "p1.md")]), &[("p1.md", text)]), &[]);
+    let report = audit_one(text);
     assert_eq!(report.summary.errors, 0);
     assert_eq!(report.summary.warnings, 2);
     let warning = only(&report, IssueCode::NoNotesOutput);
@@ -308,7 +307,7 @@ fn warnings_pass_unless_strict() {
 #[test]
 fn errors_come_before_warnings() {
     let text = "# Phase\n\n**Depends On:** Phase 9\n";
-    let report = run(&plan(&table(&[("1", "p1.md")]), &[("p1.md", text)]), &[]);
+    let report = audit_one(text);
     let severities: Vec<Severity> = report.issues.iter().map(|i| i.severity).collect();
     assert_eq!(
         severities,
