@@ -33,6 +33,7 @@ mod recordings;
 mod settings;
 pub mod sim;
 pub mod stream_json;
+mod usage;
 
 pub use backend::{BackendContext, backend};
 pub use command::{AgentCommand, AgentHome, Follow, SessionFile};
@@ -41,12 +42,13 @@ pub use event::{
     AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, DeniedCall, HookEvent,
     McpServerStatus, ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit,
     SessionResult, StatusEvent, StreamEvent, TextLine, Todo, TodoStatus, ToolResult,
-    ToolResultContent, ToolUse, UnknownLine, Usage, UsageReport, UserBlock, UserMessage,
+    ToolResultContent, ToolUse, UnknownLine, UserBlock, UserMessage,
 };
 pub use failure::{AgentFailure, ApiRetry, FailureKind};
 pub use last_words::LastWords;
 
 pub use settings::BackendSettings;
+pub use usage::{Usage, UsageReport};
 
 /// What usage information an agent reports, which decides how its context is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

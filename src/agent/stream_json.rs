@@ -19,14 +19,15 @@ use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use super::event::{
     AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, DeniedCall, HookEvent,
     McpServerStatus, ModelUsage, PermissionDenied, RateLimitEvent, ResultBlock, SessionInit,
-    SessionResult, StatusEvent, StreamEvent, ToolResult, ToolResultContent, ToolUse, Usage,
-    UserBlock, UserMessage,
+    SessionResult, StatusEvent, StreamEvent, ToolResult, ToolResultContent, ToolUse, UserBlock,
+    UserMessage,
 };
 use super::failure::ApiRetry;
 use super::lenient::{
     lenient_bool, lenient_f64, lenient_i64, lenient_servers, lenient_string, lenient_strings,
     lenient_u64, read_json_line,
 };
+use super::usage::Usage;
 
 /// Parse one output line (without or with its line ending) into zero or one events.
 ///

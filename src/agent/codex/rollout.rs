@@ -23,9 +23,10 @@ use serde_json::{Value, json};
 use super::exec_json::RawTurnUsage;
 use crate::agent::event::{
     AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, SessionInit, ToolResult,
-    ToolResultContent, ToolUse, UsageReport, UserBlock, UserMessage,
+    ToolResultContent, ToolUse, UserBlock, UserMessage,
 };
 use crate::agent::lenient::{lenient_string, lenient_u64, read_json_line};
+use crate::agent::usage::UsageReport;
 
 /// How much of a rollout to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

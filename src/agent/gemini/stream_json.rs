@@ -20,9 +20,10 @@ use serde_json::{Map, Value, json};
 
 use crate::agent::event::{
     AgentEvent, AssistantBlock, AssistantMessage, SessionInit, SessionResult, ToolResult,
-    ToolResultContent, ToolUse, Usage, UserBlock, UserMessage,
+    ToolResultContent, ToolUse, UserBlock, UserMessage,
 };
 use crate::agent::lenient::{RawError, lenient_bool, lenient_string, lenient_u64, read_json_line};
+use crate::agent::usage::Usage;
 
 /// Reads one session's lines, numbering the assistant's messages.
 #[derive(Debug, Default)]
