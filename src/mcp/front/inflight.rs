@@ -6,7 +6,7 @@
 //! buffered, in flight, or answered — which is how "answered exactly once" is kept.
 
 use std::collections::hash_map::Entry as Slot;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
@@ -204,6 +204,9 @@ impl Hasher for IdHasher {
 pub(crate) struct InFlight {
     entries: IdMap<Entry>,
     by_client_id: HashMap<RequestId, u64>,
+    /// When each client request still awaited is due to be answered, earliest first:
+    /// the front asks on every turn of its loop, with many requests in flight.
+    due: BTreeSet<(Instant, u64)>,
 }
 
 impl InFlight {
@@ -211,8 +214,13 @@ impl InFlight {
     pub(crate) fn insert(&mut self, proxy_id: u64, entry: Entry) {
         if let Origin::Client(request) = &entry.origin {
             self.by_client_id.insert(request.id.clone(), proxy_id);
+            if let Some(by) = request.answer_by.filter(|_| !request.cancelled) {
+                self.due.insert((by, proxy_id));
+            }
         }
-        self.entries.insert(proxy_id, entry);
+        if let Some(replaced) = self.entries.insert(proxy_id, entry) {
+            self.forget(proxy_id, &replaced);
+        }
     }
 
     /// Take the entry answered by a reply with `proxy_id` from child `generation`. A reply
@@ -225,7 +233,7 @@ impl InFlight {
             return None;
         }
         let entry = slot.remove();
-        self.forget_client_id(&entry);
+        self.forget(proxy_id, &entry);
         Some(entry)
     }
 
@@ -244,18 +252,15 @@ impl InFlight {
         }) = self.entries.get_mut(&proxy_id)
         {
             request.cancelled = true;
+            if let Some(by) = request.answer_by {
+                self.due.remove(&(by, proxy_id));
+            }
         }
     }
 
     /// The earliest time a client request in flight is due to be answered.
     pub(crate) fn next_answer_by(&self) -> Option<Instant> {
-        self.entries
-            .values()
-            .filter_map(|entry| match &entry.origin {
-                Origin::Client(request) if !request.cancelled => request.answer_by,
-                _ => None,
-            })
-            .min()
+        self.due.first().map(|(by, _)| *by)
     }
 
     /// Take the client requests whose answer is overdue at `now`, oldest first.
@@ -282,7 +287,7 @@ impl InFlight {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(entry) = self.entries.remove(&id) {
-                self.forget_client_id(&entry);
+                self.forget(id, &entry);
                 out.push((id, entry));
             }
         }
@@ -321,9 +326,13 @@ impl InFlight {
         self.entries.len()
     }
 
-    fn forget_client_id(&mut self, entry: &Entry) {
+    /// Drop what the indexes hold of the entry `proxy_id` taken out.
+    fn forget(&mut self, proxy_id: u64, entry: &Entry) {
         if let Origin::Client(request) = &entry.origin {
             self.by_client_id.remove(&request.id);
+            if let Some(by) = request.answer_by {
+                self.due.remove(&(by, proxy_id));
+            }
         }
     }
 }
@@ -474,6 +483,29 @@ mod tests {
         assert_eq!(f.find_client(&RequestId::from_u64(7)), None);
         assert_eq!(f.next_answer_by(), None);
         assert!(f.take(101, 1).is_some());
+    }
+
+    #[test]
+    fn the_next_answer_due_is_the_earliest_of_the_requests_still_awaited() {
+        let now = Instant::now();
+        let mut f = InFlight::default();
+        for (proxy_id, id, after) in [(100, 7, 30), (101, 8, 10), (102, 9, 20), (103, 10, 40)] {
+            let mut entry = client_entry(1, id);
+            if let Origin::Client(request) = &mut entry.origin {
+                request.answer_by = Some(now + Duration::from_secs(after));
+            }
+            f.insert(proxy_id, entry);
+        }
+        f.insert(104, client_entry(1, 11));
+        let next = |f: &InFlight| f.next_answer_by().map(|by| (by - now).as_secs());
+        assert_eq!(next(&f), Some(10));
+        f.cancel(101);
+        assert_eq!(next(&f), Some(20), "a cancelled request is not awaited");
+        assert!(f.take(102, 1).is_some());
+        assert_eq!(next(&f), Some(30), "an answered one neither");
+        f.take_generation(1);
+        assert_eq!(next(&f), None);
+        assert_eq!(f.len(), 0);
     }
 
     #[test]
