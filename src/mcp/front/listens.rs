@@ -134,7 +134,7 @@ impl<B: Backend> Front<B> {
     /// again on a new server) is not. Returns whether it was one.
     pub(crate) fn on_stamped(&mut self, method: &str, message: &Message) -> bool {
         let key = stateless::SUBSCRIPTION_ID_KEY.as_bytes();
-        if !message.bytes().windows(key.len()).any(|w| w == key) {
+        if memchr::memmem::find(message.bytes(), key).is_none() {
             return false;
         }
         let Some(value) = message.to_value() else {
