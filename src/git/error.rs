@@ -59,6 +59,18 @@ pub enum GitError {
         #[source]
         source: std::io::Error,
     },
+    /// A file a cut-short fast-forward left in the checkout could not be set back.
+    #[error("failed to set back {}, left by a fast-forward a kill cut short", .path.display())]
+    #[diagnostic(help(
+        "the file holds what the run's branch will bring: remove it from the checkout, then resume"
+    ))]
+    SetBack {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// A commit hook refused the commit.
     #[error("the {} hook refused the commit ({}){}", .0.hook, .0.status, if .0.output.is_empty() { String::new() } else { format!(":\n{}", .0.output) })]
     Hook(HookFailure),

@@ -12,6 +12,7 @@ mod changes;
 mod cli;
 mod commit;
 mod conflicts;
+mod cut_short;
 mod error;
 mod history;
 mod hooks;

@@ -103,6 +103,47 @@ pub async fn preflight(root: PathBuf, allow_dirty: bool) -> Result<String, Prefl
     .await
 }
 
+/// Set back what a fast-forward of the checkout at `root`, cut short when an interrupted
+/// run was killed, left in it (see [`Repo::undo_cut_short_fast_forward`]). `merge_places`
+/// are the interrupted runs' merge worktrees: the `HEAD` of each is the merge its run
+/// was bringing into the checkout. Returns what was said about each, for the run's
+/// warnings.
+///
+/// # Errors
+/// When the repository or a merge place's `HEAD` cannot be read, or setting back fails.
+pub async fn undo_cut_short_fast_forwards(
+    root: PathBuf,
+    merge_places: Vec<PathBuf>,
+) -> Result<Vec<String>, GitError> {
+    blocking(move || {
+        let Ok(repo) = Repo::discover(&root) else {
+            return Ok(Vec::new());
+        };
+        let HeadState::Branch { name, .. } = repo.head()? else {
+            return Ok(Vec::new());
+        };
+        let mut said = Vec::new();
+        for place in merge_places {
+            let Some(merge) = git2::Repository::open(&place)
+                .ok()
+                .and_then(|place| place.head().ok()?.target())
+            else {
+                continue;
+            };
+            let set_back = repo.undo_cut_short_fast_forward(merge)?;
+            if !set_back.is_empty() {
+                said.push(format!(
+                    "set back {} in the checkout: the interrupted run was killed in the middle of fast-forwarding {name} to its merge {}, whose files they held; the run merges again",
+                    set_back.join(", "),
+                    &merge.to_string()[..12],
+                ));
+            }
+        }
+        Ok(said)
+    })
+    .await
+}
+
 /// Remove the git lock files an interrupted run left in the repository at `root` (see
 /// [`super::clear_left_locks`]): those no process has open, last written before `started`.
 /// Returns what was said about each, for the run's warnings.

@@ -117,7 +117,18 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         let removed = vcs::clear_left_locks(root.clone(), started_at)
             .await
             .map_err(vcs::PreflightError::Git)?;
-        for message in removed {
+        // A fast-forward of the checkout cut short by the kill left the merge's files
+        // there, which would read as the user's edits.
+        let merge_places = settled
+            .iter()
+            .map(|run| run.id.as_str())
+            .chain(resumable.as_ref().map(|run| run.id.as_str()))
+            .map(|id| worktree::merge_place(&root, id))
+            .collect();
+        let set_back = vcs::undo_cut_short_fast_forwards(root.clone(), merge_places)
+            .await
+            .map_err(vcs::PreflightError::Git)?;
+        for message in removed.into_iter().chain(set_back) {
             tracing::debug!("{message}");
             leftover_warnings.push(message);
         }

@@ -267,6 +267,25 @@ pub fn quiet_run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
 }
 
 /// The events named `name`.
+/// The run's events one line each, the kind, the phase and what it said: a failure
+/// message that still shows the cause when a CI log keeps only its ends.
+pub fn story(events: &[Value]) -> String {
+    let said = ["status", "reason", "error", "message", "kind", "exit_code"];
+    events
+        .iter()
+        .map(|event| {
+            let mut line = format!("{} {}", event["event"], event["phase_id"]);
+            for key in said {
+                if !event[key].is_null() {
+                    line.push_str(&format!(" {key}={}", event[key]));
+                }
+            }
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 pub fn events_named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["event"] == name).collect()
 }

@@ -1,6 +1,7 @@
-//! The hostile suite, part one: SIGKILL of `debussy run --jobs 2` at five moments (in a
-//! session, in a hook, in a merge, in a handoff, in a fix session), each synchronised on a
-//! FIFO the process at that moment writes to. After each: `status` tells the truth, one
+//! The hostile suite, part one: SIGKILL of `debussy run --jobs 2` at six moments (in a
+//! session, in a hook, in a merge, in the fast-forward of the user's checkout, in a
+//! handoff, in a fix session), each synchronised on a FIFO the process at that moment
+//! writes to. After each: `status` tells the truth, one
 //! `--resume` (no flag) completes the run, no commit of the run is unreachable, and no
 //! process of the run is left. Then the git lock files a kill mid-write leaves: the resume
 //! removes those nobody holds, and refuses to touch one a live process holds.
@@ -13,7 +14,7 @@ use super::witness::{
     Beacon, LiveRun, LockHolder, assert_died, assert_no_process_left, assert_none_lost, commits_of,
     git, git_ok, hook,
 };
-use crate::support::project::{Project, events_named, output_within};
+use crate::support::project::{Project, events_named, output_within, story};
 use crate::support::scenario::{Scenario, Script, Turn};
 
 /// Phase `id` writes `path`, then runs `bash`, writes the notes and reports done.
@@ -70,6 +71,17 @@ fn assert_merged(project: &Project, files: &[&str]) {
 /// completes, every commit of both invocations reachable, no process left.
 fn after_the_kill(project: &Project, killed: &[Value]) -> Vec<Value> {
     let root = project.root();
+    assert_eq!(
+        git(root, &["status", "--porcelain", "--untracked-files=no"]),
+        "",
+        "the user's checkout was left dirty"
+    );
+    resume_after_the_kill(project, killed)
+}
+
+/// [`after_the_kill`] for a checkout the kill may have left dirty.
+fn resume_after_the_kill(project: &Project, killed: &[Value]) -> Vec<Value> {
+    let root = project.root();
     let status = project.status_json();
     assert_eq!(status["run"]["status"], "interrupted", "{status:#}");
     assert_eq!(
@@ -88,16 +100,16 @@ fn after_the_kill(project: &Project, killed: &[Value]) -> Vec<Value> {
         !git_ok(root, &["rev-parse", "--verify", "--quiet", "MERGE_HEAD"]),
         "the user's checkout was left mid-merge"
     );
-    assert_eq!(
-        git(root, &["status", "--porcelain", "--untracked-files=no"]),
-        "",
-        "the user's checkout was left dirty"
-    );
 
     let (code, events) = project.run(&["--resume"]);
-    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(code, 0, "the resume:\n{}", story(&events));
     assert_eq!(events[0]["resumed"], true);
-    assert_eq!(summary(&events)["status"], "completed");
+    assert_eq!(
+        summary(&events)["status"],
+        "completed",
+        "{}",
+        story(&events)
+    );
     let status = project.status_json();
     assert_eq!(status["run"]["status"], "completed", "{status:#}");
     assert_eq!(
@@ -159,6 +171,49 @@ fn sigkill_mid_session_recovers_the_sessions_work_on_resume() {
         project.root(),
         &["merge-base", "--is-ancestor", commit, "HEAD"]
     ));
+}
+
+#[test]
+fn sigkill_mid_fast_forward_of_the_checkout_sets_its_files_back_and_resume_merges() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let project = Project::new();
+    let root = project.root().canonicalize().expect("root");
+    let branch = git(&root, &["symbolic-ref", "--short", "HEAD"]);
+    let beacon = Beacon::new(scratch.path(), "fast-forward");
+    each_gated_on_its_file(&project, &each_its_file());
+    // Git runs it when the checkout's files and index are written, before the branch
+    // moves: the last moment of a fast-forward of the user's checkout.
+    let in_the_checkouts_fast_forward = format!(
+        "[ \"$1\" = prepared ] || exit 0\n\
+         grep -q ' refs/heads/{branch}$' || exit 0\n\
+         [ \"$(pwd -P)\" = '{}' ] || exit 0\n{}",
+        root.display(),
+        beacon.once()
+    );
+    hook(
+        &root,
+        "reference-transaction",
+        &in_the_checkouts_fast_forward,
+    );
+
+    let (killed, hook_pid) = kill_at(&project, &beacon, &[]);
+    assert_died(hook_pid, "the reference-transaction hook");
+    let staged = git(&root, &["status", "--porcelain", "--untracked-files=no"]);
+    assert!(staged.contains("f1.txt"), "{staged}");
+
+    let events = resume_after_the_kill(&project, &killed);
+    let warnings: Vec<&str> = events_named(&events, "warning")
+        .iter()
+        .filter_map(|w| w["message"].as_str())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("set back f1.txt") && w.contains(&branch)),
+        "{}",
+        story(&events)
+    );
+    assert_merged(&project, &["f1.txt", "f2.txt", "f3.txt"]);
 }
 
 #[test]

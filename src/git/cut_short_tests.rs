@@ -1,0 +1,137 @@
+//! Setting back a cut-short fast-forward in real repositories: both moments a kill can
+//! cut it at, and the user's files it must never touch.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use git2::Oid;
+
+use crate::git::Repo;
+
+/// `git args…` in `dir`, which must succeed; its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+fn write(root: &Path, file: &str, text: &str, mode: u32) {
+    let path = root.join(file);
+    std::fs::write(&path, text).expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// A checkout on `main` at a commit with `a.txt` and `gone.txt`, and the commit `next`
+/// after it changes `a.txt`, deletes `gone.txt` and adds `new.txt` and an executable
+/// `tool.sh`; `next`'s id.
+fn checkout_before_next() -> (tempfile::TempDir, Oid) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    for (key, value) in [("user.name", "T"), ("user.email", "t@example.com")] {
+        git(root, &["config", key, value]);
+    }
+    write(root, "a.txt", "one\n", 0o644);
+    write(root, "gone.txt", "gone\n", 0o644);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "base"]);
+    git(root, &["switch", "-qc", "next"]);
+    the_next_files(root);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "next"]);
+    let next = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["switch", "-q", "main"]);
+    (dir, Oid::from_str(&next).expect("id"))
+}
+
+/// The working tree's files as `next` has them.
+fn the_next_files(root: &Path) {
+    write(root, "a.txt", "ONE\n", 0o644);
+    std::fs::remove_file(root.join("gone.txt")).expect("rm");
+    write(root, "new.txt", "new\n", 0o644);
+    write(root, "tool.sh", "#!/bin/sh\n", 0o755);
+}
+
+/// The checkout is clean, on `main` as it was, and the fast-forward goes through.
+fn assert_clean_and_mergeable(root: &Path) {
+    assert_eq!(git(root, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).expect("a"),
+        "one\n"
+    );
+    assert!(root.join("gone.txt").exists());
+    git(root, &["merge", "--ff-only", "-q", "next"]);
+}
+
+const EVERY_PATH: [&str; 4] = ["a.txt", "gone.txt", "new.txt", "tool.sh"];
+
+#[test]
+fn files_written_before_the_index_are_set_back() {
+    let (dir, next) = checkout_before_next();
+    let root = dir.path();
+    the_next_files(root);
+
+    let repo = Repo::discover(root).expect("repo");
+    let set_back = repo.undo_cut_short_fast_forward(next).expect("set back");
+
+    assert_eq!(set_back, EVERY_PATH);
+    assert_clean_and_mergeable(root);
+}
+
+#[test]
+fn files_staged_before_the_branch_moved_are_set_back() {
+    let (dir, next) = checkout_before_next();
+    let root = dir.path();
+    git(root, &["read-tree", "-m", "-u", "HEAD", "next"]);
+    assert_ne!(git(root, &["status", "--porcelain"]), "");
+
+    let repo = Repo::discover(root).expect("repo");
+    let set_back = repo.undo_cut_short_fast_forward(next).expect("set back");
+
+    assert_eq!(set_back, EVERY_PATH);
+    assert_clean_and_mergeable(root);
+}
+
+#[test]
+fn a_file_unlike_the_merges_is_the_users_and_stays() {
+    let (dir, next) = checkout_before_next();
+    let root = dir.path();
+    write(root, "a.txt", "the user's\n", 0o644);
+    write(root, "new.txt", "new\n", 0o644);
+    write(root, "tool.sh", "#!/bin/sh\n", 0o644);
+
+    let repo = Repo::discover(root).expect("repo");
+    let set_back = repo.undo_cut_short_fast_forward(next).expect("set back");
+
+    assert_eq!(set_back, ["new.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).expect("a"),
+        "the user's\n"
+    );
+    assert!(root.join("tool.sh").exists(), "a mode unlike the merge's");
+}
+
+#[test]
+fn nothing_is_set_back_toward_a_commit_the_checkout_does_not_lead_to() {
+    let (dir, next) = checkout_before_next();
+    let root = dir.path();
+    write(root, "b.txt", "b\n", 0o644);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "the user's own"]);
+    the_next_files(root);
+    let before = git(root, &["status", "--porcelain"]);
+
+    let repo = Repo::discover(root).expect("repo");
+    let set_back = repo.undo_cut_short_fast_forward(next).expect("look");
+
+    assert!(set_back.is_empty(), "{set_back:?}");
+    assert_eq!(git(root, &["status", "--porcelain"]), before);
+}
