@@ -60,7 +60,8 @@ impl Repo {
             };
             let staged = index.get_path(path, 0).map(|entry| entry.id);
             let index_holds_either = staged == version(&before) || staged == version(&after);
-            if index_holds_either && holds(&self.root.join(path), &after) {
+            let in_the_checkout = inside_real_directories(&self.root, path);
+            if index_holds_either && in_the_checkout && holds(&self.root.join(path), &after) {
                 left.push((path.to_path_buf(), delta.status()));
             }
         }
@@ -99,6 +100,21 @@ impl Repo {
             .map(|(path, _)| path.to_string_lossy().into_owned())
             .collect())
     }
+}
+
+/// Whether every directory above `path` in the checkout at `root` is a directory of its
+/// own, not a link: a file reached through a link lies outside the checkout, and is
+/// never touched.
+fn inside_real_directories(root: &Path, path: &Path) -> bool {
+    path.parent().is_none_or(|parent| {
+        parent
+            .ancestors()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .all(|dir| {
+                std::fs::symlink_metadata(root.join(dir))
+                    .is_ok_and(|meta| meta.file_type().is_dir())
+            })
+    })
 }
 
 /// The blob a side of a diff holds, `None` where the path is absent on that side.

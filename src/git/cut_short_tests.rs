@@ -135,3 +135,25 @@ fn nothing_is_set_back_toward_a_commit_the_checkout_does_not_lead_to() {
     assert!(set_back.is_empty(), "{set_back:?}");
     assert_eq!(git(root, &["status", "--porcelain"]), before);
 }
+
+#[test]
+fn a_file_reached_through_a_linked_directory_is_never_touched() {
+    let (dir, _) = checkout_before_next();
+    let root = dir.path();
+    git(root, &["switch", "-qc", "deeper"]);
+    std::fs::create_dir(root.join("docs")).expect("mkdir");
+    write(root, "docs/new.txt", "new\n", 0o644);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "deeper"]);
+    let deeper = Oid::from_str(&git(root, &["rev-parse", "HEAD"])).expect("id");
+    git(root, &["switch", "-q", "main"]);
+    let outside = tempfile::tempdir().expect("outside");
+    write(outside.path(), "new.txt", "new\n", 0o644);
+    std::os::unix::fs::symlink(outside.path(), root.join("docs")).expect("link");
+
+    let repo = Repo::discover(root).expect("repo");
+    let set_back = repo.undo_cut_short_fast_forward(deeper).expect("look");
+
+    assert!(set_back.is_empty(), "{set_back:?}");
+    assert!(outside.path().join("new.txt").exists());
+}
