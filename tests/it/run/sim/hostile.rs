@@ -44,8 +44,7 @@ fn each_gated_on_its_file(project: &Project, scenario: &Scenario) {
 fn kill_at(project: &Project, beacon: &Beacon, extra: &[&str]) -> (Vec<Value>, u64) {
     let mut args = vec!["--jobs", "2"];
     args.extend_from_slice(extra);
-    let live = LiveRun::start(project, &args);
-    let pid = beacon.wait();
+    let (live, pid) = beacon.wait(LiveRun::start(project, &args));
     (live.kill(), pid)
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::project::{Project, process_gone, wait_exit};
+use crate::support::project::{Project, process_gone, story, wait_exit};
 
 /// How long a test waits for a beacon before failing.
 const BEACON_WAIT: Duration = Duration::from_secs(90);
@@ -45,8 +45,9 @@ impl Beacon {
         )
     }
 
-    /// Wait for the snippet to fire; the pid of the process now sleeping.
-    pub fn wait(&self) -> u64 {
+    /// Wait for the snippet to fire in `run`; the pid of the process now sleeping. When
+    /// it does not fire in time, the run is killed and the test fails with what it said.
+    pub fn wait(&self, mut run: LiveRun) -> (LiveRun, u64) {
         let (sender, receiver) = mpsc::channel();
         let fifo = self.fifo.clone();
         std::thread::spawn(move || {
@@ -54,16 +55,21 @@ impl Beacon {
             let read = std::fs::File::open(&fifo).and_then(|mut f| f.read_to_string(&mut text));
             let _ = sender.send(read.map(|_| text));
         });
-        let text = receiver
-            .recv_timeout(BEACON_WAIT)
-            .unwrap_or_else(|_| {
-                panic!(
-                    "{} did not fire within {BEACON_WAIT:?}",
-                    self.fifo.display()
-                )
-            })
-            .expect("read the beacon");
-        text.trim().parse().expect("a pid")
+        let Ok(text) = receiver.recv_timeout(BEACON_WAIT) else {
+            let ended = run.stop();
+            panic!(
+                "{} did not fire within {BEACON_WAIT:?}; the run (ended {ended}) said:\n{}",
+                self.fifo.display(),
+                story(&run.printed())
+            )
+        };
+        (
+            run,
+            text.expect("read the beacon")
+                .trim()
+                .parse()
+                .expect("a pid"),
+        )
     }
 }
 
@@ -99,12 +105,21 @@ impl LiveRun {
 
     /// SIGKILL debussy, wait for it, and return every event it printed.
     pub fn kill(mut self) -> Vec<Value> {
-        nix::sys::signal::kill(
+        assert_eq!(self.stop(), -1, "killed by the signal");
+        self.printed()
+    }
+
+    /// SIGKILL debussy if it still runs and wait for it; how it ended (-1: by a signal).
+    fn stop(&mut self) -> i32 {
+        let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid")),
             nix::sys::signal::Signal::SIGKILL,
-        )
-        .expect("SIGKILL");
-        assert_eq!(wait_exit(&mut self.child, Duration::from_secs(30)), -1);
+        );
+        wait_exit(&mut self.child, Duration::from_secs(30))
+    }
+
+    /// Every event the run printed, once it has ended.
+    fn printed(&mut self) -> Vec<Value> {
         self.seen.extend(self.events.try_iter());
         while let Ok(event) = self.events.recv_timeout(Duration::from_secs(5)) {
             self.seen.push(event);
