@@ -30,8 +30,8 @@ fn write(root: &Path, file: &str, text: &str, mode: u32) {
 }
 
 /// A checkout on `main` at a commit with `a.txt` and `gone.txt`, and the commit `next`
-/// after it changes `a.txt`, deletes `gone.txt` and adds `new.txt` and an executable
-/// `tool.sh`; `next`'s id.
+/// after it changes `a.txt`, deletes `gone.txt` and adds `new file's.txt` (a name to
+/// quote) and an executable `tool.sh`; `next`'s id.
 fn checkout_before_next() -> (tempfile::TempDir, Oid) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
@@ -56,7 +56,7 @@ fn checkout_before_next() -> (tempfile::TempDir, Oid) {
 fn the_next_files(root: &Path) {
     write(root, "a.txt", "ONE\n", 0o644);
     std::fs::remove_file(root.join("gone.txt")).expect("rm");
-    write(root, "new.txt", "new\n", 0o644);
+    write(root, "new file's.txt", "new\n", 0o644);
     write(root, "tool.sh", "#!/bin/sh\n", 0o755);
 }
 
@@ -71,7 +71,7 @@ fn assert_clean_and_mergeable(root: &Path) {
     git(root, &["merge", "--ff-only", "-q", "next"]);
 }
 
-const EVERY_PATH: [&str; 4] = ["a.txt", "gone.txt", "new.txt", "tool.sh"];
+const EVERY_PATH: [&str; 4] = ["a.txt", "gone.txt", "new file's.txt", "tool.sh"];
 
 #[test]
 fn files_written_before_the_index_are_set_back() {
@@ -105,13 +105,13 @@ fn a_file_unlike_the_merges_is_the_users_and_stays() {
     let (dir, next) = checkout_before_next();
     let root = dir.path();
     write(root, "a.txt", "the user's\n", 0o644);
-    write(root, "new.txt", "new\n", 0o644);
+    write(root, "new file's.txt", "new\n", 0o644);
     write(root, "tool.sh", "#!/bin/sh\n", 0o644);
 
     let repo = Repo::discover(root).expect("repo");
     let set_back = repo.undo_cut_short_fast_forward(next).expect("set back");
 
-    assert_eq!(set_back, ["new.txt"]);
+    assert_eq!(set_back, ["new file's.txt"]);
     assert_eq!(
         std::fs::read_to_string(root.join("a.txt")).expect("a"),
         "the user's\n"

@@ -132,8 +132,9 @@ pub async fn undo_cut_short_fast_forwards(
             };
             let set_back = repo.undo_cut_short_fast_forward(merge)?;
             if !set_back.is_empty() {
+                let them = if set_back.len() == 1 { "it" } else { "them" };
                 said.push(format!(
-                    "set back {} in the checkout: the interrupted run was killed in the middle of fast-forwarding {name} to its merge {}, whose files they held; the run merges again",
+                    "set back {} in the checkout to {name}'s last commit: the interrupted run was killed while fast-forwarding {name} to {} and left {them} as that merge has {them}; the run merges again",
                     set_back.join(", "),
                     &merge.to_string()[..12],
                 ));
