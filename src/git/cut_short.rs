@@ -5,11 +5,13 @@
 //! ("untracked working tree files would be overwritten by merge"); killed before the
 //! branch moved, it leaves the new files staged, and the checkout reads as dirty.
 //!
-//! A path is taken for such a leftover only when the working tree holds exactly what the
-//! new commit holds there (content and mode; absent where it deletes the file) and the
-//! index holds either commit's version. Setting it back to `HEAD` then loses nothing:
-//! the new commit holds the same bytes, and the merge that follows brings them again.
-//! Anything else is the user's and is left alone.
+//! A path is taken for such a leftover only where the index holds either commit's
+//! version and the working tree holds what git leaves there: exactly the new commit's
+//! version (content and mode); for a file git was writing, the empty file it had
+//! created, or no file at all where it had removed the old one first; no file where the
+//! new commit deletes it. Setting such a path back to `HEAD` loses nothing: the new
+//! commit holds the same bytes, and the merge that follows brings them again. A file
+//! with any other content is the user's and is left alone.
 
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -52,6 +54,7 @@ impl Repo {
             .diff_tree_to_tree(Some(&old), Some(&new), None)
             .map_err(op("compare two commits"))?;
         let index = self.inner.index().map_err(op("read the index"))?;
+        let odb = self.inner.odb().map_err(op("open the object database"))?;
         let mut left = Vec::new();
         for delta in diff.deltas() {
             let (before, after) = (delta.old_file(), delta.new_file());
@@ -61,7 +64,13 @@ impl Repo {
             let staged = index.get_path(path, 0).map(|entry| entry.id);
             let index_holds_either = staged == version(&before) || staged == version(&after);
             let in_the_checkout = inside_real_directories(&self.root, path);
-            if index_holds_either && in_the_checkout && holds(&self.root.join(path), &after) {
+            let size = if after.exists() {
+                odb.read_header(after.id()).map_or(0, |(size, _)| size)
+            } else {
+                0
+            };
+            let found = Found::at(&self.root.join(path), &after, size);
+            if index_holds_either && in_the_checkout && found.is_left_by_git(delta.status()) {
                 left.push((path.to_path_buf(), delta.status()));
             }
         }
@@ -122,28 +131,68 @@ fn version(file: &DiffFile<'_>) -> Option<Oid> {
     file.exists().then(|| file.id())
 }
 
-/// Whether `file` in the working tree is what `side` of a diff holds there: the blob
-/// checked out with its mode, or nothing where that side has no file.
-fn holds(file: &Path, side: &DiffFile<'_>) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(file) else {
-        return !side.exists();
-    };
-    let mode = side.mode();
-    let hashed = if mode == FileMode::Link && meta.file_type().is_symlink() {
-        std::fs::read_link(file).ok().and_then(|target| {
-            Oid::hash_object(ObjectType::Blob, target.as_os_str().as_bytes()).ok()
-        })
-    } else if matches!(mode, FileMode::Blob | FileMode::BlobExecutable) && meta.is_file() {
-        let executable = meta.permissions().mode() & 0o111 != 0;
-        if executable == (mode == FileMode::BlobExecutable) {
-            Oid::hash_file(ObjectType::Blob, file).ok()
+/// What the working tree holds at a path the fast-forward writes or deletes.
+enum Found {
+    /// No file.
+    Absent,
+    /// An empty regular file where the merge's is not empty.
+    Empty,
+    /// Exactly the merge's version: its blob, with its mode.
+    Merges,
+    /// Anything else: the user's.
+    Other,
+}
+
+impl Found {
+    /// What `file` holds, against `side`, the merge's side of the diff, whose blob is
+    /// `size` bytes.
+    fn at(file: &Path, side: &DiffFile<'_>, size: usize) -> Found {
+        let Ok(meta) = std::fs::symlink_metadata(file) else {
+            return Found::Absent;
+        };
+        if !side.exists() {
+            return Found::Other;
+        }
+        let mode = side.mode();
+        let hashed = if mode == FileMode::Link && meta.file_type().is_symlink() {
+            std::fs::read_link(file).ok().and_then(|target| {
+                Oid::hash_object(ObjectType::Blob, target.as_os_str().as_bytes()).ok()
+            })
+        } else if matches!(mode, FileMode::Blob | FileMode::BlobExecutable) && meta.is_file() {
+            if meta.len() == 0 && size > 0 {
+                return Found::Empty;
+            }
+            let executable = meta.permissions().mode() & 0o111 != 0;
+            if executable == (mode == FileMode::BlobExecutable) {
+                Oid::hash_file(ObjectType::Blob, file).ok()
+            } else {
+                None
+            }
         } else {
             None
+        };
+        if hashed == Some(side.id()) {
+            Found::Merges
+        } else {
+            Found::Other
         }
-    } else {
-        None
-    };
-    side.exists() && hashed == Some(side.id())
+    }
+
+    /// Whether this is what git leaves of a change of `status` it was killed making:
+    /// the merge's version; for a file it adds or changes, the empty file it had
+    /// created and not yet written; for a file it changes or deletes, nothing (git
+    /// removes the old file before it writes the new one).
+    fn is_left_by_git(&self, status: Delta) -> bool {
+        matches!(
+            (status, self),
+            (Delta::Added, Found::Merges | Found::Empty)
+                | (
+                    Delta::Modified,
+                    Found::Merges | Found::Empty | Found::Absent
+                )
+                | (Delta::Deleted, Found::Absent)
+        )
+    }
 }
 
 #[cfg(test)]

@@ -101,6 +101,22 @@ fn files_staged_before_the_branch_moved_are_set_back() {
 }
 
 #[test]
+fn what_git_leaves_of_a_file_it_was_writing_is_set_back() {
+    let (dir, next) = checkout_before_next();
+    let root = dir.path();
+    // Killed between removing the old `a.txt` and creating the new one, and between
+    // creating the new file and writing it.
+    std::fs::remove_file(root.join("a.txt")).expect("rm");
+    write(root, "new file's.txt", "", 0o644);
+
+    let repo = Repo::discover(root).expect("repo");
+    let set_back = repo.undo_cut_short_fast_forward(next).expect("set back");
+
+    assert_eq!(set_back, ["a.txt", "new file's.txt"]);
+    assert_clean_and_mergeable(root);
+}
+
+#[test]
 fn a_file_unlike_the_merges_is_the_users_and_stays() {
     let (dir, next) = checkout_before_next();
     let root = dir.path();
