@@ -16,6 +16,19 @@ pub enum GitError {
         /// The directory searched from.
         path: PathBuf,
     },
+    /// A linked worktree that its repository has no usable record of.
+    #[error("git has no usable record of the worktree at {}", .path.display())]
+    #[diagnostic(help(
+        "{} is empty or unreadable (a `git worktree move` or `add` was stopped half way): run `git worktree repair {}` from the main checkout, or remove the directory and run `git worktree prune`",
+        .record.display(),
+        .path.display()
+    ))]
+    LostWorktree {
+        /// The directory.
+        path: PathBuf,
+        /// The record that should lead back to it.
+        record: PathBuf,
+    },
     /// The repository has no working tree.
     #[error("the repository at {} is bare; debussy needs a working tree", .path.display())]
     Bare {

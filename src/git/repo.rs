@@ -58,6 +58,15 @@ impl Repo {
                 path: inner.path().to_path_buf(),
             })?
             .to_path_buf();
+        // A linked worktree whose record in the repository is empty (a `git worktree
+        // move` killed while rewriting it) opens with the process's own directory as
+        // its working tree: committing there would take the wrong files.
+        if !root.is_absolute() {
+            return Err(GitError::LostWorktree {
+                path: path.to_path_buf(),
+                record: inner.path().join("gitdir"),
+            });
+        }
         Ok(Repo { inner, root })
     }
 

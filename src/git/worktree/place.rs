@@ -19,7 +19,7 @@ pub async fn ensure(
     worktree: &Worktree,
     run_branch: &str,
 ) -> Result<bool, GitCommandError> {
-    if worktree.path.join(".git").exists() {
+    if worktree.path.join(".git").exists() && !unfinished(git, root, &worktree.path).await {
         return Ok(false);
     }
     forget_stale(git, root, &worktree.path).await;
@@ -66,7 +66,7 @@ pub async fn ensure_merge_place(
     path: &Path,
     tip: &str,
 ) -> Result<(), GitCommandError> {
-    if path.join(".git").exists() {
+    if path.join(".git").exists() && !unfinished(git, root, path).await {
         super::abort_merge(git, path).await;
         let reset = match git
             .run(path, &["checkout", "-q", "-f", "--detach", tip])
@@ -110,7 +110,48 @@ pub async fn ensure_merge_place(
     Ok(())
 }
 
-/// A directory without its `.git` is not a worktree any more: git forgets it.
+/// Whether the directory at `path`, which has a `.git`, is what a `git worktree add` or
+/// `git worktree move` stopped half way leaves: git has no worktree on record there
+/// (a move killed before it rewrote the record), or has one it is still making (`locked
+/// initializing`). No session ever ran in such a directory: a phase's session starts
+/// once its worktree is made. An unfinished one is removed, record and all, so that it
+/// is made anew; a worktree on record is left as it is.
+async fn unfinished(git: &GitCli, root: &Path, path: &Path) -> bool {
+    let Ok(listed) = git.run(root, &["worktree", "list", "--porcelain"]).await else {
+        return false;
+    };
+    let Ok(wanted) = std::fs::canonicalize(path) else {
+        return true;
+    };
+    let record = listed.split("\n\n").find(|record| {
+        record
+            .lines()
+            .filter_map(|line| line.strip_prefix("worktree "))
+            .any(|listed| std::fs::canonicalize(listed).is_ok_and(|listed| listed == wanted))
+    });
+    match record {
+        Some(record) if record.lines().any(|line| line == "locked initializing") => {
+            let _ = git
+                .run(
+                    root,
+                    &[
+                        "worktree",
+                        "remove",
+                        "--force",
+                        "--force",
+                        &path.to_string_lossy(),
+                    ],
+                )
+                .await;
+            true
+        }
+        Some(_) => false,
+        None => true,
+    }
+}
+
+/// A directory that is no worktree git keeps (no `.git`, or an unfinished one) is
+/// removed, and git forgets it.
 async fn forget_stale(git: &GitCli, root: &Path, path: &Path) {
     if path.exists() {
         let _ = std::fs::remove_dir_all(path);

@@ -251,6 +251,68 @@ async fn a_run_branch_moved_underneath_is_never_merged_over() {
 }
 
 /// A phase whose agent committed `n` files on a detached `HEAD` (or another branch).
+/// The record git keeps of the worktree at `path`: `.git/worktrees/<name>`.
+fn record_of(path: &Path) -> std::path::PathBuf {
+    let link = std::fs::read_to_string(path.join(".git")).expect(".git");
+    link.trim().trim_start_matches("gitdir: ").into()
+}
+
+/// `worktree` is one git keeps, on its own branch.
+fn assert_on_its_branch(root: &Path, worktree: &Worktree) {
+    assert_eq!(
+        git(&worktree.path, &["symbolic-ref", "HEAD"]),
+        format!("refs/heads/{}", worktree.branch)
+    );
+    let listed = git(root, &["worktree", "list", "--porcelain"]);
+    let path = worktree.path.canonicalize().expect("path");
+    assert!(
+        listed.contains(&format!("worktree {}", path.display())),
+        "{listed}"
+    );
+}
+
+#[tokio::test]
+async fn a_worktree_a_killed_move_left_is_made_anew_not_worked_in() {
+    let dir = repo();
+    let root = dir.path();
+    let done = phase(root, "2").await;
+    commit_in(&done.path, "b.txt", "b\n");
+    let spare = root.join(WORKTREES_DIR).join("r1").join("spare");
+    park(&GIT, root, &done, &spare).await.expect("park");
+    // `git worktree move` renames the directory, then rewrites git's record of it:
+    // killed in between, the record is left empty.
+    let next = Worktree::of(root, "r1", "3");
+    std::fs::rename(&spare, &next.path).expect("rename");
+    std::fs::write(record_of(&next.path).join("gitdir"), "").expect("truncate");
+    let lost = crate::git::Repo::discover(&next.path).expect_err("no usable record");
+    assert!(lost.to_string().contains("no usable record"), "{lost}");
+
+    let made = ensure(&GIT, root, &next, "main").await.expect("ensure");
+
+    assert!(made, "made anew");
+    assert_on_its_branch(root, &next);
+    assert!(
+        !next.path.join("b.txt").exists(),
+        "from main, not the parked phase"
+    );
+}
+
+#[tokio::test]
+async fn a_worktree_git_was_still_adding_is_made_anew() {
+    let dir = repo();
+    let root = dir.path();
+    let half = phase(root, "2").await;
+    // What `git worktree add` keeps there until it has checked the files out.
+    let record = record_of(&half.path);
+    std::fs::write(record.join("locked"), "initializing\n").expect("lock");
+    std::fs::write(record.join("HEAD"), format!("{}\n", "0".repeat(40))).expect("head");
+
+    let made = ensure(&GIT, root, &half, "main").await.expect("ensure");
+
+    assert!(made, "made anew");
+    assert_on_its_branch(root, &half);
+}
+
 async fn moved_phase(root: &Path, how: &[&str]) -> (Worktree, String) {
     let worktree = phase(root, "1").await;
     commit_in(&worktree.path, "first.txt", "on the branch\n");
