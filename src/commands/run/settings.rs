@@ -42,10 +42,17 @@ pub(super) fn reuse_started_with(
     let Ok(plan) = plan::load(&args.plan) else {
         return Ok(false);
     };
-    let Some(store) = crate::state::Store::open_existing(root).map_err(Failure::failed)? else {
-        return Ok(false);
+    let store = crate::state::Store::open_existing(root).map_err(Failure::failed)?;
+    let resumable = match &store {
+        Some(store) => orchestrator::resumable_run(store, &plan).map_err(Failure::failed)?,
+        None => None,
     };
-    let Some(run) = orchestrator::resumable_run(&store, &plan).map_err(Failure::failed)? else {
+    let Some(run) = resumable else {
+        // A run killed before it recorded itself leaves nothing to resume, and the
+        // flags it was given are not known: say so rather than start anew in silence.
+        to_stderr(
+            "debussy: no unfinished run of this plan to resume: a new run starts with the settings given now, skipping the phases earlier runs completed\n",
+        );
         return Ok(false);
     };
     let mut reused = overrides::reuse(flags, &run.started_with.flags).map_err(Failure::usage)?;

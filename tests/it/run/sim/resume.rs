@@ -82,6 +82,27 @@ fn resume_goes_on_with_a_phase_the_run_was_redoing_though_an_earlier_run_complet
 }
 
 #[test]
+fn resume_with_no_unfinished_run_says_a_new_run_starts() {
+    let project = Project::new();
+    let scenario = Scenario::new().script(Script::phase("1").turns([
+        Turn::write(10, "one.txt", "1"),
+        Turn::notes("1"),
+        Turn::done(),
+    ]));
+    project.plan(&[("1", "N/A", "test -f one.txt")], &scenario);
+
+    for round in ["never run", "completed"] {
+        let output = project.run_command(&["--resume"]).output().expect("resume");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{round}: {stderr}");
+        assert!(
+            stderr.contains("no unfinished run of this plan to resume: a new run starts"),
+            "{round}: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
     let project = sleeping_project();
     let live = LiveRun::start(&project, &[]);
