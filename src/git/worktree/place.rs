@@ -81,18 +81,7 @@ pub async fn ensure_merge_place(
         if reset.is_ok() {
             return Ok(());
         }
-        let _ = git
-            .run(
-                root,
-                &[
-                    "worktree",
-                    "remove",
-                    "--force",
-                    "--force",
-                    &path.to_string_lossy(),
-                ],
-            )
-            .await;
+        let _ = remove_dir(git, root, path).await;
     }
     forget_stale(git, root, path).await;
     git.run(
@@ -131,18 +120,7 @@ async fn unfinished(git: &GitCli, root: &Path, path: &Path) -> bool {
     });
     match record {
         Some(record) if record.lines().any(|line| line == "locked initializing") => {
-            let _ = git
-                .run(
-                    root,
-                    &[
-                        "worktree",
-                        "remove",
-                        "--force",
-                        "--force",
-                        &path.to_string_lossy(),
-                    ],
-                )
-                .await;
+            let _ = remove_dir(git, root, path).await;
             true
         }
         Some(_) => false,
@@ -159,23 +137,30 @@ async fn forget_stale(git: &GitCli, root: &Path, path: &Path) {
     }
 }
 
+/// `git worktree remove` of the worktree at `path`, changes, untracked files and locks
+/// and all.
+async fn remove_dir(git: &GitCli, root: &Path, path: &Path) -> Result<(), GitCommandError> {
+    git.run(
+        root,
+        &[
+            "worktree",
+            "remove",
+            "--force",
+            "--force",
+            &path.to_string_lossy(),
+        ],
+    )
+    .await
+    .map(|_| ())
+}
+
 /// Remove `worktree` and its branch.
 ///
 /// # Errors
 /// When git refuses; the worktree or branch is then left for `debussy clean`.
 pub async fn remove(git: &GitCli, root: &Path, worktree: &Worktree) -> Result<(), GitCommandError> {
     if worktree.path.exists() {
-        git.run(
-            root,
-            &[
-                "worktree",
-                "remove",
-                "--force",
-                "--force",
-                &worktree.path.to_string_lossy(),
-            ],
-        )
-        .await?;
+        remove_dir(git, root, &worktree.path).await?;
     } else {
         let _ = git.run(root, &["worktree", "prune"]).await;
     }
