@@ -7,21 +7,7 @@ use std::path::Path;
 use git2::Oid;
 
 use crate::git::Repo;
-
-/// `git args…` in `dir`, which must succeed; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
+use crate::git::test_git::git;
 
 fn write(root: &Path, file: &str, text: &str, mode: u32) {
     let path = root.join(file);

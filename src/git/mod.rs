@@ -37,4 +37,6 @@ fn op(action: &'static str) -> impl FnOnce(git2::Error) -> GitError {
 }
 
 #[cfg(test)]
+pub(crate) mod test_git;
+#[cfg(test)]
 mod tests;

@@ -5,25 +5,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::*;
+use crate::git::test_git::git;
 use crate::git::{ConflictKind, GitCli};
 
 const GIT: GitCli = GitCli::new(Duration::from_secs(60));
-
-/// `git args…` in `dir`, which must succeed; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_EDITOR", "true")
-        .output()
-        .expect("git");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
 
 fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
