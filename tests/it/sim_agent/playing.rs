@@ -143,11 +143,15 @@ fn the_demo_scenario_restarts_phase_one_and_finishes_phase_two() {
     let plan_dir = dir.path().join("examples/demo");
     std::fs::create_dir_all(&plan_dir).expect("mkdir");
     let scenario = plan_dir.join("sim-scenario.yaml");
-    std::fs::copy(
+    // Played here without debussy, nothing stops the first session in its long pause
+    // for the stop: a short one keeps the test quick.
+    let demo = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/sim-scenario.yaml"),
-        &scenario,
     )
-    .expect("copy the demo scenario");
+    .expect("read the demo scenario");
+    assert!(demo.contains("sleep_ms: 10000"), "the demo's pause for the stop");
+    std::fs::write(&scenario, demo.replace("sleep_ms: 10000", "sleep_ms: 100"))
+        .expect("write the demo scenario");
     let root = dir.path();
     // One session of the demo, which must succeed.
     let session = |env: &[(&str, &str)], prompt: &str| {
