@@ -149,7 +149,10 @@ fn the_demo_scenario_restarts_phase_one_and_finishes_phase_two() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/sim-scenario.yaml"),
     )
     .expect("read the demo scenario");
-    assert!(demo.contains("sleep_ms: 10000"), "the demo's pause for the stop");
+    assert!(
+        demo.contains("sleep_ms: 10000"),
+        "the demo's pause for the stop"
+    );
     std::fs::write(&scenario, demo.replace("sleep_ms: 10000", "sleep_ms: 100"))
         .expect("write the demo scenario");
     let root = dir.path();

@@ -162,6 +162,7 @@ impl HttpBackend {
                     tasks::check(
                         link.endpoint.clone(),
                         state_dir,
+                        link.daemon.clone(),
                         generation,
                         why,
                         own_exit,
@@ -223,17 +224,18 @@ impl HttpBackend {
     }
 
     fn on_daemon_exit(&mut self, pid: u32, status: ExitStatus) {
-        let held_elsewhere = super::lock::held_elsewhere(&self.daemon.state_dir);
+        let state_dir = &self.daemon.state_dir;
         let Some(link) = self.link.as_mut() else {
             return;
         };
-        let reached = link.daemon.as_ref().is_some_and(|d| d.pid == pid);
-        if !reached || link.stopping || link.down {
+        let reached = link.daemon.as_ref().filter(|d| d.pid == pid);
+        if reached.is_none() || link.stopping || link.down {
             return;
         }
+        let replaced = super::daemon::replaced_elsewhere(state_dir, reached);
         let generation = link.generation;
         crate::mcp::say(&format!("the MCP daemon (pid {pid}) exited: {status}"));
-        let cause = if held_elsewhere {
+        let cause = if replaced {
             EndCause::Replaced("another bridge is restarting the daemon".to_owned())
         } else {
             EndCause::Exited(status)

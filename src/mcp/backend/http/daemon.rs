@@ -70,6 +70,11 @@ pub(crate) struct DaemonRecord {
     pub(crate) generation: u64,
     /// Recent starts, oldest first.
     pub(crate) starts: Vec<StartEntry>,
+    /// The daemon a bridge stopped on purpose last (a restart, or a bridge's end with
+    /// `--stop-daemon-on-exit`), written before the first signal: to the other bridges
+    /// its exit is not a crash, however late they see it.
+    #[serde(default)]
+    pub(crate) stopped: Option<StartEntry>,
 }
 
 impl DaemonRecord {
@@ -90,6 +95,20 @@ impl DaemonRecord {
         let pid = self.pid?;
         self.starts.last().filter(|start| start.pid == pid)
     }
+
+    /// Whether a bridge stopped the daemon started as `start` on purpose.
+    pub(crate) fn stopped_on_purpose(&self, start: &StartEntry) -> bool {
+        self.stopped.as_ref().is_some_and(|stopped| {
+            stopped.pid == start.pid && stopped.start_ticks == start.start_ticks
+        })
+    }
+}
+
+/// Whether the daemon started as `start` (when known) went away because another bridge
+/// is restarting it or stopped it on purpose, rather than by a crash.
+pub(crate) fn replaced_elsewhere(dir: &Path, start: Option<&StartEntry>) -> bool {
+    super::lock::held_elsewhere(dir)
+        || start.is_some_and(|start| DaemonRecord::load(dir).stopped_on_purpose(start))
 }
 
 /// A daemon this bridge started: who it is and when it exits.
@@ -272,6 +291,12 @@ impl Daemon {
             };
             return (stopped(Vec::new(), how, started, true), None);
         };
+        record.stopped = record.current().cloned();
+        if let Err(err) = record.save(&self.state_dir) {
+            crate::mcp::say(&format!(
+                "cannot write {RECORD_FILE} before stopping the daemon: {err}"
+            ));
+        }
         let own = own.filter(|own| own.identity == target);
         let mut actions = Vec::new();
         let (how, gone) = self.escalate(target, own, &mut actions).await;
@@ -395,6 +420,7 @@ mod tests {
                 reason: "initial start".into(),
                 bridge_pid: 1,
             }],
+            stopped: None,
         };
         record.save(dir.path()).expect("save");
         let (stopped, _) = daemon(dir.path()).stop(None).await;
@@ -405,5 +431,28 @@ mod tests {
         );
         let _ = innocent.kill();
         let _ = innocent.wait();
+    }
+
+    /// Another bridge may see the exit of a daemon stopped for a restart only after the
+    /// restart lock is released: the record, not the lock, tells it that this was no
+    /// crash. A daemon that died by itself is still one.
+    #[tokio::test]
+    async fn a_daemon_stopped_on_purpose_is_no_crash_after_the_lock_is_released() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut daemon = daemon(dir.path());
+        daemon.command = vec!["sleep".into(), "30".into()];
+        let (stopped_start, own) = daemon.spawn("initial start").expect("spawn");
+        let (stopped, _) = daemon.stop(Some(&own)).await;
+        assert!(stopped.gone, "{stopped:?}");
+        assert!(replaced_elsewhere(dir.path(), Some(&stopped_start)));
+
+        let (crashed_start, mut own) = daemon.spawn("a restart").expect("spawn");
+        signal(own.identity, Signal::SIGKILL);
+        tokio::time::timeout(Duration::from_secs(10), own.exit.wait_for(Option::is_some))
+            .await
+            .expect("the reaper saw the exit")
+            .expect("the reaper is there");
+        assert!(!replaced_elsewhere(dir.path(), Some(&crashed_start)));
+        assert!(replaced_elsewhere(dir.path(), Some(&stopped_start)));
     }
 }

@@ -11,7 +11,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
 use super::client::{Endpoint, EventStream, Incoming, PostError, Session};
-use super::daemon::{Daemon, DaemonRecord, OwnDaemon, StartEntry};
+use super::daemon::{self, Daemon, DaemonRecord, OwnDaemon, StartEntry};
 use super::lock::{self, LOCK_SLACK};
 use super::sse::SseItem;
 use crate::mcp::backend::{BackendEvent, EndCause, Fate, Stopped};
@@ -340,11 +340,13 @@ pub(crate) fn listen(
     .abort_handle()
 }
 
-/// Find out why a link broke: another bridge restarting the daemon (not a crash),
-/// nothing listening any more, or a daemon that is there but lost the connection.
+/// Find out why a link broke: another bridge restarting or stopping the daemon `reached`
+/// (not a crash), nothing listening any more, or a daemon that is there but lost the
+/// connection.
 pub(crate) fn check(
     endpoint: Endpoint,
     state_dir: PathBuf,
+    reached: Option<StartEntry>,
     generation: u64,
     why: String,
     own_exit: Option<tokio::sync::watch::Receiver<Option<ExitStatus>>>,
@@ -359,7 +361,7 @@ pub(crate) fn check(
             // The daemon this bridge started exited: its reaper reports how.
             return;
         }
-        let cause = if lock::held_elsewhere(&state_dir) {
+        let cause = if daemon::replaced_elsewhere(&state_dir, reached.as_ref()) {
             EndCause::Replaced("another bridge is restarting the daemon".to_owned())
         } else if endpoint.listening().await {
             EndCause::Replaced(format!(
