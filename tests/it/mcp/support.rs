@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -22,24 +22,7 @@ pub fn debussy() -> PathBuf {
 
 /// The rmcp test server (`examples/mcp_test_server.rs`), built once per test run.
 pub fn test_server() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-            let status = Command::new(cargo)
-                .args(["build", "--quiet", "--example", "mcp_test_server"])
-                .current_dir(root())
-                .status()
-                .expect("run cargo build --example mcp_test_server");
-            assert!(status.success(), "building the test server failed");
-            let exe = debussy()
-                .parent()
-                .expect("target dir")
-                .join("examples/mcp_test_server");
-            assert!(exe.exists(), "{} missing after the build", exe.display());
-            exe
-        })
-        .clone()
+    crate::support::example_build::mcp_test_server()
 }
 
 /// How long any single wait in these tests may take before the test fails.

@@ -4,7 +4,6 @@
 //! (`stateless`).
 
 use std::path::PathBuf;
-use std::process::Command as StdCommand;
 
 use serde_json::{Value, json};
 
@@ -24,20 +23,9 @@ pub(super) fn restart_turn(reason: &str) -> Turn {
     )
 }
 
-/// The rmcp test server (`examples/mcp_test_server.rs`), built on demand.
+/// The rmcp test server (`examples/mcp_test_server.rs`), built once per test run.
 pub(super) fn test_server() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = StdCommand::new(cargo)
-        .args(["build", "--quiet", "--example", "mcp_test_server"])
-        .current_dir(&root)
-        .status()
-        .expect("run cargo build --example mcp_test_server");
-    assert!(status.success(), "building the test server failed");
-    PathBuf::from(crate::support::DEBUSSY)
-        .parent()
-        .expect("target dir")
-        .join("examples/mcp_test_server")
+    crate::support::example_build::mcp_test_server()
 }
 
 /// The text of every tool result Claude Code fed back to the model, by tool_use id.

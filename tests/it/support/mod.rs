@@ -13,6 +13,7 @@ pub mod claude;
 pub mod cli;
 pub mod codex;
 pub mod command;
+pub mod example_build;
 pub mod gemini;
 pub mod model_server;
 pub mod ports;
