@@ -34,7 +34,16 @@ fn build(example: &str) -> PathBuf {
         return exe;
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
+    let mut command = Command::new(cargo);
+    // What cargo sets for a test process (`CARGO_PKG_NAME`, …) is not passed on: build
+    // scripts that watch these variables (ring's) would run again, rebuild everything
+    // above them, and the next plain `cargo` command would do the same once more.
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(set_by_cargo_for_a_test) {
+            command.env_remove(key);
+        }
+    }
+    let status = command
         .args(["build", "--quiet", "--example", example])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
@@ -45,4 +54,20 @@ fn build(example: &str) -> PathBuf {
         std::fs::write(&stamp, run).expect("write the build stamp");
     }
     exe
+}
+
+/// Whether cargo sets `key` for the test binary it runs (rather than the user for cargo).
+fn set_by_cargo_for_a_test(key: &str) -> bool {
+    [
+        "CARGO_PKG_",
+        "CARGO_BIN_",
+        "CARGO_CRATE_",
+        "CARGO_MANIFEST_",
+    ]
+    .iter()
+    .any(|prefix| key.starts_with(prefix))
+        || matches!(
+            key,
+            "CARGO_PRIMARY_PACKAGE" | "CARGO_TARGET_TMPDIR" | "CARGO_RUSTC_CURRENT_DIR" | "OUT_DIR"
+        )
 }
