@@ -404,7 +404,13 @@ fn requests_from_the_daemon_reach_the_client_and_its_answers_reach_the_daemon() 
 #[test]
 fn a_daemon_that_cannot_start_is_reported_with_its_log() {
     let stage = Stage::new();
-    let mut bridge = stage.bridge(&["--ready-timeout", "2s"], &["--exit-at-start", "3"]);
+    // Every start fails; a short backoff lets the bridge give up in a second.
+    let [flag, config] =
+        stage.config("mcp:\n  max_crashes: 2\n  crash_backoff:\n    first: 0.05\n");
+    let mut bridge = stage.bridge(
+        &[&flag, &config, "--ready-timeout", "2s"],
+        &["--exit-at-start", "3"],
+    );
     let reply = bridge.call("initialize", initialize_params("2025-06-18"));
     let message = error_message(&reply);
     assert!(reply.get("error").is_some(), "{reply}");

@@ -8,7 +8,10 @@ use super::support::{WAIT, alive, initialize_params};
 
 fn a_daemon_that_never_opens_its_port_is_stopped(flags: &[&str]) {
     let stage = Stage::new();
-    let mut all = vec!["--ready-timeout", "1s"];
+    // Every start fails its check; a short backoff lets the bridge give up in seconds.
+    let [flag, config] =
+        stage.config("mcp:\n  max_crashes: 2\n  crash_backoff:\n    first: 0.05\n");
+    let mut all = vec![flag.as_str(), config.as_str(), "--ready-timeout", "1s"];
     all.extend_from_slice(flags);
     let mut bridge = stage.bridge_command(&all, &["sleep".to_owned(), "60".to_owned()]);
     let id = bridge.request("initialize", initialize_params("2025-11-25"));
