@@ -23,6 +23,25 @@ fn meta() -> Value {
     })
 }
 
+/// The supervised test server with `server_args`, ignoring SIGTERM and stdin's close:
+/// each stop waits out both graces, shortened to two seconds in all, which is still
+/// long enough to send requests while the server restarts.
+fn slow_to_stop(server_args: &[&str]) -> Supervisor {
+    let mut command = vec![
+        super::support::test_server().display().to_string(),
+        "--ignore-sigterm".to_owned(),
+    ];
+    command.extend(server_args.iter().map(|a| (*a).to_owned()));
+    Supervisor::start_env(
+        &[
+            ("DEBUSSY_MCP__STOP_CLOSE_GRACE", "0.5"),
+            ("DEBUSSY_MCP__STOP_TERM_GRACE", "1.5"),
+        ],
+        &[],
+        &command,
+    )
+}
+
 /// `params` with the 2026-07-28 envelope.
 fn enveloped(mut params: Value) -> Value {
     params["_meta"] = meta();
@@ -152,7 +171,7 @@ fn a_stateless_client_keeps_its_listen_across_a_restart_through_the_bridge() {
 /// last server said.
 #[test]
 fn server_discover_is_answered_while_the_server_restarts() {
-    let mut client = Supervisor::start(&["--ignore-sigterm"]);
+    let mut client = slow_to_stop(&[]);
     let first = call(&mut client, "d1", "server/discover", json!({}));
     assert!(first.get("result").is_some(), "{first}");
     let restarting = json!("r1");
@@ -195,7 +214,7 @@ fn falls_back_and_is_replayed(client: &mut Supervisor) {
 
 #[test]
 fn a_legacy_only_server_makes_a_stateless_client_fall_back_through_the_supervisor() {
-    let mut client = Supervisor::start(&["--legacy-only", "--ignore-sigterm"]);
+    let mut client = slow_to_stop(&["--legacy-only"]);
     falls_back_and_is_replayed(&mut client);
     // While it restarts again (a slow stop), the refusal is what the client is told.
     let restarting = client.request(
