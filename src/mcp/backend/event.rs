@@ -89,6 +89,9 @@ pub(crate) enum EndCause {
     Replaced(String),
     /// It could not be reached any more, or did not come up: counts as a crash.
     Unreachable(String),
+    /// It keeps running; only this link to it ended (a bridge that leaves a shared daemon
+    /// running when it ends).
+    Left(String),
     /// It cannot be used, and trying again soon will not help (the program cannot be
     /// started, or what answers on the port is not an MCP server): requests waiting for
     /// it are answered with the reason at once.

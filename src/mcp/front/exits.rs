@@ -54,7 +54,10 @@ impl<B: Backend> Front<B> {
                 ));
                 details["status"] = json!(status.to_string());
             }
-            EndCause::Replaced(why) | EndCause::Unreachable(why) | EndCause::Refused(why) => {
+            EndCause::Replaced(why)
+            | EndCause::Unreachable(why)
+            | EndCause::Refused(why)
+            | EndCause::Left(why) => {
                 details["why"] = json!(why);
             }
         }
@@ -114,7 +117,7 @@ impl<B: Backend> Front<B> {
             Some(StopWhy::Shutdown) => self.finish(),
             None => match cause {
                 EndCause::Exited(_) => self.after_unasked_exit(status, ready, broken_by_change),
-                EndCause::Replaced(why) => {
+                EndCause::Replaced(why) | EndCause::Left(why) => {
                     // Someone else restarted it (another bridge of a shared daemon): not
                     // a crash; reach the new one.
                     let reason = format!("the server was replaced: {why}");
@@ -288,6 +291,7 @@ fn describe_end(cause: &EndCause) -> String {
         EndCause::Replaced(why) => format!("was replaced: {why}"),
         EndCause::Unreachable(why) => format!("went away: {why}"),
         EndCause::Refused(why) => format!("cannot be used: {why}"),
+        EndCause::Left(why) => format!("keeps running: {why}"),
     }
 }
 

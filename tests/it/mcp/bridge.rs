@@ -371,6 +371,25 @@ fn stop_daemon_on_exit_frees_the_port_and_leaves_no_process() {
     assert!(!listening(stage.port), "port {} is still taken", stage.port);
 }
 
+/// Without `--stop-daemon-on-exit` the daemon outlives the bridge, and the bridge says so
+/// rather than reporting an exit that did not happen.
+#[test]
+fn a_bridge_that_ends_says_the_daemon_keeps_running() {
+    let stage = Stage::new();
+    let mut bridge = stage.ready_bridge();
+    let (pid, generation) = bridge.whoami();
+    assert!(bridge.close().success(), "{}", bridge.stderr());
+    assert!(alive(pid), "the daemon {pid} did not outlive the bridge");
+    let stderr = bridge.stderr();
+    assert!(
+        stderr.contains(&format!(
+            "the server (generation {generation}, pid {pid}) keeps running: this bridge ended its session"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("exited: unknown exit status"), "{stderr}");
+}
+
 #[test]
 fn requests_from_the_daemon_reach_the_client_and_its_answers_reach_the_daemon() {
     let stage = Stage::new();

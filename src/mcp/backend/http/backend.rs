@@ -179,12 +179,8 @@ impl HttpBackend {
             Internal::Stopped {
                 generation,
                 stopped,
-                status,
-            } => self.down(
-                generation,
-                EndCause::Exited(status.unwrap_or(ExitStatus::Unknown)),
-                Some(stopped),
-            ),
+                cause,
+            } => self.down(generation, cause, Some(stopped)),
         }
     }
 

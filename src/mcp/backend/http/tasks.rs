@@ -55,7 +55,7 @@ pub(crate) enum Internal {
     Stopped {
         generation: u64,
         stopped: Stopped,
-        status: Option<ExitStatus>,
+        cause: EndCause,
     },
 }
 
@@ -389,9 +389,13 @@ pub(crate) struct Stop {
 /// End the session and, when asked, stop the daemon under the restart lock.
 pub(crate) fn stop(stop: Stop) {
     tokio::spawn(async move {
-        let (stopped, status) = if stop.stop_daemon {
+        let (stopped, cause) = if stop.stop_daemon {
             let _lock = lock::acquire(&stop.daemon.state_dir, LOCK_SLACK).await;
-            stop.daemon.stop(stop.own.as_ref()).await
+            let (stopped, status) = stop.daemon.stop(stop.own.as_ref()).await;
+            (
+                stopped,
+                EndCause::Exited(status.unwrap_or(ExitStatus::Unknown)),
+            )
         } else {
             stop.endpoint.delete(&stop.session).await;
             (
@@ -401,13 +405,17 @@ pub(crate) fn stop(stop: Stop) {
                     took: Duration::ZERO,
                     gone: false,
                 },
-                None,
+                EndCause::Left(
+                    "this bridge ended its session; the daemon stays for the next client \
+                     (--stop-daemon-on-exit stops it)"
+                        .to_owned(),
+                ),
             )
         };
         let _ = stop.tx.send(Internal::Stopped {
             generation: stop.generation,
             stopped,
-            status,
+            cause,
         });
     });
 }
