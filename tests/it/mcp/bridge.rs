@@ -371,23 +371,31 @@ fn stop_daemon_on_exit_frees_the_port_and_leaves_no_process() {
     assert!(!listening(stage.port), "port {} is still taken", stage.port);
 }
 
-/// Without `--stop-daemon-on-exit` the daemon outlives the bridge, and the bridge says so
-/// rather than reporting an exit that did not happen.
+/// Without `--stop-daemon-on-exit`, or with it in a bridge that did not start the daemon,
+/// the daemon outlives the bridge, and the bridge says so and why, rather than reporting
+/// an exit that did not happen.
 #[test]
 fn a_bridge_that_ends_says_the_daemon_keeps_running() {
     let stage = Stage::new();
-    let mut bridge = stage.ready_bridge();
-    let (pid, generation) = bridge.whoami();
-    assert!(bridge.close().success(), "{}", bridge.stderr());
-    assert!(alive(pid), "the daemon {pid} did not outlive the bridge");
-    let stderr = bridge.stderr();
-    assert!(
-        stderr.contains(&format!(
-            "the server (generation {generation}, pid {pid}) keeps running: this bridge ended its session"
-        )),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("exited: unknown exit status"), "{stderr}");
+    let mut first = stage.ready_bridge();
+    let (pid, generation) = first.whoami();
+    let mut second = stage.bridge(&["--stop-daemon-on-exit"], &[]);
+    second.initialize();
+    for (bridge, why) in [
+        (&mut second, "another bridge started it"),
+        (&mut first, "the daemon stays for the next client"),
+    ] {
+        assert!(bridge.close().success(), "{}", bridge.stderr());
+        assert!(alive(pid), "the daemon {pid} did not outlive the bridge");
+        let stderr = bridge.stderr();
+        assert!(
+            stderr.contains(&format!(
+                "the server (generation {generation}, pid {pid}) keeps running: this bridge ended its session"
+            )) && stderr.contains(why),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("exited: unknown exit status"), "{stderr}");
+    }
 }
 
 #[test]

@@ -10,7 +10,7 @@ use tokio::task::AbortHandle;
 use super::client::{Endpoint, Session};
 use super::daemon::{Daemon, DaemonRecord, OwnDaemon, StartEntry};
 use super::headers::{self, ParamHeaders};
-use super::tasks::{self, Internal, Reached};
+use super::tasks::{self, DaemonFate, Internal, Reached};
 use crate::mcp::backend::{Backend, BackendEvent, EndCause, Fate, ServerInfo, StopWhy};
 use crate::mcp::front::stateless::PROTOCOL_VERSION_KEY;
 use crate::mcp::front::tools::StartRecord;
@@ -356,11 +356,16 @@ impl Backend for HttpBackend {
 
     fn stop(&mut self, generation: u64, why: StopWhy) {
         let own = self.own.clone();
-        let stop_daemon = match why {
-            StopWhy::Restart | StopWhy::ReadinessTimeout => true,
-            StopWhy::Shutdown => {
-                self.stop_on_exit && own.as_ref().is_some_and(|own| own.exit.borrow().is_none())
-            }
+        let started_here = own.as_ref().is_some_and(|own| own.exit.borrow().is_none());
+        let daemon_fate = match why {
+            StopWhy::Restart | StopWhy::ReadinessTimeout => DaemonFate::Stop,
+            StopWhy::Shutdown if self.stop_on_exit && started_here => DaemonFate::Stop,
+            StopWhy::Shutdown if self.stop_on_exit => DaemonFate::Keep(
+                "the daemon stays: another bridge started it, and --stop-daemon-on-exit stops only a daemon this bridge started",
+            ),
+            StopWhy::Shutdown => DaemonFate::Keep(
+                "the daemon stays for the next client (--stop-daemon-on-exit stops it)",
+            ),
         };
         let daemon = self.daemon.clone();
         let tx = self.tx.clone();
@@ -381,7 +386,7 @@ impl Backend for HttpBackend {
             endpoint,
             session,
             own,
-            stop_daemon,
+            daemon_fate,
             generation,
             tx,
         });

@@ -380,37 +380,45 @@ pub(crate) struct Stop {
     pub(crate) endpoint: Endpoint,
     pub(crate) session: Session,
     pub(crate) own: Option<OwnDaemon>,
-    /// Stop the daemon too (a restart, or the bridge's end with `--stop-daemon-on-exit`).
-    pub(crate) stop_daemon: bool,
+    /// What becomes of the daemon.
+    pub(crate) daemon_fate: DaemonFate,
     pub(crate) generation: u64,
     pub(crate) tx: UnboundedSender<Internal>,
+}
+
+/// What a stop does to the daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DaemonFate {
+    /// Stop it too (a restart, or the bridge's end with `--stop-daemon-on-exit`).
+    Stop,
+    /// Leave it running, for this reason: only the session ends.
+    Keep(&'static str),
 }
 
 /// End the session and, when asked, stop the daemon under the restart lock.
 pub(crate) fn stop(stop: Stop) {
     tokio::spawn(async move {
-        let (stopped, cause) = if stop.stop_daemon {
-            let _lock = lock::acquire(&stop.daemon.state_dir, LOCK_SLACK).await;
-            let (stopped, status) = stop.daemon.stop(stop.own.as_ref()).await;
-            (
-                stopped,
-                EndCause::Exited(status.unwrap_or(ExitStatus::Unknown)),
-            )
-        } else {
-            stop.endpoint.delete(&stop.session).await;
-            (
-                Stopped {
-                    actions: vec!["end the session".to_owned()],
-                    how: "end the session".to_owned(),
-                    took: Duration::ZERO,
-                    gone: false,
-                },
-                EndCause::Left(
-                    "this bridge ended its session; the daemon stays for the next client \
-                     (--stop-daemon-on-exit stops it)"
-                        .to_owned(),
-                ),
-            )
+        let (stopped, cause) = match stop.daemon_fate {
+            DaemonFate::Stop => {
+                let _lock = lock::acquire(&stop.daemon.state_dir, LOCK_SLACK).await;
+                let (stopped, status) = stop.daemon.stop(stop.own.as_ref()).await;
+                (
+                    stopped,
+                    EndCause::Exited(status.unwrap_or(ExitStatus::Unknown)),
+                )
+            }
+            DaemonFate::Keep(why) => {
+                stop.endpoint.delete(&stop.session).await;
+                (
+                    Stopped {
+                        actions: vec!["end the session".to_owned()],
+                        how: "end the session".to_owned(),
+                        took: Duration::ZERO,
+                        gone: false,
+                    },
+                    EndCause::Left(format!("this bridge ended its session; {why}")),
+                )
+            }
         };
         let _ = stop.tx.send(Internal::Stopped {
             generation: stop.generation,
