@@ -302,8 +302,11 @@ impl Daemon {
         let (how, gone) = self.escalate(target, own, &mut actions).await;
         if gone {
             record.pid = None;
-            let _ = record.save(&self.state_dir);
+        } else {
+            // Still running: a later exit of it is its own again.
+            record.stopped = None;
         }
+        let _ = record.save(&self.state_dir);
         let status = own.and_then(|own| *own.exit.borrow());
         (stopped(actions, &how, started, gone), status)
     }
