@@ -46,6 +46,12 @@ fn the_next_files(root: &Path) {
     write(root, "tool.sh", "#!/bin/sh\n", 0o755);
 }
 
+/// What setting back a fast-forward to `to` that was cut short sets back in `root`.
+fn set_back(root: &Path, to: Oid) -> Vec<String> {
+    let repo = Repo::discover(root).expect("repo");
+    repo.undo_cut_short_fast_forward(to).expect("set back")
+}
+
 /// The checkout is clean, on `main` as it was, and the fast-forward goes through.
 fn assert_clean_and_mergeable(root: &Path) {
     assert_eq!(git(root, &["status", "--porcelain"]), "");
@@ -65,8 +71,7 @@ fn files_written_before_the_index_are_set_back() {
     let root = dir.path();
     the_next_files(root);
 
-    let repo = Repo::discover(root).expect("repo");
-    let set_back = repo.undo_cut_short_fast_forward(next).expect("set back");
+    let set_back = set_back(root, next);
 
     assert_eq!(set_back, EVERY_PATH);
     assert_clean_and_mergeable(root);
@@ -79,8 +84,7 @@ fn files_staged_before_the_branch_moved_are_set_back() {
     git(root, &["read-tree", "-m", "-u", "HEAD", "next"]);
     assert_ne!(git(root, &["status", "--porcelain"]), "");
 
-    let repo = Repo::discover(root).expect("repo");
-    let set_back = repo.undo_cut_short_fast_forward(next).expect("set back");
+    let set_back = set_back(root, next);
 
     assert_eq!(set_back, EVERY_PATH);
     assert_clean_and_mergeable(root);
@@ -95,8 +99,7 @@ fn what_git_leaves_of_a_file_it_was_writing_is_set_back() {
     std::fs::remove_file(root.join("a.txt")).expect("rm");
     write(root, "new file's.txt", "", 0o644);
 
-    let repo = Repo::discover(root).expect("repo");
-    let set_back = repo.undo_cut_short_fast_forward(next).expect("set back");
+    let set_back = set_back(root, next);
 
     assert_eq!(set_back, ["a.txt", "new file's.txt"]);
     assert_clean_and_mergeable(root);
@@ -110,8 +113,7 @@ fn a_file_unlike_the_merges_is_the_users_and_stays() {
     write(root, "new file's.txt", "new\n", 0o644);
     write(root, "tool.sh", "#!/bin/sh\n", 0o644);
 
-    let repo = Repo::discover(root).expect("repo");
-    let set_back = repo.undo_cut_short_fast_forward(next).expect("set back");
+    let set_back = set_back(root, next);
 
     assert_eq!(set_back, ["new file's.txt"]);
     assert_eq!(
@@ -131,8 +133,7 @@ fn nothing_is_set_back_toward_a_commit_the_checkout_does_not_lead_to() {
     the_next_files(root);
     let before = git(root, &["status", "--porcelain"]);
 
-    let repo = Repo::discover(root).expect("repo");
-    let set_back = repo.undo_cut_short_fast_forward(next).expect("look");
+    let set_back = set_back(root, next);
 
     assert!(set_back.is_empty(), "{set_back:?}");
     assert_eq!(git(root, &["status", "--porcelain"]), before);
@@ -153,8 +154,7 @@ fn a_file_reached_through_a_linked_directory_is_never_touched() {
     write(outside.path(), "new.txt", "new\n", 0o644);
     std::os::unix::fs::symlink(outside.path(), root.join("docs")).expect("link");
 
-    let repo = Repo::discover(root).expect("repo");
-    let set_back = repo.undo_cut_short_fast_forward(deeper).expect("look");
+    let set_back = set_back(root, deeper);
 
     assert!(set_back.is_empty(), "{set_back:?}");
     assert!(outside.path().join("new.txt").exists());
