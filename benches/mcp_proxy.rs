@@ -9,7 +9,9 @@
 //! - added latency per sequential request (mean, p50, p99 of each path minus direct),
 //!   and the supervisor's added p50 as a multiple of the relay's, for a legacy client
 //!   (`initialize`) and for a 2026-07-28 one (`server/discover`, every request
-//!   carrying its `_meta` envelope);
+//!   carrying its `_meta` envelope), with the spread of that multiple over the rounds;
+//! - the CPU the relay and the supervisor use per sequential request: the latencies
+//!   move with where the host's scheduler wakes each process, the CPU does not;
 //! - pipelined throughput (requests per second, 64 in flight);
 //! - `restart_server` time minus the server's own startup-to-ready time;
 //! - the supervisor's resident memory when idle;
@@ -31,7 +33,7 @@ mod figures;
 #[path = "common/mcp.rs"]
 mod mcp;
 
-use figures::{Stats, median, resident};
+use figures::{Stats, cpu_ns, median, micros_each, resident};
 use mcp::{StdioPeer, bench_result};
 
 const ROUNDS: usize = 6;
@@ -102,6 +104,7 @@ fn main() {
     let relay = build_relay(state.path());
 
     let mut samples: [Vec<f64>; 6] = Default::default();
+    let mut rounds: [Vec<Round>; 6] = Default::default();
     let mut rates: [Vec<f64>; 6] = Default::default();
     for round in 0..ROUNDS {
         for turn in 0..ROUTES.len() {
@@ -110,7 +113,12 @@ fn main() {
             let mut session = Session::start(path, &relay, state.path());
             session.era = era;
             session.open();
-            samples[index].extend(session.sequential(SEQUENTIAL_PER_ROUND / scale));
+            let (mut latencies, cpu_us) = session.sequential(SEQUENTIAL_PER_ROUND / scale);
+            samples[index].extend(&latencies);
+            rounds[index].push(Round {
+                p50: Stats::of(&mut latencies).p50,
+                cpu_us,
+            });
             rates[index].push(session.pipelined(PIPELINED / scale));
             session.close();
         }
@@ -122,6 +130,7 @@ fn main() {
             era,
             samples[at].len(),
             &stats[at..at + 3],
+            &rounds[at..at + 3],
             &rates[at..at + 3],
         );
     }
@@ -178,8 +187,17 @@ fn main() {
 
 /// The latency and throughput lines of one era's three paths (direct, relayed,
 /// proxied).
-fn report_sequential(era: &str, count: usize, stats: &[Stats], rates: &[f64]) {
+fn report_sequential(
+    era: &str,
+    count: usize,
+    stats: &[Stats],
+    rounds: &[Vec<Round>],
+    rates: &[f64],
+) {
     let [direct, relayed, proxied] = stats else {
+        unreachable!("three paths")
+    };
+    let [direct_rounds, relayed_rounds, proxied_rounds] = rounds else {
         unreachable!("three paths")
     };
     println!("sequential requests, {era} ({count} per path, rotating rounds):");
@@ -201,14 +219,38 @@ fn report_sequential(era: &str, count: usize, stats: &[Stats], rates: &[f64]) {
             stats.p99 - direct.p99
         );
     }
+    // The same ratio within each round, where the three paths run seconds apart: how far
+    // the host's scheduling moves it.
+    let mut ratios: Vec<f64> = direct_rounds
+        .iter()
+        .zip(relayed_rounds)
+        .zip(proxied_rounds)
+        .map(|((direct, relayed), proxied)| (proxied.p50 - direct.p50) / (relayed.p50 - direct.p50))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
     println!(
-        "  debussy's added p50 is {:.2}× the bare relay's   (target ≤ 1.3×)",
-        (proxied.p50 - direct.p50) / (relayed.p50 - direct.p50)
+        "  debussy's added p50 is {:.2}× the bare relay's   (target ≤ 1.3×; rounds {:.2}× to {:.2}×)",
+        (proxied.p50 - direct.p50) / (relayed.p50 - direct.p50),
+        ratios[0],
+        ratios[ratios.len() - 1]
+    );
+    let cpu = |rounds: &[Round]| median(&mut rounds.iter().map(|r| r.cpu_us).collect::<Vec<_>>());
+    let (relay_cpu, debussy_cpu) = (cpu(relayed_rounds), cpu(proxied_rounds));
+    println!(
+        "  CPU per request in the middle: relay {relay_cpu:.1} µs, debussy {debussy_cpu:.1} µs ({:+.1} µs)",
+        debussy_cpu - relay_cpu
     );
     println!(
         "  pipelined throughput ({WINDOW} in flight): direct {:.0} req/s, relayed {:.0} req/s, proxied {:.0} req/s",
         rates[0], rates[1], rates[2]
     );
+}
+
+/// One round of one route: its median latency, and the CPU the process in the middle
+/// (the server itself on the direct path) used per request, in microseconds.
+struct Round {
+    p50: f64,
+    cpu_us: f64,
 }
 
 struct Session {
@@ -287,12 +329,14 @@ impl Session {
     /// reading its answer's. The line is built before the clock starts and the answer
     /// read after it stops, so that the bench client's own JSON work (larger for a
     /// 2026-07-28 request) is not counted as the path's.
-    fn sequential(&mut self, count: usize) -> Vec<f64> {
+    fn sequential(&mut self, count: usize) -> (Vec<f64>, f64) {
         let params = json!({"name": "echo", "arguments": {"text": "hello"}});
         for _ in 0..100 {
             self.call("tools/call", params.clone());
         }
-        (0..count)
+        let middle = self.peer.child.id();
+        let cpu_before = cpu_ns(middle);
+        let latencies = (0..count)
             .map(|_| {
                 let id = self.peer.next_id();
                 let line = self.line(id, "tools/call", &params);
@@ -303,7 +347,9 @@ impl Session {
                 assert_eq!(reply["id"], id);
                 elapsed.as_secs_f64() * 1e6
             })
-            .collect()
+            .collect();
+        let cpu_us = micros_each(cpu_ns(middle).saturating_sub(cpu_before), count);
+        (latencies, cpu_us)
     }
 
     /// Requests per second with `WINDOW` in flight.

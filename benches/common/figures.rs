@@ -68,3 +68,30 @@ pub fn resident(pid: u32) -> Resident {
         anon_kib: field("RssAnon:"),
     }
 }
+
+/// The CPU time all threads of a process have used so far, in nanoseconds, from
+/// `/proc/<pid>/task/*/schedstat` (0 where it cannot be read). Unlike a latency, it
+/// does not depend on which core the scheduler wakes a process on.
+#[allow(
+    dead_code,
+    reason = "not every benchmark that includes this file reads it"
+)]
+pub fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// `ns` nanoseconds shared out over `count` items, in microseconds each.
+#[allow(
+    dead_code,
+    reason = "not every benchmark that includes this file reads it"
+)]
+pub fn micros_each(ns: u64, count: usize) -> f64 {
+    ns as f64 / 1e3 / count.max(1) as f64
+}
