@@ -11,7 +11,8 @@ use super::{
 pub enum UsageReporting {
     /// Every assistant message carries the API's token usage (Claude Code).
     PerMessage,
-    /// Each model request's usage comes as a [`UsageReport`] of its own (Codex's rollout).
+    /// Each model request's usage comes as a [`UsageReport`](super::UsageReport) of its
+    /// own (Codex's rollout).
     PerRequest,
     /// No usage at all: the meter estimates everything it sees with the tokenizer.
     Nothing,
@@ -38,8 +39,9 @@ pub trait AgentBackend: Send + Sync {
         stream_json::parse_line(line).into_iter().collect()
     }
 
-    /// Turn one line of the file the session follows ([`AgentHome::follow`]) into the
-    /// events it carries. By default the backend follows no file and this gives nothing.
+    /// Turn one line of the file the session follows
+    /// ([`AgentHome::follow`](super::AgentHome::follow)) into the events it carries. By
+    /// default the backend follows no file and this gives nothing.
     fn parse_followed_line(&self, line: &[u8]) -> Vec<AgentEvent> {
         let _ = line;
         Vec::new()
