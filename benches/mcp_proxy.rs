@@ -219,18 +219,19 @@ fn report_sequential(
             stats.p99 - direct.p99
         );
     }
+    let ratio = |direct: f64, relayed: f64, proxied: f64| (proxied - direct) / (relayed - direct);
     // The same ratio within each round, where the three paths run seconds apart: how far
     // the host's scheduling moves it.
     let mut ratios: Vec<f64> = direct_rounds
         .iter()
         .zip(relayed_rounds)
         .zip(proxied_rounds)
-        .map(|((direct, relayed), proxied)| (proxied.p50 - direct.p50) / (relayed.p50 - direct.p50))
+        .map(|((direct, relayed), proxied)| ratio(direct.p50, relayed.p50, proxied.p50))
         .collect();
     ratios.sort_by(f64::total_cmp);
     println!(
         "  debussy's added p50 is {:.2}× the bare relay's   (target ≤ 1.3×; rounds {:.2}× to {:.2}×)",
-        (proxied.p50 - direct.p50) / (relayed.p50 - direct.p50),
+        ratio(direct.p50, relayed.p50, proxied.p50),
         ratios[0],
         ratios[ratios.len() - 1]
     );
