@@ -10,8 +10,8 @@
 //!   and the supervisor's added p50 as a multiple of the relay's, for a legacy client
 //!   (`initialize`) and for a 2026-07-28 one (`server/discover`, every request
 //!   carrying its `_meta` envelope), with the spread of that multiple over the rounds;
-//! - the CPU the relay and the supervisor use per sequential request: the latencies
-//!   move with where the host's scheduler wakes each process, the CPU does not;
+//! - the CPU the relay and the supervisor use per sequential request, which moves less
+//!   than the latencies with where the host's scheduler wakes each process;
 //! - pipelined throughput (requests per second, 64 in flight);
 //! - `restart_server` time minus the server's own startup-to-ready time;
 //! - the supervisor's resident memory when idle;

@@ -70,8 +70,8 @@ pub fn resident(pid: u32) -> Resident {
 }
 
 /// The CPU time all threads of a process have used so far, in nanoseconds, from
-/// `/proc/<pid>/task/*/schedstat` (0 where it cannot be read). Unlike a latency, it
-/// does not depend on which core the scheduler wakes a process on.
+/// `/proc/<pid>/task/*/schedstat` (0 where it cannot be read). It depends less than a
+/// latency on which core the scheduler wakes a process on.
 #[allow(
     dead_code,
     reason = "not every benchmark that includes this file reads it"
