@@ -108,7 +108,12 @@ impl<B: Backend> Front<B> {
                 Phase::Open
             };
         }
-        let mut details = json!({"command": self.opts.command, "reason": reason});
+        let spawned = self.slot.as_ref().map_or(now, |slot| slot.spawned);
+        let mut details = json!({
+            "command": self.opts.command,
+            "reason": reason,
+            "start_ms": super::audit::millis(now.duration_since(spawned)),
+        });
         if !server.started {
             details["found_running"] = json!(true);
         }
