@@ -76,6 +76,7 @@ impl<B: Backend> Front<B> {
         if slot.phase != Phase::Starting {
             return;
         }
+        let spawned = slot.spawned;
         let now = Instant::now();
         let reason = self
             .restarts
@@ -108,7 +109,6 @@ impl<B: Backend> Front<B> {
                 Phase::Open
             };
         }
-        let spawned = self.slot.as_ref().map_or(now, |slot| slot.spawned);
         let mut details = json!({
             "command": self.opts.command,
             "reason": reason,
