@@ -99,11 +99,19 @@ impl<B: Backend> Front<B> {
         if self.shutdown.is_some() {
             return;
         }
+        let summary = summarize(paths);
         if self.restarts.build_running || self.restarts.restart.is_some() {
+            let under_way = if self.restarts.build_running {
+                "build"
+            } else {
+                "restart"
+            };
+            say(&format!(
+                "files changed ({summary}) during the {under_way}: one more round follows it"
+            ));
             self.restarts.change_pending = true;
             return;
         }
-        let summary = summarize(paths);
         match self.opts.build.clone() {
             Some(build) => {
                 say(&format!(

@@ -136,9 +136,11 @@ fn changes_during_a_build_schedule_exactly_one_more_round() {
         first.recv_timeout(WAIT).expect("first build").trim(),
         "started"
     );
-    // Two more changes while the first build runs (one burst: one debounced event).
+    // Two more changes while the first build runs, each seen before the build ends.
     std::fs::write(src.join("b.txt"), "b").expect("write");
+    s.wait_stderr("b.txt) during the build: one more round follows it");
     std::fs::write(src.join("c.txt"), "c").expect("write");
+    s.wait_stderr("c.txt) during the build: one more round follows it");
     let second = fifo_line(&started);
     open_gate(&gate);
     s.notification("notifications/tools/list_changed");
