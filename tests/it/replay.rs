@@ -271,3 +271,25 @@ fn a_gemini_transcript_is_estimated_with_the_reported_totals_beside_it() {
     );
     assert_eq!(report["final"]["exactness"], "estimated");
 }
+
+/// Off a terminal (a pipe, a log file, CI), a diagnostic is not wrapped: a path longer
+/// than a line stays whole, to be copied or searched for.
+#[test]
+fn a_diagnostic_off_a_terminal_keeps_a_long_path_on_its_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let deep = dir
+        .path()
+        .join("a-directory-with-a-long-name/and-another-below-it/and-a-third-past-eighty-columns");
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    let file = deep.join("session.jsonl");
+    std::fs::write(&file, "").expect("write");
+    let output = replay(dir.path())
+        .arg(&file)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let said = format!("{} has no transcript lines", file.display());
+    assert!(stderr.lines().any(|line| line.contains(&said)), "{stderr}");
+}
