@@ -2,6 +2,7 @@
 //! for it, a source change waiting for its build, the restart policy, and the counters
 //! `status` reports.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -110,12 +111,13 @@ impl Restart {
 pub(crate) struct Restarts {
     /// The restart under way, if any.
     pub(crate) restart: Option<Restart>,
-    /// A watched file changed and the restart waits for the build to finish.
-    pub(crate) change_pending: bool,
+    /// Watched files that changed while a build or restart ran: one more round follows
+    /// it for all of them.
+    pub(crate) pending_changes: BTreeSet<String>,
     /// The build command is running.
     pub(crate) build_running: bool,
-    /// What changed, for the restart's audit record.
-    pub(crate) pending_change_summary: Option<String>,
+    /// The changed files the running build is for, for its restart's reason.
+    pub(crate) building_changes: Vec<String>,
     /// Why the pending restart is wanted.
     pub(crate) pending_reason: Option<String>,
     /// Why the server being started was started (recorded once it is up).
@@ -139,9 +141,9 @@ impl Restarts {
     pub(crate) fn new(policy: crate::restart::RestartPolicy) -> Self {
         Restarts {
             restart: None,
-            change_pending: false,
+            pending_changes: BTreeSet::new(),
             build_running: false,
-            pending_change_summary: None,
+            building_changes: Vec::new(),
             pending_reason: None,
             pending_start_reason: None,
             policy,

@@ -258,12 +258,12 @@ impl<B: Backend> Front<B> {
 
     /// Once a restart or build is over, act on a change that arrived meanwhile.
     pub(super) fn after_settled(&mut self) {
-        if self.restarts.change_pending
+        if !self.restarts.pending_changes.is_empty()
             && self.restarts.restart.is_none()
             && !self.restarts.build_running
         {
-            self.restarts.change_pending = false;
-            self.on_files_changed(&["(changed during the restart)".to_owned()]);
+            let changed = std::mem::take(&mut self.restarts.pending_changes);
+            self.on_files_changed(changed.into_iter().collect());
         }
     }
 
@@ -278,9 +278,6 @@ impl<B: Backend> Front<B> {
             return;
         }
         if let Some(restart) = &mut self.restarts.restart {
-            if source == Source::Watch {
-                self.restarts.change_pending = true;
-            }
             if let Some(waiter) = waiter {
                 restart.waiters.push(waiter);
             }

@@ -37,7 +37,7 @@ impl<B: Backend> Front<B> {
             "requests_in_flight": self.routing.inflight.len(),
             "requests_buffered": self.routing.buffer.len(),
             "build_running": self.restarts.build_running,
-            "change_pending": self.restarts.change_pending,
+            "change_pending": !self.restarts.pending_changes.is_empty(),
             "state_dir": self.opts.state_dir.display().to_string(),
             "last_stderr": self.stderr_tail.lines(),
             "protocol": if self.stateless_client() { "2026-07-28" } else if self.handshake.has_baseline() { "legacy" } else { "unknown" },

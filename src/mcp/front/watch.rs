@@ -94,12 +94,13 @@ pub(crate) fn is_ignored(path: &Path) -> bool {
 }
 
 impl<B: Backend> Front<B> {
-    /// Watched files changed: build (if asked) and restart, or note it for later.
-    pub(crate) fn on_files_changed(&mut self, paths: &[String]) {
+    /// Watched files changed: build (if asked) and restart, or note them for the round
+    /// after the build or restart under way.
+    pub(crate) fn on_files_changed(&mut self, paths: Vec<String>) {
         if self.shutdown.is_some() {
             return;
         }
-        let summary = summarize(paths);
+        let summary = summarize(&paths);
         if self.restarts.build_running || self.restarts.restart.is_some() {
             let under_way = if self.restarts.build_running {
                 "build"
@@ -109,7 +110,7 @@ impl<B: Backend> Front<B> {
             say(&format!(
                 "files changed ({summary}) during the {under_way}: one more round follows it"
             ));
-            self.restarts.change_pending = true;
+            self.restarts.pending_changes.extend(paths);
             return;
         }
         match self.opts.build.clone() {
@@ -118,7 +119,7 @@ impl<B: Backend> Front<B> {
                     "files changed ({summary}): running the build: {build}"
                 ));
                 self.restarts.build_running = true;
-                self.restarts.pending_change_summary = Some(summary);
+                self.restarts.building_changes = paths;
                 spawn_build(build, self.control_tx.clone());
             }
             None => self.request_restart(&format!("files changed: {summary}"), Source::Watch, None),
@@ -128,19 +129,9 @@ impl<B: Backend> Front<B> {
     /// The build finished: restart if it succeeded, keep the old child if not.
     pub(crate) fn on_build_done(&mut self, ok: bool, detail: &str) {
         self.restarts.build_running = false;
-        let summary = self
-            .restarts
-            .pending_change_summary
-            .take()
-            .unwrap_or_else(|| "files changed".to_owned());
-        if ok {
-            say("build succeeded: restarting the server");
-            self.request_restart(
-                &format!("files changed ({summary}) and the build succeeded"),
-                Source::Watch,
-                None,
-            );
-        } else {
+        let built = std::mem::take(&mut self.restarts.building_changes);
+        let summary = summarize(&built);
+        if !ok {
             say(&format!(
                 "build failed ({detail}): keeping the running server"
             ));
@@ -148,11 +139,19 @@ impl<B: Backend> Front<B> {
                 AuditEvent::BuildFailed,
                 json!({"detail": detail, "changes": summary}),
             );
+        } else if self.restarts.restart.is_some() {
+            // A restart began during the build (a tool call, an exit 42): it started the
+            // old code, so the built changes make one more round.
+            self.restarts.pending_changes.extend(built);
+        } else {
+            say("build succeeded: restarting the server");
+            self.request_restart(
+                &format!("files changed ({summary}) and the build succeeded"),
+                Source::Watch,
+                None,
+            );
         }
-        if self.restarts.change_pending && self.restarts.restart.is_none() {
-            self.restarts.change_pending = false;
-            self.on_files_changed(&["(changed during the build)".to_owned()]);
-        }
+        self.after_settled();
     }
 }
 

@@ -148,6 +148,8 @@ fn changes_during_a_build_schedule_exactly_one_more_round() {
         second.recv_timeout(WAIT).expect("second build").trim(),
         "started"
     );
+    // The second round names the changes it is for.
+    s.wait_stderr("b.txt and 1 more): running the build");
     open_gate(&gate);
     s.notification("notifications/tools/list_changed");
     let status = s.tool_json("server_status", json!({}));
