@@ -2,12 +2,12 @@
 //! for it, a source change waiting for its build, the restart policy, and the counters
 //! `status` reports.
 
-use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use super::audit::millis;
+use super::changed_files::ChangedFiles;
 use super::tools::StartRecord;
 use crate::mcp::backend::Stopped;
 
@@ -113,11 +113,11 @@ pub(crate) struct Restarts {
     pub(crate) restart: Option<Restart>,
     /// Watched files that changed while a build or restart ran: one more round follows
     /// it for all of them.
-    pub(crate) pending_changes: BTreeSet<String>,
+    pub(crate) pending_changes: ChangedFiles,
     /// The build command is running.
     pub(crate) build_running: bool,
     /// The changed files the running build is for, for its restart's reason.
-    pub(crate) building_changes: Vec<String>,
+    pub(crate) building_changes: ChangedFiles,
     /// Why the pending restart is wanted.
     pub(crate) pending_reason: Option<String>,
     /// Why the server being started was started (recorded once it is up).
@@ -141,9 +141,9 @@ impl Restarts {
     pub(crate) fn new(policy: crate::restart::RestartPolicy) -> Self {
         Restarts {
             restart: None,
-            pending_changes: BTreeSet::new(),
+            pending_changes: ChangedFiles::default(),
             build_running: false,
-            building_changes: Vec::new(),
+            building_changes: ChangedFiles::default(),
             pending_reason: None,
             pending_start_reason: None,
             policy,

@@ -263,7 +263,7 @@ impl<B: Backend> Front<B> {
             && !self.restarts.build_running
         {
             let changed = std::mem::take(&mut self.restarts.pending_changes);
-            self.on_files_changed(changed.into_iter().collect());
+            self.on_files_changed(changed);
         }
     }
 

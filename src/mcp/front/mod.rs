@@ -5,6 +5,7 @@
 //! everything the client can observe (see the theory of operation in [`crate::mcp`]).
 
 pub mod audit;
+pub(crate) mod changed_files;
 mod client;
 pub(crate) mod coordinator;
 mod exits;

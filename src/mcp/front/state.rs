@@ -306,7 +306,7 @@ impl<B: Backend> Front<B> {
                     None,
                 );
             }
-            Control::FilesChanged(paths) => self.on_files_changed(paths),
+            Control::FilesChanged(paths) => self.on_files_changed(paths.into()),
             Control::BuildDone { ok, detail } => self.on_build_done(ok, &detail),
         }
     }

@@ -17,6 +17,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::audit::AuditEvent;
+use super::changed_files::ChangedFiles;
 use super::coordinator::Source;
 use super::state::{Control, Front};
 use crate::mcp::backend::Backend;
@@ -96,11 +97,11 @@ pub(crate) fn is_ignored(path: &Path) -> bool {
 impl<B: Backend> Front<B> {
     /// Watched files changed: build (if asked) and restart, or note them for the round
     /// after the build or restart under way.
-    pub(crate) fn on_files_changed(&mut self, paths: Vec<String>) {
+    pub(crate) fn on_files_changed(&mut self, changed: ChangedFiles) {
         if self.shutdown.is_some() {
             return;
         }
-        let summary = summarize(&paths);
+        let summary = changed.summary();
         if self.restarts.build_running || self.restarts.restart.is_some() {
             let under_way = if self.restarts.build_running {
                 "build"
@@ -110,7 +111,7 @@ impl<B: Backend> Front<B> {
             say(&format!(
                 "files changed ({summary}) during the {under_way}: one more round follows it"
             ));
-            self.restarts.pending_changes.extend(paths);
+            self.restarts.pending_changes.merge(changed);
             return;
         }
         match self.opts.build.clone() {
@@ -119,7 +120,7 @@ impl<B: Backend> Front<B> {
                     "files changed ({summary}): running the build: {build}"
                 ));
                 self.restarts.build_running = true;
-                self.restarts.building_changes = paths;
+                self.restarts.building_changes = changed;
                 spawn_build(build, self.control_tx.clone());
             }
             None => self.request_restart(&format!("files changed: {summary}"), Source::Watch, None),
@@ -130,7 +131,7 @@ impl<B: Backend> Front<B> {
     pub(crate) fn on_build_done(&mut self, ok: bool, detail: &str) {
         self.restarts.build_running = false;
         let built = std::mem::take(&mut self.restarts.building_changes);
-        let summary = summarize(&built);
+        let summary = built.summary();
         if !ok {
             say(&format!(
                 "build failed ({detail}): keeping the running server"
@@ -142,7 +143,7 @@ impl<B: Backend> Front<B> {
         } else if self.restarts.restart.is_some() {
             // A restart began during the build (a tool call, an exit 42): it started the
             // old code, so the built changes make one more round.
-            self.restarts.pending_changes.extend(built);
+            self.restarts.pending_changes.merge(built);
         } else {
             say("build succeeded: restarting the server");
             self.request_restart(
@@ -152,14 +153,6 @@ impl<B: Backend> Front<B> {
             );
         }
         self.after_settled();
-    }
-}
-
-fn summarize(paths: &[String]) -> String {
-    match paths {
-        [] => "unknown files".to_owned(),
-        [one] => one.clone(),
-        [first, rest @ ..] => format!("{first} and {} more", rest.len()),
     }
 }
 
@@ -208,14 +201,5 @@ mod tests {
         assert!(is_ignored(Path::new("src/__pycache__/m.pyc")));
         assert!(!is_ignored(Path::new("/p/src/server.py")));
         assert!(!is_ignored(Path::new("/p/targets.txt")));
-    }
-
-    #[test]
-    fn summaries_are_short() {
-        assert_eq!(summarize(&["a".into()]), "a");
-        assert_eq!(
-            summarize(&["a".into(), "b".into(), "c".into()]),
-            "a and 2 more"
-        );
     }
 }
