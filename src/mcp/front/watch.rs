@@ -141,8 +141,11 @@ impl<B: Backend> Front<B> {
                 json!({"detail": detail, "changes": summary}),
             );
         } else if self.restarts.restart.is_some() {
-            // A restart began during the build (a tool call, an exit 42): it started the
-            // old code, so the built changes make one more round.
+            // A restart began during the build (a tool call, an exit 42): it may start
+            // the code from before the build, so the built changes make one more round.
+            say(&format!(
+                "build succeeded ({summary}) while a restart is under way: one more round follows it"
+            ));
             self.restarts.pending_changes.merge(built);
         } else {
             say("build succeeded: restarting the server");

@@ -29,6 +29,28 @@ fn fifo_line(path: &Path) -> mpsc::Receiver<String> {
     rx
 }
 
+/// Write a line into the FIFO at `gate` once its reader (a build or a server start
+/// waiting there) opens it. Opening a FIFO for writing waits for the reader: done on a
+/// thread, bounded by WAIT.
+fn open_gate(gate: &Path) {
+    let (tx, rx) = mpsc::channel();
+    let gate = gate.to_owned();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::write(&gate, "go\n"));
+    });
+    rx.recv_timeout(WAIT)
+        .expect("the gate is read in time")
+        .expect("open the gate");
+}
+
+/// Make a FIFO at each of `paths`.
+fn fifos(paths: &[&Path]) {
+    for fifo in paths {
+        nix::unistd::mkfifo(*fifo, nix::sys::stat::Mode::from_bits_truncate(0o600))
+            .expect("mkfifo");
+    }
+}
+
 /// An initialized supervisor that watches `src` and runs `build` after a 100 ms quiet
 /// spell.
 fn watching(src: &Path, build: &str) -> Supervisor {
@@ -108,9 +130,7 @@ fn changes_during_a_build_schedule_exactly_one_more_round() {
     std::fs::create_dir_all(&src).expect("mkdir");
     let started = work.path().join("started.fifo");
     let gate = work.path().join("gate.fifo");
-    for fifo in [&started, &gate] {
-        nix::unistd::mkfifo(fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
-    }
+    fifos(&[&started, &gate]);
     // Each build says it started, then waits until the test opens the gate.
     let build = format!(
         "echo started > '{started}'; read line < '{gate}'",
@@ -118,17 +138,6 @@ fn changes_during_a_build_schedule_exactly_one_more_round() {
         gate = gate.display()
     );
     let mut s = watching(&src, &build);
-    // Opening a FIFO for writing waits for its reader: do it on a thread, bounded.
-    let open_gate = |gate: &Path| {
-        let (tx, rx) = mpsc::channel();
-        let gate = gate.to_owned();
-        std::thread::spawn(move || {
-            let _ = tx.send(std::fs::write(&gate, "go\n"));
-        });
-        rx.recv_timeout(WAIT)
-            .expect("the build reads the gate in time")
-            .expect("open the gate");
-    };
 
     let first = fifo_line(&started);
     std::fs::write(src.join("a.txt"), "a").expect("write");
@@ -154,6 +163,70 @@ fn changes_during_a_build_schedule_exactly_one_more_round() {
     s.notification("notifications/tools/list_changed");
     let status = s.tool_json("server_status", json!({}));
     assert_eq!(status["restart_count"], 2, "{status}");
+    assert_eq!(status["generation"], 3, "{status}");
+    assert_eq!(status["build_running"], false, "{status}");
+    assert_eq!(status["change_pending"], false, "{status}");
+}
+
+/// A build that succeeds while a restart asked for meanwhile (here by `restart_server`)
+/// is still under way: that restart may start the code from before the build, so the
+/// built files make one more round once it is over, named in its reason.
+#[test]
+fn a_build_that_ends_during_a_restart_makes_one_more_round() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let src = work.path().join("src");
+    std::fs::create_dir_all(&src).expect("mkdir");
+    let started = work.path().join("started.fifo");
+    let gate = work.path().join("gate.fifo");
+    let server_gate = work.path().join("server-gate.fifo");
+    fifos(&[&started, &gate, &server_gate]);
+    let build = format!(
+        "echo started > '{started}'; read line < '{gate}'",
+        started = started.display(),
+        gate = gate.display()
+    );
+    // The first server starts at once; every later one waits for the test to let it.
+    let once = work.path().join("started-once");
+    let script = format!(
+        "if [ -e '{once}' ]; then read line < '{server_gate}'; fi; touch '{once}'; exec '{server}'",
+        once = once.display(),
+        server_gate = server_gate.display(),
+        server = super::support::test_server().display()
+    );
+    let src_flag = src.display().to_string();
+    let mut s = Supervisor::start_command(
+        &["--watch", &src_flag, "--build", &build, "--debounce", "100"],
+        &["sh".to_owned(), "-c".to_owned(), script],
+    );
+    s.initialize();
+
+    let first = fifo_line(&started);
+    std::fs::write(src.join("a.txt"), "a").expect("write");
+    assert_eq!(
+        first.recv_timeout(WAIT).expect("the build").trim(),
+        "started"
+    );
+    let restart = s.request(
+        "tools/call",
+        json!({"name": "restart_server", "arguments": {}}),
+    );
+    s.wait_stderr("restart requested (tool)");
+    open_gate(&gate);
+    s.wait_stderr("a.txt) while a restart is under way: one more round follows it");
+
+    let second = fifo_line(&started);
+    open_gate(&server_gate);
+    let answer = s.response(&restart);
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert_eq!(
+        second.recv_timeout(WAIT).expect("the second build").trim(),
+        "started"
+    );
+    s.wait_stderr("a.txt): running the build");
+    open_gate(&gate);
+    open_gate(&server_gate);
+    s.wait_stderr("started the server (generation 3");
+    let status = s.tool_json("server_status", json!({}));
     assert_eq!(status["generation"], 3, "{status}");
     assert_eq!(status["build_running"], false, "{status}");
     assert_eq!(status["change_pending"], false, "{status}");
