@@ -1,7 +1,7 @@
 //! File watching: a change runs the build and restarts; a failing build keeps the server.
 
 use std::io::BufRead;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use serde_json::json;
@@ -48,6 +48,39 @@ fn fifos(paths: &[&Path]) {
     for fifo in paths {
         nix::unistd::mkfifo(*fifo, nix::sys::stat::Mode::from_bits_truncate(0o600))
             .expect("mkfifo");
+    }
+}
+
+/// A watched `src` directory beside a build that says it started on the FIFO `started`,
+/// then waits until the test opens the FIFO `gate`.
+struct GatedBuild {
+    work: tempfile::TempDir,
+    src: PathBuf,
+    started: PathBuf,
+    gate: PathBuf,
+    build: String,
+}
+
+impl GatedBuild {
+    fn new() -> Self {
+        let work = tempfile::tempdir().expect("tempdir");
+        let src = work.path().join("src");
+        std::fs::create_dir_all(&src).expect("mkdir");
+        let started = work.path().join("started.fifo");
+        let gate = work.path().join("gate.fifo");
+        fifos(&[&started, &gate]);
+        let build = format!(
+            "echo started > '{started}'; read line < '{gate}'",
+            started = started.display(),
+            gate = gate.display()
+        );
+        GatedBuild {
+            work,
+            src,
+            started,
+            gate,
+            build,
+        }
     }
 }
 
@@ -125,18 +158,13 @@ fn a_change_builds_and_restarts_and_a_failed_build_keeps_the_server() {
 /// round, however many there are.
 #[test]
 fn changes_during_a_build_schedule_exactly_one_more_round() {
-    let work = tempfile::tempdir().expect("tempdir");
-    let src = work.path().join("src");
-    std::fs::create_dir_all(&src).expect("mkdir");
-    let started = work.path().join("started.fifo");
-    let gate = work.path().join("gate.fifo");
-    fifos(&[&started, &gate]);
-    // Each build says it started, then waits until the test opens the gate.
-    let build = format!(
-        "echo started > '{started}'; read line < '{gate}'",
-        started = started.display(),
-        gate = gate.display()
-    );
+    let GatedBuild {
+        work: _work,
+        src,
+        started,
+        gate,
+        build,
+    } = GatedBuild::new();
     let mut s = watching(&src, &build);
 
     let first = fifo_line(&started);
@@ -173,18 +201,15 @@ fn changes_during_a_build_schedule_exactly_one_more_round() {
 /// built files make one more round once it is over, named in its reason.
 #[test]
 fn a_build_that_ends_during_a_restart_makes_one_more_round() {
-    let work = tempfile::tempdir().expect("tempdir");
-    let src = work.path().join("src");
-    std::fs::create_dir_all(&src).expect("mkdir");
-    let started = work.path().join("started.fifo");
-    let gate = work.path().join("gate.fifo");
+    let GatedBuild {
+        work,
+        src,
+        started,
+        gate,
+        build,
+    } = GatedBuild::new();
     let server_gate = work.path().join("server-gate.fifo");
-    fifos(&[&started, &gate, &server_gate]);
-    let build = format!(
-        "echo started > '{started}'; read line < '{gate}'",
-        started = started.display(),
-        gate = gate.display()
-    );
+    fifos(&[&server_gate]);
     // The first server starts at once; every later one waits for the test to let it.
     let once = work.path().join("started-once");
     let script = format!(
