@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use debussy::agent::AgentBackend;
 use debussy::agent::BackendSettings;
@@ -18,6 +18,7 @@ use debussy::session::{
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::support::processes::{group_members, left_after};
 use crate::support::scenario::Scenario;
 
 /// The most any one session in these tests may take before the test fails.
@@ -25,6 +26,9 @@ pub(crate) const BOUND: Duration = Duration::from_secs(60);
 
 /// Stop latency a well-behaved agent must beat (issue 3: "well under a second").
 pub(crate) const STOP_LATENCY_LIMIT: Duration = Duration::from_secs(1);
+
+/// How long a killed process may take to die before it counts as a survivor.
+pub(crate) const SETTLE: Duration = Duration::from_secs(2);
 
 // ---------------------------------------------------------------------------------
 /// A session's report and every event it sent.
@@ -154,66 +158,12 @@ pub(crate) async fn run_with(
 /// a killed process takes a moment to die: poll briefly before calling it a survivor.
 pub(crate) fn assert_agent_gone(report: &SessionReport) {
     if let Some(pid) = report.pid {
-        let left = settled(|| group_members(pid));
+        let left = left_after(SETTLE, || group_members(pid));
         assert!(
             left.is_empty(),
             "processes of group {pid} survived: {left:?}"
         );
     }
-}
-
-/// `list()` once it is empty, or after two seconds of polling, whichever comes first.
-pub(crate) fn settled(list: impl Fn() -> Vec<u32>) -> Vec<u32> {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    let mut left = list();
-    while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-        left = list();
-    }
-    left
-}
-
-/// Live processes whose process group is `pgid`, from `/proc`.
-pub(crate) fn group_members(pgid: u32) -> Vec<u32> {
-    live_processes()
-        .into_iter()
-        .filter(|(_, group, _)| *group == pgid)
-        .map(|(pid, _, _)| pid)
-        .collect()
-}
-
-/// Live processes whose working directory is inside `dir`.
-pub(crate) fn processes_in(dir: &Path) -> Vec<u32> {
-    live_processes()
-        .into_iter()
-        .filter(|(_, _, cwd)| cwd.as_deref().is_some_and(|cwd| cwd.starts_with(dir)))
-        .map(|(pid, _, _)| pid)
-        .collect()
-}
-
-/// (pid, process group, working directory) of every process that is not a zombie.
-pub(crate) fn live_processes() -> Vec<(u32, u32, Option<PathBuf>)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            // The command name is in parentheses and may contain anything.
-            let after = &stat[stat.rfind(')')? + 1..];
-            let mut fields = after.split_whitespace();
-            let state = fields.next()?;
-            let _ppid = fields.next()?;
-            let group: u32 = fields.next()?.parse().ok()?;
-            if state == "Z" || state == "X" {
-                return None;
-            }
-            let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
-            Some((pid, group, cwd))
-        })
-        .collect()
 }
 
 pub(crate) fn run_env(root: &Path) -> RunEnv {

@@ -18,12 +18,11 @@ use debussy::session::{
 };
 use serde_json::json;
 
-use super::common::{
-    Finished, STOP_LATENCY_LIMIT, log_path, processes_in, run, run_env, run_with, settled,
-};
+use super::common::{Finished, SETTLE, STOP_LATENCY_LIMIT, log_path, run, run_env, run_with};
 use crate::support::artifacts;
 use crate::support::claude::{self, Harness, Sandbox};
 use crate::support::model_server::{Refusal, Scenario, Turn, Usage, unreachable_url};
+use crate::support::processes::{left_after, processes_in};
 
 const MODEL: &str = claude::DEFAULT_MODEL;
 
@@ -80,7 +79,7 @@ impl Harness {
 
     /// Nothing of this sandbox's Claude Code (or its tools) is still running.
     fn assert_nothing_left(&self) {
-        let left = settled(|| processes_in(self.sandbox.cwd()));
+        let left = left_after(SETTLE, || processes_in(self.sandbox.cwd()));
         assert!(
             left.is_empty(),
             "processes survived in the sandbox: {left:?}"

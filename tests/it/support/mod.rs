@@ -17,6 +17,7 @@ pub mod example_build;
 pub mod gemini;
 pub mod model_server;
 pub mod ports;
+pub mod processes;
 pub mod project;
 pub mod sandbox;
 pub mod scenario;

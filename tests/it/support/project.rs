@@ -290,58 +290,6 @@ pub fn events_named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["event"] == name).collect()
 }
 
-/// Whether no live process (zombies awaiting their reaper count as gone) matches
-/// `alive`, waiting up to five seconds for the kernel to finish killing.
-fn none_alive_within(alive: impl Fn(u32, &[&str]) -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let any = std::fs::read_dir("/proc")
-            .expect("/proc")
-            .flatten()
-            .any(|entry| {
-                let Some(pid) = entry
-                    .file_name()
-                    .to_str()
-                    .and_then(|n| n.parse::<u32>().ok())
-                else {
-                    return false;
-                };
-                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                    return false;
-                };
-                // After the command name: state, ppid, pgrp, …
-                let fields: Vec<&str> = stat
-                    .rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .split_whitespace()
-                    .collect();
-                fields
-                    .first()
-                    .is_some_and(|state| *state != "Z" && *state != "X")
-                    && alive(pid, &fields)
-            });
-        if !any {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether process `pid` is gone.
-pub fn process_gone(pid: u64) -> bool {
-    none_alive_within(|candidate, _| u64::from(candidate) == pid)
-}
-
-/// Whether every process of group `pgid` is gone.
-pub fn group_gone(pgid: u64) -> bool {
-    let group = pgid.to_string();
-    none_alive_within(|_, fields| fields.get(2) == Some(&group.as_str()))
-}
-
 /// Asserts that the command `what` succeeded, showing its stderr when it did not.
 pub fn assert_success(output: &Output, what: &str) {
     assert!(

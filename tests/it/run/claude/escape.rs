@@ -9,7 +9,8 @@ use serde_json::json;
 
 use super::kit::{Project, usage};
 use crate::support::model_server::{ModelServer, Turn};
-use crate::support::project::{process_gone, wait_exit};
+use crate::support::processes::process_gone;
+use crate::support::project::wait_exit;
 use crate::support::wait::pid_in;
 
 /// The session id of process `pid` (field 6 of its stat).

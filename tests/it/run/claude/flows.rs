@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use crate::support::model_server::{ModelServer, Scenario, Turn};
-use crate::support::project::{self, events_named as named, group_gone};
+use crate::support::processes::group_gone;
+use crate::support::project::{self, events_named as named};
 use serde_json::json;
 
 use super::kit::{Project, bash_turn, usage};

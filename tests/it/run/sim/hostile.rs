@@ -11,9 +11,9 @@ use serde_json::Value;
 use super::kit::{fork, half_done, notes, refusal, summary, work, work_turns};
 use super::parallel::conflicting;
 use super::witness::{
-    Beacon, LiveRun, LockHolder, assert_died, assert_no_process_left, assert_none_lost, commits_of,
-    git, git_ok, hook,
+    Beacon, LiveRun, LockHolder, assert_died, assert_none_lost, commits_of, git, git_ok, hook,
 };
+use crate::support::processes::assert_no_process_left;
 use crate::support::project::{Project, events_named, output_within, story};
 use crate::support::scenario::{Scenario, Script, Turn};
 

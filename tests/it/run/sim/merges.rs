@@ -8,9 +8,8 @@ use serde_json::Value;
 
 use super::kit::{fork, merging_after, notes, refusal, summary};
 use super::parallel::conflicting;
-use super::witness::{
-    assert_no_process_left, assert_none_lost, commits_of, git, git_ok, hook, processes_in,
-};
+use super::witness::{assert_none_lost, commits_of, git, git_ok, hook};
+use crate::support::processes::{assert_no_process_left, processes_in};
 use crate::support::project::{Project, events_named, sim_run_args};
 use crate::support::scenario::{Scenario, Script, Turn};
 

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::kit::{fork, half_done, merging_after, notes, summary, work, work_turns};
 use super::witness::git;
-use crate::support::project::{self, Project, events_named, process_gone, sim_run_args, wait_exit};
+use crate::support::processes::process_gone;
+use crate::support::project::{self, Project, events_named, sim_run_args, wait_exit};
 use crate::support::scenario::{Scenario, Script, Turn};
 use crate::support::wait::wait_until;
 

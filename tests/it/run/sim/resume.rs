@@ -3,9 +3,8 @@
 
 use std::time::Duration;
 
-use crate::support::project::{
-    Project, events_named, group_gone, process_gone, run_json, sim_run_args, wait_exit,
-};
+use crate::support::processes::{group_gone, process_gone};
+use crate::support::project::{Project, events_named, run_json, sim_run_args, wait_exit};
 use crate::support::wait::wait_until;
 use serde_json::Value;
 

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::project::{Project, process_gone, story, wait_exit};
+use crate::support::processes::process_gone;
+use crate::support::project::{Project, story, wait_exit};
 
 /// How long a test waits for a beacon before failing.
 const BEACON_WAIT: Duration = Duration::from_secs(90);
@@ -177,57 +178,6 @@ pub fn assert_none_lost(root: &Path, commits: &[String]) {
         lost.is_empty(),
         "commits of the run are unreachable: {lost:?}"
     );
-}
-
-/// Live processes (zombies aside) working in `dir` or below it.
-pub fn processes_in(dir: &Path) -> Vec<(u32, String)> {
-    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let me = std::process::id();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
-            stat.rsplit(')')
-                .next()
-                .and_then(|rest| rest.split_whitespace().next())
-                .is_some_and(|state| state == "Z" || state == "X")
-        });
-        let inside =
-            std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&dir));
-        if inside && !zombie {
-            let command = std::fs::read(entry.path().join("cmdline"))
-                .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
-                .unwrap_or_default();
-            found.push((pid, command));
-        }
-    }
-    found
-}
-
-/// Fail if a process still works in the project, after giving the kernel a moment to
-/// finish the kills already sent.
-pub fn assert_no_process_left(root: &Path) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = processes_in(root);
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "processes of the run are still alive: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Fail unless `pid` dies (the watchdog kills what debussy started when it dies).
