@@ -93,13 +93,9 @@ async fn a_session_completes_and_its_stream_is_saved_as_json_lines() {
     assert_eq!(init.len(), 1);
     assert_eq!(init[0]["model"], MODEL);
     assert_eq!(init[0]["apiKeySource"], "ANTHROPIC_API_KEY");
-    let version = harness
-        .cli
-        .version()
-        .split_whitespace()
-        .next()
-        .unwrap_or_default();
-    assert_eq!(init[0]["claude_code_version"], version);
+    let version = harness.cli.version();
+    let number = version.split_whitespace().next().unwrap_or_default();
+    assert_eq!(init[0]["claude_code_version"], number);
 
     let requests = harness.server.requests();
     assert_eq!(requests.len(), 1, "one model call and nothing else");

@@ -2,7 +2,7 @@
 //! Gemini API, in temporary git repositories: a phase completes with its context
 //! estimated and its totals billed; a large tool result crosses the threshold by the
 //! estimate alone and the restart carries the checkpoint; a model that never answers is
-//! timed out.
+//! timed out, and the CLI's second process with it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,9 +10,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::support::agent_project::{self, AgentProject};
-use crate::support::gemini::Sandbox;
-use crate::support::model_server::{ModelServer, Turn, Usage};
-use crate::support::project::events_named as named;
+use crate::support::gemini::{NO_RELAUNCH_ENV, Sandbox};
+use crate::support::model_server::{ModelServer, Scenario, Turn, Usage};
+use crate::support::processes::assert_no_process_left;
+use crate::support::project::{self, events_named as named};
 
 /// A shell command for the Gemini CLI's `run_shell_command` tool.
 fn shell(command: &str) -> Turn {
@@ -102,10 +103,20 @@ fn a_large_tool_result_crosses_the_estimated_threshold_and_the_restart_carries_t
     project.assert_first_checkpoint_committed();
 }
 
+/// Run as users run it, the CLI starts itself again with a larger heap and waits on
+/// that second process: the timeout must stop both.
 #[test]
 #[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
-fn a_gemini_model_that_never_answers_is_timed_out() {
-    agent_project::assert_a_silent_model_is_timed_out::<Sandbox>();
+fn a_gemini_model_that_never_answers_is_timed_out_with_both_of_its_processes() {
+    let server = ModelServer::start(Scenario::new().turn(Turn::reply("late").stall()))
+        .expect("model server");
+    let project = Project::new(&server);
+    project.plan("true", 100_000, "timeout: 3\n");
+    let mut command = project.command(&["run", "plan/MASTER_PLAN.md", "--output-format", "json"]);
+    command.env_remove(NO_RELAUNCH_ENV);
+    project::assert_timed_out(|| project::run_json(command, Duration::from_secs(180)));
+    server.release();
+    assert_no_process_left(project.root());
 }
 
 #[test]

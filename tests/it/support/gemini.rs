@@ -5,7 +5,8 @@
 //! `.tools/npm`, or named by `DEBUSSY_TEST_GEMINI`); a test that needs it is `#[ignore]`d
 //! (run with `--run-ignored all`) and fails when it is missing. [`Sandbox`] is a temp dir
 //! with an isolated HOME whose `~/.gemini/settings.json` selects API-key authentication;
-//! [`Sandbox::envs`] points `GOOGLE_GEMINI_BASE_URL` at the server.
+//! [`Sandbox::envs`] points `GOOGLE_GEMINI_BASE_URL` at the server, and keeps the CLI
+//! from starting itself again with a larger heap ([`NO_RELAUNCH_ENV`]).
 
 use std::io;
 use std::path::Path;
@@ -19,6 +20,12 @@ pub const GEMINI_OVERRIDE_ENV: &str = "DEBUSSY_TEST_GEMINI";
 
 /// Where `scripts/test-tools` installs the CLI, relative to the crate root.
 pub const GEMINI_INSTALL_PATH: &str = ".tools/npm/node_modules/.bin/gemini";
+
+/// The variable that keeps the Gemini CLI in the process it was started as. Unset, the
+/// CLI starts a second Node process with a heap of half the machine's memory and waits on
+/// it: 0.8 s more CPU for every start. Only the timeout test keeps that default, so that
+/// the two-process tree users run is the one debussy is seen to stop.
+pub const NO_RELAUNCH_ENV: &str = "GEMINI_CLI_NO_RELAUNCH";
 
 /// The model the tests ask for.
 pub const DEFAULT_MODEL: &str = "gemini-2.5-pro";
@@ -64,6 +71,7 @@ impl Sandbox {
         envs.extend([
             ("GEMINI_API_KEY".to_owned(), "test-offline-dummy".to_owned()),
             ("GOOGLE_GEMINI_BASE_URL".to_owned(), self.base_url.clone()),
+            (NO_RELAUNCH_ENV.to_owned(), "true".to_owned()),
         ]);
         envs
     }
