@@ -29,6 +29,7 @@ pub mod gemini;
 pub mod known_windows;
 pub mod last_words;
 mod lenient;
+mod program;
 #[cfg(test)]
 mod recordings;
 mod settings;

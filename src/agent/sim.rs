@@ -73,7 +73,7 @@ impl SimBackend {
 
     fn program(&self) -> Result<PathBuf, AgentError> {
         match &self.program {
-            Some(program) => super::claude::find_program(
+            Some(program) => super::program::find_program(
                 program,
                 "set `agents.sim.command` to the path of the debussy binary, or unset it to use the running one",
             ),

@@ -131,7 +131,7 @@ impl AgentBackend for CodexBackend {
     }
 
     fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
-        let program = crate::agent::claude::find_program(&self.program, INSTALL_HINT)?;
+        let program = crate::agent::program::find_program(&self.program, INSTALL_HINT)?;
         let mut args: Vec<String> = vec![
             "exec".into(),
             "--json".into(),

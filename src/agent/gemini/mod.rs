@@ -94,7 +94,7 @@ impl AgentBackend for GeminiBackend {
     }
 
     fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
-        let program = super::claude::find_program(&self.program, INSTALL_HINT)?;
+        let program = super::program::find_program(&self.program, INSTALL_HINT)?;
         // `-p ""` runs headless; the prompt itself comes on stdin (no argv limit).
         let mut args: Vec<String> = ["-p", "", "--output-format", "stream-json", "--skip-trust"]
             .iter()
