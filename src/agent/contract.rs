@@ -69,6 +69,13 @@ pub trait AgentBackend: Send + Sync {
         None
     }
 
+    /// Variables for asking the program its version (`PROGRAM --version`, in the checks
+    /// before a run, `audit` and `doctor`) that spare it work the answer does not need.
+    /// By default none.
+    fn version_env(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
     /// Whether [`resume_command`](Self::resume_command) can continue a stopped session, so
     /// the stopped agent can write its own handoff. By default it cannot.
     fn can_resume(&self) -> bool {

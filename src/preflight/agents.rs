@@ -93,7 +93,7 @@ fn kind_check(
             format!("{} ({})", backend.name(), program.display()),
         );
     }
-    match version(&program) {
+    match version(&program, backend.version_env()) {
         Ok(version) => Check::pass(
             "agent",
             format!("{} ({}, {version})", backend.name(), program.display()),
@@ -124,9 +124,13 @@ fn agent_failure(err: &AgentError, kind: AgentKind) -> Check {
     Check::fail("agent", err.to_string(), help)
 }
 
-/// `PROGRAM --version`'s first line, or why it could not be had.
-fn version(program: &Path) -> Result<String, String> {
-    let answer = super::probe::probe(program, &["--version"], &Default::default())?;
+/// `PROGRAM --version`'s first line, asked with `env`, or why it could not be had.
+fn version(program: &Path, env: &[(&str, &str)]) -> Result<String, String> {
+    let env: BTreeMap<String, String> = env
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .collect();
+    let answer = super::probe::probe(program, &["--version"], &env)?;
     let first = answer.stdout.lines().next().unwrap_or("").trim().to_owned();
     if answer.success && !first.is_empty() {
         Ok(first)

@@ -3,9 +3,11 @@
 //! about untracked files, `--dry-run` runs the same checks, and `debussy doctor` prints
 //! each one.
 
-use std::path::Path;
+use std::os::unix::fs::PermissionsExt;
 use std::process::Output;
 use std::time::Duration;
+
+use debussy::agent::gemini::NO_RELAUNCH_ENV;
 
 use crate::support::project::{
     Project, commit_all, output_within, quiet_run_args, sim_run_args, write_file,
@@ -199,18 +201,11 @@ fn doctor_prints_every_check_and_fails_when_one_does() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
 fn doctor_reports_the_real_claude_version() {
-    let claude = Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/npm/node_modules/.bin/claude");
-    if !claude.is_file() {
-        assert!(
-            std::env::var_os("CI").is_none_or(|ci| ci != "true"),
-            "the pinned Claude Code CLI is missing: run scripts/test-tools"
-        );
-        eprintln!("skipped: the pinned Claude Code CLI is not installed (scripts/test-tools)");
-        return;
-    }
+    let claude = crate::support::claude::require();
     let project = Project::with_scenario(&scenario());
-    let claude = claude.to_str().expect("utf-8 path");
+    let claude = claude.path().to_str().expect("utf-8 path");
     let output = project.debussy(&["doctor", "--agent", "claude", "--agent-command", claude]);
     let stdout = text(&output.stdout);
     assert!(
@@ -221,6 +216,29 @@ fn doctor_reports_the_real_claude_version() {
     assert!(
         stdout.contains("Claude Code"),
         "the version is shown: {stdout}"
+    );
+}
+
+/// The Gemini CLI starts itself a second time with a larger heap unless told not to:
+/// asking its version needs no such heap, so the check tells it not to.
+#[test]
+fn the_gemini_cli_is_asked_its_version_without_starting_twice() {
+    let project = Project::with_scenario(&scenario());
+    let gemini = project.root().join(".home/gemini");
+    write_file(
+        project.root(),
+        ".home/gemini",
+        &format!("#!/bin/sh\necho \"0.61.0 relaunch=${{{NO_RELAUNCH_ENV}:-default}}\"\n"),
+    );
+    std::fs::set_permissions(&gemini, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let gemini = gemini.to_str().expect("utf-8 path");
+    let stdout = project.stdout_of(
+        &["doctor", "--agent", "gemini", "--agent-command", gemini],
+        0,
+    );
+    assert!(
+        stdout.contains("✓ agent: gemini (") && stdout.contains("0.61.0 relaunch=true)"),
+        "{stdout}"
     );
 }
 

@@ -34,6 +34,11 @@ pub const INSTALL_HINT: &str = "install the Gemini CLI with `npm install -g @goo
 /// system settings, which take precedence over the user's and the project's.
 pub const SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
 
+/// The variable that keeps the Gemini CLI in the process it was started as. Unset, the
+/// CLI first starts a second Node process with a heap of half the machine's memory and
+/// waits on it: 0.8 s more CPU for every start, which `--version` does not need.
+pub const NO_RELAUNCH_ENV: &str = "GEMINI_CLI_NO_RELAUNCH";
+
 /// The Gemini CLI in headless `stream-json` mode.
 #[derive(Debug)]
 pub struct GeminiBackend {
@@ -130,6 +135,10 @@ impl AgentBackend for GeminiBackend {
 
     fn stderr_retry(&self, line: &str) -> Option<ApiRetry> {
         failures::retry(line)
+    }
+
+    fn version_env(&self) -> &'static [(&'static str, &'static str)] {
+        &[(NO_RELAUNCH_ENV, "true")]
     }
 }
 

@@ -6,10 +6,14 @@
 //! (run with `--run-ignored all`) and fails when it is missing. [`Sandbox`] is a temp dir
 //! with an isolated HOME whose `~/.gemini/settings.json` selects API-key authentication;
 //! [`Sandbox::envs`] points `GOOGLE_GEMINI_BASE_URL` at the server, and keeps the CLI
-//! from starting itself again with a larger heap ([`NO_RELAUNCH_ENV`]).
+//! from starting itself again with a larger heap ([`NO_RELAUNCH_ENV`]), which costs 0.8 s
+//! of CPU a start. Only the timeout test runs the CLI as users do, so that the
+//! two-process tree they run is the one debussy is seen to stop.
 
 use std::io;
 use std::path::Path;
+
+pub use debussy::agent::gemini::NO_RELAUNCH_ENV;
 
 use super::cli::{Pinned, PinnedCli};
 use super::model_server::ModelServer;
@@ -20,12 +24,6 @@ pub const GEMINI_OVERRIDE_ENV: &str = "DEBUSSY_TEST_GEMINI";
 
 /// Where `scripts/test-tools` installs the CLI, relative to the crate root.
 pub const GEMINI_INSTALL_PATH: &str = ".tools/npm/node_modules/.bin/gemini";
-
-/// The variable that keeps the Gemini CLI in the process it was started as. Unset, the
-/// CLI starts a second Node process with a heap of half the machine's memory and waits on
-/// it: 0.8 s more CPU for every start. Only the timeout test keeps that default, so that
-/// the two-process tree users run is the one debussy is seen to stop.
-pub const NO_RELAUNCH_ENV: &str = "GEMINI_CLI_NO_RELAUNCH";
 
 /// The model the tests ask for.
 pub const DEFAULT_MODEL: &str = "gemini-2.5-pro";
