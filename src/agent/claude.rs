@@ -167,22 +167,12 @@ fn guard_settings() -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::PermissionsExt;
-
-    use std::path::{Path, PathBuf};
-
     use super::*;
+    use crate::agent::program::executable;
     use crate::config::{AgentKind, Config};
 
     fn claude_settings() -> BackendSettings {
         crate::session::backend_settings(&Config::default(), AgentKind::Claude)
-    }
-
-    fn executable(dir: &Path, name: &str) -> PathBuf {
-        let path = dir.join(name);
-        std::fs::write(&path, "#!/bin/sh\n").expect("write");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        path
     }
 
     #[test]

@@ -53,22 +53,24 @@ fn resolve_program(
         .map_err(|_| not_found(format!("searched PATH={}", path_var.to_string_lossy())))
 }
 
+/// An executable shell script called `name` in `dir`: a program for tests to find.
+#[cfg(test)]
+pub(super) fn executable(dir: &std::path::Path, name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+
+    let path = dir.join(name);
+    std::fs::write(&path, "#!/bin/sh\n").expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::PermissionsExt;
-    use std::path::Path;
 
     use super::*;
 
     const INSTALL_HINT: &str =
         "install it with `npm install -g some-agent`, or set `agents.claude.command`";
-
-    fn executable(dir: &Path, name: &str) -> PathBuf {
-        let path = dir.join(name);
-        std::fs::write(&path, "#!/bin/sh\n").expect("write");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        path
-    }
 
     #[test]
     fn finds_the_program_on_path() {
