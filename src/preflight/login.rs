@@ -1,8 +1,12 @@
 //! Whether the agent is logged in, where that can be known without spending tokens:
-//! Claude Code answers `claude auth status` from its own files and environment. Codex's
+//! Claude Code answers `claude auth status` from its own files and environment, and an
+//! API key in the environment it runs with is a login without asking. Codex's
 //! `login status` does not see a key its model provider takes from the environment, and
 //! the Gemini CLI has no such command, so theirs are left to the first session, which
 //! reports a missing login at once.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 
 use serde::Deserialize;
 
@@ -40,11 +44,31 @@ pub(super) fn login_check(target: Target<'_>) -> Option<Check> {
     Some(claude_login_check(&command))
 }
 
+/// The variable whose value Claude Code uses as its key in print mode, whatever else it
+/// is logged in with.
+const API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+
 /// Whether Claude Code, run as `command` runs it (its program and `agents.claude.env`), is
-/// logged in.
+/// logged in. A key in its environment is a login: asking `claude auth status` would
+/// cost a start of Claude Code (0.3 s of CPU) for the same verdict.
 pub(super) fn claude_login_check(command: &AgentCommand) -> Check {
+    if key_is_set(&command.env, std::env::var_os(API_KEY_ENV)) {
+        return Check::pass(
+            "login",
+            format!("Claude Code is logged in ({API_KEY_ENV} is set)"),
+        );
+    }
     let answer = probe(&command.program, &["auth", "status"], &command.env);
     judge(answer)
+}
+
+/// Whether the agent gets a non-empty [`API_KEY_ENV`]: from its profile's variables
+/// (`env`), which replace debussy's own (`inherited`).
+fn key_is_set(env: &BTreeMap<String, String>, inherited: Option<OsString>) -> bool {
+    match env.get(API_KEY_ENV) {
+        Some(value) => !value.is_empty(),
+        None => inherited.is_some_and(|value| !value.is_empty()),
+    }
 }
 
 /// The verdict on `claude auth status`'s answer. A login it cannot see (another API
@@ -130,6 +154,18 @@ mod tests {
             check.fix.as_deref(),
             Some("run `claude` once to log in, or set ANTHROPIC_API_KEY")
         );
+    }
+
+    #[test]
+    fn a_key_in_the_agents_environment_is_a_login() {
+        let profile = |value: &str| BTreeMap::from([(API_KEY_ENV.to_owned(), value.to_owned())]);
+        let none = BTreeMap::new();
+        assert!(key_is_set(&none, Some("sk-ant-1".into())));
+        assert!(key_is_set(&profile("sk-ant-1"), None));
+        assert!(!key_is_set(&none, None));
+        assert!(!key_is_set(&none, Some("".into())));
+        // The profile's value replaces debussy's own, an empty one included.
+        assert!(!key_is_set(&profile(""), Some("sk-ant-1".into())));
     }
 
     #[test]

@@ -219,27 +219,73 @@ fn doctor_reports_the_real_claude_version() {
     );
 }
 
+/// A shell script standing in for an agent's program, in the project's ignored `.home/`:
+/// its path.
+fn fake_agent(project: &Project, name: &str, script: &str) -> String {
+    let relative = format!(".home/{name}");
+    write_file(project.root(), &relative, script);
+    let path = project.root().join(relative);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
 /// The Gemini CLI starts itself a second time with a larger heap unless told not to:
 /// asking its version needs no such heap, so the check tells it not to.
 #[test]
 fn the_gemini_cli_is_asked_its_version_without_starting_twice() {
     let project = Project::with_scenario(&scenario());
-    let gemini = project.root().join(".home/gemini");
-    write_file(
-        project.root(),
-        ".home/gemini",
+    let gemini = fake_agent(
+        &project,
+        "gemini",
         &format!("#!/bin/sh\necho \"0.61.0 relaunch=${{{NO_RELAUNCH_ENV}:-default}}\"\n"),
     );
-    std::fs::set_permissions(&gemini, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let gemini = gemini.to_str().expect("utf-8 path");
     let stdout = project.stdout_of(
-        &["doctor", "--agent", "gemini", "--agent-command", gemini],
+        &["doctor", "--agent", "gemini", "--agent-command", &gemini],
         0,
     );
     assert!(
         stdout.contains("✓ agent: gemini (") && stdout.contains("0.61.0 relaunch=true)"),
         "{stdout}"
     );
+}
+
+/// An API key in Claude Code's environment is a login: Claude Code is not started to
+/// say so. Without one, `claude auth status` is asked.
+#[test]
+fn a_key_in_the_environment_is_a_login_without_asking_claude_code() {
+    let project = Project::with_scenario(&scenario());
+    let asked = project.root().join(".home/asked");
+    let claude = fake_agent(
+        &project,
+        "claude",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = auth ]; then\n  touch '{}'\n  echo '{{\"loggedIn\": false, \"authMethod\": \"none\", \"apiProvider\": \"firstParty\"}}'\nelse\n  echo '2.1.330 (Claude Code)'\nfi\n",
+            asked.display()
+        ),
+    );
+    let doctor = |key: Option<&str>| {
+        let mut command = crate::support::debussy(
+            project.root(),
+            &["doctor", "--agent", "claude", "--agent-command", &claude],
+        );
+        match key {
+            Some(key) => command.env("ANTHROPIC_API_KEY", key),
+            None => command.env_remove("ANTHROPIC_API_KEY"),
+        };
+        text(&output_within(command, LIMIT).stdout)
+    };
+    let with_key = doctor(Some("sk-ant-test-offline"));
+    assert!(
+        with_key.contains("✓ login: Claude Code is logged in (ANTHROPIC_API_KEY is set)"),
+        "{with_key}"
+    );
+    assert!(!asked.exists(), "claude auth status was asked");
+    let without = doctor(None);
+    assert!(
+        without.contains("Claude Code is not logged in"),
+        "{without}"
+    );
+    assert!(asked.exists(), "claude auth status was not asked");
 }
 
 #[test]
