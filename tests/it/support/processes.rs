@@ -13,11 +13,14 @@ pub struct LiveProcess {
     pub pid: u32,
     /// Its process group.
     pub group: u32,
-    /// Its working directory, when it could be read.
-    pub cwd: Option<PathBuf>,
 }
 
 impl LiveProcess {
+    /// Its working directory, when it can be read.
+    pub fn cwd(&self) -> Option<PathBuf> {
+        std::fs::read_link(format!("/proc/{}/cwd", self.pid)).ok()
+    }
+
     /// Its command line, arguments separated by spaces.
     pub fn command_line(&self) -> String {
         std::fs::read(format!("/proc/{}/cmdline", self.pid))
@@ -45,8 +48,7 @@ pub fn live_processes() -> Vec<LiveProcess> {
             if state == "Z" || state == "X" {
                 return None;
             }
-            let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
-            Some(LiveProcess { pid, group, cwd })
+            Some(LiveProcess { pid, group })
         })
         .collect()
 }
@@ -59,11 +61,7 @@ pub fn processes_in(dir: &Path) -> Vec<(u32, String)> {
     live_processes()
         .into_iter()
         .filter(|process| {
-            process.pid != me
-                && process
-                    .cwd
-                    .as_ref()
-                    .is_some_and(|cwd| cwd.starts_with(&dir))
+            process.pid != me && process.cwd().is_some_and(|cwd| cwd.starts_with(&dir))
         })
         .map(|process| (process.pid, process.command_line()))
         .collect()
