@@ -82,6 +82,18 @@ pub(super) async fn check(
             "commit the plan first (`git add` its files and `git commit`), or run with --jobs 1",
         ));
     }
+    let blocking = worktree::BRANCH_PREFIX.trim_end_matches('/');
+    if worktree::branch_exists(&git, root, blocking).await {
+        return Err(fail(
+            format!(
+                "a branch named {blocking} exists: phases running side by side work on branches named {}<run>/phase-<id>, which git cannot make beside it",
+                worktree::BRANCH_PREFIX
+            ),
+            &format!(
+                "rename it (`git branch -m {blocking} <new name>`), or run one phase at a time with --jobs 1"
+            ),
+        ));
+    }
     let submodules = submodules(&git, root).await;
     if !submodules.is_empty() {
         return Err(fail(

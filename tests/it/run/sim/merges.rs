@@ -272,6 +272,30 @@ fn a_repository_with_submodules_refuses_jobs_and_says_why() {
     );
 }
 
+/// Git cannot make `debussy/<run>/phase-<id>` beside a branch named `debussy`: the run
+/// is refused before it starts, naming the branch, instead of failing every phase.
+#[test]
+fn a_branch_named_debussy_refuses_jobs_and_says_how_to_free_the_name() {
+    let project = Project::new();
+    project.plan(
+        &[("1", "N/A", "true"), ("2", "N/A", "true")],
+        &Scenario::new()
+            .script(shell("1", &["true"]))
+            .script(shell("2", &["true"])),
+    );
+    assert!(git_ok(project.root(), &["branch", "debussy"]));
+    let output = project
+        .command(&sim_run_args("plan/MASTER_PLAN.md", &["--jobs", "2"]))
+        .output()
+        .expect("run");
+    let squashed = refusal(&output);
+    assert!(
+        squashed.contains("branchnameddebussy") && squashed.contains("gitbranch-mdebussy"),
+        "{squashed}"
+    );
+    assert!(!project.root().join(".debussy/worktrees").exists());
+}
+
 #[test]
 fn a_branch_deleted_by_hand_before_its_merge_is_not_taken_for_merged() {
     let project = Project::new();
