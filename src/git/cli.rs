@@ -50,6 +50,41 @@ impl GitCli {
     /// # Errors
     /// When git is missing, exits non-zero, or runs past the time limit.
     pub async fn run(&self, dir: &Path, args: &[&str]) -> Result<String, GitCommandError> {
+        match self.ask(dir, args).await? {
+            Answer::Yes(stdout) => Ok(stdout),
+            Answer::No(message) => Err(GitCommandError {
+                command: args.join(" "),
+                message,
+            }),
+        }
+    }
+
+    /// Whether `git args…` succeeds in `dir` (a question asked with an exit code).
+    pub async fn succeeds(&self, dir: &Path, args: &[&str]) -> bool {
+        self.run(dir, args).await.is_ok()
+    }
+
+    /// Ask `git args…` in `dir` a question it answers with exit code 0 (yes, with its
+    /// stdout) or 1 (no), as `merge-base --is-ancestor` and `merge-tree` do: `Some`
+    /// stdout for yes, `None` for no.
+    ///
+    /// # Errors
+    /// When git is missing, fails in any other way, or runs past the time limit.
+    pub async fn answer(
+        &self,
+        dir: &Path,
+        args: &[&str],
+    ) -> Result<Option<String>, GitCommandError> {
+        match self.ask(dir, args).await {
+            Ok(Answer::Yes(stdout)) => Ok(Some(stdout)),
+            Ok(Answer::No(_)) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Run `git args…`: its stdout on success, what it said on exit code 1, and an error
+    /// for anything else.
+    async fn ask(&self, dir: &Path, args: &[&str]) -> Result<Answer, GitCommandError> {
         let fail = |message: String| GitCommandError {
             command: args.join(" "),
             message,
@@ -76,7 +111,7 @@ impl GitCli {
                         "it printed more than debussy keeps of a git command's output".to_owned(),
                     ));
                 }
-                Ok(output.stdout.trim().to_owned())
+                Ok(Answer::Yes(output.stdout.trim().to_owned()))
             }
             Finish::Exited(status) => {
                 let mut message = output.stderr.trim().to_owned();
@@ -86,15 +121,22 @@ impl GitCli {
                 if message.is_empty() {
                     message = format!("it ended with {status}");
                 }
-                Err(fail(message))
+                if status.code() == Some(1) {
+                    Ok(Answer::No(message))
+                } else {
+                    Err(fail(message))
+                }
             }
         }
     }
+}
 
-    /// Whether `git args…` succeeds in `dir` (a question asked with an exit code).
-    pub async fn succeeds(&self, dir: &Path, args: &[&str]) -> bool {
-        self.run(dir, args).await.is_ok()
-    }
+/// How a git command that ran to its end answered.
+enum Answer {
+    /// Exit code 0, with its stdout (trimmed).
+    Yes(String),
+    /// Exit code 1, with what it said.
+    No(String),
 }
 
 /// `git args…` in `dir`, as every git command debussy runs is started.

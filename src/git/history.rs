@@ -1,7 +1,8 @@
 //! What a work tree's history holds beyond a branch: the commits its `HEAD` pointed at
-//! (its reflog), the stashes made there, and whether a commit's changes are already in
-//! another commit's tree. The questions debussy asks before it merges a phase's branch,
-//! so that an agent that moved `HEAD`, reset, committed elsewhere or stashed loses nothing.
+//! (its reflog), the stashes made there, and whether a stash's changes are already in a
+//! commit's tree. The questions debussy asks before it merges a phase's branch, so that
+//! an agent that moved `HEAD`, reset, committed elsewhere or stashed loses nothing; how
+//! commits descend from each other is asked of git (see `ancestry.rs`).
 
 use git2::{Oid, Repository, Signature};
 
@@ -89,66 +90,6 @@ impl Repo {
             });
         }
         Ok(stashes)
-    }
-
-    /// The commits reachable from `tips` and from none of `hidden`, newest first.
-    ///
-    /// # Errors
-    /// When a commit is missing or the walk fails.
-    pub fn only_in(&self, tips: &[Oid], hidden: &[Oid]) -> Result<Vec<Oid>, GitError> {
-        let mut walk = self.inner.revwalk().map_err(op("walk the history"))?;
-        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
-            .map_err(op("walk the history"))?;
-        let mut any = false;
-        for tip in tips {
-            if self.inner.find_commit(*tip).is_ok() {
-                walk.push(*tip).map_err(op("walk the history"))?;
-                any = true;
-            }
-        }
-        if !any {
-            return Ok(Vec::new());
-        }
-        for id in hidden {
-            walk.hide(*id).map_err(op("walk the history"))?;
-        }
-        walk.collect::<Result<_, _>>()
-            .map_err(op("walk the history"))
-    }
-
-    /// Whether `ancestor` is `descendant` or one of its ancestors.
-    ///
-    /// # Errors
-    /// When either is not a commit.
-    pub fn is_ancestor(&self, ancestor: Oid, descendant: Oid) -> Result<bool, GitError> {
-        if ancestor == descendant {
-            return Ok(true);
-        }
-        self.inner
-            .graph_descendant_of(descendant, ancestor)
-            .map_err(op("compare commits"))
-    }
-
-    /// Whether merging `other` into `base` would leave `base`'s tree as it is: every
-    /// change `other` made is already in `base` (an amended or rebased commit, work
-    /// redone after a reset). A merge that conflicts adds something.
-    ///
-    /// # Errors
-    /// When either is not a commit or the merge cannot be computed.
-    pub fn adds_nothing(&self, base: Oid, other: Oid) -> Result<bool, GitError> {
-        let ours = self.inner.find_commit(base).map_err(op("read a commit"))?;
-        let theirs = self.inner.find_commit(other).map_err(op("read a commit"))?;
-        let mut index = self
-            .inner
-            .merge_commits(&ours, &theirs, None)
-            .map_err(op("merge commits in memory"))?;
-        if index.has_conflicts() {
-            return Ok(false);
-        }
-        let tree = index
-            .write_tree_to(&self.inner)
-            .map_err(op("write a merged tree"))?;
-        Ok(tree == ours.tree_id())
     }
 
     /// Whether applying the stash `stash` onto `base` would leave `base`'s tree as it

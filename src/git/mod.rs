@@ -8,6 +8,7 @@
 //! program runs through the process layer. Nothing here decides *when* to commit or
 //! merge: the orchestrator does.
 
+mod ancestry;
 mod changes;
 mod cli;
 mod commit;

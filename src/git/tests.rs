@@ -349,3 +349,63 @@ fn a_hook_past_git_timeout_is_stopped_with_what_it_started() {
     }
     assert_eq!(repo.head_commit().expect("head"), None, "nothing committed");
 }
+
+/// A shallow clone's history ends at its boundary: asked from the repository or from
+/// one of its worktrees, the ancestry questions stop there instead of failing on the
+/// parents it lacks (libgit2's walk does not stop, and in a worktree does not see the
+/// boundary).
+#[tokio::test]
+async fn ancestry_in_a_shallow_clone_stops_at_its_boundary() {
+    use super::test_git::git;
+    let (origin_dir, origin) = repo();
+    let origin_root = origin_dir.path();
+    for n in 0..3 {
+        fs::write(origin_root.join("f.txt"), format!("{n}\n")).expect("write");
+        origin
+            .commit_all(&format!("c{n}"), WAIT, HookPolicy::Skip)
+            .expect("commit");
+    }
+    let clone_dir = tempfile::tempdir().expect("tempdir");
+    let clone_root = clone_dir.path().join("clone");
+    let origin_url = format!("file://{}", origin_root.display());
+    git(
+        clone_dir.path(),
+        &["clone", "-q", "--depth", "1", &origin_url, "clone"],
+    );
+    git(&clone_root, &["config", "user.name", "Test"]);
+    git(&clone_root, &["config", "user.email", "test@example.com"]);
+    let boundary: git2::Oid = git(&clone_root, &["rev-parse", "HEAD"])
+        .parse()
+        .expect("oid");
+    git(&clone_root, &["worktree", "add", "-q", "-b", "side", "wt"]);
+    let worktree_root = clone_root.join("wt");
+    fs::write(worktree_root.join("g.txt"), "new\n").expect("write");
+    git(&worktree_root, &["add", "-A"]);
+    git(&worktree_root, &["commit", "-q", "-m", "on top"]);
+    let new: git2::Oid = git(&worktree_root, &["rev-parse", "HEAD"])
+        .parse()
+        .expect("oid");
+    let cli = GitCli::new(Duration::from_secs(30));
+    for root in [&clone_root, &worktree_root] {
+        assert_eq!(
+            cli.only_in(root, &[new], &[boundary]).await.expect("walk"),
+            vec![new]
+        );
+        assert_eq!(
+            cli.only_in(root, &[new], &[]).await.expect("walk"),
+            vec![new, boundary]
+        );
+        assert!(cli.is_ancestor(root, boundary, new).await.expect("ask"));
+        assert!(!cli.is_ancestor(root, new, boundary).await.expect("ask"));
+        assert!(cli.adds_nothing(root, new, boundary).await.expect("merge"));
+        assert!(!cli.adds_nothing(root, boundary, new).await.expect("merge"));
+    }
+    let missing = git2::Oid::from_str(&"1".repeat(40)).expect("oid");
+    assert_eq!(
+        cli.only_in(&clone_root, &[missing, new], &[missing])
+            .await
+            .expect("walk"),
+        vec![new, boundary]
+    );
+    assert!(cli.is_ancestor(&clone_root, missing, new).await.is_err());
+}

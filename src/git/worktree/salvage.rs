@@ -121,10 +121,8 @@ pub async fn secure(
     };
     let run_tip = Oid::from_str(run_tip).map_err(|err| Unsaved::Git(err.to_string()))?;
     let branch = worktree.branch.clone();
-    let LeftBehind { kept, unsaved } = read(&worktree.path, move |repo| {
-        left_behind(repo, &branch, tip, run_tip, since)
-    })
-    .await?;
+    let LeftBehind { kept, unsaved } =
+        left_behind(git, &worktree.path, &branch, tip, run_tip, since).await?;
     if !unsaved.is_empty() {
         return Err(Unsaved::Work(unsaved));
     }
@@ -172,13 +170,11 @@ async fn bring_head_back(
         HeadState::Detached { commit } => (*commit, "a detached HEAD".to_owned()),
         HeadState::Unborn { .. } => return Ok(survey.tip.map(|tip| (tip, None))),
     };
-    let path = worktree.path.clone();
     let tip = survey.tip;
-    let behind = read(&path, move |repo| match tip {
-        Some(tip) => Ok(!repo.is_ancestor(tip, head)?),
-        None => Ok(false),
-    })
-    .await?;
+    let behind = match tip {
+        Some(tip) => !git.is_ancestor(&worktree.path, tip, head).await?,
+        None => false,
+    };
     if behind {
         return Err(Unsaved::Work(vec![format!(
             "the agent moved its worktree's HEAD to {place} ({}), which does not hold the commits on {}; choose what to keep, put it on {} (`git -C {} checkout {}` then `git merge` what you keep) and resume",
@@ -201,7 +197,7 @@ async fn bring_head_back(
         .await?;
     let moved = match tip {
         Some(tip) if tip != head => {
-            let count = read(&path, move |repo| Ok(repo.only_in(&[head], &[tip])?.len())).await?;
+            let count = git.only_in(&worktree.path, &[head], &[tip]).await?.len();
             format!(
                 ", with {count} commit{} made there",
                 if count == 1 { "" } else { "s" }
@@ -230,21 +226,22 @@ struct LeftBehind {
 
 /// The commits `HEAD` pointed at since `since` and the stashes made on the branch that
 /// are on neither the branch (`tip`) nor the run's branch.
-fn left_behind(
-    repo: &Repo,
+async fn left_behind(
+    git: &GitCli,
+    path: &Path,
     branch: &str,
     tip: Oid,
     run_tip: Oid,
     since: i64,
-) -> Result<LeftBehind, GitError> {
-    let history = repo.head_history(since)?;
-    let stray = repo.only_in(&history, &[tip, run_tip])?;
-    // Newest first: a commit whose descendant is kept or named is covered by it.
+) -> Result<LeftBehind, Unsaved> {
+    let history = read(path, move |repo| repo.head_history(since)).await?;
+    let stray = git.only_in(path, &history, &[tip, run_tip]).await?;
+    // Children first: a commit whose descendant is kept or named is covered by it.
     let mut tips: Vec<Oid> = Vec::new();
     for id in stray {
         let mut covered = false;
         for later in &tips {
-            if repo.is_ancestor(id, *later)? {
+            if git.is_ancestor(path, id, *later).await? {
                 covered = true;
                 break;
             }
@@ -253,34 +250,48 @@ fn left_behind(
             tips.push(id);
         }
     }
-    let mut found = LeftBehind::default();
+    let mut kept = Vec::new();
+    let mut apart = Vec::new();
     for id in tips {
-        if repo.adds_nothing(tip, id)? {
-            found.kept.push((id, repo.summary_of(id)));
+        if git.adds_nothing(path, tip, id).await? {
+            kept.push(id);
         } else {
-            found.unsaved.push(format!(
-                "commit {} \"{}\", left behind by a reset, an amend or a checkout, has changes that are not on {branch}",
-                short(id),
-                repo.summary_of(id)
-            ));
+            apart.push(id);
         }
     }
-    for stash in repo.stashes_since(since)? {
-        let ours = match stash.branch() {
-            Some(name) => name == branch,
-            None => stash.base.is_some_and(|base| history.contains(&base)),
+    let branch = branch.to_owned();
+    read(path, move |repo| {
+        let mut found = LeftBehind {
+            kept: kept.into_iter().map(|id| (id, repo.summary_of(id))).collect(),
+            unsaved: apart
+                .into_iter()
+                .map(|id| {
+                    format!(
+                        "commit {} \"{}\", left behind by a reset, an amend or a checkout, has changes that are not on {branch}",
+                        short(id),
+                        repo.summary_of(id)
+                    )
+                })
+                .collect(),
         };
-        if ours && !repo.stash_adds_nothing(tip, stash.commit)? {
-            found.unsaved.push(format!(
-                "stash@{{{}}} ({} \"{}\") holds changes that are not on {branch}: `git stash apply {}` in the worktree, commit, then resume (or `git stash drop` it)",
-                stash.index,
-                short(stash.commit),
-                stash.message,
-                short(stash.commit)
-            ));
+        for stash in repo.stashes_since(since)? {
+            let ours = match stash.branch() {
+                Some(name) => name == branch,
+                None => stash.base.is_some_and(|base| history.contains(&base)),
+            };
+            if ours && !repo.stash_adds_nothing(tip, stash.commit)? {
+                found.unsaved.push(format!(
+                    "stash@{{{}}} ({} \"{}\") holds changes that are not on {branch}: `git stash apply {}` in the worktree, commit, then resume (or `git stash drop` it)",
+                    stash.index,
+                    short(stash.commit),
+                    stash.message,
+                    short(stash.commit)
+                ));
+            }
         }
-    }
-    Ok(found)
+        Ok(found)
+    })
+    .await
 }
 
 /// Run a libgit2 reading of the repository at `path` on a blocking thread.

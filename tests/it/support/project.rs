@@ -22,6 +22,22 @@ impl Project {
         Project { dir }
     }
 
+    /// A clone of `origin` that holds only its last `depth` commits (`git clone
+    /// --depth`), as CI checkouts are.
+    pub fn shallow_clone(origin: &Project, depth: u32) -> Project {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cloned = Command::new("git")
+            .args(["clone", "-q", "--depth", &depth.to_string()])
+            .arg(format!("file://{}", origin.root().display()))
+            .arg(dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .expect("git clone");
+        assert!(cloned.status.success(), "{cloned:?}");
+        init_repo(dir.path());
+        Project { dir }
+    }
+
     /// Its working tree.
     pub fn root(&self) -> &Path {
         self.dir.path()

@@ -296,6 +296,30 @@ fn a_branch_named_debussy_refuses_jobs_and_says_how_to_free_the_name() {
     assert!(!project.root().join(".debussy/worktrees").exists());
 }
 
+/// A shallow clone (as CI checks out) runs phases side by side: each phase's work is
+/// secured and merged, though the history ends at the clone's boundary.
+#[test]
+fn phases_side_by_side_in_a_shallow_clone_are_merged() {
+    let origin = Project::new();
+    origin.write("README", "one\n");
+    origin.commit_all("one");
+    origin.plan(
+        &[
+            ("1", "N/A", "test -f one.txt"),
+            ("2", "N/A", "test -f two.txt"),
+        ],
+        &Scenario::new()
+            .script(shell("1", &["touch one.txt"]))
+            .script(shell("2", &["touch two.txt"])),
+    );
+    let project = Project::shallow_clone(&origin, 1);
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 0, "{events:#?}");
+    for file in ["one.txt", "two.txt"] {
+        assert!(project.root().join(file).is_file(), "{file}: {events:#?}");
+    }
+}
+
 #[test]
 fn a_branch_deleted_by_hand_before_its_merge_is_not_taken_for_merged() {
     let project = Project::new();
