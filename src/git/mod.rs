@@ -1,8 +1,9 @@
 //! Git through libgit2: the pre-flight checks, the changed-files list a checkpoint shows,
 //! and the auto-commits that make every phase and checkpoint recoverable; and the `git`
 //! program itself ([`GitCli`]) for worktrees and merges, which libgit2 does not do the
-//! way git does: the worktrees and branches of phases run side by side, and the merges
-//! that bring their work back ([`worktree`]).
+//! way git does: the worktrees and branches of phases run side by side, the merges that
+//! bring their work back ([`worktree`]), and how commits descend from each other, which
+//! libgit2 cannot tell in a shallow clone (`ancestry.rs`).
 //!
 //! The libgit2 side is blocking; async callers run it on `spawn_blocking`. The `git`
 //! program runs through the process layer. Nothing here decides *when* to commit or
