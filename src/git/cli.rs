@@ -11,7 +11,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::process::{Finish, ProcessCommand, Signal, StopAction, StopLadder, StopStep};
+use crate::process::{
+    Finish, Output, ProcessCommand, ProcessError, Signal, StopAction, StopLadder, StopStep,
+};
 
 /// How long a stopped git command gets after SIGTERM before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_secs(2);
@@ -82,50 +84,71 @@ impl GitCli {
         }
     }
 
+    /// [`run`](Self::run) for code that is not async: the libgit2 side, on a blocking
+    /// thread.
+    ///
+    /// # Errors
+    /// When git is missing, exits non-zero, or runs past the time limit.
+    pub fn run_blocking(&self, dir: &Path, args: &[&str]) -> Result<String, GitCommandError> {
+        let output = command(dir, args).output_blocking(self.timeout);
+        match answer_of(args, output)? {
+            Answer::Yes(stdout) => Ok(stdout),
+            Answer::No(message) => Err(GitCommandError {
+                command: args.join(" "),
+                message,
+            }),
+        }
+    }
+
     /// Run `git args…`: its stdout on success, what it said on exit code 1, and an error
     /// for anything else.
     async fn ask(&self, dir: &Path, args: &[&str]) -> Result<Answer, GitCommandError> {
-        let fail = |message: String| GitCommandError {
-            command: args.join(" "),
-            message,
-        };
-        let output = command(dir, args)
-            .output(self.timeout)
-            .await
-            .map_err(|err| {
-                fail(match err {
-                    crate::process::ProcessError::ProgramNotFound { .. } => {
-                        "git is not installed or not on PATH".to_owned()
-                    }
-                    other => format!("failed to {other}"),
-                })
-            })?;
-        match output.finish {
-            Finish::TimedOut(limit) => Err(fail(format!(
-                "it did not finish within git.timeout ({}s) and was stopped",
-                limit.as_secs()
-            ))),
-            Finish::Exited(status) if status.is_success() => {
-                if output.truncated {
-                    return Err(fail(
-                        "it printed more than debussy keeps of a git command's output".to_owned(),
-                    ));
-                }
-                Ok(Answer::Yes(output.stdout.trim().to_owned()))
+        answer_of(args, command(dir, args).output(self.timeout).await)
+    }
+}
+
+/// How `git args…`, run to its end or not, answered.
+fn answer_of(
+    args: &[&str],
+    output: Result<Output, ProcessError>,
+) -> Result<Answer, GitCommandError> {
+    let fail = |message: String| GitCommandError {
+        command: args.join(" "),
+        message,
+    };
+    let output = output.map_err(|err| {
+        fail(match err {
+            ProcessError::ProgramNotFound { .. } => {
+                "git is not installed or not on PATH".to_owned()
             }
-            Finish::Exited(status) => {
-                let mut message = output.stderr.trim().to_owned();
-                if message.is_empty() {
-                    message = output.stdout.trim().to_owned();
-                }
-                if message.is_empty() {
-                    message = format!("it ended with {status}");
-                }
-                if status.code() == Some(1) {
-                    Ok(Answer::No(message))
-                } else {
-                    Err(fail(message))
-                }
+            other => format!("failed to {other}"),
+        })
+    })?;
+    match output.finish {
+        Finish::TimedOut(limit) => Err(fail(format!(
+            "it did not finish within git.timeout ({}s) and was stopped",
+            limit.as_secs()
+        ))),
+        Finish::Exited(status) if status.is_success() => {
+            if output.truncated {
+                return Err(fail(
+                    "it printed more than debussy keeps of a git command's output".to_owned(),
+                ));
+            }
+            Ok(Answer::Yes(output.stdout.trim().to_owned()))
+        }
+        Finish::Exited(status) => {
+            let mut message = output.stderr.trim().to_owned();
+            if message.is_empty() {
+                message = output.stdout.trim().to_owned();
+            }
+            if message.is_empty() {
+                message = format!("it ended with {status}");
+            }
+            if status.code() == Some(1) {
+                Ok(Answer::No(message))
+            } else {
+                Err(fail(message))
             }
         }
     }

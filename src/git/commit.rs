@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use git2::{IndexAddOption, Oid, Signature};
+use git2::{Oid, Signature};
 
-use super::{GitError, HookPolicy, Repo, hooks, op};
+use super::{GitCli, GitError, HookPolicy, Repo, hooks, op};
 
 /// Whose name a commit carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,30 +48,28 @@ const FALLBACK_NAME: &str = "debussy";
 const FALLBACK_EMAIL: &str = "debussy@localhost";
 
 impl Repo {
-    /// Stage everything (`git add -A`: new, modified and deleted files, `.gitignore`
-    /// respected) and commit it with `message` on the current branch. Skips when the
-    /// tree equals `HEAD`'s. Works on an unborn branch.
+    /// Stage everything with `git add -A` run by `git` (new, modified and deleted files,
+    /// as git stages them: `.gitignore`, clean filters such as Git LFS's and a sparse
+    /// checkout respected) and commit it with `message` on the current branch. Skips
+    /// when the tree equals `HEAD`'s. Works on an unborn branch.
     ///
     /// An `index.lock` no process has open (left by a killed agent) is removed with a
     /// warning; one that a live process holds is waited on for up to `lock_wait`.
     ///
     /// # Errors
-    /// [`GitError::IndexLocked`] if the lock stays held; libgit2 failures otherwise.
+    /// [`GitError::IndexLocked`] if the lock stays held; git's or libgit2's failures
+    /// otherwise.
     pub fn commit_all(
         &self,
         message: &str,
+        git: &GitCli,
         lock_wait: Duration,
         hooks: HookPolicy,
     ) -> Result<CommitOutcome, GitError> {
         let removed_stale_lock = self.clear_index_lock(lock_wait)?;
+        git.run_blocking(&self.root, &["add", "-A"])?;
         let mut index = self.inner.index().map_err(op("open index"))?;
-        index
-            .add_all(["*"], IndexAddOption::DEFAULT, None)
-            .map_err(op("stage files"))?;
-        index
-            .update_all(["*"], None)
-            .map_err(op("stage deletions"))?;
-        index.write().map_err(op("write index"))?;
+        index.read(true).map_err(op("read the index"))?;
         let mut tree_id = index.write_tree().map_err(op("write tree"))?;
 
         let parent = match self.head_commit()? {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::HookFailure;
+use super::{GitCommandError, HookFailure};
 
 /// Errors from git operations, each saying what it was about.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -96,6 +96,10 @@ pub enum GitError {
         #[source]
         source: std::io::Error,
     },
+    /// The `git` program failed.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Command(#[from] GitCommandError),
     /// Any other libgit2 failure.
     #[error("git {action} failed")]
     Git {

@@ -20,6 +20,7 @@ fn repo() -> (tempfile::TempDir, Repo) {
 }
 
 const WAIT: Duration = Duration::from_secs(2);
+const GIT: GitCli = GitCli::new(Duration::from_secs(60));
 const HOOKS: HookPolicy = HookPolicy::Run {
     timeout: Duration::from_secs(60),
 };
@@ -46,7 +47,7 @@ fn last_message(repo: &Repo) -> String {
 fn a_linked_worktree_runs_the_repositorys_hooks() {
     let (dir, repo) = repo();
     fs::write(dir.path().join("a.txt"), "one\n").expect("write");
-    repo.commit_all("base", WAIT, HookPolicy::Skip)
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
         .expect("base");
     hook(
         &dir.path().join(".git/hooks"),
@@ -64,7 +65,7 @@ fn a_linked_worktree_runs_the_repositorys_hooks() {
     let worktree = Repo::discover(&linked).expect("discover");
     fs::write(linked.join("b.txt"), "two\n").expect("write");
     let err = worktree
-        .commit_all("work", WAIT, HOOKS)
+        .commit_all("work", &GIT, WAIT, HOOKS)
         .expect_err("the hook refuses");
     assert!(err.to_string().contains("refused in the worktree"), "{err}");
 }
@@ -78,7 +79,9 @@ fn a_failing_pre_commit_hook_refuses_the_commit_with_its_output() {
         "echo 'lint: trailing whitespace in a.txt' >&2; exit 1",
     );
     fs::write(dir.path().join("a.txt"), "one \n").expect("write");
-    let err = repo.commit_all("work", WAIT, HOOKS).expect_err("refused");
+    let err = repo
+        .commit_all("work", &GIT, WAIT, HOOKS)
+        .expect_err("refused");
     let text = err.to_string();
     assert!(
         text.contains("the pre-commit hook refused the commit (exit code 1)")
@@ -88,7 +91,7 @@ fn a_failing_pre_commit_hook_refuses_the_commit_with_its_output() {
     assert_eq!(repo.head_commit().expect("head"), None, "nothing committed");
     // Off, the hook is not run and the commit is made.
     assert!(matches!(
-        repo.commit_all("work", WAIT, HookPolicy::Skip)
+        repo.commit_all("work", &GIT, WAIT, HookPolicy::Skip)
             .expect("commit"),
         CommitOutcome::Committed { .. }
     ));
@@ -115,7 +118,8 @@ fn commit_msg_edits_the_message_and_pre_commit_may_stage_more() {
     );
     hook(&hooks, "post-commit", "exit 3");
     fs::write(dir.path().join("a.txt"), "one\n").expect("write");
-    let CommitOutcome::Committed { id, .. } = repo.commit_all("work", WAIT, HOOKS).expect("commit")
+    let CommitOutcome::Committed { id, .. } =
+        repo.commit_all("work", &GIT, WAIT, HOOKS).expect("commit")
     else {
         panic!("nothing committed")
     };
@@ -140,7 +144,7 @@ fn unborn_branch_is_reported_and_committable() {
         HeadState::Unborn { .. }
     ));
     assert_eq!(
-        repo.commit_all("empty", WAIT, HOOKS).expect("commit"),
+        repo.commit_all("empty", &GIT, WAIT, HOOKS).expect("commit"),
         CommitOutcome::NothingToCommit
     );
     fs::write(dir.path().join("a.txt"), "one\n").expect("write");
@@ -148,7 +152,7 @@ fn unborn_branch_is_reported_and_committable() {
         files_changed,
         identity,
         ..
-    } = repo.commit_all("first", WAIT, HOOKS).expect("commit")
+    } = repo.commit_all("first", &GIT, WAIT, HOOKS).expect("commit")
     else {
         panic!("expected a commit")
     };
@@ -165,7 +169,7 @@ fn commit_all_stages_new_modified_and_deleted_but_not_ignored() {
     fs::write(dir.path().join(".gitignore"), "secret.txt\n").expect("write");
     fs::write(dir.path().join("keep.txt"), "1\n").expect("write");
     fs::write(dir.path().join("gone.txt"), "1\n").expect("write");
-    repo.commit_all("base", WAIT, HOOKS).expect("commit");
+    repo.commit_all("base", &GIT, WAIT, HOOKS).expect("commit");
 
     fs::write(dir.path().join("keep.txt"), "1\n2\n").expect("write");
     fs::remove_file(dir.path().join("gone.txt")).expect("rm");
@@ -173,7 +177,7 @@ fn commit_all_stages_new_modified_and_deleted_but_not_ignored() {
     fs::write(dir.path().join("new/file.rs"), "fn main() {}\n").expect("write");
     fs::write(dir.path().join("secret.txt"), "token\n").expect("write");
     let CommitOutcome::Committed { files_changed, .. } =
-        repo.commit_all("work", WAIT, HOOKS).expect("commit")
+        repo.commit_all("work", &GIT, WAIT, HOOKS).expect("commit")
     else {
         panic!("expected a commit")
     };
@@ -194,7 +198,7 @@ fn commit_all_stages_new_modified_and_deleted_but_not_ignored() {
         "deletion was not staged"
     );
     assert_eq!(
-        repo.commit_all("again", WAIT, HOOKS).expect("commit"),
+        repo.commit_all("again", &GIT, WAIT, HOOKS).expect("commit"),
         CommitOutcome::NothingToCommit
     );
 }
@@ -203,7 +207,7 @@ fn commit_all_stages_new_modified_and_deleted_but_not_ignored() {
 fn changes_since_lists_untracked_files_with_line_counts() {
     let (dir, repo) = repo();
     fs::write(dir.path().join("a.txt"), "1\n2\n3\n").expect("write");
-    repo.commit_all("base", WAIT, HOOKS).expect("commit");
+    repo.commit_all("base", &GIT, WAIT, HOOKS).expect("commit");
     let base = repo.head_commit().expect("head");
     fs::write(dir.path().join("a.txt"), "1\n3\n4\n5\n").expect("write");
     fs::write(dir.path().join("b.txt"), "x\ny\n").expect("write");
@@ -231,7 +235,8 @@ fn changes_since_lists_untracked_files_with_line_counts() {
         "M a.txt | +2 -1\nA b.txt | +2 -0\n2 files changed, 4 insertions(+), 1 deletion(-)"
     );
     // Changes committed mid-phase still count against the phase's base.
-    repo.commit_all("checkpoint", WAIT, HOOKS).expect("commit");
+    repo.commit_all("checkpoint", &GIT, WAIT, HOOKS)
+        .expect("commit");
     assert_eq!(repo.changes_since(base).expect("diff").len(), 2);
 }
 
@@ -239,7 +244,7 @@ fn changes_since_lists_untracked_files_with_line_counts() {
 fn dirty_tracked_files_ignores_untracked() {
     let (dir, repo) = repo();
     fs::write(dir.path().join("a.txt"), "1\n").expect("write");
-    repo.commit_all("base", WAIT, HOOKS).expect("commit");
+    repo.commit_all("base", &GIT, WAIT, HOOKS).expect("commit");
     fs::write(dir.path().join("untracked.txt"), "1\n").expect("write");
     assert!(repo.dirty_tracked_files().expect("status").is_empty());
     fs::write(dir.path().join("a.txt"), "2\n").expect("write");
@@ -250,7 +255,7 @@ fn dirty_tracked_files_ignores_untracked() {
 fn detached_head_is_reported() {
     let (dir, repo) = repo();
     fs::write(dir.path().join("a.txt"), "1\n").expect("write");
-    repo.commit_all("base", WAIT, HOOKS).expect("commit");
+    repo.commit_all("base", &GIT, WAIT, HOOKS).expect("commit");
     let id = repo.head_commit().expect("head").expect("commit");
     repo.inner.set_head_detached(id).expect("detach");
     assert_eq!(
@@ -266,7 +271,9 @@ fn stale_index_lock_is_removed() {
     fs::write(dir.path().join(".git/index.lock"), "").expect("lock");
     let CommitOutcome::Committed {
         removed_stale_lock, ..
-    } = repo.commit_all("after kill", WAIT, HOOKS).expect("commit")
+    } = repo
+        .commit_all("after kill", &GIT, WAIT, HOOKS)
+        .expect("commit")
     else {
         panic!("expected a commit")
     };
@@ -280,7 +287,7 @@ fn live_index_lock_fails_after_waiting() {
     let lock_path = dir.path().join(".git/index.lock");
     let _held = fs::File::create(&lock_path).expect("lock");
     let err = repo
-        .commit_all("blocked", Duration::from_millis(200), HOOKS)
+        .commit_all("blocked", &GIT, Duration::from_millis(200), HOOKS)
         .expect_err("must fail");
     let GitError::IndexLocked { pids, .. } = &err else {
         panic!("wrong error: {err}")
@@ -316,6 +323,7 @@ fn a_hook_past_git_timeout_is_stopped_with_what_it_started() {
     let err = repo
         .commit_all(
             "work",
+            &GIT,
             WAIT,
             HookPolicy::Run {
                 timeout: Duration::from_secs(1),
@@ -362,7 +370,7 @@ async fn ancestry_in_a_shallow_clone_stops_at_its_boundary() {
     for n in 0..3 {
         fs::write(origin_root.join("f.txt"), format!("{n}\n")).expect("write");
         origin
-            .commit_all(&format!("c{n}"), WAIT, HookPolicy::Skip)
+            .commit_all(&format!("c{n}"), &GIT, WAIT, HookPolicy::Skip)
             .expect("commit");
     }
     let clone_dir = tempfile::tempdir().expect("tempdir");
@@ -408,4 +416,49 @@ async fn ancestry_in_a_shallow_clone_stops_at_its_boundary() {
         vec![new, boundary]
     );
     assert!(cli.is_ancestor(&clone_root, missing, new).await.is_err());
+}
+
+/// A clean filter (Git LFS's, git-crypt's) turns what the agent wrote into what the
+/// repository keeps: a commit stores what `git add` would, never the raw file.
+#[test]
+fn a_commit_stores_what_the_clean_filter_makes() {
+    use super::test_git::git;
+    let (dir, repo) = repo();
+    let root = dir.path();
+    fs::write(root.join(".gitattributes"), "*.up filter=upper\n").expect("write");
+    git(root, &["config", "filter.upper.clean", "tr a-z A-Z"]);
+    git(root, &["config", "filter.upper.smudge", "cat"]);
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
+        .expect("commit");
+    fs::write(root.join("secret.up"), "hello\n").expect("write");
+    repo.commit_all("filtered", &GIT, WAIT, HookPolicy::Skip)
+        .expect("commit");
+    assert_eq!(git(root, &["show", "HEAD:secret.up"]), "HELLO");
+    assert_eq!(git(root, &["status", "--porcelain"]), "");
+}
+
+/// In a sparse checkout the files outside its cone are not in the working tree, and are
+/// not deleted by a commit.
+#[test]
+fn a_commit_in_a_sparse_checkout_keeps_the_files_outside_it() {
+    use super::test_git::git;
+    let (dir, repo) = repo();
+    let root = dir.path();
+    for file in ["inside/a.txt", "outside/b.txt"] {
+        fs::create_dir_all(root.join(file).parent().expect("parent")).expect("mkdir");
+        fs::write(root.join(file), "1\n").expect("write");
+    }
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
+        .expect("commit");
+    git(root, &["sparse-checkout", "set", "inside"]);
+    assert!(!root.join("outside/b.txt").exists());
+    fs::write(root.join("inside/a.txt"), "2\n").expect("write");
+    let repo = Repo::discover(root).expect("discover");
+    repo.commit_all("work", &GIT, WAIT, HookPolicy::Skip)
+        .expect("commit");
+    assert_eq!(
+        git(root, &["ls-tree", "-r", "--name-only", "HEAD"]),
+        "inside/a.txt\noutside/b.txt"
+    );
+    assert_eq!(git(root, &["show", "HEAD:inside/a.txt"]), "2");
 }

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{
-    CommitOutcome, Conflict, FileChange, GitError, HeadState, HookPolicy, Identity, Repo, StaleLock,
+    CommitOutcome, Conflict, FileChange, GitCli, GitError, HeadState, HookPolicy, Identity, Repo,
+    StaleLock,
 };
 
 /// How long a commit waits for another process's `index.lock`.
@@ -235,20 +236,21 @@ pub fn hook_policy(git: &crate::config::GitConfig) -> HookPolicy {
     }
 }
 
-/// Commit everything (`git add -A`) with `message`, running the repository's commit hooks
-/// as `hooks` says; `None` when nothing changed.
+/// Commit everything (`git add -A`, run by `git`) with `message`, running the
+/// repository's commit hooks as `hooks` says; `None` when nothing changed.
 ///
 /// # Errors
 /// When git fails (a held index lock, a broken repository).
 pub async fn commit_all(
     root: PathBuf,
     message: String,
+    git: GitCli,
     hooks: HookPolicy,
 ) -> Result<Option<Commit>, GitError> {
     let started = process_started();
     blocking(move || {
         let repo = Repo::discover(&root)?;
-        match repo.commit_all(&message, LOCK_WAIT, hooks)? {
+        match repo.commit_all(&message, &git, LOCK_WAIT, hooks)? {
             CommitOutcome::NothingToCommit => Ok(None),
             CommitOutcome::Committed { id, files_changed, identity, removed_stale_lock } => {
                 if identity == Identity::Fallback {
@@ -501,17 +503,27 @@ mod tests {
             "an unborn branch is fine"
         );
         std::fs::write(root.join("a.txt"), "1").expect("write");
-        commit_all(root.clone(), "base".into(), HookPolicy::Skip)
-            .await
-            .expect("commit");
+        commit_all(
+            root.clone(),
+            "base".into(),
+            GitCli::new(Duration::from_secs(60)),
+            HookPolicy::Skip,
+        )
+        .await
+        .expect("commit");
         std::fs::write(root.join("a.txt"), "2").expect("write");
         let err = preflight(root.clone(), false).await.expect_err("dirty");
         assert!(err.to_string().contains("a.txt"), "{err}");
         assert!(preflight(root.clone(), true).await.is_ok());
 
-        commit_all(root.clone(), "more".into(), HookPolicy::Skip)
-            .await
-            .expect("commit");
+        commit_all(
+            root.clone(),
+            "more".into(),
+            GitCli::new(Duration::from_secs(60)),
+            HookPolicy::Skip,
+        )
+        .await
+        .expect("commit");
         let head = raw.head().expect("head").target().expect("oid");
         raw.set_head_detached(head).expect("detach");
         let err = preflight(root, false).await.expect_err("detached");

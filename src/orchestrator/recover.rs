@@ -93,18 +93,24 @@ pub(super) async fn adopt_killed_work(
             "{headline}\n\ndebussy was stopped (killed or crashed) while a session of this phase ran; these are the files its agent had changed:\n{}",
             listed(&files)
         );
-        let commit =
-            match vcs::commit_all(tree.clone(), message, vcs::hook_policy(&config.git)).await {
-                Ok(Some(commit)) => commit,
-                Ok(None) => continue,
-                Err(err) => {
-                    return Err(RunError::Recovery {
-                        tree: tree.display().to_string(),
-                        files: listed(&files),
-                        why: crate::error_chain::error_chain(&err),
-                    });
-                }
-            };
+        let commit = match vcs::commit_all(
+            tree.clone(),
+            message,
+            super::parallel::git_cli(config),
+            vcs::hook_policy(&config.git),
+        )
+        .await
+        {
+            Ok(Some(commit)) => commit,
+            Ok(None) => continue,
+            Err(err) => {
+                return Err(RunError::Recovery {
+                    tree: tree.display().to_string(),
+                    files: listed(&files),
+                    why: crate::error_chain::error_chain(&err),
+                });
+            }
+        };
         points.insert(
             phase_id.clone(),
             ResumePoint {

@@ -222,6 +222,7 @@ impl Runner<'_> {
         match vcs::commit_all(
             self.workdir.clone(),
             message.clone(),
+            super::parallel::git_cli(&self.run.config),
             vcs::hook_policy(&self.run.config.git),
         )
         .await
