@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use git2::{Oid, Signature};
+use git2::Oid;
 
 use super::{GitCli, GitError, HookPolicy, Repo, hooks, op};
 
@@ -121,13 +121,9 @@ impl Repo {
                     source,
                 })?;
         }
-        let (author, committer, identity) = self.identity()?;
-        let tree = self.inner.find_tree(tree_id).map_err(op("read tree"))?;
-        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-        let id = self
-            .inner
-            .commit(Some("HEAD"), &author, &committer, &message, &tree, &parents)
-            .map_err(op("commit"))?;
+        let identity = self.identity();
+        let parents: Vec<Oid> = parent.iter().map(git2::Commit::id).collect();
+        let id = self.write_commit(git, "HEAD", tree_id, &parents, &message)?;
         if let Some(hooks) = &hooks
             && let Err(failure) = hooks.run("post-commit", &[])
         {
@@ -146,19 +142,85 @@ impl Repo {
         })
     }
 
-    /// The configured author and committer, else the fallback identity.
-    fn identity(&self) -> Result<(Signature<'static>, Signature<'static>, Identity), GitError> {
-        match (
-            self.inner.author_from_env(),
-            self.inner.committer_from_env(),
-        ) {
-            (Ok(author), Ok(committer)) => Ok((author, committer, Identity::Configured)),
-            _ => {
-                let fallback =
-                    Signature::now(FALLBACK_NAME, FALLBACK_EMAIL).map_err(op("make signature"))?;
-                Ok((fallback.clone(), fallback, Identity::Fallback))
+    /// Whose identity commits here carry: the configured one (`user.name` and
+    /// `user.email`, or `GIT_AUTHOR_*` and `GIT_COMMITTER_*`), else debussy's fallback.
+    pub(super) fn identity(&self) -> Identity {
+        let configured =
+            self.inner.author_from_env().is_ok() && self.inner.committer_from_env().is_ok();
+        if configured {
+            Identity::Configured
+        } else {
+            Identity::Fallback
+        }
+    }
+
+    /// Write the commit of `tree` on `parents` with `message`, and move `reference` (a
+    /// branch, or `HEAD` for its branch) to it from the first parent, as `git commit`
+    /// does: `git commit-tree` signs it when `commit.gpgSign` asks for that, and `git
+    /// update-ref` refuses if the reference moved meanwhile. The message passes through
+    /// `COMMIT_EDITMSG`, as git's own does.
+    ///
+    /// # Errors
+    /// When the message cannot be written, or git refuses.
+    pub(super) fn write_commit(
+        &self,
+        git: &GitCli,
+        reference: &str,
+        tree: Oid,
+        parents: &[Oid],
+        message: &str,
+    ) -> Result<Oid, GitError> {
+        let message_file = self.inner.path().join("COMMIT_EDITMSG");
+        std::fs::write(&message_file, message).map_err(|source| GitError::MessageFile {
+            path: message_file.clone(),
+            source,
+        })?;
+        let mut args: Vec<String> = Vec::new();
+        if self.identity() == Identity::Fallback {
+            for setting in [
+                format!("user.name={FALLBACK_NAME}"),
+                format!("user.email={FALLBACK_EMAIL}"),
+            ] {
+                args.extend(["-c".to_owned(), setting]);
             }
         }
+        args.extend(["commit-tree".to_owned(), tree.to_string()]);
+        // `git commit` signs by this setting; `git commit-tree` only when told to.
+        let sign = self
+            .inner
+            .config()
+            .and_then(|config| config.get_bool("commit.gpgSign"))
+            .unwrap_or(false);
+        if sign {
+            args.push("-S".to_owned());
+        }
+        for parent in parents {
+            args.extend(["-p".to_owned(), parent.to_string()]);
+        }
+        args.extend(["-F".to_owned(), message_file.to_string_lossy().into_owned()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let written = git.run_blocking(&self.root, &args)?;
+        let id = Oid::from_str(&written).map_err(op("read the commit git wrote"))?;
+        let subject = message.lines().next().unwrap_or_default();
+        let reflog = match parents.first() {
+            Some(_) => format!("commit: {subject}"),
+            None => format!("commit (initial): {subject}"),
+        };
+        let old = parents
+            .first()
+            .map_or_else(|| Oid::ZERO_SHA1.to_string(), Oid::to_string);
+        git.run_blocking(
+            &self.root,
+            &[
+                "update-ref",
+                "-m",
+                &reflog,
+                reference,
+                &id.to_string(),
+                &old,
+            ],
+        )?;
+        Ok(id)
     }
 
     /// Remove a stale `index.lock` (no process holds it: a git command was killed), or

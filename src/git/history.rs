@@ -4,9 +4,9 @@
 //! an agent that moved `HEAD`, reset, committed elsewhere or stashed loses nothing; how
 //! commits descend from each other is asked of git (see `ancestry.rs`).
 
-use git2::{Oid, Repository, Signature};
+use git2::Oid;
 
-use super::{GitError, Repo, op};
+use super::{GitCli, GitError, Repo, op};
 
 /// A stash entry (`refs/stash`, shared by every worktree of the repository).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,9 +155,10 @@ impl Repo {
     /// reachable from the branch. Returns the new tip.
     ///
     /// # Errors
-    /// When the branch or a commit is missing, or the commit cannot be written.
+    /// When the branch cannot be read, or git refuses the commit.
     pub fn keep_in_history(
         &self,
+        git: &GitCli,
         branch: &str,
         kept: &[Oid],
         message: &str,
@@ -167,24 +168,14 @@ impl Repo {
             .inner
             .refname_to_id(&reference)
             .map_err(op("read a branch"))?;
-        let tip = self.inner.find_commit(tip).map_err(op("read a commit"))?;
-        let mut parents = vec![tip.clone()];
-        for id in kept {
-            parents.push(self.inner.find_commit(*id).map_err(op("read a commit"))?);
-        }
-        let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
-        let tree = tip.tree().map_err(op("read a tree"))?;
-        let signature = signature(&self.inner)?;
-        self.inner
-            .commit(
-                Some(&reference),
-                &signature,
-                &signature,
-                message,
-                &tree,
-                &parents,
-            )
-            .map_err(op("commit"))
+        let tree = self
+            .inner
+            .find_commit(tip)
+            .map_err(op("read a commit"))?
+            .tree_id();
+        let mut parents = vec![tip];
+        parents.extend_from_slice(kept);
+        self.write_commit(git, &reference, tree, &parents, message)
     }
 
     /// The first line of a commit's message, for naming it to a person.
@@ -200,12 +191,4 @@ impl Repo {
             })
             .unwrap_or_default()
     }
-}
-
-/// The configured identity, else debussy's own (as its other commits).
-fn signature(repo: &Repository) -> Result<Signature<'static>, GitError> {
-    repo.signature()
-        .or_else(|_| Signature::now("debussy", "debussy@localhost"))
-        .map(|signature| signature.to_owned())
-        .map_err(op("make a signature"))
 }

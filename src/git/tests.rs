@@ -462,3 +462,43 @@ fn a_commit_in_a_sparse_checkout_keeps_the_files_outside_it() {
     );
     assert_eq!(git(root, &["show", "HEAD:inside/a.txt"]), "2");
 }
+
+/// With `commit.gpgSign`, debussy's commits are signed as `git commit` signs them (here
+/// with an SSH key, `gpg.format=ssh`), and the signature verifies. Needs `ssh-keygen`
+/// (openssh-client), so it is `#[ignore]`d and run with `--run-ignored all`.
+#[test]
+#[ignore = "needs ssh-keygen (openssh-client); run with --run-ignored all"]
+fn a_commit_is_signed_when_the_repository_asks_for_it() {
+    use super::test_git::git;
+    let (dir, repo) = repo();
+    let root = dir.path();
+    let keys = tempfile::tempdir().expect("tempdir");
+    let key = keys.path().join("key");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen must be installed (openssh-client)");
+    assert!(made.status.success(), "{made:?}");
+    let public = fs::read_to_string(key.with_extension("pub")).expect("public key");
+    let signers = keys.path().join("allowed_signers");
+    fs::write(&signers, format!("test@example.com {public}")).expect("write");
+    git(root, &["config", "gpg.format", "ssh"]);
+    git(root, &["config", "user.signingKey", &key.to_string_lossy()]);
+    git(
+        root,
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            &signers.to_string_lossy(),
+        ],
+    );
+    git(root, &["config", "commit.gpgSign", "true"]);
+    fs::write(root.join("a.txt"), "1\n").expect("write");
+    repo.commit_all("signed", &GIT, WAIT, HookPolicy::Skip)
+        .expect("commit");
+    assert!(
+        git(root, &["cat-file", "commit", "HEAD"]).contains("gpgsig -----BEGIN SSH SIGNATURE-----")
+    );
+    git(root, &["verify-commit", "HEAD"]);
+}

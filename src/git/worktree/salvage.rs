@@ -138,8 +138,9 @@ pub async fn secure(
                 .join("\n")
         );
         let ids: Vec<Oid> = kept.iter().map(|(id, _)| *id).collect();
+        let git = *git;
         tip = read(&worktree.path, move |repo| {
-            repo.keep_in_history(&branch, &ids, &message)
+            repo.keep_in_history(&git, &branch, &ids, &message)
         })
         .await?;
         notes.push(format!(
