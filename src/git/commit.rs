@@ -43,9 +43,10 @@ pub struct StaleLock {
     pub last_written: Option<std::time::SystemTime>,
 }
 
-/// The fallback identity for repositories without `user.name`/`user.email`.
-const FALLBACK_NAME: &str = "debussy";
-const FALLBACK_EMAIL: &str = "debussy@localhost";
+/// The fallback identity for repositories without `user.name`/`user.email`, as git's
+/// `-c` settings.
+const FALLBACK_USER_NAME: &str = "user.name=debussy";
+const FALLBACK_USER_EMAIL: &str = "user.email=debussy@localhost";
 
 impl Repo {
     /// Stage everything with `git add -A` run by `git` (new, modified and deleted files,
@@ -154,6 +155,40 @@ impl Repo {
         }
     }
 
+    /// Whether commits here are signed (`commit.gpgSign`).
+    fn signs_commits(&self) -> bool {
+        self.inner
+            .config()
+            .and_then(|config| config.get_bool("commit.gpgSign"))
+            .unwrap_or(false)
+    }
+
+    /// Where commits are signed, sign one that nothing refers to (of the empty tree; git
+    /// prunes it in time): a key git cannot use is found before a run, not at its first
+    /// commit, and a passphrase the signing agent asks for is asked while someone is
+    /// there.
+    ///
+    /// # Errors
+    /// [`GitError::Command`] in git's words when it cannot sign.
+    pub fn check_signing(&self, git: &GitCli) -> Result<(), GitError> {
+        if !self.signs_commits() {
+            return Ok(());
+        }
+        let empty = self
+            .inner
+            .treebuilder(None)
+            .and_then(|tree| tree.write())
+            .map_err(op("write the empty tree"))?
+            .to_string();
+        let mut args = Vec::new();
+        if self.identity() == Identity::Fallback {
+            args.extend(["-c", FALLBACK_USER_NAME, "-c", FALLBACK_USER_EMAIL]);
+        }
+        args.extend(["commit-tree", &empty, "-S", "-m", "debussy: signing check"]);
+        git.run_blocking(&self.root, &args)?;
+        Ok(())
+    }
+
     /// Write the commit of `tree` on `parents` with `message`, and move `reference` (a
     /// branch, or `HEAD` for its branch) to it from the first parent, as `git commit`
     /// does: `git commit-tree` signs it when `commit.gpgSign` asks for that, and `git
@@ -177,21 +212,13 @@ impl Repo {
         })?;
         let mut args: Vec<String> = Vec::new();
         if self.identity() == Identity::Fallback {
-            for setting in [
-                format!("user.name={FALLBACK_NAME}"),
-                format!("user.email={FALLBACK_EMAIL}"),
-            ] {
-                args.extend(["-c".to_owned(), setting]);
+            for setting in [FALLBACK_USER_NAME, FALLBACK_USER_EMAIL] {
+                args.extend(["-c".to_owned(), setting.to_owned()]);
             }
         }
         args.extend(["commit-tree".to_owned(), tree.to_string()]);
         // `git commit` signs by this setting; `git commit-tree` only when told to.
-        let sign = self
-            .inner
-            .config()
-            .and_then(|config| config.get_bool("commit.gpgSign"))
-            .unwrap_or(false);
-        if sign {
+        if self.signs_commits() {
             args.push("-S".to_owned());
         }
         for parent in parents {

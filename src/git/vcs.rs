@@ -9,6 +9,9 @@ use super::{
     StaleLock,
 };
 
+/// How long the check that git can sign may take: long enough for a person to answer
+/// the signing agent's passphrase prompt.
+const SIGNING_CHECK_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a commit waits for another process's `index.lock`.
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// How long a run starting after an interrupted one waits for a git lock file a live
@@ -46,6 +49,15 @@ pub enum PreflightError {
         /// The repository's working tree.
         root: PathBuf,
     },
+    /// `commit.gpgSign` is on and git cannot sign.
+    #[error("commit.gpgSign is on, and git cannot sign a commit here: {reason}")]
+    #[diagnostic(help(
+        "make the signing key usable without a prompt (unlock it in ssh-agent or gpg-agent, or fix user.signingKey), or turn signing off here (`git config commit.gpgSign false`), or pass --no-auto-commit"
+    ))]
+    CannotSign {
+        /// What git said.
+        reason: String,
+    },
     /// `HEAD` is detached; commits would not be on any branch.
     #[error("HEAD is detached at {commit}; debussy's commits would not be on any branch")]
     #[diagnostic(help(
@@ -57,8 +69,9 @@ pub enum PreflightError {
     },
 }
 
-/// Check that auto-commits are safe: a repository, a branch (unborn is fine), and no
-/// uncommitted tracked changes unless `allow_dirty`. Returns the branch name.
+/// Check that auto-commits are safe: a repository, a branch (unborn is fine), a signing
+/// key git can use when `commit.gpgSign` is on, and no uncommitted tracked changes
+/// unless `allow_dirty`. Returns the branch name.
 ///
 /// # Errors
 /// As [`PreflightError`].
@@ -83,6 +96,15 @@ pub async fn preflight(root: PathBuf, allow_dirty: bool) -> Result<String, Prefl
             }
             HeadState::Unborn { branch } | HeadState::Branch { name: branch, .. } => branch,
         };
+        match repo.check_signing(&GitCli::new(SIGNING_CHECK_TIMEOUT)) {
+            Ok(()) => {}
+            Err(GitError::Command(err)) => {
+                return Err(PreflightError::CannotSign {
+                    reason: err.message,
+                });
+            }
+            Err(err) => return Err(err.into()),
+        }
         if !allow_dirty {
             let dirty = repo.dirty_tracked_files()?;
             if !dirty.is_empty() {

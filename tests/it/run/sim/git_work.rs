@@ -34,6 +34,73 @@ fn a_dirty_tree_is_refused_with_the_files_named() {
     );
 }
 
+/// A key pair made by `ssh-keygen` in `dir`, protected by `passphrase` (empty for none):
+/// the private key's path. Fails the test, naming the package, without ssh-keygen.
+fn ssh_key(dir: &Path, passphrase: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let key = dir.join("key");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", passphrase, "-C", "test", "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen must be installed (openssh-client; scripts/test-tools)");
+    assert!(made.status.success(), "{made:?}");
+    key
+}
+
+/// With `commit.gpgSign` on and a key git cannot use without a prompt, the run is refused
+/// before any session spends anything, with git's words and the ways out; with a usable
+/// key, every commit of the run is signed.
+#[test]
+#[ignore = "needs ssh-keygen (openssh-client; scripts/test-tools)"]
+fn signing_is_checked_before_the_run_and_every_commit_signed() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let project = Project::new();
+    project.plan(&[("1", "N/A", "test -f work.txt")], &writing_work("done"));
+    let locked = ssh_key(keys.path(), "secret");
+    for (key, value) in [
+        ("gpg.format", "ssh"),
+        ("user.signingKey", &locked.to_string_lossy()),
+        ("commit.gpgSign", "true"),
+    ] {
+        assert!(witness::git_ok(project.root(), &["config", key, value]));
+    }
+    let output = project
+        .command(&sim_run_args("plan/MASTER_PLAN.md", &[]))
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr: String = String::from_utf8_lossy(&output.stderr)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        stderr.contains("commit.gpgSign is on") && stderr.contains("passphrase"),
+        "{stderr}"
+    );
+    assert!(!project.root().join(".debussy/transcripts").exists());
+
+    let usable = ssh_key(&keys.path().join("usable"), "");
+    let public = std::fs::read_to_string(usable.with_extension("pub")).expect("public key");
+    let signers = keys.path().join("allowed_signers");
+    std::fs::write(&signers, format!("test@example.com {public}")).expect("write");
+    for (key, value) in [
+        ("user.signingKey", usable.to_string_lossy()),
+        ("gpg.ssh.allowedSignersFile", signers.to_string_lossy()),
+    ] {
+        assert!(witness::git_ok(project.root(), &["config", key, &value]));
+    }
+    let plan = witness::git(project.root(), &["rev-parse", "HEAD"]);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let range = format!("{plan}..HEAD");
+    let signatures = witness::git(project.root(), &["log", "--format=%G? %s", &range]);
+    assert!(
+        signatures.lines().count() > 0 && signatures.lines().all(|line| line.starts_with("G ")),
+        "{signatures}"
+    );
+}
+
 #[test]
 fn without_a_git_identity_commits_are_made_as_debussy() {
     let project = Project::new();
