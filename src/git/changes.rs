@@ -1,7 +1,16 @@
 //! What changed in the working tree: since a commit (with line counts, for checkpoints)
 //! or against the index (for the pre-flight check), and the diffstat that shows it.
+//!
+//! A file the index marks skip-worktree (outside a sparse checkout's cone, or set by
+//! `git update-index --skip-worktree`) is, as git holds, what the index says, whatever
+//! the working tree has there; libgit2 would call every such file deleted.
 
-use git2::{DiffOptions, Oid, StatusOptions};
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::Path;
+
+use git2::{DiffOptions, IndexEntryExtendedFlag, Oid, Status, StatusOptions};
 
 use super::{GitError, Repo, op};
 use crate::words::plural;
@@ -85,10 +94,36 @@ impl Repo {
         keep: impl Fn(git2::Status) -> bool,
     ) -> Result<Vec<String>, GitError> {
         let statuses = self.inner.statuses(Some(options)).map_err(op("status"))?;
+        let skipped = self.skip_worktree_paths()?;
+        let worktree = Status::WT_NEW
+            | Status::WT_MODIFIED
+            | Status::WT_DELETED
+            | Status::WT_TYPECHANGE
+            | Status::WT_RENAMED;
         Ok(statuses
             .iter()
-            .filter(|entry| keep(entry.status()))
-            .filter_map(|entry| entry.path().ok().map(str::to_owned))
+            .filter_map(|entry| {
+                let mut status = entry.status();
+                if skipped.contains_key(entry.path_bytes()) {
+                    status.remove(worktree);
+                    if status.is_empty() {
+                        return None;
+                    }
+                }
+                keep(status).then(|| entry.path().ok().map(str::to_owned))?
+            })
+            .collect())
+    }
+
+    /// The paths the index marks skip-worktree, with the blob it holds for each.
+    fn skip_worktree_paths(&self) -> Result<HashMap<Vec<u8>, Oid>, GitError> {
+        let index = self.inner.index().map_err(op("read the index"))?;
+        Ok(index
+            .iter()
+            .filter(|entry| {
+                IndexEntryExtendedFlag::from_bits_truncate(entry.flags_extended).is_skip_worktree()
+            })
+            .map(|entry| (entry.path, entry.id))
             .collect())
     }
 
@@ -113,8 +148,21 @@ impl Repo {
             .inner
             .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut options))
             .map_err(op("diff"))?;
+        let skipped = self.skip_worktree_paths()?;
         let mut changes = Vec::with_capacity(diff.deltas().len());
         for (index, delta) in diff.deltas().enumerate() {
+            // The index's version of a skip-worktree file is its version here.
+            if let Some(path) = delta.old_file().path_bytes()
+                && let Some(held) = skipped.get(path)
+            {
+                let based = tree
+                    .as_ref()
+                    .and_then(|tree| tree.get_path(Path::new(OsStr::from_bytes(path))).ok())
+                    .map(|entry| entry.id());
+                if based == Some(*held) {
+                    continue;
+                }
+            }
             let kind = match delta.status() {
                 git2::Delta::Added | git2::Delta::Untracked | git2::Delta::Copied => {
                     ChangeKind::Added

@@ -502,3 +502,39 @@ fn a_commit_is_signed_when_the_repository_asks_for_it() {
     );
     git(root, &["verify-commit", "HEAD"]);
 }
+
+/// Outside a sparse checkout's cone the files are not in the working tree, and are not
+/// changes: not dirty, not uncommitted, not in a checkpoint's list; a change inside is.
+#[test]
+fn a_sparse_checkout_has_only_its_own_changes() {
+    use super::test_git::git;
+    let (dir, repo) = repo();
+    let root = dir.path();
+    for file in ["inside/a.txt", "outside/b.txt"] {
+        fs::create_dir_all(root.join(file).parent().expect("parent")).expect("mkdir");
+        fs::write(root.join(file), "1\n").expect("write");
+    }
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
+        .expect("commit");
+    git(root, &["sparse-checkout", "set", "inside"]);
+    let repo = Repo::discover(root).expect("discover");
+    let head = repo.head_commit().expect("head");
+    assert_eq!(
+        repo.dirty_tracked_files().expect("status"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        repo.uncommitted_files().expect("status"),
+        Vec::<String>::new()
+    );
+    assert_eq!(repo.changes_since(head).expect("diff"), Vec::new());
+    fs::write(root.join("inside/a.txt"), "2\n").expect("write");
+    assert_eq!(
+        repo.dirty_tracked_files().expect("status"),
+        ["inside/a.txt"]
+    );
+    assert_eq!(repo.uncommitted_files().expect("status"), ["inside/a.txt"]);
+    let changes = repo.changes_since(head).expect("diff");
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].path, "inside/a.txt");
+}

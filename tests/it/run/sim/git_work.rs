@@ -101,6 +101,28 @@ fn signing_is_checked_before_the_run_and_every_commit_signed() {
     );
 }
 
+/// A sparse checkout runs: the files outside its cone, absent from the working tree, are
+/// neither uncommitted changes that refuse the run nor deleted by its commits.
+#[test]
+fn a_sparse_checkout_runs_and_keeps_the_files_outside_it() {
+    let project = Project::new();
+    project.write("outside/kept.txt", "kept\n");
+    project.plan(&[("1", "N/A", "test -f work.txt")], &writing_work("done"));
+    assert!(witness::git_ok(
+        project.root(),
+        &["sparse-checkout", "set", "plan", "notes"]
+    ));
+    assert!(!project.root().join("outside/kept.txt").exists());
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let tree = witness::git(project.root(), &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(
+        tree.lines().any(|path| path == "outside/kept.txt")
+            && tree.lines().any(|path| path == "work.txt"),
+        "{tree}"
+    );
+}
+
 #[test]
 fn without_a_git_identity_commits_are_made_as_debussy() {
     let project = Project::new();
