@@ -437,11 +437,9 @@ fn a_commit_stores_what_the_clean_filter_makes() {
     assert_eq!(git(root, &["status", "--porcelain"]), "");
 }
 
-/// In a sparse checkout the files outside its cone are not in the working tree, and are
-/// not deleted by a commit.
-#[test]
-fn a_commit_in_a_sparse_checkout_keeps_the_files_outside_it() {
-    use super::test_git::git;
+/// A repository with `inside/a.txt` and `outside/b.txt` committed, checked out sparse
+/// with only `inside/` in its cone.
+fn sparse_checkout() -> (tempfile::TempDir, Repo) {
     let (dir, repo) = repo();
     let root = dir.path();
     for file in ["inside/a.txt", "outside/b.txt"] {
@@ -450,10 +448,20 @@ fn a_commit_in_a_sparse_checkout_keeps_the_files_outside_it() {
     }
     repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
         .expect("commit");
-    git(root, &["sparse-checkout", "set", "inside"]);
+    super::test_git::git(root, &["sparse-checkout", "set", "inside"]);
+    let repo = Repo::discover(root).expect("discover");
+    (dir, repo)
+}
+
+/// In a sparse checkout the files outside its cone are not in the working tree, and are
+/// not deleted by a commit.
+#[test]
+fn a_commit_in_a_sparse_checkout_keeps_the_files_outside_it() {
+    use super::test_git::git;
+    let (dir, repo) = sparse_checkout();
+    let root = dir.path();
     assert!(!root.join("outside/b.txt").exists());
     fs::write(root.join("inside/a.txt"), "2\n").expect("write");
-    let repo = Repo::discover(root).expect("discover");
     repo.commit_all("work", &GIT, WAIT, HookPolicy::Skip)
         .expect("commit");
     assert_eq!(
@@ -507,17 +515,8 @@ fn a_commit_is_signed_when_the_repository_asks_for_it() {
 /// changes: not dirty, not uncommitted, not in a checkpoint's list; a change inside is.
 #[test]
 fn a_sparse_checkout_has_only_its_own_changes() {
-    use super::test_git::git;
-    let (dir, repo) = repo();
+    let (dir, repo) = sparse_checkout();
     let root = dir.path();
-    for file in ["inside/a.txt", "outside/b.txt"] {
-        fs::create_dir_all(root.join(file).parent().expect("parent")).expect("mkdir");
-        fs::write(root.join(file), "1\n").expect("write");
-    }
-    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
-        .expect("commit");
-    git(root, &["sparse-checkout", "set", "inside"]);
-    let repo = Repo::discover(root).expect("discover");
     let head = repo.head_commit().expect("head");
     assert_eq!(
         repo.dirty_tracked_files().expect("status"),

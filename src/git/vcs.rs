@@ -525,27 +525,18 @@ mod tests {
             "an unborn branch is fine"
         );
         std::fs::write(root.join("a.txt"), "1").expect("write");
-        commit_all(
-            root.clone(),
-            "base".into(),
-            GitCli::new(Duration::from_secs(60)),
-            HookPolicy::Skip,
-        )
-        .await
-        .expect("commit");
+        let git = GitCli::new(Duration::from_secs(60));
+        commit_all(root.clone(), "base".into(), git, HookPolicy::Skip)
+            .await
+            .expect("commit");
         std::fs::write(root.join("a.txt"), "2").expect("write");
         let err = preflight(root.clone(), false).await.expect_err("dirty");
         assert!(err.to_string().contains("a.txt"), "{err}");
         assert!(preflight(root.clone(), true).await.is_ok());
 
-        commit_all(
-            root.clone(),
-            "more".into(),
-            GitCli::new(Duration::from_secs(60)),
-            HookPolicy::Skip,
-        )
-        .await
-        .expect("commit");
+        commit_all(root.clone(), "more".into(), git, HookPolicy::Skip)
+            .await
+            .expect("commit");
         let head = raw.head().expect("head").target().expect("oid");
         raw.set_head_detached(head).expect("detach");
         let err = preflight(root, false).await.expect_err("detached");

@@ -40,6 +40,16 @@ fn finished<'a>(events: &'a [Value], phase: &str) -> (&'a str, &'a str) {
     )
 }
 
+/// Run `project`'s plan with `--jobs 2`, which must be refused before it starts: what
+/// it said, without white space.
+fn jobs_refused(project: &Project) -> String {
+    let output = project
+        .command(&sim_run_args("plan/MASTER_PLAN.md", &["--jobs", "2"]))
+        .output()
+        .expect("run");
+    refusal(&output)
+}
+
 #[test]
 fn agents_that_move_head_commit_delete_and_change_binaries_lose_nothing() {
     let project = Project::new();
@@ -261,11 +271,7 @@ fn a_repository_with_submodules_refuses_jobs_and_says_why() {
         &[("1", "N/A", "true")],
         &Scenario::new().script(shell("1", &["true"])),
     );
-    let output = project
-        .command(&sim_run_args("plan/MASTER_PLAN.md", &["--jobs", "2"]))
-        .output()
-        .expect("run");
-    let squashed = refusal(&output);
+    let squashed = jobs_refused(&project);
     assert!(
         squashed.contains("submodules(vendor/lib)") && squashed.contains("--jobs1"),
         "{squashed}"
@@ -284,11 +290,7 @@ fn a_branch_named_debussy_refuses_jobs_and_says_how_to_free_the_name() {
             .script(shell("2", &["true"])),
     );
     assert!(git_ok(project.root(), &["branch", "debussy"]));
-    let output = project
-        .command(&sim_run_args("plan/MASTER_PLAN.md", &["--jobs", "2"]))
-        .output()
-        .expect("run");
-    let squashed = refusal(&output);
+    let squashed = jobs_refused(&project);
     assert!(
         squashed.contains("branchnameddebussy") && squashed.contains("gitbranch-mdebussy"),
         "{squashed}"
