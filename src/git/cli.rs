@@ -52,13 +52,7 @@ impl GitCli {
     /// # Errors
     /// When git is missing, exits non-zero, or runs past the time limit.
     pub async fn run(&self, dir: &Path, args: &[&str]) -> Result<String, GitCommandError> {
-        match self.ask(dir, args).await? {
-            Answer::Yes(stdout) => Ok(stdout),
-            Answer::No(message) => Err(GitCommandError {
-                command: args.join(" "),
-                message,
-            }),
-        }
+        self.ask(dir, args).await?.into_stdout(args)
     }
 
     /// Whether `git args…` succeeds in `dir` (a question asked with an exit code).
@@ -91,13 +85,7 @@ impl GitCli {
     /// When git is missing, exits non-zero, or runs past the time limit.
     pub fn run_blocking(&self, dir: &Path, args: &[&str]) -> Result<String, GitCommandError> {
         let output = command(dir, args).output_blocking(self.timeout);
-        match answer_of(args, output)? {
-            Answer::Yes(stdout) => Ok(stdout),
-            Answer::No(message) => Err(GitCommandError {
-                command: args.join(" "),
-                message,
-            }),
-        }
+        answer_of(args, output)?.into_stdout(args)
     }
 
     /// Run `git args…`: its stdout on success, what it said on exit code 1, and an error
@@ -160,6 +148,19 @@ enum Answer {
     Yes(String),
     /// Exit code 1, with what it said.
     No(String),
+}
+
+impl Answer {
+    /// Its stdout, or, for a "no", the error of `git args…`.
+    fn into_stdout(self, args: &[&str]) -> Result<String, GitCommandError> {
+        match self {
+            Answer::Yes(stdout) => Ok(stdout),
+            Answer::No(message) => Err(GitCommandError {
+                command: args.join(" "),
+                message,
+            }),
+        }
+    }
 }
 
 /// `git args…` in `dir`, as every git command debussy runs is started.

@@ -155,6 +155,15 @@ impl Repo {
         }
     }
 
+    /// The `-c` settings git needs to commit here: the fallback identity when none is
+    /// configured, else none.
+    fn identity_settings(&self) -> &'static [&'static str] {
+        match self.identity() {
+            Identity::Configured => &[],
+            Identity::Fallback => &["-c", FALLBACK_USER_NAME, "-c", FALLBACK_USER_EMAIL],
+        }
+    }
+
     /// Whether commits here are signed (`commit.gpgSign`).
     fn signs_commits(&self) -> bool {
         self.inner
@@ -180,10 +189,7 @@ impl Repo {
             .and_then(|tree| tree.write())
             .map_err(op("write the empty tree"))?
             .to_string();
-        let mut args = Vec::new();
-        if self.identity() == Identity::Fallback {
-            args.extend(["-c", FALLBACK_USER_NAME, "-c", FALLBACK_USER_EMAIL]);
-        }
+        let mut args = self.identity_settings().to_vec();
         args.extend(["commit-tree", &empty, "-S", "-m", "debussy: signing check"]);
         git.run_blocking(&self.root, &args)?;
         Ok(())
@@ -210,22 +216,19 @@ impl Repo {
             path: message_file.clone(),
             source,
         })?;
-        let mut args: Vec<String> = Vec::new();
-        if self.identity() == Identity::Fallback {
-            for setting in [FALLBACK_USER_NAME, FALLBACK_USER_EMAIL] {
-                args.extend(["-c".to_owned(), setting.to_owned()]);
-            }
-        }
-        args.extend(["commit-tree".to_owned(), tree.to_string()]);
+        let tree = tree.to_string();
+        let parent_ids: Vec<String> = parents.iter().map(Oid::to_string).collect();
+        let message_path = message_file.to_string_lossy();
+        let mut args = self.identity_settings().to_vec();
+        args.extend(["commit-tree", &tree]);
         // `git commit` signs by this setting; `git commit-tree` only when told to.
         if self.signs_commits() {
-            args.push("-S".to_owned());
+            args.push("-S");
         }
-        for parent in parents {
-            args.extend(["-p".to_owned(), parent.to_string()]);
+        for parent in &parent_ids {
+            args.extend(["-p", parent]);
         }
-        args.extend(["-F".to_owned(), message_file.to_string_lossy().into_owned()]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        args.extend(["-F", &message_path]);
         let written = git.run_blocking(&self.root, &args)?;
         let id = Oid::from_str(&written).map_err(op("read the commit git wrote"))?;
         let subject = message.lines().next().unwrap_or_default();
@@ -233,19 +236,13 @@ impl Repo {
             Some(_) => format!("commit: {subject}"),
             None => format!("commit (initial): {subject}"),
         };
-        let old = parents
+        let new = id.to_string();
+        let old = parent_ids
             .first()
-            .map_or_else(|| Oid::ZERO_SHA1.to_string(), Oid::to_string);
+            .map_or_else(|| Oid::ZERO_SHA1.to_string(), String::clone);
         git.run_blocking(
             &self.root,
-            &[
-                "update-ref",
-                "-m",
-                &reflog,
-                reference,
-                &id.to_string(),
-                &old,
-            ],
+            &["update-ref", "-m", &reflog, reference, &new, &old],
         )?;
         Ok(id)
     }
