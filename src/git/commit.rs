@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use git2::Oid;
+use git2::{Oid, Signature};
 
 use super::{GitCli, GitError, HookPolicy, Repo, hooks, op};
 
@@ -43,8 +43,10 @@ pub struct StaleLock {
     pub last_written: Option<std::time::SystemTime>,
 }
 
-/// The fallback identity for repositories without `user.name`/`user.email`, as git's
-/// `-c` settings.
+/// The fallback identity for repositories without `user.name`/`user.email`.
+const FALLBACK_NAME: &str = "debussy";
+const FALLBACK_EMAIL: &str = "debussy@localhost";
+/// The same, as git's `-c` settings.
 const FALLBACK_USER_NAME: &str = "user.name=debussy";
 const FALLBACK_USER_EMAIL: &str = "user.email=debussy@localhost";
 
@@ -196,14 +198,58 @@ impl Repo {
     }
 
     /// Write the commit of `tree` on `parents` with `message`, and move `reference` (a
-    /// branch, or `HEAD` for its branch) to it from the first parent, as `git commit`
-    /// does: `git commit-tree` signs it when `commit.gpgSign` asks for that, and `git
-    /// update-ref` refuses if the reference moved meanwhile. The message passes through
-    /// `COMMIT_EDITMSG`, as git's own does.
+    /// branch, or `HEAD` for its branch) to it from the first parent. libgit2 writes it,
+    /// in process, and refuses if the reference moved meanwhile; where `commit.gpgSign`
+    /// asks for a signature, which libgit2 cannot make, git does (see
+    /// [`Repo::write_signed_commit`]).
     ///
     /// # Errors
-    /// When the message cannot be written, or git refuses.
+    /// When a parent cannot be read, or the commit cannot be written or git refuses it.
     pub(super) fn write_commit(
+        &self,
+        git: &GitCli,
+        reference: &str,
+        tree: Oid,
+        parents: &[Oid],
+        message: &str,
+    ) -> Result<Oid, GitError> {
+        if self.signs_commits() {
+            return self.write_signed_commit(git, reference, tree, parents, message);
+        }
+        let (author, committer) = match (
+            self.inner.author_from_env(),
+            self.inner.committer_from_env(),
+        ) {
+            (Ok(author), Ok(committer)) => (author, committer),
+            _ => {
+                let fallback =
+                    Signature::now(FALLBACK_NAME, FALLBACK_EMAIL).map_err(op("make signature"))?;
+                (fallback.clone(), fallback)
+            }
+        };
+        let tree = self.inner.find_tree(tree).map_err(op("read tree"))?;
+        let parents = parents
+            .iter()
+            .map(|id| self.inner.find_commit(*id))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(op("read a commit"))?;
+        let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        self.inner
+            .commit(
+                Some(reference),
+                &author,
+                &committer,
+                message,
+                &tree,
+                &parents,
+            )
+            .map_err(op("commit"))
+    }
+
+    /// [`Repo::write_commit`] signed, as `git commit` signs: `git commit-tree -S` writes
+    /// it (the message passes through `COMMIT_EDITMSG`, as git's own does), and `git
+    /// update-ref` moves `reference`, refusing if it moved meanwhile.
+    fn write_signed_commit(
         &self,
         git: &GitCli,
         reference: &str,
@@ -220,11 +266,7 @@ impl Repo {
         let parent_ids: Vec<String> = parents.iter().map(Oid::to_string).collect();
         let message_path = message_file.to_string_lossy();
         let mut args = self.identity_settings().to_vec();
-        args.extend(["commit-tree", &tree]);
-        // `git commit` signs by this setting; `git commit-tree` only when told to.
-        if self.signs_commits() {
-            args.push("-S");
-        }
+        args.extend(["commit-tree", &tree, "-S"]);
         for parent in &parent_ids {
             args.extend(["-p", parent]);
         }
