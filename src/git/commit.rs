@@ -1,5 +1,8 @@
 //! Committing everything as the user's identity (or debussy's fallback), with the
-//! repository's hooks, and clearing an `index.lock` a killed agent left behind.
+//! repository's hooks, signed when `commit.gpgSign` asks for it, and clearing an
+//! `index.lock` a killed agent left behind. `git add -A` stages (libgit2 runs no clean
+//! filter and knows no sparse checkout); libgit2 writes the commit, or git when it must
+//! be signed.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
