@@ -16,6 +16,18 @@ pub enum GitError {
         /// The directory searched from.
         path: PathBuf,
     },
+    /// A repository git can use and libgit2, which debussy commits with, cannot: one of
+    /// SHA-256 objects, or a split index.
+    #[error("debussy cannot read the git repository at {}: {reason}", .path.display())]
+    #[diagnostic(help("{help}"))]
+    Unsupported {
+        /// The directory searched from.
+        path: PathBuf,
+        /// libgit2's words.
+        reason: String,
+        /// What to do about it.
+        help: &'static str,
+    },
     /// A linked worktree that its repository has no usable record of.
     #[error("git has no usable record of the worktree at {}", .path.display())]
     #[diagnostic(help(

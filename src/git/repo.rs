@@ -7,6 +7,11 @@ use git2::{Oid, Repository};
 
 use super::{GitError, op};
 
+/// What to do about a repository libgit2 cannot open.
+const UNSUPPORTED_REPOSITORY: &str = "libgit2, which debussy commits with, cannot open this repository (a SHA-256 repository is one it cannot open yet); run with --no-auto-commit to work without debussy's commits";
+/// What to do about an index libgit2 cannot read.
+const UNSUPPORTED_INDEX: &str = "a split index (`core.splitIndex`) is one libgit2, which debussy commits with, cannot read: join it with `git config core.splitIndex false && git update-index --no-split-index`, or run with --no-auto-commit";
+
 /// Where `HEAD` points.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeadState {
@@ -47,10 +52,21 @@ impl Repo {
     /// Find the repository containing `path`.
     ///
     /// # Errors
-    /// [`GitError::NotARepository`] when there is none, [`GitError::Bare`] without a work tree.
+    /// [`GitError::NotARepository`] when there is none, [`GitError::Unsupported`] when
+    /// libgit2 cannot open it, [`GitError::Bare`] without a work tree.
     pub fn discover(path: &Path) -> Result<Repo, GitError> {
-        let inner = Repository::discover(path).map_err(|_| GitError::NotARepository {
-            path: path.to_path_buf(),
+        let inner = Repository::discover(path).map_err(|err| {
+            if err.code() == git2::ErrorCode::NotFound {
+                GitError::NotARepository {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                GitError::Unsupported {
+                    path: path.to_path_buf(),
+                    reason: err.message().to_owned(),
+                    help: UNSUPPORTED_REPOSITORY,
+                }
+            }
         })?;
         let root = inner
             .workdir()
@@ -68,6 +84,22 @@ impl Repo {
             });
         }
         Ok(Repo { inner, root })
+    }
+
+    /// Check that libgit2 can read the index: it cannot read a split one
+    /// (`core.splitIndex`), which git can.
+    ///
+    /// # Errors
+    /// [`GitError::Unsupported`] saying how to join the index.
+    pub fn check_index(&self) -> Result<(), GitError> {
+        self.inner
+            .index()
+            .map(|_| ())
+            .map_err(|err| GitError::Unsupported {
+                path: self.root.clone(),
+                reason: format!("its index: {}", err.message()),
+                help: UNSUPPORTED_INDEX,
+            })
     }
 
     /// The working tree's root directory.

@@ -537,3 +537,38 @@ fn a_sparse_checkout_has_only_its_own_changes() {
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0].path, "inside/a.txt");
 }
+
+/// A repository git uses and libgit2 cannot read is named as such, with what to do, not
+/// taken for no repository: one of SHA-256 objects, and one with a split index.
+#[tokio::test]
+async fn a_repository_libgit2_cannot_read_is_named_with_the_way_out() {
+    use super::test_git::git;
+    let dir = tempfile::tempdir().expect("tempdir");
+    git(dir.path(), &["init", "-q", "--object-format=sha256"]);
+    let err = Repo::discover(dir.path()).expect_err("sha-256");
+    assert!(matches!(err, GitError::Unsupported { .. }), "{err:?}");
+    let help = miette::Diagnostic::help(&err).expect("help").to_string();
+    assert!(
+        help.contains("SHA-256") && help.contains("--no-auto-commit"),
+        "{help}"
+    );
+
+    let (dir, repo) = repo();
+    let root = dir.path();
+    fs::write(root.join("a.txt"), "1\n").expect("write");
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
+        .expect("commit");
+    git(root, &["config", "core.splitIndex", "true"]);
+    git(root, &["update-index", "--split-index"]);
+    let err = vcs::preflight(root.to_path_buf(), false)
+        .await
+        .expect_err("split index");
+    let help = miette::Diagnostic::help(&err).expect("help").to_string();
+    assert!(
+        help.contains("git update-index --no-split-index"),
+        "{err}: {help}"
+    );
+    git(root, &["config", "core.splitIndex", "false"]);
+    git(root, &["update-index", "--no-split-index"]);
+    assert!(vcs::preflight(root.to_path_buf(), false).await.is_ok());
+}

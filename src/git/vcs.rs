@@ -96,6 +96,7 @@ pub async fn preflight(root: PathBuf, allow_dirty: bool) -> Result<String, Prefl
             }
             HeadState::Unborn { branch } | HeadState::Branch { name: branch, .. } => branch,
         };
+        repo.check_index()?;
         match repo.check_signing(&GitCli::new(SIGNING_CHECK_TIMEOUT)) {
             Ok(()) => {}
             Err(GitError::Command(err)) => {
