@@ -96,7 +96,8 @@ impl Repo {
             .index()
             .map(|_| ())
             .map_err(|err| GitError::Unsupported {
-                path: self.root.clone(),
+                // libgit2's working tree ends in a `/`, which the message does not want.
+                path: self.root.components().collect(),
                 reason: format!("its index: {}", err.message()),
                 help: UNSUPPORTED_INDEX,
             })
