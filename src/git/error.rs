@@ -16,6 +16,17 @@ pub enum GitError {
         /// The directory searched from.
         path: PathBuf,
     },
+    /// A repository owned by another user, which git (and libgit2) will not use until it
+    /// is trusted.
+    #[error("the git repository at {} is owned by another user", .path.display())]
+    #[diagnostic(help(
+        "trust it as git asks (`git config --global --add safe.directory {}`), or run debussy as its owner",
+        .path.display()
+    ))]
+    NotOwned {
+        /// The repository's directory.
+        path: PathBuf,
+    },
     /// A repository git can use and libgit2, which debussy commits with, cannot: one of
     /// SHA-256 objects, or a split index.
     #[error("debussy cannot read the git repository at {}: {reason}", .path.display())]

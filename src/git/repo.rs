@@ -12,6 +12,30 @@ const UNSUPPORTED_REPOSITORY: &str = "libgit2, which debussy commits with, canno
 /// What to do about an index libgit2 cannot read.
 const UNSUPPORTED_INDEX: &str = "a split index (`core.splitIndex`) is one libgit2, which debussy commits with, cannot read: join it with `git config core.splitIndex false && git update-index --no-split-index`, or run with --no-auto-commit";
 
+/// Why libgit2 could not open a repository searched for from `path`.
+fn not_opened(path: &Path, err: &git2::Error) -> GitError {
+    let path = path.to_path_buf();
+    match err.code() {
+        git2::ErrorCode::NotFound => GitError::NotARepository { path },
+        git2::ErrorCode::Owner => GitError::NotOwned {
+            path: owned_path(err.message()).unwrap_or(path),
+        },
+        _ => GitError::Unsupported {
+            path,
+            reason: err.message().to_owned(),
+            help: UNSUPPORTED_REPOSITORY,
+        },
+    }
+}
+
+/// The repository named in libgit2's "repository path '…' is not owned by current user":
+/// the directory `safe.directory` must name, which may be above the one searched from.
+fn owned_path(message: &str) -> Option<PathBuf> {
+    let (_, rest) = message.split_once('\'')?;
+    let (path, _) = rest.rsplit_once('\'')?;
+    Some(PathBuf::from(path))
+}
+
 /// Where `HEAD` points.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeadState {
@@ -52,22 +76,11 @@ impl Repo {
     /// Find the repository containing `path`.
     ///
     /// # Errors
-    /// [`GitError::NotARepository`] when there is none, [`GitError::Unsupported`] when
-    /// libgit2 cannot open it, [`GitError::Bare`] without a work tree.
+    /// [`GitError::NotARepository`] when there is none, [`GitError::NotOwned`] when it is
+    /// another user's and not trusted, [`GitError::Unsupported`] when libgit2 cannot open
+    /// it, [`GitError::Bare`] without a work tree.
     pub fn discover(path: &Path) -> Result<Repo, GitError> {
-        let inner = Repository::discover(path).map_err(|err| {
-            if err.code() == git2::ErrorCode::NotFound {
-                GitError::NotARepository {
-                    path: path.to_path_buf(),
-                }
-            } else {
-                GitError::Unsupported {
-                    path: path.to_path_buf(),
-                    reason: err.message().to_owned(),
-                    help: UNSUPPORTED_REPOSITORY,
-                }
-            }
-        })?;
+        let inner = Repository::discover(path).map_err(|err| not_opened(path, &err))?;
         let root = inner
             .workdir()
             .ok_or_else(|| GitError::Bare {
@@ -199,5 +212,41 @@ impl Repo {
             Err(err) if err.code() == git2::ErrorCode::NotFound => Ok(None),
             Err(err) => Err(op("read a reference")(err)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// libgit2's refusal of another user's repository (seen from a repository `chown`ed to
+    /// `nobody`) names the directory git's `safe.directory` wants, which may be above the
+    /// one debussy searched from.
+    #[test]
+    fn another_users_repository_is_named_with_the_directory_to_trust() {
+        let refusal = git2::Error::new(
+            git2::ErrorCode::Owner,
+            git2::ErrorClass::Config,
+            "repository path '/srv/project' is not owned by current user",
+        );
+        let err = not_opened(Path::new("/srv/project/src"), &refusal);
+        let GitError::NotOwned { path } = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(path, Path::new("/srv/project"));
+        let help = miette::Diagnostic::help(&err).expect("help").to_string();
+        assert!(
+            help.contains("git config --global --add safe.directory /srv/project"),
+            "{help}"
+        );
+        let missing = git2::Error::new(
+            git2::ErrorCode::NotFound,
+            git2::ErrorClass::Repository,
+            "could not find repository",
+        );
+        assert!(matches!(
+            not_opened(Path::new("/srv"), &missing),
+            GitError::NotARepository { .. }
+        ));
     }
 }
