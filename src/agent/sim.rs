@@ -20,7 +20,9 @@ use crate::sim::{SUBCOMMAND, Scenario, formats};
 pub const DEFAULT_SCENARIO_FILE: &str = "sim-scenario.yaml";
 
 /// Where the sim agent's scenario is: `configured` (`agent.scenario`, relative to
-/// `project_root`), else `sim-scenario.yaml` beside `plan_path`, else in `project_root`.
+/// `project_root`), else `sim-scenario.yaml` beside `plan_path` (as the plan was read:
+/// relative to the current directory, which may be below the project's root), else in
+/// `project_root`.
 #[must_use]
 pub fn scenario_path(
     configured: Option<&Path>,
@@ -31,8 +33,9 @@ pub fn scenario_path(
         return project_root.join(configured);
     }
     let dir = plan_path
-        .and_then(Path::parent)
-        .map_or_else(|| project_root.to_path_buf(), |dir| project_root.join(dir));
+        .map(|plan| std::path::absolute(plan).unwrap_or_else(|_| project_root.join(plan)))
+        .and_then(|plan| plan.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| project_root.to_path_buf());
     dir.join(DEFAULT_SCENARIO_FILE)
 }
 
@@ -176,9 +179,11 @@ mod tests {
     #[test]
     fn scenario_defaults_to_the_plan_directory() {
         let root = Path::new("/project");
+        let here = std::env::current_dir().expect("current directory");
         assert_eq!(
             scenario_path(None, root, Some(Path::new("plans/x/MASTER_PLAN.md"))),
-            PathBuf::from("/project/plans/x/sim-scenario.yaml")
+            here.join("plans/x/sim-scenario.yaml"),
+            "a relative plan path is the current directory's, as the plan was read"
         );
         assert_eq!(
             scenario_path(None, root, Some(Path::new("/abs/MASTER_PLAN.md"))),

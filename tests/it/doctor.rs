@@ -90,6 +90,38 @@ fn text(bytes: &[u8]) -> String {
 
 const BROKEN_SCENARIO: &str = "scripts:\n  - phase: 1\n    turns:\n      - sya: typo\n  - turns:\n      - say: ok\n    exit_kode: 3\n";
 
+/// Started from inside the plan's directory with the plan named from there, in a project
+/// whose root `.debussy/` marks, `doctor` and `run` find the scenario beside the plan, as
+/// they find the plan itself.
+#[test]
+fn a_plan_named_from_its_own_directory_finds_its_scenario() {
+    let project = Project::with_scenario(&scenario());
+    std::fs::create_dir(project.root().join(".debussy")).expect("mkdir");
+    let from_plan_dir = |args: &[&str]| {
+        let mut command = crate::support::debussy(&project.root().join("plan"), args);
+        command
+            .env("HOME", project.root().join(".home"))
+            .env("XDG_CONFIG_HOME", project.root().join(".home/config"));
+        output_within(command, LIMIT)
+    };
+    let doctor = from_plan_dir(&["doctor", "MASTER_PLAN.md", "--agent", "sim"]);
+    let said = text(&doctor.stdout);
+    assert!(
+        said.contains("✓ scenario"),
+        "{said}{}",
+        text(&doctor.stderr)
+    );
+    let run = from_plan_dir(&[
+        "run",
+        "MASTER_PLAN.md",
+        "--agent",
+        "sim",
+        "--no-interactive",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert!(project.root().join("out.txt").is_file());
+}
+
 #[test]
 fn a_missing_agent_is_refused_before_anything_is_recorded() {
     let project = Project::with_scenario(&scenario());
