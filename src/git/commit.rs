@@ -4,6 +4,7 @@
 //! filter and knows no sparse checkout); libgit2 writes the commit, or git when it must
 //! be signed.
 
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -76,12 +77,21 @@ impl Repo {
         git.run_blocking(&self.root, &["add", "-A"])?;
         let mut index = self.inner.index().map_err(op("open index"))?;
         index.read(true).map_err(op("read the index"))?;
-        let mut tree_id = index.write_tree().map_err(op("write tree"))?;
-
         let parent = match self.head_commit()? {
             Some(id) => Some(self.inner.find_commit(id).map_err(op("read HEAD commit"))?),
             None => None,
         };
+        let embedded = new_gitlinks(&index, parent.as_ref())?;
+        if !embedded.is_empty() {
+            // Unstaged again: once its `.git` is gone, `git add -A` takes its files, where
+            // it would keep a staged gitlink.
+            let mut unstage = vec!["rm", "-q", "-r", "-f", "--cached", "--ignore-unmatch", "--"];
+            unstage.extend(embedded.iter().map(String::as_str));
+            git.run_blocking(&self.root, &unstage)?;
+            return Err(GitError::EmbeddedRepository { paths: embedded });
+        }
+        let mut tree_id = index.write_tree().map_err(op("write tree"))?;
+
         let parent_tree = parent.as_ref().map(git2::Commit::tree_id);
         let unchanged = match parent_tree {
             Some(parent_tree) => parent_tree == tree_id,
@@ -342,4 +352,29 @@ impl Repo {
 /// lock as stale: the agent that could hold it was killed.
 fn lock_holders(path: &Path) -> Vec<u32> {
     crate::process::procfs::holders_of(path).unwrap_or_default()
+}
+
+/// The directories `index` holds as commits of repositories of their own (gitlinks) that
+/// `head` did not: git repositories made inside the work tree since, whose files a commit
+/// would not hold.
+fn new_gitlinks(
+    index: &git2::Index,
+    head: Option<&git2::Commit<'_>>,
+) -> Result<Vec<String>, GitError> {
+    const GITLINK: u32 = 0o160_000;
+    let tree = head
+        .map(git2::Commit::tree)
+        .transpose()
+        .map_err(op("read tree"))?;
+    Ok(index
+        .iter()
+        .filter(|entry| entry.mode == GITLINK)
+        .filter(|entry| {
+            let path = Path::new(std::ffi::OsStr::from_bytes(&entry.path));
+            tree.as_ref()
+                .and_then(|tree| tree.get_path(path).ok())
+                .is_none_or(|known| known.filemode() != 0o160_000)
+        })
+        .map(|entry| String::from_utf8_lossy(&entry.path).into_owned())
+        .collect())
 }

@@ -107,6 +107,23 @@ pub enum GitError {
         #[source]
         source: std::io::Error,
     },
+    /// The work tree holds git repositories of its own that the last commit did not: a
+    /// commit would record only which commit each is at, not its files, and those would
+    /// be lost with the work tree (a phase's worktree goes when the run ends).
+    #[error(
+        "{} {} a git repository of its own (made by `git init`, or a clone), so a commit would not hold {} files",
+        .paths.join(", "),
+        if .paths.len() == 1 { "is" } else { "are" },
+        if .paths.len() == 1 { "its" } else { "their" }
+    )]
+    #[diagnostic(help(
+        "keep the files by removing the inner `.git` (`rm -rf {}/.git`), or move the repository out of the project, then resume; the work is still in the working tree",
+        .paths.first().map_or("", String::as_str)
+    ))]
+    EmbeddedRepository {
+        /// The directories, relative to the work tree.
+        paths: Vec<String>,
+    },
     /// A commit hook refused the commit.
     #[error("the {} hook refused the commit ({}){}", .0.hook, .0.status, if .0.output.is_empty() { String::new() } else { format!(":\n{}", .0.output) })]
     Hook(HookFailure),

@@ -572,3 +572,57 @@ async fn a_repository_libgit2_cannot_read_is_named_with_the_way_out() {
     git(root, &["update-index", "--no-split-index"]);
     assert!(vcs::preflight(root.to_path_buf(), false).await.is_ok());
 }
+
+/// A git repository the agent made inside the work tree (`git init`, a clone) would be
+/// committed as a gitlink, without its files, which go with a phase's worktree: the commit
+/// is refused, naming it. With its `.git` removed its files are committed; a gitlink the
+/// last commit already had (a repository the user keeps that way) is no reason to refuse.
+#[test]
+fn a_repository_made_inside_the_work_tree_is_refused_not_committed_without_its_files() {
+    use super::test_git::git;
+    let (dir, repo) = repo();
+    let root = dir.path();
+    fs::write(root.join("a.txt"), "1\n").expect("write");
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
+        .expect("commit");
+    let app = root.join("app");
+    fs::create_dir(&app).expect("mkdir");
+    git(&app, &["init", "-q"]);
+    fs::write(app.join("main.txt"), "precious\n").expect("write");
+    git(&app, &["add", "main.txt"]);
+    git(
+        &app,
+        &[
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-q",
+            "-m",
+            "x",
+        ],
+    );
+    let err = repo
+        .commit_all("work", &GIT, WAIT, HookPolicy::Skip)
+        .expect_err("refused");
+    assert!(
+        matches!(&err, GitError::EmbeddedRepository { paths } if paths == &["app"]),
+        "{err:?}"
+    );
+    assert!(app.join("main.txt").is_file());
+
+    let kept = tempfile::tempdir().expect("tempdir");
+    fs::rename(app.join(".git"), kept.path().join("app.git")).expect("move .git");
+    repo.commit_all("work", &GIT, WAIT, HookPolicy::Skip)
+        .expect("commit");
+    assert_eq!(git(root, &["show", "HEAD:app/main.txt"]), "precious");
+
+    git(root, &["rm", "-q", "-r", "--cached", "app"]);
+    fs::rename(kept.path().join("app.git"), app.join(".git")).expect("restore .git");
+    git(root, &["add", "app"]);
+    git(root, &["commit", "-q", "-m", "keep app as a gitlink"]);
+    fs::write(root.join("a.txt"), "2\n").expect("write");
+    repo.commit_all("more", &GIT, WAIT, HookPolicy::Skip)
+        .expect("a known gitlink is no reason to refuse");
+}

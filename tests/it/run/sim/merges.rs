@@ -322,6 +322,37 @@ fn phases_side_by_side_in_a_shallow_clone_are_merged() {
     }
 }
 
+/// A phase whose agent made a git repository of its own inside its worktree is not
+/// completed with a commit that holds only that repository's commit id: its files would
+/// go with the worktree. The phase fails naming the repository, and its files are kept.
+#[test]
+fn a_repository_an_agent_made_inside_its_worktree_is_not_committed_without_its_files() {
+    let project = Project::new();
+    let nested = "mkdir app && cd app && git init -q && echo precious > main.txt \
+                  && git add main.txt && git -c user.name=a -c user.email=a@b commit -qm x";
+    project.plan(
+        &[("1", "N/A", "true"), ("2", "N/A", "test -f two.txt")],
+        &Scenario::new()
+            .script(shell("1", &[nested]))
+            .script(shell("2", &["echo two > two.txt"])),
+    );
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let (status, error) = finished(&events, "1");
+    assert_eq!(status, "failed", "{events:#?}");
+    assert!(
+        error.contains("app is a git repository of its own"),
+        "{error}"
+    );
+    let run_id = events[0]["run_id"].as_str().expect("run id");
+    let kept = project
+        .root()
+        .join(".debussy/worktrees")
+        .join(run_id)
+        .join("1/app/main.txt");
+    assert_eq!(std::fs::read_to_string(&kept).expect("kept"), "precious\n");
+}
+
 #[test]
 fn a_branch_deleted_by_hand_before_its_merge_is_not_taken_for_merged() {
     let project = Project::new();
