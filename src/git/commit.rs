@@ -74,7 +74,12 @@ impl Repo {
         hooks: HookPolicy,
     ) -> Result<CommitOutcome, GitError> {
         let removed_stale_lock = self.clear_index_lock(lock_wait)?;
-        git.run_blocking(&self.root, &["add", "-A"])?;
+        git.run_blocking(&self.root, &["add", "-A"]).map_err(
+            |err| match uncommitted_repository(&err.message) {
+                Some(path) => GitError::EmbeddedRepository { paths: vec![path] },
+                None => err.into(),
+            },
+        )?;
         let mut index = self.inner.index().map_err(op("open index"))?;
         index.read(true).map_err(op("read the index"))?;
         let parent = match self.head_commit()? {
@@ -352,6 +357,17 @@ impl Repo {
 /// lock as stale: the agent that could hold it was killed.
 fn lock_holders(path: &Path) -> Vec<u32> {
     crate::process::procfs::holders_of(path).unwrap_or_default()
+}
+
+/// The directory of a repository with no commit yet that `git add` refused to stage ("error:
+/// 'app/' does not have a commit checked out").
+fn uncommitted_repository(said: &str) -> Option<String> {
+    let line = said
+        .lines()
+        .find(|line| line.ends_with("does not have a commit checked out"))?;
+    let (_, quoted) = line.split_once('\'')?;
+    let (path, _) = quoted.rsplit_once('\'')?;
+    Some(path.trim_end_matches('/').to_owned())
 }
 
 /// The directories `index` holds as commits of repositories of their own (gitlinks) that

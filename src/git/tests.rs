@@ -589,6 +589,14 @@ fn a_repository_made_inside_the_work_tree_is_refused_not_committed_without_its_f
     fs::create_dir(&app).expect("mkdir");
     git(&app, &["init", "-q"]);
     fs::write(app.join("main.txt"), "precious\n").expect("write");
+    // Before its first commit, git refuses to stage it at all.
+    let err = repo
+        .commit_all("work", &GIT, WAIT, HookPolicy::Skip)
+        .expect_err("refused");
+    assert!(
+        matches!(&err, GitError::EmbeddedRepository { paths } if paths == &["app"]),
+        "{err:?}"
+    );
     git(&app, &["add", "main.txt"]);
     git(
         &app,
