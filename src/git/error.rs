@@ -117,7 +117,7 @@ pub enum GitError {
         if .paths.len() == 1 { "its" } else { "their" }
     )]
     #[diagnostic(help(
-        "keep the files by removing the inner `.git` (`rm -rf {}/.git`), or move the repository out of the project, then resume; the work is still in the working tree",
+        "keep the files by removing the inner `.git` (`rm -rf {}/.git`), or move the repository out of the project, then resume",
         .paths.first().map_or("", String::as_str)
     ))]
     EmbeddedRepository {

@@ -235,7 +235,11 @@ impl Runner<'_> {
                         status = ExecutionStatus::Failed;
                         standing = Some(Standing::Failed);
                         error = Some(format!(
-                            "the completed work could not be committed ({err}); it is still in the working tree"
+                            "the completed work could not be committed ({err}); it is still in {}",
+                            self.worktree.as_ref().map_or_else(
+                                || "the working tree".to_owned(),
+                                |worktree| format!("its worktree {}", worktree.path.display())
+                            )
                         ));
                         None
                     }

@@ -242,9 +242,12 @@ impl Runner<'_> {
             }
             Ok(None) => Ok(None),
             Err(err) => {
-                let err = crate::error_chain::error_chain(&err);
-                self.warn(format!("could not commit: {err}"));
-                Err(err)
+                let mut said = crate::error_chain::error_chain(&err);
+                if let Some(help) = miette::Diagnostic::help(&err) {
+                    said = format!("{said}: {help}");
+                }
+                self.warn(format!("could not commit: {said}"));
+                Err(said)
             }
         }
     }

@@ -341,7 +341,9 @@ fn a_repository_an_agent_made_inside_its_worktree_is_not_committed_without_its_f
     let (status, error) = finished(&events, "1");
     assert_eq!(status, "failed", "{events:#?}");
     assert!(
-        error.contains("app is a git repository of its own"),
+        error.contains("app is a git repository of its own")
+            && error.contains("rm -rf app/.git")
+            && error.contains("its worktree"),
         "{error}"
     );
     let run_id = events[0]["run_id"].as_str().expect("run id");
