@@ -86,7 +86,7 @@ impl Repo {
             Some(id) => Some(self.inner.find_commit(id).map_err(op("read HEAD commit"))?),
             None => None,
         };
-        let embedded = new_gitlinks(&index, parent.as_ref())?;
+        let embedded = new_gitlinks(&index, parent.as_ref(), &submodule_paths(&self.root))?;
         if !embedded.is_empty() {
             // Unstaged again: once its `.git` is gone, `git add -A` takes its files, where
             // it would keep a staged gitlink.
@@ -370,12 +370,31 @@ fn uncommitted_repository(said: &str) -> Option<String> {
     Some(path.trim_end_matches('/').to_owned())
 }
 
+/// The paths `.gitmodules` in `root` declares submodules at.
+fn submodule_paths(root: &Path) -> Vec<String> {
+    let Ok(config) = git2::Config::open(&root.join(".gitmodules")) else {
+        return Vec::new();
+    };
+    let Ok(mut entries) = config.entries(Some(r"submodule\..*\.path")) else {
+        return Vec::new();
+    };
+    let mut paths = Vec::new();
+    while let Some(Ok(entry)) = entries.next() {
+        if let Ok(path) = entry.value() {
+            paths.push(path.trim_end_matches('/').to_owned());
+        }
+    }
+    paths
+}
+
 /// The directories `index` holds as commits of repositories of their own (gitlinks) that
-/// `head` did not: git repositories made inside the work tree since, whose files a commit
-/// would not hold.
+/// neither `head` nor `.gitmodules` (`submodules`) has: git repositories made inside the
+/// work tree since, whose files a commit would not hold. A submodule the agent added
+/// (`git submodule add`) is declared, and its commit lives where its URL says.
 fn new_gitlinks(
     index: &git2::Index,
     head: Option<&git2::Commit<'_>>,
+    submodules: &[String],
 ) -> Result<Vec<String>, GitError> {
     const GITLINK: u32 = 0o160_000;
     let tree = head
@@ -392,5 +411,6 @@ fn new_gitlinks(
                 .is_none_or(|known| known.filemode() != 0o160_000)
         })
         .map(|entry| String::from_utf8_lossy(&entry.path).into_owned())
+        .filter(|path| !submodules.contains(path))
         .collect())
 }

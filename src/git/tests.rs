@@ -633,4 +633,21 @@ fn a_repository_made_inside_the_work_tree_is_refused_not_committed_without_its_f
     fs::write(root.join("a.txt"), "2\n").expect("write");
     repo.commit_all("more", &GIT, WAIT, HookPolicy::Skip)
         .expect("a known gitlink is no reason to refuse");
+
+    // A submodule the agent adds is declared in `.gitmodules`: committed as git would.
+    git(
+        root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &app.to_string_lossy(),
+            "lib",
+        ],
+    );
+    repo.commit_all("submodule", &GIT, WAIT, HookPolicy::Skip)
+        .expect("a declared submodule is committed");
+    assert!(git(root, &["ls-tree", "HEAD", "lib"]).starts_with("160000 commit"));
 }
