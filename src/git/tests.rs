@@ -585,18 +585,21 @@ fn a_repository_made_inside_the_work_tree_is_refused_not_committed_without_its_f
     fs::write(root.join("a.txt"), "1\n").expect("write");
     repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
         .expect("commit");
+    let refused_for_app = || {
+        let err = repo
+            .commit_all("work", &GIT, WAIT, HookPolicy::Skip)
+            .expect_err("refused");
+        assert!(
+            matches!(&err, GitError::EmbeddedRepository { paths } if paths == &["app"]),
+            "{err:?}"
+        );
+    };
     let app = root.join("app");
     fs::create_dir(&app).expect("mkdir");
     git(&app, &["init", "-q"]);
     fs::write(app.join("main.txt"), "precious\n").expect("write");
     // Before its first commit, git refuses to stage it at all.
-    let err = repo
-        .commit_all("work", &GIT, WAIT, HookPolicy::Skip)
-        .expect_err("refused");
-    assert!(
-        matches!(&err, GitError::EmbeddedRepository { paths } if paths == &["app"]),
-        "{err:?}"
-    );
+    refused_for_app();
     git(&app, &["add", "main.txt"]);
     git(
         &app,
@@ -611,13 +614,7 @@ fn a_repository_made_inside_the_work_tree_is_refused_not_committed_without_its_f
             "x",
         ],
     );
-    let err = repo
-        .commit_all("work", &GIT, WAIT, HookPolicy::Skip)
-        .expect_err("refused");
-    assert!(
-        matches!(&err, GitError::EmbeddedRepository { paths } if paths == &["app"]),
-        "{err:?}"
-    );
+    refused_for_app();
     assert!(app.join("main.txt").is_file());
 
     let kept = tempfile::tempdir().expect("tempdir");
