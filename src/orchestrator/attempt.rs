@@ -255,7 +255,8 @@ impl Runner<'_> {
                             Err(err) => {
                                 return (
                                     AttemptEnd::Fatal(format!(
-                                        "the checkpoint could not be committed ({err}); the work is still in the working tree"
+                                        "the checkpoint could not be committed ({err}); the work is still in {}",
+                                        self.where_the_work_is()
                                     )),
                                     tally,
                                 );

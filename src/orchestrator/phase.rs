@@ -236,10 +236,7 @@ impl Runner<'_> {
                         standing = Some(Standing::Failed);
                         error = Some(format!(
                             "the completed work could not be committed ({err}); it is still in {}",
-                            self.worktree.as_ref().map_or_else(
-                                || "the working tree".to_owned(),
-                                |worktree| format!("its worktree {}", worktree.path.display())
-                            )
+                            self.where_the_work_is()
                         ));
                         None
                     }

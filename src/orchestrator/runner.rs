@@ -61,6 +61,15 @@ pub(crate) struct ResumePoint {
 }
 
 impl Runner<'_> {
+    /// Where the phase's uncommitted work is, for a person: the working tree, or the
+    /// phase's worktree by its path.
+    pub(crate) fn where_the_work_is(&self) -> String {
+        self.worktree.as_ref().map_or_else(
+            || "the working tree".to_owned(),
+            |worktree| format!("its worktree {}", worktree.path.display()),
+        )
+    }
+
     /// `path` (a plan or notes file in the project) where the agent sees it: the same
     /// file in the phase's worktree when it has one.
     pub(crate) fn in_workdir(&self, path: &Path) -> PathBuf {

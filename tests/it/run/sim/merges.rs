@@ -355,6 +355,32 @@ fn a_repository_an_agent_made_inside_its_worktree_is_not_committed_without_its_f
     assert_eq!(std::fs::read_to_string(&kept).expect("kept"), "precious\n");
 }
 
+/// A checkpoint that cannot be committed stops the run, and in a worktree says which one
+/// holds the work.
+#[test]
+fn a_checkpoint_refused_in_a_worktree_names_the_worktree_that_holds_the_work() {
+    let project = Project::new();
+    let nested = "mkdir app && cd app && git init -q && echo precious > main.txt";
+    project.plan(
+        &[("1", "N/A", "true"), ("2", "N/A", "true")],
+        &Scenario::new()
+            .script(
+                Script::phase("1")
+                    .turn(Turn::say("working").percent(90).bash(nested))
+                    .turn(Turn::done()),
+            )
+            .script(shell("2", &["true"])),
+    );
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_ne!(code, 0, "{events:#?}");
+    let said = serde_json::to_string(&events).expect("json");
+    assert!(
+        said.contains("the checkpoint could not be committed")
+            && said.contains("the work is still in its worktree"),
+        "{events:#?}"
+    );
+}
+
 #[test]
 fn a_branch_deleted_by_hand_before_its_merge_is_not_taken_for_merged() {
     let project = Project::new();
