@@ -366,7 +366,8 @@ fn a_checkpoint_refused_in_a_worktree_names_the_worktree_that_holds_the_work() {
         &Scenario::new()
             .script(
                 Script::phase("1")
-                    .turn(Turn::say("working").percent(90).bash(nested))
+                    .turn(Turn::say("working").percent(10).bash(nested))
+                    .turn(Turn::say("still working").percent(90))
                     .turn(Turn::done()),
             )
             .script(shell("2", &["true"])),
