@@ -124,6 +124,30 @@ pub enum GitError {
         /// The directories, relative to the work tree.
         paths: Vec<String>,
     },
+    /// The checkout is no longer on the branch the run commits on (switched, or `HEAD`
+    /// detached by a rebase or a checkout of a commit).
+    #[error("the run commits on {expected}, and the checkout {now} now")]
+    #[diagnostic(help(
+        "switch back (`git switch {expected}`; uncommitted work comes along) and resume the run; commits made on the other branch meanwhile can follow with `git merge`"
+    ))]
+    OffBranch {
+        /// The branch the run commits on.
+        expected: String,
+        /// Where the checkout is, as a phrase (`is on feature`).
+        now: String,
+    },
+    /// A merge, rebase, cherry-pick, revert, bisect or `git am` was started in the
+    /// working tree: a commit now would record its conflict markers.
+    #[error(
+        "{operation} was started in the working tree, so a commit now would record it half done"
+    )]
+    #[diagnostic(help("{finish}; then resume the run"))]
+    OperationUnderWay {
+        /// What is in progress, e.g. `a merge`.
+        operation: &'static str,
+        /// How to finish or abort it.
+        finish: &'static str,
+    },
     /// A commit hook refused the commit.
     #[error("the {} hook refused the commit ({}){}", .0.hook, .0.status, if .0.output.is_empty() { String::new() } else { format!(":\n{}", .0.output) })]
     Hook(HookFailure),

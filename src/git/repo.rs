@@ -190,6 +190,36 @@ impl Repo {
         }
     }
 
+    /// Check that a commit made now lands on `branch`, the one a run commits on: the
+    /// checkout is still on it, and no merge, rebase or similar is half done there.
+    /// Someone who switched the checkout mid-run (or an agent that did) would otherwise
+    /// find the run's work committed on their branch, or on none.
+    ///
+    /// # Errors
+    /// [`GitError::OperationUnderWay`] or [`GitError::OffBranch`]; when `HEAD` cannot be
+    /// read.
+    pub fn check_commits_on(&self, branch: &str) -> Result<(), GitError> {
+        if let Some((operation, finish)) = self.operation_in_progress() {
+            return Err(GitError::OperationUnderWay { operation, finish });
+        }
+        let now = match self.head()? {
+            HeadState::Unborn { branch: name } | HeadState::Branch { name, .. } => {
+                if name == branch {
+                    return Ok(());
+                }
+                format!("is on {name}")
+            }
+            HeadState::Detached { commit } => {
+                let id = commit.to_string();
+                format!("has HEAD detached at {}", id.get(..12).unwrap_or(&id))
+            }
+        };
+        Err(GitError::OffBranch {
+            expected: branch.to_owned(),
+            now,
+        })
+    }
+
     /// The commit `HEAD` points at, `None` on an unborn branch.
     ///
     /// # Errors

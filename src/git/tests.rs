@@ -648,3 +648,51 @@ fn a_repository_made_inside_the_work_tree_is_refused_not_committed_without_its_f
         .expect("a declared submodule is committed");
     assert!(git(root, &["ls-tree", "HEAD", "lib"]).starts_with("160000 commit"));
 }
+
+#[test]
+fn commits_on_a_branch_are_refused_once_the_checkout_left_it() {
+    let (dir, repo) = repo();
+    let root = dir.path();
+    fs::write(root.join("a.txt"), "one\n").expect("write");
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
+        .expect("base");
+    let started_on = super::test_git::git(root, &["branch", "--show-current"]);
+    repo.check_commits_on(&started_on).expect("on it");
+
+    super::test_git::git(root, &["switch", "-q", "-c", "feature"]);
+    let err = repo.check_commits_on(&started_on).expect_err("switched");
+    assert!(matches!(err, GitError::OffBranch { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("the run commits on {started_on}, and the checkout is on feature now")
+    );
+
+    super::test_git::git(root, &["checkout", "-q", "--detach"]);
+    let err = repo.check_commits_on(&started_on).expect_err("detached");
+    assert!(err.to_string().contains("HEAD detached at"), "{err}");
+
+    // A merge with conflicts, on the run's own branch.
+    super::test_git::git(root, &["switch", "-q", "feature"]);
+    fs::write(root.join("a.txt"), "feature\n").expect("write");
+    super::test_git::git(root, &["commit", "-q", "-am", "feature"]);
+    super::test_git::git(root, &["switch", "-q", &started_on]);
+    fs::write(root.join("a.txt"), "main\n").expect("write");
+    super::test_git::git(root, &["commit", "-q", "-am", "main"]);
+    let merged = std::process::Command::new("git")
+        .args(["merge", "-q", "feature"])
+        .current_dir(root)
+        .output()
+        .expect("git merge");
+    assert!(!merged.status.success(), "the merge conflicts");
+    let err = repo.check_commits_on(&started_on).expect_err("merging");
+    assert!(
+        matches!(
+            err,
+            GitError::OperationUnderWay {
+                operation: "a merge",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}

@@ -260,19 +260,25 @@ pub fn hook_policy(git: &crate::config::GitConfig) -> HookPolicy {
 }
 
 /// Commit everything (`git add -A`, run by `git`) with `message`, running the
-/// repository's commit hooks as `hooks` says; `None` when nothing changed.
+/// repository's commit hooks as `hooks` says; `None` when nothing changed. With
+/// `on_branch`, only while the checkout is on that branch with no operation half done.
 ///
 /// # Errors
-/// When git fails (a held index lock, a broken repository).
+/// When git fails (a held index lock, a broken repository); as
+/// [`Repo::check_commits_on`] says.
 pub async fn commit_all(
     root: PathBuf,
     message: String,
     git: GitCli,
     hooks: HookPolicy,
+    on_branch: Option<String>,
 ) -> Result<Option<Commit>, GitError> {
     let started = process_started();
     blocking(move || {
         let repo = Repo::discover(&root)?;
+        if let Some(branch) = &on_branch {
+            repo.check_commits_on(branch)?;
+        }
         match repo.commit_all(&message, &git, LOCK_WAIT, hooks)? {
             CommitOutcome::NothingToCommit => Ok(None),
             CommitOutcome::Committed { id, files_changed, identity, removed_stale_lock } => {
@@ -527,7 +533,7 @@ mod tests {
         );
         std::fs::write(root.join("a.txt"), "1").expect("write");
         let git = GitCli::new(Duration::from_secs(60));
-        commit_all(root.clone(), "base".into(), git, HookPolicy::Skip)
+        commit_all(root.clone(), "base".into(), git, HookPolicy::Skip, None)
             .await
             .expect("commit");
         std::fs::write(root.join("a.txt"), "2").expect("write");
@@ -535,7 +541,7 @@ mod tests {
         assert!(err.to_string().contains("a.txt"), "{err}");
         assert!(preflight(root.clone(), true).await.is_ok());
 
-        commit_all(root.clone(), "more".into(), git, HookPolicy::Skip)
+        commit_all(root.clone(), "more".into(), git, HookPolicy::Skip, None)
             .await
             .expect("commit");
         let head = raw.head().expect("head").target().expect("oid");

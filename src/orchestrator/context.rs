@@ -18,6 +18,9 @@ pub(crate) struct RunContext<'run> {
     pub(crate) config: Config,
     /// The project root: state, transcripts and the agent's `debussy` calls.
     pub(crate) root: PathBuf,
+    /// The branch commits in the project's own working tree go on (the one the run
+    /// started on), when phases run there and debussy commits.
+    pub(crate) commits_on: Option<String>,
     /// The plan being run.
     pub(crate) plan: &'run Plan,
     /// Every session's settings from the configuration; each session adds its prompt,

@@ -73,7 +73,7 @@ pub(super) async fn adopt_killed_work(
         } else {
             None
         };
-        let Some(files) = left_changed(tree.clone(), on_branch).await else {
+        let Some(files) = left_changed(tree.clone(), on_branch.clone()).await else {
             continue;
         };
         let title = plan
@@ -98,6 +98,7 @@ pub(super) async fn adopt_killed_work(
             message,
             super::parallel::git_cli(config),
             vcs::hook_policy(&config.git),
+            on_branch,
         )
         .await
         {

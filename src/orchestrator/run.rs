@@ -319,6 +319,11 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let pool = super::pool::WorktreePool::new(git, &root, &run_id, pool_branch);
     let jobs = config.jobs.at_once(order.len());
     let context = RunContext {
+        commits_on: if run_branch.is_none() {
+            checked_out
+        } else {
+            None
+        },
         config,
         root: root.clone(),
         plan: &plan,

@@ -70,6 +70,16 @@ impl Runner<'_> {
         )
     }
 
+    /// The branch this phase's commits must land on, when they are made in the
+    /// project's own working tree; a phase's worktree has its own branch.
+    fn commits_on(&self) -> Option<String> {
+        if self.workdir == self.run.root {
+            self.run.commits_on.clone()
+        } else {
+            None
+        }
+    }
+
     /// `path` (a plan or notes file in the project) where the agent sees it: the same
     /// file in the phase's worktree when it has one.
     pub(crate) fn in_workdir(&self, path: &Path) -> PathBuf {
@@ -233,6 +243,7 @@ impl Runner<'_> {
             message.clone(),
             super::parallel::git_cli(&self.run.config),
             vcs::hook_policy(&self.run.config.git),
+            self.commits_on(),
         )
         .await
         {

@@ -1,5 +1,6 @@
 //! A run's git work: a dirty tree or a merge in progress refused, commits without an
-//! identity, commits and hooks that fail, pauses, and run data kept private.
+//! identity, commits and hooks that fail, a checkout switched mid-run, pauses, and run
+//! data kept private.
 
 use std::path::Path;
 
@@ -211,6 +212,52 @@ fn a_commit_that_fails_fails_the_phase_with_gits_words_and_keeps_the_work() {
         std::fs::read_to_string(project.root().join("work.txt")).expect("work kept"),
         "the agent's work"
     );
+}
+
+#[test]
+fn a_checkout_switched_mid_run_gets_none_of_its_commits_and_resume_commits_on_the_run_branch() {
+    use witness::{git, git_ok};
+    let project = Project::new();
+    // The switch a user (or the agent) makes in the project's checkout while the phase
+    // works there.
+    let scenario = Scenario::new().script(
+        Script::phase("1").turns([
+            Turn::say("working")
+                .percent(10)
+                .bash("echo one > f1.txt")
+                .bash("git switch -q -c elsewhere"),
+            super::kit::notes("1"),
+            Turn::done(),
+        ]),
+    );
+    project.plan(&[("1", "N/A", "test -f f1.txt")], &scenario);
+    let root = project.root();
+    let started_on = git(root, &["branch", "--show-current"]);
+    let base = git(root, &["rev-parse", "HEAD"]);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 1, "{events:#?}");
+    let error = summary(&events)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        error.contains(&format!(
+            "the run commits on {started_on}, and the checkout is on elsewhere now"
+        )) && error.contains(&format!("git switch {started_on}")),
+        "{error}"
+    );
+    assert_eq!(
+        git(root, &["rev-parse", "elsewhere"]),
+        base,
+        "no commit there"
+    );
+    assert_eq!(git(root, &["rev-parse", &started_on]), base);
+
+    assert!(git_ok(root, &["switch", "-q", &started_on]));
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let files = git(root, &["ls-tree", "--name-only", &started_on]);
+    assert!(files.lines().any(|file| file == "f1.txt"), "{files}");
 }
 
 #[test]
