@@ -136,6 +136,22 @@ pub enum GitError {
         /// Where the checkout is, as a phrase (`is on feature`).
         now: String,
     },
+    /// A commit debussy made on the run's branch (or its tip when the run started) is
+    /// no longer in the branch's history, and its changes are not there either.
+    #[error(
+        "commit {commit}, where debussy last left {branch}, is no longer in its history (now at {head}): a reset or a rewrite took its work off the branch"
+    )]
+    #[diagnostic(help(
+        "bring the work back with `git merge {commit}` (git keeps the commit), then resume the run"
+    ))]
+    LeftHistory {
+        /// The commit debussy left the branch at.
+        commit: String,
+        /// The branch the run commits on.
+        branch: String,
+        /// Where the branch is now.
+        head: String,
+    },
     /// A merge, rebase, cherry-pick, revert, bisect or `git am` was started in the
     /// working tree: a commit now would record its conflict markers.
     #[error(

@@ -33,6 +33,11 @@ pub use hooks::{HookFailure, HookPolicy};
 pub use locks::clear_left_locks;
 pub use repo::{HeadState, Repo};
 
+/// A commit id as debussy names commits to people: its first twelve digits.
+fn short_id(id: git2::Oid) -> String {
+    id.to_string().chars().take(12).collect()
+}
+
 /// Attach what was being done to a libgit2 error.
 fn op(action: &'static str) -> impl FnOnce(git2::Error) -> GitError {
     move |source| GitError::Git { action, source }

@@ -210,8 +210,7 @@ impl Repo {
                 format!("is on {name}")
             }
             HeadState::Detached { commit } => {
-                let id = commit.to_string();
-                format!("has HEAD detached at {}", id.get(..12).unwrap_or(&id))
+                format!("has HEAD detached at {}", super::short_id(commit))
             }
         };
         Err(GitError::OffBranch {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{
     CommitOutcome, Conflict, FileChange, GitCli, GitError, HeadState, HookPolicy, Identity, Repo,
-    StaleLock,
+    StaleLock, short_id,
 };
 
 /// How long the check that git can sign may take: long enough for a person to answer
@@ -200,6 +200,16 @@ pub async fn head(root: PathBuf) -> Option<git2::Oid> {
     blocking(move || Repo::discover(&root).ok()?.head_commit().ok().flatten()).await
 }
 
+/// The branch checked out in `root`; `None` with `HEAD` detached or outside a
+/// repository.
+pub async fn current_branch(root: PathBuf) -> Option<String> {
+    blocking(move || match Repo::discover(&root).ok()?.head().ok()? {
+        HeadState::Unborn { branch } | HeadState::Branch { name: branch, .. } => Some(branch),
+        HeadState::Detached { .. } => None,
+    })
+    .await
+}
+
 /// Files changed since `base`, untracked included (empty outside a repository).
 pub async fn changes_since(root: PathBuf, base: Option<git2::Oid>) -> Vec<FileChange> {
     blocking(move || {
@@ -259,26 +269,67 @@ pub fn hook_policy(git: &crate::config::GitConfig) -> HookPolicy {
     }
 }
 
-/// Commit everything (`git add -A`, run by `git`) with `message`, running the
-/// repository's commit hooks as `hooks` says; `None` when nothing changed. With
-/// `on_branch`, only while the checkout is on that branch with no operation half done.
+/// Where a commit in the project's own checkout must land: on the branch the run
+/// commits on, with the commit debussy last left it at still in its history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnBranch {
+    /// The branch the run commits on.
+    pub branch: String,
+    /// Where debussy last left it: its tip when the run started, then each commit
+    /// debussy made there.
+    pub after: Option<git2::Oid>,
+}
+
+/// Check that a commit made in `root` now lands as `on` says: the checkout on the
+/// branch, no merge or rebase half done, and what debussy left there still in the
+/// branch's history, as is or with all its changes (an amend, a rebase).
 ///
 /// # Errors
-/// When git fails (a held index lock, a broken repository); as
-/// [`Repo::check_commits_on`] says.
+/// [`GitError::OffBranch`], [`GitError::OperationUnderWay`] or
+/// [`GitError::LeftHistory`]; when git fails.
+pub async fn check_on_branch(root: &Path, git: GitCli, on: &OnBranch) -> Result<(), GitError> {
+    let head = {
+        let (root, branch) = (root.to_path_buf(), on.branch.clone());
+        blocking(move || {
+            let repo = Repo::discover(&root)?;
+            repo.check_commits_on(&branch)?;
+            repo.head_commit()
+        })
+        .await?
+    };
+    let (Some(after), Some(head)) = (on.after, head) else {
+        return Ok(());
+    };
+    if git.is_ancestor(root, after, head).await? || git.adds_nothing(root, head, after).await? {
+        return Ok(());
+    }
+    Err(GitError::LeftHistory {
+        commit: short_id(after),
+        branch: on.branch.clone(),
+        head: short_id(head),
+    })
+}
+
+/// Commit everything (`git add -A`, run by `git`) with `message`, running the
+/// repository's commit hooks as `hooks` says; `None` when nothing changed. With `on`,
+/// only where [`check_on_branch`] allows.
+///
+/// # Errors
+/// When git fails (a held index lock, a broken repository); as [`check_on_branch`]
+/// says.
 pub async fn commit_all(
     root: PathBuf,
     message: String,
     git: GitCli,
     hooks: HookPolicy,
-    on_branch: Option<String>,
+    on: Option<OnBranch>,
 ) -> Result<Option<Commit>, GitError> {
+    if let Some(on) = &on {
+        check_on_branch(&root, git, on).await?;
+    }
     let started = process_started();
     blocking(move || {
         let repo = Repo::discover(&root)?;
-        if let Some(branch) = &on_branch {
-            repo.check_commits_on(branch)?;
-        }
         match repo.commit_all(&message, &git, LOCK_WAIT, hooks)? {
             CommitOutcome::NothingToCommit => Ok(None),
             CommitOutcome::Committed { id, files_changed, identity, removed_stale_lock } => {
@@ -403,150 +454,5 @@ pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send 
 }
 
 #[cfg(test)]
-mod stale_lock_tests {
-    use std::time::{Duration, SystemTime};
-
-    use super::*;
-
-    #[test]
-    fn a_lock_older_than_the_run_is_said_to_predate_it() {
-        let started = SystemTime::now();
-        let before = StaleLock {
-            last_written: Some(started - Duration::from_secs(3_600)),
-        };
-        let text = describe_stale_lock(before, started);
-        assert!(text.contains("predates this run"), "{text}");
-        let during = StaleLock {
-            last_written: Some(started + Duration::from_secs(5)),
-        };
-        let text = describe_stale_lock(during, started);
-        assert!(text.contains("left during this run"), "{text}");
-        assert!(!text.contains("agent"), "{text}");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn commit_messages_fill_every_placeholder() {
-        assert_eq!(
-            commit_message(
-                "debussy: phase {phase_id} - {phase_name} {status}",
-                "2",
-                "API",
-                "completed"
-            ),
-            "debussy: phase 2 - API completed"
-        );
-    }
-
-    #[tokio::test]
-    async fn run_data_is_ignored_but_config_is_not() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let repo = git2::Repository::init(dir.path()).expect("init");
-        ignore_run_data(dir.path()).expect("ignore");
-        std::fs::write(dir.path().join(".debussy/config.yaml"), "model: opus\n").expect("write");
-        std::fs::write(dir.path().join(".debussy/state.db"), "").expect("write");
-        std::fs::create_dir_all(dir.path().join(".debussy/runs/r")).expect("mkdir");
-        for ignored in [
-            ".debussy/state.db",
-            ".debussy/runs/r/x.jsonl",
-            ".debussy/worktrees/r/1/a.txt",
-        ] {
-            assert!(
-                repo.is_path_ignored(Path::new(ignored)).expect("check"),
-                "{ignored}"
-            );
-        }
-        assert!(
-            !repo
-                .is_path_ignored(Path::new(".debussy/config.yaml"))
-                .expect("check")
-        );
-        assert!(
-            !dir.path().join(".debussy/.gitignore").exists(),
-            "no file of the project is written"
-        );
-    }
-
-    #[test]
-    fn a_tracked_ignore_file_is_left_as_it_is_and_the_entries_go_to_info_exclude() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let repo = git2::Repository::init(dir.path()).expect("init");
-        std::fs::create_dir_all(dir.path().join(".debussy")).expect("mkdir");
-        // Written by a debussy from before phases ran in worktrees, and committed.
-        std::fs::write(dir.path().join(".debussy/.gitignore"), "state.db*\nruns/").expect("old");
-        ignore_run_data(dir.path()).expect("ignore");
-        ignore_run_data(dir.path()).expect("again");
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join(".debussy/.gitignore")).expect("read"),
-            "state.db*\nruns/",
-            "the user's file is untouched"
-        );
-        let exclude = std::fs::read_to_string(dir.path().join(".git/info/exclude")).expect("read");
-        assert_eq!(
-            exclude.matches("/.debussy/worktrees/").count(),
-            1,
-            "written once: {exclude}"
-        );
-        assert!(
-            repo.is_path_ignored(Path::new(".debussy/worktrees/r/1/a.txt"))
-                .expect("check")
-        );
-    }
-
-    #[test]
-    fn a_project_in_a_subdirectory_of_the_repository_is_anchored_there() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let repo = git2::Repository::init(dir.path()).expect("init");
-        let project = dir.path().join("tools/my [app]");
-        std::fs::create_dir_all(&project).expect("mkdir");
-        ignore_run_data(&project).expect("ignore");
-        assert!(
-            repo.is_path_ignored(Path::new("tools/my [app]/.debussy/runs/r/x.jsonl"))
-                .expect("check")
-        );
-        assert!(
-            !repo
-                .is_path_ignored(Path::new(".debussy/runs/r/x.jsonl"))
-                .expect("check"),
-            "anchored at the project, not anywhere"
-        );
-    }
-
-    #[tokio::test]
-    async fn preflight_refuses_dirty_and_detached_trees() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let raw = git2::Repository::init(dir.path()).expect("init");
-        let mut config = raw.config().expect("config");
-        config.set_str("user.name", "T").expect("name");
-        config
-            .set_str("user.email", "t@example.com")
-            .expect("email");
-        let root = dir.path().to_path_buf();
-
-        assert!(
-            preflight(root.clone(), false).await.is_ok(),
-            "an unborn branch is fine"
-        );
-        std::fs::write(root.join("a.txt"), "1").expect("write");
-        let git = GitCli::new(Duration::from_secs(60));
-        commit_all(root.clone(), "base".into(), git, HookPolicy::Skip, None)
-            .await
-            .expect("commit");
-        std::fs::write(root.join("a.txt"), "2").expect("write");
-        let err = preflight(root.clone(), false).await.expect_err("dirty");
-        assert!(err.to_string().contains("a.txt"), "{err}");
-        assert!(preflight(root.clone(), true).await.is_ok());
-
-        commit_all(root.clone(), "more".into(), git, HookPolicy::Skip, None)
-            .await
-            .expect("commit");
-        let head = raw.head().expect("head").target().expect("oid");
-        raw.set_head_detached(head).expect("detach");
-        let err = preflight(root, false).await.expect_err("detached");
-        assert!(matches!(err, PreflightError::Detached { .. }));
-    }
-}
+#[path = "vcs_tests.rs"]
+mod tests;

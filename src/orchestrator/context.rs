@@ -10,6 +10,7 @@ use crate::plan::Plan;
 use crate::session::SessionSpec;
 use crate::state::Store;
 
+use super::checkout::Checkout;
 use super::pool::WorktreePool;
 
 /// The run's shared, read-only context.
@@ -18,9 +19,9 @@ pub(crate) struct RunContext<'run> {
     pub(crate) config: Config,
     /// The project root: state, transcripts and the agent's `debussy` calls.
     pub(crate) root: PathBuf,
-    /// The branch commits in the project's own working tree go on (the one the run
-    /// started on), when phases run there and debussy commits.
-    pub(crate) commits_on: Option<String>,
+    /// The project's own checkout and the branch commits there go on, when phases run
+    /// there and debussy commits.
+    pub(crate) checkout: Option<Checkout>,
     /// The plan being run.
     pub(crate) plan: &'run Plan,
     /// Every session's settings from the configuration; each session adds its prompt,

@@ -27,6 +27,7 @@
 
 pub mod agents;
 pub mod attempt;
+mod checkout;
 mod context;
 mod drive;
 mod ending;

@@ -98,7 +98,10 @@ pub(super) async fn adopt_killed_work(
             message,
             super::parallel::git_cli(config),
             vcs::hook_policy(&config.git),
-            on_branch,
+            on_branch.map(|branch| vcs::OnBranch {
+                branch,
+                after: None,
+            }),
         )
         .await
         {

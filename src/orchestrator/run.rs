@@ -13,6 +13,7 @@ use crate::plan::{Plan, execution_order};
 use crate::session::SessionSpec;
 use crate::state::{AgentGroup, RunRecord, RunStatus, StateError, Store};
 
+use super::checkout::Checkout;
 use super::context::RunContext;
 use super::drive::Drive;
 use super::error::RunError;
@@ -152,7 +153,10 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             // The paused run's own uncommitted edits are its work, not the user's.
             Err(vcs::PreflightError::Dirty { .. })
                 if !paused_files.is_empty()
-                    && only_paused_files_dirty(root.clone(), paused_files).await => {}
+                    && only_paused_files_dirty(root.clone(), paused_files).await =>
+            {
+                checked_out = vcs::current_branch(root.clone()).await;
+            }
             Err(err) => return Err(err.into()),
         }
     }
@@ -318,12 +322,12 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let guards = Guards::new(&config, spent_before, ran_before, started.into());
     let pool = super::pool::WorktreePool::new(git, &root, &run_id, pool_branch);
     let jobs = config.jobs.at_once(order.len());
+    let checkout = match (&run_branch, checked_out) {
+        (None, Some(branch)) => Some(Checkout::new(branch, vcs::head(root.clone()).await)),
+        _ => None,
+    };
     let context = RunContext {
-        commits_on: if run_branch.is_none() {
-            checked_out
-        } else {
-            None
-        },
+        checkout,
         config,
         root: root.clone(),
         plan: &plan,

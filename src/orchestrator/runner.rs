@@ -9,6 +9,7 @@ use crate::plan::Phase;
 use crate::session::SessionSpec;
 use crate::state::PauseRecord;
 
+use super::checkout::Checkout;
 use super::context::RunContext;
 use super::guards::{Guards, LimitHit};
 use crate::git::vcs;
@@ -70,14 +71,13 @@ impl Runner<'_> {
         )
     }
 
-    /// The branch this phase's commits must land on, when they are made in the
-    /// project's own working tree; a phase's worktree has its own branch.
-    fn commits_on(&self) -> Option<String> {
-        if self.workdir == self.run.root {
-            self.run.commits_on.clone()
-        } else {
-            None
-        }
+    /// The project's checkout, when this phase works and commits there; a phase's
+    /// worktree has a branch of its own.
+    fn checkout(&self) -> Option<&Checkout> {
+        self.run
+            .checkout
+            .as_ref()
+            .filter(|_| self.workdir == self.run.root)
     }
 
     /// `path` (a plan or notes file in the project) where the agent sees it: the same
@@ -243,11 +243,14 @@ impl Runner<'_> {
             message.clone(),
             super::parallel::git_cli(&self.run.config),
             vcs::hook_policy(&self.run.config.git),
-            self.commits_on(),
+            self.checkout().map(Checkout::on_branch),
         )
         .await
         {
             Ok(Some(commit)) => {
+                if let Some(checkout) = self.checkout() {
+                    checkout.committed(&commit.id);
+                }
                 if let Some(note) = &commit.stale_lock {
                     self.warn(note.clone());
                 }

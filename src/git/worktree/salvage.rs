@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use git2::Oid;
 
-use crate::git::{GitCli, GitCommandError, GitError, HeadState, Repo};
+use crate::git::{GitCli, GitCommandError, GitError, HeadState, Repo, short_id};
 
 use super::Worktree;
 use crate::git::vcs::blocking;
@@ -179,7 +179,7 @@ async fn bring_head_back(
     if behind {
         return Err(Unsaved::Work(vec![format!(
             "the agent moved its worktree's HEAD to {place} ({}), which does not hold the commits on {}; choose what to keep, put it on {} (`git -C {} checkout {}` then `git merge` what you keep) and resume",
-            short(head),
+            short_id(head),
             worktree.branch,
             worktree.branch,
             crate::process::shell_quote(&worktree.path.to_string_lossy()),
@@ -269,7 +269,7 @@ async fn left_behind(
                 .map(|id| {
                     format!(
                         "commit {} \"{}\", left behind by a reset, an amend or a checkout, has changes that are not on {branch}",
-                        short(id),
+                        short_id(id),
                         repo.summary_of(id)
                     )
                 })
@@ -284,9 +284,9 @@ async fn left_behind(
                 found.unsaved.push(format!(
                     "stash@{{{}}} ({} \"{}\") holds changes that are not on {branch}: `git stash apply {}` in the worktree, commit, then resume (or `git stash drop` it)",
                     stash.index,
-                    short(stash.commit),
+                    short_id(stash.commit),
                     stash.message,
-                    short(stash.commit)
+                    short_id(stash.commit)
                 ));
             }
         }
@@ -304,10 +304,6 @@ async fn read<T: Send + 'static>(
     blocking(move || Repo::discover(&path).and_then(|repo| work(&repo)))
         .await
         .map_err(|err| Unsaved::Git(crate::error_chain::error_chain(&err)))
-}
-
-fn short(id: Oid) -> String {
-    id.to_string().chars().take(12).collect()
 }
 
 /// Up to ten paths, then how many more.

@@ -1,5 +1,5 @@
 //! A run's git work: a dirty tree or a merge in progress refused, commits without an
-//! identity, commits and hooks that fail, a checkout switched mid-run, pauses, and run
+//! identity, commits and hooks that fail, a checkout switched or reset mid-run, pauses, and run
 //! data kept private.
 
 use std::path::Path;
@@ -261,6 +261,60 @@ fn a_checkout_switched_mid_run_gets_none_of_its_commits_and_resume_commits_on_th
 }
 
 #[test]
+fn a_reset_over_a_checkpoint_mid_run_fails_the_phase_and_the_merge_it_names_brings_the_work_back() {
+    use witness::git;
+    let project = Project::new();
+    let scenario = Scenario::new()
+        .script(Script::phase("1").restart(0).turns([
+            Turn::write(10, "half.txt", "half done"),
+            Turn::say("crossing").percent(95),
+            Turn::sleep(5000),
+        ]))
+        // The restarted session throws the checkpoint away, once.
+        .script(Script::phase("1").turns([
+            Turn::say("starting over").percent(10).bash(
+                "test -f .git/reset-done || { git reset -q --hard HEAD~1 && touch .git/reset-done; }",
+            ),
+            Turn::write(20, "work.txt", "done"),
+            super::kit::notes("1"),
+            Turn::done(),
+        ]));
+    project.plan(&[("1", "N/A", "test -f work.txt")], &scenario);
+    let root = project.root();
+    let base = git(root, &["rev-parse", "HEAD"]);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 1, "{events:#?}");
+    let checkpoint = events_named(&events, "committed")
+        .first()
+        .and_then(|event| event["commit"].as_str())
+        .expect("the checkpoint")
+        .to_owned();
+    let error = summary(&events)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let merge = format!("git merge {}", &checkpoint[..12]);
+    assert!(
+        error.contains("is no longer in its history") && error.contains(&merge),
+        "{error}"
+    );
+    assert_eq!(git(root, &["rev-parse", "HEAD"]), base, "nothing committed");
+
+    let merged = std::process::Command::new("sh")
+        .args(["-c", &merge])
+        .current_dir(root)
+        .status()
+        .expect("git merge");
+    assert!(merged.success());
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let files = git(root, &["ls-tree", "--name-only", "HEAD"]);
+    for file in ["half.txt", "work.txt"] {
+        assert!(files.lines().any(|line| line == file), "{file}: {files}");
+    }
+}
+
+#[test]
 fn a_checkpoint_that_cannot_be_committed_stops_the_run_instead_of_restarting() {
     let project = Project::new();
     let scenario = Scenario::new()
@@ -343,6 +397,39 @@ fn a_pause_without_a_commit_lets_the_resume_accept_exactly_the_paused_files() {
     assert!(
         messages[0].contains("phase 1") && messages[0].contains("completed"),
         "{messages:?}"
+    );
+}
+
+#[test]
+fn a_pause_in_a_switched_checkout_keeps_the_work_and_refuses_a_resume_there() {
+    use witness::{git, git_ok};
+    let project = sleeping_project();
+    let root = project.root();
+    let started_on = git(root, &["branch", "--show-current"]);
+    let base = git(root, &["rev-parse", "HEAD"]);
+    let live = LiveRun::start(&project, &[]);
+    assert!(git_ok(root, &["switch", "-q", "-c", "elsewhere"]));
+    let (code, _) = live.interrupt();
+    assert_eq!(code, 130);
+    assert_eq!(
+        git(root, &["rev-parse", "HEAD"]),
+        base,
+        "no pause commit there"
+    );
+
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 2, "{events:#?}");
+    assert_eq!(
+        git(root, &["rev-parse", "HEAD"]),
+        base,
+        "nothing committed there"
+    );
+    assert!(git_ok(root, &["switch", "-q", &started_on]));
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(
+        git(root, &["show", &format!("{started_on}:work.txt")]),
+        "agent edit"
     );
 }
 

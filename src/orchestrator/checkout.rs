@@ -1,0 +1,47 @@
+//! [`Checkout`]: the project's own checkout when phases work in it (`--jobs 1`): the
+//! branch the run commits on, and the commit debussy last left it at.
+//!
+//! The checkout is the user's too, and the agent has git at hand there. A commit is made
+//! only while the checkout is still on the run's branch and what debussy committed
+//! before is still in its history ([`vcs::check_on_branch`]): a switch, a detached
+//! `HEAD`, a merge started mid-run or a reset over a checkpoint fails the phase and
+//! leaves its work uncommitted, instead of putting it on another branch or reporting it
+//! completed without the work before it.
+
+use std::cell::Cell;
+
+use git2::Oid;
+
+use crate::git::vcs::OnBranch;
+
+/// The run's branch in the project's checkout, and where debussy last left it.
+#[derive(Debug)]
+pub(crate) struct Checkout {
+    branch: String,
+    left_at: Cell<Option<Oid>>,
+}
+
+impl Checkout {
+    /// The checkout on `branch`, whose tip is `tip` (`None` before its first commit).
+    pub(crate) fn new(branch: String, tip: Option<Oid>) -> Self {
+        Checkout {
+            branch,
+            left_at: Cell::new(tip),
+        }
+    }
+
+    /// Where a commit made there now must land.
+    pub(crate) fn on_branch(&self) -> OnBranch {
+        OnBranch {
+            branch: self.branch.clone(),
+            after: self.left_at.get(),
+        }
+    }
+
+    /// debussy committed `commit` there: the next commit must have it in its history.
+    pub(crate) fn committed(&self, commit: &str) {
+        if let Ok(id) = Oid::from_str(commit) {
+            self.left_at.set(Some(id));
+        }
+    }
+}
