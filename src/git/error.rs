@@ -128,7 +128,7 @@ pub enum GitError {
     /// detached by a rebase or a checkout of a commit).
     #[error("the run commits on {expected}, and the checkout {now} now")]
     #[diagnostic(help(
-        "switch back (`git switch {expected}`; uncommitted work comes along) and resume the run; commits made on the other branch meanwhile can follow with `git merge`"
+        "switch back (`git switch {expected}`; uncommitted work comes along) and resume the run, with --allow-dirty when the work changed tracked files; commits made on the other branch meanwhile can follow with `git merge`"
     ))]
     OffBranch {
         /// The branch the run commits on.

@@ -32,9 +32,46 @@ impl Stash {
         let (branch, _) = rest.split_once(": ")?;
         (branch != "(no branch)").then_some(branch)
     }
+
+    /// It, for a person: `stash@{0} (1a2b3c4d5e6f "WIP on main: …")`.
+    #[must_use]
+    pub fn name(&self) -> String {
+        format!(
+            "stash@{{{}}} ({} \"{}\")",
+            self.index,
+            super::short_id(self.commit),
+            self.message
+        )
+    }
 }
 
 impl Repo {
+    /// The stashes made since `since` on `branch` (named so in their message, or, made
+    /// on no branch, based on a commit of `history`) whose changes are not all in `tip`:
+    /// work taken out of the tree that the branch does not hold.
+    ///
+    /// # Errors
+    /// When the stash list or a commit cannot be read.
+    pub fn stashes_off(
+        &self,
+        since: i64,
+        branch: &str,
+        history: &[Oid],
+        tip: Oid,
+    ) -> Result<Vec<Stash>, GitError> {
+        let mut off = Vec::new();
+        for stash in self.stashes_since(since)? {
+            let ours = match stash.branch() {
+                Some(name) => name == branch,
+                None => stash.base.is_some_and(|base| history.contains(&base)),
+            };
+            if ours && !self.stash_adds_nothing(tip, stash.commit)? {
+                off.push(stash);
+            }
+        }
+        Ok(off)
+    }
+
     /// The commits this work tree's `HEAD` pointed at since `since` (seconds since the
     /// epoch), newest first, each once: its reflog. Empty when reflogs are off.
     ///

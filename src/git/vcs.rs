@@ -210,6 +210,38 @@ pub async fn current_branch(root: PathBuf) -> Option<String> {
     .await
 }
 
+/// The stashes made in `root` since `since` (seconds since the epoch) on `branch`
+/// whose changes the branch's tip does not hold, each named with how to get it back:
+/// work taken out of the checkout (an agent's `git stash` it never popped, or a pop
+/// that conflicted) that a phase's commit would not hold.
+///
+/// # Errors
+/// When the stash list or a commit cannot be read.
+pub async fn stashed_off(
+    root: PathBuf,
+    branch: String,
+    since: i64,
+) -> Result<Vec<String>, GitError> {
+    blocking(move || {
+        let repo = Repo::discover(&root)?;
+        let Some(tip) = repo.head_commit()? else {
+            return Ok(Vec::new());
+        };
+        Ok(repo
+            .stashes_off(since, &branch, &[], tip)?
+            .iter()
+            .map(|stash| {
+                format!(
+                    "{} holds changes that are not on {branch}: `git stash apply {}`, then resume the run with --allow-dirty (what it brings back is the phase's work), or `git stash drop` it",
+                    stash.name(),
+                    short_id(stash.commit)
+                )
+            })
+            .collect())
+    })
+    .await
+}
+
 /// Files changed since `base`, untracked included (empty outside a repository).
 pub async fn changes_since(root: PathBuf, base: Option<git2::Oid>) -> Vec<FileChange> {
     blocking(move || {

@@ -6,13 +6,16 @@
 //! before is still in its history ([`vcs::check_on_branch`]): a switch, a detached
 //! `HEAD`, a merge started mid-run or a reset over a checkpoint fails the phase and
 //! leaves its work uncommitted, instead of putting it on another branch or reporting it
-//! completed without the work before it.
+//! completed without the work before it. A phase whose work was stashed there and not
+//! taken back is not completed either.
 
 use std::cell::Cell;
+use std::path::Path;
 
 use git2::Oid;
 
-use crate::git::vcs::OnBranch;
+use crate::git::GitError;
+use crate::git::vcs::{self, OnBranch};
 
 /// The run's branch in the project's checkout, and where debussy last left it.
 #[derive(Debug)]
@@ -36,6 +39,19 @@ impl Checkout {
             branch: self.branch.clone(),
             after: self.left_at.get(),
         }
+    }
+
+    /// What was stashed there since `since` (seconds since the epoch) and is not on
+    /// the run's branch, each named with how to get it back.
+    ///
+    /// # Errors
+    /// When git cannot list the stashes.
+    pub(crate) async fn stashed_since(
+        &self,
+        root: &Path,
+        since: i64,
+    ) -> Result<Vec<String>, GitError> {
+        vcs::stashed_off(root.to_path_buf(), self.branch.clone(), since).await
     }
 
     /// debussy committed `commit` there: the next commit must have it in its history.

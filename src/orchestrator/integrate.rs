@@ -272,7 +272,7 @@ impl Runner<'_> {
 
     /// When the phase's first attempt in this run started, in seconds since the epoch
     /// (its worktree's history before then is not the phase's).
-    fn phase_started(&self, phase_id: &str) -> i64 {
+    pub(crate) fn phase_started(&self, phase_id: &str) -> i64 {
         self.run
             .store
             .executions(&self.run.run_id)

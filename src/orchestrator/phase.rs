@@ -228,7 +228,17 @@ impl Runner<'_> {
 
             let commit = match standing {
                 Some(Standing::Completed) => match self.commit(phase, "completed").await {
-                    Ok(commit) => commit,
+                    // Work stashed and not taken back is not on the branch: not completed.
+                    Ok(commit) => {
+                        if let Some(stashed) = self.stashed_work(phase.id.as_str()).await {
+                            status = ExecutionStatus::Failed;
+                            standing = Some(Standing::Failed);
+                            error = Some(format!(
+                                "the phase's work is not all on the branch: {stashed}"
+                            ));
+                        }
+                        commit
+                    }
                     // The work is done but not recorded: the phase fails, loudly, and
                     // the work stays in the tree for the user.
                     Err(err) => {

@@ -80,6 +80,22 @@ impl Runner<'_> {
             .filter(|_| self.workdir == self.run.root)
     }
 
+    /// Work stashed in the project's checkout since the phase started that the run's
+    /// branch does not hold, each stash named with how to get it back; `None` when there
+    /// is none, or the phase has a worktree (its merge checks its stashes).
+    pub(crate) async fn stashed_work(&self, phase_id: &str) -> Option<String> {
+        let since = self.phase_started(phase_id);
+        let stashed = self.checkout()?.stashed_since(&self.run.root, since).await;
+        match stashed {
+            Ok(stashes) if stashes.is_empty() => None,
+            Ok(stashes) => Some(stashes.join("; ")),
+            Err(err) => {
+                self.could_not("list the stashes", &err);
+                None
+            }
+        }
+    }
+
     /// `path` (a plan or notes file in the project) where the agent sees it: the same
     /// file in the phase's worktree when it has one.
     pub(crate) fn in_workdir(&self, path: &Path) -> PathBuf {

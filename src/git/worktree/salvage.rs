@@ -275,20 +275,12 @@ async fn left_behind(
                 })
                 .collect(),
         };
-        for stash in repo.stashes_since(since)? {
-            let ours = match stash.branch() {
-                Some(name) => name == branch,
-                None => stash.base.is_some_and(|base| history.contains(&base)),
-            };
-            if ours && !repo.stash_adds_nothing(tip, stash.commit)? {
-                found.unsaved.push(format!(
-                    "stash@{{{}}} ({} \"{}\") holds changes that are not on {branch}: `git stash apply {}` in the worktree, commit, then resume (or `git stash drop` it)",
-                    stash.index,
-                    short_id(stash.commit),
-                    stash.message,
-                    short_id(stash.commit)
-                ));
-            }
+        for stash in repo.stashes_off(since, &branch, &history, tip)? {
+            found.unsaved.push(format!(
+                "{} holds changes that are not on {branch}: `git stash apply {}` in the worktree, commit, then resume (or `git stash drop` it)",
+                stash.name(),
+                short_id(stash.commit)
+            ));
         }
         Ok(found)
     })

@@ -1,5 +1,5 @@
 //! A run's git work: a dirty tree or a merge in progress refused, commits without an
-//! identity, commits and hooks that fail, a checkout switched or reset mid-run, pauses, and run
+//! identity, commits and hooks that fail, a checkout switched, reset or stashed mid-run, pauses, and run
 //! data kept private.
 
 use std::path::Path;
@@ -312,6 +312,50 @@ fn a_reset_over_a_checkpoint_mid_run_fails_the_phase_and_the_merge_it_names_brin
     for file in ["half.txt", "work.txt"] {
         assert!(files.lines().any(|line| line == file), "{file}: {files}");
     }
+}
+
+#[test]
+fn work_stashed_in_the_checkout_and_not_taken_back_is_not_completed() {
+    use witness::git;
+    let project = Project::new();
+    project.write("tracked.txt", "before\n");
+    // An agent that stashes to look at the tree without its changes, and never pops.
+    let scenario = Scenario::new().script(
+        Script::phase("1").turns([
+            Turn::write(10, "new.txt", "new work")
+                .bash("echo after > tracked.txt")
+                .bash("test -f .git/stashed || { git stash -q -u && touch .git/stashed; }"),
+            super::kit::notes("1"),
+            Turn::done(),
+        ]),
+    );
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    let root = project.root();
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 1, "{events:#?}");
+    let error = summary(&events)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let stash = git(root, &["rev-parse", "--short=12", "stash@{0}"]);
+    let apply = format!("git stash apply {stash}");
+    assert!(
+        error.contains("stash@{0}") && error.contains(&apply),
+        "{error}"
+    );
+
+    assert!(
+        std::process::Command::new("sh")
+            .args(["-c", &apply])
+            .current_dir(root)
+            .status()
+            .expect("git stash apply")
+            .success()
+    );
+    let (code, events) = project.run(&["--resume", "--allow-dirty"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(git(root, &["show", "HEAD:new.txt"]), "new work");
+    assert_eq!(git(root, &["show", "HEAD:tracked.txt"]), "after");
 }
 
 #[test]
