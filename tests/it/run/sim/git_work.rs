@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::support::project::{Project, events_named, sim_run_args};
 use crate::support::scenario::{Scenario, Script, Turn};
 
-use super::kit::{LiveRun, block_object_writes, sleeping_project, summary};
+use super::kit::{LiveRun, block_object_writes, filling, run_error, sleeping_project, summary};
 use super::witness;
 
 /// Phase 1 writes `work.txt` with `content`, its notes, and reports done.
@@ -236,10 +236,7 @@ fn a_checkout_switched_mid_run_gets_none_of_its_commits_and_resume_commits_on_th
     let base = git(root, &["rev-parse", "HEAD"]);
     let (code, events) = project.run(&[]);
     assert_eq!(code, 1, "{events:#?}");
-    let error = summary(&events)["error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let error = run_error(&events);
     assert!(
         error.contains(&format!(
             "the run commits on {started_on}, and the checkout is on elsewhere now"
@@ -265,11 +262,12 @@ fn a_reset_over_a_checkpoint_mid_run_fails_the_phase_and_the_merge_it_names_brin
     use witness::git;
     let project = Project::new();
     let scenario = Scenario::new()
-        .script(Script::phase("1").restart(0).turns([
-            Turn::write(10, "half.txt", "half done"),
-            Turn::say("crossing").percent(95),
-            Turn::sleep(5000),
-        ]))
+        .script(Script::phase("1").restart(0).turns(filling(
+            "half.txt",
+            "half done",
+            95,
+            5000,
+        )))
         // The restarted session throws the checkpoint away, once.
         .script(Script::phase("1").turns([
             Turn::say("starting over").percent(10).bash(
@@ -289,10 +287,7 @@ fn a_reset_over_a_checkpoint_mid_run_fails_the_phase_and_the_merge_it_names_brin
         .and_then(|event| event["commit"].as_str())
         .expect("the checkpoint")
         .to_owned();
-    let error = summary(&events)["error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let error = run_error(&events);
     let merge = format!("git merge {}", &checkpoint[..12]);
     assert!(
         error.contains("is no longer in its history") && error.contains(&merge),
@@ -300,12 +295,7 @@ fn a_reset_over_a_checkpoint_mid_run_fails_the_phase_and_the_merge_it_names_brin
     );
     assert_eq!(git(root, &["rev-parse", "HEAD"]), base, "nothing committed");
 
-    let merged = std::process::Command::new("sh")
-        .args(["-c", &merge])
-        .current_dir(root)
-        .status()
-        .expect("git merge");
-    assert!(merged.success());
+    witness::follow(root, &merge);
     let (code, events) = project.run(&["--resume"]);
     assert_eq!(code, 0, "{events:#?}");
     let files = git(root, &["ls-tree", "--name-only", "HEAD"]);
@@ -333,10 +323,7 @@ fn work_stashed_in_the_checkout_and_not_taken_back_is_not_completed() {
     let root = project.root();
     let (code, events) = project.run(&[]);
     assert_eq!(code, 1, "{events:#?}");
-    let error = summary(&events)["error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let error = run_error(&events);
     let stash = git(root, &["rev-parse", "--short=12", "stash@{0}"]);
     let apply = format!("git stash apply {stash}");
     assert!(
@@ -344,14 +331,7 @@ fn work_stashed_in_the_checkout_and_not_taken_back_is_not_completed() {
         "{error}"
     );
 
-    assert!(
-        std::process::Command::new("sh")
-            .args(["-c", &apply])
-            .current_dir(root)
-            .status()
-            .expect("git stash apply")
-            .success()
-    );
+    witness::follow(root, &apply);
     let (code, events) = project.run(&["--resume", "--allow-dirty"]);
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(git(root, &["show", "HEAD:new.txt"]), "new work");
@@ -362,21 +342,18 @@ fn work_stashed_in_the_checkout_and_not_taken_back_is_not_completed() {
 fn a_checkpoint_that_cannot_be_committed_stops_the_run_instead_of_restarting() {
     let project = Project::new();
     let scenario = Scenario::new()
-        .script(Script::phase("1").restart(0).turns([
-            Turn::write(10, "work.txt", "half done"),
-            Turn::say("crossing").percent(95),
-            Turn::sleep(5000),
-        ]))
+        .script(
+            Script::phase("1")
+                .restart(0)
+                .turns(filling("work.txt", "half done", 95, 5000)),
+        )
         .script(Script::phase("1").restart(1).turn(Turn::done()));
     project.plan(&[("1", "N/A", "true")], &scenario);
     block_object_writes(&project);
     let (code, events) = project.run(&[]);
     assert_eq!(code, 1, "{events:#?}");
     assert!(events_named(&events, "restart").is_empty(), "{events:#?}");
-    let error = summary(&events)["error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let error = run_error(&events);
     assert!(
         error.contains("checkpoint could not be committed"),
         "{error}"
@@ -402,10 +379,7 @@ fn the_projects_pre_commit_hook_runs_and_a_refusal_fails_the_phase() {
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let (code, events) = project.run(&[]);
     assert_eq!(code, 1, "{events:#?}");
-    let error = summary(&events)["error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let error = run_error(&events);
     assert!(
         error.contains("pre-commit hook refused the commit")
             && error.contains("policy: no commits today"),

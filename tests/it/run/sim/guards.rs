@@ -2,7 +2,7 @@
 //! run with its work committed and `--resume` with a higher limit finishes it; a time
 //! limit does the same; restarts that make no progress fail the attempt early.
 
-use super::kit::summary;
+use super::kit::{run_error, summary};
 use crate::support::project::{self, Project, events_named};
 use crate::support::scenario::{Compact, Scenario, Script, Trigger, Turn};
 
@@ -102,10 +102,7 @@ fn restarts_that_change_nothing_fail_the_attempt_with_no_progress() {
         1,
         "the second stalled session ends the attempt instead of restarting"
     );
-    let error = summary(&events)["error"]
-        .as_str()
-        .expect("error")
-        .to_owned();
+    let error = run_error(&events);
     assert!(error.contains("no progress"), "{error}");
     let status = project.status_json();
     assert_eq!(status["executions"][0]["outcome_code"], -6, "{status:#}");
@@ -120,10 +117,7 @@ fn restarts_that_change_nothing_fail_the_attempt_with_no_progress() {
         "0",
     ]);
     assert_eq!(code, 1);
-    let error = summary(&events)["error"]
-        .as_str()
-        .expect("error")
-        .to_owned();
+    let error = run_error(&events);
     assert!(error.contains("max restarts exceeded"), "{error}");
 }
 
@@ -153,9 +147,7 @@ fn the_agents_own_compaction_becomes_a_restart_until_the_last_session() {
         ended[1]
     );
     assert!(
-        summary(&events)["error"]
-            .as_str()
-            .is_some_and(|e| e.contains("max restarts exceeded")),
+        run_error(&events).contains("max restarts exceeded"),
         "{events:#?}"
     );
     let failed = events_named(&events, "phase_finished");

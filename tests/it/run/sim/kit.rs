@@ -83,6 +83,24 @@ pub(super) fn summary(events: &[Value]) -> &Value {
     &events.last().expect("events")["summary"]
 }
 
+/// The run's error, from its summary; empty when it has none.
+pub(super) fn run_error(events: &[Value]) -> String {
+    summary(events)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A first session that writes `path`, then fills its context to `percent` and waits
+/// `wait_ms` for debussy to stop it.
+pub(super) fn filling(path: &str, content: &str, percent: u32, wait_ms: u64) -> [Turn; 3] {
+    [
+        Turn::write(10, path, content),
+        Turn::say("crossing").percent(percent),
+        Turn::sleep(wait_ms),
+    ]
+}
+
 /// Phase `id`'s script: write `path` with `content`, pause `sleep_ms`, write the phase's
 /// notes into the worktree and report done.
 pub(super) fn work(id: &str, path: &str, content: &str, sleep_ms: u64) -> Script {

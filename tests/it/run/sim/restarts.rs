@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::support::project::{self, Project, events_named};
 use serde_json::Value;
 
-use super::kit::{summary, wrong_first};
+use super::kit::{filling, summary, wrong_first};
 use crate::support::scenario::{Scenario, Script, Turn};
 
 #[test]
@@ -140,11 +140,12 @@ fn fix_sessions_restart_for_their_context_only_when_configured() {
     // is it stopped and continued from a checkpoint.
     let scenario = Scenario::new()
         .script(wrong_first())
-        .script(Script::phase("1").attempt(2).restart(0).turns([
-            Turn::write(10, "out.txt", "right"),
-            Turn::say("crossing").percent(95),
-            Turn::sleep(2000),
-        ]))
+        .script(
+            Script::phase("1")
+                .attempt(2)
+                .restart(0)
+                .turns(filling("out.txt", "right", 95, 2000)),
+        )
         .script(Script::phase("1").attempt(2).restart(1).turn(Turn::done()));
     project.plan(&[("1", "N/A", "grep -q right out.txt")], &scenario);
     let (code, events) = project.run(&[]);
@@ -167,11 +168,11 @@ fn a_session_stopped_for_its_context_is_priced_from_its_tokens_and_marked_estima
     let project = Project::new();
     let scenario = Scenario::new()
         .model("claude-sonnet-4-5")
-        .script(Script::phase("1").restart(0).turns([
-            Turn::write(10, "a.txt", "a"),
-            Turn::say("crossing").percent(90),
-            Turn::sleep(2000),
-        ]))
+        .script(
+            Script::phase("1")
+                .restart(0)
+                .turns(filling("a.txt", "a", 90, 2000)),
+        )
         .script(
             Script::phase("1")
                 .restart(1)

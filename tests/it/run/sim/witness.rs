@@ -207,6 +207,16 @@ pub fn git_ok(dir: &Path, args: &[&str]) -> bool {
     git_output(dir, args).status.success()
 }
 
+/// Do what debussy told the user to do: `sh -c advice` in `root`, which must succeed.
+pub fn follow(root: &Path, advice: &str) {
+    let status = std::process::Command::new("sh")
+        .args(["-c", advice])
+        .current_dir(root)
+        .status()
+        .expect("sh");
+    assert!(status.success(), "`{advice}` failed");
+}
+
 /// Install `body` as the repository's hook `name`.
 pub fn hook(root: &Path, name: &str, body: &str) {
     use std::os::unix::fs::PermissionsExt as _;
