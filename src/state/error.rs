@@ -26,6 +26,24 @@ pub enum StateError {
         #[source]
         source: rusqlite::Error,
     },
+    /// Another process held the database's write lock for longer than a write waits.
+    #[error(
+        "state database {} is locked by another process, which kept it past the {}-second wait while debussy tried to {action}",
+        .path.display(),
+        .waited_secs
+    )]
+    #[diagnostic(help(
+        "a program with a transaction open on it holds the lock (a `sqlite3` shell, a database browser); `fuser {}` names it. Close it, then run debussy again",
+        .path.display()
+    ))]
+    Locked {
+        /// The database file.
+        path: PathBuf,
+        /// What was being done.
+        action: &'static str,
+        /// How long debussy waited.
+        waited_secs: u64,
+    },
     /// The database was written by a newer debussy.
     #[error(
         "state database {} has schema version {found}, newer than this debussy understands ({known}); upgrade debussy",

@@ -173,14 +173,23 @@ impl Store {
 }
 
 /// What became of the SQLite error of `action` on the database at `path`.
-fn sqlite_error<'p>(
+pub(super) fn sqlite_error<'p>(
     path: &'p Path,
     action: &'static str,
 ) -> impl FnOnce(rusqlite::Error) -> StateError + 'p {
-    move |source| StateError::Sqlite {
-        path: path.to_path_buf(),
-        action,
-        source,
+    move |source| match source.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            StateError::Locked {
+                path: path.to_path_buf(),
+                action,
+                waited_secs: BUSY_TIMEOUT.as_secs(),
+            }
+        }
+        _ => StateError::Sqlite {
+            path: path.to_path_buf(),
+            action,
+            source,
+        },
     }
 }
 

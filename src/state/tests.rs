@@ -497,3 +497,28 @@ fn a_wait_for_a_usage_limit_shows_while_its_run_lives_and_ends_when_cleared() {
     let run = recorded(&store, &live);
     assert!(run.limit_waits.is_empty());
 }
+
+#[test]
+fn a_database_another_process_keeps_locked_is_named_with_how_to_free_it() {
+    let (_dir, store) = store();
+    let holder = Connection::open(store.path()).expect("open");
+    holder.execute_batch("BEGIN EXCLUSIVE").expect("lock");
+    // No busy wait here: the error SQLite gives once debussy's wait is over.
+    let waiting = Connection::open(store.path()).expect("open");
+    waiting
+        .busy_timeout(std::time::Duration::ZERO)
+        .expect("no wait");
+    let err = waiting
+        .execute_batch("BEGIN IMMEDIATE")
+        .map_err(store::sqlite_error(store.path(), "record the run"))
+        .expect_err("locked");
+    assert!(matches!(err, StateError::Locked { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("is locked by another process"),
+        "{err}"
+    );
+    let help = miette::Diagnostic::help(&err)
+        .map(|help| help.to_string())
+        .unwrap_or_default();
+    assert!(help.contains("fuser"), "{help}");
+}
