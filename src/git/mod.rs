@@ -44,6 +44,8 @@ fn op(action: &'static str) -> impl FnOnce(git2::Error) -> GitError {
 }
 
 #[cfg(test)]
+mod repo_kinds_tests;
+#[cfg(test)]
 pub(crate) mod test_git;
 #[cfg(test)]
 mod tests;
