@@ -68,7 +68,9 @@ impl Repo {
     /// # Errors
     /// When the index cannot be read.
     pub fn conflicts(&self) -> Result<Vec<Conflict>, GitError> {
-        let index = self.inner.index().map_err(op("read the index"))?;
+        let mut index = self.inner.index().map_err(op("read the index"))?;
+        // As git left it on disk, not as this handle last read it.
+        index.read(false).map_err(op("read the index"))?;
         if !index.has_conflicts() {
             return Ok(Vec::new());
         }

@@ -164,6 +164,20 @@ pub enum GitError {
         /// How to finish or abort it.
         finish: &'static str,
     },
+    /// Files in the working tree have conflicts git still records as unresolved.
+    #[error(
+        "{} {} unresolved conflicts (left by a `git stash pop`, a merge or a `git apply --3way`), so a commit now would record {} markers",
+        .paths.join(", "),
+        if .paths.len() == 1 { "has" } else { "have" },
+        if .paths.len() == 1 { "its" } else { "their" }
+    )]
+    #[diagnostic(help(
+        "resolve them and `git add` each, or take a side (`git checkout --theirs -- PATH`, then `git add PATH`), then resume the run"
+    ))]
+    Unmerged {
+        /// The files, relative to the work tree.
+        paths: Vec<String>,
+    },
     /// A commit hook refused the commit.
     #[error("the {} hook refused the commit ({}){}", .0.hook, .0.status, if .0.output.is_empty() { String::new() } else { format!(":\n{}", .0.output) })]
     Hook(HookFailure),

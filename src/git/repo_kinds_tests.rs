@@ -1,6 +1,6 @@
 //! Repositories that are not plain: a shallow clone, clean filters, a sparse checkout,
 //! signing, formats libgit2 cannot read, a repository made inside the work tree, and a
-//! checkout that left the branch a run commits on.
+//! checkout that left the branch a run commits on or holds conflicts left unresolved.
 
 use std::fs;
 use std::time::Duration;
@@ -345,4 +345,35 @@ fn commits_on_a_branch_are_refused_once_the_checkout_left_it() {
         ),
         "{err:?}"
     );
+}
+
+#[test]
+fn a_conflict_a_stash_pop_left_is_not_committed_as_resolved() {
+    use super::test_git::git;
+    let (dir, repo) = repo();
+    let root = dir.path();
+    fs::write(root.join("a.txt"), "base\n").expect("write");
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
+        .expect("base");
+    let branch = git(root, &["branch", "--show-current"]);
+    fs::write(root.join("a.txt"), "stashed\n").expect("write");
+    git(root, &["stash", "-q"]);
+    fs::write(root.join("a.txt"), "committed\n").expect("write");
+    git(root, &["commit", "-q", "-am", "meanwhile"]);
+    let popped = std::process::Command::new("git")
+        .args(["stash", "pop", "-q"])
+        .current_dir(root)
+        .output()
+        .expect("git stash pop");
+    assert!(!popped.status.success(), "the pop conflicts");
+    assert_eq!(repo.operation_in_progress(), None, "nothing to finish");
+
+    let err = repo.check_commits_on(&branch).expect_err("unresolved");
+    assert!(
+        matches!(&err, GitError::Unmerged { paths } if paths == &["a.txt"]),
+        "{err:?}"
+    );
+    git(root, &["checkout", "--theirs", "--", "a.txt"]);
+    git(root, &["add", "a.txt"]);
+    repo.check_commits_on(&branch).expect("resolved");
 }
