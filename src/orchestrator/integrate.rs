@@ -270,21 +270,6 @@ impl Runner<'_> {
         self.merge_into_run(phase, worktree).await
     }
 
-    /// When the phase's first attempt in this run started, in seconds since the epoch
-    /// (its worktree's history before then is not the phase's).
-    pub(crate) fn phase_started(&self, phase_id: &str) -> i64 {
-        self.run
-            .store
-            .executions(&self.run.run_id)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|execution| execution.phase_id == phase_id)
-            .filter_map(|execution| execution.started_at.parse::<jiff::Timestamp>().ok())
-            .map(jiff::Timestamp::as_second)
-            .min()
-            .unwrap_or(0)
-    }
-
     /// Merge the phase's branch into the run's branch, after the merges before it.
     async fn merge_into_run(&mut self, phase: &Phase, worktree: &Worktree) -> Result<(), Unmerged> {
         let message = vcs::commit_message(

@@ -80,6 +80,21 @@ impl Runner<'_> {
             .filter(|_| self.workdir == self.run.root)
     }
 
+    /// When the phase's first attempt in this run started, in seconds since the epoch:
+    /// what its tree's history and stashes hold from before then is not the phase's.
+    pub(crate) fn phase_started(&self, phase_id: &str) -> i64 {
+        self.run
+            .store
+            .executions(&self.run.run_id)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|execution| execution.phase_id == phase_id)
+            .filter_map(|execution| execution.started_at.parse::<jiff::Timestamp>().ok())
+            .map(jiff::Timestamp::as_second)
+            .min()
+            .unwrap_or(0)
+    }
+
     /// Work stashed in the project's checkout since the phase started that the run's
     /// branch does not hold, each stash named with how to get it back; `None` when there
     /// is none, or the phase has a worktree (its merge checks its stashes).
