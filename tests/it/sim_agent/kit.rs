@@ -130,7 +130,11 @@ pub(super) fn run_with_stdin(mut command: Command, prompt: &str) -> Run {
         .stderr(Stdio::piped());
     let mut child = command.spawn().expect("spawn debussy");
     let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(prompt.as_bytes()).expect("write prompt");
+    match stdin.write_all(prompt.as_bytes()) {
+        // A player that refuses its scenario exits without reading its prompt.
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {}
+        written => written.expect("write prompt"),
+    }
     drop(stdin);
     let (tx, rx) = mpsc::channel();
     let pid = child.id();
