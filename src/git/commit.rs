@@ -64,7 +64,8 @@ impl Repo {
     /// warning; one that a live process holds is waited on for up to `lock_wait`.
     ///
     /// # Errors
-    /// [`GitError::IndexLocked`] if the lock stays held; git's or libgit2's failures
+    /// [`GitError::IndexLocked`] if the lock stays held; [`GitError::Unmerged`] for
+    /// conflicts no merge or rebase under way will settle; git's or libgit2's failures
     /// otherwise.
     pub fn commit_all(
         &self,
@@ -74,6 +75,20 @@ impl Repo {
         hooks: HookPolicy,
     ) -> Result<CommitOutcome, GitError> {
         let removed_stale_lock = self.clear_index_lock(lock_wait)?;
+        // Conflicts no operation will finish (a `git stash pop` or `git apply --3way`
+        // that conflicted): `git add -A` would stage their markers as resolved. Those of
+        // a merge under way are the merge's to settle.
+        if self.operation_in_progress().is_none() {
+            let conflicts = self.conflicts()?;
+            if !conflicts.is_empty() {
+                return Err(GitError::Unmerged {
+                    paths: conflicts
+                        .into_iter()
+                        .map(|conflict| conflict.path)
+                        .collect(),
+                });
+            }
+        }
         git.run_blocking(&self.root, &["add", "-A"]).map_err(
             |err| match uncommitted_repository(&err.message) {
                 Some(path) => GitError::EmbeddedRepository { paths: vec![path] },

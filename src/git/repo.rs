@@ -191,28 +191,16 @@ impl Repo {
     }
 
     /// Check that a commit made now lands on `branch`, the one a run commits on: the
-    /// checkout is still on it, and no merge, rebase or similar is half done there, nor
-    /// any conflict left unresolved.
+    /// checkout is still on it, and no merge, rebase or similar is half done there.
     /// Someone who switched the checkout mid-run (or an agent that did) would otherwise
     /// find the run's work committed on their branch, or on none.
     ///
     /// # Errors
-    /// [`GitError::OperationUnderWay`], [`GitError::Unmerged`] or [`GitError::OffBranch`];
-    /// when `HEAD` or the index cannot be read.
+    /// [`GitError::OperationUnderWay`] or [`GitError::OffBranch`]; when `HEAD` cannot be
+    /// read.
     pub fn check_commits_on(&self, branch: &str) -> Result<(), GitError> {
         if let Some((operation, finish)) = self.operation_in_progress() {
             return Err(GitError::OperationUnderWay { operation, finish });
-        }
-        // Conflicts with no operation to finish: a `git stash pop` or `git apply --3way`
-        // that conflicted. `git add -A` would stage their markers as resolved.
-        let conflicts = self.conflicts()?;
-        if !conflicts.is_empty() {
-            return Err(GitError::Unmerged {
-                paths: conflicts
-                    .into_iter()
-                    .map(|conflict| conflict.path)
-                    .collect(),
-            });
         }
         let now = match self.head()? {
             HeadState::Unborn { branch: name } | HeadState::Branch { name, .. } => {

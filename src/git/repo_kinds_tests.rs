@@ -1,6 +1,6 @@
 //! Repositories that are not plain: a shallow clone, clean filters, a sparse checkout,
-//! signing, formats libgit2 cannot read, a repository made inside the work tree, and a
-//! checkout that left the branch a run commits on or holds conflicts left unresolved.
+//! signing, formats libgit2 cannot read, a repository made inside the work tree,
+//! conflicts left unresolved, and a checkout that left the branch a run commits on.
 
 use std::fs;
 use std::time::Duration;
@@ -368,12 +368,21 @@ fn a_conflict_a_stash_pop_left_is_not_committed_as_resolved() {
     assert!(!popped.status.success(), "the pop conflicts");
     assert_eq!(repo.operation_in_progress(), None, "nothing to finish");
 
-    let err = repo.check_commits_on(&branch).expect_err("unresolved");
+    let err = repo
+        .commit_all("work", &GIT, WAIT, HookPolicy::Skip)
+        .expect_err("unresolved");
     assert!(
         matches!(&err, GitError::Unmerged { paths } if paths == &["a.txt"]),
         "{err:?}"
     );
+    assert_eq!(git(root, &["branch", "--show-current"]), branch);
+    assert!(
+        git(root, &["ls-files", "--unmerged"]).contains("a.txt"),
+        "left as git left it"
+    );
     git(root, &["checkout", "--theirs", "--", "a.txt"]);
     git(root, &["add", "a.txt"]);
-    repo.check_commits_on(&branch).expect("resolved");
+    repo.commit_all("work", &GIT, WAIT, HookPolicy::Skip)
+        .expect("resolved");
+    assert_eq!(git(root, &["show", "HEAD:a.txt"]), "stashed");
 }
