@@ -61,7 +61,8 @@ impl Repo {
     /// when the tree equals `HEAD`'s. Works on an unborn branch.
     ///
     /// An `index.lock` no process has open (left by a killed agent) is removed with a
-    /// warning; one that a live process holds is waited on for up to `lock_wait`.
+    /// warning; one that a live process holds, or that a git command working in this tree
+    /// may still rename, is waited on for up to `lock_wait`.
     ///
     /// # Errors
     /// [`GitError::IndexLocked`] if the lock stays held; [`GitError::Unmerged`] for
@@ -322,8 +323,9 @@ impl Repo {
         Ok(id)
     }
 
-    /// Remove a stale `index.lock` (no process holds it: a git command was killed), or
-    /// wait up to `lock_wait` for a live one to go away. Returns the stale lock that was
+    /// Remove a stale `index.lock` (no process holds it and no git command works in the
+    /// tree: a git command was killed), or wait up to `lock_wait` for a live one to go
+    /// away. Returns the stale lock that was
     /// removed, if any.
     ///
     /// # Errors
@@ -336,7 +338,7 @@ impl Repo {
             if !lock.exists() {
                 return Ok(None);
             }
-            let holders = lock_holders(&lock);
+            let holders = index_lock_users(&lock, self.inner.workdir());
             if holders.is_empty() {
                 let last_written = std::fs::metadata(&lock)
                     .and_then(|meta| meta.modified())
@@ -368,10 +370,16 @@ impl Repo {
     }
 }
 
-/// Processes that have `path` open. Empty where `/proc` is unavailable, which treats the
-/// lock as stale: the agent that could hold it was killed.
-fn lock_holders(path: &Path) -> Vec<u32> {
-    crate::process::procfs::holders_of(path).unwrap_or_default()
+/// The processes that may still write the `index.lock` at `lock` of the working tree
+/// `tree`: those that have it open, else the git commands working in the tree (a `git
+/// commit` in its editor or a hook has closed it). Empty where `/proc` is unavailable,
+/// which treats the lock as stale: the agent that could hold it was killed.
+fn index_lock_users(lock: &Path, tree: Option<&Path>) -> Vec<u32> {
+    let holders = crate::process::procfs::holders_of(lock).unwrap_or_default();
+    match tree {
+        Some(tree) if holders.is_empty() => super::busy::git_commands_in(tree),
+        _ => holders,
+    }
 }
 
 /// The directory of a repository with no commit yet that `git add` refused to stage ("error:

@@ -58,19 +58,25 @@ pub enum GitError {
         /// The repository's git directory.
         path: PathBuf,
     },
-    /// Another process holds the index lock for longer than we are willing to wait.
+    /// A git command kept the index lock for longer than a commit waits: it has the lock
+    /// open, or works in the tree with the lock closed (a `git commit` waiting for its
+    /// editor or running a hook).
     #[error(
-        "{} is held by process {pids:?}; finish or stop that git command, then resume the run",
-        .path.display()
+        "{} is in use by a running git command (process {}), so nothing was committed",
+        .path.display(),
+        .pids.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
     )]
+    #[diagnostic(help(
+        "finish that git command (a `git commit` may be waiting for its editor, or running a hook) or stop it, then resume the run"
+    ))]
     IndexLocked {
         /// The lock file.
         path: PathBuf,
-        /// Processes that have it open.
+        /// The processes that have it open, or the git commands working in its tree.
         pids: Vec<u32>,
     },
-    /// A git lock file found when a run started after an interrupted one is still held
-    /// open by a live process: a git command is using it.
+    /// A git lock file found when a run started after an interrupted one is still in use:
+    /// a live process has it open, or (an `index.lock`) a git command works in its tree.
     #[error(
         "{} is in use by a running git command (process {}), so it was not removed",
         .path.display(),
@@ -83,7 +89,7 @@ pub enum GitError {
     LockInUse {
         /// The lock file.
         path: PathBuf,
-        /// Processes that have it open.
+        /// The processes that have it open, or the git commands working in its tree.
         pids: Vec<u32>,
     },
     /// Removing a stale lock failed.

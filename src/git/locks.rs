@@ -10,8 +10,9 @@
 //! SIGKILLed after its grace, and nothing can clean up for debussy's own process.
 //!
 //! A lock is stale only when no process has it open (both git and libgit2 hold a lock
-//! file open from creating it until they rename or remove it) *and* it was last written
-//! before this run started. A lock a live process holds is never removed: it is waited on
+//! file open while they write it), no git command works in the tree of an `index.lock`
+//! (a `git commit` waiting for its editor has closed the lock it will rename), *and* it
+//! was last written before this run started. A lock a live process holds is never removed: it is waited on
 //! for a bounded time (the killed run's own git commands are being stopped by their
 //! reapers meanwhile), then reported. This module does not decide when to look: the
 //! orchestrator does, once it knows an earlier run was interrupted.
@@ -54,7 +55,7 @@ pub fn clear_left_locks(
     let mut removed = Vec::new();
     for lock in lock_files(&git_dir) {
         loop {
-            let Some(holders) = procfs::holders_of(&lock) else {
+            let Some(holders) = users_of(&lock, &git_dir) else {
                 // Without /proc nobody can tell a live lock from a stale one: leave it,
                 // and git names it if it is in the way.
                 tracing::debug!(
@@ -80,6 +81,34 @@ pub fn clear_left_locks(
         }
     }
     Ok(removed)
+}
+
+/// The processes that may still write `lock`: those that have it open, and for an
+/// `index.lock` the git commands working in its tree (a `git commit` waiting for its
+/// editor or a hook has closed the lock it will rename). `None` where `/proc` cannot be
+/// read.
+fn users_of(lock: &Path, git_dir: &Path) -> Option<Vec<u32>> {
+    let holders = procfs::holders_of(lock)?;
+    if !holders.is_empty() || lock.file_name().is_none_or(|name| name != "index.lock") {
+        return Some(holders);
+    }
+    Some(
+        lock.parent()
+            .and_then(|admin| tree_of(admin, git_dir))
+            .map(|tree| super::busy::git_commands_in(&tree))
+            .unwrap_or_default(),
+    )
+}
+
+/// The working tree whose index lives in the administrative directory `admin`: the
+/// checkout around a `.git` directory, or the linked worktree its `gitdir` file names.
+fn tree_of(admin: &Path, git_dir: &Path) -> Option<PathBuf> {
+    if admin == git_dir {
+        let checkout = git_dir.parent()?;
+        return (git_dir.file_name()? == ".git").then(|| checkout.to_path_buf());
+    }
+    let gitdir = std::fs::read_to_string(admin.join("gitdir")).ok()?;
+    Path::new(gitdir.trim_end()).parent().map(Path::to_path_buf)
 }
 
 /// Every `*.lock` regular file git or libgit2 could leave in `git_dir`: beside the files
@@ -146,6 +175,7 @@ mod tests {
     use std::process::{Command, Stdio};
 
     use super::*;
+    use crate::git::test_git::{self, CommitInEditor};
     use crate::process::procfs::FileHolder;
 
     /// A repository with one linked worktree; its git directory.
@@ -257,6 +287,45 @@ mod tests {
         let removed = clear_left_locks(dir.path(), started, Duration::ZERO).expect("clear");
         assert_eq!(removed, vec![lock.clone()]);
         assert!(!lock.exists());
+    }
+
+    #[test]
+    fn an_index_lock_a_commit_in_its_editor_keeps_is_reported_and_left() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let git_dir = repository(dir.path());
+        for tree in [dir.path().to_path_buf(), dir.path().join("wt")] {
+            std::fs::write(tree.join("a.txt"), "one\n").expect("write");
+            test_git::git(&tree, &["add", "a.txt"]);
+        }
+        let user = CommitInEditor::start(dir.path());
+        let in_worktree = CommitInEditor::start(&dir.path().join("wt"));
+        let started = SystemTime::now() + Duration::from_secs(1);
+
+        let err =
+            clear_left_locks(dir.path(), started, Duration::from_millis(100)).expect_err("busy");
+        match &err {
+            GitError::LockInUse { path, pids } => {
+                assert_eq!(path, &git_dir.join("index.lock"));
+                assert_eq!(pids, &[user.pid()]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(user.finish("the user's"), "the user's commit is not broken");
+
+        let err =
+            clear_left_locks(dir.path(), started, Duration::from_millis(100)).expect_err("busy");
+        match &err {
+            GitError::LockInUse { path, pids } => {
+                assert_eq!(path, &git_dir.join("worktrees/wt/index.lock"));
+                assert_eq!(pids, &[in_worktree.pid()]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(in_worktree.finish("the worktree's"));
+        assert_eq!(
+            clear_left_locks(dir.path(), started, Duration::ZERO).expect("clear"),
+            Vec::<PathBuf>::new()
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! merge: the orchestrator does.
 
 mod ancestry;
+mod busy;
 mod changes;
 mod cli;
 mod commit;

@@ -357,3 +357,40 @@ fn a_hook_past_git_timeout_is_stopped_with_what_it_started() {
     }
     assert_eq!(repo.head_commit().expect("head"), None, "nothing committed");
 }
+
+#[test]
+fn an_index_lock_a_commit_in_its_editor_keeps_is_waited_on_and_left() {
+    let (dir, repo) = repo();
+    fs::write(dir.path().join("a.txt"), "1\n").expect("write");
+    repo.commit_all("base", &GIT, WAIT, HOOKS).expect("base");
+    fs::write(dir.path().join("a.txt"), "2\n").expect("write");
+    let user = test_git::CommitInEditor::start(dir.path());
+    let lock = dir.path().join(".git/index.lock");
+    assert!(lock.exists(), "git keeps its lock while the editor runs");
+
+    fs::write(dir.path().join("b.txt"), "the agent's\n").expect("write");
+    let err = repo
+        .commit_all("checkpoint", &GIT, Duration::from_millis(200), HOOKS)
+        .expect_err("the index is in use");
+    let GitError::IndexLocked { pids, .. } = &err else {
+        panic!("wrong error: {err}")
+    };
+    assert_eq!(pids, &[user.pid()]);
+    assert!(lock.exists(), "the lock is the commit's, not removed");
+
+    assert!(user.finish("the user's"), "the user's commit is not broken");
+    assert_eq!(last_message(&repo), "the user's\n");
+    let outcome = repo
+        .commit_all("checkpoint", &GIT, WAIT, HOOKS)
+        .expect("commit");
+    assert!(
+        matches!(
+            outcome,
+            CommitOutcome::Committed {
+                removed_stale_lock: None,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+}

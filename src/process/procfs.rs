@@ -45,6 +45,18 @@ pub(crate) fn stat_of(pid: u32) -> Option<Stat> {
     stat(&Path::new("/proc").join(pid.to_string()))
 }
 
+/// The command name of the process whose `/proc` directory is `dir` (`comm`: its
+/// program's file name, cut to 15 bytes).
+pub(crate) fn command_name(dir: &Path) -> Option<String> {
+    let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+    Some(comm.trim_end_matches('\n').to_owned())
+}
+
+/// The working directory of the process whose `/proc` directory is `dir`.
+pub(crate) fn working_dir(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_link(dir.join("cwd")).ok()
+}
+
 /// Whether the process has `target` open (one of its `fd` links points at it).
 pub(crate) fn holds_open(dir: &Path, target: &Path) -> bool {
     std::fs::read_dir(dir.join("fd")).is_ok_and(|fds| {
@@ -141,6 +153,15 @@ mod tests {
             .expect("/proc")
             .find(|(pid, _)| *pid == me)
             .expect("this process");
+        assert_eq!(
+            working_dir(&dir),
+            Some(std::env::current_dir().expect("cwd"))
+        );
+        let name = command_name(&dir).expect("comm");
+        assert!(
+            !name.is_empty() && name.len() <= 15 && !name.contains('\n'),
+            "{name:?}"
+        );
         let me = stat(&dir).expect("stat");
         assert!(me.is_live(), "{}", me.state);
         assert_eq!(me.pgrp, nix::unistd::getpgrp().as_raw());
