@@ -317,6 +317,21 @@ impl Runner<'_> {
                     Handover::Resume,
                 ))
             }
+            Ok(MergeOutcome::CheckoutBusy { pids }) => {
+                let name = self.run.pool.run_branch_name();
+                let pids = pids
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                Err(Unmerged::Human(
+                    format!(
+                        "the checkout on {name} is in use by a running git command (process {pids}): a `git commit` waiting for its editor or running a hook, say. Nothing was merged into {name}; the phase's work is on its branch {}. Finish or stop that command, then resume: the phase is merged then",
+                        worktree.branch
+                    ),
+                    Handover::Resume,
+                ))
+            }
             Err(err) => Err(Unmerged::Human(err.to_string(), Handover::MergeByHand)),
         }
     }

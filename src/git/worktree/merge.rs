@@ -14,10 +14,15 @@
 
 use std::path::Path;
 
-use crate::git::{Conflict, GitCli, GitCommandError, Repo};
+use crate::git::{Conflict, GitCli, GitCommandError, GitError, Repo};
 
-/// How long delivering a merge waits for another process's lock on the checkout's index.
-const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long delivering a merge waits for another process's lock on the checkout's index
+/// (the tests' git commands in their editors are not waited on that long).
+const LOCK_WAIT: std::time::Duration = if cfg!(test) {
+    std::time::Duration::from_millis(300)
+} else {
+    std::time::Duration::from_secs(10)
+};
 
 use super::{MergeOutcome, RunBranch, place};
 
@@ -159,11 +164,15 @@ pub async fn merge_into_run(
     }
     let fast_forward = said.lines().any(|line| line.starts_with("Fast-forward"));
     let commit = git.run(place, &["rev-parse", "HEAD"]).await?;
-    if let Err(err) = deliver(git, root, run, &commit).await {
-        return match moved(git, root, run).await {
-            Some(moved) => Ok(moved),
-            None => Err(err),
-        };
+    match deliver(git, root, run, &commit).await {
+        Ok(Delivery::Done) => {}
+        Ok(Delivery::CheckoutBusy { pids }) => return Ok(MergeOutcome::CheckoutBusy { pids }),
+        Err(err) => {
+            return match moved(git, root, run).await {
+                Some(moved) => Ok(moved),
+                None => Err(err),
+            };
+        }
     }
     run.tip.clone_from(&commit);
     Ok(MergeOutcome::Merged {
@@ -181,6 +190,17 @@ async fn moved(git: &GitCli, root: &Path, run: &RunBranch) -> Option<MergeOutcom
     })
 }
 
+/// Whether a merge reached the run's branch.
+enum Delivery {
+    /// The branch (and the checkout on it) moved to the merge.
+    Done,
+    /// A git command working in the checkout on the branch kept its index: nothing moved.
+    CheckoutBusy {
+        /// The git commands.
+        pids: Vec<u32>,
+    },
+}
+
 /// Move the run's branch from `run.tip` to `commit`: a fast-forward of the user's
 /// checkout when it is on that branch (so its files follow), else the reference alone,
 /// only if it still points where debussy left it.
@@ -189,24 +209,30 @@ async fn deliver(
     root: &Path,
     run: &RunBranch,
     commit: &str,
-) -> Result<(), GitCommandError> {
+) -> Result<Delivery, GitCommandError> {
     let reference = format!("refs/heads/{}", run.name);
     let checked_out = git
         .run(root, &["symbolic-ref", "--quiet", "HEAD"])
         .await
         .is_ok_and(|head| head == reference);
     if checked_out {
-        // A fast-forward killed with debussy leaves its lock; nobody holds it any more.
+        // A fast-forward killed with debussy leaves its lock; nobody holds it any more. A
+        // `git commit` of the user's waiting for its editor keeps it closed: that is waited
+        // on, never removed.
         let dir = root.to_path_buf();
         let cleared = crate::git::vcs::blocking(move || {
             Repo::discover(&dir).and_then(|repo| repo.clear_index_lock(LOCK_WAIT))
         })
         .await;
-        if let Err(err) = cleared {
-            return Err(GitCommandError {
-                command: format!("merge --ff-only {commit}"),
-                message: crate::error_chain::error_chain(&err),
-            });
+        match cleared {
+            Ok(_) => {}
+            Err(GitError::IndexLocked { pids, .. }) => return Ok(Delivery::CheckoutBusy { pids }),
+            Err(err) => {
+                return Err(GitCommandError {
+                    command: format!("merge --ff-only {commit}"),
+                    message: crate::error_chain::error_chain(&err),
+                });
+            }
         }
         git.run(root, &["merge", "--ff-only", "--quiet", commit])
             .await?;
@@ -214,7 +240,7 @@ async fn deliver(
         git.run(root, &["update-ref", &reference, commit, &run.tip])
             .await?;
     }
-    Ok(())
+    Ok(Delivery::Done)
 }
 
 /// Start merging the run's branch (at `run_tip`) into the phase's worktree, leaving

@@ -97,6 +97,13 @@ pub enum MergeOutcome {
         /// Where it is now (`None`: it is gone).
         found: Option<String>,
     },
+    /// The user's checkout is on the run's branch, and a git command working in it kept
+    /// its index past the wait (a `git commit` waiting for its editor or running a hook).
+    /// Nothing was merged.
+    CheckoutBusy {
+        /// The git commands.
+        pids: Vec<u32>,
+    },
 }
 
 #[cfg(test)]

@@ -235,6 +235,35 @@ async fn a_run_branch_moved_underneath_is_never_merged_over() {
     );
 }
 
+#[tokio::test]
+async fn a_commit_the_user_is_writing_in_the_checkout_is_never_merged_under() {
+    let dir = repo();
+    let root = dir.path();
+    let first = phase(root, "1").await;
+    commit_in(&first.path, "b.txt", "b\n");
+    let mut run = run_branch(root);
+    let before = run.tip.clone();
+    std::fs::write(root.join("a.txt"), "the user's\n").expect("write");
+    let user = crate::git::test_git::CommitInEditor::start(root);
+
+    assert_eq!(
+        merge(root, &mut run, &first).await,
+        MergeOutcome::CheckoutBusy {
+            pids: vec![user.pid()]
+        }
+    );
+    assert_eq!(git(root, &["rev-parse", "main"]), before, "nothing merged");
+    assert!(user.finish("the user's"), "the user's commit is not broken");
+    assert_eq!(git(root, &["log", "-1", "--format=%s"]), "the user's");
+    assert!(
+        matches!(
+            merge(root, &mut run, &first).await,
+            MergeOutcome::Moved { .. }
+        ),
+        "the user's commit moved the branch"
+    );
+}
+
 /// A phase whose agent committed `n` files on a detached `HEAD` (or another branch).
 /// The record git keeps of the worktree at `path`: `.git/worktrees/<name>`.
 fn record_of(path: &Path) -> std::path::PathBuf {
