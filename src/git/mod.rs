@@ -20,6 +20,7 @@ mod error;
 mod history;
 mod hooks;
 mod locks;
+mod operations;
 mod repo;
 pub mod vcs;
 pub mod worktree;
@@ -32,6 +33,7 @@ pub use error::GitError;
 pub use history::Stash;
 pub use hooks::{HookFailure, HookPolicy};
 pub use locks::clear_left_locks;
+pub use operations::BranchOperation;
 pub use repo::{HeadState, Repo};
 
 /// A commit id as debussy names commits to people: its first twelve digits.

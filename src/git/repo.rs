@@ -127,34 +127,7 @@ impl Repo {
     /// when the repository is in its normal state.
     #[must_use]
     pub fn operation_in_progress(&self) -> Option<(&'static str, &'static str)> {
-        use git2::RepositoryState as State;
-        match self.inner.state() {
-            State::Clean => None,
-            State::Merge => Some((
-                "a merge",
-                "finish it with `git commit` after resolving the conflicts, or `git merge --abort`",
-            )),
-            State::Revert | State::RevertSequence => Some((
-                "a revert",
-                "finish it with `git revert --continue`, or `git revert --abort`",
-            )),
-            State::CherryPick | State::CherryPickSequence => Some((
-                "a cherry-pick",
-                "finish it with `git cherry-pick --continue`, or `git cherry-pick --abort`",
-            )),
-            State::Bisect => Some(("a bisect", "end it with `git bisect reset`")),
-            State::Rebase
-            | State::RebaseInteractive
-            | State::RebaseMerge
-            | State::ApplyMailboxOrRebase => Some((
-                "a rebase",
-                "finish it with `git rebase --continue`, or `git rebase --abort`",
-            )),
-            State::ApplyMailbox => Some((
-                "a `git am`",
-                "finish it with `git am --continue`, or `git am --abort`",
-            )),
-        }
+        super::operations::under_way(&self.inner)
     }
 
     /// Where `HEAD` points.

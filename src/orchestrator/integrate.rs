@@ -332,6 +332,19 @@ impl Runner<'_> {
                     Handover::Resume,
                 ))
             }
+            Ok(MergeOutcome::OperationUnderWay(under_way)) => {
+                let name = self.run.pool.run_branch_name();
+                Err(Unmerged::Human(
+                    format!(
+                        "{} of {name} is under way in {}: when it ends, or is aborted, git sets {name} over anything merged into it meanwhile. Nothing was merged into {name}; the phase's work is on its branch {}. To go on, {}; then resume: the phase is merged then",
+                        under_way.operation,
+                        under_way.tree.display(),
+                        worktree.branch,
+                        under_way.finish,
+                    ),
+                    Handover::Resume,
+                ))
+            }
             Err(err) => Err(Unmerged::Human(err.to_string(), Handover::MergeByHand)),
         }
     }

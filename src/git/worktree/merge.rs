@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use crate::git::{Conflict, GitCli, GitCommandError, GitError, Repo};
+use crate::git::{BranchOperation, Conflict, GitCli, GitCommandError, GitError, Repo};
 
 /// How long delivering a merge waits for another process's lock on the checkout's index
 /// (the tests' git commands in their editors are not waited on that long).
@@ -167,6 +167,9 @@ pub async fn merge_into_run(
     match deliver(git, root, run, &commit).await {
         Ok(Delivery::Done) => {}
         Ok(Delivery::CheckoutBusy { pids }) => return Ok(MergeOutcome::CheckoutBusy { pids }),
+        Ok(Delivery::OperationUnderWay(under_way)) => {
+            return Ok(MergeOutcome::OperationUnderWay(under_way));
+        }
         Err(err) => {
             return match moved(git, root, run).await {
                 Some(moved) => Ok(moved),
@@ -199,17 +202,30 @@ enum Delivery {
         /// The git commands.
         pids: Vec<u32>,
     },
+    /// An operation under way on the branch would set it over the merge: nothing moved.
+    OperationUnderWay(BranchOperation),
 }
 
 /// Move the run's branch from `run.tip` to `commit`: a fast-forward of the user's
 /// checkout when it is on that branch (so its files follow), else the reference alone,
-/// only if it still points where debussy left it.
+/// only if it still points where debussy left it; neither while an operation under way
+/// on the branch would set it over the merge when it ends or is aborted.
 async fn deliver(
     git: &GitCli,
     root: &Path,
     run: &RunBranch,
     commit: &str,
 ) -> Result<Delivery, GitCommandError> {
+    let (dir, name) = (root.to_path_buf(), run.name.clone());
+    let under_way = crate::git::vcs::blocking(move || Repo::discover(&dir)?.operation_on(&name))
+        .await
+        .map_err(|err| GitCommandError {
+            command: "worktree list".to_owned(),
+            message: crate::error_chain::error_chain(&err),
+        })?;
+    if let Some(under_way) = under_way {
+        return Ok(Delivery::OperationUnderWay(under_way));
+    }
     let reference = format!("refs/heads/{}", run.name);
     let checked_out = git
         .run(root, &["symbolic-ref", "--quiet", "HEAD"])

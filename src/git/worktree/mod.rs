@@ -104,6 +104,10 @@ pub enum MergeOutcome {
         /// The git commands.
         pids: Vec<u32>,
     },
+    /// An operation is under way on the run's branch (a rebase of it, or a merge left in
+    /// the checkout on it): its end or its abort would set the branch over the merge.
+    /// Nothing was merged.
+    OperationUnderWay(crate::git::BranchOperation),
 }
 
 #[cfg(test)]

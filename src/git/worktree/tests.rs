@@ -264,6 +264,46 @@ async fn a_commit_the_user_is_writing_in_the_checkout_is_never_merged_under() {
     );
 }
 
+#[tokio::test]
+async fn a_rebase_of_the_run_branch_under_way_is_never_merged_under() {
+    let dir = repo();
+    let root = dir.path();
+    let first = phase(root, "1").await;
+    commit_in(&first.path, "b.txt", "b\n");
+    commit_in(root, "user.txt", "the user's\n");
+    let mut run = run_branch(root);
+    let before = run.tip.clone();
+    // The user rebases main and stops at their commit to edit it: HEAD is detached
+    // until the rebase ends, and `git rebase --abort` sets main back to where it began.
+    let stopped = std::process::Command::new("git")
+        .args(["rebase", "-q", "-i", "HEAD~1"])
+        .current_dir(root)
+        .env("GIT_SEQUENCE_EDITOR", "sed -i 1s/^pick/edit/")
+        .output()
+        .expect("git");
+    assert!(stopped.status.success(), "{stopped:?}");
+
+    let outcome = merge(root, &mut run, &first).await;
+    let MergeOutcome::OperationUnderWay(under_way) = &outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(under_way.operation, "a rebase");
+    assert_eq!(git(root, &["rev-parse", "main"]), before, "nothing merged");
+
+    git(root, &["rebase", "--abort"]);
+    assert!(
+        matches!(
+            merge(root, &mut run, &first).await,
+            MergeOutcome::Merged { .. }
+        ),
+        "merged once the rebase is over"
+    );
+    assert_eq!(
+        git(root, &["ls-tree", "--name-only", "main"]),
+        "a.txt\nb.txt\nuser.txt"
+    );
+}
+
 /// A phase whose agent committed `n` files on a detached `HEAD` (or another branch).
 /// The record git keeps of the worktree at `path`: `.git/worktrees/<name>`.
 fn record_of(path: &Path) -> std::path::PathBuf {
