@@ -107,7 +107,8 @@ fn tree_of(admin: &Path, git_dir: &Path) -> Option<PathBuf> {
         let checkout = git_dir.parent()?;
         return (git_dir.file_name()? == ".git").then(|| checkout.to_path_buf());
     }
-    let gitdir = std::fs::read_to_string(admin.join("gitdir")).ok()?;
+    // One line; a FIFO or a huge file there is nobody's worktree.
+    let gitdir = crate::files::read_text_limited(&admin.join("gitdir"), 64 * 1024).ok()?;
     Path::new(gitdir.trim_end()).parent().map(Path::to_path_buf)
 }
 

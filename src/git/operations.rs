@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 use git2::Repository;
 
 use super::{GitError, Repo, op};
+use crate::files::read_text_limited;
+
+/// The most a one-line file of git's administrative directory may hold.
+const SMALL_FILE: u64 = 64 * 1024;
 
 /// An operation under way on a branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +76,7 @@ fn trees(repo: &Repository) -> Result<Vec<PathBuf>, GitError> {
 /// is `admin` will set when it ends: `refs/heads/…`.
 fn rebased_branch(admin: &Path) -> Option<String> {
     ["rebase-merge", "rebase-apply"].iter().find_map(|dir| {
-        let name = std::fs::read_to_string(admin.join(dir).join("head-name")).ok()?;
+        let name = read_text_limited(&admin.join(dir).join("head-name"), SMALL_FILE).ok()?;
         Some(name.trim_end().to_owned())
     })
 }
@@ -149,6 +153,27 @@ mod tests {
 
         git(dir.path(), &["rebase", "--abort"]);
         assert_eq!(repo.operation_on("main").expect("look"), None);
+    }
+
+    #[test]
+    fn a_fifo_where_a_rebase_names_its_branch_is_no_rebase_and_no_hang() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        repository(dir.path());
+        git(dir.path(), &["switch", "-q", "side"]);
+        let state = dir.path().join(".git/rebase-merge");
+        std::fs::create_dir(&state).expect("mkdir");
+        nix::unistd::mkfifo(&state.join("head-name"), nix::sys::stat::Mode::S_IRWXU)
+            .expect("mkfifo");
+        let root = dir.path().to_path_buf();
+        let (sender, answer) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let repo = Repo::discover(&root).expect("discover");
+            let _ = sender.send(repo.operation_on("main").expect("look"));
+        });
+        let under_way = answer
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("answered without waiting for a writer");
+        assert_eq!(under_way, None);
     }
 
     #[test]
