@@ -345,6 +345,21 @@ impl Runner<'_> {
                     Handover::Resume,
                 ))
             }
+            Ok(MergeOutcome::CheckoutChanges { paths }) => {
+                let name = self.run.pool.run_branch_name();
+                let (files, them) = match paths.len() {
+                    1 => ("a file", "it"),
+                    _ => ("files", "them"),
+                };
+                Err(Unmerged::Human(
+                    format!(
+                        "the merge would overwrite {files} not committed in the checkout on {name}: {}. Nothing was merged into {name}; the phase's work is on its branch {}. Commit {them}, or stash {them} (`git stash -u`), then resume: the phase is merged then",
+                        paths.join(", "),
+                        worktree.branch,
+                    ),
+                    Handover::Resume,
+                ))
+            }
             Err(err) => Err(Unmerged::Human(err.to_string(), Handover::MergeByHand)),
         }
     }

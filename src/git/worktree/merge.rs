@@ -170,6 +170,9 @@ pub async fn merge_into_run(
         Ok(Delivery::OperationUnderWay(under_way)) => {
             return Ok(MergeOutcome::OperationUnderWay(under_way));
         }
+        Ok(Delivery::CheckoutChanges { paths }) => {
+            return Ok(MergeOutcome::CheckoutChanges { paths });
+        }
         Err(err) => {
             return match moved(git, root, run).await {
                 Some(moved) => Ok(moved),
@@ -204,6 +207,11 @@ enum Delivery {
     },
     /// An operation under way on the branch would set it over the merge: nothing moved.
     OperationUnderWay(BranchOperation),
+    /// The fast-forward would overwrite files not committed in the checkout: nothing moved.
+    CheckoutChanges {
+        /// The files, as git named them.
+        paths: Vec<String>,
+    },
 }
 
 /// Move the run's branch from `run.tip` to `commit`: a fast-forward of the user's
@@ -250,13 +258,40 @@ async fn deliver(
                 });
             }
         }
-        git.run(root, &["merge", "--ff-only", "--quiet", commit])
-            .await?;
+        if let Err(err) = git
+            .run(root, &["merge", "--ff-only", "--quiet", commit])
+            .await
+        {
+            let paths = overwritten_by_merge(&err.message);
+            return if paths.is_empty() {
+                Err(err)
+            } else {
+                Ok(Delivery::CheckoutChanges { paths })
+            };
+        }
     } else {
         git.run(root, &["update-ref", &reference, commit, &run.tip])
             .await?;
     }
     Ok(Delivery::Done)
+}
+
+/// The files git refused to overwrite with a merge ("Your local changes to the following
+/// files would be overwritten by merge", or untracked files), as it listed them (one a
+/// line, indented with a tab, under either heading); empty for any other failure.
+fn overwritten_by_merge(said: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut listing = false;
+    for line in said.lines() {
+        if let Some(path) = line.strip_prefix('\t') {
+            if listing {
+                paths.push(path.to_owned());
+            }
+        } else {
+            listing = line.ends_with("would be overwritten by merge:");
+        }
+    }
+    paths
 }
 
 /// Start merging the run's branch (at `run_tip`) into the phase's worktree, leaving

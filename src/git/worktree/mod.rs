@@ -108,6 +108,12 @@ pub enum MergeOutcome {
     /// the checkout on it): its end or its abort would set the branch over the merge.
     /// Nothing was merged.
     OperationUnderWay(crate::git::BranchOperation),
+    /// Files not committed in the checkout on the run's branch (changed, or untracked)
+    /// would be overwritten by the fast-forward, which git refused. Nothing was merged.
+    CheckoutChanges {
+        /// The files, as git named them.
+        paths: Vec<String>,
+    },
 }
 
 #[cfg(test)]

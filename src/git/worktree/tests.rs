@@ -304,6 +304,44 @@ async fn a_rebase_of_the_run_branch_under_way_is_never_merged_under() {
     );
 }
 
+#[tokio::test]
+async fn files_the_user_has_not_committed_are_never_merged_over() {
+    let dir = repo();
+    let root = dir.path();
+    let first = phase(root, "1").await;
+    commit_in(&first.path, "a.txt", "one\ntwo\nthree\nfour\n");
+    commit_in(&first.path, "new.txt", "the phase's\n");
+    let mut run = run_branch(root);
+    let before = run.tip.clone();
+    std::fs::write(root.join("a.txt"), "the user's, not committed\n").expect("write");
+
+    assert_eq!(
+        merge(root, &mut run, &first).await,
+        MergeOutcome::CheckoutChanges {
+            paths: vec!["a.txt".into()]
+        }
+    );
+    assert_eq!(git(root, &["rev-parse", "main"]), before, "nothing merged");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).expect("read"),
+        "the user's, not committed\n"
+    );
+
+    git(root, &["checkout", "--", "a.txt"]);
+    std::fs::write(root.join("new.txt"), "the user's, untracked\n").expect("write");
+    assert_eq!(
+        merge(root, &mut run, &first).await,
+        MergeOutcome::CheckoutChanges {
+            paths: vec!["new.txt".into()]
+        }
+    );
+    std::fs::remove_file(root.join("new.txt")).expect("remove");
+    assert!(matches!(
+        merge(root, &mut run, &first).await,
+        MergeOutcome::Merged { .. }
+    ));
+}
+
 /// A phase whose agent committed `n` files on a detached `HEAD` (or another branch).
 /// The record git keeps of the worktree at `path`: `.git/worktrees/<name>`.
 fn record_of(path: &Path) -> std::path::PathBuf {

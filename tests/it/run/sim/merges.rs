@@ -14,7 +14,7 @@ use crate::support::project::{Project, events_named, sim_run_args};
 use crate::support::scenario::{Scenario, Script, Turn};
 
 /// Phase `id` runs each of `commands`, then writes its notes and reports done.
-fn shell(id: &str, commands: &[&str]) -> Script {
+pub(super) fn shell(id: &str, commands: &[&str]) -> Script {
     Script::phase(id).turns(shell_turns(id, commands))
 }
 
@@ -29,7 +29,7 @@ fn shell_turns(id: &str, commands: &[&str]) -> [Turn; 3] {
 }
 
 /// The status of `phase`'s `phase_finished` event, and its error.
-fn finished<'a>(events: &'a [Value], phase: &str) -> (&'a str, &'a str) {
+pub(super) fn finished<'a>(events: &'a [Value], phase: &str) -> (&'a str, &'a str) {
     let event = events_named(events, "phase_finished")
         .into_iter()
         .rfind(|e| e["phase_id"] == phase)

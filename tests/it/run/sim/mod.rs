@@ -14,4 +14,5 @@ mod outcomes;
 mod parallel;
 mod restarts;
 mod resume;
+mod user_checkout;
 mod witness;

@@ -1,0 +1,80 @@
+//! Runs with `--jobs` while someone works in the checkout the run merges into: a rebase
+//! of the run's branch stopped midway, files not committed where a phase's merge writes.
+//! Nothing is merged under them; the run stops saying what to finish, and `--resume`
+//! merges once it is done.
+
+use super::merges::{finished, shell};
+use super::witness::{git, git_ok};
+use crate::support::project::Project;
+use crate::support::scenario::Scenario;
+
+#[test]
+fn a_rebase_of_the_run_branch_stopped_midway_stops_the_run_and_resume_merges() {
+    let project = Project::new();
+    // The user starts rebasing the run's branch while the phase works, and stops at its
+    // first commit to edit it.
+    let scenario = Scenario::new().script(shell(
+        "1",
+        &[
+            "echo one > f1.txt",
+            "cd $DEBUSSY_PROJECT_ROOT && GIT_SEQUENCE_EDITOR='sed -i 1s/^pick/edit/' git rebase -q -i --root",
+        ],
+    ));
+    project.plan(&[("1", "N/A", "test -f f1.txt")], &scenario);
+    let root = project.root();
+    let started_on = git(root, &["branch", "--show-current"]);
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let (status, error) = finished(&events, "1");
+    assert_eq!(status, "awaiting_human");
+    assert!(
+        error.contains(&format!("a rebase of {started_on} is under way"))
+            && error.contains("git rebase --continue"),
+        "{error}"
+    );
+    assert!(!root.join("f1.txt").exists(), "nothing merged under it");
+
+    assert!(git_ok(root, &["rebase", "--continue"]));
+    let (code, events) = project.run(&["--jobs", "2", "--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert!(root.join("f1.txt").exists());
+    assert_eq!(git(root, &["branch", "--show-current"]), started_on);
+}
+
+#[test]
+fn a_file_not_committed_where_the_merge_writes_stops_the_run_and_resume_merges() {
+    let project = Project::new();
+    // The user writes f1.txt in the checkout, untracked, as the phase adds its own.
+    let scenario = Scenario::new().script(shell(
+        "1",
+        &[
+            "echo one > f1.txt",
+            "echo mine > $DEBUSSY_PROJECT_ROOT/f1.txt",
+        ],
+    ));
+    project.plan(&[("1", "N/A", "test -f f1.txt")], &scenario);
+    let root = project.root();
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let (status, error) = finished(&events, "1");
+    assert_eq!(status, "awaiting_human");
+    assert!(
+        error.contains("the merge would overwrite a file not committed in the checkout")
+            && error.contains(": f1.txt.")
+            && error.contains("git stash -u"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("f1.txt")).expect("read"),
+        "mine\n",
+        "the user's file is left as it is"
+    );
+
+    std::fs::remove_file(root.join("f1.txt")).expect("remove");
+    let (code, events) = project.run(&["--jobs", "2", "--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("f1.txt")).expect("read"),
+        "one\n"
+    );
+}
