@@ -29,7 +29,7 @@ fn shell_turns(id: &str, commands: &[&str]) -> [Turn; 3] {
 }
 
 /// The status of `phase`'s `phase_finished` event, and its error.
-pub(super) fn finished<'a>(events: &'a [Value], phase: &str) -> (&'a str, &'a str) {
+fn finished<'a>(events: &'a [Value], phase: &str) -> (&'a str, &'a str) {
     let event = events_named(events, "phase_finished")
         .into_iter()
         .rfind(|e| e["phase_id"] == phase)
@@ -38,6 +38,22 @@ pub(super) fn finished<'a>(events: &'a [Value], phase: &str) -> (&'a str, &'a st
         event["status"].as_str().unwrap_or_default(),
         event["error"].as_str().unwrap_or_default(),
     )
+}
+
+/// Run `project`'s plan with `--jobs 2`, which must stop with phase 1 awaiting a human:
+/// why it waits.
+pub(super) fn phase_1_awaiting_human(project: &Project) -> String {
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let (status, error) = finished(&events, "1");
+    assert_eq!(status, "awaiting_human");
+    error.to_owned()
+}
+
+/// Resume `project`'s run with `--jobs 2`, which must complete.
+pub(super) fn resume_completes(project: &Project) {
+    let (code, events) = project.run(&["--jobs", "2", "--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
 }
 
 /// Run `project`'s plan with `--jobs 2`, which must be refused before it starts: what
@@ -235,10 +251,7 @@ fn a_run_branch_moved_underneath_stops_the_run_and_resume_merges() {
     project.plan(&[("1", "N/A", "test -f f1.txt")], &scenario);
     let root = project.root();
     let started_on = git(root, &["branch", "--show-current"]);
-    let (code, events) = project.run(&["--jobs", "2"]);
-    assert_eq!(code, 1, "{events:#?}");
-    let (status, error) = finished(&events, "1");
-    assert_eq!(status, "awaiting_human");
+    let error = phase_1_awaiting_human(&project);
     assert!(
         error.contains(&format!(
             "the run's branch {started_on} moved while the run went on"
@@ -247,8 +260,7 @@ fn a_run_branch_moved_underneath_stops_the_run_and_resume_merges() {
     );
     assert!(!root.join("f1.txt").exists(), "nothing merged over it");
 
-    let (code, events) = project.run(&["--jobs", "2", "--resume"]);
-    assert_eq!(code, 0, "{events:#?}");
+    resume_completes(&project);
     assert!(root.join("f1.txt").exists() && root.join("user.txt").exists());
     assert!(git(root, &["log", "--format=%s"]).contains("the user commits meanwhile"));
 }

@@ -3,7 +3,7 @@
 //! Nothing is merged under them; the run stops saying what to finish, and `--resume`
 //! merges once it is done.
 
-use super::merges::{finished, shell};
+use super::merges::{phase_1_awaiting_human, resume_completes, shell};
 use super::witness::{git, git_ok};
 use crate::support::project::Project;
 use crate::support::scenario::Scenario;
@@ -23,10 +23,7 @@ fn a_rebase_of_the_run_branch_stopped_midway_stops_the_run_and_resume_merges() {
     project.plan(&[("1", "N/A", "test -f f1.txt")], &scenario);
     let root = project.root();
     let started_on = git(root, &["branch", "--show-current"]);
-    let (code, events) = project.run(&["--jobs", "2"]);
-    assert_eq!(code, 1, "{events:#?}");
-    let (status, error) = finished(&events, "1");
-    assert_eq!(status, "awaiting_human");
+    let error = phase_1_awaiting_human(&project);
     assert!(
         error.contains(&format!("a rebase of {started_on} is under way"))
             && error.contains("git rebase --continue"),
@@ -35,8 +32,7 @@ fn a_rebase_of_the_run_branch_stopped_midway_stops_the_run_and_resume_merges() {
     assert!(!root.join("f1.txt").exists(), "nothing merged under it");
 
     assert!(git_ok(root, &["rebase", "--continue"]));
-    let (code, events) = project.run(&["--jobs", "2", "--resume"]);
-    assert_eq!(code, 0, "{events:#?}");
+    resume_completes(&project);
     assert!(root.join("f1.txt").exists());
     assert_eq!(git(root, &["branch", "--show-current"]), started_on);
 }
@@ -54,10 +50,7 @@ fn a_file_not_committed_where_the_merge_writes_stops_the_run_and_resume_merges()
     ));
     project.plan(&[("1", "N/A", "test -f f1.txt")], &scenario);
     let root = project.root();
-    let (code, events) = project.run(&["--jobs", "2"]);
-    assert_eq!(code, 1, "{events:#?}");
-    let (status, error) = finished(&events, "1");
-    assert_eq!(status, "awaiting_human");
+    let error = phase_1_awaiting_human(&project);
     assert!(
         error.contains("the merge would overwrite a file not committed in the checkout")
             && error.contains(": f1.txt.")
@@ -71,8 +64,7 @@ fn a_file_not_committed_where_the_merge_writes_stops_the_run_and_resume_merges()
     );
 
     std::fs::remove_file(root.join("f1.txt")).expect("remove");
-    let (code, events) = project.run(&["--jobs", "2", "--resume"]);
-    assert_eq!(code, 0, "{events:#?}");
+    resume_completes(&project);
     assert_eq!(
         std::fs::read_to_string(root.join("f1.txt")).expect("read"),
         "one\n"
