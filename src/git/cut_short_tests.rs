@@ -159,3 +159,56 @@ fn a_file_reached_through_a_linked_directory_is_never_touched() {
     assert!(set_back.is_empty(), "{set_back:?}");
     assert!(outside.path().join("new.txt").exists());
 }
+
+#[tokio::test]
+async fn a_linked_worktree_on_the_branch_is_set_back_too() {
+    let (dir, next) = checkout_before_next();
+    let root = dir.path();
+    // The user works on a feature branch, with main checked out in a worktree of its own;
+    // the killed run was fast-forwarding main there from its merge place.
+    git(root, &["switch", "-q", "-c", "feature"]);
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let main_tree = elsewhere.path().join("main");
+    let place = elsewhere.path().join("merge");
+    git(
+        root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            main_tree.to_str().expect("utf-8"),
+            "main",
+        ],
+    );
+    git(
+        root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            place.to_str().expect("utf-8"),
+            &next.to_string(),
+        ],
+    );
+    the_next_files(&main_tree);
+
+    let said = crate::git::vcs::undo_cut_short_fast_forwards(root.to_path_buf(), vec![place])
+        .await
+        .expect("set back");
+
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains(&format!(
+            "in the worktree {}",
+            main_tree.canonicalize().expect("path").display()
+        )),
+        "{said:?}"
+    );
+    assert_clean_and_mergeable(&main_tree);
+    assert_eq!(
+        git(root, &["status", "--porcelain"]),
+        "",
+        "the checkout is untouched"
+    );
+}

@@ -34,21 +34,15 @@ impl Repo {
     /// When the repository's worktrees cannot be listed.
     pub fn operation_on(&self, branch: &str) -> Result<Option<BranchOperation>, GitError> {
         let reference = format!("refs/heads/{branch}");
-        for tree in trees(&self.inner)? {
-            let Ok(repo) = Repository::open(&tree) else {
-                continue;
-            };
-            let checked_out = repo
-                .find_reference("HEAD")
-                .ok()
-                .and_then(|head| head.symbolic_target().ok().flatten().map(str::to_owned))
-                .is_some_and(|target| target == reference);
-            if !checked_out && rebased_branch(repo.path()).as_deref() != Some(reference.as_str()) {
+        for (tree, repo) in opened_trees(&self.inner)? {
+            if !has_checked_out(&repo, &reference)
+                && rebased_branch(repo.path()).as_deref() != Some(reference.as_str())
+            {
                 continue;
             }
             if let Some((operation, finish)) = under_way(&repo) {
                 return Ok(Some(BranchOperation {
-                    tree: tree.components().collect(),
+                    tree,
                     operation,
                     finish,
                 }));
@@ -56,6 +50,61 @@ impl Repo {
         }
         Ok(None)
     }
+
+    /// The working tree of this repository, the main one or a linked one, that has
+    /// `branch` checked out (git lets one at most): where a commit onto the branch must
+    /// bring its files, or they read there as the reverse of the commit, staged for the
+    /// next `git commit` to undo.
+    ///
+    /// # Errors
+    /// When the repository's worktrees cannot be listed.
+    pub fn checkout_of(&self, branch: &str) -> Result<Option<PathBuf>, GitError> {
+        let reference = format!("refs/heads/{branch}");
+        Ok(opened_trees(&self.inner)?
+            .into_iter()
+            .find(|(_, repo)| has_checked_out(repo, &reference))
+            .map(|(tree, _)| tree))
+    }
+}
+
+impl Repo {
+    /// The working trees of this repository that are on a branch, the main one and the
+    /// linked ones, except those below `except` (where debussy keeps the phases' own).
+    ///
+    /// # Errors
+    /// When the repository's worktrees cannot be listed.
+    pub fn checkouts(&self, except: &Path) -> Result<Vec<Repo>, GitError> {
+        let except = except
+            .canonicalize()
+            .unwrap_or_else(|_| except.to_path_buf());
+        Ok(opened_trees(&self.inner)?
+            .into_iter()
+            .filter(|(tree, repo)| {
+                !tree.starts_with(&except) && !repo.head_detached().unwrap_or(true)
+            })
+            .map(|(root, inner)| Repo { inner, root })
+            .collect())
+    }
+}
+
+/// Whether `HEAD` in `repo` is the branch `reference` (`refs/heads/…`).
+fn has_checked_out(repo: &Repository, reference: &str) -> bool {
+    repo.find_reference("HEAD")
+        .ok()
+        .and_then(|head| head.symbolic_target().ok().flatten().map(str::to_owned))
+        .is_some_and(|target| target == reference)
+}
+
+/// [`trees`], each opened; those that cannot be opened (a linked worktree whose
+/// directory is gone) are left out. Paths carry no trailing `/`.
+fn opened_trees(repo: &Repository) -> Result<Vec<(PathBuf, Repository)>, GitError> {
+    Ok(trees(repo)?
+        .into_iter()
+        .filter_map(|tree| {
+            let repo = Repository::open(&tree).ok()?;
+            Some((tree.components().collect(), repo))
+        })
+        .collect())
 }
 
 /// Every working tree of the repository `repo` belongs to: the main one (unless the

@@ -127,8 +127,9 @@ pub async fn preflight(root: PathBuf, allow_dirty: bool) -> Result<String, Prefl
     .await
 }
 
-/// Set back what a fast-forward of the checkout at `root`, cut short when an interrupted
-/// run was killed, left in it (see [`Repo::undo_cut_short_fast_forward`]). `merge_places`
+/// Set back what a fast-forward of the checkout at `root` (or of a linked worktree of the
+/// user's), cut short when an interrupted run was killed, left in it (see
+/// [`Repo::undo_cut_short_fast_forward`]). `merge_places`
 /// are the interrupted runs' merge worktrees: the `HEAD` of each is the merge its run
 /// was bringing into the checkout. Returns what was said about each, for the run's
 /// warnings.
@@ -143,25 +144,32 @@ pub async fn undo_cut_short_fast_forwards(
         let Ok(repo) = Repo::discover(&root) else {
             return Ok(Vec::new());
         };
-        let HeadState::Branch { name, .. } = repo.head()? else {
-            return Ok(Vec::new());
-        };
+        let merges: Vec<git2::Oid> = merge_places
+            .iter()
+            .filter_map(|place| git2::Repository::open(place).ok()?.head().ok()?.target())
+            .collect();
         let mut said = Vec::new();
-        for place in merge_places {
-            let Some(merge) = git2::Repository::open(&place)
-                .ok()
-                .and_then(|place| place.head().ok()?.target())
-            else {
+        // The merge went into whichever tree had the run's branch checked out: the user's
+        // checkout, or a linked worktree of theirs.
+        for checkout in repo.checkouts(&root.join(super::worktree::WORKTREES_DIR))? {
+            let HeadState::Branch { name, .. } = checkout.head()? else {
                 continue;
             };
-            let set_back = repo.undo_cut_short_fast_forward(merge)?;
-            if !set_back.is_empty() {
-                let them = if set_back.len() == 1 { "it" } else { "them" };
-                said.push(format!(
-                    "set back {} in the checkout to {name}'s last commit: the interrupted run was killed while fast-forwarding {name} to {} and left {them} as that merge has {them}; the run merges again",
-                    set_back.join(", "),
-                    &merge.to_string()[..12],
-                ));
+            let place = if checkout.root().components().eq(repo.root().components()) {
+                "the checkout".to_owned()
+            } else {
+                format!("the worktree {}", checkout.root().display())
+            };
+            for &merge in &merges {
+                let set_back = checkout.undo_cut_short_fast_forward(merge)?;
+                if !set_back.is_empty() {
+                    let them = if set_back.len() == 1 { "it" } else { "them" };
+                    said.push(format!(
+                        "set back {} in {place} to {name}'s last commit: the interrupted run was killed while fast-forwarding {name} to {} and left {them} as that merge has {them}; the run merges again",
+                        set_back.join(", "),
+                        &merge.to_string()[..12],
+                    ));
+                }
             }
         }
         Ok(said)

@@ -317,7 +317,7 @@ impl Runner<'_> {
                     Handover::Resume,
                 ))
             }
-            Ok(MergeOutcome::CheckoutBusy { pids }) => {
+            Ok(MergeOutcome::CheckoutBusy { tree, pids }) => {
                 let name = self.run.pool.run_branch_name();
                 let pids = pids
                     .iter()
@@ -326,7 +326,8 @@ impl Runner<'_> {
                     .join(", ");
                 Err(Unmerged::Human(
                     format!(
-                        "the checkout on {name} is in use by a running git command (process {pids}): a `git commit` waiting for its editor or running a hook, say. Nothing was merged into {name}; the phase's work is on its branch {}. Finish or stop that command, then resume: the phase is merged then",
+                        "the checkout of {name} at {} is in use by a running git command (process {pids}): a `git commit` waiting for its editor or running a hook, say. Nothing was merged into {name}; the phase's work is on its branch {}. Finish or stop that command, then resume: the phase is merged then",
+                        tree.display(),
                         worktree.branch
                     ),
                     Handover::Resume,
@@ -345,7 +346,7 @@ impl Runner<'_> {
                     Handover::Resume,
                 ))
             }
-            Ok(MergeOutcome::CheckoutChanges { paths }) => {
+            Ok(MergeOutcome::CheckoutChanges { tree, paths }) => {
                 let name = self.run.pool.run_branch_name();
                 let (files, them) = match paths.len() {
                     1 => ("a file", "it"),
@@ -353,7 +354,8 @@ impl Runner<'_> {
                 };
                 Err(Unmerged::Human(
                     format!(
-                        "the merge would overwrite {files} not committed in the checkout on {name}: {}. Nothing was merged into {name}; the phase's work is on its branch {}. Commit {them}, or stash {them} (`git stash -u`), then resume: the phase is merged then",
+                        "the merge would overwrite {files} not committed in the checkout of {name} at {}: {}. Nothing was merged into {name}; the phase's work is on its branch {}. Commit {them}, or stash {them} (`git stash -u`), then resume: the phase is merged then",
+                        tree.display(),
                         paths.join(", "),
                         worktree.branch,
                     ),

@@ -166,12 +166,14 @@ pub async fn merge_into_run(
     let commit = git.run(place, &["rev-parse", "HEAD"]).await?;
     match deliver(git, root, run, &commit).await {
         Ok(Delivery::Done) => {}
-        Ok(Delivery::CheckoutBusy { pids }) => return Ok(MergeOutcome::CheckoutBusy { pids }),
+        Ok(Delivery::CheckoutBusy { tree, pids }) => {
+            return Ok(MergeOutcome::CheckoutBusy { tree, pids });
+        }
         Ok(Delivery::OperationUnderWay(under_way)) => {
             return Ok(MergeOutcome::OperationUnderWay(under_way));
         }
-        Ok(Delivery::CheckoutChanges { paths }) => {
-            return Ok(MergeOutcome::CheckoutChanges { paths });
+        Ok(Delivery::CheckoutChanges { tree, paths }) => {
+            return Ok(MergeOutcome::CheckoutChanges { tree, paths });
         }
         Err(err) => {
             return match moved(git, root, run).await {
@@ -202,6 +204,8 @@ enum Delivery {
     Done,
     /// A git command working in the checkout on the branch kept its index: nothing moved.
     CheckoutBusy {
+        /// The working tree.
+        tree: std::path::PathBuf,
         /// The git commands.
         pids: Vec<u32>,
     },
@@ -209,13 +213,16 @@ enum Delivery {
     OperationUnderWay(BranchOperation),
     /// The fast-forward would overwrite files not committed in the checkout: nothing moved.
     CheckoutChanges {
+        /// The working tree.
+        tree: std::path::PathBuf,
         /// The files, as git named them.
         paths: Vec<String>,
     },
 }
 
-/// Move the run's branch from `run.tip` to `commit`: a fast-forward of the user's
-/// checkout when it is on that branch (so its files follow), else the reference alone,
+/// Move the run's branch from `run.tip` to `commit`: a fast-forward of the working tree
+/// that has the branch checked out, the user's checkout or a linked worktree of theirs
+/// (so its files follow), else the reference alone,
 /// only if it still points where debussy left it; neither while an operation under way
 /// on the branch would set it over the merge when it ends or is aborted.
 async fn deliver(
@@ -225,53 +232,54 @@ async fn deliver(
     commit: &str,
 ) -> Result<Delivery, GitCommandError> {
     let (dir, name) = (root.to_path_buf(), run.name.clone());
-    let under_way = crate::git::vcs::blocking(move || Repo::discover(&dir)?.operation_on(&name))
-        .await
-        .map_err(|err| GitCommandError {
-            command: "worktree list".to_owned(),
-            message: crate::error_chain::error_chain(&err),
-        })?;
+    let (under_way, checkout) = crate::git::vcs::blocking(move || {
+        let repo = Repo::discover(&dir)?;
+        Ok((repo.operation_on(&name)?, repo.checkout_of(&name)?))
+    })
+    .await
+    .map_err(|err: GitError| GitCommandError {
+        command: "worktree list".to_owned(),
+        message: crate::error_chain::error_chain(&err),
+    })?;
     if let Some(under_way) = under_way {
         return Ok(Delivery::OperationUnderWay(under_way));
     }
-    let reference = format!("refs/heads/{}", run.name);
-    let checked_out = git
-        .run(root, &["symbolic-ref", "--quiet", "HEAD"])
-        .await
-        .is_ok_and(|head| head == reference);
-    if checked_out {
-        // A fast-forward killed with debussy leaves its lock; nobody holds it any more. A
-        // `git commit` of the user's waiting for its editor keeps it closed: that is waited
-        // on, never removed.
-        let dir = root.to_path_buf();
-        let cleared = crate::git::vcs::blocking(move || {
-            Repo::discover(&dir).and_then(|repo| repo.clear_index_lock(LOCK_WAIT))
-        })
-        .await;
-        match cleared {
-            Ok(_) => {}
-            Err(GitError::IndexLocked { pids, .. }) => return Ok(Delivery::CheckoutBusy { pids }),
-            Err(err) => {
-                return Err(GitCommandError {
-                    command: format!("merge --ff-only {commit}"),
-                    message: crate::error_chain::error_chain(&err),
-                });
-            }
-        }
-        if let Err(err) = git
-            .run(root, &["merge", "--ff-only", "--quiet", commit])
-            .await
-        {
-            let paths = overwritten_by_merge(&err.message);
-            return if paths.is_empty() {
-                Err(err)
-            } else {
-                Ok(Delivery::CheckoutChanges { paths })
-            };
-        }
-    } else {
+    let Some(tree) = checkout else {
+        let reference = format!("refs/heads/{}", run.name);
         git.run(root, &["update-ref", &reference, commit, &run.tip])
             .await?;
+        return Ok(Delivery::Done);
+    };
+    // A fast-forward killed with debussy leaves its lock; nobody holds it any more. A
+    // `git commit` of the user's waiting for its editor keeps it closed: that is waited
+    // on, never removed.
+    let dir = tree.clone();
+    let cleared = crate::git::vcs::blocking(move || {
+        Repo::discover(&dir).and_then(|repo| repo.clear_index_lock(LOCK_WAIT))
+    })
+    .await;
+    match cleared {
+        Ok(_) => {}
+        Err(GitError::IndexLocked { pids, .. }) => {
+            return Ok(Delivery::CheckoutBusy { tree, pids });
+        }
+        Err(err) => {
+            return Err(GitCommandError {
+                command: format!("merge --ff-only {commit}"),
+                message: crate::error_chain::error_chain(&err),
+            });
+        }
+    }
+    if let Err(err) = git
+        .run(&tree, &["merge", "--ff-only", "--quiet", commit])
+        .await
+    {
+        let paths = overwritten_by_merge(&err.message);
+        return if paths.is_empty() {
+            Err(err)
+        } else {
+            Ok(Delivery::CheckoutChanges { tree, paths })
+        };
     }
     Ok(Delivery::Done)
 }

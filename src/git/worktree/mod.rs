@@ -97,10 +97,12 @@ pub enum MergeOutcome {
         /// Where it is now (`None`: it is gone).
         found: Option<String>,
     },
-    /// The user's checkout is on the run's branch, and a git command working in it kept
-    /// its index past the wait (a `git commit` waiting for its editor or running a hook).
-    /// Nothing was merged.
+    /// A working tree of the user's has the run's branch checked out, and a git command
+    /// working in it kept its index past the wait (a `git commit` waiting for its editor
+    /// or running a hook). Nothing was merged.
     CheckoutBusy {
+        /// The working tree that has the branch checked out.
+        tree: std::path::PathBuf,
         /// The git commands.
         pids: Vec<u32>,
     },
@@ -111,6 +113,8 @@ pub enum MergeOutcome {
     /// Files not committed in the checkout on the run's branch (changed, or untracked)
     /// would be overwritten by the fast-forward, which git refused. Nothing was merged.
     CheckoutChanges {
+        /// The working tree that has the branch checked out.
+        tree: std::path::PathBuf,
         /// The files, as git named them.
         paths: Vec<String>,
     },

@@ -249,6 +249,7 @@ async fn a_commit_the_user_is_writing_in_the_checkout_is_never_merged_under() {
     assert_eq!(
         merge(root, &mut run, &first).await,
         MergeOutcome::CheckoutBusy {
+            tree: root.canonicalize().expect("path"),
             pids: vec![user.pid()]
         }
     );
@@ -318,6 +319,7 @@ async fn files_the_user_has_not_committed_are_never_merged_over() {
     assert_eq!(
         merge(root, &mut run, &first).await,
         MergeOutcome::CheckoutChanges {
+            tree: root.canonicalize().expect("path"),
             paths: vec!["a.txt".into()]
         }
     );
@@ -332,6 +334,7 @@ async fn files_the_user_has_not_committed_are_never_merged_over() {
     assert_eq!(
         merge(root, &mut run, &first).await,
         MergeOutcome::CheckoutChanges {
+            tree: root.canonicalize().expect("path"),
             paths: vec!["new.txt".into()]
         }
     );
@@ -340,6 +343,43 @@ async fn files_the_user_has_not_committed_are_never_merged_over() {
         merge(root, &mut run, &first).await,
         MergeOutcome::Merged { .. }
     ));
+}
+
+#[tokio::test]
+async fn a_linked_worktree_on_the_run_branch_is_fast_forwarded_with_it() {
+    let dir = repo();
+    let root = dir.path();
+    let first = phase(root, "1").await;
+    commit_in(&first.path, "b.txt", "b\n");
+    let mut run = run_branch(root);
+    // The user works on a feature branch, with main checked out in a worktree of its own.
+    git(root, &["switch", "-q", "-c", "feature"]);
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let main_tree = elsewhere.path().join("main");
+    git(
+        root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            main_tree.to_str().expect("utf-8"),
+            "main",
+        ],
+    );
+
+    assert!(matches!(
+        merge(root, &mut run, &first).await,
+        MergeOutcome::Merged { .. }
+    ));
+    assert_eq!(
+        git(&main_tree, &["status", "--porcelain"]),
+        "",
+        "its files follow the branch, or they read as the merge undone"
+    );
+    assert_eq!(
+        std::fs::read_to_string(main_tree.join("b.txt")).expect("read"),
+        "b\n"
+    );
 }
 
 /// A phase whose agent committed `n` files on a detached `HEAD` (or another branch).

@@ -52,7 +52,7 @@ fn a_file_not_committed_where_the_merge_writes_stops_the_run_and_resume_merges()
     let root = project.root();
     let error = phase_1_awaiting_human(&project);
     assert!(
-        error.contains("the merge would overwrite a file not committed in the checkout")
+        error.contains("the merge would overwrite a file not committed in the checkout of")
             && error.contains(": f1.txt.")
             && error.contains("git stash -u"),
         "{error}"
