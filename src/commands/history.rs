@@ -19,7 +19,7 @@ struct HistoryEntry {
 
 pub(super) fn run(global: &GlobalArgs, args: &HistoryArgs) -> CommandResult {
     let root = super::load_config(global, None)?.project_root;
-    let runs: Vec<HistoryEntry> = match Store::open_existing(&root).map_err(Failure::failed)? {
+    let runs: Vec<HistoryEntry> = match Store::open_to_read(&root).map_err(Failure::failed)? {
         Some(store) => store
             .runs(None, args.limit)
             .and_then(|runs| {

@@ -10,7 +10,7 @@ use crate::state::{RunRecord, Store};
 /// The project root and its run history, or a failure saying no run was recorded there.
 pub(super) fn recorded_runs(global: &GlobalArgs) -> Result<(PathBuf, Store), Failure> {
     let root = super::load_config(global, None)?.project_root;
-    match Store::open_existing(&root).map_err(Failure::failed)? {
+    match Store::open_to_read(&root).map_err(Failure::failed)? {
         Some(store) => Ok((root, store)),
         None => Err(no_runs(&root)),
     }

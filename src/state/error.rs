@@ -57,6 +57,22 @@ pub enum StateError {
         /// Newest version known.
         known: usize,
     },
+    /// The database, which cannot be written here, was written by an older debussy.
+    #[error(
+        "state database {} has schema version {found}, older than this debussy's ({known}), and cannot be written here to bring it up to date",
+        .path.display()
+    )]
+    #[diagnostic(help(
+        "run this debussy once where the database can be written (`debussy status` in the project, as its owner), or the debussy that wrote it"
+    ))]
+    Unmigrated {
+        /// The database file.
+        path: PathBuf,
+        /// Version found.
+        found: usize,
+        /// Newest version known.
+        known: usize,
+    },
     /// A stored value could not be read back.
     #[error("state database {} holds an unreadable value: {detail}", .path.display())]
     Corrupt {
@@ -65,4 +81,23 @@ pub enum StateError {
         /// What was wrong.
         detail: String,
     },
+}
+
+impl StateError {
+    /// Whether the error says the database or its directory cannot be written here (a
+    /// read-only mount, another user's files), when it could still be read.
+    #[must_use]
+    pub fn is_unwritable(&self) -> bool {
+        match self {
+            StateError::CreateDir { source, .. } => matches!(
+                source.kind(),
+                std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
+            ),
+            StateError::Sqlite { source, .. } => matches!(
+                source.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+            ),
+            _ => false,
+        }
+    }
 }

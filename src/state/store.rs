@@ -1,6 +1,7 @@
 //! [`Store`]: the open database, how it is opened (private file modes, WAL, busy
 //! timeout) and migrated, and the error helpers the table modules share.
 
+use std::fmt::Write as _;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -44,6 +45,76 @@ impl Store {
         } else {
             Ok(None)
         }
+    }
+
+    /// Open the project's store to read it, if it exists: as [`Store::open_existing`], and
+    /// where the database cannot be written (a read-only mount, another user's project)
+    /// as it stands on disk, read-only, when this debussy knows its schema.
+    ///
+    /// # Errors
+    /// As [`Store::open_existing`], when reading it read-only fails too.
+    pub fn open_to_read(project_root: &Path) -> Result<Option<Store>, StateError> {
+        match Store::open_existing(project_root) {
+            Err(err) if err.is_unwritable() => {
+                match Store::open_read_only(&project_root.join(STATE_DB)) {
+                    Ok(store) => Ok(Some(store)),
+                    Err(schema @ (StateError::TooNew { .. } | StateError::Unmigrated { .. })) => {
+                        Err(schema)
+                    }
+                    Err(_) => Err(err),
+                }
+            }
+            opened => opened,
+        }
+    }
+
+    /// Open the database at `path` read-only, unmigrated. With no `-wal` file beside it,
+    /// as immutable: SQLite could not make the `-shm` file a read-only reader needs, and
+    /// nobody is writing (a writer keeps a `-wal` file).
+    ///
+    /// # Errors
+    /// When it cannot be opened or read, or its schema is not this debussy's.
+    pub fn open_read_only(path: &Path) -> Result<Store, StateError> {
+        let err = |action| sqlite_error(path, action);
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let immutable = std::fs::symlink_metadata(&wal).is_err();
+        let mut uri = String::from("file:");
+        for byte in path.as_os_str().as_encoded_bytes() {
+            match byte {
+                b'%' | b'?' | b'#' | 0x80.. => {
+                    let _ = write!(uri, "%{byte:02X}");
+                }
+                _ => uri.push(char::from(*byte)),
+            }
+        }
+        if immutable {
+            uri.push_str("?immutable=1");
+        }
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI
+            | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(&uri, flags).map_err(err("open read-only"))?;
+        let version: usize = conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(err("read the schema version"))?;
+        let known = schema::MIGRATIONS.len();
+        let path = path.to_path_buf();
+        if version > known {
+            return Err(StateError::TooNew {
+                path,
+                found: version,
+                known,
+            });
+        }
+        if version < known {
+            return Err(StateError::Unmigrated {
+                path,
+                found: version,
+                known,
+            });
+        }
+        Ok(Store { conn, path })
     }
 
     /// Open (creating if needed) a database at `path` and migrate it. The database and

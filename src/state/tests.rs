@@ -522,3 +522,67 @@ fn a_database_another_process_keeps_locked_is_named_with_how_to_free_it() {
         .unwrap_or_default();
     assert!(help.contains("fuser"), "{help}");
 }
+
+#[test]
+fn a_database_nobody_may_write_is_read_as_it_stands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A path a URI must escape.
+    let root = dir.path().join("it's 100% #1?");
+    std::fs::create_dir(&root).expect("mkdir");
+    let writer = Store::open(&root).expect("open");
+    let first = writer.create_run("/p/MASTER.md", "Plan").expect("run");
+    let path = root.join(STATE_DB);
+    let beside = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+
+    // While a writer keeps its `-wal` file, a reader sees what it wrote.
+    let reader = Store::open_read_only(&path).expect("read-only");
+    assert_eq!(recorded(&reader, &first).plan_title, "Plan");
+    let second = writer.create_run("/p/MASTER.md", "Again").expect("run");
+    assert_eq!(recorded(&reader, &second).plan_title, "Again");
+    assert!(
+        reader.create_run("/p/MASTER.md", "No").is_err(),
+        "read-only"
+    );
+    drop((reader, writer));
+
+    // With no writer, nothing is made beside it.
+    assert!(!beside("-wal").exists() && !beside("-shm").exists());
+    let reader = Store::open_read_only(&path).expect("read-only");
+    assert_eq!(reader.runs(None, 10).expect("list").len(), 2);
+    assert!(!beside("-wal").exists() && !beside("-shm").exists());
+}
+
+#[test]
+fn a_database_nobody_may_write_from_an_older_debussy_says_so() {
+    let (dir, conn) = database_at_version(1);
+    drop(conn);
+    let err = Store::open_read_only(&dir.path().join(STATE_DB)).expect_err("unmigrated");
+    assert!(
+        matches!(err, StateError::Unmigrated { found: 1, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn only_errors_of_writing_let_a_database_be_read_read_only() {
+    let unwritable = StateError::CreateDir {
+        path: "/ro/.debussy/state.db".into(),
+        source: std::io::Error::from(std::io::ErrorKind::ReadOnlyFilesystem),
+    };
+    assert!(unwritable.is_unwritable());
+    let missing = StateError::CreateDir {
+        path: "/gone/.debussy".into(),
+        source: std::io::Error::from(std::io::ErrorKind::NotFound),
+    };
+    assert!(!missing.is_unwritable());
+    let too_new = StateError::TooNew {
+        path: "/p/.debussy/state.db".into(),
+        found: 99,
+        known: 1,
+    };
+    assert!(!too_new.is_unwritable());
+}
