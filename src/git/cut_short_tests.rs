@@ -7,7 +7,7 @@ use std::path::Path;
 use git2::Oid;
 
 use crate::git::Repo;
-use crate::git::test_git::git;
+use crate::git::test_git::{git, main_in_a_worktree_of_its_own};
 
 fn write(root: &Path, file: &str, text: &str, mode: u32) {
     let path = root.join(file);
@@ -166,20 +166,8 @@ async fn a_linked_worktree_on_the_branch_is_set_back_too() {
     let root = dir.path();
     // The user works on a feature branch, with main checked out in a worktree of its own;
     // the killed run was fast-forwarding main there from its merge place.
-    git(root, &["switch", "-q", "-c", "feature"]);
-    let elsewhere = tempfile::tempdir().expect("tempdir");
-    let main_tree = elsewhere.path().join("main");
+    let (elsewhere, main_tree) = main_in_a_worktree_of_its_own(root);
     let place = elsewhere.path().join("merge");
-    git(
-        root,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            main_tree.to_str().expect("utf-8"),
-            "main",
-        ],
-    );
     git(
         root,
         &[

@@ -1,7 +1,7 @@
 //! The `git` command for the git layer's tests, which set up and inspect real
 //! repositories with the tool users have.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `git args…` in `dir`, which must succeed (with no editor to wait for); its stdout.
 pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
@@ -17,6 +17,26 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// The user's repository at `root` switched to a `feature` branch, with `main` checked
+/// out in a linked worktree of its own outside `root`: the directory holding it (removed
+/// when dropped) and the worktree's path.
+pub(crate) fn main_in_a_worktree_of_its_own(root: &Path) -> (tempfile::TempDir, PathBuf) {
+    git(root, &["switch", "-q", "-c", "feature"]);
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let main_tree = elsewhere.path().join("main");
+    git(
+        root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            main_tree.to_str().expect("utf-8"),
+            "main",
+        ],
+    );
+    (elsewhere, main_tree)
 }
 
 /// A person's `git commit -a` in `dir`, waiting in its editor: git has written

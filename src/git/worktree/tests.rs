@@ -352,20 +352,7 @@ async fn a_linked_worktree_on_the_run_branch_is_fast_forwarded_with_it() {
     let first = phase(root, "1").await;
     commit_in(&first.path, "b.txt", "b\n");
     let mut run = run_branch(root);
-    // The user works on a feature branch, with main checked out in a worktree of its own.
-    git(root, &["switch", "-q", "-c", "feature"]);
-    let elsewhere = tempfile::tempdir().expect("tempdir");
-    let main_tree = elsewhere.path().join("main");
-    git(
-        root,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            main_tree.to_str().expect("utf-8"),
-            "main",
-        ],
-    );
+    let (_elsewhere, main_tree) = crate::git::test_git::main_in_a_worktree_of_its_own(root);
 
     assert!(matches!(
         merge(root, &mut run, &first).await,
