@@ -537,10 +537,20 @@ impl Runner<'_> {
         let error = match how {
             Handover::MergeByHand => {
                 let run_branch = self.run.pool.run_branch_name();
+                let checkout = crate::git::Repo::discover(&self.run.root)
+                    .and_then(|repo| repo.checkout_of(&run_branch))
+                    .ok()
+                    .flatten();
                 format!(
                     "{why}. Its work is on branch {branch}, in the kept worktree {}. To finish by hand:\n  {}",
                     worktree.path.display(),
-                    worktree::finish_by_hand(&self.run.root, &worktree, &run_branch, &resume)
+                    worktree::finish_by_hand(
+                        &self.run.root,
+                        checkout.as_deref(),
+                        &worktree,
+                        &run_branch,
+                        &resume
+                    )
                 )
             }
             Handover::Resume => format!("{why}. Then: {resume}"),

@@ -7,12 +7,35 @@ use crate::process::shell_quote;
 
 use super::Worktree;
 
-/// The commands that merge `worktree`'s branch into `run_branch` by hand in `root`,
-/// clean up, and go on with `resume` (a command line whose words are quoted already).
+/// The commands that merge `worktree`'s branch into `run_branch` by hand, clean up, and
+/// go on with `resume` (a command line whose words are quoted already) in `root`. The
+/// merge is made in `checkout`, the linked worktree that has `run_branch` checked out,
+/// when there is one (git switches no other tree to that branch); else in `root`.
 #[must_use]
-pub fn finish_by_hand(root: &Path, worktree: &Worktree, run_branch: &str, resume: &str) -> String {
+pub fn finish_by_hand(
+    root: &Path,
+    checkout: Option<&Path>,
+    worktree: &Worktree,
+    run_branch: &str,
+    resume: &str,
+) -> String {
     let quoted = |path: &Path| shell_quote(&path.to_string_lossy());
     let branch = shell_quote(&worktree.branch);
+    let same = |a: &Path, b: &Path| {
+        a.canonicalize()
+            .ok()
+            .zip(b.canonicalize().ok())
+            .is_some_and(|(a, b)| a == b)
+            || a == b
+    };
+    if let Some(tree) = checkout.filter(|tree| !same(tree, root)) {
+        return format!(
+            "cd {tree}\n  git merge {branch}\n  # resolve the conflicts, `git add` the files, then:\n  git commit --no-edit\n  git worktree remove {path}\n  git branch -d {branch}\n  cd {root}\n  {resume}",
+            tree = quoted(tree),
+            path = quoted(&worktree.path),
+            root = quoted(root),
+        );
+    }
     format!(
         "cd {root}\n  git switch {run}\n  git merge {branch}\n  # resolve the conflicts, `git add` the files, then:\n  git commit --no-edit\n  git worktree remove {path}\n  git branch -d {branch}\n  {resume}",
         root = quoted(root),
@@ -40,6 +63,7 @@ mod tests {
         let worktree = Worktree::of(root, "r1", "3");
         let text = finish_by_hand(
             root,
+            Some(root),
             &worktree,
             "main",
             &resume_command(Path::new("/home/me/My Projects/it's/plan/MASTER PLAN.md")),
@@ -72,6 +96,29 @@ mod tests {
                 Some(worktree.path.to_str().expect("utf-8"))
             );
         }
+    }
+
+    #[test]
+    fn a_run_branch_checked_out_in_a_linked_worktree_is_merged_there() {
+        let root = Path::new("/home/me/it");
+        let worktree = Worktree::of(root, "r1", "3");
+        let text = finish_by_hand(
+            root,
+            Some(Path::new("/home/me/it main")),
+            &worktree,
+            "main",
+            "debussy run plan --resume",
+        );
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        assert_eq!(lines[0], "cd '/home/me/it main'");
+        assert_eq!(
+            lines[1], "git merge debussy/r1/phase-3",
+            "no switch: it is on main"
+        );
+        assert_eq!(
+            lines[lines.len() - 2..],
+            ["cd /home/me/it", "debussy run plan --resume"]
+        );
     }
 
     /// Split a line as `sh` would (only what `shell_quote` produces: plain words and
