@@ -325,8 +325,7 @@ impl Repo {
 
     /// Remove a stale `index.lock` (no process holds it and no git command works in the
     /// tree: a git command was killed), or wait up to `lock_wait` for a live one to go
-    /// away. Returns the stale lock that was
-    /// removed, if any.
+    /// away. Returns the stale lock that was removed, if any.
     ///
     /// # Errors
     /// [`GitError::IndexLocked`] if the lock stays held; [`GitError::RemoveLock`] when a

@@ -12,9 +12,9 @@
 //! A lock is stale only when no process has it open (both git and libgit2 hold a lock
 //! file open while they write it), no git command works in the tree of an `index.lock`
 //! (a `git commit` waiting for its editor has closed the lock it will rename), *and* it
-//! was last written before this run started. A lock a live process holds is never removed: it is waited on
-//! for a bounded time (the killed run's own git commands are being stopped by their
-//! reapers meanwhile), then reported. This module does not decide when to look: the
+//! was last written before this run started. A lock a live process holds is never
+//! removed: it is waited on for a bounded time (the killed run's own git commands are
+//! being stopped by their reapers meanwhile), then reported. This module does not decide when to look: the
 //! orchestrator does, once it knows an earlier run was interrupted.
 
 use std::path::{Path, PathBuf};

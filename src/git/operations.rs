@@ -1,8 +1,10 @@
-//! The git operations under way in a repository's working trees: a merge with conflicts,
-//! a rebase stopped at a commit, a `git am`… An operation sets the branch it works on
-//! when it ends (a rebase to its result, and `git rebase --abort` back to where it
-//! began), whatever moved the branch meanwhile: a commit debussy delivered into the
-//! branch then breaks the rebase's end, or the abort drops it.
+//! A repository's working trees, the main one and the linked ones, as a branch debussy
+//! merges into sees them: which tree has the branch checked out (its files must follow
+//! the branch), and the git operation under way in any of them on the branch (a merge
+//! with conflicts, a rebase stopped at a commit, a `git am`…). An operation sets the
+//! branch it works on when it ends (a rebase to its result, and `git rebase --abort`
+//! back to where it began), whatever moved the branch meanwhile: a commit debussy
+//! delivered into the branch then breaks the rebase's end, or the abort drops it.
 
 use std::path::{Path, PathBuf};
 
@@ -65,9 +67,7 @@ impl Repo {
             .find(|(_, repo)| has_checked_out(repo, &reference))
             .map(|(tree, _)| tree))
     }
-}
 
-impl Repo {
     /// The working trees of this repository that are on a branch, the main one and the
     /// linked ones, except those below `except` (where debussy keeps the phases' own).
     ///

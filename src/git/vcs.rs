@@ -129,9 +129,8 @@ pub async fn preflight(root: PathBuf, allow_dirty: bool) -> Result<String, Prefl
 
 /// Set back what a fast-forward of the checkout at `root` (or of a linked worktree of the
 /// user's), cut short when an interrupted run was killed, left in it (see
-/// [`Repo::undo_cut_short_fast_forward`]). `merge_places`
-/// are the interrupted runs' merge worktrees: the `HEAD` of each is the merge its run
-/// was bringing into the checkout. Returns what was said about each, for the run's
+/// [`Repo::undo_cut_short_fast_forward`]). `merge_places` are the interrupted runs' merge
+/// worktrees: the `HEAD` of each is the merge its run was bringing into the checkout. Returns what was said about each, for the run's
 /// warnings.
 ///
 /// # Errors

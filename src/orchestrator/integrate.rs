@@ -16,16 +16,9 @@ use super::phase::PhaseResult;
 use super::prompts;
 use super::runner::Runner;
 use super::selection::Standing;
+use super::unmerged::{Handover, Unmerged};
 use super::validate::Validation;
 use crate::git::worktree::{self, MergeOutcome, MergeState, Worktree};
-
-/// Why a phase's branch is not on the run's branch.
-enum Unmerged {
-    /// Both sides changed the same files: these paths conflicted.
-    Conflict(Vec<String>),
-    /// It cannot be merged until a human acts: why, and what to do.
-    Human(String, Handover),
-}
 
 /// How resolving a conflict in the worktree went.
 enum Resolution {
@@ -35,15 +28,6 @@ enum Resolution {
     Stopped,
     /// It could not be resolved: why.
     Failed(String),
-}
-
-/// What a human does to finish a phase debussy could not merge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Handover {
-    /// Merge its branch by hand (the printed commands), then resume.
-    MergeByHand,
-    /// Put things right as the message says, then resume: debussy merges.
-    Resume,
 }
 
 impl Runner<'_> {
@@ -300,68 +284,8 @@ impl Runner<'_> {
                 }
                 Ok(())
             }
-            Ok(MergeOutcome::UpToDate) => Ok(()),
-            Ok(MergeOutcome::Conflict(files)) => Err(Unmerged::Conflict(files)),
-            Ok(MergeOutcome::Moved { expected, found }) => {
-                let name = self.run.pool.run_branch_name();
-                let now = found.map_or_else(
-                    || "it is gone".to_owned(),
-                    |found| format!("it is now at {}", short(&found)),
-                );
-                Err(Unmerged::Human(
-                    format!(
-                        "the run's branch {name} moved while the run went on: debussy left it at {}, {now} (a commit, a reset or a deletion not made by debussy). Nothing was merged into it; the phase's work is on its branch {}. Put {name} where you want it, then resume: the phase is merged then",
-                        short(&expected),
-                        worktree.branch
-                    ),
-                    Handover::Resume,
-                ))
-            }
-            Ok(MergeOutcome::CheckoutBusy { tree, pids }) => {
-                let name = self.run.pool.run_branch_name();
-                let pids = pids
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                Err(Unmerged::Human(
-                    format!(
-                        "the checkout of {name} at {} is in use by a running git command (process {pids}): a `git commit` waiting for its editor or running a hook, say. Nothing was merged into {name}; the phase's work is on its branch {}. Finish or stop that command, then resume: the phase is merged then",
-                        tree.display(),
-                        worktree.branch
-                    ),
-                    Handover::Resume,
-                ))
-            }
-            Ok(MergeOutcome::OperationUnderWay(under_way)) => {
-                let name = self.run.pool.run_branch_name();
-                Err(Unmerged::Human(
-                    format!(
-                        "{} of {name} is under way in {}: when it ends, or is aborted, git sets {name} over anything merged into it meanwhile. Nothing was merged into {name}; the phase's work is on its branch {}. To go on, {}; then resume: the phase is merged then",
-                        under_way.operation,
-                        under_way.tree.display(),
-                        worktree.branch,
-                        under_way.finish,
-                    ),
-                    Handover::Resume,
-                ))
-            }
-            Ok(MergeOutcome::CheckoutChanges { tree, paths }) => {
-                let name = self.run.pool.run_branch_name();
-                let (files, them) = match paths.len() {
-                    1 => ("a file", "it"),
-                    _ => ("files", "them"),
-                };
-                Err(Unmerged::Human(
-                    format!(
-                        "the merge would overwrite {files} not committed in the checkout of {name} at {}: {}. Nothing was merged into {name}; the phase's work is on its branch {}. Commit {them}, or stash {them} (`git stash -u`), then resume: the phase is merged then",
-                        tree.display(),
-                        paths.join(", "),
-                        worktree.branch,
-                    ),
-                    Handover::Resume,
-                ))
-            }
+            Ok(held) => Unmerged::held(held, &self.run.pool.run_branch_name(), &worktree.branch)
+                .map_or(Ok(()), Err),
             Err(err) => Err(Unmerged::Human(err.to_string(), Handover::MergeByHand)),
         }
     }
@@ -603,10 +527,6 @@ impl Runner<'_> {
         result.error = error;
         result
     }
-}
-
-fn short(id: &str) -> &str {
-    id.get(..12).unwrap_or(id)
 }
 
 /// A failure before the phase's first attempt (its worktree could not be made).

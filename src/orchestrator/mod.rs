@@ -46,6 +46,7 @@ mod runner;
 mod schedule;
 pub mod selection;
 mod session;
+mod unmerged;
 mod usage_wait;
 mod validate;
 

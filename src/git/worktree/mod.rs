@@ -121,4 +121,6 @@ pub enum MergeOutcome {
 }
 
 #[cfg(test)]
+mod branch_tests;
+#[cfg(test)]
 mod tests;
