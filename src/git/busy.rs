@@ -61,32 +61,14 @@ mod tests {
         let main = dir.path().join("main");
         std::fs::create_dir(&main).expect("mkdir");
         git(&main, &["init", "-q", "-b", "main"]);
+        git(&main, &["config", "user.name", "t"]);
+        git(&main, &["config", "user.email", "t@t"]);
         std::fs::write(main.join("a.txt"), "one\n").expect("write");
         git(&main, &["add", "a.txt"]);
-        git(
-            &main,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "one",
-            ],
-        );
+        git(&main, &["commit", "-qm", "one"]);
         let nested = main.join(".debussy/worktrees/r1/1");
-        git(
-            &main,
-            &[
-                "worktree",
-                "add",
-                "-q",
-                "-b",
-                "side",
-                nested.to_str().expect("utf-8"),
-            ],
-        );
+        let path = nested.to_str().expect("utf-8");
+        git(&main, &["worktree", "add", "-q", "-b", "side", path]);
 
         std::fs::write(nested.join("a.txt"), "two\n").expect("write");
         let commit = CommitInEditor::start(&nested);
