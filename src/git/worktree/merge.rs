@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use crate::git::{BranchOperation, Conflict, GitCli, GitCommandError, GitError, Repo};
+use crate::git::{Conflict, GitCli, GitCommandError, GitError, Repo};
 
 /// How long delivering a merge waits for another process's lock on the checkout's index
 /// (the tests' git commands in their editors are not waited on that long).
@@ -165,16 +165,8 @@ pub async fn merge_into_run(
     let fast_forward = said.lines().any(|line| line.starts_with("Fast-forward"));
     let commit = git.run(place, &["rev-parse", "HEAD"]).await?;
     match deliver(git, root, run, &commit).await {
-        Ok(Delivery::Done) => {}
-        Ok(Delivery::CheckoutBusy { tree, pids }) => {
-            return Ok(MergeOutcome::CheckoutBusy { tree, pids });
-        }
-        Ok(Delivery::OperationUnderWay(under_way)) => {
-            return Ok(MergeOutcome::OperationUnderWay(under_way));
-        }
-        Ok(Delivery::CheckoutChanges { tree, paths }) => {
-            return Ok(MergeOutcome::CheckoutChanges { tree, paths });
-        }
+        Ok(None) => {}
+        Ok(Some(held)) => return Ok(held),
         Err(err) => {
             return match moved(git, root, run).await {
                 Some(moved) => Ok(moved),
@@ -198,39 +190,18 @@ async fn moved(git: &GitCli, root: &Path, run: &RunBranch) -> Option<MergeOutcom
     })
 }
 
-/// Whether a merge reached the run's branch.
-enum Delivery {
-    /// The branch (and the checkout on it) moved to the merge.
-    Done,
-    /// A git command working in the checkout on the branch kept its index: nothing moved.
-    CheckoutBusy {
-        /// The working tree.
-        tree: std::path::PathBuf,
-        /// The git commands.
-        pids: Vec<u32>,
-    },
-    /// An operation under way on the branch would set it over the merge: nothing moved.
-    OperationUnderWay(BranchOperation),
-    /// The fast-forward would overwrite files not committed in the checkout: nothing moved.
-    CheckoutChanges {
-        /// The working tree.
-        tree: std::path::PathBuf,
-        /// The files, as git named them.
-        paths: Vec<String>,
-    },
-}
-
 /// Move the run's branch from `run.tip` to `commit`: a fast-forward of the working tree
 /// that has the branch checked out, the user's checkout or a linked worktree of theirs
-/// (so its files follow), else the reference alone,
-/// only if it still points where debussy left it; neither while an operation under way
-/// on the branch would set it over the merge when it ends or is aborted.
+/// (so its files follow), else the reference alone, only if it still points where
+/// debussy left it. Neither while an operation under way on the branch would set it
+/// over the merge, or the tree is busy or holds files the merge would overwrite: the
+/// outcome that holds the merge back is returned then, nothing moved.
 async fn deliver(
     git: &GitCli,
     root: &Path,
     run: &RunBranch,
     commit: &str,
-) -> Result<Delivery, GitCommandError> {
+) -> Result<Option<MergeOutcome>, GitCommandError> {
     let (dir, name) = (root.to_path_buf(), run.name.clone());
     let (under_way, checkout) = crate::git::vcs::blocking(move || {
         let repo = Repo::discover(&dir)?;
@@ -242,13 +213,13 @@ async fn deliver(
         message: crate::error_chain::error_chain(&err),
     })?;
     if let Some(under_way) = under_way {
-        return Ok(Delivery::OperationUnderWay(under_way));
+        return Ok(Some(MergeOutcome::OperationUnderWay(under_way)));
     }
     let Some(tree) = checkout else {
         let reference = format!("refs/heads/{}", run.name);
         git.run(root, &["update-ref", &reference, commit, &run.tip])
             .await?;
-        return Ok(Delivery::Done);
+        return Ok(None);
     };
     // A fast-forward killed with debussy leaves its lock; nobody holds it any more. A
     // `git commit` of the user's waiting for its editor keeps it closed: that is waited
@@ -261,7 +232,7 @@ async fn deliver(
     match cleared {
         Ok(_) => {}
         Err(GitError::IndexLocked { pids, .. }) => {
-            return Ok(Delivery::CheckoutBusy { tree, pids });
+            return Ok(Some(MergeOutcome::CheckoutBusy { tree, pids }));
         }
         Err(err) => {
             return Err(GitCommandError {
@@ -278,10 +249,10 @@ async fn deliver(
         return if paths.is_empty() {
             Err(err)
         } else {
-            Ok(Delivery::CheckoutChanges { tree, paths })
+            Ok(Some(MergeOutcome::CheckoutChanges { tree, paths }))
         };
     }
-    Ok(Delivery::Done)
+    Ok(None)
 }
 
 /// The files git refused to overwrite with a merge ("Your local changes to the following
