@@ -10,7 +10,8 @@ use std::fmt;
 pub enum Exit {
     /// 0: everything asked for was done.
     Success,
-    /// 1: the work failed (an audit error, a failed or blocked phase).
+    /// 1: the work failed (an audit error, a failed or blocked phase), or the disk filled
+    /// up and paused the run.
     Failure,
     /// 2: bad usage or configuration; nothing was run.
     Usage,

@@ -105,6 +105,17 @@ pub(super) fn refuse_link(path: &Path, err: io::Error) -> io::Error {
     }
 }
 
+/// Whether a failed write failed for want of room: the file system is full (`ENOSPC`)
+/// or the user's quota is spent (`EDQUOT`). Nothing more can be written there until the
+/// user frees some.
+#[must_use]
+pub fn is_out_of_space(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;

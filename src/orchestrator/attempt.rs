@@ -111,7 +111,7 @@ impl Runner<'_> {
             if self.flags.pause_requested && !self.wait_while_paused(&id).await {
                 return (self.stop_reason(), tally);
             }
-            if self.limit_reached(&id, 0.0) {
+            if self.must_pause(&id, 0.0) {
                 return (AttemptEnd::Interrupted, tally);
             }
             let signal_before = self.latest_signal_id(&id);
@@ -141,8 +141,9 @@ impl Runner<'_> {
             if self.flags.skip_requested {
                 return (AttemptEnd::Skipped, tally);
             }
-            // A limit stopped the session: whatever it ended as, the run pauses.
-            if self.flags.limit.is_some() {
+            // A limit or a full disk stopped the session: whatever it ended as, the run
+            // pauses.
+            if self.pausing() {
                 return (AttemptEnd::Interrupted, tally);
             }
             match &report.outcome {
@@ -290,7 +291,7 @@ impl Runner<'_> {
                     if self.flags.skip_requested {
                         return (AttemptEnd::Skipped, tally);
                     }
-                    if self.flags.interrupted || self.limit_reached(&id, 0.0) {
+                    if self.flags.interrupted || self.must_pause(&id, 0.0) {
                         return (AttemptEnd::Interrupted, tally);
                     }
                     let facts = CheckpointFacts {

@@ -1,6 +1,7 @@
 //! [`RunContext`]: what every phase of a run shares, made once when the run starts and
 //! borrowed by the drive that schedules the phases and by each phase's runner.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -11,9 +12,11 @@ use crate::session::SessionSpec;
 use crate::state::Store;
 
 use super::checkout::Checkout;
+use super::no_space::NoSpace;
 use super::pool::WorktreePool;
 
-/// The run's shared, read-only context.
+/// The run's shared context, read-only but for the one fact any phase may learn for
+/// all of them: that the disk is full.
 pub(crate) struct RunContext<'run> {
     /// The run's configuration.
     pub(crate) config: Config,
@@ -37,4 +40,6 @@ pub(crate) struct RunContext<'run> {
     pub(crate) events: EventSender,
     /// The run's worktrees and its changes to the repository, one at a time.
     pub(crate) pool: &'run WorktreePool,
+    /// Set by the first write that found the disk full: the run pauses at its next step.
+    pub(crate) no_space: OnceCell<NoSpace>,
 }

@@ -161,6 +161,11 @@ impl<'run> Drive<'run> {
                         crew.tell_all(&RunRequest::Interrupt);
                         stopping = true;
                     }
+                    if self.run.no_space.get().is_some() {
+                        // The other phases write to the same disk: they stop too.
+                        crew.tell_all(&RunRequest::Interrupt);
+                        stopping = true;
+                    }
                     self.absorb(&runner.summary);
                     self.summary.phases.push(result.summary.clone());
                     self.standings.insert(id.clone(), result.standing.clone());

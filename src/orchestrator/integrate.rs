@@ -330,7 +330,13 @@ impl Runner<'_> {
             Ok(execution) => execution,
             Err(err) => {
                 self.abort_worktree_merge(worktree).await;
-                return Resolution::Failed(format!("could not record the attempt: {err}"));
+                if self.out_of_space("record the attempt", &err) {
+                    return Resolution::Stopped;
+                }
+                return Resolution::Failed(format!(
+                    "could not record the attempt: {}",
+                    crate::error_chain::error_chain(&err)
+                ));
             }
         };
         self.emit(Event::PhaseStarted {

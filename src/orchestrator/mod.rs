@@ -36,6 +36,7 @@ mod guards;
 mod handoff;
 mod integrate;
 pub mod lock;
+mod no_space;
 mod parallel;
 pub mod phase;
 mod pool;

@@ -97,15 +97,16 @@ impl Runner<'_> {
             ) {
                 Ok(execution) => execution,
                 Err(err) => {
-                    let error = format!("could not record the attempt: {err}");
-                    return self.finish(
-                        phase,
-                        Standing::Failed,
-                        Some(error),
-                        attempts,
-                        &tally,
-                        started,
-                    );
+                    let (standing, error) = if self.out_of_space("record the attempt", &err) {
+                        (Standing::Paused, None)
+                    } else {
+                        let cause = crate::error_chain::error_chain(&err);
+                        (
+                            Standing::Failed,
+                            Some(format!("could not record the attempt: {cause}")),
+                        )
+                    };
+                    return self.finish(phase, standing, error, attempts, &tally, started);
                 }
             };
             if let Err(err) = self.run.store.update_run(

@@ -337,6 +337,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         run_id: run_id.clone(),
         events: events.clone(),
         pool: &pool,
+        no_space: std::cell::OnceCell::new(),
     };
     let drive = Drive {
         run: &context,
@@ -374,6 +375,13 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         run_error = Some(format!("paused: {hit}"));
         summary.limit = Some(hit.key().to_owned());
         summary.raise_with = Some(hit.raise_hint());
+    } else if let Some(full) = context.no_space.get() {
+        summary.disk_full = true;
+        run_error = Some(if paused_at.is_some() {
+            format!("paused: {full}")
+        } else {
+            full.to_string()
+        });
     }
     let status = if paused_at.is_some() {
         RunStatus::Paused
@@ -383,23 +391,24 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         RunStatus::Completed
     };
     let current = paused_at.clone().or(ending.stopped_at);
+    // On a full disk, already said, these fail too: the run's record then reads
+    // "interrupted", which `--resume` continues all the same.
+    let could_not = |what: &str, err: StateError| {
+        if !(summary.disk_full && err.is_out_of_space()) {
+            warn(format!(
+                "could not {what}: {}",
+                crate::error_chain::error_chain(&err)
+            ));
+        }
+    };
     if let Err(err) = store.update_run(&run_id, status, current.as_deref(), run_error.as_deref()) {
-        warn(format!(
-            "could not record the run's end: {}",
-            crate::error_chain::error_chain(&err)
-        ));
+        could_not("record the run's end", err);
     }
     if let Err(err) = store.add_active_secs(&run_id, started.elapsed().as_secs_f64()) {
-        warn(format!(
-            "could not record the run's time: {}",
-            crate::error_chain::error_chain(&err)
-        ));
+        could_not("record the run's time", err);
     }
     if let Err(err) = store.set_run_owner(&run_id, None) {
-        warn(format!(
-            "could not record the run's end: {}",
-            crate::error_chain::error_chain(&err)
-        ));
+        could_not("record the run's end", err);
     }
     drop(run_lock);
     summary.status = status;

@@ -12,6 +12,7 @@ use crate::state::PauseRecord;
 use super::checkout::Checkout;
 use super::context::RunContext;
 use super::guards::{Guards, LimitHit};
+use super::no_space::NoSpace;
 use crate::git::vcs;
 
 /// What the user has asked for that outlives one session.
@@ -146,17 +147,41 @@ impl Runner<'_> {
 
     /// Warn that debussy could not `what` (e.g. "record the session"), with `err` and
     /// its causes: the cause (a full disk, a locked database) is what the user can fix.
-    pub(crate) fn could_not(&self, what: &str, err: &dyn std::error::Error) {
+    /// A full disk is said once, and pauses the run ([`Self::out_of_space`]).
+    pub(crate) fn could_not(&self, what: &str, err: &(dyn std::error::Error + 'static)) {
+        if self.out_of_space(what, err) {
+            return;
+        }
         self.warn(format!(
             "could not {what}: {}",
             crate::error_chain::error_chain(err)
         ));
     }
 
-    /// Whether a limit is reached with the running session's cost so far (`live_cost`);
-    /// the first one reached is announced and remembered, and the run will pause.
-    pub(crate) fn limit_reached(&mut self, phase_id: &str, live_cost: f64) -> bool {
-        if self.flags.limit.is_some() {
+    /// Whether `err`, met while debussy tried to `what`, says the disk is full. The
+    /// first such error is announced and remembered for the whole run, which pauses at
+    /// its next step: every phase's writes go to the same project.
+    pub(crate) fn out_of_space(&self, what: &str, err: &(dyn std::error::Error + 'static)) -> bool {
+        let Some(full) = NoSpace::in_error(what, err) else {
+            return false;
+        };
+        if self.run.no_space.get().is_none() {
+            self.warn(format!("the run pauses: {full}"));
+            let _ = self.run.no_space.set(full);
+        }
+        true
+    }
+
+    /// Whether the run is pausing: a limit was reached, or the disk is full.
+    pub(crate) fn pausing(&self) -> bool {
+        self.flags.limit.is_some() || self.run.no_space.get().is_some()
+    }
+
+    /// Whether the run must pause before going on: a limit is reached with the running
+    /// session's cost so far (`live_cost`), or the disk is full. The first limit
+    /// reached is announced and remembered.
+    pub(crate) fn must_pause(&mut self, phase_id: &str, live_cost: f64) -> bool {
+        if self.pausing() {
             return true;
         }
         self.guards.running(live_cost);
@@ -236,9 +261,7 @@ impl Runner<'_> {
                 .store
                 .set_pause(&self.run.run_id, phase.id.as_str(), Some(&pause))
         {
-            self.warn(format!(
-                "could not record where the pause left the work: {err}"
-            ));
+            self.could_not("record where the pause left the work", &err);
         }
         commit
     }

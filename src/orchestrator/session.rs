@@ -116,16 +116,20 @@ impl Runner<'_> {
                 Some(event) = receiver.recv() => {
                     self.note_agent_group(&id, &event);
                     self.note_live_session(&id, &mut live, &event);
-                    if let SessionEvent::Context(snapshot) = &event
-                        && self.flags.limit.is_none()
-                        && self.limit_reached(&id, snapshot.cost_usd.unwrap_or(0.0))
-                    {
+                    let pause = match &event {
+                        SessionEvent::Context(snapshot) => {
+                            self.must_pause(&id, snapshot.cost_usd.unwrap_or(0.0))
+                        }
+                        _ => self.pausing(),
+                    };
+                    // Once: a second interrupt would kill the agent.
+                    if pause && !control.is_interrupted() {
                         control.interrupt();
                     }
                     self.forward(&id, attempt, restart, max_restarts, event);
                 }
-                () = sleep_until(deadline), if self.flags.limit.is_none() => {
-                    if self.limit_reached(&id, 0.0) {
+                () = sleep_until(deadline), if !self.pausing() => {
+                    if self.must_pause(&id, 0.0) {
                         control.interrupt();
                     }
                 }
@@ -213,7 +217,9 @@ impl Runner<'_> {
             }
             _ => Ok(()),
         };
-        if let Err(err) = written {
+        if let Err(err) = written
+            && !self.out_of_space("record the running session", &err)
+        {
             tracing::debug!("cannot record the running session: {err}");
         }
     }
@@ -259,9 +265,13 @@ impl Runner<'_> {
         restart: RestartRequest,
     ) {
         match request {
+            // A session a pause already stops is not stopped twice: a second interrupt
+            // kills, and only the user's `Kill` asks for that.
             RunRequest::Interrupt => {
                 self.flags.interrupted = true;
-                control.interrupt();
+                if !control.is_interrupted() {
+                    control.interrupt();
+                }
             }
             RunRequest::Kill => {
                 self.flags.interrupted = true;

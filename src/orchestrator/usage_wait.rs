@@ -185,7 +185,7 @@ impl Runner<'_> {
             tokio::select! {
                 () = &mut sleep => return WaitEnd::Ready,
                 () = sleep_until(run_deadline), if run_deadline.is_some() => {
-                    if self.limit_reached(phase_id, 0.0) {
+                    if self.must_pause(phase_id, 0.0) {
                         return WaitEnd::Stopped;
                     }
                 }

@@ -100,4 +100,18 @@ impl StateError {
             _ => false,
         }
     }
+
+    /// Whether the error says the disk that holds the database is full (SQLite's
+    /// "database or disk is full", or the system's "no space left" or "quota exceeded"
+    /// where the directory was made): nothing more can be recorded until there is room.
+    #[must_use]
+    pub fn is_out_of_space(&self) -> bool {
+        match self {
+            StateError::CreateDir { source, .. } => crate::files::is_out_of_space(source),
+            StateError::Sqlite { source, .. } => {
+                source.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+            }
+            _ => false,
+        }
+    }
 }

@@ -21,6 +21,19 @@ pub struct Store {
 }
 
 impl Store {
+    /// Keep the database from growing past the pages it has now, as a full disk
+    /// would: every write that needs another page then fails.
+    #[cfg(test)]
+    pub(crate) fn cap_pages_for_test(&self) {
+        let pages: i64 = self
+            .conn
+            .query_row("PRAGMA page_count", [], |row| row.get(0))
+            .expect("page count");
+        self.conn
+            .pragma_update(None, "max_page_count", pages)
+            .expect("cap the pages");
+    }
+
     /// Open (creating if needed) the project's `.debussy/state.db` and migrate it.
     ///
     /// # Errors

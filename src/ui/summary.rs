@@ -179,6 +179,7 @@ mod tests {
             error: None,
             limit: None,
             raise_with: None,
+            disk_full: false,
         };
         insta::assert_snapshot!(render(&summary));
     }

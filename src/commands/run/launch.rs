@@ -176,6 +176,7 @@ pub(in crate::commands) async fn run(global: &GlobalArgs, args: RunArgs) -> Comm
         Ok(summary) => Ok(match summary.status {
             RunStatus::Completed => Exit::Success,
             RunStatus::Paused if summary.limit.is_some() => Exit::LimitReached,
+            RunStatus::Paused if summary.disk_full => Exit::Failure,
             RunStatus::Paused => Exit::Interrupted,
             RunStatus::Failed | RunStatus::Running | RunStatus::Interrupted => Exit::Failure,
         }),

@@ -554,6 +554,7 @@ fn completed() {
                     error: None,
                     limit: None,
                     raise_with: None,
+                    disk_full: false,
                 },
             },
         );

@@ -2,6 +2,7 @@
 //! what they share.
 
 mod formats;
+mod full_disk;
 mod git_work;
 mod guards;
 mod handoff;

@@ -1,0 +1,121 @@
+//! A full disk under a run. The first write that finds no room (the state database, a
+//! file of debussy's own) pauses the run at its next step: the running sessions are
+//! stopped, no gate, fix session or retry is started on work that cannot be recorded,
+//! and `--resume` goes on once there is room. Before, each write failed on its own with
+//! a warning, and the run spent its attempts on it.
+
+use std::error::Error;
+use std::fmt;
+
+use crate::state::StateError;
+
+/// What debussy was writing when the disk was found full, and the error that said so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NoSpace {
+    /// What could not be done, e.g. "record the session".
+    what: String,
+    /// The error and its causes, on one line.
+    cause: String,
+}
+
+impl NoSpace {
+    /// `err` as a full disk while debussy tried to `what`, when it or one of its causes
+    /// says the disk is full (or the quota spent).
+    pub(crate) fn in_error(what: &str, err: &(dyn Error + 'static)) -> Option<NoSpace> {
+        let says_full = |err: &(dyn Error + 'static)| {
+            err.downcast_ref::<StateError>()
+                .is_some_and(StateError::is_out_of_space)
+                || err
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(crate::files::is_out_of_space)
+        };
+        let mut full = says_full(err);
+        let mut cause = err.source();
+        while let Some(next) = cause.filter(|_| !full) {
+            full = says_full(next);
+            cause = next.source();
+        }
+        full.then(|| NoSpace {
+            what: what.to_owned(),
+            cause: crate::error_chain::error_chain(err),
+        })
+    }
+}
+
+impl fmt::Display for NoSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the disk is full: debussy could not {} ({}). Free space on it, then resume the run",
+            self.what, self.cause
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::Store;
+
+    /// A store whose database may not grow past the pages it has: SQLite then fails
+    /// every write that needs a new page with "database or disk is full", as it does
+    /// on a full disk.
+    fn full_store(dir: &std::path::Path) -> Store {
+        let store = Store::open(dir).expect("open");
+        store.cap_pages_for_test();
+        store
+    }
+
+    #[test]
+    fn a_database_that_cannot_grow_is_a_full_disk_and_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = full_store(dir.path());
+        let err = (0..1000)
+            .find_map(|i| {
+                store
+                    .learn_context_window(&format!("model-{i}-{}", "x".repeat(500)), 1)
+                    .err()
+            })
+            .expect("a write fails once the pages run out");
+        assert!(err.is_out_of_space(), "{err:?}");
+        let full = NoSpace::in_error("remember a context window", &err).expect("no space");
+        let said = full.to_string();
+        assert!(
+            said.starts_with(
+                "the disk is full: debussy could not remember a context window (state database "
+            ),
+            "{said}"
+        );
+        assert!(
+            said.ends_with("database or disk is full). Free space on it, then resume the run"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn the_systems_no_space_and_quota_are_a_full_disk_other_failures_are_not() {
+        for (kind, full) in [
+            (std::io::ErrorKind::StorageFull, true),
+            (std::io::ErrorKind::QuotaExceeded, true),
+            (std::io::ErrorKind::PermissionDenied, false),
+            (std::io::ErrorKind::ReadOnlyFilesystem, false),
+        ] {
+            let err = StateError::CreateDir {
+                path: "/p/.debussy".into(),
+                source: std::io::Error::from(kind),
+            };
+            assert_eq!(
+                NoSpace::in_error("create the state directory", &err).is_some(),
+                full,
+                "{kind:?}"
+            );
+            assert_eq!(err.is_out_of_space(), full, "{kind:?}");
+        }
+        let locked = StateError::Locked {
+            path: "/p/.debussy/state.db".into(),
+            action: "record a session",
+            waited_secs: 10,
+        };
+        assert!(NoSpace::in_error("record the session", &locked).is_none());
+    }
+}

@@ -1,0 +1,183 @@
+//! A disk that fills up during a run. The project lives on a small tmpfs of its own,
+//! mounted in a user and mount namespace (`unshare -Urm`), so the disk really fills (no
+//! root, nothing of the machine's touched). The run must pause at once and say why,
+//! spend no attempt on it, and one `--resume` must complete it once there is room,
+//! with every piece of work committed.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::kit::{notes, work};
+use crate::support::project::{Project, output_within, story};
+use crate::support::scenario::{Scenario, Script, Turn};
+
+/// Phase 1 writes `greeting.txt`, then fills the disk from its Bash tool (the first
+/// time only: a marker beside the project says it did), then writes its notes and
+/// reports done. Phase 2 writes `farewell.txt`.
+fn filling_the_disk() -> Scenario {
+    let fill = "test -e ../filled || { : > ../filled; head -c 64M /dev/zero > ../filler; }; true";
+    Scenario::new().scripts([
+        Script::phase("1")
+            .turn(Turn::write(10, "greeting.txt", "hello"))
+            .turn(Turn::say("filling the disk").percent(20).bash(fill))
+            .turn(Turn::say("still working").percent(30))
+            .turn(notes("1"))
+            .turn(Turn::done()),
+        work("2", "farewell.txt", "goodbye", 0),
+    ])
+}
+
+/// What [`in_a_small_disk`] runs on the 8 MiB disk mounted at `$1/disk`: the project
+/// copied there from `$2`, a run, the disk emptied, its `status`, a `--resume`, and the
+/// project copied back out to `$3/after`, with each step's output and exit code in `$3`.
+const ON_A_SMALL_DISK: &str = r#"
+set -u
+disk=$1/disk project=$1/disk/p out=$3 debussy=$4
+mkdir -p "$disk" && mount -t tmpfs -o size=8m none "$disk" || exit 90
+cp -a "$2" "$project" && cd "$project" || exit 91
+"$debussy" run plan/MASTER_PLAN.md --agent sim --output-format json --restart-delay 0 \
+    > "$out/first.jsonl" 2> "$out/first.err"
+echo $? > "$out/first.code"
+rm -f "$disk/filler"
+"$debussy" status --format json > "$out/status.json" 2>&1
+"$debussy" run --resume plan/MASTER_PLAN.md --agent sim --output-format json \
+    --restart-delay 0 > "$out/resumed.jsonl" 2> "$out/resumed.err"
+echo $? > "$out/resumed.code"
+cp -a "$project" "$out/after"
+"#;
+
+/// Play [`ON_A_SMALL_DISK`] with `project` in a namespace of its own; the scratch
+/// directory where its outputs are.
+fn in_a_small_disk(project: &Project) -> tempfile::TempDir {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let out = scratch.path().join("out");
+    std::fs::create_dir(&out).expect("out");
+    let debussy = project.command(&[]);
+    let mut command = Command::new("unshare");
+    command
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c"])
+        .arg(ON_A_SMALL_DISK)
+        .arg("sh")
+        .arg(scratch.path())
+        .arg(project.root())
+        .arg(&out)
+        .arg(debussy.get_program())
+        .current_dir(scratch.path())
+        .env_clear();
+    for (key, value) in debussy.get_envs() {
+        if let Some(value) = value {
+            command.env(key, value);
+        }
+    }
+    command.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    let done = output_within(command, Duration::from_secs(120));
+    assert!(
+        done.status.success(),
+        "a tmpfs of its own in a user and mount namespace (`unshare -Urm`, from \
+         util-linux) is needed to fill a disk; install util-linux, or allow unprivileged \
+         user namespaces: {done:?}"
+    );
+    scratch
+}
+
+fn read(out: &Path, name: &str) -> String {
+    std::fs::read_to_string(out.join(name)).unwrap_or_else(|err| panic!("{name}: {err}"))
+}
+
+fn events(out: &Path, name: &str) -> Vec<Value> {
+    read(out, name)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{line}: {err}")))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs unshare (util-linux) and user namespaces, to fill a disk of its own"]
+fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_room() {
+    let project = Project::new();
+    project.plan(
+        &[
+            ("1", "N/A", "grep -q hello greeting.txt"),
+            ("2", "Phase 1", "grep -q goodbye farewell.txt"),
+        ],
+        &filling_the_disk(),
+    );
+    let scratch = in_a_small_disk(&project);
+    let out = scratch.path().join("out");
+
+    let first = events(&out, "first.jsonl");
+    let summary = &first.last().expect("events")["summary"];
+    let said = story(&first);
+    assert_eq!(read(&out, "first.code").trim(), "1", "{said}");
+    assert_eq!(summary["status"], "paused", "{said}");
+    assert_eq!(summary["disk_full"], true, "{said}");
+    let error = summary["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("paused: the disk is full: debussy could not record")
+            && error.contains("database or disk is full")
+            && error.ends_with("Free space on it, then resume the run"),
+        "{error}"
+    );
+    let attempts: Vec<&Value> = first
+        .iter()
+        .filter(|event| event["event"] == "phase_started")
+        .collect();
+    assert_eq!(
+        attempts.len(),
+        1,
+        "no attempt spent on the full disk: {said}"
+    );
+    let gates = first
+        .iter()
+        .filter(|event| event["event"] == "gate_started");
+    assert_eq!(gates.count(), 0, "no gate run on work not recorded: {said}");
+    let warned = first
+        .iter()
+        .filter(|event| {
+            event["message"]
+                .as_str()
+                .is_some_and(|message| message.contains("database or disk is full"))
+        })
+        .count();
+    assert_eq!(warned, 1, "the full disk is said once: {said}");
+
+    // The run's end could not be recorded either: it reads as a run that stopped.
+    let status: Value = serde_json::from_str(&read(&out, "status.json")).expect("status");
+    assert_eq!(status["run"]["status"], "interrupted", "{status:#}");
+
+    let resumed = events(&out, "resumed.jsonl");
+    let said = story(&resumed);
+    assert_eq!(read(&out, "resumed.code").trim(), "0", "{said}");
+    assert_eq!(
+        resumed.last().expect("events")["summary"]["status"],
+        "completed"
+    );
+    let after = out.join("after");
+    let log = Command::new("git")
+        .args(["log", "--format=%s"])
+        .current_dir(&after)
+        .output()
+        .expect("git log");
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(
+        log.contains("phase 1 - Phase 1 recovered (interrupted)")
+            && log.contains("phase 1 - Phase 1 completed")
+            && log.contains("phase 2 - Phase 2 completed"),
+        "{log}"
+    );
+    assert_eq!(read(&after, "greeting.txt"), "hello");
+    assert_eq!(read(&after, "farewell.txt"), "goodbye");
+    let tree = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&after)
+        .output()
+        .expect("git status");
+    assert!(
+        tree.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&tree.stdout)
+    );
+}
