@@ -22,7 +22,7 @@ pub use lines::{LineRead, read_line_limited};
 pub use lock::{LockHeld, PidLock, PidLockError};
 pub use read::{CONFIG_LIMIT, PLAN_LIMIT, open_regular, read_bytes_limited, read_text_limited};
 pub use write::{
-    create_private, is_out_of_space, open_private_append, replace_file, write_private,
+    create_private, has_no_room, is_out_of_space, open_private_append, replace_file, write_private,
 };
 
 /// A temporary directory holding a file of precious text and, at `name`, a link to it;

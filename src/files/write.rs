@@ -116,12 +116,29 @@ pub fn is_out_of_space(err: &io::Error) -> bool {
     )
 }
 
+/// Whether the file system that holds `dir` has no room left for this user: no block
+/// is available (`statvfs`). Says why a write failed when the error does not (SQLite
+/// reports a file it could not grow as an I/O error). False when it cannot be asked.
+#[must_use]
+pub fn has_no_room(dir: &Path) -> bool {
+    nix::sys::statvfs::statvfs(dir).is_ok_and(|stat| stat.blocks_available() == 0)
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::super::link_to_precious;
     use super::*;
+
+    #[test]
+    fn a_file_system_with_no_block_available_has_no_room() {
+        // procfs has no blocks at all.
+        assert!(has_no_room(Path::new("/proc")));
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(!has_no_room(dir.path()));
+        assert!(!has_no_room(&dir.path().join("missing")));
+    }
 
     #[test]
     fn a_link_in_place_is_replaced_and_its_target_left_alone() {

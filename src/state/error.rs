@@ -26,6 +26,24 @@ pub enum StateError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The disk that holds the database is full (or the user's quota spent).
+    #[error(
+        "state database {} failed while trying to {action}: the disk that holds it is full",
+        .path.display()
+    )]
+    #[diagnostic(help(
+        "free space on that disk (`df -h {}` says how much is left), then run debussy again: a run it paused goes on with `debussy run --resume`",
+        .path.parent().unwrap_or(.path).display()
+    ))]
+    DiskFull {
+        /// The database file.
+        path: PathBuf,
+        /// What was being done.
+        action: &'static str,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
     /// Another process held the database's write lock for longer than a write waits.
     #[error(
         "state database {} is locked by another process, which kept it past the {}-second wait while debussy tried to {action}",
@@ -108,9 +126,7 @@ impl StateError {
     pub fn is_out_of_space(&self) -> bool {
         match self {
             StateError::CreateDir { source, .. } => crate::files::is_out_of_space(source),
-            StateError::Sqlite { source, .. } => {
-                source.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
-            }
+            StateError::DiskFull { .. } => true,
             _ => false,
         }
     }

@@ -61,14 +61,14 @@ impl Store {
     }
 
     /// Open the project's store to read it, if it exists: as [`Store::open_existing`], and
-    /// where the database cannot be written (a read-only mount, another user's project)
-    /// as it stands on disk, read-only, when this debussy knows its schema.
+    /// where the database cannot be written (a read-only mount, another user's project,
+    /// a full disk) as it stands on disk, read-only, when this debussy knows its schema.
     ///
     /// # Errors
     /// As [`Store::open_existing`], when reading it read-only fails too.
     pub fn open_to_read(project_root: &Path) -> Result<Option<Store>, StateError> {
         match Store::open_existing(project_root) {
-            Err(err) if err.is_unwritable() => {
+            Err(err) if err.is_unwritable() || err.is_out_of_space() => {
                 match Store::open_read_only(&project_root.join(STATE_DB)) {
                     Ok(store) => Ok(Some(store)),
                     Err(schema @ (StateError::TooNew { .. } | StateError::Unmigrated { .. })) => {
@@ -82,8 +82,9 @@ impl Store {
     }
 
     /// Open the database at `path` read-only, unmigrated. With no `-wal` file beside it,
-    /// as immutable: SQLite could not make the `-shm` file a read-only reader needs, and
-    /// nobody is writing (a writer keeps a `-wal` file).
+    /// or an empty one, as immutable: SQLite could not make (or, on a full disk, grow)
+    /// the `-shm` file a read-only reader needs, and the `-wal` holds nothing to read: a
+    /// writer with anything in it keeps it.
     ///
     /// # Errors
     /// When it cannot be opened or read, or its schema is not this debussy's.
@@ -91,7 +92,7 @@ impl Store {
         let err = |action| sqlite_error(path, action);
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
-        let immutable = std::fs::symlink_metadata(&wal).is_err();
+        let immutable = std::fs::symlink_metadata(&wal).map_or(true, |wal| wal.len() == 0);
         let mut uri = String::from("file:");
         for byte in path.as_os_str().as_encoded_bytes() {
             match byte {
@@ -267,6 +268,22 @@ pub(super) fn sqlite_error<'p>(
                 path: path.to_path_buf(),
                 action,
                 waited_secs: BUSY_TIMEOUT.as_secs(),
+            }
+        }
+        // SQLite says "database or disk is full" when a write finds no room, but a file
+        // it could not grow (the `-shm` index) only as an I/O error: the disk says which.
+        Some(rusqlite::ErrorCode::DiskFull) => StateError::DiskFull {
+            path: path.to_path_buf(),
+            action,
+            source,
+        },
+        Some(rusqlite::ErrorCode::SystemIoFailure)
+            if crate::files::has_no_room(path.parent().unwrap_or(path)) =>
+        {
+            StateError::DiskFull {
+                path: path.to_path_buf(),
+                action,
+                source,
             }
         }
         _ => StateError::Sqlite {

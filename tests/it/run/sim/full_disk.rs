@@ -31,8 +31,9 @@ fn filling_the_disk() -> Scenario {
 }
 
 /// What [`in_a_small_disk`] runs on the 8 MiB disk mounted at `$1/disk`: the project
-/// copied there from `$2`, a run, the disk emptied, its `status`, a `--resume`, and the
-/// project copied back out to `$3/after`, with each step's output and exit code in `$3`.
+/// copied there from `$2`, a run, the disk emptied, its `status`, a `--resume`, the
+/// project copied back out to `$3/after`; then, the disk full again, `status` and a new
+/// run. Each step's output and exit code are in `$3`.
 const ON_A_SMALL_DISK: &str = r#"
 set -u
 disk=$1/disk project=$1/disk/p out=$3 debussy=$4
@@ -47,6 +48,11 @@ rm -f "$disk/filler"
     --restart-delay 0 > "$out/resumed.jsonl" 2> "$out/resumed.err"
 echo $? > "$out/resumed.code"
 cp -a "$project" "$out/after"
+head -c 64M /dev/zero > "$disk/filler"
+"$debussy" status --format json > "$out/full-status.json" 2> "$out/full-status.err"
+echo $? > "$out/full-status.code"
+"$debussy" run plan/MASTER_PLAN.md --agent sim > "$out/full-start.out" 2>&1
+echo $? > "$out/full-start.code"
 "#;
 
 /// Play [`ON_A_SMALL_DISK`] with `project` in a namespace of its own; the scratch
@@ -179,5 +185,34 @@ fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_
         tree.stdout.is_empty(),
         "{}",
         String::from_utf8_lossy(&tree.stdout)
+    );
+}
+
+#[test]
+#[ignore = "needs unshare (util-linux) and user namespaces, to fill a disk of its own"]
+fn on_a_full_disk_status_still_reads_and_a_new_run_is_refused_naming_the_disk() {
+    let project = Project::new();
+    project.plan(
+        &[("1", "N/A", "true"), ("2", "Phase 1", "true")],
+        &Scenario::new().scripts([work("1", "a.txt", "a", 0), work("2", "b.txt", "b", 0)]),
+    );
+    let scratch = in_a_small_disk(&project);
+    let out = scratch.path().join("out");
+    assert_eq!(read(&out, "resumed.code").trim(), "0");
+
+    let said = read(&out, "full-status.err");
+    assert_eq!(read(&out, "full-status.code").trim(), "0", "{said}");
+    let status: Value = serde_json::from_str(&read(&out, "full-status.json")).expect("status");
+    assert_eq!(status["run"]["status"], "completed", "{status:#}");
+
+    let said = read(&out, "full-start.out");
+    assert_eq!(read(&out, "full-start.code").trim(), "1", "{said}");
+    let squashed: String = said
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '│')
+        .collect();
+    assert!(
+        squashed.contains("thediskthatholdsitisfull") && squashed.contains("df-h"),
+        "{said}"
     );
 }
