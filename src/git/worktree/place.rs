@@ -41,12 +41,13 @@ pub async fn ensure(
         .await
     {
         Ok(_) => Ok(true),
-        // The branch outlived its worktree (removed by hand): its work goes on there.
-        Err(err) if branch_exists(git, root, &worktree.branch).await => {
+        // The branch outlived its worktree (removed by hand, or a checkout that failed
+        // half way: git keeps the branch it made): its work goes on there. When that
+        // fails too, git's words for it say why; "the branch exists" would not.
+        Err(_) if branch_exists(git, root, &worktree.branch).await => {
             let _ = git.run(root, &["worktree", "prune"]).await;
             git.run(root, &["worktree", "add", "-q", &path, &worktree.branch])
-                .await
-                .map_err(|_| err)?;
+                .await?;
             Ok(true)
         }
         Err(err) => Err(err),

@@ -225,6 +225,29 @@ async fn a_worktree_a_killed_move_left_is_made_anew_not_worked_in() {
 }
 
 #[tokio::test]
+async fn a_branch_whose_worktree_cannot_be_made_again_says_why() {
+    let dir = repo();
+    let root = dir.path();
+    let worktree = Worktree::of(root, "r1", "1");
+    let elsewhere = root.join("elsewhere");
+    git(
+        root,
+        &["worktree", "add", "-q", "-b", &worktree.branch, "elsewhere"],
+    );
+
+    let refused = ensure(&GIT, root, &worktree, "main")
+        .await
+        .expect_err("checked out elsewhere")
+        .to_string();
+
+    assert!(!refused.contains("already exists"), "{refused}");
+    assert!(
+        refused.contains(&*elsewhere.to_string_lossy()),
+        "names where it is checked out: {refused}"
+    );
+}
+
+#[tokio::test]
 async fn a_worktree_git_was_still_adding_is_made_anew() {
     let dir = repo();
     let root = dir.path();
