@@ -1,8 +1,7 @@
 //! A full disk under a run. The first write that finds no room (the state database, a
 //! file of debussy's own) pauses the run at its next step: the running sessions are
 //! stopped, no gate, fix session or retry is started on work that cannot be recorded,
-//! and `--resume` goes on once there is room. Before, each write failed on its own with
-//! a warning, and the run spent its attempts on it.
+//! and `--resume` goes on once there is room.
 
 use std::error::Error;
 use std::fmt;
@@ -29,16 +28,17 @@ impl NoSpace {
                     .downcast_ref::<std::io::Error>()
                     .is_some_and(crate::files::is_out_of_space)
         };
-        let mut full = says_full(err);
-        let mut cause = err.source();
-        while let Some(next) = cause.filter(|_| !full) {
-            full = says_full(next);
-            cause = next.source();
+        let mut link = Some(err);
+        while let Some(error) = link {
+            if says_full(error) {
+                return Some(NoSpace {
+                    what: what.to_owned(),
+                    cause: crate::error_chain::error_chain(err),
+                });
+            }
+            link = error.source();
         }
-        full.then(|| NoSpace {
-            what: what.to_owned(),
-            cause: crate::error_chain::error_chain(err),
-        })
+        None
     }
 }
 

@@ -129,7 +129,7 @@ impl Runner<'_> {
                     self.forward(&id, attempt, restart, max_restarts, event);
                 }
                 () = sleep_until(deadline), if !self.pausing() => {
-                    if self.must_pause(&id, 0.0) {
+                    if self.must_pause(&id, 0.0) && !control.is_interrupted() {
                         control.interrupt();
                     }
                 }
