@@ -122,15 +122,14 @@ impl Runner<'_> {
                         }
                         _ => self.pausing(),
                     };
-                    // Once: a second interrupt would kill the agent.
-                    if pause && !control.is_interrupted() {
-                        control.interrupt();
+                    if pause {
+                        control.stop();
                     }
                     self.forward(&id, attempt, restart, max_restarts, event);
                 }
                 () = sleep_until(deadline), if !self.pausing() => {
-                    if self.must_pause(&id, 0.0) && !control.is_interrupted() {
-                        control.interrupt();
+                    if self.must_pause(&id, 0.0) {
+                        control.stop();
                     }
                 }
                 Some(request) = self.requests.recv() => {
@@ -265,13 +264,11 @@ impl Runner<'_> {
         restart: RestartRequest,
     ) {
         match request {
-            // A session a pause already stops is not stopped twice: a second interrupt
-            // kills, and only the user's `Kill` asks for that.
+            // A session a pause already stops is not stopped twice: only the user's
+            // `Kill` kills.
             RunRequest::Interrupt => {
                 self.flags.interrupted = true;
-                if !control.is_interrupted() {
-                    control.interrupt();
-                }
+                control.stop();
             }
             RunRequest::Kill => {
                 self.flags.interrupted = true;
@@ -279,7 +276,7 @@ impl Runner<'_> {
             }
             RunRequest::SkipPhase => {
                 self.flags.skip_requested = true;
-                control.interrupt();
+                control.stop();
             }
             RunRequest::TogglePause => self.flags.pause_requested = !self.flags.pause_requested,
             RunRequest::RestartNow => match restart {

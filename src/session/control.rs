@@ -27,7 +27,8 @@ impl Requests {
 /// Make one per session, hand a clone to [`super::run`], keep the other. Requests are
 /// remembered: one made before the session started takes effect as soon as it starts,
 /// one made after it ended does nothing. All methods are idempotent except
-/// [`interrupt`](Self::interrupt), whose second call escalates.
+/// [`interrupt`](Self::interrupt), whose second call escalates ([`stop`](Self::stop)
+/// never does).
 #[derive(Debug, Clone)]
 pub struct SessionControl {
     requests: Arc<watch::Sender<Requests>>,
@@ -64,6 +65,15 @@ impl SessionControl {
     pub fn interrupt(&self) {
         self.requests
             .send_modify(|requests| requests.interrupts = requests.interrupts.saturating_add(1));
+    }
+
+    /// Ask the session to stop through its stop ladder, once: a session already asked
+    /// to stop (or to be killed) is left to it. For stops that may come from several
+    /// places at once (a limit, a full disk, the run stopping every phase), where a
+    /// second [`interrupt`](Self::interrupt) would kill the agent.
+    pub fn stop(&self) {
+        self.requests
+            .send_modify(|requests| requests.interrupts = requests.interrupts.max(1));
     }
 
     /// Interrupt and kill at once (SIGKILL to the agent's process group): the same as
@@ -113,6 +123,22 @@ mod tests {
         control.clone().interrupt();
         assert!(receiver.borrow().kill());
         assert_eq!(receiver.borrow().interrupts, 2);
+    }
+
+    #[test]
+    fn stops_never_escalate_and_never_undo_a_kill() {
+        let control = SessionControl::new();
+        control.stop();
+        control.stop();
+        assert!(control.is_interrupted());
+        assert!(!control.subscribe().borrow().kill());
+        control.interrupt();
+        assert!(
+            control.subscribe().borrow().kill(),
+            "the user's second stop"
+        );
+        control.stop();
+        assert!(control.subscribe().borrow().kill());
     }
 
     #[test]
