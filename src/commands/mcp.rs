@@ -159,6 +159,11 @@ where
         .map_err(|err| Failure::failed(miette::miette!("the supervisor thread failed: {err}")))?;
     match joined {
         Ok(Ok(())) => Ok(Exit::Success),
+        Ok(Err(err)) if err.is_out_of_space() => Err(Failure::failed(miette::miette!(
+            help = "free space on the disk that holds it (`df -h` says how much is left), then start the supervisor again",
+            "failed to {}",
+            error_chain(&err)
+        ))),
         Ok(Err(err @ McpError::StateDirTaken(StateDirError::InUse { .. }))) => {
             Err(Failure::usage(miette::miette!(
                 help = "give each supervisor a state directory of its own: pass `--name NAME` (or `--state-dir DIR`)",

@@ -44,6 +44,21 @@ pub enum McpError {
     Runtime(#[source] std::io::Error),
 }
 
+impl McpError {
+    /// Whether the state directory could not be made for want of room (a full disk, a
+    /// spent quota): no fault of the command line.
+    #[must_use]
+    pub fn is_out_of_space(&self) -> bool {
+        match self {
+            McpError::StateDir { source, .. }
+            | McpError::StateDirTaken(StateDirError::Io { source, .. }) => {
+                crate::files::is_out_of_space(source)
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Run the supervisor with the process's own stdin and stdout as the client side,
 /// stopping on SIGINT or SIGTERM and restarting the server on SIGHUP.
 ///

@@ -32,8 +32,8 @@ fn filling_the_disk() -> Scenario {
 
 /// What [`in_a_small_disk`] runs on the 8 MiB disk mounted at `$1/disk`: the project
 /// copied there from `$2`, a run, the disk emptied, its `status`, a `--resume`, the
-/// project copied back out to `$3/after`; then, the disk full again, `status` and a new
-/// run. Each step's output and exit code are in `$3`.
+/// project copied back out to `$3/after`; then, the disk full again, `status`, a new
+/// run and an MCP supervisor. Each step's output and exit code are in `$3`.
 const ON_A_SMALL_DISK: &str = r#"
 set -u
 disk=$1/disk project=$1/disk/p out=$3 debussy=$4
@@ -53,6 +53,8 @@ head -c 64M /dev/zero > "$disk/filler"
 echo $? > "$out/full-status.code"
 "$debussy" run plan/MASTER_PLAN.md --agent sim > "$out/full-start.out" 2>&1
 echo $? > "$out/full-start.code"
+"$debussy" mcp supervise -- true < /dev/null > "$out/full-supervise.out" 2>&1
+echo $? > "$out/full-supervise.code"
 "#;
 
 /// Play [`ON_A_SMALL_DISK`] with `project` in a namespace of its own; the scratch
@@ -190,7 +192,7 @@ fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_
 
 #[test]
 #[ignore = "needs unshare (util-linux) and user namespaces, to fill a disk of its own"]
-fn on_a_full_disk_status_still_reads_and_a_new_run_is_refused_naming_the_disk() {
+fn on_a_full_disk_status_still_reads_and_a_new_run_or_supervisor_is_refused_naming_the_disk() {
     let project = Project::new();
     project.plan(
         &[("1", "N/A", "true"), ("2", "Phase 1", "true")],
@@ -213,6 +215,14 @@ fn on_a_full_disk_status_still_reads_and_a_new_run_is_refused_naming_the_disk() 
         .collect();
     assert!(
         squashed.contains("thediskthatholdsitisfull") && squashed.contains("df-h"),
+        "{said}"
+    );
+
+    // Not a usage error (2): the command line is right, the disk is full.
+    let said = read(&out, "full-supervise.out");
+    assert_eq!(read(&out, "full-supervise.code").trim(), "1", "{said}");
+    assert!(
+        said.contains("No space left on device") && said.contains("df -h"),
         "{said}"
     );
 }
