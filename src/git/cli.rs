@@ -28,6 +28,22 @@ pub struct GitCommandError {
     pub message: String,
 }
 
+impl GitCommandError {
+    /// Whether git said it ran out of room: the disk is full or the quota spent (its
+    /// own words under `LC_ALL=C`; a checkout names only the file it could not write).
+    #[must_use]
+    pub fn is_out_of_space(&self) -> bool {
+        [
+            "No space left on device",
+            "Disk quota exceeded",
+            "Out of diskspace",
+            "unable to write file ",
+        ]
+        .iter()
+        .any(|said| self.message.contains(said))
+    }
+}
+
 /// The git program, run with a time limit per command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GitCli {

@@ -40,11 +40,11 @@ impl Runner<'_> {
         worktree: Worktree,
         run_branch: &str,
     ) -> Result<(), String> {
-        self.run
-            .pool
-            .enter(&worktree, run_branch)
-            .await
-            .map_err(|err| format!("could not make the phase's worktree: {err}"))?;
+        if let Err(err) = self.run.pool.enter(&worktree, run_branch).await {
+            // On a full disk the run pauses ([`not_started`]).
+            self.out_of_space("make the phase's worktree", &err);
+            return Err(format!("could not make the phase's worktree: {err}"));
+        }
         self.workdir.clone_from(&worktree.path);
         self.worktree = Some(worktree);
         Ok(())
@@ -535,15 +535,14 @@ impl Runner<'_> {
     }
 }
 
-/// A failure before the phase's first attempt (its worktree could not be made).
+/// A failure before the phase's first attempt (its worktree could not be made); on a
+/// full disk, a pause.
 pub(crate) fn not_started(runner: &mut Runner<'_>, phase: &Phase, error: String) -> PhaseResult {
     let tally = super::attempt::AttemptTally::default();
-    runner.finish(
-        phase,
-        Standing::Failed,
-        Some(error),
-        0,
-        &tally,
-        Instant::now(),
-    )
+    let (standing, error) = if runner.pausing() {
+        (Standing::Paused, None)
+    } else {
+        (Standing::Failed, Some(error))
+    };
+    runner.finish(phase, standing, error, 0, &tally, Instant::now())
 }

@@ -1,11 +1,13 @@
 //! A full disk under a run. The first write that finds no room (the state database, a
-//! file of debussy's own) pauses the run at its next step: the running sessions are
+//! file of debussy's own, git's objects or a worktree's files) pauses the run at its
+//! next step: the running sessions are
 //! stopped, no gate, fix session or retry is started on work that cannot be recorded,
 //! and `--resume` goes on once there is room.
 
 use std::error::Error;
 use std::fmt;
 
+use crate::git::GitCommandError;
 use crate::state::StateError;
 
 /// What debussy was writing when the disk was found full, and the error that said so.
@@ -27,6 +29,9 @@ impl NoSpace {
                 || err
                     .downcast_ref::<std::io::Error>()
                     .is_some_and(crate::files::is_out_of_space)
+                || err
+                    .downcast_ref::<GitCommandError>()
+                    .is_some_and(GitCommandError::is_out_of_space)
         };
         let mut link = Some(err);
         while let Some(error) = link {
@@ -93,7 +98,7 @@ mod tests {
     }
 
     #[test]
-    fn the_systems_no_space_and_quota_are_a_full_disk_other_failures_are_not() {
+    fn the_systems_and_gits_no_space_are_a_full_disk_other_failures_are_not() {
         for (kind, full) in [
             (std::io::ErrorKind::StorageFull, true),
             (std::io::ErrorKind::QuotaExceeded, true),
@@ -111,6 +116,21 @@ mod tests {
             );
             assert_eq!(err.is_out_of_space(), full, "{kind:?}");
         }
+        let checkout = GitCommandError {
+            command: "worktree add -q -b debussy/r/phase-1 wt refs/heads/main".into(),
+            message: "error: unable to write file big.bin\nfatal: Could not reset index file to revision 'HEAD'.".into(),
+        };
+        assert!(NoSpace::in_error("make the phase's worktree", &checkout).is_some());
+        let objects = GitCommandError {
+            command: "add -A".into(),
+            message: "fatal: unable to write loose object file: No space left on device".into(),
+        };
+        assert!(NoSpace::in_error("commit", &objects).is_some());
+        let conflict = GitCommandError {
+            command: "merge".into(),
+            message: "CONFLICT (content): Merge conflict in a.txt".into(),
+        };
+        assert!(NoSpace::in_error("merge", &conflict).is_none());
         let locked = StateError::Locked {
             path: "/p/.debussy/state.db".into(),
             action: "record a session",

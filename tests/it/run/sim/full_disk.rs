@@ -31,16 +31,21 @@ fn filling_the_disk() -> Scenario {
 }
 
 /// What [`in_a_small_disk`] runs on the 8 MiB disk mounted at `$1/disk`: the project
-/// copied there from `$2`, a run, the disk emptied, its `status`, a `--resume`, the
-/// project copied back out to `$3/after`; then, the disk full again, `status`, a new
-/// run and an MCP supervisor. Each step's output and exit code are in `$3`.
+/// copied there from `$2`, the disk filled to `$5` KiB left when that is given, a run
+/// (with `$6`), the disk emptied, its `status`, a `--resume`, the project copied back
+/// out to `$3/after`; then, the disk full again, `status`, a new run and an MCP
+/// supervisor. Each step's output and exit code are in `$3`.
 const ON_A_SMALL_DISK: &str = r#"
 set -u
-disk=$1/disk project=$1/disk/p out=$3 debussy=$4
+disk=$1/disk project=$1/disk/p out=$3 debussy=$4 left=$5 extra=$6
 mkdir -p "$disk" && mount -t tmpfs -o size=8m none "$disk" || exit 90
 cp -a "$2" "$project" && cd "$project" || exit 91
+if [ -n "$left" ]; then
+    free=$(df -k --output=avail "$disk" | tail -n 1)
+    head -c $(( (free - left) * 1024 )) /dev/zero > "$disk/filler" || exit 92
+fi
 "$debussy" run plan/MASTER_PLAN.md --agent sim --output-format json --restart-delay 0 \
-    > "$out/first.jsonl" 2> "$out/first.err"
+    $extra > "$out/first.jsonl" 2> "$out/first.err"
 echo $? > "$out/first.code"
 rm -f "$disk/filler"
 "$debussy" status --format json > "$out/status.json" 2>&1
@@ -57,9 +62,10 @@ echo $? > "$out/full-start.code"
 echo $? > "$out/full-supervise.code"
 "#;
 
-/// Play [`ON_A_SMALL_DISK`] with `project` in a namespace of its own; the scratch
-/// directory where its outputs are.
-fn in_a_small_disk(project: &Project) -> tempfile::TempDir {
+/// Play [`ON_A_SMALL_DISK`] with `project` in a namespace of its own, the disk filled
+/// to `left` KiB before the first run when that is given, which runs with `extra`; the
+/// scratch directory where its outputs are.
+fn in_a_small_disk(project: &Project, left: Option<u32>, extra: &str) -> tempfile::TempDir {
     let scratch = tempfile::tempdir().expect("tempdir");
     let out = scratch.path().join("out");
     std::fs::create_dir(&out).expect("out");
@@ -73,6 +79,8 @@ fn in_a_small_disk(project: &Project) -> tempfile::TempDir {
         .arg(project.root())
         .arg(&out)
         .arg(debussy.get_program())
+        .arg(left.map(|kib| kib.to_string()).unwrap_or_default())
+        .arg(extra)
         .current_dir(scratch.path())
         .env_clear();
     for (key, value) in debussy.get_envs() {
@@ -113,7 +121,7 @@ fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_
         ],
         &filling_the_disk(),
     );
-    let scratch = in_a_small_disk(&project);
+    let scratch = in_a_small_disk(&project, None, "");
     let out = scratch.path().join("out");
 
     let first = events(&out, "first.jsonl");
@@ -198,7 +206,7 @@ fn on_a_full_disk_status_still_reads_and_a_new_run_or_supervisor_is_refused_nami
         &[("1", "N/A", "true"), ("2", "Phase 1", "true")],
         &Scenario::new().scripts([work("1", "a.txt", "a", 0), work("2", "b.txt", "b", 0)]),
     );
-    let scratch = in_a_small_disk(&project);
+    let scratch = in_a_small_disk(&project, None, "");
     let out = scratch.path().join("out");
     assert_eq!(read(&out, "resumed.code").trim(), "0");
 
@@ -225,4 +233,42 @@ fn on_a_full_disk_status_still_reads_and_a_new_run_or_supervisor_is_refused_nami
         said.contains("No space left on device") && said.contains("df -h"),
         "{said}"
     );
+}
+
+#[test]
+#[ignore = "needs unshare (util-linux) and user namespaces, to fill a disk of its own"]
+fn a_phase_worktree_the_disk_has_no_room_for_pauses_the_run_and_resume_completes_it() {
+    let project = Project::new();
+    // 2.5 MB that git cannot compress: the project and its objects fill most of the
+    // disk, and the 1 MiB left cannot hold a worktree of it.
+    let noise: Vec<u8> = (0..2_500_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13).to_le_bytes()[0])
+        .collect();
+    std::fs::write(project.root().join("big.bin"), noise).expect("big file");
+    project.plan(
+        &[("1", "N/A", "true"), ("2", "Phase 1", "true")],
+        &Scenario::new().scripts([work("1", "a.txt", "a", 0), work("2", "b.txt", "b", 0)]),
+    );
+    let scratch = in_a_small_disk(&project, Some(1024), "--jobs 2");
+    let out = scratch.path().join("out");
+
+    let first = events(&out, "first.jsonl");
+    let said = story(&first);
+    let summary = &first.last().expect("events")["summary"];
+    assert_eq!(read(&out, "first.code").trim(), "1", "{said}");
+    assert_eq!(summary["status"], "paused", "{said}");
+    assert_eq!(summary["disk_full"], true, "{said}");
+    let error = summary["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("paused: the disk is full: debussy could not make the phase's worktree")
+            && error.contains("unable to write file"),
+        "{error}"
+    );
+
+    let resumed = events(&out, "resumed.jsonl");
+    let said = story(&resumed);
+    assert_eq!(read(&out, "resumed.code").trim(), "0", "{said}");
+    let after = out.join("after");
+    assert_eq!(read(&after, "a.txt"), "a");
+    assert_eq!(read(&after, "b.txt"), "b");
 }
