@@ -210,3 +210,21 @@ pub enum GitError {
         source: git2::Error,
     },
 }
+
+impl GitError {
+    /// Whether git (the program, or libgit2 writing an object) said it ran out of room:
+    /// the disk is full or the quota spent.
+    #[must_use]
+    pub fn is_out_of_space(&self) -> bool {
+        match self {
+            GitError::Command(command) => command.is_out_of_space(),
+            GitError::Git { source, .. } => {
+                source.class() == git2::ErrorClass::Os
+                    && ["No space left on device", "Disk quota exceeded"]
+                        .iter()
+                        .any(|said| source.message().contains(said))
+            }
+            _ => false,
+        }
+    }
+}

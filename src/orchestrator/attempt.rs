@@ -251,6 +251,11 @@ impl Runner<'_> {
                         );
                         match self.commit_with(phase, message).await {
                             Ok(commit) => commit,
+                            // No room for it: the run pauses (the work stays in the
+                            // tree, recorded as the pause's).
+                            Err(_) if self.pausing() => {
+                                return (AttemptEnd::Interrupted, tally);
+                            }
                             // A restart without its checkpoint would hand the next
                             // session work git does not hold: stop the run instead.
                             Err(err) => {

@@ -7,7 +7,7 @@
 use std::error::Error;
 use std::fmt;
 
-use crate::git::GitCommandError;
+use crate::git::{GitCommandError, GitError};
 use crate::state::StateError;
 
 /// What debussy was writing when the disk was found full, and the error that said so.
@@ -32,6 +32,9 @@ impl NoSpace {
                 || err
                     .downcast_ref::<GitCommandError>()
                     .is_some_and(GitCommandError::is_out_of_space)
+                || err
+                    .downcast_ref::<GitError>()
+                    .is_some_and(GitError::is_out_of_space)
         };
         let mut link = Some(err);
         while let Some(error) = link {
@@ -126,6 +129,8 @@ mod tests {
             message: "fatal: unable to write loose object file: No space left on device".into(),
         };
         assert!(NoSpace::in_error("commit", &objects).is_some());
+        // As a commit reports it: the command's error is the commit's, transparently.
+        assert!(NoSpace::in_error("commit", &GitError::Command(objects)).is_some());
         let conflict = GitCommandError {
             command: "merge".into(),
             message: "CONFLICT (content): Merge conflict in a.txt".into(),

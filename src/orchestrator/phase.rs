@@ -240,6 +240,13 @@ impl Runner<'_> {
                         }
                         commit
                     }
+                    // No room for it: the run pauses, and the resume takes the work up
+                    // from the tree.
+                    Err(_) if self.pausing() => {
+                        status = ExecutionStatus::Paused;
+                        standing = Some(Standing::Paused);
+                        self.keep_paused_work(phase, base).await
+                    }
                     // The work is done but not recorded: the phase fails, loudly, and
                     // the work stays in the tree for the user.
                     Err(err) => {

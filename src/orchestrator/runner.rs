@@ -323,7 +323,9 @@ impl Runner<'_> {
                 if let Some(help) = miette::Diagnostic::help(&err) {
                     said = format!("{said}: {help}");
                 }
-                self.warn(format!("could not commit: {said}"));
+                if !self.out_of_space("commit the work", &err) {
+                    self.warn(format!("could not commit: {said}"));
+                }
                 Err(said)
             }
         }

@@ -272,3 +272,81 @@ fn a_phase_worktree_the_disk_has_no_room_for_pauses_the_run_and_resume_completes
     assert_eq!(read(&after, "a.txt"), "a");
     assert_eq!(read(&after, "b.txt"), "b");
 }
+
+/// The agent's work is 3 MB git cannot compress; then the disk is left with 1 MiB,
+/// room for the gates and the records, not for a commit. Once: a resumed session finds
+/// the marker.
+const BIG_WORK_THEN_FILL: &str = "test -e ../filled || { : > ../filled && \
+    head -c 3000000 /dev/urandom > big.bin && \
+    free=$(df -k --output=avail .. | tail -n 1) && \
+    head -c $(( (free - 1024) * 1024 )) /dev/zero > ../filler; }; true";
+
+/// Phase 1 playing `phase_1` (which does [`BIG_WORK_THEN_FILL`]) then phase 2 writing
+/// `b.txt`, on the small disk: the first run must pause because a commit found no room,
+/// and the resume must complete with both phases' work committed.
+fn a_commit_with_no_room_pauses_and_the_resume_commits(phase_1: impl IntoIterator<Item = Script>) {
+    let project = Project::new();
+    let scripts: Vec<Script> = phase_1.into_iter().collect();
+    project.plan(
+        &[("1", "N/A", "test -s big.bin"), ("2", "Phase 1", "true")],
+        &Scenario::new()
+            .scripts(scripts)
+            .script(work("2", "b.txt", "b", 0)),
+    );
+    let scratch = in_a_small_disk(&project, None, "");
+    let out = scratch.path().join("out");
+
+    let first = events(&out, "first.jsonl");
+    let said = story(&first);
+    let summary = &first.last().expect("events")["summary"];
+    assert_eq!(read(&out, "first.code").trim(), "1", "{said}");
+    assert_eq!(summary["status"], "paused", "{said}");
+    assert_eq!(summary["disk_full"], true, "{said}");
+    let error = summary["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("paused: the disk is full: debussy could not commit the work"),
+        "{error}"
+    );
+
+    let resumed = events(&out, "resumed.jsonl");
+    let said = story(&resumed);
+    assert_eq!(read(&out, "resumed.code").trim(), "0", "{said}");
+    let tracked = Command::new("git")
+        .args(["ls-files", "big.bin", "b.txt"])
+        .current_dir(out.join("after"))
+        .output()
+        .expect("git ls-files");
+    assert_eq!(
+        String::from_utf8_lossy(&tracked.stdout),
+        "b.txt\nbig.bin\n",
+        "{said}"
+    );
+}
+
+#[test]
+#[ignore = "needs unshare (util-linux) and user namespaces, to fill a disk of its own"]
+fn completed_work_the_disk_has_no_room_to_commit_pauses_the_run_and_resume_commits_it() {
+    a_commit_with_no_room_pauses_and_the_resume_commits([Script::phase("1")
+        .turn(
+            Turn::say("the big work")
+                .percent(10)
+                .bash(BIG_WORK_THEN_FILL),
+        )
+        .turn(notes("1"))
+        .turn(Turn::done())]);
+}
+
+#[test]
+#[ignore = "needs unshare (util-linux) and user namespaces, to fill a disk of its own"]
+fn a_checkpoint_the_disk_has_no_room_for_pauses_the_run_and_resume_commits_it() {
+    a_commit_with_no_room_pauses_and_the_resume_commits([
+        Script::phase("1").restart(0).turns([
+            Turn::say("the big work")
+                .percent(10)
+                .bash(BIG_WORK_THEN_FILL),
+            Turn::say("crossing the threshold").percent(90),
+            Turn::sleep(10_000),
+        ]),
+        Script::phase("1").turns([notes("1"), Turn::done()]),
+    ]);
+}
