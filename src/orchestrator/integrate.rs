@@ -139,6 +139,11 @@ impl Runner<'_> {
                     self.remove_worktree().await;
                     return self.conclude(phase, result, Standing::Completed, None);
                 }
+                // No room to merge: the branch waits for the resume, which merges it.
+                Err(Unmerged::Human(..)) if self.pausing() => {
+                    self.mark_unmerged(result.execution);
+                    return self.conclude(phase, result, Standing::Paused, None);
+                }
                 Err(Unmerged::Human(why, how)) => {
                     return self.awaiting_human(phase, result, &why, how);
                 }
@@ -286,7 +291,11 @@ impl Runner<'_> {
             }
             Ok(held) => Unmerged::held(held, &self.run.pool.run_branch_name(), &worktree.branch)
                 .map_or(Ok(()), Err),
-            Err(err) => Err(Unmerged::Human(err.to_string(), Handover::MergeByHand)),
+            Err(err) => {
+                // On a full disk the run pauses instead ([`Self::integrate`]).
+                self.out_of_space("merge the phase's branch", &err);
+                Err(Unmerged::Human(err.to_string(), Handover::MergeByHand))
+            }
         }
     }
 

@@ -30,7 +30,7 @@ fn filling_the_disk() -> Scenario {
     ])
 }
 
-/// What [`in_a_small_disk`] runs on the 8 MiB disk mounted at `$1/disk`: the project
+/// What [`in_a_small_disk`] runs on the 16 MiB disk mounted at `$1/disk`: the project
 /// copied there from `$2`, the disk filled to `$5` KiB left when that is given, a run
 /// (with `$6`), the disk emptied, its `status`, a `--resume`, the project copied back
 /// out to `$3/after`; then, the disk full again, `status`, a new run and an MCP
@@ -38,7 +38,7 @@ fn filling_the_disk() -> Scenario {
 const ON_A_SMALL_DISK: &str = r#"
 set -u
 disk=$1/disk project=$1/disk/p out=$3 debussy=$4 left=$5 extra=$6
-mkdir -p "$disk" && mount -t tmpfs -o size=8m none "$disk" || exit 90
+mkdir -p "$disk" && mount -t tmpfs -o size=16m none "$disk" || exit 90
 cp -a "$2" "$project" && cd "$project" || exit 91
 if [ -n "$left" ]; then
     free=$(df -k --output=avail "$disk" | tail -n 1)
@@ -186,15 +186,24 @@ fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_
     );
     assert_eq!(read(&after, "greeting.txt"), "hello");
     assert_eq!(read(&after, "farewell.txt"), "goodbye");
+    assert_clean(&after);
+}
+
+/// Nothing is left uncommitted in the checkout at `dir`, nor a merge under way.
+fn assert_clean(dir: &Path) {
     let tree = Command::new("git")
         .args(["status", "--porcelain"])
-        .current_dir(&after)
+        .current_dir(dir)
         .output()
         .expect("git status");
     assert!(
         tree.stdout.is_empty(),
         "{}",
         String::from_utf8_lossy(&tree.stdout)
+    );
+    assert!(
+        !dir.join(".git/MERGE_HEAD").exists(),
+        "a merge left under way"
     );
 }
 
@@ -349,4 +358,55 @@ fn a_checkpoint_the_disk_has_no_room_for_pauses_the_run_and_resume_commits_it() 
         ]),
         Script::phase("1").turns([notes("1"), Turn::done()]),
     ]);
+}
+
+#[test]
+#[ignore = "needs unshare (util-linux) and user namespaces, to fill a disk of its own"]
+fn a_merge_the_disk_has_no_room_for_pauses_the_run_and_resume_merges_it() {
+    let project = Project::new();
+    // Once the phase's work is committed in its worktree, the disk is left with 1 MiB:
+    // room for the records, not for the fast-forward that writes big.bin into the
+    // user's checkout.
+    super::witness::hook(
+        project.root(),
+        "post-commit",
+        "disk=$(git rev-parse --git-common-dir)/../..
+test -e \"$disk/filled\" || { : > \"$disk/filled\"
+    free=$(df -k --output=avail \"$disk\" | tail -n 1)
+    head -c $(( (free - 1024) * 1024 )) /dev/zero > \"$disk/filler\"; }
+true",
+    );
+    let big_work = "test -e big.bin || head -c 3000000 /dev/urandom > big.bin";
+    project.plan(
+        &[("1", "N/A", "test -s big.bin"), ("2", "Phase 1", "true")],
+        &Scenario::new().scripts([
+            Script::phase("1")
+                .turn(Turn::say("the big work").percent(10).bash(big_work))
+                .turn(notes("1"))
+                .turn(Turn::done()),
+            work("2", "b.txt", "b", 0),
+        ]),
+    );
+    let scratch = in_a_small_disk(&project, None, "--jobs 2");
+    let out = scratch.path().join("out");
+
+    let first = events(&out, "first.jsonl");
+    let said = story(&first);
+    let summary = &first.last().expect("events")["summary"];
+    assert_eq!(read(&out, "first.code").trim(), "1", "{said}");
+    assert_eq!(summary["status"], "paused", "{said}");
+    assert_eq!(summary["disk_full"], true, "{said}");
+    let error = summary["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("paused: the disk is full: debussy could not merge the phase's branch"),
+        "{error}"
+    );
+
+    let resumed = events(&out, "resumed.jsonl");
+    let said = story(&resumed);
+    assert_eq!(read(&out, "resumed.code").trim(), "0", "{said}");
+    let after = out.join("after");
+    assert_eq!(read(&after, "b.txt"), "b");
+    assert!(after.join("big.bin").exists(), "{said}");
+    assert_clean(&after);
 }
