@@ -110,6 +110,39 @@ fn events(out: &Path, name: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The first run's events, once it is checked to have paused for the full disk (exit 1,
+/// `paused`, `disk_full`) when debussy could not do what `doing` starts with; and its
+/// error.
+fn paused_for_the_disk(out: &Path, doing: &str) -> (Vec<Value>, String) {
+    let first = events(out, "first.jsonl");
+    let said = story(&first);
+    let summary = &first.last().expect("events")["summary"];
+    assert_eq!(read(out, "first.code").trim(), "1", "{said}");
+    assert_eq!(summary["status"], "paused", "{said}");
+    assert_eq!(summary["disk_full"], true, "{said}");
+    let error = summary["error"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        error.starts_with(&format!(
+            "paused: the disk is full: debussy could not {doing}"
+        )),
+        "{error}"
+    );
+    (first, error)
+}
+
+/// The project after the resume, once the resume is checked to have completed.
+fn completed_on_resume(out: &Path) -> std::path::PathBuf {
+    let resumed = events(out, "resumed.jsonl");
+    let said = story(&resumed);
+    assert_eq!(read(out, "resumed.code").trim(), "0", "{said}");
+    assert_eq!(
+        resumed.last().expect("events")["summary"]["status"],
+        "completed",
+        "{said}"
+    );
+    out.join("after")
+}
+
 #[test]
 #[ignore = "needs unshare (util-linux) and user namespaces, to fill a disk of its own"]
 fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_room() {
@@ -124,16 +157,10 @@ fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_
     let scratch = in_a_small_disk(&project, None, "");
     let out = scratch.path().join("out");
 
-    let first = events(&out, "first.jsonl");
-    let summary = &first.last().expect("events")["summary"];
+    let (first, error) = paused_for_the_disk(&out, "record");
     let said = story(&first);
-    assert_eq!(read(&out, "first.code").trim(), "1", "{said}");
-    assert_eq!(summary["status"], "paused", "{said}");
-    assert_eq!(summary["disk_full"], true, "{said}");
-    let error = summary["error"].as_str().unwrap_or_default();
     assert!(
-        error.starts_with("paused: the disk is full: debussy could not record")
-            && error.contains("database or disk is full")
+        error.contains("database or disk is full")
             && error.ends_with("Free space on it, then resume the run"),
         "{error}"
     );
@@ -164,14 +191,7 @@ fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_
     let status: Value = serde_json::from_str(&read(&out, "status.json")).expect("status");
     assert_eq!(status["run"]["status"], "interrupted", "{status:#}");
 
-    let resumed = events(&out, "resumed.jsonl");
-    let said = story(&resumed);
-    assert_eq!(read(&out, "resumed.code").trim(), "0", "{said}");
-    assert_eq!(
-        resumed.last().expect("events")["summary"]["status"],
-        "completed"
-    );
-    let after = out.join("after");
+    let after = completed_on_resume(&out);
     let log = Command::new("git")
         .args(["log", "--format=%s"])
         .current_dir(&after)
@@ -261,23 +281,10 @@ fn a_phase_worktree_the_disk_has_no_room_for_pauses_the_run_and_resume_completes
     let scratch = in_a_small_disk(&project, Some(1024), "--jobs 2");
     let out = scratch.path().join("out");
 
-    let first = events(&out, "first.jsonl");
-    let said = story(&first);
-    let summary = &first.last().expect("events")["summary"];
-    assert_eq!(read(&out, "first.code").trim(), "1", "{said}");
-    assert_eq!(summary["status"], "paused", "{said}");
-    assert_eq!(summary["disk_full"], true, "{said}");
-    let error = summary["error"].as_str().unwrap_or_default();
-    assert!(
-        error.starts_with("paused: the disk is full: debussy could not make the phase's worktree")
-            && error.contains("unable to write file"),
-        "{error}"
-    );
+    let (_, error) = paused_for_the_disk(&out, "make the phase's worktree");
+    assert!(error.contains("unable to write file"), "{error}");
 
-    let resumed = events(&out, "resumed.jsonl");
-    let said = story(&resumed);
-    assert_eq!(read(&out, "resumed.code").trim(), "0", "{said}");
-    let after = out.join("after");
+    let after = completed_on_resume(&out);
     assert_eq!(read(&after, "a.txt"), "a");
     assert_eq!(read(&after, "b.txt"), "b");
 }
@@ -305,31 +312,16 @@ fn a_commit_with_no_room_pauses_and_the_resume_commits(phase_1: impl IntoIterato
     let scratch = in_a_small_disk(&project, None, "");
     let out = scratch.path().join("out");
 
-    let first = events(&out, "first.jsonl");
-    let said = story(&first);
-    let summary = &first.last().expect("events")["summary"];
-    assert_eq!(read(&out, "first.code").trim(), "1", "{said}");
-    assert_eq!(summary["status"], "paused", "{said}");
-    assert_eq!(summary["disk_full"], true, "{said}");
-    let error = summary["error"].as_str().unwrap_or_default();
-    assert!(
-        error.starts_with("paused: the disk is full: debussy could not commit the work"),
-        "{error}"
-    );
+    paused_for_the_disk(&out, "commit the work");
 
-    let resumed = events(&out, "resumed.jsonl");
-    let said = story(&resumed);
-    assert_eq!(read(&out, "resumed.code").trim(), "0", "{said}");
+    let after = completed_on_resume(&out);
     let tracked = Command::new("git")
         .args(["ls-files", "big.bin", "b.txt"])
-        .current_dir(out.join("after"))
+        .current_dir(&after)
         .output()
         .expect("git ls-files");
-    assert_eq!(
-        String::from_utf8_lossy(&tracked.stdout),
-        "b.txt\nbig.bin\n",
-        "{said}"
-    );
+    assert_eq!(String::from_utf8_lossy(&tracked.stdout), "b.txt\nbig.bin\n");
+    assert_clean(&after);
 }
 
 #[test]
@@ -390,23 +382,10 @@ true",
     let scratch = in_a_small_disk(&project, None, "--jobs 2");
     let out = scratch.path().join("out");
 
-    let first = events(&out, "first.jsonl");
-    let said = story(&first);
-    let summary = &first.last().expect("events")["summary"];
-    assert_eq!(read(&out, "first.code").trim(), "1", "{said}");
-    assert_eq!(summary["status"], "paused", "{said}");
-    assert_eq!(summary["disk_full"], true, "{said}");
-    let error = summary["error"].as_str().unwrap_or_default();
-    assert!(
-        error.starts_with("paused: the disk is full: debussy could not merge the phase's branch"),
-        "{error}"
-    );
+    paused_for_the_disk(&out, "merge the phase's branch");
 
-    let resumed = events(&out, "resumed.jsonl");
-    let said = story(&resumed);
-    assert_eq!(read(&out, "resumed.code").trim(), "0", "{said}");
-    let after = out.join("after");
+    let after = completed_on_resume(&out);
     assert_eq!(read(&after, "b.txt"), "b");
-    assert!(after.join("big.bin").exists(), "{said}");
+    assert!(after.join("big.bin").exists());
     assert_clean(&after);
 }
