@@ -457,8 +457,7 @@ pub struct RunSummary {
     /// The flag that raises that limit on `--resume`, e.g. `--max-cost 10`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raise_with: Option<String>,
-    /// The disk filled up: the run paused (or, when no phase was left to pause, ended
-    /// failed) and `--resume` goes on once there is room.
+    /// The disk filled up and stopped the run; `--resume` goes on once there is room.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub disk_full: bool,
 }
