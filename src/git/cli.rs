@@ -33,15 +33,20 @@ impl GitCommandError {
     /// own words under `LC_ALL=C`; a checkout names only the file it could not write).
     #[must_use]
     pub fn is_out_of_space(&self) -> bool {
-        [
-            "No space left on device",
-            "Disk quota exceeded",
-            "Out of diskspace",
-            "unable to write file ",
-        ]
-        .iter()
-        .any(|said| self.message.contains(said))
+        says_out_of_space(&self.message) || self.message.contains("unable to write file ")
     }
+}
+
+/// Whether `text`, git's or libgit2's words for a failure, says the disk is full or
+/// the quota spent.
+pub(crate) fn says_out_of_space(text: &str) -> bool {
+    [
+        "No space left on device",
+        "Disk quota exceeded",
+        "Out of diskspace",
+    ]
+    .iter()
+    .any(|said| text.contains(said))
 }
 
 /// The git program, run with a time limit per command.

@@ -220,9 +220,7 @@ impl GitError {
             GitError::Command(command) => command.is_out_of_space(),
             GitError::Git { source, .. } => {
                 source.class() == git2::ErrorClass::Os
-                    && ["No space left on device", "Disk quota exceeded"]
-                        .iter()
-                        .any(|said| source.message().contains(said))
+                    && super::cli::says_out_of_space(source.message())
             }
             _ => false,
         }
