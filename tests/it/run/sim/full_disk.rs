@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::kit::{notes, work};
+use super::witness::git;
 use crate::support::project::{Project, output_within, story};
 use crate::support::scenario::{Scenario, Script, Turn};
 
@@ -192,12 +193,7 @@ fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_
     assert_eq!(status["run"]["status"], "interrupted", "{status:#}");
 
     let after = completed_on_resume(&out);
-    let log = Command::new("git")
-        .args(["log", "--format=%s"])
-        .current_dir(&after)
-        .output()
-        .expect("git log");
-    let log = String::from_utf8_lossy(&log.stdout);
+    let log = git(&after, &["log", "--format=%s"]);
     assert!(
         log.contains("phase 1 - Phase 1 recovered (interrupted)")
             && log.contains("phase 1 - Phase 1 completed")
@@ -211,16 +207,8 @@ fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_
 
 /// Nothing is left uncommitted in the checkout at `dir`, nor a merge under way.
 fn assert_clean(dir: &Path) {
-    let tree = Command::new("git")
-        .args(["status", "--porcelain"])
-        .current_dir(dir)
-        .output()
-        .expect("git status");
-    assert!(
-        tree.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&tree.stdout)
-    );
+    let tree = git(dir, &["status", "--porcelain"]);
+    assert!(tree.is_empty(), "{tree}");
     assert!(
         !dir.join(".git/MERGE_HEAD").exists(),
         "a merge left under way"
@@ -315,12 +303,10 @@ fn a_commit_with_no_room_pauses_and_the_resume_commits(phase_1: impl IntoIterato
     paused_for_the_disk(&out, "commit the work");
 
     let after = completed_on_resume(&out);
-    let tracked = Command::new("git")
-        .args(["ls-files", "big.bin", "b.txt"])
-        .current_dir(&after)
-        .output()
-        .expect("git ls-files");
-    assert_eq!(String::from_utf8_lossy(&tracked.stdout), "b.txt\nbig.bin\n");
+    assert_eq!(
+        git(&after, &["ls-files", "big.bin", "b.txt"]),
+        "b.txt\nbig.bin"
+    );
     assert_clean(&after);
 }
 
