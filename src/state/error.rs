@@ -15,6 +15,17 @@ pub enum StateError {
         #[source]
         source: std::io::Error,
     },
+    /// The database file, or a journal file beside it, cannot be opened for writing:
+    /// made read-only or mounted so, another user's, or not a regular file.
+    #[error("cannot open state database {} for writing", .path.display())]
+    #[diagnostic(help("{}", unopenable_help(.source)))]
+    Unopenable {
+        /// The database file.
+        path: PathBuf,
+        /// What the OS said, or what is in the file's place.
+        #[source]
+        source: std::io::Error,
+    },
     /// SQLite failed.
     #[error("state database {} failed while trying to {action}", .path.display())]
     Sqlite {
@@ -107,10 +118,12 @@ impl StateError {
     #[must_use]
     pub fn is_unwritable(&self) -> bool {
         match self {
-            StateError::CreateDir { source, .. } => matches!(
-                source.kind(),
-                std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
-            ),
+            StateError::CreateDir { source, .. } | StateError::Unopenable { source, .. } => {
+                matches!(
+                    source.kind(),
+                    std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
+                )
+            }
             StateError::Sqlite { source, .. } => matches!(
                 source.sqlite_error_code(),
                 Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
@@ -125,9 +138,23 @@ impl StateError {
     #[must_use]
     pub fn is_out_of_space(&self) -> bool {
         match self {
-            StateError::CreateDir { source, .. } => crate::files::is_out_of_space(source),
+            StateError::CreateDir { source, .. } | StateError::Unopenable { source, .. } => {
+                crate::files::is_out_of_space(source)
+            }
             StateError::DiskFull { .. } => true,
             _ => false,
+        }
+    }
+}
+
+/// How to free a database that cannot be opened for writing, by what the OS said.
+fn unopenable_help(source: &std::io::Error) -> &'static str {
+    match source.kind() {
+        std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied => {
+            "make the file (and its -wal and -shm beside it) writable by your user: look for the owner and mode, or a read-only mount. `debussy status` still reads it as it stands"
+        }
+        _ => {
+            "put the database file itself in that place, or move what is there away (debussy then begins a new history)"
         }
     }
 }

@@ -147,7 +147,7 @@ impl Store {
                     source,
                 })?;
         }
-        make_private(path).map_err(|source| StateError::CreateDir {
+        make_private(path).map_err(|source| StateError::Unopenable {
             path: path.to_path_buf(),
             source,
         })?;

@@ -570,10 +570,15 @@ fn a_database_nobody_may_write_from_an_older_debussy_says_so() {
 #[test]
 fn only_errors_of_writing_let_a_database_be_read_read_only() {
     let unwritable = StateError::CreateDir {
-        path: "/ro/.debussy/state.db".into(),
+        path: "/ro/.debussy".into(),
         source: std::io::Error::from(std::io::ErrorKind::ReadOnlyFilesystem),
     };
     assert!(unwritable.is_unwritable());
+    let read_only_file = StateError::Unopenable {
+        path: "/p/.debussy/state.db".into(),
+        source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+    };
+    assert!(read_only_file.is_unwritable());
     let missing = StateError::CreateDir {
         path: "/gone/.debussy".into(),
         source: std::io::Error::from(std::io::ErrorKind::NotFound),
