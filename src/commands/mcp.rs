@@ -171,9 +171,14 @@ where
                 error_chain(&err)
             )))
         }
-        Ok(Err(
-            err @ (McpError::StateDir { .. } | McpError::StateDirTaken(_) | McpError::Watch(_)),
-        )) => Err(Failure::usage(miette::miette!(
+        Ok(Err(err @ (McpError::StateDir { .. } | McpError::StateDirTaken(_)))) => {
+            Err(Failure::usage(miette::miette!(
+                help = "make that directory writable by your user (look for a file in the way, the owner and mode, a read-only mount), or pass `--state-dir DIR` with one that is",
+                "failed to {}",
+                error_chain(&err)
+            )))
+        }
+        Ok(Err(err @ McpError::Watch(_))) => Err(Failure::usage(miette::miette!(
             "failed to {}",
             error_chain(&err)
         ))),
