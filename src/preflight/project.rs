@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::Loaded;
+use crate::git::worktree::WORKTREES_DIR;
 use crate::sim::{Scenario, ScenarioError};
+use crate::state::STATE_DB;
 use crate::words::plural;
 
 use super::report::Check;
@@ -142,25 +144,44 @@ fn scenario_errors(errors: &[ScenarioError]) -> String {
     out
 }
 
-/// debussy can write its state and the agent's commits: `.debussy/` and `.git/`.
+/// debussy can write its state and the agent's commits: `.debussy/` and the directories
+/// and database in it, and `.git/`.
 pub(super) fn writable_check(root: &Path) -> Check {
     let mut problems = Vec::new();
     let state = root.join(".debussy");
+    let own = [
+        state.clone(),
+        state.join("runs"),
+        state.join("logs"),
+        root.join(WORKTREES_DIR),
+    ];
     // debussy's own directories must be real ones: a link is refused, never probed through.
-    let own = [state.clone(), state.join("runs"), state.join("logs")]
-        .into_iter()
-        .find_map(|dir| {
-            dir.symlink_metadata()
-                .is_ok_and(|meta| meta.file_type().is_symlink())
-                .then_some(dir)
-        });
-    if let Some(link) = own {
+    let link = own.iter().find(|dir| {
+        dir.symlink_metadata()
+            .is_ok_and(|meta| meta.file_type().is_symlink())
+    });
+    if let Some(link) = link {
         problems.push(format!(
             "{}: a symbolic link; debussy keeps its files only in real directories (remove it)",
             link.display()
         ));
     } else if let Err(err) = probe_write(&state) {
         problems.push(format!("{}: {err}", state.display()));
+    } else {
+        // Each is probed where it already is (a mount of its own may be read-only); one
+        // still to be made is made in `.debussy/`, which was just written.
+        for dir in own
+            .iter()
+            .skip(1)
+            .filter(|dir| dir.symlink_metadata().is_ok())
+        {
+            if let Err(err) = probe_write(dir) {
+                problems.push(format!("{}: {err}", dir.display()));
+            }
+        }
+        if let Err(err) = probe_open_for_writing(&root.join(STATE_DB)) {
+            problems.push(format!("{}: {err}", root.join(STATE_DB).display()));
+        }
     }
     if let Ok(repo) = git2::Repository::discover(root)
         && let Err(err) = probe_write(repo.path())
@@ -173,9 +194,39 @@ pub(super) fn writable_check(root: &Path) -> Check {
         Check::fail(
             "writable",
             format!("cannot write:\n{}", problems.join("\n")),
-            "make each a directory your user can write (look for a file in the way, the owner and mode, a read-only mount)",
+            "make each writable by your user (look for a file in the way, the owner and mode, a read-only mount)",
         )
     }
+}
+
+/// Open the state database, and the journal files beside it, for writing where they
+/// exist, writing nothing: a file made read-only (or mounted so) stops every record.
+fn probe_open_for_writing(db: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        let file = PathBuf::from(name);
+        if file
+            .symlink_metadata()
+            .is_ok_and(|meta| meta.file_type().is_symlink())
+        {
+            return Err(std::io::Error::other(
+                "a symbolic link; debussy never writes through links (remove it)",
+            ));
+        }
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+            .open(&file)
+        {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            opened => {
+                opened?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Create and remove a file in `dir` (creating `dir` when missing, as a run would).

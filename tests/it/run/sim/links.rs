@@ -1,7 +1,8 @@
 //! debussy never writes through a link committed where it keeps its own files: a
 //! repository that tracks `.debussy/runs/run.lock` (or `.debussy/runs`, `.debussy/logs`,
-//! `.debussy/state.db`, `.debussy` itself) as a symbolic link to a file or directory
-//! outside gets a refusal naming the link, and the outside is left as it was.
+//! `.debussy/worktrees`, `.debussy/state.db`, `.debussy` itself) as a symbolic link to a
+//! file or directory outside gets a refusal naming the link, and the outside is left as
+//! it was.
 
 use std::path::Path;
 use std::process::Command;
@@ -122,6 +123,7 @@ fn links_where_debussy_keeps_its_directories_and_database_are_refused() {
         (".debussy", true),
         (".debussy/runs", true),
         (".debussy/logs", true),
+        (".debussy/worktrees", true),
         (".debussy/state.db", false),
     ] {
         let outside = tempfile::tempdir().expect("outside");

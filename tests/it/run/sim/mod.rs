@@ -13,6 +13,7 @@ mod merges;
 mod orphans;
 mod outcomes;
 mod parallel;
+mod read_only;
 mod restarts;
 mod resume;
 mod user_checkout;
