@@ -41,9 +41,17 @@ impl clap::Args for RunOverrides {
                     let arg = match (parse, key.kind) {
                         (FlagParse::Text, Kind::Enum(words)) => arg.value_parser(Words(words)),
                         (FlagParse::Text, _) => arg.value_parser(clap::value_parser!(String)),
-                        (FlagParse::U32, _) => arg.value_parser(clap::value_parser!(u32)),
-                        (FlagParse::U64, _) => arg.value_parser(clap::value_parser!(u64)),
-                        (FlagParse::F64, _) => arg.value_parser(clap::value_parser!(f64)),
+                        // A negative number is read as one, to be refused for its
+                        // value, not taken for an unknown flag.
+                        (FlagParse::U32, _) => arg
+                            .value_parser(clap::value_parser!(u32))
+                            .allow_negative_numbers(true),
+                        (FlagParse::U64, _) => arg
+                            .value_parser(clap::value_parser!(u64))
+                            .allow_negative_numbers(true),
+                        (FlagParse::F64, _) => arg
+                            .value_parser(clap::value_parser!(f64))
+                            .allow_negative_numbers(true),
                     };
                     cmd = cmd.arg(arg);
                 }
@@ -308,6 +316,13 @@ mod tests {
         assert_eq!(typed["agent.kind"], FlagValue::Text("SIM".into()));
         let err = Cli::try_parse_from(["debussy", "run", "P", "--max-retries", "99999999999"])
             .expect_err("too big for the flag");
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+        // A negative number is the flag's value, refused for what it is.
+        let typed = overrides(&["--max-cost", "-1", "--context-threshold", "-3"]);
+        assert_eq!(typed["max_cost_usd"], FlagValue::Number(-1.0));
+        assert_eq!(typed["context_threshold"], FlagValue::Number(-3.0));
+        let err = Cli::try_parse_from(["debussy", "run", "P", "--max-restarts", "-1"])
+            .expect_err("no negative count");
         assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
     }
 

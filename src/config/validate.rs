@@ -64,10 +64,14 @@ pub(crate) fn check_fields(config: &Config) -> Vec<Violation> {
         ("max_cost_usd", config.max_cost_usd),
         ("max_phase_cost_usd", config.max_phase_cost_usd),
     ] {
-        if let Some(limit) = limit.filter(|limit| limit.is_nan() || *limit <= 0.0) {
+        if let Some(limit) = limit.filter(|limit| !(limit.is_finite() && *limit > 0.0)) {
             out.push(violation(
                 key,
-                "must be more than 0",
+                if limit.is_infinite() {
+                    "must be a finite number"
+                } else {
+                    "must be more than 0"
+                },
                 limit,
                 &format!("set `{key}` to the US dollars the run may spend, e.g. 20, or to null for no limit"),
             ));

@@ -74,6 +74,13 @@ fn spending_limits_must_be_positive_and_the_handoff_needs_time() {
         ..Config::default()
     };
     assert!(paths(&config).is_empty());
+    // An infinite limit (YAML's `.inf`, the flag's `inf`) is no limit in disguise.
+    let config = Config {
+        max_cost_usd: Some(f64::INFINITY),
+        max_phase_cost_usd: Some(f64::NEG_INFINITY),
+        ..Config::default()
+    };
+    assert_eq!(paths(&config), ["max_cost_usd", "max_phase_cost_usd"]);
 }
 
 #[test]
