@@ -38,8 +38,12 @@ pub(crate) fn from_text(text: &str) -> Result<Config, Box<TypeError>> {
                 message = stripped.to_owned();
             }
         }
-        let prefix = format!("{}: ", display_path(&path));
-        if let Some(stripped) = message.strip_prefix(&prefix) {
+        // The parser names where it was: the value's own path, or, for a value its own
+        // type refused (a duration), the mapping that holds it.
+        if let Some(stripped) = (1..=path.len())
+            .rev()
+            .find_map(|len| message.strip_prefix(&format!("{}: ", display_path(&path[..len]))))
+        {
             message = stripped.to_owned();
         }
         Box::new(TypeError {

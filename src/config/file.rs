@@ -43,9 +43,12 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Value, Box<Invalid>> {
     };
     check_shape(&raw, "", &mut Vec::new(), path, text)?;
     let typed = check::from_text(text).map_err(|err| {
-        let pos = err
-            .pos
-            .or_else(|| locate::locate(text, &err.path, Target::Value))
+        // The path finds the value itself; the parser's position is the mapping's start
+        // when the value's own type refused it (a duration).
+        let pos = (!err.path.is_empty())
+            .then(|| locate::locate(text, &err.path, Target::Value))
+            .flatten()
+            .or(err.pos)
             .unwrap_or(Pos::START);
         Invalid::in_file(err.complaint, path, text, pos, None)
     })?;

@@ -95,6 +95,21 @@ fn wrong_types_say_what_was_expected() {
             "did you mean `claude`?",
         ],
     );
+    // A value its own type refuses (a duration) is pointed at, not the mapping that
+    // holds it, and the message does not name the mapping twice.
+    for (text, at, key) in [
+        ("model: opus\nmax_duration: -5m\n", "2:15", "max_duration"),
+        ("limits: {max_wait: 5ms}\n", "1:20", "limits.max_wait"),
+    ] {
+        let s = Sandbox::new();
+        assert_project_file_refused(
+            &s,
+            text,
+            &[&format!(
+                "{{file}}:{at}: `{key}` must be a duration such as 90m or 2h30m, or null: `"
+            )],
+        );
+    }
 }
 
 #[test]
