@@ -107,6 +107,15 @@ fn syntax_error(path: &Path, text: &str, err: &serde_norway::Error) -> Box<Inval
     if let Some(index) = message.find(&at) {
         message.replace_range(index..index + at.len(), "");
     }
+    // A whole number past 64 bits is read by the parser as one it has no type for: it is
+    // the value's fault, not the YAML's.
+    if let Some((key, found)) = message.split_once(": invalid type: integer `")
+        && let Some((number, _)) = found.split_once('`')
+        && !key.contains(' ')
+    {
+        let complaint = check::type_complaint(key, &format!("invalid type: integer `{number}`"));
+        return Invalid::in_file(complaint, path, text, pos, None);
+    }
     let complaint = Complaint {
         problem: Problem::Syntax,
         key: None,

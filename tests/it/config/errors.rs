@@ -160,6 +160,12 @@ fn numbers_past_their_upper_bound_are_refused_with_the_range() {
             "mcp:\n  readiness_timeout: 1e300\n",
             "`mcp.readiness_timeout` must be at most 86,400 (seconds, a day)",
         ),
+        // Past 64 bits, the YAML parser has no type for the number: still the value's
+        // fault, not the file's syntax.
+        (
+            "jobs: 18446744073709551616\n",
+            "config.yaml:1:7: `jobs` must be a whole number, at most 64 (phases at once), found integer `18446744073709551616`",
+        ),
     ] {
         assert_project_file_refused(&s, text, &[expected]);
     }
