@@ -42,11 +42,13 @@ impl Scenario {
             // Errors carry the original text, for their snippets, and the line of the
             // turn that broke a turn's own rules rather than its list's.
             let error = match error {
-                ScenarioError::Parse { line, .. } => {
+                // A problem of the whole file (a top-level value its own rules refuse)
+                // has no line.
+                ScenarioError::Parse { line, .. } if (1..=lines.len()).contains(&line) => {
                     let line = failing_turn(&lines, line).unwrap_or(line);
                     relocated(error, text, path, line)
                 }
-                read @ ScenarioError::Read { .. } => read,
+                other => other,
             };
             let (line, message) = match &error {
                 ScenarioError::Parse { line, message, .. } => (*line, message.clone()),

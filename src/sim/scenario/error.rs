@@ -16,7 +16,7 @@ pub enum ScenarioError {
         source: std::io::Error,
     },
     /// The file is not a valid scenario.
-    #[error("invalid sim scenario {}:{line}:{column}: {message}", path.display())]
+    #[error("invalid sim scenario {}: {message}", place(path, *line, *column))]
     #[diagnostic(
         code(debussy::sim::invalid),
         help("the scenario format is described in docs/sim-agent.md")
@@ -39,10 +39,37 @@ pub enum ScenarioError {
     },
 }
 
+/// `path:line:column`, or the path alone when the line is unknown.
+fn place(path: &Path, line: usize, column: usize) -> String {
+    if line == 0 {
+        path.display().to_string()
+    } else {
+        format!("{}:{line}:{column}", path.display())
+    }
+}
+
+/// The 0-based line and byte offset of the top-level key a message without a place
+/// names first (`` `window` must be … ``): the scenario's own rules are checked once the
+/// whole file is read, where the parser no longer knows a line.
+fn top_level_key(text: &str, message: &str) -> Option<(usize, usize)> {
+    let key = message.strip_prefix('`')?.split('`').next()?;
+    let mut offset = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        if line
+            .strip_prefix(key)
+            .is_some_and(|rest| rest.starts_with(':'))
+        {
+            return Some((index, offset));
+        }
+        offset += line.len();
+    }
+    None
+}
+
 impl ScenarioError {
     pub(super) fn parse(err: &serde_norway::Error, text: &str, path: &Path) -> Self {
         let location = err.location();
-        let (line, column) = location
+        let (mut line, mut column) = location
             .as_ref()
             .map_or((0, 0), |loc| (loc.line(), loc.column()));
         // serde_norway appends "at line L column C" itself; we print the location up front.
@@ -50,7 +77,12 @@ impl ScenarioError {
         if let Some(cut) = message.find(" at line ") {
             message.truncate(cut);
         }
-        let offset = location.map(|loc| loc.index());
+        let mut offset = location.as_ref().map(serde_norway::Location::index);
+        if location.is_none()
+            && let Some((index, at)) = top_level_key(text, &message)
+        {
+            (line, column, offset) = (index + 1, 1, Some(at));
+        }
         ScenarioError::at(path, text, (line, column), offset, message)
     }
 

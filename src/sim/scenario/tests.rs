@@ -242,12 +242,39 @@ fn semantic_errors_point_at_the_turn() {
 
 #[test]
 fn scenario_level_errors() {
-    let (_, _, message) = error("scripts: []\n");
+    let (line, _, message) = error("scripts: []\n");
     assert!(message.contains("`scripts` is empty"), "{message}");
-    let (_, _, message) = error("window: 0\nscripts:\n  - turns: [{say: x}]\n");
+    assert_eq!(line, 1);
+    let (line, column, message) = error("model: m\nwindow: 0\nscripts:\n  - turns: [{say: x}]\n");
     assert!(message.contains("`window` must be a positive"), "{message}");
+    assert_eq!((line, column), (2, 1), "the key the rule is about");
     let (_, _, message) = error("window: 10\n");
     assert!(message.contains("missing field `scripts`"), "{message}");
+}
+
+#[test]
+fn a_scenario_level_error_is_reported_by_the_full_check_too() {
+    // The check of every problem looked for the turn at line 0 and panicked.
+    let text = "window: 0\nscripts:\n  - phase: 1\n    turns:\n      - {say: hi, percent: 10}\n";
+    let errors = Scenario::check(text, Path::new("s.yaml")).expect_err("invalid");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0]
+            .to_string()
+            .starts_with("invalid sim scenario s.yaml:1:1: `window` must be a positive"),
+        "{}",
+        errors[0]
+    );
+}
+
+#[test]
+fn a_pause_longer_than_a_day_is_refused() {
+    let (_, _, message) = error("scripts:\n  - turns: [{sleep_ms: 18446744073709551615}]\n");
+    assert!(
+        message.contains("`sleep_ms: 18446744073709551615` is out of range (0 to 86400000, a day)"),
+        "{message}"
+    );
+    assert!(parse("scripts:\n  - turns: [{sleep_ms: 86400000}]\n").is_ok());
 }
 
 #[test]

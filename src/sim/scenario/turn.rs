@@ -77,6 +77,10 @@ struct RawTurn {
     crash: Option<CrashSpec>,
 }
 
+/// The longest pause a turn takes: a day, in milliseconds. A longer one is a slip (a
+/// figure meant as seconds times a thousand), and no run waits it out.
+const MAX_SLEEP_MS: u64 = 86_400_000;
+
 impl TryFrom<RawTurn> for Turn {
     type Error = String;
     fn try_from(raw: RawTurn) -> Result<Self, String> {
@@ -99,6 +103,11 @@ impl TryFrom<RawTurn> for Turn {
         }
         if let Some(crash) = raw.crash {
             return Ok(Turn::Crash(crash));
+        }
+        if let Some(sleep_ms) = raw.sleep_ms.filter(|ms| *ms > MAX_SLEEP_MS) {
+            return Err(format!(
+                "`sleep_ms: {sleep_ms}` is out of range (0 to {MAX_SLEEP_MS}, a day)"
+            ));
         }
         if usage_keys.iter().filter(|set| **set).count() > 1 {
             return Err("give at most one of `context`, `percent` and `usage`".to_owned());
