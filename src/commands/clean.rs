@@ -89,9 +89,12 @@ pub(super) async fn run(global: &GlobalArgs, args: &CleanArgs) -> CommandResult 
         });
     }
     for branch in branches {
+        // A run's id is a UUID: a branch of the same shape under another name is the
+        // user's, and never removed.
         let Some((run_id, phase_id)) = branch
             .strip_prefix(BRANCH_PREFIX)
             .and_then(|rest| rest.split_once("/phase-"))
+            .filter(|(run_id, _)| uuid::Uuid::try_parse(run_id).is_ok())
         else {
             continue;
         };

@@ -408,6 +408,9 @@ fn clean_keeps_unmerged_work_unless_forced() {
         .join(".debussy/worktrees")
         .join(run_id)
         .join("3");
+    // The user's own branch, named like a phase's but of no run: never debussy's to remove.
+    let mine = "debussy/my-notes/phase-1";
+    git(project.root(), &["branch", mine, "HEAD"]);
 
     let clean = |args: &[&str]| {
         let output = project.command(args).output().expect("clean");
@@ -426,7 +429,11 @@ fn clean_keeps_unmerged_work_unless_forced() {
     let removed = clean(&["clean", "--force"]);
     assert!(removed.contains("removed"), "{removed}");
     assert!(!worktree.exists());
-    assert_eq!(git(project.root(), &["branch", "--list", "debussy/*"]), "");
+    assert!(!removed.contains("my-notes"), "{removed}");
+    assert_eq!(
+        git(project.root(), &["branch", "--list", "debussy/*"]).trim(),
+        mine
+    );
     assert_eq!(
         clean(&["clean"]),
         "no worktrees or branches of debussy runs to clean\n"
