@@ -125,7 +125,9 @@ pub fn discover(options: &LoadOptions<'_>) -> Result<Discovery, ConfigError> {
     let project_file = match &options.config_file {
         Some(given) => {
             let path = cwd.join(given);
-            if !path.exists() {
+            // A link that leads nowhere (a loop, a dangling one) is there: reading it
+            // says why it cannot be read.
+            if path.symlink_metadata().is_err() {
                 return Err(ConfigError::Missing {
                     path: given.clone(),
                 });
@@ -458,6 +460,17 @@ mod tests {
         let err = load(&options).expect_err("missing");
         assert!(matches!(&err, ConfigError::Missing { path } if path == Path::new("nope.yaml")));
         assert_eq!(err.to_string(), "config file nope.yaml does not exist");
+        let looped = p.root.join("loop.yaml");
+        std::os::unix::fs::symlink(&looped, &looped).expect("a link to itself");
+        let options = LoadOptions {
+            config_file: Some(looped),
+            ..p.options()
+        };
+        let err = load(&options).expect_err("a loop");
+        assert!(
+            matches!(&err, ConfigError::Read { source, .. } if source.raw_os_error() == Some(nix::libc::ELOOP)),
+            "{err:?}"
+        );
     }
 
     #[test]
