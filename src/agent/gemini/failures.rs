@@ -46,7 +46,11 @@ pub fn diagnose(words: &LastWords, now: &Zoned) -> Option<AgentFailure> {
     words.lines().find_map(|line| {
         let kind = kind_of(line)?;
         let resets_at = (kind == FailureKind::UsageLimit)
-            .then(|| retry_after(line).map(|secs| now.timestamp().as_second() + secs))
+            .then(|| {
+                retry_after(line)
+                    .map(|secs| now.timestamp().as_second() + secs)
+                    .or_else(|| is_daily(line).then(|| next_pacific_midnight(now)).flatten())
+            })
             .flatten();
         Some(AgentFailure::new(kind, line).resetting_at(resets_at))
     })
@@ -80,6 +84,23 @@ fn kind_of(message: &str) -> Option<FailureKind> {
     } else {
         None
     }
+}
+
+/// Whether a quota error is the daily one ("You have exhausted your daily quota on this
+/// model."), which names no retry: the Gemini API resets requests-per-day quotas at
+/// midnight Pacific time.
+fn is_daily(message: &str) -> bool {
+    message.to_ascii_lowercase().contains("daily quota")
+}
+
+/// The next midnight in Mountain View after `now`, in seconds since the epoch: when the
+/// Gemini API's daily quotas reset. The zone is built in, for machines without a time
+/// zone database.
+fn next_pacific_midnight(now: &Zoned) -> Option<i64> {
+    static PACIFIC: jiff::tz::TimeZone = jiff::tz::get!("America/Los_Angeles");
+    let tomorrow = now.with_time_zone(PACIFIC.clone()).date().tomorrow().ok()?;
+    let midnight = tomorrow.to_zoned(PACIFIC.clone()).ok()?;
+    Some(midnight.timestamp().as_second())
 }
 
 /// The seconds in "Suggested retry after 20s." or "Please retry in 20.5s".
@@ -164,6 +185,36 @@ mod tests {
         let failure = diagnose(&words, &now).expect("failure");
         assert_eq!(failure.resets_at, Some(now.timestamp().as_second() + 20));
         assert_eq!(retry_after("Please retry in 1500ms"), Some(2));
+    }
+
+    #[test]
+    fn a_daily_quota_resets_at_midnight_pacific_time() {
+        let failure_at = |utc: &str| {
+            let now = utc
+                .parse::<jiff::Timestamp>()
+                .expect("timestamp")
+                .to_zoned(jiff::tz::TimeZone::UTC);
+            let failure = diagnose(&words("gemini-daily-quota"), &now).expect("failure");
+            assert_eq!(failure.kind, FailureKind::UsageLimit);
+            failure
+                .resets_at
+                .and_then(|secs| jiff::Timestamp::from_second(secs).ok())
+                .map(|at| at.to_string())
+        };
+        // Summer (PDT, UTC-7) and winter (PST, UTC-8); after midnight in Mountain View, the
+        // next one.
+        assert_eq!(
+            failure_at("2026-07-01T12:00:00Z").as_deref(),
+            Some("2026-07-02T07:00:00Z")
+        );
+        assert_eq!(
+            failure_at("2026-11-25T12:00:00Z").as_deref(),
+            Some("2026-11-26T08:00:00Z")
+        );
+        assert_eq!(
+            failure_at("2026-11-26T08:30:00Z").as_deref(),
+            Some("2026-11-27T08:00:00Z")
+        );
     }
 
     #[test]

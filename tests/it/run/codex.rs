@@ -132,6 +132,18 @@ fn a_bad_key_ends_the_attempt_in_codexs_words_with_the_fix() {
 
 #[test]
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
+fn a_usage_limit_past_max_wait_pauses_the_run() {
+    agent_project::assert_a_usage_limit_past_max_wait_pauses_the_run::<Sandbox>();
+}
+
+#[test]
+#[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
+fn an_unknown_model_fails_without_a_retry() {
+    agent_project::assert_an_unknown_model_fails_without_a_retry::<Sandbox>("does not exist");
+}
+
+#[test]
+#[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn a_model_that_never_answers_is_timed_out() {
     agent_project::assert_a_silent_model_is_timed_out::<Sandbox>();
 }

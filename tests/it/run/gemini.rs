@@ -127,3 +127,15 @@ fn a_bad_key_ends_the_attempt_in_the_gemini_clis_words_with_the_fix() {
         "GEMINI_API_KEY",
     );
 }
+
+#[test]
+#[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
+fn a_usage_limit_past_max_wait_pauses_the_run() {
+    agent_project::assert_a_usage_limit_past_max_wait_pauses_the_run::<Sandbox>();
+}
+
+#[test]
+#[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
+fn an_unknown_model_fails_without_a_retry() {
+    agent_project::assert_an_unknown_model_fails_without_a_retry::<Sandbox>("is not found");
+}

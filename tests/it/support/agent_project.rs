@@ -90,15 +90,16 @@ impl<S: AgentSandbox> AgentProject<S> {
     }
 
     /// One phase gated by `gate`, committed with a configuration that runs the agent
-    /// with a `window`-token context window, no retries, and `extra` top-level lines
-    /// (`timeout: 120` unless they set one).
+    /// with a `window`-token context window and `extra` top-level lines (`timeout: 120`
+    /// and `max_retries: 0` unless they set them).
     pub fn plan(&self, gate: &str, window: u64, extra: &str) {
         let (kind, name, model, program) = (S::KIND, S::NAME, S::MODEL, &self.program);
-        let extra = if extra.contains("timeout:") {
-            extra.to_owned()
-        } else {
-            format!("timeout: 120\n{extra}")
-        };
+        let mut extra = extra.to_owned();
+        for (key, default) in [("timeout", "120"), ("max_retries", "0")] {
+            if !extra.contains(&format!("{key}:")) {
+                extra = format!("{key}: {default}\n{extra}");
+            }
+        }
         self.write(
             "plan/MASTER_PLAN.md",
             &format!(
@@ -114,7 +115,7 @@ impl<S: AgentSandbox> AgentProject<S> {
         self.write(
             ".debussy/config.yaml",
             &format!(
-                "model: {model}\nrestart_delay: 0\nmax_retries: 0\n{extra}\
+                "model: {model}\nrestart_delay: 0\n{extra}\
                  agent:\n  kind: {kind}\n  command: {}\n  model_context_window: {window}\n",
                 program.display(),
             ),
@@ -206,4 +207,66 @@ pub fn assert_a_bad_key_ends_the_attempt<S: AgentSandbox>(words: &str, key_env: 
             && error.contains(key_env),
         "{error}"
     );
+}
+
+/// A run of the agent `S` whose usage limit resets in hours (the Gemini CLI's daily
+/// quota names no reset: it is midnight Pacific time), past `limits.max_wait`: the run
+/// pauses at once (exit 3) saying how long a wait reaches the reset, and spends no
+/// attempt on it.
+pub fn assert_a_usage_limit_past_max_wait_pauses_the_run<S: AgentSandbox>() {
+    let server = ModelServer::start(
+        Scenario::new()
+            .turn(Turn::reply("unreachable"))
+            .refuse(Refusal::UsageLimit, Some(Duration::from_secs(3 * 3600))),
+    )
+    .expect("model server");
+    let project = AgentProject::<S>::new(&server);
+    project.plan("true", 100_000, "max_retries: 2\nlimits:\n  max_wait: 1s\n");
+    let (code, events) = project.run_within(Duration::from_secs(90));
+    assert_eq!(code, 3, "events: {events:#?}");
+    let limit = events_named(&events, "limit_reached");
+    assert_eq!(limit.len(), 1, "events: {events:#?}");
+    assert_eq!(limit[0]["limit"], "limits.max_wait", "{:#}", limit[0]);
+    // The reset is known, so is the wait that reaches it (whole hours); an unknown one
+    // would double the limit (`--max-wait 2s`).
+    let raise = limit[0]["raise_with"].as_str().unwrap_or_default();
+    assert!(
+        raise.starts_with("--max-wait ") && raise.ends_with('h'),
+        "{:#}",
+        limit[0]
+    );
+    assert!(
+        limit[0]["detail"]
+            .as_str()
+            .is_some_and(|detail| detail.starts_with("the agent's usage limit resets at ")),
+        "{:#}",
+        limit[0]
+    );
+    assert_eq!(
+        events_named(&events, "phase_started").len(),
+        1,
+        "no attempt spent on the limit: {events:#?}"
+    );
+}
+
+/// A run of the agent `S` whose model does not exist: the attempt fails at once in the
+/// CLI's own `words`, and no retry is spent on it.
+pub fn assert_an_unknown_model_fails_without_a_retry<S: AgentSandbox>(words: &str) {
+    let server = ModelServer::start(
+        Scenario::new()
+            .turn(Turn::reply("unreachable"))
+            .refuse(Refusal::UnknownModel, None),
+    )
+    .expect("model server");
+    let project = AgentProject::<S>::new(&server);
+    project.plan("true", 100_000, "max_retries: 2\n");
+    let (code, events) = project.run_within(Duration::from_secs(90));
+    assert_eq!(code, 1, "events: {events:#?}");
+    assert_eq!(
+        events_named(&events, "phase_started").len(),
+        1,
+        "no retry of a model that does not exist: {events:#?}"
+    );
+    let error = project::phase_error(&events);
+    assert!(error.contains(words), "{error}");
 }
