@@ -26,6 +26,9 @@ pub enum Continuation {
     ContextStop,
     /// The agent's usage limit refused the earlier session part way; the limit has reset.
     UsageLimit,
+    /// The earlier session lost its API part way (the network, a proxy); the run waited
+    /// for it.
+    Offline,
 }
 
 /// Everything known about the work so far, gathered by the orchestrator.
@@ -90,6 +93,21 @@ pub fn render(facts: &CheckpointFacts) -> String {
                 out,
                 "You are continuing phase {} in a fresh session. The agent's usage limit \
                  refused the previous session part way ({}); the limit has reset since.",
+                facts.phase_id, facts.stop_reason
+            );
+        }
+        Continuation::Offline => {
+            let _ = writeln!(
+                out,
+                "# Checkpoint: phase {} ({}), after the API could not be reached",
+                facts.phase_id, facts.phase_title
+            );
+            out.push('\n');
+            let _ = write!(
+                out,
+                "You are continuing phase {} in a fresh session. The previous session lost \
+                 its connection to the API part way ({}); debussy waited before starting \
+                 this one.",
                 facts.phase_id, facts.stop_reason
             );
         }

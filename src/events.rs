@@ -8,7 +8,7 @@
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use crate::agent::ApiRetry;
+use crate::agent::{ApiRetry, FailureKind};
 use crate::compliance::VerdictKind;
 use crate::context::cost::Billed;
 use crate::context::{ContextLimit, Snapshot};
@@ -139,29 +139,29 @@ pub enum Event {
         detail: String,
         /// The meter's final figures.
         snapshot: Snapshot,
-        /// What the agent said last, when the session failed: its error result, its
-        /// last lines that were not JSON, the end of its stderr.
+        /// The agent's last words, if the session failed: error result, non-JSON lines, stderr.
         #[serde(skip_serializing_if = "Option::is_none")]
         last_words: Option<String>,
     },
-    /// The agent retries a failed API request on its own (a warning: it may be about to
-    /// fail).
+    /// The agent retries a failed API request on its own (a warning: it may fail next).
     AgentRetry {
         /// The phase.
         phase_id: String,
         /// The retry, as the agent announced it.
         retry: ApiRetry,
     },
-    /// A usage limit refused the agent's session: the run waits for it to reset, then the
-    /// same attempt goes on (the refused session does not count as an attempt).
+    /// A usage limit refused the agent's session, or its API could not be reached: the run
+    /// waits, then the same attempt goes on (the session does not count as an attempt).
     WaitingForLimit {
         /// The phase.
         phase_id: String,
+        /// What is waited for: `usage_limit`, or `unreachable` (the network).
+        kind: FailureKind,
         /// The attempt that goes on after the wait.
         attempt: u32,
         /// When the wait ends (RFC 3339).
         until: String,
-        /// Whether the agent said when the limit resets (else the wait is a backoff).
+        /// Whether the agent said when the limit resets (else a backoff).
         reset_known: bool,
         /// How long the wait is, in seconds.
         wait_secs: u64,

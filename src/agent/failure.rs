@@ -42,6 +42,24 @@ impl FailureKind {
         )
     }
 
+    /// True when the run waits it out and the same attempt goes on (a usage limit that
+    /// resets, an API the network may reach again) rather than spend an attempt on it.
+    #[must_use]
+    pub fn is_waited_out(self) -> bool {
+        matches!(self, FailureKind::UsageLimit | FailureKind::Unreachable)
+    }
+
+    /// What a run waiting it out waits for, in words: "the usage limit", "the agent's
+    /// API".
+    #[must_use]
+    pub fn waiting_for(self) -> &'static str {
+        match self {
+            FailureKind::UsageLimit => "the usage limit",
+            FailureKind::Unreachable => "the agent's API",
+            FailureKind::Auth | FailureKind::NotLoggedIn | FailureKind::UnknownModel => "the agent",
+        }
+    }
+
     /// Its stable name, the same as its JSON spelling.
     #[must_use]
     pub fn as_str(self) -> &'static str {

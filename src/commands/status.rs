@@ -204,7 +204,8 @@ fn render(report: &StatusReport) -> String {
             .map(|said| format!(" (the agent said: “{said}”)"))
             .unwrap_or_default();
         out.push_str(&format!(
-            "Waiting: phase {id} is waiting for the usage limit until {}{said}\n",
+            "Waiting: phase {id} is waiting for {} until {}{said}\n",
+            wait.kind.waiting_for(),
             crate::words::local_time_of(&wait.until)
         ));
     }

@@ -330,6 +330,7 @@ pub(crate) const KEYS: &[Key] = &[
     key("agent.model_context_window", Kind::OptUInt).at_most(WINDOW.0, WINDOW.1),
     key("agent.stop_grace", Kind::Float).at_most(600.0, "seconds"),
     key("agent.tool_grace", Kind::UInt).at_most(3_600.0, "seconds, an hour"),
+    key("agent.offline_grace", Kind::UInt).at_most(3_600.0, "seconds, an hour"),
     key("agent.stderr_tail_lines", Kind::UInt).at_most(10_000.0, "lines"),
     key("agent.token_estimate_factor", Kind::Float).at_most(100.0, "times"),
     key("agent.scenario", Kind::OptPath),

@@ -299,6 +299,9 @@ pub struct AgentConfig {
     /// Seconds a context stop decided while a tool call runs waits for the call's result
     /// before interrupting it; 0 stops at once.
     pub tool_grace: Seconds,
+    /// Seconds the agent may go on retrying an API it cannot reach before its session is
+    /// stopped and the run waits for the network.
+    pub offline_grace: Seconds,
     /// The agent's last stderr lines kept in memory for error messages (all of them go
     /// to the session's `.stderr.log`).
     pub stderr_tail_lines: usize,
@@ -396,6 +399,7 @@ impl Default for AgentConfig {
             model_context_window: None,
             stop_grace: 2.0,
             tool_grace: Seconds(60),
+            offline_grace: Seconds(60),
             stderr_tail_lines: DEFAULT_STDERR_TAIL_LINES,
             token_estimate_factor: 1.0,
             scenario: None,

@@ -148,17 +148,14 @@ impl Runner<'_> {
             }
             match &report.outcome {
                 SessionOutcome::Interrupted => return (AttemptEnd::Interrupted, tally),
-                SessionOutcome::AgentFailure(failure)
-                    if failure.kind == FailureKind::UsageLimit =>
-                {
-                    let (wait, reset_known) =
-                        match usage.plan(failure.resets_at, jiff::Timestamp::now()) {
-                            WaitPlan::Wait { wait, reset_known } => (wait, reset_known),
-                            WaitPlan::Pause(hit) => {
-                                self.pause_for(&id, hit);
-                                return (AttemptEnd::Interrupted, tally);
-                            }
-                        };
+                SessionOutcome::AgentFailure(failure) if failure.kind.is_waited_out() => {
+                    let (wait, reset_known) = match usage.plan(failure, jiff::Timestamp::now()) {
+                        WaitPlan::Wait { wait, reset_known } => (wait, reset_known),
+                        WaitPlan::Pause(hit) => {
+                            self.pause_for(&id, hit);
+                            return (AttemptEnd::Interrupted, tally);
+                        }
+                    };
                     let end = self
                         .wait_for_usage_limit(&id, attempt, failure, wait, reset_known)
                         .await;
@@ -169,7 +166,14 @@ impl Runner<'_> {
                         // It worked before the limit refused it: continue from its work.
                         let reason = failure.to_string();
                         let checkpoint = self
-                            .limit_checkpoint(phase, restart, max_restarts, base, &report, reason)
+                            .limit_checkpoint(
+                                phase,
+                                (restart, max_restarts),
+                                base,
+                                &report,
+                                failure.kind,
+                                reason,
+                            )
                             .await;
                         session_prompt = checkpoint::prompt_with_checkpoint(&checkpoint, prompt);
                         checkpoint_text = Some(checkpoint);
@@ -379,23 +383,24 @@ impl Runner<'_> {
         checkpoint::render(&facts)
     }
 
-    /// The checkpoint for the session after a usage limit refused one that had worked:
-    /// its work committed (when `auto_commit` is on) and what it did.
+    /// The checkpoint for the session after a usage limit (`kind`), or an API it could not
+    /// reach, stopped one that had worked: its work committed (when `auto_commit` is on)
+    /// and what it did.
     async fn limit_checkpoint(
         &mut self,
         phase: &Phase,
-        restart: u32,
-        max_restarts: u32,
+        (restart, max_restarts): (u32, u32),
         base: Option<git2::Oid>,
         report: &SessionReport,
+        kind: FailureKind,
         reason: String,
     ) -> String {
         let id = phase.id.as_str().to_owned();
-        let commit = self
-            .commit(phase, "checkpoint (usage limit)")
-            .await
-            .ok()
-            .flatten();
+        let (label, why) = match kind {
+            FailureKind::Unreachable => ("checkpoint (API unreachable)", Continuation::Offline),
+            _ => ("checkpoint (usage limit)", Continuation::UsageLimit),
+        };
+        let commit = self.commit(phase, label).await.ok().flatten();
         let facts = CheckpointFacts {
             phase_id: id.clone(),
             phase_title: phase.title.clone(),
@@ -408,7 +413,7 @@ impl Runner<'_> {
             changes: vcs::changes_since(self.workdir.clone(), base).await,
             last_message: report.last_message.clone(),
             handoff: None,
-            why: Continuation::UsageLimit,
+            why,
             cut_short: None,
         };
         checkpoint::render(&facts)

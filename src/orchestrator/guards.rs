@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::agent::FailureKind;
 use crate::config::{Config, RunDuration};
 use crate::words;
 
@@ -44,6 +45,8 @@ pub(crate) enum LimitHit {
     },
     /// Waiting for the agent's usage limit to reset would pass `limits.max_wait`.
     UsageWait {
+        /// What was waited for: a usage limit, or an API the agent could not reach.
+        kind: FailureKind,
         /// When the agent said the limit resets, if it said.
         resets_at: Option<jiff::Timestamp>,
         /// The wait that reset needed, counted from the first refusal, when known.
@@ -119,6 +122,16 @@ impl fmt::Display for LimitHit {
                 f,
                 "the agent's usage limit resets at {}, past limits.max_wait ({limit})",
                 crate::words::local_time(*at)
+            ),
+            LimitHit::UsageWait {
+                kind: FailureKind::Unreachable,
+                waited,
+                limit,
+                ..
+            } => write!(
+                f,
+                "the agent still could not reach its API after {} of waiting (limits.max_wait {limit})",
+                span(*waited)
             ),
             LimitHit::UsageWait {
                 resets_at: None,

@@ -73,10 +73,12 @@ impl UsageWait {
         self.waited = Duration::ZERO;
     }
 
-    /// The plan for a refusal at `now` by a limit that resets at `resets_at` (seconds
-    /// since the epoch), if the agent said. A reset in the past counts as unknown.
-    pub(crate) fn plan(&mut self, resets_at: Option<i64>, now: Timestamp) -> WaitPlan {
-        let reset = resets_at
+    /// The plan for `failure` at `now`: a usage limit that resets at its `resets_at`
+    /// (seconds since the epoch), if the agent said, or an API it could not reach. A
+    /// reset in the past counts as unknown.
+    pub(crate) fn plan(&mut self, failure: &AgentFailure, now: Timestamp) -> WaitPlan {
+        let reset = failure
+            .resets_at
             .and_then(|secs| Timestamp::from_second(secs).ok())
             .filter(|at| *at > now);
         let wait = match reset {
@@ -94,6 +96,7 @@ impl UsageWait {
             && self.waited + wait > limit.get()
         {
             return WaitPlan::Pause(LimitHit::UsageWait {
+                kind: failure.kind,
                 resets_at: reset,
                 needed: reset.map(|_| self.waited + wait),
                 waited: self.waited,
@@ -118,8 +121,9 @@ pub(crate) enum WaitEnd {
 }
 
 impl Runner<'_> {
-    /// Wait `wait` for the usage limit `failure` reported, in `phase_id`'s `attempt`,
-    /// serving the user's requests; see the [module docs](self).
+    /// Wait `wait` for the usage limit (or the API the agent could not reach) `failure`
+    /// reported, in `phase_id`'s `attempt`, serving the user's requests; see the
+    /// [module docs](self).
     pub(crate) async fn wait_for_usage_limit(
         &mut self,
         phase_id: &str,
@@ -132,12 +136,11 @@ impl Runner<'_> {
         let until = now
             .checked_add(jiff::SignedDuration::try_from(wait).unwrap_or_default())
             .unwrap_or(now);
-        tracing::debug!(
-            until = %until,
-            "{failure}; waiting for the usage limit to reset"
-        );
+        let what = failure.kind.waiting_for();
+        tracing::debug!(until = %until, "{failure}; waiting for {what}");
         self.emit(Event::WaitingForLimit {
             phase_id: phase_id.to_owned(),
+            kind: failure.kind,
             attempt,
             until: until.to_string(),
             reset_known,
@@ -145,6 +148,7 @@ impl Runner<'_> {
             said: failure.said.clone(),
         });
         let record = LimitWait {
+            kind: failure.kind,
             until: until.to_string(),
             said: Some(failure.said.clone()),
         };
@@ -153,9 +157,7 @@ impl Runner<'_> {
             .store
             .set_limit_wait(&self.run.run_id, phase_id, Some(&record))
         {
-            self.warn(format!(
-                "could not record the wait for the usage limit: {err}"
-            ));
+            self.warn(format!("could not record the wait for {what}: {err}"));
         }
         let end = self
             .wait_until(phase_id, tokio::time::Instant::now() + wait)
@@ -169,7 +171,7 @@ impl Runner<'_> {
         }
         if end == WaitEnd::Ready {
             tracing::debug!(
-                "the usage limit's wait (until {}) is over",
+                "the wait for {what} (until {}) is over",
                 crate::words::local_time(until)
             );
         }
@@ -210,15 +212,21 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::FailureKind;
 
     fn at(secs: i64) -> Timestamp {
         Timestamp::from_second(secs).expect("timestamp")
     }
 
+    /// A usage limit that resets at `resets_at`, if said.
+    fn limit(resets_at: Option<i64>) -> AgentFailure {
+        AgentFailure::new(FailureKind::UsageLimit, "limit").resetting_at(resets_at)
+    }
+
     #[test]
     fn a_known_reset_is_waited_for_to_the_second() {
         let mut waits = UsageWait::new(RunDuration::parse("6h").ok());
-        let plan = waits.plan(Some(1_000_020), at(1_000_000));
+        let plan = waits.plan(&limit(Some(1_000_020)), at(1_000_000));
         assert_eq!(
             plan,
             WaitPlan::Wait {
@@ -233,7 +241,7 @@ mod tests {
         let mut waits = UsageWait::new(None);
         let mut seen = Vec::new();
         for _ in 0..8 {
-            match waits.plan(None, at(1_000_000)) {
+            match waits.plan(&limit(None), at(1_000_000)) {
                 WaitPlan::Wait { wait, reset_known } => {
                     assert!(!reset_known);
                     seen.push(wait.as_secs());
@@ -245,7 +253,7 @@ mod tests {
         waits.reset();
         assert!(
             matches!(
-                waits.plan(Some(999_000), at(1_000_000)),
+                waits.plan(&limit(Some(999_000)), at(1_000_000)),
                 WaitPlan::Wait { wait, reset_known: false } if wait == FIRST_BACKOFF
             ),
             "a reset in the past is no reset"
@@ -255,7 +263,8 @@ mod tests {
     #[test]
     fn a_reset_past_max_wait_pauses_at_once() {
         let mut waits = UsageWait::new(RunDuration::parse("1h").ok());
-        let WaitPlan::Pause(hit) = waits.plan(Some(1_000_000 + 7_200), at(1_000_000)) else {
+        let WaitPlan::Pause(hit) = waits.plan(&limit(Some(1_000_000 + 7_200)), at(1_000_000))
+        else {
             panic!("expected a pause");
         };
         assert_eq!(hit.key(), "limits.max_wait");
@@ -271,11 +280,31 @@ mod tests {
     }
 
     #[test]
+    fn an_api_out_of_reach_backs_off_and_pauses_in_its_own_words() {
+        let mut waits = UsageWait::new(RunDuration::parse("1m").ok());
+        let offline = AgentFailure::new(FailureKind::Unreachable, "cannot reach the API");
+        assert_eq!(
+            waits.plan(&offline, at(1_000_000)),
+            WaitPlan::Wait {
+                wait: FIRST_BACKOFF,
+                reset_known: false
+            }
+        );
+        let WaitPlan::Pause(hit) = waits.plan(&offline, at(1_000_030)) else {
+            panic!("expected a pause");
+        };
+        assert_eq!(
+            hit.to_string(),
+            "the agent still could not reach its API after 30s of waiting (limits.max_wait 1m)"
+        );
+    }
+
+    #[test]
     fn backoffs_add_up_to_max_wait_then_pause() {
         let mut waits = UsageWait::new(RunDuration::parse("4m").ok());
         let mut waited = 0;
         loop {
-            match waits.plan(None, at(1_000_000)) {
+            match waits.plan(&limit(None), at(1_000_000)) {
                 WaitPlan::Wait { wait, .. } => waited += wait.as_secs(),
                 WaitPlan::Pause(hit) => {
                     assert_eq!(waited, 30 + 60 + 120);

@@ -40,7 +40,8 @@
 //! Stops: the first cause wins (context, manual, timeout, a failure no retry can fix); an
 //! interrupt replaces any earlier cause; a second interrupt kills at once. One of the
 //! agent's own API retries that no retry can fix (a bad key, no login, an unknown model)
-//! stops the session at once. At the end, the backend judges what the agent left behind
+//! stops the session at once; one that cannot reach the API stops it once the agent has
+//! been cut off for `agent.offline_grace` (see `outage.rs`). At the end, the backend judges what the agent left behind
 //! (its error result, its lines that were not JSON, its stderr tail) and names a failure
 //! it recognises ([`SessionOutcome::AgentFailure`]). A session whose agent printed a
 //! successful `result` before any stop was decided is `Completed`, whatever follows.
@@ -58,6 +59,7 @@ mod finish;
 pub mod guard;
 pub mod home;
 mod log;
+mod outage;
 mod outcome;
 mod pacing;
 mod report;

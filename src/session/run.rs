@@ -13,6 +13,7 @@ use super::event::{SessionEvent, SessionWarning, StopCause};
 use super::guard::{CompactionGuard, GUARD_ENV, GuardPipe, STOP_ENV, StopMarker};
 use super::home::{self, Followed};
 use super::log::{LogFailure, LogState, SessionLog, StderrLog, own_log_dir, stderr_log_path};
+use super::outage::Outage;
 use super::outcome::{LimitReason, SpawnFailure};
 use super::pacing::SnapshotPacing;
 use super::report::SessionReport;
@@ -21,7 +22,7 @@ use super::state::SessionState;
 use super::stop::{StopContext, Stops};
 use super::throttle::{Admit, Throttle};
 use super::tracker::Tracker;
-use crate::agent::{AgentEvent, AgentFailure, ApiRetry, LastWords};
+use crate::agent::{AgentEvent, AgentFailure, ApiRetry, FailureKind, LastWords};
 use crate::context::{ContextMeter, Snapshot};
 use crate::process::{ChildControl, ProcessCommand, ProcessEvent, StopLadder, Stream};
 
@@ -64,6 +65,8 @@ pub(super) struct Driver<'a> {
     pub(super) stops: Stops,
     /// A failure recognised while the session ran (a retry no retry can fix).
     pub(super) failure: Option<AgentFailure>,
+    /// Since when the agent's retries have found its API unreachable.
+    pub(super) outage: Outage,
     /// The error result, non-JSON stdout and stderr tail, for a failure's report.
     pub(super) words: LastWords,
     /// Every stderr line, in a file opened on the first one.
@@ -90,6 +93,7 @@ impl<'a> Driver<'a> {
             pacing: SnapshotPacing::new(),
             stops: Stops::new(spec.tool_grace),
             failure: None,
+            outage: Outage::default(),
             words: LastWords::default(),
             stderr_log: LogState::Unopened,
             throttle: Throttle::new(std::time::Instant::now()),
@@ -383,6 +387,9 @@ impl<'a> Driver<'a> {
         if let AgentEvent::Result(_) = &event {
             self.state.answered(arrived);
         }
+        if matches!(event, AgentEvent::Assistant(_) | AgentEvent::Result(_)) {
+            self.outage.answered();
+        }
         if let Some(reason) = reason {
             let (stops, cx) = self.stops_with_context(ctl);
             stops.meter_stop(reason, arrived, &cx);
@@ -455,22 +462,27 @@ impl<'a> Driver<'a> {
 
     /// One of the agent's own API retries: shown at once; one no retry can fix
     /// (credentials, login, model) stops the session rather than wait for the agent to
-    /// give up minutes later.
+    /// give up minutes later, and so does an API unreachable for `offline_grace`.
     fn on_retry(&mut self, retry: ApiRetry, ctl: &ChildControl) {
         // Paced like activity lines: an agent printing retries in a loop must not flood
         // the run's event queue.
         if self.admit() {
             self.send(SessionEvent::ApiRetry(retry.clone()));
         }
-        let Some(kind) = retry.kind.filter(|kind| kind.is_permanent()) else {
+        let cut_off = retry.kind == Some(FailureKind::Unreachable)
+            && self
+                .outage
+                .unreachable(std::time::Instant::now(), self.spec.offline_grace);
+        let Some(kind) = retry.kind.filter(|kind| kind.is_permanent() || cut_off) else {
             return;
         };
         if self.failure.is_some() {
             return;
         }
-        let said = match retry.status {
-            Some(status) => format!("API error {status}: {}", retry.error),
-            None => format!("API error: {}", retry.error),
+        let said = match (kind, retry.status) {
+            (FailureKind::Unreachable, _) => format!("cannot reach the API: {}", retry.error),
+            (_, Some(status)) => format!("API error {status}: {}", retry.error),
+            (_, None) => format!("API error: {}", retry.error),
         };
         let failure = AgentFailure::new(kind, &said);
         tracing::debug!(%failure, "the agent's retries cannot help; stopping the session");

@@ -108,6 +108,9 @@ pub struct SessionSpec {
     /// How long a context stop decided while a tool call runs waits for the call's
     /// result before it interrupts it (`agent.tool_grace`); zero stops at once.
     pub tool_grace: Duration,
+    /// How long the agent may retry an API it cannot reach, with nothing from the model
+    /// in between, before the session is stopped as cut off (`agent.offline_grace`).
+    pub offline_grace: Duration,
     /// The agent's last stderr lines kept for the report (`agent.stderr_tail_lines`).
     pub stderr_tail_lines: usize,
     /// Where the raw NDJSON goes
@@ -174,6 +177,7 @@ impl SessionSpec {
             },
             stop_grace,
             tool_grace: config.agent.tool_grace.duration(),
+            offline_grace: config.agent.offline_grace.duration(),
             stderr_tail_lines: config.agent.stderr_tail_lines,
             log_path: log_path.into(),
             files_root: None,
@@ -221,6 +225,7 @@ impl fmt::Debug for SessionSpec {
             .field("window", &self.window)
             .field("stop_grace", &self.stop_grace)
             .field("tool_grace", &self.tool_grace)
+            .field("offline_grace", &self.offline_grace)
             .field("log_path", &self.log_path)
             .field("files_root", &self.files_root)
             .finish()

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::FailureKind;
 use crate::context::cost::Billed;
 use crate::process::RecordedGroup;
 
@@ -159,9 +160,11 @@ pub struct RunRecord {
 /// An agent's process group as recorded (see [`RecordedGroup`]).
 pub type AgentGroup = RecordedGroup;
 
-/// A phase waiting for its agent's usage limit to reset.
+/// A phase waiting for its agent's usage limit to reset, or for its API to be reachable.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LimitWait {
+    /// What it waits for: [`FailureKind::UsageLimit`] or [`FailureKind::Unreachable`].
+    pub kind: FailureKind,
     /// RFC 3339 time the wait ends.
     pub until: String,
     /// What the agent said, when it said something.

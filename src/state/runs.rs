@@ -8,6 +8,7 @@ use super::{
     AgentGroup, ExecutionStatus, LimitWait, Owner, PauseRecord, RunRecord, RunStatus, StartedWith,
     StateError, Store, now,
 };
+use crate::agent::FailureKind;
 use crate::process::ProcessIdentity;
 
 impl Store {
@@ -215,9 +216,10 @@ impl Store {
         match wait {
             Some(wait) => self.execute(
                 action,
-                "INSERT INTO limit_waits (run_id, phase_id, until, said) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (run_id, phase_id) DO UPDATE SET until = excluded.until, said = excluded.said",
-                params![run_id, phase_id, wait.until, wait.said],
+                "INSERT INTO limit_waits (run_id, phase_id, until, said, kind) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (run_id, phase_id) DO UPDATE
+                 SET until = excluded.until, said = excluded.said, kind = excluded.kind",
+                params![run_id, phase_id, wait.until, wait.said, wait.kind.as_str()],
             ),
             None => self.forget_phase_row(action, "limit_waits", run_id, phase_id),
         }
@@ -226,12 +228,17 @@ impl Store {
     fn limit_waits(&self, run_id: &str) -> Result<BTreeMap<String, LimitWait>, StateError> {
         self.rows(
             "read the waits for usage limits",
-            "SELECT phase_id, until, said FROM limit_waits WHERE run_id = ?1",
+            "SELECT phase_id, until, said, kind FROM limit_waits WHERE run_id = ?1",
             [run_id],
             |row| {
+                let kind = match row.get::<_, Option<String>>(3)?.as_deref() {
+                    Some("unreachable") => FailureKind::Unreachable,
+                    _ => FailureKind::UsageLimit,
+                };
                 Ok((
                     row.get::<_, String>(0)?,
                     LimitWait {
+                        kind,
                         until: row.get(1)?,
                         said: row.get(2)?,
                     },

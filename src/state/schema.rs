@@ -216,4 +216,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, phase_id)
     );
     ",
+    // 12: what a phase waits for: a usage limit (NULL, as before) or the agent's API.
+    "
+    ALTER TABLE limit_waits ADD COLUMN kind TEXT;
+    ",
 ];

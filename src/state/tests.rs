@@ -477,6 +477,7 @@ fn a_wait_for_a_usage_limit_shows_while_its_run_lives_and_ends_when_cleared() {
     let live = store.create_run("/p", "P").expect("run");
     store.set_run_owner(&live, Owner::current()).expect("owner");
     let wait = crate::state::LimitWait {
+        kind: crate::agent::FailureKind::UsageLimit,
         until: "2026-11-26T05:00:00Z".into(),
         said: Some("You've hit your 5-hour limit".into()),
     };
@@ -486,6 +487,14 @@ fn a_wait_for_a_usage_limit_shows_while_its_run_lives_and_ends_when_cleared() {
         .expect("again");
     let run = recorded(&store, &live);
     assert_eq!(run.limit_waits.get("2"), Some(&wait));
+    let offline = crate::state::LimitWait {
+        kind: crate::agent::FailureKind::Unreachable,
+        ..wait.clone()
+    };
+    store
+        .set_limit_wait(&live, "2", Some(&offline))
+        .expect("offline");
+    assert_eq!(recorded(&store, &live).limit_waits.get("2"), Some(&offline));
     store.set_limit_wait(&live, "2", None).expect("over");
     let run = recorded(&store, &live);
     assert!(run.limit_waits.is_empty());

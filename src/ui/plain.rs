@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::agent::FailureKind;
 use crate::events::{AttemptKind, Event};
 use crate::ui::{Sink, summary, write_flush};
 use crate::words::plural;
@@ -213,21 +214,25 @@ impl Sink for PlainSink {
             }
             Event::WaitingForLimit {
                 phase_id,
+                kind,
                 until,
                 wait_secs,
                 reset_known,
                 said,
                 ..
             } => {
-                let how = if *reset_known {
-                    "when the agent said it resets"
-                } else {
-                    "the agent did not say when it resets: backing off"
+                let how = match (kind, reset_known) {
+                    (FailureKind::Unreachable, _) => {
+                        "the agent could not reach it: backing off until the network may be back"
+                    }
+                    (_, true) => "when the agent said it resets",
+                    (_, false) => "the agent did not say when it resets: backing off",
                 };
                 let wait = crate::config::RunDuration::parse(&wait_secs.max(&1).to_string())
                     .map_or_else(|_| format!("{wait_secs}s"), |wait| wait.to_string());
                 self.line(&format!(
-                    "phase {phase_id}: waiting for the usage limit until {} ({wait}; {how}): “{said}”",
+                    "phase {phase_id}: waiting for {} until {} ({wait}; {how}): “{said}”",
+                    kind.waiting_for(),
                     crate::words::local_time_of(until),
                 ))
             }

@@ -100,6 +100,7 @@ impl ActivityLog {
                 self.note(now, Tone::Warning, retry.to_string());
             }
             Event::WaitingForLimit {
+                kind,
                 until,
                 reset_known,
                 said,
@@ -107,7 +108,7 @@ impl ActivityLog {
             } => self.note(
                 now,
                 Tone::Warning,
-                lines::waiting_for_limit(until, *reset_known, said),
+                lines::waiting_for_limit(*kind, until, *reset_known, said),
             ),
             Event::Restart {
                 restart,

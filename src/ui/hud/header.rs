@@ -36,7 +36,11 @@ enum Stage {
     Paused,
     /// Waiting for the agent's usage limit to reset: until `until` on the monotonic
     /// clock, `at` on the wall clock.
-    WaitingForLimit { until: Instant, at: String },
+    WaitingForLimit {
+        until: Instant,
+        at: String,
+        what: &'static str,
+    },
     /// A phase reached a final state (`completed`, `failed`, `blocked`, …).
     PhaseDone(PhaseState),
     /// The run ended with this status.
@@ -175,12 +179,12 @@ impl Header {
             Stage::Checking => (strings::STAGE_CHECKING.into(), yellow),
             Stage::BetweenAttempts => (strings::STAGE_BETWEEN.into(), red),
             Stage::Paused => (strings::STAGE_PAUSED.into(), yellow),
-            Stage::WaitingForLimit { until, at } => {
+            Stage::WaitingForLimit { until, at, what } => {
                 let left = until.saturating_duration_since(self.now);
                 (
                     format!(
-                        "{} {at} ({} left)",
-                        strings::STAGE_WAITING_FOR_LIMIT,
+                        "{} {what} until {at} ({} left)",
+                        strings::STAGE_WAITING_FOR,
                         clock(left)
                     ),
                     yellow,
@@ -295,11 +299,15 @@ impl Component for Header {
                 self.pending = Pending::None;
             }
             Event::WaitingForLimit {
-                until, wait_secs, ..
+                kind,
+                until,
+                wait_secs,
+                ..
             } => {
                 self.stage = Stage::WaitingForLimit {
                     until: now + Duration::from_secs(*wait_secs),
                     at: crate::words::local_time_of(until),
+                    what: kind.waiting_for(),
                 };
             }
             Event::Resumed { .. } => {
@@ -453,6 +461,7 @@ mod tests {
         header.event(
             &Event::WaitingForLimit {
                 phase_id: "1".into(),
+                kind: crate::agent::FailureKind::UsageLimit,
                 attempt: 1,
                 until: "soon".into(),
                 reset_known: true,

@@ -37,7 +37,7 @@ pub(crate) const STAGE_STOPPING: &str = "stopping the agent, then pausing the ru
 pub(crate) const STAGE_KILLING: &str = "killing the agent";
 pub(crate) const STAGE_SKIPPING: &str = "skipping the phase";
 pub(crate) const STAGE_NEEDS_HUMAN: &str = "blocked: needs you";
-pub(crate) const STAGE_WAITING_FOR_LIMIT: &str = "waiting for the usage limit until";
+pub(crate) const STAGE_WAITING_FOR: &str = "waiting for";
 
 /// Attempt kinds.
 pub(crate) const KIND_RETRY: &str = "retry";
@@ -105,6 +105,7 @@ pub(crate) fn fell_back(error: &std::io::Error) -> String {
 
 /// Activity lines for run milestones.
 pub(crate) mod lines {
+    use crate::agent::FailureKind;
     use crate::compliance::VerdictKind;
     use crate::events::{AttemptKind, GateVerdict, PhaseState};
     use crate::state::RunStatus;
@@ -276,14 +277,24 @@ pub(crate) mod lines {
         format!("the agent's last words: {words}")
     }
 
-    pub(crate) fn waiting_for_limit(until: &str, reset_known: bool, said: &str) -> String {
-        let how = if reset_known {
-            "when it resets"
-        } else {
-            "backing off: the agent did not say when it resets"
+    pub(crate) fn waiting_for_limit(
+        kind: FailureKind,
+        until: &str,
+        reset_known: bool,
+        said: &str,
+    ) -> String {
+        let (what, how) = match (kind, reset_known) {
+            (FailureKind::Unreachable, _) => {
+                ("API unreachable", "backing off: the network may come back")
+            }
+            (_, true) => ("usage limit", "when it resets"),
+            (_, false) => (
+                "usage limit",
+                "backing off: the agent did not say when it resets",
+            ),
         };
         format!(
-            "usage limit: waiting until {} ({how}): “{said}”",
+            "{what}: waiting until {} ({how}): “{said}”",
             crate::words::local_time_of(until)
         )
     }

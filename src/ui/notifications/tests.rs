@@ -13,6 +13,7 @@ use serde::Deserialize;
 use super::desktop::Desktop;
 use super::ntfy::Ntfy;
 use super::*;
+use crate::agent::FailureKind;
 use crate::config::{NotificationProvider, NotificationsConfig};
 use crate::events::{Event, PhaseState};
 use crate::events::{PhaseInfo, PhaseSummary, RunSummary};
@@ -150,20 +151,38 @@ fn a_wait_for_a_usage_limit_says_until_when() {
         started(),
         Event::WaitingForLimit {
             phase_id: "1".into(),
+            kind: FailureKind::UsageLimit,
             attempt: 1,
             until: "soon".into(),
             reset_known: true,
             wait_secs: 20,
             said: "You've hit your 5-hour limit".into(),
         },
+        Event::WaitingForLimit {
+            phase_id: "1".into(),
+            kind: FailureKind::Unreachable,
+            attempt: 1,
+            until: "later".into(),
+            reset_known: false,
+            wait_secs: 30,
+            said: "cannot reach the API: fetch failed".into(),
+        },
     ]);
     let wait = &got[1];
     assert_eq!(wait.title, "debussy: waiting for the usage limit");
     assert_eq!(
         wait.message,
-        "Greeting Demo: phase 1 \"Write the greeting\" waits for the agent's usage limit until soon (“You've hit your 5-hour limit”); the run goes on then"
+        "Greeting Demo: phase 1 \"Write the greeting\" waits for the usage limit until soon (“You've hit your 5-hour limit”); the run goes on then"
     );
     assert_eq!(wait.tags, ["hourglass_flowing_sand"]);
+    assert_eq!(got[2].title, "debussy: waiting for the agent's API");
+    assert!(
+        got[2].message.contains(
+            "waits for the agent's API until later (“cannot reach the API: fetch failed”)"
+        ),
+        "{}",
+        got[2].message
+    );
 }
 
 #[test]

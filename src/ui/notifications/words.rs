@@ -139,14 +139,16 @@ pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
         )),
         Event::WaitingForLimit {
             phase_id,
+            kind,
             until,
             said,
             ..
         } => Some(notice(
-            "debussy: waiting for the usage limit".to_owned(),
+            format!("debussy: waiting for {}", kind.waiting_for()),
             format!(
-                "{} waits for the agent's usage limit until {} (“{said}”); the run goes on then",
+                "{} waits for {} until {} (“{said}”); the run goes on then",
                 facts.phase(phase_id),
+                kind.waiting_for(),
                 crate::words::local_time_of(until)
             ),
             Priority::Default,

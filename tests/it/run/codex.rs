@@ -273,3 +273,11 @@ fn a_codex_that_crashes_mid_session_fails_the_attempt_with_its_signal() {
     );
     assert_eq!(server.main_requests().len(), 2, "nothing after the crash");
 }
+
+#[test]
+#[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
+fn an_unreachable_api_pauses_without_spending_an_attempt() {
+    agent_project::assert_an_unreachable_api_pauses_without_spending_an_attempt::<Sandbox>(
+        "waiting for network",
+    );
+}

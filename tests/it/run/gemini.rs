@@ -139,3 +139,11 @@ fn a_usage_limit_past_max_wait_pauses_the_run() {
 fn an_unknown_model_fails_without_a_retry() {
     agent_project::assert_an_unknown_model_fails_without_a_retry::<Sandbox>("is not found");
 }
+
+#[test]
+#[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
+fn an_unreachable_api_pauses_without_spending_an_attempt() {
+    agent_project::assert_an_unreachable_api_pauses_without_spending_an_attempt::<Sandbox>(
+        "fetch failed",
+    );
+}

@@ -270,3 +270,44 @@ pub fn assert_an_unknown_model_fails_without_a_retry<S: AgentSandbox>(words: &st
     let error = project::phase_error(&events);
     assert!(error.contains(words), "{error}");
 }
+
+/// A run of the agent `S` whose API cannot be reached (nothing listens where it points
+/// any more): once the agent has been cut off for `agent.offline_grace` (1 s here), its
+/// session is stopped in the agent's own words, no attempt is spent, and with
+/// `limits.max_wait` shorter than the first backoff the run pauses (exit 3) saying the
+/// agent could not reach its API. Without the grace the agent retried until the
+/// session's timeout (Codex waits for the network without end), then failed the attempt
+/// as timed out.
+pub fn assert_an_unreachable_api_pauses_without_spending_an_attempt<S: AgentSandbox>(words: &str) {
+    let server =
+        ModelServer::start(Scenario::new().turn(Turn::reply("unreachable"))).expect("model server");
+    let project = AgentProject::<S>::new(&server);
+    project.plan("true", 100_000, "max_retries: 2\nlimits:\n  max_wait: 1s\n");
+    drop(server);
+    let mut command = project.command(&["run", "plan/MASTER_PLAN.md", "--output-format", "json"]);
+    command.env("DEBUSSY_AGENT__OFFLINE_GRACE", "1");
+    let started = Instant::now();
+    let (code, events) = run_json(command, Duration::from_secs(100));
+    assert!(started.elapsed() < Duration::from_secs(90), "{events:#?}");
+    assert_eq!(code, 3, "events: {events:#?}");
+    let ended = events_named(&events, "session_ended");
+    assert_eq!(ended.len(), 1, "{events:#?}");
+    assert_eq!(ended[0]["outcome"], "agent_failure", "{:#}", ended[0]);
+    let limit = events_named(&events, "limit_reached");
+    assert_eq!(limit.len(), 1, "events: {events:#?}");
+    assert_eq!(limit[0]["limit"], "limits.max_wait", "{:#}", limit[0]);
+    assert!(
+        limit[0]["detail"]
+            .as_str()
+            .is_some_and(|detail| detail.starts_with("the agent still could not reach its API")),
+        "{:#}",
+        limit[0]
+    );
+    assert_eq!(
+        events_named(&events, "phase_started").len(),
+        1,
+        "no attempt spent on the network: {events:#?}"
+    );
+    let text = serde_json::to_string(&events).expect("json");
+    assert!(text.contains(words), "the agent's own words: {events:#?}");
+}
