@@ -480,6 +480,12 @@ impl<'a> Driver<'a> {
             return;
         }
         let said = match (kind, retry.status) {
+            // Claude Code says "unknown" of a connection refused.
+            (FailureKind::Unreachable, _) if matches!(retry.error.as_str(), "" | "unknown") => {
+                "cannot reach the API: its requests get no answer (connection refused, DNS, \
+                 the network)"
+                    .to_owned()
+            }
             (FailureKind::Unreachable, _) => format!("cannot reach the API: {}", retry.error),
             (_, Some(status)) => format!("API error {status}: {}", retry.error),
             (_, None) => format!("API error: {}", retry.error),

@@ -445,3 +445,25 @@ async fn claude_an_unreachable_api_shows_the_agents_retries_as_they_happen() {
     assert_eq!(finished.report.outcome, SessionOutcome::Interrupted);
     harness.assert_nothing_left();
 }
+
+#[tokio::test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
+async fn claude_cut_off_from_its_api_is_stopped_after_the_offline_grace() {
+    let harness = Harness::new(Scenario::new());
+    let (unreachable, _reserved) = unreachable_url();
+    let mut spec = harness
+        .spec()
+        .with_env([("ANTHROPIC_BASE_URL", unreachable.as_str())]);
+    spec.offline_grace = std::time::Duration::from_secs(1);
+    let finished = run_with(spec, SessionControl::new(), |_, _| {}).await;
+    let SessionOutcome::AgentFailure(failure) = &finished.report.outcome else {
+        panic!("{:?}", finished.report.outcome);
+    };
+    assert_eq!(failure.kind, FailureKind::Unreachable);
+    // Claude Code calls a refused connection "unknown": the words say what it means.
+    assert_eq!(
+        failure.said,
+        "cannot reach the API: its requests get no answer (connection refused, DNS, the network)"
+    );
+    harness.assert_nothing_left();
+}
