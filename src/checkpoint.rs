@@ -66,52 +66,32 @@ pub struct CheckpointFacts {
 /// Render the checkpoint context.
 #[must_use]
 pub fn render(facts: &CheckpointFacts) -> String {
-    let mut out = String::new();
-    match facts.why {
-        Continuation::ContextStop => {
-            let _ = writeln!(
-                out,
-                "# Checkpoint: phase {} ({}), restart {} of {}",
-                facts.phase_id, facts.phase_title, facts.restart_number, facts.max_restarts
-            );
-            out.push('\n');
-            let _ = write!(
-                out,
-                "You are continuing phase {} in a fresh session. The previous session was \
-                 stopped before its context window filled ({}).",
-                facts.phase_id, facts.stop_reason
-            );
-        }
-        Continuation::UsageLimit => {
-            let _ = writeln!(
-                out,
-                "# Checkpoint: phase {} ({}), after a usage limit",
-                facts.phase_id, facts.phase_title
-            );
-            out.push('\n');
-            let _ = write!(
-                out,
-                "You are continuing phase {} in a fresh session. The agent's usage limit \
-                 refused the previous session part way ({}); the limit has reset since.",
-                facts.phase_id, facts.stop_reason
-            );
-        }
-        Continuation::Offline => {
-            let _ = writeln!(
-                out,
-                "# Checkpoint: phase {} ({}), after the API could not be reached",
-                facts.phase_id, facts.phase_title
-            );
-            out.push('\n');
-            let _ = write!(
-                out,
-                "You are continuing phase {} in a fresh session. The previous session lost \
-                 its connection to the API part way ({}); debussy waited before starting \
-                 this one.",
-                facts.phase_id, facts.stop_reason
-            );
-        }
-    }
+    let (id, stop) = (&facts.phase_id, &facts.stop_reason);
+    let (after, why) = match facts.why {
+        Continuation::ContextStop => (
+            format!("restart {} of {}", facts.restart_number, facts.max_restarts),
+            format!("The previous session was stopped before its context window filled ({stop})."),
+        ),
+        Continuation::UsageLimit => (
+            "after a usage limit".to_owned(),
+            format!(
+                "The agent's usage limit refused the previous session part way ({stop}); the \
+                 limit has reset since."
+            ),
+        ),
+        Continuation::Offline => (
+            "after the API could not be reached".to_owned(),
+            format!(
+                "The previous session lost its connection to the API part way ({stop}); \
+                 debussy waited before starting this one."
+            ),
+        ),
+    };
+    let mut out = format!(
+        "# Checkpoint: phase {id} ({}), {after}\n\nYou are continuing phase {id} in a fresh \
+         session. {why}",
+        facts.phase_title
+    );
     match &facts.commit {
         Some(commit) => {
             let _ = write!(out, " Its work is committed to git as {}.", short(commit));
@@ -343,6 +323,19 @@ mod tests {
         );
         assert!(text.contains("the limit has reset since"), "{text}");
         assert!(!text.contains("context window filled"), "{text}");
+        let offline = render(&CheckpointFacts {
+            why: Continuation::Offline,
+            stop_reason: "“cannot reach the API: fetch failed”".into(),
+            ..facts()
+        });
+        assert!(
+            offline.starts_with(
+                "# Checkpoint: phase 2 (Build the API), after the API could not be reached\n\n\
+                 You are continuing phase 2 in a fresh session. The previous session lost its \
+                 connection to the API part way (“cannot reach the API: fetch failed”)"
+            ),
+            "{offline}"
+        );
     }
 
     #[test]

@@ -5,14 +5,12 @@
 //! with every piece of work committed.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::Duration;
 
 use serde_json::Value;
 
 use super::kit::{notes, work};
-use super::witness::git;
-use crate::support::project::{Project, output_within, story};
+use super::witness::{git, in_a_namespace};
+use crate::support::project::{Project, story};
 use crate::support::scenario::{Scenario, Script, Turn};
 
 /// Phase 1 writes `greeting.txt`, then fills the disk from its Bash tool (the first
@@ -71,31 +69,20 @@ fn in_a_small_disk(project: &Project, left: Option<u32>, extra: &str) -> tempfil
     let out = scratch.path().join("out");
     std::fs::create_dir(&out).expect("out");
     let debussy = project.command(&[]);
-    let mut command = Command::new("unshare");
-    command
-        .args(["--user", "--map-root-user", "--mount", "sh", "-c"])
-        .arg(ON_A_SMALL_DISK)
-        .arg("sh")
-        .arg(scratch.path())
-        .arg(project.root())
-        .arg(&out)
-        .arg(debussy.get_program())
-        .arg(left.map(|kib| kib.to_string()).unwrap_or_default())
-        .arg(extra)
-        .current_dir(scratch.path())
-        .env_clear();
-    for (key, value) in debussy.get_envs() {
-        if let Some(value) = value {
-            command.env(key, value);
-        }
-    }
-    command.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    let done = output_within(command, Duration::from_secs(120));
-    assert!(
-        done.status.success(),
-        "a tmpfs of its own in a user and mount namespace (`unshare -Urm`, from \
-         util-linux) is needed to fill a disk; install util-linux, or allow unprivileged \
-         user namespaces: {done:?}"
+    let left = left.map(|kib| kib.to_string()).unwrap_or_default();
+    in_a_namespace(
+        project,
+        scratch.path(),
+        ON_A_SMALL_DISK,
+        &[
+            scratch.path().as_os_str(),
+            project.root().as_os_str(),
+            out.as_os_str(),
+            debussy.get_program(),
+            left.as_ref(),
+            extra.as_ref(),
+        ],
+        "fill a disk of its own (a tmpfs)",
     );
     scratch
 }

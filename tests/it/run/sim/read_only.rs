@@ -5,11 +5,10 @@
 //! nothing; `status` still reads the history.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::Duration;
 
 use super::kit::{summary, work};
-use crate::support::project::{Project, output_within};
+use super::witness::in_a_namespace;
+use crate::support::project::Project;
 use crate::support::scenario::Scenario;
 
 /// What [`read_only`] runs in `$1` (the project), with `$4` (relative to it) mounted
@@ -54,29 +53,22 @@ fn project_that_has_run() -> Project {
 fn read_only(project: &Project, path: &str) -> tempfile::TempDir {
     let out = tempfile::tempdir().expect("tempdir");
     let debussy = project.command(&[]);
-    let mut command = Command::new("unshare");
-    command
-        .args(["--user", "--map-root-user", "--mount", "sh", "-c"])
-        .arg(WITH_A_READ_ONLY_PATH)
-        .arg("sh")
-        .arg(project.root())
-        .arg(out.path())
-        .arg(debussy.get_program())
-        .arg(path)
-        .arg(project.status_json()["run"]["id"].as_str().expect("run id"))
-        .env_clear();
-    for (key, value) in debussy.get_envs() {
-        if let Some(value) = value {
-            command.env(key, value);
-        }
-    }
-    command.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    let done = output_within(command, Duration::from_secs(120));
-    assert!(
-        done.status.success(),
-        "a mount namespace of its own (`unshare -Urm`, from util-linux) is needed to make \
-         a path read-only for root too; install util-linux, or allow unprivileged user \
-         namespaces: {done:?}"
+    let run_id = project.status_json()["run"]["id"]
+        .as_str()
+        .expect("run id")
+        .to_owned();
+    in_a_namespace(
+        project,
+        project.root(),
+        WITH_A_READ_ONLY_PATH,
+        &[
+            project.root().as_os_str(),
+            out.path().as_os_str(),
+            debussy.get_program(),
+            path.as_ref(),
+            run_id.as_ref(),
+        ],
+        "mount a path read-only, for root too",
     );
     out
 }

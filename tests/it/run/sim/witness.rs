@@ -2,7 +2,8 @@
 //! the moment a test waits for (so kills land on an event, never after a sleep), a
 //! `debussy run` in the background whose events are collected as they come, and the
 //! checks that follow a kill: no commit of the run unreachable, no process of the run
-//! alive.
+//! alive; and a script run in a user and mount namespace of its own, for the disks
+//! tests fill or make read-only.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -255,4 +256,44 @@ impl Drop for LockHolder {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// Run the shell `script` with `args` (`$1`…) as root of a user and mount namespace of
+/// its own (`unshare -Urm`: mounts without root, nothing of the machine's touched), in
+/// `dir`, with the environment `project`'s debussy runs with; `needed_for` says why, if
+/// the namespace cannot be had. The script's own failures are its outputs' to tell.
+pub fn in_a_namespace(
+    project: &Project,
+    dir: &Path,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    needed_for: &str,
+) {
+    let debussy = project.command(&[]);
+    let mut command = std::process::Command::new("unshare");
+    command
+        .args([
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env_clear();
+    for (key, value) in debussy.get_envs() {
+        if let Some(value) = value {
+            command.env(key, value);
+        }
+    }
+    command.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    let done = crate::support::project::output_within(command, Duration::from_secs(120));
+    assert!(
+        done.status.success(),
+        "a user and mount namespace of its own (`unshare -Urm`, from util-linux) is needed \
+         to {needed_for}; install util-linux, or allow unprivileged user namespaces: {done:?}"
+    );
 }
