@@ -1,10 +1,13 @@
-//! Waiting out an agent's usage limit: a session the limit refused does not count as an
-//! attempt; the run waits until the limit resets and the same attempt goes on.
+//! Waiting out an agent's usage limit, or an API the agent could not reach: a session the
+//! limit refused, or the network cut off, does not count as an attempt; the run waits
+//! until the limit resets (or backs off while the network may come back) and the same
+//! attempt goes on.
 //!
 //! The wait ([`UsageWait::plan`], pure) lasts until the reset the agent named (Claude
 //! Code's `rate_limit_event`, Codex's "try again at …", the Gemini CLI's suggested
-//! retry), a couple of seconds past it for clocks that disagree; when the agent named
-//! none, it backs off: 30 s, doubling up to 15 min. It never goes past
+//! retry, a Gemini daily quota's midnight in Mountain View), a couple of seconds past it
+//! for clocks that disagree; when the agent named none, and always for an unreachable
+//! API, it backs off: 30 s, doubling up to 15 min. It never goes past
 //! `limits.max_wait` counted from the first refusal: a reset further away pauses the run
 //! at once (exit 3), and so does a backoff that would run past it.
 //!

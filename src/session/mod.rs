@@ -27,8 +27,8 @@
 //!   output cannot flood the run's event queue; the transcript keeps every line) and,
 //!   at most every 50 ms when the figures changed, a [`SessionEvent::Context`] snapshot.
 //!   stderr lines go to the session's `.stderr.log` and, paced the same way, out as
-//!   events; over-long lines and leaks become warnings. The loop ends after the process layer's last event
-//!   (`Exited`), so every line the agent printed has been seen;
+//!   events; over-long lines and leaks become warnings. The loop ends after the process
+//!   layer's last event (`Exited`), so every line the agent printed has been seen;
 //! - requests from the [`SessionControl`] (manual restart, interrupt, kill);
 //! - the session timeout;
 //! - after a `result` line, a linger timer that stops an agent which does not exit.
@@ -40,11 +40,12 @@
 //! Stops: the first cause wins (context, manual, timeout, a failure no retry can fix); an
 //! interrupt replaces any earlier cause; a second interrupt kills at once. One of the
 //! agent's own API retries that no retry can fix (a bad key, no login, an unknown model)
-//! stops the session at once; one that cannot reach the API stops it once the agent has
-//! been cut off for `agent.offline_grace` (see `outage.rs`). At the end, the backend judges what the agent left behind
-//! (its error result, its lines that were not JSON, its stderr tail) and names a failure
-//! it recognises ([`SessionOutcome::AgentFailure`]). A session whose agent printed a
-//! successful `result` before any stop was decided is `Completed`, whatever follows.
+//! stops the session at once; those that cannot reach the API stop it once the agent has
+//! been cut off for `agent.offline_grace` (see `outage.rs`). At the end, the backend
+//! judges what the agent left behind (its error result, its lines that were not JSON, its
+//! stderr tail) and names a failure it recognises ([`SessionOutcome::AgentFailure`]). A
+//! session whose agent printed a successful `result` before any stop was decided is
+//! `Completed`, whatever follows.
 //!
 //! The log ([`CONTEXT_LIMIT_MARKER`]) is written line by line as output arrives; at the
 //! end of a context-limit session it is rewritten, atomically, to start with the

@@ -63,7 +63,8 @@ pub(super) struct Driver<'a> {
     pub(super) pacing: SnapshotPacing<Snapshot>,
     /// Where the session is headed, and what decides its stop.
     pub(super) stops: Stops,
-    /// A failure recognised while the session ran (a retry no retry can fix).
+    /// A failure recognised while the session ran (a retry no retry can fix, an API out
+    /// of reach past the grace).
     pub(super) failure: Option<AgentFailure>,
     /// Since when the agent's retries have found its API unreachable.
     pub(super) outage: Outage,
