@@ -482,19 +482,16 @@ fn a_wait_for_a_usage_limit_shows_while_its_run_lives_and_ends_when_cleared() {
         said: Some("You've hit your 5-hour limit".into()),
     };
     store.set_limit_wait(&live, "2", Some(&wait)).expect("wait");
-    store
-        .set_limit_wait(&live, "2", Some(&wait))
-        .expect("again");
-    let run = recorded(&store, &live);
-    assert_eq!(run.limit_waits.get("2"), Some(&wait));
+    // Recorded again, for the agent's API this time: the wait is replaced.
     let offline = crate::state::LimitWait {
         kind: crate::agent::FailureKind::Unreachable,
         ..wait.clone()
     };
     store
         .set_limit_wait(&live, "2", Some(&offline))
-        .expect("offline");
-    assert_eq!(recorded(&store, &live).limit_waits.get("2"), Some(&offline));
+        .expect("again");
+    let run = recorded(&store, &live);
+    assert_eq!(run.limit_waits.get("2"), Some(&offline));
     store.set_limit_wait(&live, "2", None).expect("over");
     let run = recorded(&store, &live);
     assert!(run.limit_waits.is_empty());
