@@ -245,6 +245,10 @@ impl<'a> Driver<'a> {
             // quiet agent never leaves the gauge behind.
             let snapshot_due = self.pacing.due();
             let tool_deadline = self.stops.tool_deadline();
+            let cut_off_at = self
+                .outage
+                .cut_off_at(self.spec.offline_grace)
+                .filter(|_| self.failure.is_none());
             tokio::select! {
                 biased;
                 changed = requests.changed(), if requests_open => {
@@ -285,6 +289,7 @@ impl<'a> Driver<'a> {
                     let (stops, cx) = self.stops_with_context(ctl);
                     stops.tool_grace_over(&cx);
                 }
+                () = sleep_until(cut_off_at), if cut_off_at.is_some() => self.on_cut_off(ctl),
                 () = sleep_until(snapshot_due), if snapshot_due.is_some() => self.flush_snapshot(),
                 _ = follow_tick.tick(), if followed.is_some() => {
                     self.read_followed(&mut followed, false, ctl);
@@ -473,10 +478,21 @@ impl<'a> Driver<'a> {
         let cut_off = retry.kind == Some(FailureKind::Unreachable)
             && self
                 .outage
-                .unreachable(std::time::Instant::now(), self.spec.offline_grace);
-        let Some(kind) = retry.kind.filter(|kind| kind.is_permanent() || cut_off) else {
-            return;
-        };
+                .unreachable(&retry, Instant::now(), self.spec.offline_grace);
+        if let Some(kind) = retry.kind.filter(|kind| kind.is_permanent() || cut_off) {
+            self.fail(kind, &retry, ctl);
+        }
+    }
+
+    /// The offline grace ended while the agent waits to retry an API it cannot reach.
+    fn on_cut_off(&mut self, ctl: &ChildControl) {
+        if let Some(retry) = self.outage.latest().cloned() {
+            self.fail(FailureKind::Unreachable, &retry, ctl);
+        }
+    }
+
+    /// Stop the session for a failure of `kind` its `retry` showed, said in words.
+    fn fail(&mut self, kind: FailureKind, retry: &ApiRetry, ctl: &ChildControl) {
         if self.failure.is_some() {
             return;
         }

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use debussy::agent::{AgentBackend, AgentCommand, AgentError, AgentEvent, UsageReporting};
+use debussy::agent::{
+    AgentBackend, AgentCommand, AgentError, AgentEvent, FailureKind, UsageReporting,
+};
 use debussy::process::{Signal, StopAction};
 use debussy::session::{
     LimitReason, SessionControl, SessionEvent, SessionOutcome, SessionSpec, SessionWarning,
@@ -392,4 +394,32 @@ async fn an_agent_still_running_after_its_result_is_stopped_and_still_completes(
         "a lingering agent is not a session stop"
     );
     assert!(report.exit.is_some(), "its exit is reported");
+}
+
+#[tokio::test]
+async fn an_agent_waiting_out_its_backoff_is_stopped_when_the_offline_grace_ends() {
+    let project = project();
+    // Claude Code's words for a refused connection, with its next try 60 s away.
+    let refused = |attempt: u32, delay_ms: u64| {
+        json!({"type": "system", "subtype": "api_retry", "attempt": attempt, "max_retries": 10,
+               "retry_delay_ms": delay_ms, "error_status": null, "error": "unknown",
+               "session_id": "s-1"})
+    };
+    let script = format!(
+        "{}; exec sleep 90",
+        print_lines(&[init_line(), refused(1, 500), refused(2, 60_000)])
+    );
+    let mut spec = script_spec(&project, script);
+    spec.offline_grace = Duration::from_secs(1);
+    spec.timeout = Some(Duration::from_secs(30));
+    let finished = run(spec, SessionControl::new()).await;
+    let SessionOutcome::AgentFailure(failure) = &finished.report.outcome else {
+        panic!("not stopped as cut off: {:?}", finished.report.outcome);
+    };
+    assert_eq!(failure.kind, FailureKind::Unreachable);
+    assert!(
+        failure.said.starts_with("cannot reach the API: "),
+        "{}",
+        failure.said
+    );
 }
