@@ -172,11 +172,20 @@ fn crash_loops_go_degraded_and_restart_server_recovers() {
         super::support::test_server().display()
     );
     std::fs::write(&healthy, "").expect("write");
-    let mut s = Supervisor::start_command(&[], &["sh".to_owned(), "-c".to_owned(), script]);
+    // The backoff tiers shortened to a tenth, so the wait for the fifth crash is not the
+    // longest in the suite on a loaded host.
+    let mut s = Supervisor::start_env(
+        &[
+            ("DEBUSSY_MCP__CRASH_BACKOFF__FIRST", "0.1"),
+            ("DEBUSSY_MCP__CRASH_BACKOFF__SECOND", "0.5"),
+        ],
+        &[],
+        &["sh".to_owned(), "-c".to_owned(), script],
+    );
     s.initialize();
     // Break it, then crash it: every restart now fails at once. A request sent meanwhile
     // is held, then failed when the supervisor gives up (5 crashes in 60 s, after
-    // 1 + 1 + 1 + 5 s of backoff).
+    // 0.1 + 0.1 + 0.1 + 0.5 s of backoff).
     std::fs::remove_file(&healthy).expect("remove");
     let reply = s.call_tool("crash", json!({}));
     assert_eq!(reply["error"]["code"], -32603, "{reply}");
