@@ -13,6 +13,7 @@ mod hud;
 mod inputs;
 mod layers;
 mod mcp;
+mod mcp_agents;
 mod mcp_claude;
 mod model_server;
 mod model_server_holds;

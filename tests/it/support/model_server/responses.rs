@@ -8,6 +8,12 @@
 //! `input_tokens_details.cached_tokens`, so the context a turn occupies is the same
 //! figure for either CLI. A [`super::scenario::Pause::Hold`] holds the stream before
 //! `response.completed`.
+//!
+//! Codex (0.171) offers MCP tools only through its client-run tool search, each server's
+//! tools in a namespace `mcp__SERVER`; so a tool call named `tool_search` streams as a
+//! `tool_search_call` (its input the search's arguments), and one named
+//! `mcp__SERVER__TOOL` (as Claude Code names MCP tools) as a call of `TOOL` in the
+//! namespace `mcp__SERVER`.
 
 use serde_json::{Value, json};
 
@@ -36,15 +42,35 @@ fn item(block: &Block, index: usize, response_id: &str) -> Value {
             "id": format!("rs_{response_id}_{index}"),
             "summary": [{"type": "summary_text", "text": thinking}],
         }),
-        Block::ToolUse { id, name, input } => json!({
-            "type": "function_call",
-            "id": format!("fc_{response_id}_{index}"),
+        Block::ToolUse { id, name, input } if name == "tool_search" => json!({
+            "type": "tool_search_call",
+            "id": format!("tsc_{response_id}_{index}"),
             "call_id": id,
-            "name": name,
-            "arguments": input.to_string(),
+            "execution": "client",
+            "arguments": input,
             "status": "completed",
         }),
+        Block::ToolUse { id, name, input } => {
+            let mut call = json!({
+                "type": "function_call",
+                "id": format!("fc_{response_id}_{index}"),
+                "call_id": id,
+                "name": name,
+                "arguments": input.to_string(),
+                "status": "completed",
+            });
+            if let Some((server, tool)) = mcp_tool(name) {
+                call["namespace"] = json!(format!("mcp__{server}"));
+                call["name"] = json!(tool);
+            }
+            call
+        }
     }
+}
+
+/// The server and tool of an MCP tool named `mcp__SERVER__TOOL`.
+fn mcp_tool(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix("mcp__")?.split_once("__")
 }
 
 /// The usage object of a turn, in the Responses API's terms.
