@@ -20,13 +20,11 @@ pub struct AgentCommand {
     /// A private home directory the session layer makes for this session, if the agent
     /// needs one.
     pub home: Option<AgentHome>,
-    /// A file the session layer writes for this session, if the agent needs one.
-    pub file: Option<SessionFile>,
 }
 
 impl AgentCommand {
     /// `program` with `args` and `env` on top of the inherited environment, fed `prompt`
-    /// on stdin, with no home or file of its own.
+    /// on stdin, with no home of its own.
     #[must_use]
     pub fn new(
         program: PathBuf,
@@ -40,7 +38,6 @@ impl AgentCommand {
             env,
             stdin: Some(prompt.to_owned()),
             home: None,
-            file: None,
         }
     }
 }
@@ -56,34 +53,39 @@ impl fmt::Display for AgentCommand {
     }
 }
 
-/// A file of one session's own (the Gemini CLI's settings), written by the session layer
-/// beside the transcript and named to the agent in [`SessionFile::var`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionFile {
-    /// The environment variable that names the file's path to the agent.
-    pub var: String,
-    /// The file's name; it is written as `…session-K.NAME`.
-    pub name: String,
-    /// What the file holds.
-    pub contents: String,
-}
-
-/// A directory of its own for one session's agent (Codex's `CODEX_HOME`), made by the
-/// session layer beside the transcript and named to the agent in [`AgentHome::var`].
+/// A directory of its own for one session's agent (Codex's `CODEX_HOME`, the Gemini
+/// CLI's `GEMINI_CLI_HOME`), made by the session layer beside the transcript and named to
+/// the agent in [`AgentHome::var`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentHome {
     /// The environment variable that names the directory to the agent.
     pub var: String,
-    /// The user's own home for this agent: each of its entries is linked into the
-    /// private one, so settings, credentials and instructions stay the user's (and
-    /// writes to them go through to the user's files).
+    /// Where the agent keeps its files below that directory (`.gemini` under
+    /// `GEMINI_CLI_HOME`); `None` when they are in it (`CODEX_HOME`).
+    pub subdir: Option<PathBuf>,
+    /// The user's own directory of this agent's files: each of its entries is linked
+    /// into the private one, so settings, credentials and instructions stay the user's
+    /// (and writes to them go through to the user's files).
     pub link_from: Option<PathBuf>,
     /// Entries of [`link_from`](Self::link_from) not linked (a name prefix match): the
     /// agent's per-session data.
     pub skip: Vec<String>,
+    /// A JSON settings file written in the private home in place of the user's link.
+    pub settings: Option<LayeredSettings>,
     /// A file the agent writes under the home, followed live beside stdout and parsed by
     /// [`AgentBackend::parse_followed_line`](super::AgentBackend::parse_followed_line).
     pub follow: Option<Follow>,
+}
+
+/// The user's JSON settings file of an [`AgentHome`] (comments allowed, as the Gemini
+/// CLI reads it), with some keys of debussy's laid over it for one session: objects are
+/// merged key by key, anything else replaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayeredSettings {
+    /// The file's name in the agent's directory (`settings.json`).
+    pub name: String,
+    /// The keys laid over the user's settings.
+    pub over: serde_json::Value,
 }
 
 /// Which file under an [`AgentHome`] to follow: the first one found under `under`, at

@@ -160,7 +160,6 @@ impl AgentBackend for SimBackend {
             // A Codex scenario writes its rollout where the session follows it, as Codex.
             home: (self.format == formats::Format::Codex)
                 .then(|| super::codex::session_home(None, Vec::new())),
-            file: None,
         })
     }
 }

@@ -23,7 +23,6 @@ fn command_displays_as_a_shell_line() {
         env: BTreeMap::new(),
         stdin: Some("prompt".into()),
         home: None,
-        file: None,
     };
     assert_eq!(command.to_string(), "/bin/claude -p --model 'opus 4'");
 }

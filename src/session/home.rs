@@ -1,10 +1,10 @@
-//! What an agent needs on disk for one session: its private home ([`AgentHome`]), a file
-//! of its own ([`SessionFile`](crate::agent::SessionFile)), and the file followed in the
-//! home.
+//! What an agent needs on disk for one session: its private home ([`AgentHome`]) and the
+//! file followed in it.
 //!
-//! `prepare_files` makes both and says which variables name them (`Prepared`). The home
+//! `prepare_files` makes the home and says which variable names it (`Prepared`). The home
 //! is a directory beside the transcript (`…session-K.home/`) into which each entry of the
-//! user's own home is linked, but the agent's per-session data. `Followed` then reads the file the
+//! user's own home is linked, but the agent's per-session data and a settings file
+//! debussy lays its own keys over (see `layered.rs`). `Followed` then reads the file the
 //! agent writes there (Codex's rollout) line by line as it grows: the session polls it on
 //! a short tick beside stdout, and once more at the end so nothing written last is lost.
 
@@ -34,14 +34,13 @@ pub fn home_path(log_path: &Path) -> PathBuf {
 /// What [`prepare_files`] made for a session.
 #[derive(Debug, Default)]
 pub(super) struct Prepared {
-    /// The variables naming the home and the file to the agent.
+    /// The variable naming the home to the agent.
     pub(super) env: Vec<(String, String)>,
     /// The file to follow in the home, if any.
     pub(super) followed: Option<Followed>,
 }
 
-/// The private home and the session file `command` asks for, made beside the transcript
-/// `log_path`.
+/// The private home `command` asks for, made beside the transcript `log_path`.
 ///
 /// # Errors
 /// When a directory, link or file cannot be made; the message names the path.
@@ -56,12 +55,6 @@ pub(super) fn prepare_files(command: &AgentCommand, log_path: &Path) -> Result<P
             .clone()
             .map(|follow| Followed::new(&dir, follow));
         env.push((home.var.clone(), dir.display().to_string()));
-    }
-    if let Some(file) = &command.file {
-        let path = log_path.with_extension(&file.name);
-        crate::files::write_private(&path, file.contents.as_bytes())
-            .map_err(|err| format!("write {}: {err}", path.display()))?;
-        env.push((file.var.clone(), path.display().to_string()));
     }
     Ok(Prepared { env, followed })
 }
@@ -79,6 +72,22 @@ pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, Stri
     std::fs::create_dir_all(parent)
         .and_then(|()| crate::files::private_dir(parent, Path::new(name)))
         .map_err(|err| format!("create {}: {err}", dir.display()))?;
+    let files = match &home.subdir {
+        Some(subdir) => crate::files::private_dir(&dir, subdir)
+            .map_err(|err| format!("create {}: {err}", dir.join(subdir).display()))?,
+        None => dir.clone(),
+    };
+    if let Some(settings) = &home.settings {
+        let user = home
+            .link_from
+            .as_deref()
+            .map(|user| user.join(&settings.name));
+        if let Some(text) = super::layered::layered(user.as_deref(), &settings.over) {
+            let path = files.join(&settings.name);
+            crate::files::write_private(&path, text.as_bytes())
+                .map_err(|err| format!("write {}: {err}", path.display()))?;
+        }
+    }
     let Some(user) = home.link_from.as_deref() else {
         return Ok(dir);
     };
@@ -93,7 +102,7 @@ pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, Stri
         if is_session_data(&text, &home.skip) {
             continue;
         }
-        let link = dir.join(&name);
+        let link = files.join(&name);
         if link.symlink_metadata().is_ok() {
             continue;
         }
@@ -256,6 +265,51 @@ mod tests {
     }
 
     #[test]
+    fn settings_laid_over_the_users_replace_their_link_in_the_agents_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let user = dir.path().join("user/.gemini");
+        std::fs::create_dir_all(&user).expect("mkdir");
+        std::fs::write(user.join("oauth_creds.json"), "{}").expect("write");
+        std::fs::write(
+            user.join("settings.json"),
+            "{\"security\": {\"auth\": {\"selectedType\": \"oauth-personal\"}}}",
+        )
+        .expect("write");
+        let home = AgentHome {
+            var: "GEMINI_CLI_HOME".into(),
+            subdir: Some(PathBuf::from(".gemini")),
+            link_from: Some(user.clone()),
+            skip: Vec::new(),
+            settings: Some(crate::agent::LayeredSettings {
+                name: "settings.json".into(),
+                over: serde_json::json!({"model": {"compressionThreshold": 0.9}}),
+            }),
+            follow: None,
+        };
+        let log = dir.path().join("phase-1-attempt-1-session-1.jsonl");
+        let made = prepare(&home, &log).expect("prepare");
+        let files = made.join(".gemini");
+        assert_eq!(
+            std::fs::read_link(files.join("oauth_creds.json")).expect("a link"),
+            user.join("oauth_creds.json")
+        );
+        let settings = files.join("settings.json");
+        assert!(
+            !settings.is_symlink(),
+            "the user's file is not written through"
+        );
+        let text = std::fs::read_to_string(&settings).expect("read");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).expect("JSON"),
+            serde_json::json!({
+                "security": {"auth": {"selectedType": "oauth-personal"}},
+                "model": {"compressionThreshold": 0.9},
+            })
+        );
+        prepare(&home, &log).expect("prepare again");
+    }
+
+    #[test]
     fn the_home_links_the_users_entries_but_per_session_data() {
         let dir = tempfile::tempdir().expect("tempdir");
         let user = dir.path().join("user-home");
@@ -271,8 +325,10 @@ mod tests {
         }
         let home = AgentHome {
             var: "CODEX_HOME".into(),
+            subdir: None,
             link_from: Some(user.clone()),
             skip: vec!["sessions".into(), "history.jsonl".into()],
+            settings: None,
             follow: None,
         };
         let log = dir.path().join("phase-1-attempt-1-session-1.jsonl");

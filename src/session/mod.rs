@@ -59,6 +59,7 @@ mod event;
 mod finish;
 pub mod guard;
 pub mod home;
+mod layered;
 mod log;
 mod outage;
 mod outcome;

@@ -48,8 +48,10 @@ pub struct CodexBackend {
 pub fn session_home(link_from: Option<PathBuf>, skip: Vec<String>) -> AgentHome {
     AgentHome {
         var: "CODEX_HOME".to_owned(),
+        subdir: None,
         link_from,
         skip,
+        settings: None,
         follow: Some(Follow {
             under: PathBuf::from("sessions"),
             prefix: "rollout-".to_owned(),

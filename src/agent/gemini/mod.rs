@@ -6,20 +6,23 @@
 //! shown as `estimated` ([`UsageReporting::Nothing`]).
 //!
 //! Gemini compresses its history on its own at `model.compressionThreshold` (a fraction
-//! of the window, 0.5 by default). debussy writes a settings file for each session,
-//! named to the CLI in `GEMINI_CLI_SYSTEM_SETTINGS_PATH` ([`SessionFile`]), that moves it
-//! halfway between debussy's threshold and the full window, as for Codex
-//! ([`ContextLimit::agent_compaction_point`]). This module locates the program and
-//! nothing else.
+//! of the window, 0.5 by default). Each session runs with a private `GEMINI_CLI_HOME`
+//! ([`AgentHome`]) whose `.gemini/` links the user's entries, but for `settings.json`: the
+//! user's settings with the threshold moved halfway between debussy's and the full
+//! window, as for Codex ([`ContextLimit::agent_compaction_point`]). The system settings
+//! file (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`) cannot carry it: the CLI skips one that is
+//! not owned by root in a directory tree only root can write. This module locates the
+//! program and nothing else.
 
 pub mod failures;
 pub mod stream_json;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use super::{
-    AgentBackend, AgentCommand, AgentError, AgentEvent, AgentFailure, ApiRetry, BackendSettings,
-    LastWords, SessionFile, UsageReporting,
+    AgentBackend, AgentCommand, AgentError, AgentEvent, AgentFailure, AgentHome, ApiRetry,
+    BackendSettings, LastWords, LayeredSettings, UsageReporting,
 };
 use crate::config::AgentPermissions;
 use crate::config::ContextLimit;
@@ -30,9 +33,9 @@ pub const DEFAULT_PROGRAM: &str = "gemini";
 /// How to install the Gemini CLI, for error messages.
 pub const INSTALL_HINT: &str = "install the Gemini CLI with `npm install -g @google/gemini-cli`, or set `agents.gemini.command` to the path of the `gemini` program";
 
-/// The variable naming the settings file debussy writes for a session: the Gemini CLI's
-/// system settings, which take precedence over the user's and the project's.
-pub const SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
+/// The variable naming the directory the Gemini CLI takes for the user's home: its
+/// files are in `.gemini/` below it.
+pub const HOME_ENV: &str = "GEMINI_CLI_HOME";
 
 /// The variable that keeps the Gemini CLI in the process it was started as. Unset, the
 /// CLI first starts a second Node process with a heap of half the machine's memory and
@@ -63,6 +66,40 @@ impl GeminiBackend {
             compression_threshold: compression_threshold(settings.context_threshold),
             parser: stream_json::Parser::default(),
         }
+    }
+}
+
+impl GeminiBackend {
+    /// The session's own `GEMINI_CLI_HOME`, when there is a compression threshold to
+    /// move; otherwise the CLI runs with the user's home as it is.
+    fn session_home(&self) -> Option<AgentHome> {
+        let fraction = self.compression_threshold?;
+        Some(AgentHome {
+            var: HOME_ENV.to_owned(),
+            subdir: Some(PathBuf::from(".gemini")),
+            link_from: self.user_dir(),
+            skip: Vec::new(),
+            settings: Some(LayeredSettings {
+                name: "settings.json".to_owned(),
+                over: serde_json::json!({"model": {"compressionThreshold": fraction}}),
+            }),
+            follow: None,
+        })
+    }
+
+    /// The user's own `.gemini` directory: under `GEMINI_CLI_HOME` (from the profile's
+    /// `env`, else the environment), else under `HOME`.
+    fn user_dir(&self) -> Option<PathBuf> {
+        let from = |name: &str| {
+            self.env
+                .get(name)
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os(name).map(PathBuf::from))
+                .filter(|dir| !dir.as_os_str().is_empty())
+        };
+        from(HOME_ENV)
+            .or_else(|| from("HOME"))
+            .map(|home| home.join(".gemini"))
     }
 }
 
@@ -110,14 +147,11 @@ impl AgentBackend for GeminiBackend {
         }
         args.extend(permission_args(self.permissions));
         args.extend(self.args.iter().cloned());
-        let file = self.compression_threshold.map(|fraction| SessionFile {
-            var: SETTINGS_ENV.to_owned(),
-            name: "gemini-settings.json".to_owned(),
-            contents: serde_json::json!({"model": {"compressionThreshold": fraction}}).to_string(),
-        });
+        let mut env = self.env.clone();
+        env.remove(HOME_ENV);
         Ok(AgentCommand {
-            file,
-            ..AgentCommand::new(program, args, self.env.clone(), prompt)
+            home: self.session_home(),
+            ..AgentCommand::new(program, args, env, prompt)
         })
     }
 

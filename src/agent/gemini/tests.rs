@@ -33,9 +33,44 @@ fn the_command_is_headless_stream_json_with_the_prompt_on_stdin_and_settings() {
         ]
     );
     assert_eq!(command.stdin.as_deref(), Some("do it"));
-    let file = command.file.expect("a settings file");
-    assert_eq!(file.var, SETTINGS_ENV);
-    assert_eq!(file.contents, r#"{"model":{"compressionThreshold":0.9}}"#);
+    let home = command.home.expect("a home of its own");
+    assert_eq!(home.var, HOME_ENV);
+    assert_eq!(
+        home.subdir.as_deref(),
+        Some(std::path::Path::new(".gemini"))
+    );
+    let settings = home.settings.expect("settings laid over the user's");
+    assert_eq!(settings.name, "settings.json");
+    assert_eq!(
+        settings.over,
+        serde_json::json!({"model": {"compressionThreshold": 0.9}})
+    );
+}
+
+#[test]
+fn the_users_gemini_directory_is_under_gemini_cli_home_else_home() {
+    let mut settings = config();
+    settings.env.insert(HOME_ENV.into(), "/custom/home".into());
+    let command = GeminiBackend::new(&settings)
+        .command("p", "")
+        .expect("command");
+    assert_eq!(
+        command.home.expect("home").link_from,
+        Some(std::path::PathBuf::from("/custom/home/.gemini"))
+    );
+    assert!(
+        !command.env.contains_key(HOME_ENV),
+        "the session's own is set"
+    );
+    settings.env.remove(HOME_ENV);
+    settings.env.insert("HOME".into(), "/users/me".into());
+    let command = GeminiBackend::new(&settings)
+        .command("p", "")
+        .expect("command");
+    assert_eq!(
+        command.home.expect("home").link_from,
+        Some(std::path::PathBuf::from("/users/me/.gemini"))
+    );
 }
 
 #[test]
@@ -46,7 +81,7 @@ fn compression_moves_above_the_threshold_and_stays_when_the_check_is_off() {
     let mut off = config();
     off.context_threshold = ContextLimit::Off;
     let command = GeminiBackend::new(&off).command("p", "").expect("command");
-    assert!(command.file.is_none());
+    assert!(command.home.is_none());
     assert!(!command.args.iter().any(|arg| arg == "-m"));
 }
 

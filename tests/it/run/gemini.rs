@@ -58,16 +58,26 @@ fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
         "the result's totals are billed: {billed}"
     );
     assert_eq!(billed["output"], 12, "{billed}");
-    // Gemini's own compression moved above debussy's threshold, for this session only.
+    // Gemini's own compression moved above debussy's threshold, for this session only,
+    // over the user's settings.
     let settings = find_file(
         &project.root().join(".debussy/runs"),
-        "gemini-settings.json",
+        ".home/.gemini/settings.json",
     )
     .expect("the session's settings file");
+    let settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(settings).expect("read")).expect("JSON");
+    assert_eq!(settings["model"]["compressionThreshold"], 0.9, "{settings}");
     assert_eq!(
-        std::fs::read_to_string(settings).expect("read"),
-        r#"{"model":{"compressionThreshold":0.9}}"#
+        settings["security"]["auth"]["selectedType"], "gemini-api-key",
+        "{settings}"
     );
+    // The CLI read them: it skips a system settings file that is not root's in a tree
+    // only root can write, as debussy's own was, and says so on stderr.
+    let stderr = find_file(&project.root().join(".debussy/runs"), ".stderr.log")
+        .map(|path| std::fs::read_to_string(path).expect("read"))
+        .unwrap_or_default();
+    assert!(!stderr.contains("Skipping"), "{stderr}");
     project.assert_completed_commit();
     server.assert_all_scripted();
 }

@@ -35,7 +35,6 @@ impl AgentBackend for ScriptBackend {
             env: std::collections::BTreeMap::new(),
             stdin: Some(prompt.to_owned()),
             home: None,
-            file: None,
         })
     }
 
