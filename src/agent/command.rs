@@ -72,6 +72,8 @@ pub struct AgentHome {
     pub skip: Vec<String>,
     /// A JSON settings file written in the private home in place of the user's link.
     pub settings: Option<LayeredSettings>,
+    /// A directory of the agent's made afresh in the private home rather than linked.
+    pub own_dir: Option<OwnDir>,
     /// A file the agent writes under the home, followed live beside stdout and parsed by
     /// [`AgentBackend::parse_followed_line`](super::AgentBackend::parse_followed_line).
     pub follow: Option<Follow>,
@@ -86,6 +88,21 @@ pub struct LayeredSettings {
     pub name: String,
     /// The keys laid over the user's settings.
     pub over: serde_json::Value,
+}
+
+/// A directory of an [`AgentHome`] made for one session (the Gemini CLI's `policies/`):
+/// the user's regular files in it whose names end with [`suffix`](Self::suffix) are
+/// copied (the CLI does not read links there), and debussy's own file is added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnDir {
+    /// The directory's name in the agent's directory.
+    pub name: String,
+    /// How the names of the user's files to copy end (`.toml`).
+    pub suffix: String,
+    /// The name of debussy's file in it.
+    pub file: String,
+    /// What debussy's file holds.
+    pub contents: String,
 }
 
 /// Which file under an [`AgentHome`] to follow: the first one found under `under`, at

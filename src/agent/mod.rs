@@ -38,7 +38,7 @@ pub mod stream_json;
 mod usage;
 
 pub use backend::{BackendContext, backend};
-pub use command::{AgentCommand, AgentHome, Follow, LayeredSettings};
+pub use command::{AgentCommand, AgentHome, Follow, LayeredSettings, OwnDir};
 pub use contract::{AgentBackend, HANDOFF_ANSWER_TOKENS, ResumeRequest, UsageReporting};
 pub use error::AgentError;
 pub use event::{

@@ -13,13 +13,16 @@ use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
 use super::event::SessionWarning;
-use crate::agent::{AgentCommand, AgentHome, Follow};
+use crate::agent::{AgentCommand, AgentHome, Follow, OwnDir};
 
 /// How often the followed file is read while the agent runs.
 pub(super) const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Longest line kept from the followed file; a longer one is skipped whole.
 const MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// The most copied of one user file into an [`OwnDir`].
+const OWN_FILE_LIMIT: u64 = 1024 * 1024;
 
 /// The most read from the followed file at a time.
 const FOLLOW_CHUNK: u64 = 8 * 1024 * 1024;
@@ -88,6 +91,9 @@ pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, Stri
                 .map_err(|err| format!("write {}: {err}", path.display()))?;
         }
     }
+    if let Some(own) = &home.own_dir {
+        own_dir(own, home.link_from.as_deref(), &files)?;
+    }
     let Some(user) = home.link_from.as_deref() else {
         return Ok(dir);
     };
@@ -115,6 +121,39 @@ pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, Stri
         })?;
     }
     Ok(dir)
+}
+
+/// Make `own` in `files`: copies of the user's files of it (under `user`), then
+/// debussy's.
+fn own_dir(own: &OwnDir, user: Option<&Path>, files: &Path) -> Result<(), String> {
+    let dir = crate::files::private_dir(files, Path::new(&own.name))
+        .map_err(|err| format!("create {}: {err}", files.join(&own.name).display()))?;
+    let theirs = user.map(|user| user.join(&own.name));
+    let entries = match theirs.as_deref().map(std::fs::read_dir) {
+        None => Vec::new(),
+        Some(Err(err)) if err.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Some(Err(err)) => {
+            let theirs = theirs.as_deref().unwrap_or(files);
+            return Err(format!("read {}: {err}", theirs.display()));
+        }
+        Some(Ok(entries)) => entries.flatten().collect(),
+    };
+    for entry in entries {
+        let name = entry.file_name();
+        if !name.to_string_lossy().ends_with(&own.suffix) || name == own.file.as_str() {
+            continue;
+        }
+        // What the agent would not read (a directory, a FIFO, too large) is not copied.
+        let Ok(bytes) = crate::files::read_bytes_limited(&entry.path(), OWN_FILE_LIMIT) else {
+            continue;
+        };
+        let copy = dir.join(&name);
+        crate::files::write_private(&copy, &bytes)
+            .map_err(|err| format!("write {}: {err}", copy.display()))?;
+    }
+    let path = dir.join(&own.file);
+    crate::files::write_private(&path, own.contents.as_bytes())
+        .map_err(|err| format!("write {}: {err}", path.display()))
 }
 
 /// Whether an entry of the user's home is per-session data: a skipped name, or one of
@@ -275,6 +314,13 @@ mod tests {
             "{\"security\": {\"auth\": {\"selectedType\": \"oauth-personal\"}}}",
         )
         .expect("write");
+        let policies = user.join("policies");
+        std::fs::create_dir(&policies).expect("mkdir");
+        std::fs::write(policies.join("mine.toml"), "# deny rm\n").expect("write");
+        std::fs::write(dir.path().join("shared.toml"), "# shared\n").expect("write");
+        std::os::unix::fs::symlink(dir.path().join("shared.toml"), policies.join("linked.toml"))
+            .expect("link");
+        std::fs::write(policies.join("notes.txt"), "not a policy").expect("write");
         let home = AgentHome {
             var: "GEMINI_CLI_HOME".into(),
             subdir: Some(PathBuf::from(".gemini")),
@@ -283,6 +329,12 @@ mod tests {
             settings: Some(crate::agent::LayeredSettings {
                 name: "settings.json".into(),
                 over: serde_json::json!({"model": {"compressionThreshold": 0.9}}),
+            }),
+            own_dir: Some(OwnDir {
+                name: "policies".into(),
+                suffix: ".toml".into(),
+                file: "debussy.toml".into(),
+                contents: "# debussy's\n".into(),
             }),
             follow: None,
         };
@@ -305,6 +357,25 @@ mod tests {
                 "security": {"auth": {"selectedType": "oauth-personal"}},
                 "model": {"compressionThreshold": 0.9},
             })
+        );
+        // The user's policies are copies (the CLI reads no links there), beside debussy's.
+        let own = files.join("policies");
+        assert!(!own.is_symlink());
+        let mut names: Vec<String> = std::fs::read_dir(&own)
+            .expect("read")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["debussy.toml", "linked.toml", "mine.toml"]);
+        assert!(!own.join("linked.toml").is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(own.join("linked.toml")).expect("read"),
+            "# shared\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(own.join("debussy.toml")).expect("read"),
+            "# debussy's\n"
         );
         prepare(&home, &log).expect("prepare again");
     }
@@ -329,6 +400,7 @@ mod tests {
             link_from: Some(user.clone()),
             skip: vec!["sessions".into(), "history.jsonl".into()],
             settings: None,
+            own_dir: None,
             follow: None,
         };
         let log = dir.path().join("phase-1-attempt-1-session-1.jsonl");

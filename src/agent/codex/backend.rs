@@ -52,6 +52,7 @@ pub fn session_home(link_from: Option<PathBuf>, skip: Vec<String>) -> AgentHome 
         link_from,
         skip,
         settings: None,
+        own_dir: None,
         follow: Some(Follow {
             under: PathBuf::from("sessions"),
             prefix: "rollout-".to_owned(),

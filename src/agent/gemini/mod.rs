@@ -11,8 +11,9 @@
 //! user's settings with the threshold moved halfway between debussy's and the full
 //! window, as for Codex ([`ContextLimit::agent_compaction_point`]). The system settings
 //! file (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`) cannot carry it: the CLI skips one that is
-//! not owned by root in a directory tree only root can write. This module locates the
-//! program and nothing else.
+//! not owned by root in a directory tree only root can write. The same home carries the
+//! policy rule that lets `accept-edits` run shell commands ([`shell_policy`]). This
+//! module locates the program and nothing else.
 
 pub mod failures;
 pub mod stream_json;
@@ -22,7 +23,7 @@ use std::path::PathBuf;
 
 use super::{
     AgentBackend, AgentCommand, AgentError, AgentEvent, AgentFailure, AgentHome, ApiRetry,
-    BackendSettings, LastWords, LayeredSettings, UsageReporting,
+    BackendSettings, LastWords, LayeredSettings, OwnDir, UsageReporting,
 };
 use crate::config::AgentPermissions;
 use crate::config::ContextLimit;
@@ -71,18 +72,23 @@ impl GeminiBackend {
 
 impl GeminiBackend {
     /// The session's own `GEMINI_CLI_HOME`, when there is a compression threshold to
-    /// move; otherwise the CLI runs with the user's home as it is.
+    /// move or a shell to allow; otherwise the CLI runs with the user's home as it is.
     fn session_home(&self) -> Option<AgentHome> {
-        let fraction = self.compression_threshold?;
+        let settings = self.compression_threshold.map(|fraction| LayeredSettings {
+            name: "settings.json".to_owned(),
+            over: serde_json::json!({"model": {"compressionThreshold": fraction}}),
+        });
+        let own_dir = shell_policy(self.permissions);
+        if settings.is_none() && own_dir.is_none() {
+            return None;
+        }
         Some(AgentHome {
             var: HOME_ENV.to_owned(),
             subdir: Some(PathBuf::from(".gemini")),
             link_from: self.user_dir(),
             skip: Vec::new(),
-            settings: Some(LayeredSettings {
-                name: "settings.json".to_owned(),
-                over: serde_json::json!({"model": {"compressionThreshold": fraction}}),
-            }),
+            settings,
+            own_dir,
             follow: None,
         })
     }
@@ -112,23 +118,42 @@ pub fn compression_threshold(threshold: ContextLimit) -> Option<f64> {
 }
 
 /// The Gemini CLI's flags for `agent.permissions`, for a headless session that has nobody
-/// to approve anything: `accept-edits` approves edits (`auto_edit`) and shell commands
-/// (`--allowed-tools run_shell_command`), `bypass` everything (`yolo`), `ask` leaves it to
-/// the user's settings (a tool that would ask is refused).
+/// to approve anything: `accept-edits` approves edits (`auto_edit`, and shell commands by
+/// [`shell_policy`]), `bypass` everything (`yolo`), `ask` leaves it to the user's
+/// settings (a tool that would ask is refused).
 #[must_use]
 pub fn permission_args(permissions: AgentPermissions) -> Vec<String> {
     let args: &[&str] = match permissions {
-        AgentPermissions::AcceptEdits => &[
-            "--approval-mode",
-            "auto_edit",
-            "--allowed-tools",
-            "run_shell_command",
-        ],
+        AgentPermissions::AcceptEdits => &["--approval-mode", "auto_edit"],
         AgentPermissions::Bypass => &["--approval-mode", "yolo"],
         AgentPermissions::Ask => &[],
     };
     args.iter().map(|arg| (*arg).to_owned()).collect()
 }
+
+/// What allows shell commands under `accept-edits`: a rule of the CLI's policy engine in
+/// the session's `policies/`, beside copies of the user's own. It has the user tier and
+/// the priority (4.3) of `--allowed-tools run_shell_command`, which the CLI deprecates
+/// (with a warning on every start) for the policy engine; `--policy` would replace the
+/// user's policies rather than add to them.
+#[must_use]
+pub fn shell_policy(permissions: AgentPermissions) -> Option<OwnDir> {
+    (permissions == AgentPermissions::AcceptEdits).then(|| OwnDir {
+        name: "policies".to_owned(),
+        suffix: ".toml".to_owned(),
+        file: "debussy-accept-edits.toml".to_owned(),
+        contents: SHELL_POLICY.to_owned(),
+    })
+}
+
+/// The policy rule of [`shell_policy`].
+const SHELL_POLICY: &str = r#"# Written by debussy for one headless session (agent.permissions: accept-edits): shell
+# commands run without asking, as with `--allowed-tools run_shell_command`.
+[[rule]]
+toolName = "run_shell_command"
+decision = "allow"
+priority = 300
+"#;
 
 impl AgentBackend for GeminiBackend {
     fn name(&self) -> &'static str {

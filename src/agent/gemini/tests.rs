@@ -28,8 +28,6 @@ fn the_command_is_headless_stream_json_with_the_prompt_on_stdin_and_settings() {
             "gemini-2.5-pro",
             "--approval-mode",
             "auto_edit",
-            "--allowed-tools",
-            "run_shell_command",
         ]
     );
     assert_eq!(command.stdin.as_deref(), Some("do it"));
@@ -45,6 +43,36 @@ fn the_command_is_headless_stream_json_with_the_prompt_on_stdin_and_settings() {
         settings.over,
         serde_json::json!({"model": {"compressionThreshold": 0.9}})
     );
+    let policies = home.own_dir.expect("the shell's policy");
+    assert_eq!(policies.name, "policies");
+    assert!(
+        policies
+            .contents
+            .contains("toolName = \"run_shell_command\"")
+            && policies.contents.contains("decision = \"allow\""),
+        "{}",
+        policies.contents
+    );
+}
+
+#[test]
+fn only_accept_edits_allows_the_shell_by_policy() {
+    for (permissions, allowed) in [
+        (AgentPermissions::AcceptEdits, true),
+        (AgentPermissions::Bypass, false),
+        (AgentPermissions::Ask, false),
+    ] {
+        assert_eq!(
+            shell_policy(permissions).is_some(),
+            allowed,
+            "{permissions:?}"
+        );
+        assert!(
+            !permission_args(permissions)
+                .iter()
+                .any(|arg| arg == "--allowed-tools")
+        );
+    }
 }
 
 #[test]
@@ -81,7 +109,14 @@ fn compression_moves_above_the_threshold_and_stays_when_the_check_is_off() {
     let mut off = config();
     off.context_threshold = ContextLimit::Off;
     let command = GeminiBackend::new(&off).command("p", "").expect("command");
-    assert!(command.home.is_none());
+    let home = command.home.expect("a home for the shell's policy");
+    assert_eq!(home.settings, None);
+    off.permissions = AgentPermissions::Bypass;
+    let command = GeminiBackend::new(&off).command("p", "").expect("command");
+    assert!(
+        command.home.is_none(),
+        "nothing to change: the user's own home"
+    );
     assert!(!command.args.iter().any(|arg| arg == "-m"));
 }
 

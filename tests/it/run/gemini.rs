@@ -73,11 +73,13 @@ fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
         "{settings}"
     );
     // The CLI read them: it skips a system settings file that is not root's in a tree
-    // only root can write, as debussy's own was, and says so on stderr.
+    // only root can write, as debussy's own was, and says so on stderr. The shell ran
+    // by the session's policy rule, not by the deprecated `--allowed-tools`.
     let stderr = find_file(&project.root().join(".debussy/runs"), ".stderr.log")
         .map(|path| std::fs::read_to_string(path).expect("read"))
         .unwrap_or_default();
     assert!(!stderr.contains("Skipping"), "{stderr}");
+    assert!(!stderr.contains("deprecated"), "{stderr}");
     project.assert_completed_commit();
     server.assert_all_scripted();
 }
