@@ -49,8 +49,9 @@ pub(crate) enum LimitHit {
         kind: FailureKind,
         /// When the agent said the limit resets, if it said.
         resets_at: Option<jiff::Timestamp>,
-        /// The wait that reset needed, counted from the first refusal, when known.
-        needed: Option<Duration>,
+        /// The wait the run needed to go on, counted from the first refusal: until the
+        /// reset, or through the next backoff.
+        needed: Duration,
         /// How long the run already waited for it.
         waited: Duration,
         /// The limit.
@@ -80,14 +81,19 @@ impl LimitHit {
             }
             LimitHit::Duration { limit, .. } => format!("--max-duration {}", doubled(*limit)),
             LimitHit::UsageWait {
-                needed: Some(needed),
+                resets_at: Some(_),
+                needed,
                 ..
             } => {
                 // Whole hours, half an hour or more past what the reset needs.
                 let hours = (needed.as_secs() + 1_800).div_ceil(3_600);
                 format!("--max-wait {hours}h")
             }
-            LimitHit::UsageWait { limit, .. } => format!("--max-wait {}", doubled(*limit)),
+            LimitHit::UsageWait { needed, limit, .. } => {
+                // Twice the limit, or the next backoff if that is longer.
+                let secs = (limit.get().as_secs() * 2).max(needed.as_secs());
+                format!("--max-wait {}", span(Duration::from_secs(secs)))
+            }
         }
     }
 }
@@ -123,6 +129,23 @@ impl fmt::Display for LimitHit {
                 "the agent's usage limit resets at {}, past limits.max_wait ({limit})",
                 crate::words::local_time(*at)
             ),
+            LimitHit::UsageWait {
+                kind,
+                waited,
+                needed,
+                limit,
+                ..
+            } if waited.is_zero() => {
+                let what = match kind {
+                    FailureKind::Unreachable => "the agent could not reach its API",
+                    _ => "the agent's usage limit refused it",
+                };
+                write!(
+                    f,
+                    "{what}, and a first wait of {} is past limits.max_wait ({limit})",
+                    span(*needed)
+                )
+            }
             LimitHit::UsageWait {
                 kind: FailureKind::Unreachable,
                 waited,

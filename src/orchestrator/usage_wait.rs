@@ -101,7 +101,7 @@ impl UsageWait {
             return WaitPlan::Pause(LimitHit::UsageWait {
                 kind: failure.kind,
                 resets_at: reset,
-                needed: reset.map(|_| self.waited + wait),
+                needed: self.waited + wait,
                 waited: self.waited,
                 limit,
             });
@@ -300,6 +300,31 @@ mod tests {
             hit.to_string(),
             "the agent still could not reach its API after 30s of waiting (limits.max_wait 1m)"
         );
+    }
+
+    #[test]
+    fn a_first_wait_past_max_wait_says_so_and_the_hint_reaches_it() {
+        let offline = AgentFailure::new(FailureKind::Unreachable, "cannot reach the API");
+        let mut waits = UsageWait::new(RunDuration::parse("10s").ok());
+        let WaitPlan::Pause(hit) = waits.plan(&offline, at(1_000_000)) else {
+            panic!("expected a pause");
+        };
+        assert_eq!(
+            hit.to_string(),
+            "the agent could not reach its API, and a first wait of 30s is past limits.max_wait (10s)"
+        );
+        // Twice 10 s would pause again at once.
+        assert_eq!(hit.raise_hint(), "--max-wait 30s");
+        let mut waits = UsageWait::new(RunDuration::parse("1m").ok());
+        assert!(matches!(
+            waits.plan(&limit(None), at(1_000_000)),
+            WaitPlan::Wait { .. }
+        ));
+        let WaitPlan::Pause(hit) = waits.plan(&limit(None), at(1_000_030)) else {
+            panic!("expected a pause");
+        };
+        assert!(hit.to_string().contains("after 30s of waiting"), "{hit}");
+        assert_eq!(hit.raise_hint(), "--max-wait 2m");
     }
 
     #[test]

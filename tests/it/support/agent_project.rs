@@ -228,7 +228,7 @@ pub fn assert_a_usage_limit_past_max_wait_pauses_the_run<S: AgentSandbox>() {
     assert_eq!(limit.len(), 1, "events: {events:#?}");
     assert_eq!(limit[0]["limit"], "limits.max_wait", "{:#}", limit[0]);
     // The reset is known, so is the wait that reaches it (whole hours); an unknown one
-    // would double the limit (`--max-wait 2s`).
+    // would double the limit or take the next backoff, whichever is longer.
     let raise = limit[0]["raise_with"].as_str().unwrap_or_default();
     assert!(
         raise.starts_with("--max-wait ") && raise.ends_with('h'),
@@ -296,13 +296,14 @@ pub fn assert_an_unreachable_api_pauses_without_spending_an_attempt<S: AgentSand
     let limit = events_named(&events, "limit_reached");
     assert_eq!(limit.len(), 1, "events: {events:#?}");
     assert_eq!(limit[0]["limit"], "limits.max_wait", "{:#}", limit[0]);
-    assert!(
-        limit[0]["detail"]
-            .as_str()
-            .is_some_and(|detail| detail.starts_with("the agent still could not reach its API")),
+    // Not even the first wait (30 s) fits in a second, and the hint reaches it.
+    assert_eq!(
+        limit[0]["detail"],
+        "the agent could not reach its API, and a first wait of 30s is past limits.max_wait (1s)",
         "{:#}",
         limit[0]
     );
+    assert_eq!(limit[0]["raise_with"], "--max-wait 30s", "{:#}", limit[0]);
     assert_eq!(
         events_named(&events, "phase_started").len(),
         1,
