@@ -92,7 +92,8 @@ pub struct LayeredSettings {
 
 /// A directory of an [`AgentHome`] made for one session (the Gemini CLI's `policies/`):
 /// the user's regular files in it whose names end with [`suffix`](Self::suffix) are
-/// copied (the CLI does not read links there), and debussy's own file is added.
+/// copied (the CLI reads no links there, so none is copied), and debussy's own file is
+/// added.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnDir {
     /// The directory's name in the agent's directory.

@@ -3,8 +3,9 @@
 //!
 //! `prepare_files` makes the home and says which variable names it (`Prepared`). The home
 //! is a directory beside the transcript (`…session-K.home/`) into which each entry of the
-//! user's own home is linked, but the agent's per-session data and a settings file
-//! debussy lays its own keys over (see `layered.rs`). `Followed` then reads the file the
+//! user's own home is linked, but the agent's per-session data, a settings file debussy
+//! lays its own keys over (see `layered.rs`) and a directory it adds a file to (the
+//! Gemini CLI's `policies/`, whose files are copied). `Followed` then reads the file the
 //! agent writes there (Codex's rollout) line by line as it grows: the session polls it on
 //! a short tick beside stdout, and once more at the end so nothing written last is lost.
 
@@ -140,10 +141,12 @@ fn own_dir(own: &OwnDir, user: Option<&Path>, files: &Path) -> Result<(), String
     };
     for entry in entries {
         let name = entry.file_name();
-        if !name.to_string_lossy().ends_with(&own.suffix) || name == own.file.as_str() {
+        // What the agent would not read there (a link, a directory, a FIFO) is not
+        // copied, nor is a file too large to be one of its own.
+        let regular = entry.file_type().is_ok_and(|kind| kind.is_file());
+        if !regular || !name.to_string_lossy().ends_with(&own.suffix) || name == own.file.as_str() {
             continue;
         }
-        // What the agent would not read (a directory, a FIFO, too large) is not copied.
         let Ok(bytes) = crate::files::read_bytes_limited(&entry.path(), OWN_FILE_LIMIT) else {
             continue;
         };
@@ -358,7 +361,8 @@ mod tests {
                 "model": {"compressionThreshold": 0.9},
             })
         );
-        // The user's policies are copies (the CLI reads no links there), beside debussy's.
+        // The user's policies are copies, beside debussy's; the CLI reads no link there,
+        // so neither is a link copied.
         let own = files.join("policies");
         assert!(!own.is_symlink());
         let mut names: Vec<String> = std::fs::read_dir(&own)
@@ -367,11 +371,10 @@ mod tests {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names, ["debussy.toml", "linked.toml", "mine.toml"]);
-        assert!(!own.join("linked.toml").is_symlink());
+        assert_eq!(names, ["debussy.toml", "mine.toml"]);
         assert_eq!(
-            std::fs::read_to_string(own.join("linked.toml")).expect("read"),
-            "# shared\n"
+            std::fs::read_to_string(own.join("mine.toml")).expect("read"),
+            "# deny rm\n"
         );
         assert_eq!(
             std::fs::read_to_string(own.join("debussy.toml")).expect("read"),
