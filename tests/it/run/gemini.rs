@@ -1,8 +1,9 @@
 //! `debussy run` end to end with the real Gemini CLI against the scripted model server's
 //! Gemini API, in temporary git repositories: a phase completes with its context
-//! estimated and its totals billed; a large tool result crosses the threshold by the
-//! estimate alone and the restart carries the checkpoint; a model that never answers is
-//! timed out, and the CLI's second process with it.
+//! estimated and its totals billed, its shell allowed by debussy's policy rule and denied
+//! by the user's; a large tool result crosses the threshold by the estimate alone and
+//! the restart carries the checkpoint; a model that never answers is timed out, and the
+//! CLI's second process with it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -81,6 +82,32 @@ fn a_gemini_phase_completes_with_an_estimated_context_and_billed_totals() {
     assert!(!stderr.contains("Skipping"), "{stderr}");
     assert!(!stderr.contains("deprecated"), "{stderr}");
     project.assert_completed_commit();
+    server.assert_all_scripted();
+}
+
+/// debussy's policy rule lets `accept-edits` run shell commands; a rule of the user's
+/// own that denies one, at a higher priority, still wins in the session's home.
+#[test]
+#[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
+fn a_policy_of_the_users_still_denies_what_it_denies() {
+    let server = ModelServer::serving([
+        shell("echo a > a.txt"),
+        shell("touch denied.txt"),
+        Turn::reply("Phase 1 is done."),
+    ]);
+    let project = Project::new(&server);
+    let policies = project.home().join(".gemini/policies");
+    std::fs::create_dir_all(&policies).expect("mkdir");
+    std::fs::write(
+        policies.join("mine.toml"),
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\n\
+         decision = \"deny\"\npriority = 500\n",
+    )
+    .expect("write the user's policy");
+    project.plan("test -f a.txt && test ! -e denied.txt", 1_000_000, "");
+    let (code, events) = project.run();
+    assert_eq!(code, 0, "events: {events:#?}");
+    assert!(!project.root().join("denied.txt").exists());
     server.assert_all_scripted();
 }
 

@@ -84,6 +84,15 @@ impl<S: AgentSandbox> AgentProject<S> {
         self.sandbox.cwd()
     }
 
+    /// The sandbox's home directory, where the agent's own files are.
+    pub fn home(&self) -> PathBuf {
+        self.sandbox
+            .envs()
+            .into_iter()
+            .find_map(|(key, value)| (key == "HOME").then(|| PathBuf::from(value)))
+            .expect("the sandbox sets HOME")
+    }
+
     /// Write `text` to `relative`, creating directories.
     pub fn write(&self, relative: &str, text: &str) {
         project::write_file(self.root(), relative, text);
