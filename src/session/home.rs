@@ -306,6 +306,17 @@ mod tests {
         }
     }
 
+    /// The names in `dir`, sorted.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("read")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     #[test]
     fn settings_laid_over_the_users_replace_their_link_in_the_agents_directory() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -365,13 +376,7 @@ mod tests {
         // so neither is a link copied.
         let own = files.join("policies");
         assert!(!own.is_symlink());
-        let mut names: Vec<String> = std::fs::read_dir(&own)
-            .expect("read")
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["debussy.toml", "mine.toml"]);
+        assert_eq!(names_in(&own), ["debussy.toml", "mine.toml"]);
         assert_eq!(
             std::fs::read_to_string(own.join("mine.toml")).expect("read"),
             "# deny rm\n"
@@ -409,13 +414,7 @@ mod tests {
         let log = dir.path().join("phase-1-attempt-1-session-1.jsonl");
         let made = prepare(&home, &log).expect("prepare");
         assert_eq!(made, dir.path().join("phase-1-attempt-1-session-1.home"));
-        let mut names: Vec<String> = std::fs::read_dir(&made)
-            .expect("read")
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["auth.json", "config.toml", "prompts"]);
+        assert_eq!(names_in(&made), ["auth.json", "config.toml", "prompts"]);
         assert_eq!(
             std::fs::read_link(made.join("auth.json")).expect("a link"),
             user.join("auth.json")
