@@ -68,9 +68,7 @@ impl GeminiBackend {
             parser: stream_json::Parser::default(),
         }
     }
-}
 
-impl GeminiBackend {
     /// The session's own `GEMINI_CLI_HOME`, when there is a compression threshold to
     /// move or a shell to allow; otherwise the CLI runs with the user's home as it is.
     fn session_home(&self) -> Option<AgentHome> {
