@@ -123,5 +123,9 @@ mod tests {
         }
         std::fs::create_dir(dir.path().join("dir.json")).expect("mkdir");
         assert_eq!(layered(Some(&dir.path().join("dir.json")), &over()), None);
+        // A FIFO with no writer is refused, not waited on.
+        let fifo = dir.path().join("fifo.json");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        assert_eq!(layered(Some(&fifo), &over()), None);
     }
 }
