@@ -130,13 +130,10 @@ fn own_dir(own: &OwnDir, user: Option<&Path>, files: &Path) -> Result<(), String
     let dir = crate::files::private_dir(files, Path::new(&own.name))
         .map_err(|err| format!("create {}: {err}", files.join(&own.name).display()))?;
     let theirs = user.map(|user| user.join(&own.name));
+    // The agent goes on without the user's files when it cannot read them (not there,
+    // not a directory, not readable), and so does the session.
     let entries = match theirs.as_deref().map(std::fs::read_dir) {
-        None => Vec::new(),
-        Some(Err(err)) if err.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Some(Err(err)) => {
-            let theirs = theirs.as_deref().unwrap_or(files);
-            return Err(format!("read {}: {err}", theirs.display()));
-        }
+        None | Some(Err(_)) => Vec::new(),
         Some(Ok(entries)) => entries.flatten().collect(),
     };
     for entry in entries {
@@ -386,6 +383,13 @@ mod tests {
             "# debussy's\n"
         );
         prepare(&home, &log).expect("prepare again");
+        // The user's `policies` a file, not a directory: the agent reads none of it, and
+        // the session still starts with debussy's own.
+        std::fs::remove_dir_all(&policies).expect("remove");
+        std::fs::write(&policies, "not a directory").expect("write");
+        let again = dir.path().join("phase-1-attempt-1-session-2.jsonl");
+        let made = prepare(&home, &again).expect("prepare with a file for policies");
+        assert_eq!(names_in(&made.join(".gemini/policies")), ["debussy.toml"]);
     }
 
     #[test]
