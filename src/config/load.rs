@@ -391,6 +391,15 @@ mod tests {
     }
 
     #[test]
+    fn a_file_saved_with_a_byte_order_mark_and_crlf_line_ends_loads() {
+        let p = Project::new();
+        p.project("\u{feff}context_threshold: 85\r\nagent:\r\n  kind: sim\r\n");
+        let loaded = load(&p.options()).expect("loads");
+        assert!(loaded.config.context_threshold == crate::config::ContextLimit::At(85.0));
+        assert_eq!(loaded.config.agent.kind, AgentKind::Sim);
+    }
+
+    #[test]
     fn the_project_file_is_found_from_a_subdirectory() {
         let p = Project::new();
         let project = p.project("model: haiku\n");

@@ -68,11 +68,17 @@ pub fn read_bytes_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 
 /// Read a regular file of UTF-8 text whole, refusing one larger than `limit` bytes.
 ///
+/// A byte-order mark at the start is dropped: editors on Windows save one, and no
+/// reader here wants it (a YAML parser takes it for the start of a second document).
+///
 /// # Errors
 /// As [`read_bytes_limited`]; `InvalidData` when the bytes are not UTF-8 (naming the
 /// line).
 pub fn read_text_limited(path: &Path, limit: u64) -> io::Result<String> {
-    let bytes = read_bytes_limited(path, limit)?;
+    let mut bytes = read_bytes_limited(path, limit)?;
+    if bytes.starts_with(BYTE_ORDER_MARK) {
+        bytes.drain(..BYTE_ORDER_MARK.len());
+    }
     String::from_utf8(bytes).map_err(|err| {
         let at = err.utf8_error().valid_up_to();
         let line = err.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
@@ -82,6 +88,9 @@ pub fn read_text_limited(path: &Path, limit: u64) -> io::Result<String> {
         )
     })
 }
+
+/// UTF-8's encoding of U+FEFF.
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
 
 fn too_large(limit: u64) -> io::Error {
     io::Error::new(
@@ -145,6 +154,17 @@ mod tests {
         let err = read_text_limited(&path, 1024).expect_err("not UTF-8");
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
         assert!(err.to_string().contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.yaml");
+        std::fs::write(&path, "\u{feff}a: 1\r\n\u{feff}").expect("write");
+        assert_eq!(
+            read_text_limited(&path, 1024).expect("read"),
+            "a: 1\r\n\u{feff}"
+        );
     }
 
     #[test]
