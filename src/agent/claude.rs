@@ -153,7 +153,7 @@ impl AgentBackend for ClaudeBackend {
 /// merges these settings with the user's and project's own, hooks included; a
 /// `--settings` in `agent.args` comes later and replaces them.
 fn guard_settings() -> Vec<String> {
-    let Ok(exe) = std::env::current_exe() else {
+    let Ok(exe) = crate::process::own_executable() else {
         tracing::warn!("cannot locate the debussy executable for the session's hooks");
         return Vec::new();
     };

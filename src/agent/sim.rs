@@ -80,7 +80,7 @@ impl SimBackend {
                 program,
                 "set `agents.sim.command` to the path of the debussy binary, or unset it to use the running one",
             ),
-            None => std::env::current_exe().map_err(AgentError::CurrentExe),
+            None => crate::process::own_executable().map_err(AgentError::CurrentExe),
         }
     }
 }

@@ -74,6 +74,7 @@ mod inline;
 mod leftover;
 mod lines;
 mod output;
+mod own_exe;
 pub(crate) mod procfs;
 pub mod reaper;
 mod stdin;
@@ -93,6 +94,7 @@ pub use lines::{DEFAULT_MAX_LINE, LINE_EXCERPT_BYTES};
 pub(crate) use lines::{Excerpt, Frame as LineFrame, LineFramer};
 pub use nix::sys::signal::Signal;
 pub use output::{Finish, OUTPUT_LIMIT, Output, OutputSink};
+pub use own_exe::own_executable;
 pub use stdin::StdinWriter;
 pub use stop::{StopAction, StopLadder, StopStep};
 

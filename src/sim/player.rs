@@ -53,7 +53,8 @@ impl PlayerEnv {
         prompt: String,
     ) -> Result<PlayerEnv, PlayError> {
         let cwd = std::env::current_dir().map_err(|err| PlayError::Setup(err.to_string()))?;
-        let exe = std::env::current_exe().map_err(|err| PlayError::Setup(err.to_string()))?;
+        let exe =
+            crate::process::own_executable().map_err(|err| PlayError::Setup(err.to_string()))?;
         let vars: BTreeMap<String, String> = std::env::vars().collect();
         let number = |name: &str, default: u32| -> Result<u32, PlayError> {
             match vars.get(name) {

@@ -13,7 +13,12 @@ pub const DEBUSSY: &str = env!("CARGO_BIN_EXE_debussy");
 /// caller's `DEBUSSY_*` variables (a test run from inside a debussy session must not
 /// join it), and stdin closed. Callers add their own variables and pipes.
 pub fn debussy(root: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(DEBUSSY);
+    debussy_at(Path::new(DEBUSSY), root, args)
+}
+
+/// [`debussy`] running the debussy binary at `program`.
+pub fn debussy_at(program: &Path, root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(program);
     command
         .args(args)
         .current_dir(root)

@@ -23,4 +23,4 @@ pub mod sandbox;
 pub mod scenario;
 pub mod wait;
 
-pub use command::{DEBUSSY, debussy};
+pub use command::{DEBUSSY, debussy, debussy_at};

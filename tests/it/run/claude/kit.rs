@@ -155,7 +155,18 @@ impl Project {
 
     /// [`Project::command`] with Claude Code logged in as `login` says.
     pub(super) fn command_as(&self, server: &ModelServer, args: &[&str], login: Login) -> Command {
-        let mut cmd = Command::new(crate::support::DEBUSSY);
+        self.command_of(Path::new(crate::support::DEBUSSY), server, args, login)
+    }
+
+    /// [`Project::command_as`] running the debussy binary at `program`.
+    pub(super) fn command_of(
+        &self,
+        program: &Path,
+        server: &ModelServer,
+        args: &[&str],
+        login: Login,
+    ) -> Command {
+        let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(self.root())
             .env_clear()

@@ -3,7 +3,8 @@
 //! compaction guard (`handoff`), the run's limits (`guards`), the agent's failures
 //! (`failures`) and usage limits (`usage_limits`), the window from the first request
 //! (`window`), stops at a safe point (`safe_stop`), escapes from the agent's process group
-//! (`escape`) and phases side by side (`parallel`); [`kit`] holds what they share.
+//! (`escape`), phases side by side (`parallel`) and debussy's binary replaced on disk
+//! mid-run (`replaced`); [`kit`] holds what they share.
 
 mod escape;
 mod failures;
@@ -12,6 +13,7 @@ mod guards;
 mod handoff;
 mod kit;
 mod parallel;
+mod replaced;
 mod safe_stop;
 mod usage_limits;
 mod window;

@@ -14,6 +14,7 @@ mod orphans;
 mod outcomes;
 mod parallel;
 mod read_only;
+mod replaced;
 mod restarts;
 mod resume;
 mod user_checkout;
