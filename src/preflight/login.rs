@@ -26,8 +26,8 @@ struct AuthStatus {
     auth_method: Option<String>,
 }
 
-/// The login check for the configured agent, when it can be known: Claude Code only.
-pub(super) fn login_check(target: Target<'_>) -> Option<Check> {
+/// How a session runs the configured agent, when it is Claude Code.
+pub(super) fn claude_command(target: Target<'_>) -> Option<AgentCommand> {
     let settings = crate::session::default_backend_settings(&target.loaded.config);
     if settings.kind != AgentKind::Claude {
         return None;
@@ -40,8 +40,7 @@ pub(super) fn login_check(target: Target<'_>) -> Option<Check> {
         },
     )
     .ok()?;
-    let command = backend.command("", &settings.model).ok()?;
-    Some(claude_login_check(&command))
+    backend.command("", &settings.model).ok()
 }
 
 /// The variable whose value Claude Code uses as its key in print mode, whatever else it

@@ -13,6 +13,7 @@ use crate::agent;
 use crate::config::{AgentKind, Loaded};
 
 mod agents;
+mod hooks;
 mod login;
 mod probe;
 mod project;
@@ -46,8 +47,9 @@ pub(crate) fn check(target: Target<'_>) -> Report {
     let agent = agent_check(target);
     let runs = agent.verdict == Verdict::Pass;
     checks.push(agent);
-    if runs && let Some(login) = login::login_check(target) {
-        checks.push(login);
+    if runs && let Some(claude) = login::claude_command(target) {
+        checks.push(login::claude_login_check(&claude));
+        checks.extend(hooks::hooks_check(target, &claude));
     }
     if config.agent.kind == AgentKind::Sim {
         if target.plan.is_none() && config.agent.scenario.is_none() {

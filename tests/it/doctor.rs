@@ -320,6 +320,51 @@ fn a_key_in_the_environment_is_a_login_without_asking_claude_code() {
     assert!(asked.exists(), "claude auth status was not asked");
 }
 
+/// Claude Code's own settings turning hooks off take debussy's compaction guard with
+/// them: the checks say so, naming the file.
+#[test]
+fn hooks_claude_codes_settings_turn_off_are_named() {
+    let project = Project::with_scenario(&scenario());
+    let claude = fake_agent(
+        &project,
+        "claude",
+        "#!/bin/sh\necho '2.1.332 (Claude Code)'\n",
+    );
+    let config_dir = project.root().join(".home/claude-config");
+    let doctor = || {
+        let command = crate::support::debussy(
+            project.root(),
+            &["doctor", "--agent", "claude", "--agent-command", &claude],
+        );
+        let mut command = command;
+        command
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-offline")
+            .env("CLAUDE_CONFIG_DIR", &config_dir);
+        text(&output_within(command, LIMIT).stdout)
+    };
+    assert!(!doctor().contains("hooks:"), "{}", doctor());
+    write_file(
+        project.root(),
+        ".home/claude-config/settings.json",
+        "\u{feff}{\"disableAllHooks\": true}",
+    );
+    let stdout = doctor();
+    assert!(
+        stdout.contains(&format!(
+            "! hooks: Claude Code will not run debussy's PreCompact hook: `disableAllHooks: true` in {}",
+            config_dir.join("settings.json").display()
+        )),
+        "{stdout}"
+    );
+    // The project's local file, read later, turns them back on.
+    write_file(
+        project.root(),
+        ".claude/settings.local.json",
+        "{\"disableAllHooks\": false}",
+    );
+    assert!(!doctor().contains("hooks:"), "{}", doctor());
+}
+
 #[test]
 fn a_state_directory_that_cannot_be_written_is_refused() {
     let project = Project::with_scenario(&scenario());
