@@ -11,6 +11,8 @@
 //! scripted model server, reading the model its `init` line names and
 //! `result.modelUsage[model].contextWindow`. Aliases resolve as that version resolves
 //! them (`opus` runs `claude-opus-5-5`), and a date suffix (`-20250929`) is ignored.
+//! `tests/it/claude_windows.rs` measures every entry again with the pinned CLI (2.1.332
+//! reports the same), so a new pin that moves a window fails there.
 
 /// How an entry's name matches a model id (lower case, date suffix removed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,6 +6,7 @@ mod support;
 
 mod claude_cli;
 mod claude_fixtures;
+mod claude_windows;
 mod config;
 mod doctor;
 mod dry_run;
