@@ -83,20 +83,25 @@ pub fn install_diagnostic_style() {
     }));
 }
 
-/// Write `text` to stderr, dropping it when stderr is gone (`2>&1 | head`, whose reader
-/// exits early): a message nobody can read is no reason to panic, and the exit code
-/// still says how the command ended. `eprintln!` panics there (exit 101).
+/// Write `text`, meant for people, to stderr with its control characters shown rather
+/// than sent ([`terminal_safe`](crate::terminal_safe::terminal_safe)), dropping it when
+/// stderr is gone (`2>&1 | head`, whose reader exits early): a message nobody can read
+/// is no reason to panic, and the exit code still says how the command ended.
+/// `eprintln!` panics there (exit 101).
 pub fn to_stderr(text: &str) {
     use std::io::Write as _;
+    let text = crate::terminal_safe::terminal_safe(text);
     let mut stderr = std::io::stderr().lock();
     let _ = stderr
         .write_all(text.as_bytes())
         .and_then(|()| stderr.flush());
 }
 
-/// Write `text` to stdout, dropping it when stdout is gone, as [`to_stderr`].
+/// Write `text` to stdout, its control characters shown and dropped when stdout is
+/// gone, as [`to_stderr`].
 pub fn to_stdout(text: &str) {
     use std::io::Write as _;
+    let text = crate::terminal_safe::terminal_safe(text);
     let mut stdout = std::io::stdout().lock();
     let _ = stdout
         .write_all(text.as_bytes())

@@ -32,5 +32,6 @@ pub mod run_env;
 pub mod session;
 pub mod sim;
 pub mod state;
+pub mod terminal_safe;
 pub mod ui;
 pub mod words;

@@ -6,7 +6,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
-use super::render::{Palette, print};
+use super::render::{Palette, print, print_exactly};
 use crate::cli::{AuditArgs, GlobalArgs, ReportFormat};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::plan::{self, AuditReport, Inspection, Severity};
@@ -71,7 +71,10 @@ pub(super) fn run(global: &GlobalArgs, args: &AuditArgs) -> CommandResult {
             json
         }
     };
-    print(&output)?;
+    match args.format {
+        ReportFormat::Text => print(&output)?,
+        ReportFormat::Json => print_exactly(&output)?,
+    }
     Ok(if passed { Exit::Success } else { Exit::Failure })
 }
 

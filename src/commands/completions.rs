@@ -11,7 +11,7 @@ pub(super) fn run(args: &CompletionsArgs) -> CommandResult {
     // closed pipe must be a quiet exit.
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "debussy", &mut script);
-    super::render::print(&String::from_utf8_lossy(&script))?;
+    super::render::print_exactly(&String::from_utf8_lossy(&script))?;
     Ok(Exit::Success)
 }
 

@@ -11,7 +11,7 @@ use crate::cli::{DoctorArgs, GlobalArgs, ReportFormat};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::preflight::{self, Report, Verdict};
 
-use super::render::{Palette, print};
+use super::render::{Palette, print, print_exactly};
 
 pub(super) async fn run(global: &GlobalArgs, args: &DoctorArgs) -> CommandResult {
     let report = match super::load_config(global, Some(&args.overrides)) {
@@ -35,7 +35,10 @@ pub(super) async fn run(global: &GlobalArgs, args: &DoctorArgs) -> CommandResult
             render(&report, palette)
         }
     };
-    print(&text)?;
+    match args.format {
+        ReportFormat::Text => print(&text)?,
+        ReportFormat::Json => print_exactly(&text)?,
+    }
     Ok(if report.failed() {
         Exit::Failure
     } else {

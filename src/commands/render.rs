@@ -11,8 +11,15 @@ pub(crate) use crate::ui::text::{Palette, Table};
 #[error("failed to write to standard output")]
 struct StdoutError(#[source] std::io::Error);
 
-/// Write `text` to stdout in one go.
+/// Write `text`, meant for people, to stdout in one go, its control characters shown
+/// rather than sent (see [`terminal_safe`](crate::terminal_safe::terminal_safe)).
 pub(crate) fn print(text: &str) -> Result<(), Failure> {
+    print_exactly(&crate::terminal_safe::terminal_safe(text))
+}
+
+/// Write `text` to stdout in one go, byte for byte (JSON, which escapes its own control
+/// characters, and completion scripts).
+pub(crate) fn print_exactly(text: &str) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())

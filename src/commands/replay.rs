@@ -106,7 +106,13 @@ pub(super) fn run(global: &GlobalArgs, args: &ReplayArgs) -> CommandResult {
     }
     let mut out = std::io::stdout().lock();
     let written = match args.format {
-        ReportFormat::Text => write_text(&mut out, &path, &report),
+        ReportFormat::Text => {
+            let mut text = Vec::new();
+            write_text(&mut text, &path, &report).and_then(|()| {
+                let text = String::from_utf8_lossy(&text);
+                out.write_all(crate::terminal_safe::terminal_safe(&text).as_bytes())
+            })
+        }
         ReportFormat::Json => serde_json::to_writer_pretty(&mut out, &report)
             .map_err(std::io::Error::from)
             .and_then(|()| writeln!(out)),

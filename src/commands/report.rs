@@ -122,7 +122,7 @@ pub(super) fn tail(text: &str, lines: usize, indent: &str) -> String {
 pub(super) fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|err| Failure::failed(miette::miette!("failed to encode JSON: {err}")))?;
-    super::render::print(&format!("{text}\n"))
+    super::render::print_exactly(&format!("{text}\n"))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::agent::FailureKind;
 use crate::events::{AttemptKind, Event};
+use crate::terminal_safe::terminal_safe;
 use crate::ui::{Sink, summary, write_flush};
 use crate::words::plural;
 
@@ -60,12 +61,13 @@ impl PlainSink {
     }
 
     fn raw(&mut self, text: &str) -> std::io::Result<()> {
+        let text = terminal_safe(text);
         if let Some(file) = &mut self.file {
             // The log file is best effort; the terminal is what the user watches.
             let _ = file.write_all(text.as_bytes());
         }
         match &mut self.out {
-            Some(out) => write_flush(out.as_mut(), text),
+            Some(out) => write_flush(out.as_mut(), &text),
             None => Ok(()),
         }
     }

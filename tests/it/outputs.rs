@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::support::project::{commit_all, init_repo, sim_run_args, wait_exit};
-use crate::support::scenario::{Scenario, Status, Turn};
+use crate::support::scenario::{Crash, Scenario, Status, Turn};
 
 fn debussy(root: &Path, args: &[&str]) -> Command {
     let mut command = crate::support::debussy(root, args);
@@ -272,4 +272,121 @@ fn with_output_file_the_terminal_still_gets_the_summary() {
         .filter(|entry| entry.file_name().to_string_lossy().starts_with("run-"))
         .collect();
     assert_eq!(logs.len(), 1, "one run log");
+}
+
+/// What an agent says goes to the terminal as text: an escape sequence in it (one that
+/// sets the window title, clears the screen or writes the clipboard) is shown, never
+/// sent, in the run's lines, its log file and `show`.
+#[test]
+fn the_agents_escape_sequences_reach_the_terminal_as_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    committed_plan(root);
+    let evil = "Done.\x1b]0;PWNED\x07\x1b[2J\x1b]52;c;ZWNobyBoaQ==\x07\r\u{9b}31m";
+    let scenario = Scenario::playing([
+        Turn::say(evil).percent(10).writes("out.txt", "hi\n"),
+        Turn::say(evil).done_as(Status::Completed),
+    ]);
+    std::fs::write(root.join("plan/sim-scenario.yaml"), scenario.to_yaml()).expect("scenario");
+    std::fs::create_dir_all(root.join(".debussy")).expect("mkdir");
+    std::fs::write(root.join(".debussy/config.yaml"), "output: both\n").expect("config");
+    commit_all(root, "an agent that says escapes");
+    let run = crate::support::debussy(
+        root,
+        &sim_run_args("plan/MASTER_PLAN.md", &["--no-interactive", "-v"]),
+    )
+    .output()
+    .expect("run");
+    let shown = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(run.status.success(), "{shown}");
+    let log_dir = root.join(".debussy/logs");
+    let log = std::fs::read_dir(&log_dir)
+        .expect("logs")
+        .filter_map(Result::ok)
+        .find(|entry| entry.file_name().to_string_lossy().starts_with("run-"))
+        .expect("the run's log");
+    let logged = std::fs::read_to_string(log.path()).expect("read log");
+    let show = crate::support::debussy(root, &["show"])
+        .output()
+        .expect("show");
+    let showed = String::from_utf8_lossy(&show.stdout).into_owned();
+    for (what, text) in [("the run", &shown), ("its log", &logged), ("show", &showed)] {
+        assert!(
+            !text.contains(['\x1b', '\x07', '\r', '\u{9b}']),
+            "{what} sent control characters: {text:?}"
+        );
+        assert!(
+            text.contains(r"Done.\u{1b}]0;PWNED\u{7}\u{1b}[2J"),
+            "{what} shows what the agent said: {text}"
+        );
+    }
+}
+
+/// An agent that fails quoting escape sequences: its last words reach the run's lines
+/// and `status` as text.
+#[test]
+fn an_agents_last_words_reach_the_terminal_as_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    committed_plan(root);
+    let scenario = Scenario::playing([Turn::crash(
+        Crash::exit(3).stderr("fatal\x1b]0;PWNED\x07\x1b[2J"),
+    )]);
+    std::fs::write(root.join("plan/sim-scenario.yaml"), scenario.to_yaml()).expect("scenario");
+    commit_all(root, "an agent that fails");
+    let run = crate::support::debussy(
+        root,
+        &sim_run_args(
+            "plan/MASTER_PLAN.md",
+            &["--no-interactive", "--max-retries", "0"],
+        ),
+    )
+    .output()
+    .expect("run");
+    assert_eq!(run.status.code(), Some(1));
+    let status = crate::support::debussy(root, &["status"])
+        .output()
+        .expect("status");
+    for (what, bytes) in [("the run", &run.stdout), ("status", &status.stdout)] {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text.contains(['\x1b', '\x07']),
+            "{what} sent control characters: {text:?}"
+        );
+        assert!(
+            text.contains(r"fatal\u{1b}]0;PWNED\u{7}\u{1b}[2J"),
+            "{what} shows the agent's last words: {text}"
+        );
+    }
+}
+
+/// A plan's own text quoted in an error (a row the audit refuses) reaches stderr and
+/// `audit` as text.
+#[test]
+fn a_plans_escape_sequences_reach_the_terminal_as_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    committed_plan(root);
+    let master = root.join("plan/MASTER_PLAN.md");
+    let mut text = std::fs::read_to_string(&master).expect("plan");
+    text.push_str("| 2 | Two\x1b]0;PWNED\x07 | Pending |\n");
+    std::fs::write(&master, text).expect("plan");
+    commit_all(root, "a row that links nothing");
+    let run = crate::support::debussy(
+        root,
+        &sim_run_args("plan/MASTER_PLAN.md", &["--no-interactive"]),
+    )
+    .output()
+    .expect("run");
+    let audit = crate::support::debussy(root, &["audit", "plan/MASTER_PLAN.md"])
+        .output()
+        .expect("audit");
+    for (what, bytes) in [("the run's error", &run.stderr), ("audit", &audit.stdout)] {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text.contains(['\x1b', '\x07']),
+            "{what} sent control characters: {text:?}"
+        );
+        assert!(text.contains(r"Two\u{1b}]0;PWNED\u{7}"), "{what}: {text}");
+    }
 }
