@@ -274,6 +274,15 @@ fn with_output_file_the_terminal_still_gets_the_summary() {
     assert_eq!(logs.len(), 1, "one run log");
 }
 
+/// `text`, printed by `what`, holds no control character and shows `escaped`.
+fn assert_shown_as_text(what: &str, text: &str, escaped: &str) {
+    assert!(
+        !text.contains(['\x1b', '\x07', '\r', '\u{9b}']),
+        "{what} sent control characters: {text:?}"
+    );
+    assert!(text.contains(escaped), "{what} shows {escaped}: {text}");
+}
+
 /// What an agent says goes to the terminal as text: an escape sequence in it (one that
 /// sets the window title, clears the screen or writes the clipboard) is shown, never
 /// sent, in the run's lines, its log file and `show`.
@@ -311,14 +320,7 @@ fn the_agents_escape_sequences_reach_the_terminal_as_text() {
         .expect("show");
     let showed = String::from_utf8_lossy(&show.stdout).into_owned();
     for (what, text) in [("the run", &shown), ("its log", &logged), ("show", &showed)] {
-        assert!(
-            !text.contains(['\x1b', '\x07', '\r', '\u{9b}']),
-            "{what} sent control characters: {text:?}"
-        );
-        assert!(
-            text.contains(r"Done.\u{1b}]0;PWNED\u{7}\u{1b}[2J"),
-            "{what} shows what the agent said: {text}"
-        );
+        assert_shown_as_text(what, text, r"Done.\u{1b}]0;PWNED\u{7}\u{1b}[2J");
     }
 }
 
@@ -349,14 +351,7 @@ fn an_agents_last_words_reach_the_terminal_as_text() {
         .expect("status");
     for (what, bytes) in [("the run", &run.stdout), ("status", &status.stdout)] {
         let text = String::from_utf8_lossy(bytes);
-        assert!(
-            !text.contains(['\x1b', '\x07']),
-            "{what} sent control characters: {text:?}"
-        );
-        assert!(
-            text.contains(r"fatal\u{1b}]0;PWNED\u{7}\u{1b}[2J"),
-            "{what} shows the agent's last words: {text}"
-        );
+        assert_shown_as_text(what, &text, r"fatal\u{1b}]0;PWNED\u{7}\u{1b}[2J");
     }
 }
 
@@ -383,10 +378,6 @@ fn a_plans_escape_sequences_reach_the_terminal_as_text() {
         .expect("audit");
     for (what, bytes) in [("the run's error", &run.stderr), ("audit", &audit.stdout)] {
         let text = String::from_utf8_lossy(bytes);
-        assert!(
-            !text.contains(['\x1b', '\x07']),
-            "{what} sent control characters: {text:?}"
-        );
-        assert!(text.contains(r"Two\u{1b}]0;PWNED\u{7}"), "{what}: {text}");
+        assert_shown_as_text(what, &text, r"Two\u{1b}]0;PWNED\u{7}");
     }
 }

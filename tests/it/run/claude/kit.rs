@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::support::claude::{
     self, ClaudeCli, DEFAULT_ALLOWED_TOOLS, DEFAULT_MODEL, Login, Sandbox,
 };
-use crate::support::model_server::{ModelServer, Turn, Usage};
+use crate::support::model_server::{ModelServer, RequestKind, Turn, Usage};
 use crate::support::project::{self, run_json};
 use serde_json::{Value, json};
 
@@ -194,6 +194,17 @@ impl Project {
     pub(super) fn commit_messages(&self) -> Vec<String> {
         project::commit_messages(self.root())
     }
+}
+
+/// The run restarted once for a compaction debussy's hook blocked, and no summarisation
+/// request reached the model.
+pub(super) fn assert_compaction_blocked(events: &[Value], server: &ModelServer) {
+    project::assert_restarted_once_for_a_blocked_compaction(events);
+    assert!(
+        server.requests_of(&RequestKind::Compact).is_empty(),
+        "no summarisation request reached the model: {:#?}",
+        server.requests()
+    );
 }
 
 /// The `agent.args` line (indented for the `agent` section) that lets the CLI edit files

@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::kit::{Project, usage};
+use super::kit::{Project, assert_compaction_blocked, usage};
 use crate::support::claude::Login;
-use crate::support::model_server::{ModelServer, RequestKind, Turn, Usage};
-use crate::support::project::{self, run_json};
+use crate::support::model_server::{ModelServer, Turn, Usage};
+use crate::support::project::run_json;
 
 /// Put a fresh copy of the binary under test at `path` the way `cargo install` and
 /// `cargo build` do: written beside it, then renamed over it, so the running process's
@@ -58,11 +58,6 @@ fn a_binary_replaced_mid_run_still_blocks_the_next_sessions_compaction() {
         )
     });
     assert_eq!(code, 0, "{events:#?}");
-    project::assert_restarted_once_for_a_blocked_compaction(&events);
-    assert!(
-        server.requests_of(&RequestKind::Compact).is_empty(),
-        "no summarisation request reached the model: {:#?}",
-        server.requests()
-    );
+    assert_compaction_blocked(&events, &server);
     assert!(project.root().join("b.txt").exists());
 }
