@@ -14,7 +14,8 @@
 //! While it waits ([`Runner::wait_for_usage_limit`]) the run says until when (a
 //! `waiting_for_limit` event, the state store for `debussy status`), serves the user's
 //! requests (Ctrl-C pauses the run as during a session) and keeps to `max_duration`,
-//! which counts the wait.
+//! which counts the wait. It ends at the reset by the wall clock too, for a machine that
+//! slept through it.
 
 use std::time::Duration;
 
@@ -163,7 +164,7 @@ impl Runner<'_> {
             self.warn(format!("could not record the wait for {what}: {err}"));
         }
         let end = self
-            .wait_until(phase_id, tokio::time::Instant::now() + wait)
+            .wait_until(phase_id, tokio::time::Instant::now() + wait, until)
             .await;
         if let Err(err) = self
             .run
@@ -181,9 +182,15 @@ impl Runner<'_> {
         end
     }
 
-    /// Sleep until `deadline`, serving requests and keeping to `max_duration`.
-    async fn wait_until(&mut self, phase_id: &str, deadline: tokio::time::Instant) -> WaitEnd {
-        let sleep = tokio::time::sleep_until(deadline);
+    /// Sleep until `deadline`, or the wall clock's `until` if the machine slept through
+    /// it, serving requests and keeping to `max_duration`.
+    async fn wait_until(
+        &mut self,
+        phase_id: &str,
+        deadline: tokio::time::Instant,
+        until: Timestamp,
+    ) -> WaitEnd {
+        let sleep = sleep_until_either(deadline, until, Timestamp::now);
         tokio::pin!(sleep);
         loop {
             let run_deadline = self.guards.deadline();
@@ -204,6 +211,34 @@ impl Runner<'_> {
     }
 }
 
+/// How often a wait looks at the wall clock. tokio's timers run on the monotonic clock,
+/// which stands still while the machine sleeps (a laptop's lid closed): a limit that
+/// reset meanwhile must not be waited for again once it wakes.
+const WALL_CLOCK_CHECK: Duration = Duration::from_secs(30);
+
+/// Until the monotonic `deadline`, or until the wall clock (`now`) reads `until`,
+/// whichever comes first.
+async fn sleep_until_either(
+    deadline: tokio::time::Instant,
+    until: Timestamp,
+    now: impl Fn() -> Timestamp,
+) {
+    let sleep = tokio::time::sleep_until(deadline);
+    tokio::pin!(sleep);
+    let mut looks = tokio::time::interval(WALL_CLOCK_CHECK);
+    looks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = &mut sleep => return,
+            _ = looks.tick() => {
+                if now() >= until {
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// Sleep until `deadline`, or forever without one.
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     match deadline {
@@ -216,6 +251,27 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 mod tests {
     use super::*;
     use crate::agent::FailureKind;
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_the_machine_slept_through_ends_at_its_next_look() {
+        let start = Timestamp::now();
+        let until = start + HOUR;
+        let began = tokio::time::Instant::now();
+        // The monotonic clock says no time passed; the wall clock says two hours did.
+        let woke = move || start + 2 * HOUR;
+        sleep_until_either(began + HOUR, until, woke).await;
+        assert!(began.elapsed() <= WALL_CLOCK_CHECK, "{:?}", began.elapsed());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_the_machine_stayed_awake_for_ends_at_its_deadline() {
+        let start = Timestamp::now();
+        let began = tokio::time::Instant::now();
+        sleep_until_either(began + HOUR, start + HOUR, move || start).await;
+        assert_eq!(began.elapsed(), HOUR);
+    }
 
     fn at(secs: i64) -> Timestamp {
         Timestamp::from_second(secs).expect("timestamp")
