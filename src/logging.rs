@@ -93,14 +93,23 @@ pub fn init(args: LogSettings) {
         .try_init();
 }
 
-/// Whether to colour a stream, honouring `--color` and `NO_COLOR`.
+/// Whether to colour a stream, honouring `--color`, `NO_COLOR` and a dumb terminal.
 #[must_use]
 pub fn use_color(choice: ColorChoice, is_terminal: bool) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => is_terminal && std::env::var_os("NO_COLOR").is_none(),
+        ColorChoice::Auto => {
+            is_terminal && std::env::var_os("NO_COLOR").is_none() && !terminal_is_dumb()
+        }
     }
+}
+
+/// Whether the terminal takes no control sequences (`TERM=dumb`: Emacs's shell and
+/// compilation buffers, some CI logs): no colour and no HUD there.
+#[must_use]
+pub fn terminal_is_dumb() -> bool {
+    std::env::var_os("TERM").is_some_and(|term| term == "dumb")
 }
 
 /// Turn stderr logging off (while a full-screen UI owns the terminal) or back on.

@@ -71,6 +71,11 @@ impl Tmux {
     /// The server, its pane running `debussy run` of the project's plan with the sim
     /// agent and `flags`; fails the test unless tmux can be used.
     fn run_plan(project: &Project, flags: &str) -> Tmux {
+        Tmux::run_plan_in(project, "xterm-256color", flags)
+    }
+
+    /// [`Tmux::run_plan`] with debussy's `TERM` set to `term`.
+    fn run_plan_in(project: &Project, term: &str, flags: &str) -> Tmux {
         require_tmux();
         let args = format!("run plan/MASTER_PLAN.md --agent sim {flags}");
         let dir = tempfile::tempdir().expect("tempdir");
@@ -94,7 +99,7 @@ impl Tmux {
                 "-c",
             ])
             .arg(project.root())
-            .arg(shell_line(&args))
+            .arg(shell_line(&format!("TERM={term}"), &args))
             .envs(project.env())
             .env("TERM", "xterm-256color")
             .env_remove("TMUX")
@@ -166,9 +171,9 @@ impl Drop for Tmux {
 /// `sh` line that runs debussy, then reports its exit code and the terminal's modes,
 /// prints `shell-done` once everything is on screen, and stays open so the screen can be
 /// read.
-fn shell_line(args: &str) -> String {
+fn shell_line(env: &str, args: &str) -> String {
     format!(
-        "{} {args}; echo \"exit=$?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; echo 'shell-done'; exec sleep 120",
+        "{env} {} {args}; echo \"exit=$?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; echo 'shell-done'; exec sleep 120",
         crate::support::DEBUSSY
     )
 }
@@ -278,6 +283,23 @@ fn no_interactive_prints_plain_lines_in_a_terminal() {
         "{screen}"
     );
     assert!(!screen.contains("┌ Context"), "{screen}");
+}
+
+#[test]
+#[ignore = "needs tmux (scripts/test-tools)"]
+fn a_dumb_terminal_gets_plain_lines_without_colour() {
+    let project = Project::with_hud_scenario(&finishing());
+    let tmux = Tmux::run_plan_in(&project, "dumb", "");
+    let screen = tmux.wait_for("the end of the run", |s| s.contains("shell-done"));
+    assert!(screen.contains("exit=0"), "{screen}");
+    assert!(screen.contains("] run "), "{screen}");
+    assert!(!screen.contains("┌ Context"), "{screen}");
+    let painted = tmux.run(&["capture-pane", "-p", "-e", "-t", "hud"]);
+    let painted = String::from_utf8_lossy(&painted.stdout);
+    assert!(
+        !painted.contains('\u{1b}'),
+        "no colour in a dumb terminal:\n{painted:?}"
+    );
 }
 
 #[test]

@@ -17,8 +17,9 @@ pub(super) enum Output {
 }
 
 /// The HUD when `interactive` is on (`--no-interactive`/`--yolo` turn it off), no JSON
-/// was asked for, output goes to the terminal, and both stdout and stdin are terminals;
-/// else JSON lines with `--output-format json`, else plain lines.
+/// was asked for, output goes to the terminal, both stdout and stdin are terminals, and
+/// the terminal is not a dumb one; else JSON lines with `--output-format json`, else
+/// plain lines.
 pub(super) fn choose_output(
     global: &GlobalArgs,
     args: &RunArgs,
@@ -28,7 +29,9 @@ pub(super) fn choose_output(
     if args.output_format == Some(ReportFormat::Json) {
         return Output::Sink(Box::new(JsonSink::new(Box::new(std::io::stdout()))));
     }
-    let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    let terminal = std::io::stdout().is_terminal()
+        && std::io::stdin().is_terminal()
+        && !crate::logging::terminal_is_dumb();
     if config.interactive && terminal && config.output != OutputMode::File {
         return Output::Hud;
     }
