@@ -27,7 +27,7 @@ static RUN_LOG: OnceLock<Mutex<Option<File>>> = OnceLock::new();
 /// When to colour output (`--color`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
-    /// Colour when the stream is a terminal and `NO_COLOR` is unset.
+    /// Colour when the stream is a terminal, `NO_COLOR` is unset and `TERM` is not `dumb`.
     Auto,
     /// Always colour.
     Always,
