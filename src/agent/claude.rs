@@ -71,6 +71,19 @@ impl AgentBackend for ClaudeBackend {
         "claude"
     }
 
+    fn api_endpoint(&self) -> Option<super::ApiEndpoint> {
+        super::ApiEndpoint::from_env(
+            &self.env,
+            "ANTHROPIC_BASE_URL",
+            "https://api.anthropic.com",
+            &[
+                "CLAUDE_CODE_USE_BEDROCK",
+                "CLAUDE_CODE_USE_VERTEX",
+                "CLAUDE_CODE_USE_FOUNDRY",
+            ],
+        )
+    }
+
     fn can_resume(&self) -> bool {
         true
     }

@@ -2,8 +2,8 @@
 //! events in each line it prints, and what it says about its usage and its failures.
 
 use super::{
-    AgentCommand, AgentError, AgentEvent, AgentFailure, ApiRetry, LastWords, claude_failures,
-    stream_json,
+    AgentCommand, AgentError, AgentEvent, AgentFailure, ApiEndpoint, ApiRetry, LastWords,
+    claude_failures, stream_json,
 };
 
 /// What usage information an agent reports, which decides how its context is measured.
@@ -66,6 +66,13 @@ pub trait AgentBackend: Send + Sync {
     /// 2 failed. Retrying…"), if `line` is one. By default the agent announces none there.
     fn stderr_retry(&self, line: &str) -> Option<ApiRetry> {
         let _ = line;
+        None
+    }
+
+    /// Where the agent sends its model requests, as its environment says, when debussy
+    /// can tell: a wait for an API the agent could not reach watches it, to go on once
+    /// it answers again. By default unknown.
+    fn api_endpoint(&self) -> Option<ApiEndpoint> {
         None
     }
 

@@ -22,6 +22,7 @@ pub mod claude_failures;
 pub mod codex;
 mod command;
 mod contract;
+mod endpoint;
 mod error;
 mod event;
 pub mod failure;
@@ -40,6 +41,7 @@ mod usage;
 pub use backend::{BackendContext, backend};
 pub use command::{AgentCommand, AgentHome, Follow, LayeredSettings, OwnDir};
 pub use contract::{AgentBackend, HANDOFF_ANSWER_TOKENS, ResumeRequest, UsageReporting};
+pub use endpoint::ApiEndpoint;
 pub use error::AgentError;
 pub use event::{
     AgentEvent, AssistantBlock, AssistantMessage, CompactBoundary, DeniedCall, HookEvent,

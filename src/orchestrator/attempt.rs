@@ -156,11 +156,14 @@ impl Runner<'_> {
                             return (AttemptEnd::Interrupted, tally);
                         }
                     };
-                    let end = self
-                        .wait_for_usage_limit(&id, attempt, failure, wait, reset_known)
-                        .await;
-                    if end == WaitEnd::Stopped {
-                        return (self.stop_reason(), tally);
+                    let trust = usage.address_trust();
+                    match self
+                        .wait_for_usage_limit(&id, attempt, failure, wait, reset_known, trust)
+                        .await
+                    {
+                        WaitEnd::Stopped => return (self.stop_reason(), tally),
+                        WaitEnd::Answered { unused } => usage.answered(unused),
+                        WaitEnd::Ready => {}
                     }
                     if report.snapshot.turns > 0 {
                         // It worked before the limit refused it: continue from its work.

@@ -41,6 +41,7 @@ mod parallel;
 pub mod phase;
 mod pool;
 pub mod prompts;
+mod reachable;
 mod recover;
 mod run;
 mod runner;

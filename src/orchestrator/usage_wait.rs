@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use crate::agent::AgentFailure;
+use crate::agent::{AgentFailure, FailureKind};
 use crate::config::RunDuration;
 use crate::events::Event;
 use crate::state::LimitWait;
@@ -45,6 +45,17 @@ pub(crate) struct UsageWait {
     max_wait: Option<RunDuration>,
     refusals: u32,
     waited: Duration,
+    address: AddressTrust,
+}
+
+/// What an answer from the address of an API the agent could not reach says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AddressTrust {
+    /// The agent has just failed to reach it: an answer means it is back.
+    AgentFailed,
+    /// A wait ended because it answered, and the agent still could not reach its API
+    /// (the trouble is past the first hop): only an answer after a refused try counts.
+    AnsweredInVain,
 }
 
 /// What to do about one refusal.
@@ -68,6 +79,7 @@ impl UsageWait {
             max_wait,
             refusals: 0,
             waited: Duration::ZERO,
+            address: AddressTrust::AgentFailed,
         }
     }
 
@@ -75,6 +87,19 @@ impl UsageWait {
     pub(crate) fn reset(&mut self) {
         self.refusals = 0;
         self.waited = Duration::ZERO;
+        self.address = AddressTrust::AgentFailed;
+    }
+
+    /// What an answer from the unreachable API's address says in the next wait.
+    pub(crate) fn address_trust(&self) -> AddressTrust {
+        self.address
+    }
+
+    /// The last wait ended `unused` before its end because the API's address answered:
+    /// that time was not waited, and the next answer must follow a refused try.
+    pub(crate) fn answered(&mut self, unused: Duration) {
+        self.waited = self.waited.saturating_sub(unused);
+        self.address = AddressTrust::AnsweredInVain;
     }
 
     /// The plan for `failure` at `now`: a usage limit that resets at its `resets_at`
@@ -120,6 +145,12 @@ impl UsageWait {
 pub(crate) enum WaitEnd {
     /// The limit should have reset: go on.
     Ready,
+    /// The address of the API the agent could not reach answered `unused` before the
+    /// wait's end: go on.
+    Answered {
+        /// The part of the wait not waited.
+        unused: Duration,
+    },
     /// The user interrupted or skipped, or a run limit was reached: stop the attempt.
     Stopped,
 }
@@ -135,6 +166,7 @@ impl Runner<'_> {
         failure: &AgentFailure,
         wait: Duration,
         reset_known: bool,
+        trust: AddressTrust,
     ) -> WaitEnd {
         let now = Timestamp::now();
         let until = now
@@ -163,8 +195,17 @@ impl Runner<'_> {
         {
             self.warn(format!("could not record the wait for {what}: {err}"));
         }
+        let watched = (failure.kind == FailureKind::Unreachable)
+            .then(|| self.session_spec(phase_id).backend.api_endpoint())
+            .flatten()
+            .and_then(|endpoint| super::reachable::first_hop(&endpoint));
         let end = self
-            .wait_until(phase_id, tokio::time::Instant::now() + wait, until)
+            .wait_until(
+                phase_id,
+                tokio::time::Instant::now() + wait,
+                until,
+                watched.map(|(host, port)| (host, port, trust)),
+            )
             .await;
         if let Err(err) = self
             .run
@@ -173,7 +214,7 @@ impl Runner<'_> {
         {
             self.could_not("record the end of the wait", &err);
         }
-        if end == WaitEnd::Ready {
+        if end != WaitEnd::Stopped {
             tracing::debug!(
                 "the wait for {what} (until {}) is over",
                 crate::words::local_time(until)
@@ -183,19 +224,42 @@ impl Runner<'_> {
     }
 
     /// Sleep until `deadline`, or the wall clock's `until` if the machine slept through
-    /// it, serving requests and keeping to `max_duration`.
+    /// it, or until the `watched` address of an API the agent could not reach answers
+    /// again ([`super::reachable`]), serving requests and keeping to `max_duration`.
     async fn wait_until(
         &mut self,
         phase_id: &str,
         deadline: tokio::time::Instant,
         until: Timestamp,
+        watched: Option<(String, u16, AddressTrust)>,
     ) -> WaitEnd {
         let sleep = sleep_until_either(deadline, until, Timestamp::now);
         tokio::pin!(sleep);
+        let address = watched
+            .as_ref()
+            .map(|(host, port, _)| format!("{host}:{port}"));
+        let back = async move {
+            match watched {
+                Some((host, port, trust)) => {
+                    let seen_down = trust == AddressTrust::AgentFailed;
+                    super::reachable::answers_again(host, port, seen_down).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(back);
         loop {
             let run_deadline = self.guards.deadline();
             tokio::select! {
                 () = &mut sleep => return WaitEnd::Ready,
+                () = &mut back => {
+                    tracing::info!(
+                        address = address.as_deref().unwrap_or_default(),
+                        "the agent's API answers again; going on before the wait's end"
+                    );
+                    let unused = deadline.saturating_duration_since(tokio::time::Instant::now());
+                    return WaitEnd::Answered { unused };
+                }
                 () = sleep_until(run_deadline), if run_deadline.is_some() => {
                     if self.must_pause(phase_id, 0.0) {
                         return WaitEnd::Stopped;
@@ -397,5 +461,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_wait_the_api_cut_short_counts_what_was_waited_and_trusts_the_next_answer_less() {
+        let mut waits = UsageWait::new(RunDuration::parse("80s").ok());
+        assert_eq!(waits.address_trust(), AddressTrust::AgentFailed);
+        let unreachable = AgentFailure::new(FailureKind::Unreachable, "offline");
+        assert!(matches!(
+            waits.plan(&unreachable, at(1_000_000)),
+            WaitPlan::Wait { wait, .. } if wait == FIRST_BACKOFF
+        ));
+        // The address answered 25 s into the 30 s: 5 s were waited.
+        waits.answered(Duration::from_secs(25));
+        assert_eq!(waits.address_trust(), AddressTrust::AnsweredInVain);
+        // 5 s + 60 s fits in 80 s; 30 s + 60 s would not.
+        assert!(matches!(
+            waits.plan(&unreachable, at(1_000_100)),
+            WaitPlan::Wait { wait, .. } if wait == 2 * FIRST_BACKOFF
+        ));
+        waits.reset();
+        assert_eq!(waits.address_trust(), AddressTrust::AgentFailed);
     }
 }

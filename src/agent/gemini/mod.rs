@@ -158,6 +158,15 @@ impl AgentBackend for GeminiBackend {
         "gemini"
     }
 
+    fn api_endpoint(&self) -> Option<crate::agent::ApiEndpoint> {
+        crate::agent::ApiEndpoint::from_env(
+            &self.env,
+            "GOOGLE_GEMINI_BASE_URL",
+            "https://generativelanguage.googleapis.com",
+            &["GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"],
+        )
+    }
+
     fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
         let program = super::program::find_program(&self.program, INSTALL_HINT)?;
         // `-p ""` runs headless; the prompt itself comes on stdin (no argv limit).

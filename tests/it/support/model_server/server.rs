@@ -37,7 +37,19 @@ impl ModelServer {
     /// Starts a server that plays `scenario`, listening on an ephemeral port of
     /// 127.0.0.1.
     pub fn start(scenario: Scenario) -> io::Result<Self> {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        Self::listening(std::net::TcpListener::bind("127.0.0.1:0")?, scenario)
+    }
+
+    /// Starts a server that plays `scenario` on the reserved `port` of 127.0.0.1: an
+    /// address the agent was told before anything listened there.
+    pub fn start_at(port: &crate::support::ports::Port, scenario: Scenario) -> io::Result<Self> {
+        Self::listening(
+            std::net::TcpListener::bind(("127.0.0.1", port.number()))?,
+            scenario,
+        )
+    }
+
+    fn listening(listener: std::net::TcpListener, scenario: Scenario) -> io::Result<Self> {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
