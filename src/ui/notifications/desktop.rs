@@ -69,7 +69,7 @@ impl Desktop {
                         .arg(format!("--urgency={urgency}"))
                         .arg("--")
                         .arg(&notice.title)
-                        .arg(&notice.message),
+                        .arg(markup_text(&notice.message)),
                 )
             }
             Program::Osascript(path) => Some(ProcessCommand::new(path).arg("-e").arg(format!(
@@ -117,6 +117,15 @@ impl Deliver for Desktop {
     }
 }
 
+/// `text` as text in a notification's body, which notification servers read as markup
+/// (`<b>`, `<a href>`): a gate's `a && b` or an agent's `<tag>` is shown as written,
+/// where unescaped some servers render it and others fail to parse the body.
+fn markup_text(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 /// `text` as an AppleScript string literal.
 fn applescript_string(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
@@ -131,6 +140,14 @@ mod tests {
         assert_eq!(
             applescript_string(r#"say "hi" \o/"#),
             r#""say \"hi\" \\o/""#
+        );
+    }
+
+    #[test]
+    fn a_body_is_text_not_markup() {
+        assert_eq!(
+            markup_text("gate `test -f a && grep -q <b> a` failed"),
+            "gate `test -f a &amp;&amp; grep -q &lt;b&gt; a` failed"
         );
     }
 
