@@ -52,6 +52,21 @@ pub(crate) fn command_name(dir: &Path) -> Option<String> {
     Some(comm.trim_end_matches('\n').to_owned())
 }
 
+/// The arguments of the process whose `/proc` directory is `dir`, its program first
+/// (`cmdline`, at most 64 KiB of it).
+pub(crate) fn arguments(dir: &Path) -> Option<Vec<std::ffi::OsString>> {
+    use std::os::unix::ffi::OsStrExt as _;
+
+    let bytes = crate::files::read_bytes_limited(&dir.join("cmdline"), 64 * 1024).ok()?;
+    Some(
+        bytes
+            .split(|byte| *byte == 0)
+            .filter(|arg| !arg.is_empty())
+            .map(|arg| std::ffi::OsStr::from_bytes(arg).to_os_string())
+            .collect(),
+    )
+}
+
 /// The working directory of the process whose `/proc` directory is `dir`.
 pub(crate) fn working_dir(dir: &Path) -> Option<PathBuf> {
     std::fs::read_link(dir.join("cwd")).ok()
