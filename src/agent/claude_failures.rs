@@ -14,6 +14,7 @@
 //! | 429, short `retry-after` | an `api_retry` with `error` `rate_limit`, then the request succeeds |
 //! | 429, `retry-after` past about a minute | at once, the result "API Error: Request rejected (429) …", `api_error_status` 429 |
 //! | a subscriber's usage limit | `rate_limit_event` with status `rejected` and `resetsAt`, then the result "You've hit your 5-hour limit · resets …", `api_error` `usage_limit_reached` |
+//! | credit used up (400 "Your credit balance is too low …") | at once, the result "Credit balance is too low" (2.1.332) |
 
 use super::LastWords;
 use super::failure::{AgentFailure, FailureKind};
@@ -87,6 +88,11 @@ fn text_kind(text: &str) -> Option<FailureKind> {
         Some(FailureKind::UnknownModel)
     } else if text.contains("You've hit your") && text.contains("limit") {
         Some(FailureKind::UsageLimit)
+    } else if text
+        .to_ascii_lowercase()
+        .contains("credit balance is too low")
+    {
+        Some(FailureKind::NoCredit)
     } else if text.contains("Connection refused")
         || text.contains("Unable to connect to API")
         || text.contains("ECONNREFUSED")

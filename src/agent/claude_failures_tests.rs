@@ -49,6 +49,15 @@ fn not_logged_in_is_its_own_kind() {
 }
 
 #[test]
+fn a_used_up_credit_balance_is_no_credit() {
+    let failure = diagnosed("claude-no-credit.jsonl").expect("classified");
+    assert_eq!(failure.kind, FailureKind::NoCredit);
+    assert_eq!(failure.said, "Credit balance is too low");
+    assert!(failure.kind.is_permanent());
+    assert!(!failure.kind.is_waited_out());
+}
+
+#[test]
 fn an_unknown_model_is_named() {
     let failure = diagnosed("claude-unknown-model.jsonl").expect("classified");
     assert_eq!(failure.kind, FailureKind::UnknownModel);

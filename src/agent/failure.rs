@@ -29,16 +29,22 @@ pub enum FailureKind {
     Unreachable,
     /// A usage or rate limit refused the request.
     UsageLimit,
+    /// The account has no credit left for the API, or its plan does not cover it (an
+    /// exhausted prepaid balance, a spend cap): no wait ends it.
+    NoCredit,
 }
 
 impl FailureKind {
-    /// True when no retry can fix it (credentials, login, model): the run stops after the
-    /// first session and the attempt's retries are kept.
+    /// True when no retry can fix it (credentials, login, model, credit): the run stops
+    /// after the first session and the attempt's retries are kept.
     #[must_use]
     pub fn is_permanent(self) -> bool {
         matches!(
             self,
-            FailureKind::Auth | FailureKind::NotLoggedIn | FailureKind::UnknownModel
+            FailureKind::Auth
+                | FailureKind::NotLoggedIn
+                | FailureKind::UnknownModel
+                | FailureKind::NoCredit
         )
     }
 
@@ -56,7 +62,10 @@ impl FailureKind {
         match self {
             FailureKind::UsageLimit => "the usage limit",
             FailureKind::Unreachable => "the agent's API",
-            FailureKind::Auth | FailureKind::NotLoggedIn | FailureKind::UnknownModel => "the agent",
+            FailureKind::Auth
+            | FailureKind::NotLoggedIn
+            | FailureKind::UnknownModel
+            | FailureKind::NoCredit => "the agent",
         }
     }
 
@@ -69,6 +78,7 @@ impl FailureKind {
             FailureKind::UnknownModel => "unknown_model",
             FailureKind::Unreachable => "unreachable",
             FailureKind::UsageLimit => "usage_limit",
+            FailureKind::NoCredit => "no_credit",
         }
     }
 
@@ -81,30 +91,34 @@ impl FailureKind {
             FailureKind::UnknownModel => "the agent's API does not know the model",
             FailureKind::Unreachable => "the agent could not reach its API",
             FailureKind::UsageLimit => "the agent's usage limit refused the session",
+            FailureKind::NoCredit => "the agent's account has no credit left for its API",
         }
     }
 
     /// How to fix it for the agent named `agent` (`claude`, `codex`, `gemini`).
     #[must_use]
     pub fn fix(self, agent: &str) -> String {
-        let (program, key, login, base_url) = match agent {
+        let (program, key, login, base_url, billing) = match agent {
             "codex" => (
                 "codex",
                 "OPENAI_API_KEY (or the model provider's `env_key`)",
                 "run `codex login`",
                 "the model provider's `base_url`",
+                "the OpenAI organization's billing (platform.openai.com/settings/organization/billing) or the ChatGPT plan",
             ),
             "gemini" => (
                 "gemini",
                 "GEMINI_API_KEY",
                 "run `gemini` once to log in",
                 "GOOGLE_GEMINI_BASE_URL",
+                "the Google Cloud project's billing",
             ),
             _ => (
                 "claude",
                 "ANTHROPIC_API_KEY",
                 "run `claude` once to log in",
                 "ANTHROPIC_BASE_URL",
+                "the Anthropic account's credits (Plans & Billing at console.anthropic.com)",
             ),
         };
         match self {
@@ -120,6 +134,9 @@ impl FailureKind {
             }
             FailureKind::UsageLimit => {
                 "debussy waits for the limit to reset, up to `limits.max_wait`".to_owned()
+            }
+            FailureKind::NoCredit => {
+                format!("add credit or raise the spend cap: {billing}")
             }
         }
     }

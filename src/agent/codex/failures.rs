@@ -10,7 +10,8 @@
 //! | no key | at once, `turn.failed` "Missing environment variable: `OPENAI_API_KEY`." |
 //! | unknown model | at once, `turn.failed` "The model `…` does not exist or you do not have access to it." |
 //! | usage limit | at once, `turn.failed` "You've hit your usage limit. … try again at 11:47 PM." (local time; a date when it is not today) |
-//! | quota | at once, `turn.failed` "Quota exceeded. Check your plan and billing details." |
+//! | credit used up (429 `insufficient_quota`) | at once, `turn.failed` "Quota exceeded. Check your plan and billing details." (no retry, no reset: a billing stop) |
+//! | a spend cap, a ChatGPT plan without Codex | at once, "You hit your spend cap …", "To use Codex with your ChatGPT plan, upgrade to Plus …" |
 //! | rate limit (429) | "Reconnecting... n/5 (exceeded retry limit, last status: 429 Too Many Requests)" |
 //! | API unreachable | "Reconnecting... waiting for network (Connection failed: error sending request)", without end |
 
@@ -87,10 +88,13 @@ fn kind_of(message: &str, status: Option<u16>) -> Option<FailureKind> {
         || (lower.contains("the model") && lower.contains("does not exist"))
     {
         Some(FailureKind::UnknownModel)
-    } else if status == Some(429)
-        || lower.contains("usage limit")
-        || lower.contains("quota exceeded")
+    } else if lower.contains("quota exceeded")
+        || lower.contains("insufficient_quota")
+        || lower.contains("spend cap")
+        || lower.contains("upgrade to plus")
     {
+        Some(FailureKind::NoCredit)
+    } else if status == Some(429) || lower.contains("usage limit") {
         Some(FailureKind::UsageLimit)
     } else if lower.contains("waiting for network")
         || lower.contains("connection failed")

@@ -63,9 +63,24 @@ fn the_usage_limit_resets_when_codex_says_to_try_again() {
     // 11:47 PM at UTC+1, the end of that minute.
     let expected: jiff::Timestamp = "2026-11-25T22:48:00Z".parse().expect("timestamp");
     assert_eq!(failure.resets_at, Some(expected.as_second()));
+}
+
+#[test]
+fn used_up_credit_is_no_credit_not_a_limit_to_wait_out() {
     let quota = diagnosed("codex-quota.jsonl").expect("classified");
-    assert_eq!(quota.kind, FailureKind::UsageLimit);
-    assert_eq!(quota.resets_at, None);
+    assert_eq!(quota.kind, FailureKind::NoCredit);
+    assert!(quota.kind.is_permanent());
+    for said in [
+        "You hit your spend cap set in your workspace. Increase your spend cap to continue.",
+        "To use Codex with your ChatGPT plan, upgrade to Plus: https://chatgpt.com/explore/plus.",
+    ] {
+        let words = LastWords {
+            stdout: vec![said.into()],
+            ..LastWords::default()
+        };
+        let failure = diagnose(&words, &noon()).expect("classified");
+        assert_eq!(failure.kind, FailureKind::NoCredit, "{said}");
+    }
 }
 
 #[test]

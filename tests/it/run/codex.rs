@@ -138,6 +138,15 @@ fn a_usage_limit_past_max_wait_pauses_the_run() {
 
 #[test]
 #[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
+fn used_up_credit_fails_without_a_wait_or_a_retry() {
+    agent_project::assert_used_up_credit_fails_without_a_wait_or_a_retry::<Sandbox>(
+        "Quota exceeded. Check your plan and billing details.",
+        "platform.openai.com/settings/organization/billing",
+    );
+}
+
+#[test]
+#[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
 fn an_unknown_model_fails_without_a_retry() {
     agent_project::assert_an_unknown_model_fails_without_a_retry::<Sandbox>("does not exist");
 }

@@ -261,10 +261,29 @@ pub fn assert_a_usage_limit_past_max_wait_pauses_the_run<S: AgentSandbox>() {
 /// A run of the agent `S` whose model does not exist: the attempt fails at once in the
 /// CLI's own `words`, and no retry is spent on it.
 pub fn assert_an_unknown_model_fails_without_a_retry<S: AgentSandbox>(words: &str) {
+    refused_at_once::<S>(Refusal::UnknownModel, words);
+}
+
+/// A run of the agent `S` whose account has no credit left: the attempt fails at once in
+/// the CLI's own `words`, saying where to add credit, with no wait and no retry.
+pub fn assert_used_up_credit_fails_without_a_wait_or_a_retry<S: AgentSandbox>(
+    words: &str,
+    billing: &str,
+) {
+    let error = refused_at_once::<S>(Refusal::NoCredit, words);
+    assert!(
+        error.contains("no credit left") && error.contains(billing),
+        "{error}"
+    );
+}
+
+/// A run of the agent `S` whose every request is refused with `refusal`: the attempt
+/// fails at once in the CLI's own `words`, with no retry and no wait; the phase's error.
+fn refused_at_once<S: AgentSandbox>(refusal: Refusal, words: &str) -> String {
     let server = ModelServer::start(
         Scenario::new()
             .turn(Turn::reply("unreachable"))
-            .refuse(Refusal::UnknownModel, None),
+            .refuse(refusal, None),
     )
     .expect("model server");
     let project = AgentProject::<S>::new(&server);
@@ -274,10 +293,15 @@ pub fn assert_an_unknown_model_fails_without_a_retry<S: AgentSandbox>(words: &st
     assert_eq!(
         events_named(&events, "phase_started").len(),
         1,
-        "no retry of a model that does not exist: {events:#?}"
+        "no retry of a {refusal:?}: {events:#?}"
+    );
+    assert!(
+        events_named(&events, "waiting_for_limit").is_empty(),
+        "no wait for a {refusal:?}: {events:#?}"
     );
     let error = project::phase_error(&events);
     assert!(error.contains(words), "{error}");
+    error
 }
 
 /// A run of the agent `S` whose API cannot be reached (nothing listens where it points

@@ -1,5 +1,6 @@
-//! The agent's failures with the real Claude Code CLI: a bad key, an unknown model and a
-//! missing login are said at once, in the agent's words with the fix, and cost no retry.
+//! The agent's failures with the real Claude Code CLI: a bad key, an unknown model, a
+//! used-up credit balance and a missing login are said at once, in the agent's words
+//! with the fix, and cost no retry.
 
 use std::time::{Duration, Instant};
 
@@ -85,6 +86,32 @@ fn an_unknown_model_fails_the_run_at_once_naming_the_model() {
         error.contains("does not know the model")
             && error.contains(claude::DEFAULT_MODEL)
             && error.contains("check `model`"),
+        "{error}"
+    );
+}
+
+#[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
+fn a_used_up_credit_balance_fails_the_run_at_once_saying_where_to_add_credit() {
+    let project = Project::planned(&[("1", "true")]);
+    let server = ModelServer::start(refusing(Refusal::NoCredit)).expect("model server");
+
+    let (code, events) = project.run(&server, &["--max-retries", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    assert_eq!(
+        named(&events, "phase_started").len(),
+        1,
+        "no retry: {events:#?}"
+    );
+    assert!(
+        named(&events, "waiting_for_limit").is_empty(),
+        "no wait: {events:#?}"
+    );
+    let error = phase_error(&events);
+    assert!(
+        error.contains("no credit left")
+            && error.contains("Credit balance is too low")
+            && error.contains("Plans & Billing"),
         "{error}"
     );
 }

@@ -24,6 +24,9 @@ pub enum Refusal {
     UsageLimit,
     /// 404 `not_found_error` (Codex: `model_not_found`; Gemini: `NOT_FOUND`).
     UnknownModel,
+    /// The account's credit is used up: 400 "Your credit balance is too low" (Codex:
+    /// 429 `insufficient_quota`; Gemini: 403 "requires billing to be enabled").
+    NoCredit,
 }
 
 /// A refusal and when it ends, if it does.
@@ -122,6 +125,22 @@ impl Refusing {
                 404,
                 json!({"error": {"message": format!("The model `{model}` does not exist or you do not have access to it."),
                     "type": "invalid_request_error", "param": null, "code": "model_not_found"}}),
+            ),
+            (Refusal::NoCredit, Wire::Messages) => answer(
+                400,
+                json!({"type": "error", "error": {"type": "invalid_request_error",
+                    "message": "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}),
+            ),
+            (Refusal::NoCredit, Wire::Responses) => answer(
+                429,
+                json!({"error": {"message": "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
+                    "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}),
+            ),
+            (Refusal::NoCredit, Wire::Gemini) => answer(
+                403,
+                json!({"error": {"code": 403,
+                    "message": "This API method requires billing to be enabled. Please enable billing on project #1 by visiting https://console.developers.google.com/billing/enable?project=1 then retry.",
+                    "status": "PERMISSION_DENIED"}}),
             ),
             (Refusal::UnknownModel, Wire::Gemini) => answer(
                 404,
