@@ -9,6 +9,7 @@
 //! |---|---|
 //! | bad key | the result "[API Error: {…"API key not valid…", "API_KEY_INVALID"…}]" |
 //! | refused (403) | the result "[API Error: {…"code":403,…"PERMISSION_DENIED"}]" |
+//! | no billing (403 "This API method requires billing to be enabled …") | the same result with that message: no credit, not the key |
 //! | no key | nothing on stdout; stderr "When using Gemini API, you must specify the GEMINI_API_KEY environment variable."; exit 41 |
 //! | unknown model | the result "[API Error: models/… is not found for API version v1beta…]" |
 //! | quota (429) | the result "[API Error: You have exhausted your daily quota on this model.]…"; a per-minute quota is retried by the CLI, "Suggested retry after 20s." |
@@ -62,6 +63,8 @@ fn kind_of(message: &str) -> Option<FailureKind> {
         || lower.contains("please set an auth method")
     {
         Some(FailureKind::NotLoggedIn)
+    } else if lower.contains("requires billing") || lower.contains("billing to be enabled") {
+        Some(FailureKind::NoCredit)
     } else if lower.contains("api key not valid")
         || lower.contains("api_key_invalid")
         || lower.contains("permission_denied")
@@ -166,6 +169,16 @@ mod tests {
         );
         assert_eq!(kind("gemini-daily-quota"), Some(FailureKind::UsageLimit));
         assert_eq!(kind("gemini-unreachable"), Some(FailureKind::Unreachable));
+    }
+
+    #[test]
+    fn a_project_without_billing_is_no_credit_not_a_bad_key() {
+        let words = LastWords {
+            stderr: vec![r#"[API Error: {"error":{"code":403,"message":"This API method requires billing to be enabled. Please enable billing on project #1 by visiting https://console.developers.google.com/billing/enable?project=1 then retry.","status":"PERMISSION_DENIED"}}]"#.into()],
+            ..LastWords::default()
+        };
+        let failure = diagnose(&words, &Zoned::now()).expect("failure");
+        assert_eq!(failure.kind, FailureKind::NoCredit);
     }
 
     #[test]

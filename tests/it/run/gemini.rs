@@ -181,6 +181,15 @@ fn an_unknown_model_fails_without_a_retry() {
 
 #[test]
 #[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
+fn a_project_without_billing_fails_without_a_wait_or_a_retry() {
+    agent_project::assert_used_up_credit_fails_without_a_wait_or_a_retry::<Sandbox>(
+        "requires billing to be enabled",
+        "the Google Cloud project's billing",
+    );
+}
+
+#[test]
+#[ignore = "needs the pinned Gemini CLI (scripts/test-tools)"]
 fn an_unreachable_api_pauses_without_spending_an_attempt() {
     agent_project::assert_an_unreachable_api_pauses_without_spending_an_attempt::<Sandbox>(
         "fetch failed",
