@@ -10,13 +10,34 @@ use std::borrow::Cow;
 /// `text` with every control character but newline and tab escaped, and colour kept.
 #[must_use]
 pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    escaped(text, Colour::Kept)
+}
+
+/// `text` with every control character but newline and tab escaped, colour included: for
+/// output debussy never colours itself (the run's plain lines), so an agent's colour
+/// cannot hide text (`ESC[8m`) or stay on after the line.
+#[must_use]
+pub fn plain_text(text: &str) -> Cow<'_, str> {
+    escaped(text, Colour::Shown)
+}
+
+/// What becomes of a colour sequence.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Colour {
+    /// Sent: debussy's own tables use it.
+    Kept,
+    /// Shown as an escape, as every other sequence is.
+    Shown,
+}
+
+fn escaped(text: &str, colour: Colour) -> Cow<'_, str> {
     if !text.chars().any(is_unsafe) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
-        if let Some(len) = colour_len(rest) {
+        if let Some(len) = colour_len(rest).filter(|_| colour == Colour::Kept) {
             out.push_str(&rest[..len]);
             rest = &rest[len..];
             continue;
@@ -70,6 +91,12 @@ mod tests {
             terminal_safe("\x1b]52;c;aGk=\x1b\\"),
             r"\u{1b}]52;c;aGk=\u{1b}\"
         );
+    }
+
+    #[test]
+    fn plain_text_shows_colour_too() {
+        assert_eq!(plain_text("a\x1b[8mhidden"), r"a\u{1b}[8mhidden");
+        assert_eq!(plain_text("plain"), "plain");
     }
 
     #[test]

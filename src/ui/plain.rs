@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::agent::FailureKind;
 use crate::events::{AttemptKind, Event};
-use crate::terminal_safe::terminal_safe;
+use crate::terminal_safe::{plain_text, terminal_safe};
 use crate::ui::{Sink, summary, write_flush};
 use crate::words::plural;
 
@@ -50,7 +50,7 @@ impl PlainSink {
 
     fn line(&mut self, text: &str) -> std::io::Result<()> {
         let stamp = jiff::Zoned::now().strftime("%H:%M:%S").to_string();
-        let mut text = text
+        let mut text = plain_text(text)
             .lines()
             .map(|l| format!("[{stamp}] {l}\n"))
             .collect::<String>();

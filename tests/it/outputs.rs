@@ -294,6 +294,7 @@ fn the_agents_escape_sequences_reach_the_terminal_as_text() {
     let evil = "Done.\x1b]0;PWNED\x07\x1b[2J\x1b]52;c;ZWNobyBoaQ==\x07\r\u{9b}31m";
     let scenario = Scenario::playing([
         Turn::say(evil).percent(10).writes("out.txt", "hi\n"),
+        Turn::say("Colour\x1b[8mhidden").percent(11),
         Turn::say(evil).done_as(Status::Completed),
     ]);
     std::fs::write(root.join("plan/sim-scenario.yaml"), scenario.to_yaml()).expect("scenario");
@@ -321,6 +322,10 @@ fn the_agents_escape_sequences_reach_the_terminal_as_text() {
     let showed = String::from_utf8_lossy(&show.stdout).into_owned();
     for (what, text) in [("the run", &shown), ("its log", &logged), ("show", &showed)] {
         assert_shown_as_text(what, text, r"Done.\u{1b}]0;PWNED\u{7}\u{1b}[2J");
+    }
+    // debussy's run lines are never coloured, so an agent's colour cannot hide text there.
+    for (what, text) in [("the run", &shown), ("its log", &logged)] {
+        assert_shown_as_text(what, text, r"Colour\u{1b}[8mhidden");
     }
 }
 
