@@ -5,11 +5,12 @@
 //! session still restarts after such a compaction, but the agent's summary has replaced
 //! its context by then; the check says so before the run rather than after.
 //!
-//! The rules are Claude Code's (2.1.332, each seen with the pinned CLI): `disableAllHooks:
-//! true` in the managed settings, or `allowManagedHooksOnly: true` there, runs no hook of
-//! a session's; `disableAllHooks` in the user, project and local files counts as Claude
-//! Code merges them (a later file's value wins); `CLAUDE_CODE_SIMPLE` and
-//! `CLAUDE_CODE_SAFE_MODE` run without hooks.
+//! The rules are Claude Code's: `disableAllHooks` in the user, project and local files
+//! counts as Claude Code merges them (a later file's value wins), and `CLAUDE_CODE_SIMPLE`
+//! and `CLAUDE_CODE_SAFE_MODE` run without hooks (each seen with the pinned 2.1.332);
+//! `disableAllHooks: true` in the managed settings, or `allowManagedHooksOnly: true`
+//! there, runs no hook of a session's (as Claude Code's hook loader reads them; the
+//! machine's managed file is not written in tests).
 
 use std::path::{Path, PathBuf};
 
