@@ -15,6 +15,7 @@
 //! | 429, `retry-after` past about a minute | at once, the result "API Error: Request rejected (429) …", `api_error_status` 429 |
 //! | a subscriber's usage limit | `rate_limit_event` with status `rejected` and `resetsAt`, then the result "You've hit your 5-hour limit · resets …", `api_error` `usage_limit_reached` |
 //! | credit used up (400 "Your credit balance is too low …") | at once, the result "Credit balance is too low" (2.1.332) |
+//! | overloaded (529 `overloaded_error`), a 5xx | `api_retry` with `error_status` 529 and `error` `overloaded`, ten of them (`CLAUDE_CODE_MAX_RETRIES`), then the result "API Error: 529 Overloaded. This is a server-side issue, usually temporary …", `api_error_status` 529 (2.1.332) |
 
 use super::LastWords;
 use super::failure::{AgentFailure, FailureKind};
@@ -31,6 +32,7 @@ pub fn retry_kind(status: Option<u16>, error: &str) -> Option<FailureKind> {
         }
         (_, "model_not_found") => Some(FailureKind::UnknownModel),
         (Some(429), _) | (_, "rate_limit") => Some(FailureKind::UsageLimit),
+        (Some(500..=599), _) | (_, "overloaded") => Some(FailureKind::Overloaded),
         (None, _) => Some(FailureKind::Unreachable),
         _ => None,
     }
@@ -74,6 +76,7 @@ fn result_kind(status: Option<u16>, error: Option<&str>, text: &str) -> Option<F
         }
         (Some(404), _) if text.contains("model") => Some(FailureKind::UnknownModel),
         (_, Some("connection_failed")) => Some(FailureKind::Unreachable),
+        (Some(500..=599), _) => Some(FailureKind::Overloaded),
         _ => None,
     }
 }

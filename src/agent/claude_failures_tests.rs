@@ -118,10 +118,27 @@ fn words_outside_json_are_read_too() {
 #[test]
 fn retry_errors_map_to_kinds() {
     assert_eq!(retry_kind(Some(403), "unknown"), Some(FailureKind::Auth));
-    assert_eq!(retry_kind(Some(529), "overloaded"), None);
-    assert_eq!(retry_kind(Some(500), "server_error"), None);
+    assert_eq!(
+        retry_kind(Some(529), "overloaded"),
+        Some(FailureKind::Overloaded)
+    );
+    assert_eq!(
+        retry_kind(Some(500), "server_error"),
+        Some(FailureKind::Overloaded)
+    );
     assert_eq!(
         retry_kind(Some(404), "model_not_found"),
         Some(FailureKind::UnknownModel)
     );
+}
+
+#[test]
+fn an_overloaded_api_is_waited_out_from_its_retries_to_its_result() {
+    let failure = diagnosed("claude-overloaded.jsonl").expect("classified");
+    assert_eq!(failure.kind, FailureKind::Overloaded);
+    assert!(
+        failure.said.starts_with("API Error: 529 Overloaded"),
+        "{failure}"
+    );
+    assert!(failure.kind.is_waited_out() && !failure.kind.is_permanent());
 }

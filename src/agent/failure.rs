@@ -29,6 +29,9 @@ pub enum FailureKind {
     Unreachable,
     /// A usage or rate limit refused the request.
     UsageLimit,
+    /// The API answered with a server error or said it is overloaded (5xx, Anthropic's
+    /// 529) after the agent's own retries: an outage a wait may see the end of.
+    Overloaded,
     /// The account has no credit left for the API, or its plan does not cover it (an
     /// exhausted prepaid balance, a spend cap): no wait ends it.
     NoCredit,
@@ -52,7 +55,10 @@ impl FailureKind {
     /// resets, an API the network may reach again) rather than spend an attempt on it.
     #[must_use]
     pub fn is_waited_out(self) -> bool {
-        matches!(self, FailureKind::UsageLimit | FailureKind::Unreachable)
+        matches!(
+            self,
+            FailureKind::UsageLimit | FailureKind::Unreachable | FailureKind::Overloaded
+        )
     }
 
     /// What a run waiting it out waits for, in words: "the usage limit", "the agent's
@@ -61,7 +67,7 @@ impl FailureKind {
     pub fn waiting_for(self) -> &'static str {
         match self {
             FailureKind::UsageLimit => "the usage limit",
-            FailureKind::Unreachable => "the agent's API",
+            FailureKind::Unreachable | FailureKind::Overloaded => "the agent's API",
             FailureKind::Auth
             | FailureKind::NotLoggedIn
             | FailureKind::UnknownModel
@@ -78,6 +84,7 @@ impl FailureKind {
             FailureKind::UnknownModel => "unknown_model",
             FailureKind::Unreachable => "unreachable",
             FailureKind::UsageLimit => "usage_limit",
+            FailureKind::Overloaded => "overloaded",
             FailureKind::NoCredit => "no_credit",
         }
     }
@@ -91,6 +98,7 @@ impl FailureKind {
             FailureKind::UnknownModel => "the agent's API does not know the model",
             FailureKind::Unreachable => "the agent could not reach its API",
             FailureKind::UsageLimit => "the agent's usage limit refused the session",
+            FailureKind::Overloaded => "the agent's API is overloaded or failing",
             FailureKind::NoCredit => "the agent's account has no credit left for its API",
         }
     }
@@ -134,6 +142,9 @@ impl FailureKind {
             }
             FailureKind::UsageLimit => {
                 "debussy waits for the limit to reset, up to `limits.max_wait`".to_owned()
+            }
+            FailureKind::Overloaded => {
+                "debussy waits for the API to recover, up to `limits.max_wait`".to_owned()
             }
             FailureKind::NoCredit => {
                 format!("add credit or raise the spend cap: {billing}")

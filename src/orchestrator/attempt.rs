@@ -401,6 +401,7 @@ impl Runner<'_> {
         let id = phase.id.as_str().to_owned();
         let (label, why) = match kind {
             FailureKind::Unreachable => ("checkpoint (API unreachable)", Continuation::Offline),
+            FailureKind::Overloaded => ("checkpoint (API overloaded)", Continuation::Offline),
             _ => ("checkpoint (usage limit)", Continuation::UsageLimit),
         };
         let commit = self.commit(phase, label).await.ok().flatten();

@@ -138,6 +138,7 @@ impl fmt::Display for LimitHit {
             } if waited.is_zero() => {
                 let what = match kind {
                     FailureKind::Unreachable => "the agent could not reach its API",
+                    FailureKind::Overloaded => "the agent's API was overloaded",
                     _ => "the agent's usage limit refused it",
                 };
                 write!(
@@ -154,6 +155,16 @@ impl fmt::Display for LimitHit {
             } => write!(
                 f,
                 "the agent still could not reach its API after {} of waiting (limits.max_wait {limit})",
+                span(*waited)
+            ),
+            LimitHit::UsageWait {
+                kind: FailureKind::Overloaded,
+                waited,
+                limit,
+                ..
+            } => write!(
+                f,
+                "the agent's API was still overloaded after {} of waiting (limits.max_wait {limit})",
                 span(*waited)
             ),
             LimitHit::UsageWait {

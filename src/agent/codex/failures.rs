@@ -13,6 +13,7 @@
 //! | credit used up (429 `insufficient_quota`) | at once, `turn.failed` "Quota exceeded. Check your plan and billing details." (no retry, no reset: a billing stop) |
 //! | a spend cap, a ChatGPT plan without Codex | at once, "You hit your spend cap …", "To use Codex with your ChatGPT plan, upgrade to Plus …" |
 //! | rate limit (429) | "Reconnecting... n/5 (exceeded retry limit, last status: 429 Too Many Requests)" |
+//! | a server error (5xx) | the same retries, "… last status: 503 Service Unavailable" |
 //! | API unreachable | "Reconnecting... waiting for network (Connection failed: error sending request)", without end |
 
 use jiff::Zoned;
@@ -96,6 +97,8 @@ fn kind_of(message: &str, status: Option<u16>) -> Option<FailureKind> {
         Some(FailureKind::NoCredit)
     } else if status == Some(429) || lower.contains("usage limit") {
         Some(FailureKind::UsageLimit)
+    } else if status.is_some_and(|status| (500..600).contains(&status)) {
+        Some(FailureKind::Overloaded)
     } else if lower.contains("waiting for network")
         || lower.contains("connection failed")
         || lower.contains("error sending request")

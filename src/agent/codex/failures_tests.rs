@@ -109,3 +109,19 @@ fn rate_limit_and_network_retries_are_classified() {
         "waiting for network (Connection failed: error sending request)"
     );
 }
+
+#[test]
+fn a_server_error_after_codexs_retries_is_an_overloaded_api() {
+    let words = LastWords {
+        stdout: vec![
+            "exceeded retry limit, last status: 503 Service Unavailable, request id: x".into(),
+        ],
+        ..LastWords::default()
+    };
+    let failure = diagnose(&words, &noon()).expect("classified");
+    assert_eq!(failure.kind, FailureKind::Overloaded);
+    assert!(failure.kind.is_waited_out());
+    let retried = retry("Reconnecting... 2/5 (unexpected status 502 Bad Gateway: upstream)")
+        .expect("a retry");
+    assert_eq!(retried.kind, Some(FailureKind::Overloaded));
+}

@@ -79,6 +79,12 @@ fn kind_of(message: &str) -> Option<FailureKind> {
         || lower.contains("exceeded your current quota")
     {
         Some(FailureKind::UsageLimit)
+    } else if lower.contains("model is overloaded")
+        || lower.contains("\"code\":503")
+        || lower.contains("\"code\":500")
+        || lower.contains("\"status\":\"unavailable\"")
+    {
+        Some(FailureKind::Overloaded)
     } else if lower.contains("fetch failed")
         || lower.contains("econnrefused")
         || lower.contains("enotfound")
@@ -169,6 +175,16 @@ mod tests {
         );
         assert_eq!(kind("gemini-daily-quota"), Some(FailureKind::UsageLimit));
         assert_eq!(kind("gemini-unreachable"), Some(FailureKind::Unreachable));
+    }
+
+    #[test]
+    fn an_overloaded_model_is_waited_out() {
+        let words = LastWords {
+            stderr: vec![r#"[API Error: {"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}]"#.into()],
+            ..LastWords::default()
+        };
+        let failure = diagnose(&words, &Zoned::now()).expect("failure");
+        assert_eq!(failure.kind, FailureKind::Overloaded);
     }
 
     #[test]

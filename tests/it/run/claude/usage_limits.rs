@@ -177,3 +177,39 @@ fn an_api_that_comes_back_ends_the_wait_before_its_backoff() {
         "the session talked to the API"
     );
 }
+
+/// The API is overloaded (529) past Claude Code's own retries: the session's end is
+/// waited out like an unreachable API, not spent as an attempt; with `limits.max_wait`
+/// shorter than the first backoff the run pauses at once, saying so.
+#[test]
+#[ignore = "needs the pinned Claude Code CLI (scripts/test-tools)"]
+fn an_overloaded_api_pauses_without_spending_an_attempt() {
+    let project = Project::planned(&[("1", "test -f done.txt")]);
+    let server =
+        ModelServer::start(phase_work(&project).refuse(Refusal::Overloaded, None)).expect("server");
+    let mut args = vec!["run", "plan/MASTER_PLAN.md", "--output-format", "json"];
+    args.extend(["--max-wait", "1s", "--max-retries", "2"]);
+    let mut command = project.command(&server, &args);
+    // One retry of its own instead of ten over minutes.
+    command.env("CLAUDE_CODE_MAX_RETRIES", "1");
+    let (code, events) = run_json(command, Duration::from_secs(120));
+    assert_eq!(code, 3, "{events:#?}");
+    assert_eq!(
+        named(&events, "phase_started").len(),
+        1,
+        "no attempt spent: {events:#?}"
+    );
+    let limit = named(&events, "limit_reached");
+    assert_eq!(
+        limit[0]["detail"],
+        "the agent's API was overloaded, and a first wait of 30s is past limits.max_wait (1s)",
+        "{:#}",
+        limit[0]
+    );
+    let retries = named(&events, "agent_retry");
+    assert_eq!(
+        retries[0]["retry"]["kind"], "overloaded",
+        "{:#}",
+        retries[0]
+    );
+}

@@ -27,6 +27,8 @@ pub enum Refusal {
     /// The account's credit is used up: 400 "Your credit balance is too low" (Codex:
     /// 429 `insufficient_quota`; Gemini: 403 "requires billing to be enabled").
     NoCredit,
+    /// The API is overloaded: 529 `overloaded_error` (Codex and Gemini: 503).
+    Overloaded,
 }
 
 /// A refusal and when it ends, if it does.
@@ -141,6 +143,20 @@ impl Refusing {
                 json!({"error": {"code": 403,
                     "message": "This API method requires billing to be enabled. Please enable billing on project #1 by visiting https://console.developers.google.com/billing/enable?project=1 then retry.",
                     "status": "PERMISSION_DENIED"}}),
+            ),
+            (Refusal::Overloaded, Wire::Messages) => answer(
+                529,
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            ),
+            (Refusal::Overloaded, Wire::Responses) => answer(
+                503,
+                json!({"error": {"message": "The server is overloaded or not ready yet.",
+                    "type": "server_error", "param": null, "code": null}}),
+            ),
+            (Refusal::Overloaded, Wire::Gemini) => answer(
+                503,
+                json!({"error": {"code": 503, "message": "The model is overloaded. Please try again later.",
+                    "status": "UNAVAILABLE"}}),
             ),
             (Refusal::UnknownModel, Wire::Gemini) => answer(
                 404,
