@@ -2,7 +2,7 @@
 //! line types of current Claude Code that the recordings lack.
 
 use super::*;
-use crate::agent::{TextLine, UnknownLine};
+use crate::agent::{FailureKind, TextLine, UnknownLine};
 
 const SUBAGENT: &str = include_str!("../../tests/fixtures/transcripts/claude-task-subagent.jsonl");
 const CUSTOM: &str = include_str!("../../tests/fixtures/transcripts/claude-custom-agent.jsonl");
@@ -372,7 +372,10 @@ fn an_api_retry_says_which_retry_and_why() {
     };
     assert_eq!((retry.attempt, retry.max_retries), (Some(2), Some(10)));
     assert_eq!((retry.delay_ms, retry.status), (Some(1133), Some(529)));
-    assert_eq!((retry.error.as_str(), retry.kind), ("overloaded", None));
+    assert_eq!(
+        (retry.error.as_str(), retry.kind),
+        ("overloaded", Some(FailureKind::Overloaded))
+    );
 }
 
 #[test]
