@@ -55,6 +55,25 @@ impl ApiEndpoint {
             return None;
         }
         let url = set(base_var).unwrap_or_else(|| default.to_owned());
+        Self::proxied(var, url)
+    }
+
+    /// The endpoint at `url` for an agent whose environment is `env` (over the
+    /// process's): the proxy in its way is worked out from the environment, the URL from
+    /// wherever the agent keeps it (Codex: its configuration). `None` when `url` names
+    /// no host.
+    #[must_use]
+    pub fn at(env: &BTreeMap<String, String>, url: String) -> Option<ApiEndpoint> {
+        let process = |name: &str| std::env::var(name).ok();
+        Self::proxied(
+            &|name| env.get(name).cloned().or_else(|| process(name)),
+            url,
+        )
+    }
+
+    /// `url` with the proxy the variables `var` reads put in its way.
+    fn proxied(var: &dyn Fn(&str) -> Option<String>, url: String) -> Option<ApiEndpoint> {
+        let set = |name: &str| var(name).filter(|value| !value.trim().is_empty());
         let host = host_of(&url)?;
         let bypassed = NO_PROXY_VARS
             .iter()

@@ -133,6 +133,12 @@ impl AgentBackend for CodexBackend {
         "codex"
     }
 
+    /// The provider Codex's configuration chooses, at its `base_url`
+    /// ([`super::endpoint`]).
+    fn api_endpoint(&self) -> Option<crate::agent::ApiEndpoint> {
+        super::endpoint::api_endpoint(&self.args, &self.env, self.user_home().as_deref())
+    }
+
     fn command(&self, prompt: &str, model: &str) -> Result<AgentCommand, AgentError> {
         let program = crate::agent::program::find_program(&self.program, INSTALL_HINT)?;
         let mut args: Vec<String> = vec![

@@ -12,9 +12,11 @@
 //! Codex compacts on its own at `model_auto_compact_token_limit`; debussy sets it between
 //! its own threshold and the window ([`auto_compact_limit`]), so debussy stops the session
 //! first and Codex still compacts when debussy will not restart it. This module locates
-//! the program and nothing else: it never spawns anything or touches a file.
+//! the program and never spawns anything; it reads the user's Codex configuration only
+//! to say where the API is ([`endpoint`]), for a wait on an API Codex could not reach.
 
 mod backend;
+mod endpoint;
 pub mod exec_json;
 pub mod failures;
 pub mod rollout;

@@ -290,3 +290,9 @@ fn an_unreachable_api_pauses_without_spending_an_attempt() {
         "waiting for network",
     );
 }
+
+#[test]
+#[ignore = "needs the pinned Codex CLI (scripts/test-tools)"]
+fn an_api_that_comes_back_ends_the_wait_before_its_backoff() {
+    agent_project::assert_an_api_that_comes_back_ends_the_wait::<Sandbox>();
+}

@@ -345,3 +345,20 @@ pub fn assert_an_unreachable_api_pauses_without_spending_an_attempt<S: AgentSand
     let text = serde_json::to_string(&events).expect("json");
     assert!(text.contains(words), "the agent's own words: {events:#?}");
 }
+
+/// A run of the agent `S` whose API nothing answers until the run waits for it: the
+/// wait ends at debussy's next try of the address the agent's configuration names, not
+/// after the 30 s backoff, and the same attempt completes.
+pub fn assert_an_api_that_comes_back_ends_the_wait<S: AgentSandbox>() {
+    let port = super::ports::Port::reserve();
+    let first = ModelServer::start_at(&port, Scenario::new()).expect("model server");
+    let project = AgentProject::<S>::new(&first);
+    project.plan("true", 100_000, "");
+    drop(first);
+    let mut run = project.command(&["run", "plan/MASTER_PLAN.md", "--output-format", "json"]);
+    run.env("DEBUSSY_AGENT__OFFLINE_GRACE", "1");
+    super::api_returns::assert_the_wait_ends_once_the_api_is_back(run, || {
+        ModelServer::start_at(&port, Scenario::new().turn(Turn::reply("Done.")))
+            .expect("the API comes up")
+    });
+}

@@ -8,6 +8,7 @@
 //! `crate::support`. See `docs/testing.md`.
 
 pub mod agent_project;
+pub mod api_returns;
 pub mod artifacts;
 pub mod claude;
 pub mod cli;

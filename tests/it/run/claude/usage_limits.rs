@@ -3,18 +3,17 @@
 //! the reset the agent names and goes on in the same attempt; past `limits.max_wait` it
 //! pauses; Ctrl-C during the wait pauses it as during a session.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::kit::{Project, usage};
+use crate::support::api_returns::assert_the_wait_ends_once_the_api_is_back;
 use crate::support::claude::Login;
 use crate::support::model_server::{ModelServer, Refusal, RequestKind, Scenario, Turn};
 use crate::support::ports::Port;
 use crate::support::project::events_named as named;
-use crate::support::project::{run_json, wait_exit};
+use crate::support::project::run_json;
 
 /// Phase 1 writes done.txt and finishes.
 fn phase_work(project: &Project) -> Scenario {
@@ -125,57 +124,18 @@ fn an_api_that_comes_back_ends_the_wait_before_its_backoff() {
     let project = Project::planned(&[("1", "test -f done.txt")]);
     let port = Port::reserve();
     let elsewhere = ModelServer::start(Scenario::new()).expect("model server");
-    let mut run = project
-        .command(
-            &elsewhere,
-            &["run", "plan/MASTER_PLAN.md", "--output-format", "json"],
-        )
-        .env(
-            "ANTHROPIC_BASE_URL",
-            format!("http://127.0.0.1:{}", port.number()),
-        )
-        .env("DEBUSSY_AGENT__OFFLINE_GRACE", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut lines = BufReader::new(run.stdout.take().expect("stdout")).lines();
-    let mut events: Vec<Value> = Vec::new();
-    let mut next = |name: &str, events: &mut Vec<Value>| -> Value {
-        for line in lines.by_ref().map_while(Result::ok) {
-            let event: Value = serde_json::from_str(&line).expect("json");
-            events.push(event.clone());
-            if event["event"] == name {
-                return event;
-            }
-        }
-        panic!("the run ended before `{name}`: {events:#?}")
-    };
-    let waiting = next("waiting_for_limit", &mut events);
-    assert_eq!(waiting["kind"], "unreachable", "{waiting:#}");
-    assert_eq!(waiting["wait_secs"], 30, "{waiting:#}");
-    let server = ModelServer::start_at(&port, phase_work(&project)).expect("the API comes up");
-    let resumed = next("session_started", &mut events);
-    let finished = next("run_finished", &mut events);
-    let code = wait_exit(&mut run, Duration::from_secs(60));
-    assert_eq!(code, 0, "{events:#?}");
-    assert_eq!(finished["summary"]["status"], "completed", "{finished:#}");
-    let at = |event: &Value| {
-        event["ts"]
-            .as_str()
-            .and_then(|ts| ts.parse::<jiff::Timestamp>().ok())
-            .expect("a time")
-    };
-    let waited = at(&resumed).duration_since(at(&waiting));
-    assert!(
-        waited < jiff::SignedDuration::from_secs(25),
-        "the wait ended at a try of the address, not after its backoff: {waited:?}"
+    let mut run = project.command(
+        &elsewhere,
+        &["run", "plan/MASTER_PLAN.md", "--output-format", "json"],
     );
-    assert_eq!(named(&events, "phase_started").len(), 1, "one attempt");
-    assert!(
-        !server.main_requests().is_empty(),
-        "the session talked to the API"
-    );
+    run.env(
+        "ANTHROPIC_BASE_URL",
+        format!("http://127.0.0.1:{}", port.number()),
+    )
+    .env("DEBUSSY_AGENT__OFFLINE_GRACE", "1");
+    assert_the_wait_ends_once_the_api_is_back(run, || {
+        ModelServer::start_at(&port, phase_work(&project)).expect("the API comes up")
+    });
 }
 
 /// The API is overloaded (529) past Claude Code's own retries: the session's end is
