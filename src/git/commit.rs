@@ -65,9 +65,9 @@ impl Repo {
     /// may still rename, is waited on for up to `lock_wait`.
     ///
     /// # Errors
-    /// [`GitError::IndexLocked`] if the lock stays held; [`GitError::Unmerged`] for
-    /// conflicts no merge or rebase under way will settle; git's or libgit2's failures
-    /// otherwise.
+    /// [`GitError::IndexLocked`] if the lock stays held; [`GitError::OperationUnderWay`]
+    /// for a merge, rebase or the like half done; [`GitError::Unmerged`] for other
+    /// conflicts; git's or libgit2's failures otherwise.
     pub fn commit_all(
         &self,
         message: &str,
@@ -76,19 +76,20 @@ impl Repo {
         hooks: HookPolicy,
     ) -> Result<CommitOutcome, GitError> {
         let removed_stale_lock = self.clear_index_lock(lock_wait)?;
+        // A merge, cherry-pick or rebase half done (by the agent, in a phase's worktree
+        // as in the checkout): `git add -A` would stage its markers as resolved, and the
+        // commit would drop the merge's second parent.
+        self.check_no_operation()?;
         // Conflicts no operation will finish (a `git stash pop` or `git apply --3way`
-        // that conflicted): `git add -A` would stage their markers as resolved. Those of
-        // a merge under way are the merge's to settle.
-        if self.operation_in_progress().is_none() {
-            let conflicts = self.conflicts()?;
-            if !conflicts.is_empty() {
-                return Err(GitError::Unmerged {
-                    paths: conflicts
-                        .into_iter()
-                        .map(|conflict| conflict.path)
-                        .collect(),
-                });
-            }
+        // that conflicted): the same markers.
+        let conflicts = self.conflicts()?;
+        if !conflicts.is_empty() {
+            return Err(GitError::Unmerged {
+                paths: conflicts
+                    .into_iter()
+                    .map(|conflict| conflict.path)
+                    .collect(),
+            });
         }
         git.run_blocking(&self.root, &["add", "-A"]).map_err(
             |err| match uncommitted_repository(&err.message) {

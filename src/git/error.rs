@@ -159,16 +159,20 @@ pub enum GitError {
         head: String,
     },
     /// A merge, rebase, cherry-pick, revert, bisect or `git am` was started in the
-    /// working tree: a commit now would record its conflict markers.
+    /// working tree a commit was asked of: a commit now would record its conflict
+    /// markers, or leave the operation's own commits out.
     #[error(
-        "{operation} was started in the working tree, so a commit now would record it half done"
+        "{operation} was started in {}, so a commit now would record it half done",
+        .tree.display()
     )]
-    #[diagnostic(help("{finish}; then resume the run"))]
+    #[diagnostic(help("{finish} there; then resume the run"))]
     OperationUnderWay {
         /// What is in progress, e.g. `a merge`.
         operation: &'static str,
         /// How to finish or abort it.
         finish: &'static str,
+        /// The working tree it is under way in.
+        tree: PathBuf,
     },
     /// Files in the working tree have conflicts git still records as unresolved.
     #[error(

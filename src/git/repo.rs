@@ -130,6 +130,21 @@ impl Repo {
         super::operations::under_way(&self.inner)
     }
 
+    /// Check that no git operation is half done in this working tree.
+    ///
+    /// # Errors
+    /// [`GitError::OperationUnderWay`], naming it and the tree.
+    pub fn check_no_operation(&self) -> Result<(), GitError> {
+        match self.operation_in_progress() {
+            Some((operation, finish)) => Err(GitError::OperationUnderWay {
+                operation,
+                finish,
+                tree: self.root.components().collect(),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Where `HEAD` points.
     ///
     /// # Errors
@@ -172,9 +187,7 @@ impl Repo {
     /// [`GitError::OperationUnderWay`] or [`GitError::OffBranch`]; when `HEAD` cannot be
     /// read.
     pub fn check_commits_on(&self, branch: &str) -> Result<(), GitError> {
-        if let Some((operation, finish)) = self.operation_in_progress() {
-            return Err(GitError::OperationUnderWay { operation, finish });
-        }
+        self.check_no_operation()?;
         let now = match self.head()? {
             HeadState::Unborn { branch: name } | HeadState::Branch { name, .. } => {
                 if name == branch {

@@ -386,3 +386,56 @@ fn a_conflict_a_stash_pop_left_is_not_committed_as_resolved() {
         .expect("resolved");
     assert_eq!(git(root, &["show", "HEAD:a.txt"]), "stashed");
 }
+
+/// An agent in a phase's worktree starts a merge, a cherry-pick or a merge with
+/// `--no-commit` and leaves it: a commit there would stage the markers as resolved and
+/// drop the merge's second parent, so it is refused, naming the operation and the tree.
+#[test]
+fn a_commit_in_a_linked_worktree_with_a_merge_half_done_is_refused() {
+    use super::test_git::git;
+    let (dir, repo) = repo();
+    let root = dir.path();
+    fs::write(root.join("a.txt"), "base\n").expect("write");
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
+        .expect("base");
+    git(root, &["switch", "-q", "-c", "other"]);
+    fs::write(root.join("a.txt"), "theirs\n").expect("write");
+    fs::write(root.join("b.txt"), "theirs\n").expect("write");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "other"]);
+    git(root, &["switch", "-q", "-"]);
+    let linked = root.join("linked");
+    git(root, &["worktree", "add", "-q", "-b", "phase-2", "linked"]);
+    fs::write(linked.join("a.txt"), "mine\n").expect("write");
+    git(&linked, &["commit", "-q", "-am", "mine"]);
+    let in_linked = Repo::discover(&linked).expect("linked");
+    let tried = |how: &[&str]| {
+        let tip = git(&linked, &["rev-parse", "HEAD"]);
+        let _ = std::process::Command::new("git")
+            .args(how)
+            .current_dir(&linked)
+            .output()
+            .expect("git");
+        let err = in_linked
+            .commit_all("phase done", &GIT, WAIT, HookPolicy::Skip)
+            .expect_err("half done");
+        assert_eq!(git(&linked, &["rev-parse", "HEAD"]), tip, "{how:?}");
+        err.to_string()
+    };
+    let merge = tried(&["merge", "other"]);
+    assert_eq!(
+        merge,
+        format!(
+            "a merge was started in {}, so a commit now would record it half done",
+            linked.display()
+        )
+    );
+    git(&linked, &["merge", "--abort"]);
+    let pick = tried(&["cherry-pick", "other"]);
+    assert!(pick.starts_with("a cherry-pick was started in "), "{pick}");
+    git(&linked, &["cherry-pick", "--abort"]);
+    fs::write(linked.join("a.txt"), "theirs\n").expect("write");
+    git(&linked, &["commit", "-q", "-am", "agree"]);
+    let clean = tried(&["merge", "--no-ff", "--no-commit", "other"]);
+    assert!(clean.starts_with("a merge was started in "), "{clean}");
+}

@@ -479,3 +479,51 @@ fn run_data_is_readable_by_its_owner_only() {
         }
     }
 }
+
+/// An agent in its phase's worktree merges a branch that conflicts and leaves the merge:
+/// the phase's work is not committed with the markers (nor merged into the run's
+/// branch), the phase fails naming the merge and the worktree, and once the merge is
+/// aborted there the resume completes.
+#[test]
+fn a_merge_an_agent_left_in_its_worktree_is_not_committed_with_its_markers() {
+    let project = Project::new();
+    let conflict = "echo mine > shared.txt && git commit -qam mine && git merge conflicting; true";
+    project.plan(
+        &[("1", "N/A", "true"), ("2", "N/A", "true")],
+        &Scenario::new()
+            .script(super::merges::shell("1", &["echo one > one.txt"]))
+            .script(super::merges::shell("2", &[conflict, "echo two > two.txt"])),
+    );
+    let root = project.root();
+    std::fs::write(root.join("shared.txt"), "base\n").expect("write");
+    witness::git(root, &["add", "shared.txt"]);
+    witness::git(root, &["commit", "-qm", "shared"]);
+    witness::git(root, &["switch", "-q", "-c", "conflicting"]);
+    std::fs::write(root.join("shared.txt"), "theirs\n").expect("write");
+    witness::git(root, &["commit", "-qam", "theirs"]);
+    witness::git(root, &["switch", "-q", "-"]);
+
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 1, "{events:#?}");
+    let failed = events_named(&events, "phase_finished")
+        .into_iter()
+        .find(|event| event["phase_id"] == "2")
+        .expect("phase 2 finished");
+    assert_eq!(failed["status"], "failed", "{failed:#}");
+    let error = failed["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("a merge was started in ")
+            && error.contains(".debussy/worktrees/")
+            && error.contains("git merge --abort"),
+        "{error}"
+    );
+    assert_eq!(witness::git(root, &["show", "HEAD:shared.txt"]), "base");
+
+    let run_id = events[0]["run_id"].as_str().expect("run id");
+    let tree = root.join(".debussy/worktrees").join(run_id).join("2");
+    witness::git(&tree, &["merge", "--abort"]);
+    let (code, events) = project.run(&["--jobs", "2", "--resume"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let merged = witness::git(root, &["show", "HEAD:shared.txt"]);
+    assert_eq!(merged, "mine", "no markers: {merged}");
+}
