@@ -1,4 +1,4 @@
-//! Ctrl-C and SIGTERM during a run: pause, then kill, then exit at once.
+//! Ctrl-C, SIGTERM and SIGHUP during a run: pause, then kill, then exit at once.
 
 use crate::events::{RequestSender, RunRequest};
 use crate::exit::{Exit, to_stderr};
@@ -9,14 +9,16 @@ pub(super) fn abort() -> ! {
     std::process::exit(i32::from(Exit::Interrupted.code()));
 }
 
-/// Ctrl-C and SIGTERM: the first stops the agent gracefully and pauses the run, the
-/// second kills the agent, the third exits at once (killing every child group).
-/// With the HUD up, nothing is printed (it shows what happens).
+/// Ctrl-C, SIGTERM and SIGHUP (the terminal or the SSH connection gone): the first stops
+/// the agent gracefully and pauses the run, the second kills the agent, the third exits
+/// at once (killing every child group). With the HUD up, nothing is printed (it shows
+/// what happens).
 pub(super) async fn forward_signals(requests: RequestSender, quiet: bool) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
+    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
     ) else {
         tracing::warn!(
             "cannot listen for Ctrl-C; interrupting will kill the run without saving state"
@@ -28,6 +30,7 @@ pub(super) async fn forward_signals(requests: RequestSender, quiet: bool) {
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
+            _ = hangup.recv() => {}
         }
         count += 1;
         match count {

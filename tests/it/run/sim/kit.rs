@@ -256,8 +256,13 @@ impl LiveRun {
     }
 
     /// SIGINT, then the remaining events and the exit code.
-    pub(super) fn interrupt(mut self) -> (i32, Vec<Value>) {
-        self.signal(nix::sys::signal::Signal::SIGINT);
+    pub(super) fn interrupt(self) -> (i32, Vec<Value>) {
+        self.stop_with(nix::sys::signal::Signal::SIGINT)
+    }
+
+    /// `signal`, then the remaining events and the exit code.
+    pub(super) fn stop_with(mut self, signal: nix::sys::signal::Signal) -> (i32, Vec<Value>) {
+        self.signal(signal);
         let rest: Vec<Value> = self
             .lines
             .map_while(Result::ok)

@@ -413,3 +413,24 @@ fn resume_reuses_the_flags_the_run_was_started_with() {
         "the reused flags are named: {stderr}"
     );
 }
+
+/// The terminal or the SSH connection goes away (SIGHUP), or a service manager stops the
+/// run (SIGTERM): each pauses it as Ctrl-C does, with the agent's work kept, and one
+/// `--resume` completes it.
+#[test]
+fn a_hangup_or_sigterm_pauses_the_run_as_ctrl_c_does() {
+    use nix::sys::signal::Signal;
+    for signal in [Signal::SIGHUP, Signal::SIGTERM] {
+        let project = sleeping_project();
+        let live = LiveRun::start(&project, &[]);
+        let agent_pid = live.agent_pid;
+        let (code, rest) = live.stop_with(signal);
+        assert_eq!(code, 130, "{signal}: {rest:#?}");
+        assert!(process_gone(agent_pid), "{signal}: the agent survived");
+        assert_eq!(project.status_json()["run"]["status"], "paused", "{signal}");
+        let (code, events) = project.run(&["--resume"]);
+        assert_eq!(code, 0, "{signal}: {events:#?}");
+        let kept = std::fs::read_to_string(project.root().join("work.txt")).expect("work.txt");
+        assert_eq!(kept, "agent edit", "{signal}");
+    }
+}
