@@ -49,6 +49,22 @@ pub enum LockError {
 #[derive(Debug)]
 pub struct RunLock(PidLock);
 
+/// Take the project's run lock, then keep `.debussy/`'s run data out of git
+/// (`vcs::ignore_run_data`) before anything else is written there: a run refused after
+/// this (a dirty tree, a failed check) leaves nothing for `git add -A` to sweep in.
+///
+/// # Errors
+/// [`RunError::Locked`] as [`RunLock::acquire`] says; [`RunError::Prepare`] when the
+/// repository's `info/exclude` cannot be written.
+pub fn take(root: &Path) -> Result<RunLock, super::RunError> {
+    let lock = RunLock::acquire(root)?;
+    crate::git::vcs::ignore_run_data(root).map_err(|source| super::RunError::Prepare {
+        path: root.join(".debussy").display().to_string(),
+        source,
+    })?;
+    Ok(lock)
+}
+
 /// Create `.debussy/` readable by its owner only, narrowing the mode of an existing one.
 /// A link in its place (a repository may commit one) is refused, never followed.
 ///

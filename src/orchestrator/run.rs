@@ -55,13 +55,17 @@ pub struct RunSetup {
     pub events: EventSender,
     /// Where user requests come from.
     pub requests: RequestReceiver,
+    /// The project's run lock ([`lock::take`]), taken before anything looked at the tree:
+    /// a second run must be told about the live one, not that the live one's edits make
+    /// the tree dirty.
+    pub lock: lock::RunLock,
 }
 
 /// Execute the plan. Returns the summary (also sent as the last event).
 ///
 /// # Errors
-/// When the run cannot start: another run of the project is live, pre-flight refusal,
-/// state store failure, a dependency cycle, an unknown `--phase`.
+/// When the run cannot start: pre-flight refusal, state store failure, a dependency
+/// cycle, an unknown `--phase`.
 pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let RunSetup {
         loaded,
@@ -70,6 +74,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         options,
         events,
         requests,
+        lock: mut run_lock,
     } = setup;
     // Git lock files written before this moment cannot be this run's.
     let started_at = std::time::SystemTime::now();
@@ -78,9 +83,6 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let agent = crate::session::default_backend_settings(&config);
     let session = SessionSpec::from_config(&config, &agent, backend.clone(), "", &root, "")?;
     let phase_sessions = super::agents::phase_sessions(&config, &plan, &root)?;
-    // Taken first: a second run must be told about the live one, not that the live one's
-    // edits make the tree dirty.
-    let mut run_lock = lock::RunLock::acquire(&root)?;
     let store = Store::open(&root)?;
     let plan_key = plan_key(&plan);
     // An agent whose debussy died may still be editing the tree: stop it before anything
@@ -160,11 +162,6 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
             Err(err) => return Err(err.into()),
         }
     }
-    vcs::ignore_run_data(&root).map_err(|source| RunError::Prepare {
-        path: root.join(".debussy").display().to_string(),
-        source,
-    })?;
-
     let order = execution_order(&plan).map_err(|cycles| {
         RunError::Cycle(
             cycles

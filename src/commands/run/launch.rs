@@ -20,7 +20,7 @@ use crate::ui::{
 };
 
 use super::output::{Output, choose_output, plain_sink};
-use super::settings::{load_config, load_options, reuse_started_with};
+use super::settings::{Reused, load_config, load_options, reuse_started_with};
 use super::signals::{abort, forward_signals};
 use super::{dry_run, overrides};
 
@@ -34,7 +34,12 @@ pub(in crate::commands) async fn run(global: &GlobalArgs, args: RunArgs) -> Comm
     let mut overrides = args.overrides.clone();
     let mut env = load_options(global, &overrides)?.env;
     let mut loaded = load_config(global, &overrides, &env)?;
-    if args.resume && reuse_started_with(&args, &loaded.project_root, &mut overrides, &mut env)? {
+    let reused = if args.resume {
+        reuse_started_with(&args, &loaded.project_root, &mut overrides, &mut env)?
+    } else {
+        Reused::Nothing
+    };
+    if reused.any() {
         loaded = load_config(global, &overrides, &env)?;
     }
     let root = loaded.project_root.clone();
@@ -67,6 +72,18 @@ pub(in crate::commands) async fn run(global: &GlobalArgs, args: RunArgs) -> Comm
     )
     .map_err(Failure::usage)?;
     let backend: Arc<dyn agent::AgentBackend> = Arc::from(backend);
+    // A run that commits needs a repository: said before anything is written into a
+    // directory git does not hold.
+    if loaded.config.auto_commit {
+        crate::git::Repo::discover(&root).map_err(Failure::usage)?;
+    }
+    // Before the checks: a live run is named, not its agent's files found untracked.
+    let lock = match orchestrator::lock::take(&root) {
+        Ok(lock) => lock,
+        Err(err) if err.is_usage() => return Err(Failure::usage(err)),
+        Err(err) => return Err(Failure::failed(err)),
+    };
+    reused.say();
     // Everything the run needs, all at once, before anything is recorded.
     let preflight = crate::preflight::check(crate::preflight::Target {
         loaded: &loaded,
@@ -156,6 +173,7 @@ pub(in crate::commands) async fn run(global: &GlobalArgs, args: RunArgs) -> Comm
         },
         events: event_sender,
         requests,
+        lock,
     };
     let result = orchestrator::run(setup).await;
     signals.abort();

@@ -31,16 +31,17 @@ pub(super) fn load_config(
 }
 
 /// On `--resume`, take the flags and `DEBUSSY_*` variables the resumed run was started
-/// with for every one not given now, saying which were reused. True when any was.
+/// with for every one not given now. What to tell the user about it is returned, to be
+/// said once the run holds the project's lock (a refused run says only why).
 pub(super) fn reuse_started_with(
     args: &RunArgs,
     root: &std::path::Path,
     flags: &mut RunOverrides,
     env: &mut BTreeMap<String, String>,
-) -> Result<bool, Failure> {
+) -> Result<Reused, Failure> {
     // A plan that does not load is reported by the inspection that follows.
     let Ok(plan) = plan::load(&args.plan) else {
-        return Ok(false);
+        return Ok(Reused::Nothing);
     };
     let store = crate::state::Store::open_existing(root).map_err(Failure::failed)?;
     let resumable = match &store {
@@ -48,22 +49,45 @@ pub(super) fn reuse_started_with(
         None => None,
     };
     let Some(run) = resumable else {
-        // A run killed before it recorded itself leaves nothing to resume, and the
-        // flags it was given are not known: say so rather than start anew in silence.
-        to_stderr(
-            "debussy: no unfinished run of this plan to resume: a new run starts with the settings given now, skipping the phases earlier runs completed\n",
-        );
-        return Ok(false);
+        return Ok(Reused::NoRunToResume);
     };
     let mut reused = overrides::reuse(flags, &run.started_with.flags).map_err(Failure::usage)?;
     reused.extend(overrides::reuse_env(env, &run.started_with.env));
     if reused.is_empty() {
-        return Ok(false);
+        return Ok(Reused::Nothing);
     }
-    to_stderr(&format!(
+    Ok(Reused::Settings(format!(
         "debussy: resuming run {} with the settings it was started with: {}\n",
         run.id,
         reused.join(" ")
-    ));
-    Ok(true)
+    )))
+}
+
+/// What [`reuse_started_with`] found.
+pub(super) enum Reused {
+    /// Nothing to take: none was recorded, or every one is given again.
+    Nothing,
+    /// No unfinished run of the plan: a run killed before it recorded itself leaves
+    /// nothing to resume, and the flags it was given are not known.
+    NoRunToResume,
+    /// Settings were taken, as this note says.
+    Settings(String),
+}
+
+impl Reused {
+    /// Whether settings were taken, so the configuration must be loaded again.
+    pub(super) fn any(&self) -> bool {
+        matches!(self, Reused::Settings(_))
+    }
+
+    /// Tell the user what was reused, or that a new run starts.
+    pub(super) fn say(&self) {
+        match self {
+            Reused::Nothing => {}
+            Reused::NoRunToResume => to_stderr(
+                "debussy: no unfinished run of this plan to resume: a new run starts with the settings given now, skipping the phases earlier runs completed\n",
+            ),
+            Reused::Settings(note) => to_stderr(note),
+        }
+    }
 }

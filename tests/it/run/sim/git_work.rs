@@ -33,6 +33,33 @@ fn a_dirty_tree_is_refused_with_the_files_named() {
         stderr.contains("plan/MASTER_PLAN.md") && stderr.contains("--allow-dirty"),
         "{stderr}"
     );
+    // What the refused run wrote (its lock, state and log) is not there for the user's
+    // `git add -A` to sweep in, and the next run is refused only for the user's edit.
+    let status = witness::git(project.root(), &["status", "--porcelain"]);
+    assert_eq!(status, "M plan/MASTER_PLAN.md", "{status}");
+}
+
+/// Outside a git repository a run that commits is refused before it writes anything.
+#[test]
+fn a_run_outside_a_repository_is_refused_before_it_writes_anything() {
+    let project = Project::new();
+    project.plan(&[("1", "N/A", "true")], &writing_work("done"));
+    std::fs::remove_dir_all(project.root().join(".git")).expect("no repository");
+    let dir = project.root().join("elsewhere");
+    std::fs::create_dir(&dir).expect("a directory");
+    let output = project
+        .command(&sim_run_args("../plan/MASTER_PLAN.md", &[]))
+        .current_dir(&dir)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is not inside a git repository") && stderr.contains("git init"),
+        "{stderr}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir).expect("dir").collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// A key pair made by `ssh-keygen` in `dir`, protected by `passphrase` (empty for none):

@@ -163,6 +163,7 @@ async fn skipping_a_phase_skips_the_phases_that_depend_on_it() {
         options: debussy::orchestrator::RunOptions::default(),
         events,
         requests: request_receiver,
+        lock: debussy::orchestrator::lock::take(project.root()).expect("the run lock"),
     });
     let watch = async {
         let mut skipped = Vec::new();

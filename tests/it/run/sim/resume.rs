@@ -105,11 +105,19 @@ fn resume_with_no_unfinished_run_says_a_new_run_starts() {
 fn a_second_run_of_the_project_is_refused_while_the_first_lives() {
     let project = sleeping_project();
     let live = LiveRun::start(&project, &[]);
+    // A file the live run's agent made: the refused run names the live run, not it.
+    project.write("agent-made.txt", "new\n");
 
     for extra in [&[][..], &["--resume"][..]] {
         let mut args = vec!["run", "plan/MASTER_PLAN.md", "--agent", "sim"];
         args.extend_from_slice(extra);
         let output = project.command(&args).output().expect("second run");
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            said.trim_start()
+                .starts_with("× failed to start: another run"),
+            "{extra:?}: only why it is refused: {said}"
+        );
         let squashed = refusal(&output);
         assert!(
             squashed.contains(&live.run_id)
