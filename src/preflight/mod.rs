@@ -24,7 +24,7 @@ mod tests;
 use agents::agent_check;
 pub(crate) use agents::{configured_agent_check, phase_agent_checks};
 pub(crate) use project::{config_check, git_check, git_check_allowing, jobs_check, plan_check};
-use project::{scenario_check, untracked_check, writable_check};
+use project::{scenario_check, tracked_run_data_check, untracked_check, writable_check};
 pub(crate) use report::{Check, Report, Verdict};
 
 /// What the checks look at.
@@ -68,6 +68,7 @@ pub(crate) fn check(target: Target<'_>) -> Report {
     if target.auto_commit {
         // Outside a repository the git check says so, with its fix.
         checks.extend(untracked_check(root, target.plan));
+        checks.extend(tracked_run_data_check(root));
     }
     Report { checks }
 }

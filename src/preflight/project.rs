@@ -290,6 +290,58 @@ pub(super) fn untracked_check(root: &Path, plan: Option<&Path>) -> Option<Check>
     ))
 }
 
+/// debussy's run data tracked by git (committed by hand before a run could keep it out):
+/// each run writes it, so the tree is never clean again and commits would carry it. The
+/// fix untracks it and keeps the files. `None` outside a repository.
+pub(super) fn tracked_run_data_check(root: &Path) -> Option<Check> {
+    let repo = git2::Repository::discover(root).ok()?;
+    let workdir = repo.workdir()?;
+    let place = relative(root, workdir);
+    let prefix = if place.is_empty() {
+        String::new()
+    } else {
+        format!("{place}/")
+    };
+    let index = repo.index().ok()?;
+    let mut tracked: Vec<String> = index
+        .iter()
+        .filter_map(|entry| String::from_utf8(entry.path).ok())
+        .filter_map(|path| {
+            let own = path.strip_prefix(&prefix)?;
+            is_run_data(own).then(|| run_data_root(own).to_owned())
+        })
+        .collect();
+    tracked.dedup();
+    if tracked.is_empty() {
+        return None;
+    }
+    let paths: Vec<String> = tracked
+        .iter()
+        .map(|path| crate::process::shell_quote(path))
+        .collect();
+    Some(Check::fail(
+        "run data",
+        format!(
+            "debussy's run data is tracked by git: {}; every run writes it, so the tree is never clean and commits would take it",
+            tracked.join(", ")
+        ),
+        format!(
+            "untrack it, keeping the files: `git rm -r -q --cached -- {}` and commit; debussy keeps it out of git from then on",
+            paths.join(" ")
+        ),
+    ))
+}
+
+/// The run-data entry of `.debussy/` that `path` (from the project) is in: the directory
+/// for `runs/x`, the file itself for `state.db-wal`.
+fn run_data_root(path: &str) -> &str {
+    let rest = path.strip_prefix(".debussy/").unwrap_or(path);
+    match rest.split_once('/') {
+        Some((dir, _)) => &path[..".debussy/".len() + dir.len()],
+        None => path,
+    }
+}
+
 /// The entries of an untracked `.debussy/`, as paths from the work tree (`.debussy/x`,
 /// `.debussy/dir/`), sorted.
 fn state_dir_files(dir: &Path) -> Vec<String> {

@@ -77,11 +77,12 @@ pub(in crate::commands) async fn run(global: &GlobalArgs, args: RunArgs) -> Comm
     if loaded.config.auto_commit {
         crate::git::Repo::discover(&root).map_err(Failure::usage)?;
     }
-    // Before the checks: a live run is named, not its agent's files found untracked.
+    // Before the checks: a live run is named, not its agent's files found untracked. A
+    // run directory that cannot be prepared is said by the checks' `writable`, with its
+    // fix, before its own error.
     let lock = match orchestrator::lock::take(&root) {
-        Ok(lock) => lock,
         Err(err) if err.is_usage() => return Err(Failure::usage(err)),
-        Err(err) => return Err(Failure::failed(err)),
+        taken => taken,
     };
     reused.say();
     // Everything the run needs, all at once, before anything is recorded.
@@ -95,6 +96,7 @@ pub(in crate::commands) async fn run(global: &GlobalArgs, args: RunArgs) -> Comm
         to_stderr("debussy: not started; fix the problems above (`debussy doctor` checks again)\n");
         return Ok(Exit::Usage);
     }
+    let lock = lock.map_err(Failure::failed)?;
 
     let logged = crate::files::private_dir(&root, std::path::Path::new(".debussy/logs"))
         .and_then(|dir| crate::logging::log_to_file(&dir.join("orchestrator.log")));

@@ -554,3 +554,35 @@ fn a_merge_an_agent_left_in_its_worktree_is_not_committed_with_its_markers() {
     let merged = witness::git(root, &["show", "HEAD:shared.txt"]);
     assert_eq!(merged, "mine", "no markers: {merged}");
 }
+
+/// Run data committed by hand (before a run kept it out of git) is named with the
+/// command that untracks it; once that is done and committed, the run goes on.
+#[test]
+fn run_data_tracked_by_git_is_refused_with_the_command_that_untracks_it() {
+    let project = Project::new();
+    project.plan(&[("1", "N/A", "true")], &writing_work("done"));
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let root = project.root();
+    witness::git(root, &["add", "-f", ".debussy/state.db", ".debussy/runs"]);
+    witness::git(root, &["commit", "-qm", "everything"]);
+
+    let output = project
+        .command(&sim_run_args("plan/MASTER_PLAN.md", &["--restart"]))
+        .output()
+        .expect("run");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    let squashed: String = said.split_whitespace().collect::<Vec<_>>().join(" ");
+    let fix = "git rm -r -q --cached -- .debussy/runs .debussy/state.db";
+    assert!(
+        squashed.contains("run data is tracked by git") && squashed.contains(fix),
+        "{said}"
+    );
+    let mut untrack = vec!["rm", "-r", "-q", "--cached", "--"];
+    untrack.extend([".debussy/runs", ".debussy/state.db"]);
+    witness::git(root, &untrack);
+    witness::git(root, &["commit", "-qm", "untrack the run data"]);
+    let (code, events) = project.run(&["--restart"]);
+    assert_eq!(code, 0, "{events:#?}");
+}
