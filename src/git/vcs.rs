@@ -207,6 +207,17 @@ pub async fn head(root: PathBuf) -> Option<git2::Oid> {
     blocking(move || Repo::discover(&root).ok()?.head_commit().ok().flatten()).await
 }
 
+/// The stashes of `root`'s repository now, by commit: git dates them to the second, so a
+/// stash made just before a run reads as made during its first second.
+pub async fn stash_ids(root: PathBuf) -> Vec<git2::Oid> {
+    blocking(move || {
+        let stashes = Repo::discover(&root).ok()?.stashes_since(i64::MIN).ok()?;
+        Some(stashes.into_iter().map(|stash| stash.commit).collect())
+    })
+    .await
+    .unwrap_or_default()
+}
+
 /// The branch checked out in `root`; `None` with `HEAD` detached or outside a
 /// repository.
 pub async fn current_branch(root: PathBuf) -> Option<String> {
@@ -217,8 +228,9 @@ pub async fn current_branch(root: PathBuf) -> Option<String> {
     .await
 }
 
-/// The stashes made in `root` since `since` (seconds since the epoch) on `branch`
-/// whose changes the branch's tip does not hold, each named with how to get it back:
+/// The stashes made in `root` since `since` (seconds since the epoch) on `branch`, but
+/// for those `known` before then, whose changes the branch's tip does not hold, each
+/// named with how to get it back:
 /// work taken out of the checkout (an agent's `git stash` it never popped, or a pop
 /// that conflicted) that a phase's commit would not hold.
 ///
@@ -228,6 +240,7 @@ pub async fn stashed_off(
     root: PathBuf,
     branch: String,
     since: i64,
+    known: Vec<git2::Oid>,
 ) -> Result<Vec<String>, GitError> {
     blocking(move || {
         let repo = Repo::discover(&root)?;
@@ -237,6 +250,7 @@ pub async fn stashed_off(
         Ok(repo
             .stashes_off(since, &branch, &[], tip)?
             .iter()
+            .filter(|stash| !known.contains(&stash.commit))
             .map(|stash| {
                 format!(
                     "{} holds changes that are not on {branch}: `git stash apply {}`, then resume the run with --allow-dirty (what it brings back is the phase's work), or `git stash drop` it",

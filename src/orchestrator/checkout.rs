@@ -22,14 +22,18 @@ use crate::git::vcs::{self, OnBranch};
 pub(crate) struct Checkout {
     branch: String,
     left_at: Cell<Option<Oid>>,
+    /// The stashes there when the run took the checkout: the user's, not a phase's.
+    stashed_before: Vec<Oid>,
 }
 
 impl Checkout {
-    /// The checkout on `branch`, whose tip is `tip` (`None` before its first commit).
-    pub(crate) fn new(branch: String, tip: Option<Oid>) -> Self {
+    /// The checkout on `branch`, whose tip is `tip` (`None` before its first commit),
+    /// holding the stashes `stashed_before`.
+    pub(crate) fn new(branch: String, tip: Option<Oid>, stashed_before: Vec<Oid>) -> Self {
         Checkout {
             branch,
             left_at: Cell::new(tip),
+            stashed_before,
         }
     }
 
@@ -41,8 +45,9 @@ impl Checkout {
         }
     }
 
-    /// What was stashed there since `since` (seconds since the epoch) and is not on
-    /// the run's branch, each named with how to get it back.
+    /// What was stashed there since `since` (seconds since the epoch), and not before
+    /// the run took the checkout, that is not on the run's branch, each named with how
+    /// to get it back.
     ///
     /// # Errors
     /// When git cannot list the stashes.
@@ -51,7 +56,13 @@ impl Checkout {
         root: &Path,
         since: i64,
     ) -> Result<Vec<String>, GitError> {
-        vcs::stashed_off(root.to_path_buf(), self.branch.clone(), since).await
+        vcs::stashed_off(
+            root.to_path_buf(),
+            self.branch.clone(),
+            since,
+            self.stashed_before.clone(),
+        )
+        .await
     }
 
     /// debussy committed `commit` there: the next commit must have it in its history.

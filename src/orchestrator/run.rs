@@ -320,7 +320,11 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let pool = super::pool::WorktreePool::new(git, &root, &run_id, pool_branch);
     let jobs = config.jobs.at_once(order.len());
     let checkout = match (&run_branch, checked_out) {
-        (None, Some(branch)) => Some(Checkout::new(branch, vcs::head(root.clone()).await)),
+        (None, Some(branch)) => Some(Checkout::new(
+            branch,
+            vcs::head(root.clone()).await,
+            vcs::stash_ids(root.clone()).await,
+        )),
         _ => None,
     };
     let context = RunContext {

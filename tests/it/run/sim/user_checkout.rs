@@ -70,3 +70,33 @@ fn a_file_not_committed_where_the_merge_writes_stops_the_run_and_resume_merges()
         "one\n"
     );
 }
+
+/// A stash the user made just before the run (git dates stashes to the second, so it
+/// reads as made during the phase's first second; here it is dated a minute ahead) is
+/// the user's, not the phase's work: the run completes and leaves it alone.
+#[test]
+fn a_stash_made_just_before_the_run_is_not_taken_for_the_phases_work() {
+    let project = Project::new();
+    project.write("tracked.txt", "before\n");
+    project.plan(
+        &[("1", "N/A", "test -f one.txt")],
+        &Scenario::new().script(shell("1", &["echo one > one.txt"])),
+    );
+    let root = project.root();
+    std::fs::write(root.join("tracked.txt"), "the user's own edit\n").expect("write");
+    let ahead = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(60);
+    let stashed = std::process::Command::new("git")
+        .args(["stash", "-q"])
+        .env(
+            "GIT_COMMITTER_DATE",
+            format!("@{} +0000", ahead.as_second()),
+        )
+        .current_dir(root)
+        .status()
+        .expect("git stash");
+    assert!(stashed.success());
+
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(git(root, &["stash", "list"]).lines().count(), 1, "kept");
+}
