@@ -22,6 +22,7 @@ mod hooks;
 mod locks;
 mod operations;
 mod repo;
+mod submodules;
 pub mod vcs;
 pub mod worktree;
 
@@ -35,6 +36,7 @@ pub use hooks::{HookFailure, HookPolicy};
 pub use locks::clear_left_locks;
 pub use operations::BranchOperation;
 pub use repo::{HeadState, Repo};
+pub use submodules::UncommittedSubmodule;
 
 /// A commit id as debussy names commits to people: its first twelve digits.
 fn short_id(id: git2::Oid) -> String {

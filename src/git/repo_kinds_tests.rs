@@ -439,3 +439,36 @@ fn a_commit_in_a_linked_worktree_with_a_merge_half_done_is_refused() {
     let clean = tried(&["merge", "--no-ff", "--no-commit", "other"]);
     assert!(clean.starts_with("a merge was started in "), "{clean}");
 }
+
+/// A submodule's changed tracked files are named; files untracked there (build output)
+/// are not work a commit of the project could hold either way, and are left out.
+#[test]
+fn uncommitted_changes_in_a_submodule_are_named_but_not_its_untracked_files() {
+    use super::test_git::git;
+    let (library, lib_repo) = repo();
+    fs::write(library.path().join("lib.txt"), "lib\n").expect("write");
+    lib_repo
+        .commit_all("library", &GIT, WAIT, HookPolicy::Skip)
+        .expect("library");
+    let (dir, repo) = repo();
+    let root = dir.path();
+    let library_path = library.path().display().to_string();
+    let args = ["-c", "protocol.file.allow=always", "submodule", "add", "-q"];
+    git(
+        root,
+        &[&args[..], &[library_path.as_str(), "vendor/lib"]].concat(),
+    );
+    git(root, &["commit", "-qm", "submodule"]);
+    assert_eq!(repo.uncommitted_submodules().expect("list"), []);
+
+    fs::write(root.join("vendor/lib/build.o"), "output").expect("write");
+    assert_eq!(repo.uncommitted_submodules().expect("list"), []);
+    fs::write(root.join("vendor/lib/lib.txt"), "patched\n").expect("write");
+    assert_eq!(
+        repo.uncommitted_submodules().expect("list"),
+        [crate::git::UncommittedSubmodule {
+            path: "vendor/lib".to_owned(),
+            files: vec!["lib.txt".to_owned()],
+        }]
+    );
+}

@@ -263,6 +263,31 @@ pub async fn stashed_off(
     .await
 }
 
+/// The submodules of `root` whose tracked files were changed and not committed there,
+/// each named with its files and what to do: a commit of the project records only the
+/// commit a submodule is at, so the changes are in none of debussy's commits.
+///
+/// # Errors
+/// When the submodules cannot be listed.
+pub async fn uncommitted_in_submodules(root: PathBuf) -> Result<Vec<String>, GitError> {
+    blocking(move || {
+        let repo = Repo::discover(&root)?;
+        Ok(repo
+            .uncommitted_submodules()?
+            .iter()
+            .map(|submodule| {
+                let path = crate::process::shell_quote(&submodule.path);
+                format!(
+                    "submodule {} has changes not committed there ({}): commit them in it (`git -C {path} commit -am …`), then resume the run with --allow-dirty (the submodule's new commit is the phase's work), or undo them (`git -C {path} checkout -- .`)",
+                    submodule.path,
+                    submodule.files.join(", ")
+                )
+            })
+            .collect())
+    })
+    .await
+}
+
 /// Files changed since `base`, untracked included (empty outside a repository).
 pub async fn changes_since(root: PathBuf, base: Option<git2::Oid>) -> Vec<FileChange> {
     blocking(move || {

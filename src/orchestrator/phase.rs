@@ -229,13 +229,18 @@ impl Runner<'_> {
 
             let commit = match standing {
                 Some(Standing::Completed) => match self.commit(phase, "completed").await {
-                    // Work stashed and not taken back is not on the branch: not completed.
+                    // Work stashed and not taken back, or left uncommitted in a
+                    // submodule, is not on the branch: not completed.
                     Ok(commit) => {
-                        if let Some(stashed) = self.stashed_work(phase.id.as_str()).await {
+                        let stashed = self.stashed_work(phase.id.as_str()).await;
+                        let submodules = self.submodule_work().await;
+                        let missing: Vec<String> = stashed.into_iter().chain(submodules).collect();
+                        if !missing.is_empty() {
                             status = ExecutionStatus::Failed;
                             standing = Some(Standing::Failed);
                             error = Some(format!(
-                                "the phase's work is not all on the branch: {stashed}"
+                                "the phase's work is not all on the branch: {}",
+                                missing.join("; ")
                             ));
                         }
                         commit

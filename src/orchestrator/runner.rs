@@ -112,6 +112,20 @@ impl Runner<'_> {
         }
     }
 
+    /// Changes the agent left uncommitted inside a submodule of the phase's tree, which
+    /// no commit of the project holds, each submodule named with what to do; `None`
+    /// when there are none.
+    pub(crate) async fn submodule_work(&self) -> Option<String> {
+        match vcs::uncommitted_in_submodules(self.workdir.clone()).await {
+            Ok(changed) if changed.is_empty() => None,
+            Ok(changed) => Some(changed.join("; ")),
+            Err(err) => {
+                self.could_not("list the submodules' changes", &err);
+                None
+            }
+        }
+    }
+
     /// `path` (a plan or notes file in the project) where the agent sees it: the same
     /// file in the phase's worktree when it has one.
     pub(crate) fn in_workdir(&self, path: &Path) -> PathBuf {

@@ -100,3 +100,58 @@ fn a_stash_made_just_before_the_run_is_not_taken_for_the_phases_work() {
     assert_eq!(code, 0, "{events:#?}");
     assert_eq!(git(root, &["stash", "list"]).lines().count(), 1, "kept");
 }
+
+/// An agent edits a file of a submodule and leaves it uncommitted there: no commit of
+/// the project holds it, so the phase is not completed; it names the submodule, its file
+/// and what to do, and once that is done the resume completes with the submodule's new
+/// commit recorded.
+#[test]
+fn work_left_uncommitted_in_a_submodule_is_not_completed() {
+    let library = Project::new();
+    library.write("lib.txt", "lib\n");
+    library.commit_all("library");
+    let project = Project::new();
+    let added = std::process::Command::new("git")
+        .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
+        .arg(library.root())
+        .arg("vendor/lib")
+        .current_dir(project.root())
+        .output()
+        .expect("git submodule add");
+    assert!(added.status.success(), "{added:?}");
+    project.plan(
+        &[("1", "N/A", "grep -q patched vendor/lib/lib.txt")],
+        &Scenario::new().script(shell(
+            "1",
+            &["echo patched > vendor/lib/lib.txt", "echo one > one.txt"],
+        )),
+    );
+    let root = project.root();
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 1, "{events:#?}");
+    let error = super::kit::run_error(&events);
+    assert!(
+        error.contains("submodule vendor/lib has changes not committed there (lib.txt)")
+            && error.contains("git -C vendor/lib commit -am"),
+        "{error}"
+    );
+
+    let lib = root.join("vendor/lib");
+    git(
+        &lib,
+        &[
+            "-c",
+            "user.name=u",
+            "-c",
+            "user.email=u@x",
+            "commit",
+            "-qam",
+            "patch",
+        ],
+    );
+    let (code, events) = project.run(&["--resume", "--allow-dirty"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let recorded = git(root, &["ls-tree", "HEAD", "vendor/lib"]);
+    let patched = git(&lib, &["rev-parse", "HEAD"]);
+    assert!(recorded.contains(&patched), "{recorded} / {patched}");
+}
