@@ -142,6 +142,18 @@ pub enum GitError {
         /// Where the checkout is, as a phrase (`is on feature`).
         now: String,
     },
+    /// The branch the run commits on is gone and the checkout is on another: the branch
+    /// was renamed (`git branch -m`) mid-run, or deleted and another checked out.
+    #[error("the run commits on {expected}, which no longer exists; the checkout is on {now} now")]
+    #[diagnostic(help(
+        "if {now} is {expected} renamed, rename it back (`git branch -m {now} {expected}`) and resume the run; else make {expected} again where the run left it and switch to it"
+    ))]
+    BranchGone {
+        /// The branch the run commits on.
+        expected: String,
+        /// The branch the checkout is on.
+        now: String,
+    },
     /// A commit debussy made on the run's branch (or its tip when the run started) is
     /// no longer in the branch's history, and its changes are not there either.
     #[error(

@@ -184,14 +184,20 @@ impl Repo {
     /// find the run's work committed on their branch, or on none.
     ///
     /// # Errors
-    /// [`GitError::OperationUnderWay`] or [`GitError::OffBranch`]; when `HEAD` cannot be
-    /// read.
+    /// [`GitError::OperationUnderWay`], [`GitError::OffBranch`] or
+    /// [`GitError::BranchGone`]; when `HEAD` cannot be read.
     pub fn check_commits_on(&self, branch: &str) -> Result<(), GitError> {
         self.check_no_operation()?;
         let now = match self.head()? {
             HeadState::Unborn { branch: name } | HeadState::Branch { name, .. } => {
                 if name == branch {
                     return Ok(());
+                }
+                if self.tip(&format!("refs/heads/{branch}"))?.is_none() {
+                    return Err(GitError::BranchGone {
+                        expected: branch.to_owned(),
+                        now: name,
+                    });
                 }
                 format!("is on {name}")
             }

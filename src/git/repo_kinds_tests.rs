@@ -472,3 +472,30 @@ fn uncommitted_changes_in_a_submodule_are_named_but_not_its_untracked_files() {
         }]
     );
 }
+
+/// The run's branch renamed mid-run: switching back to a branch that is gone cannot be
+/// the fix, renaming it back is.
+#[test]
+fn a_run_branch_renamed_mid_run_is_named_with_the_rename_back() {
+    let (dir, repo) = repo();
+    let root = dir.path();
+    fs::write(root.join("a.txt"), "one\n").expect("write");
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
+        .expect("base");
+    let started_on = super::test_git::git(root, &["branch", "--show-current"]);
+    super::test_git::git(root, &["branch", "-m", "trunk"]);
+    let err = repo.check_commits_on(&started_on).expect_err("renamed");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the run commits on {started_on}, which no longer exists; the checkout is on trunk now"
+        )
+    );
+    let help = miette::Diagnostic::help(&err).expect("help").to_string();
+    assert!(
+        help.contains(&format!("git branch -m trunk {started_on}")),
+        "{help}"
+    );
+    super::test_git::git(root, &["branch", "-m", &started_on]);
+    repo.check_commits_on(&started_on).expect("renamed back");
+}
