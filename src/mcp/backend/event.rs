@@ -53,6 +53,16 @@ impl StopWhy {
             StopWhy::Shutdown => "shutdown",
         }
     }
+
+    /// What happened to the server, as a request in flight is told (`the MCP server …
+    /// while this request was in flight`).
+    pub(crate) fn as_lost(self) -> &'static str {
+        match self {
+            StopWhy::Restart => "was restarted",
+            StopWhy::ReadinessTimeout => "did not become ready",
+            StopWhy::Shutdown => "was shut down",
+        }
+    }
 }
 
 /// The server a generation reached, as the back end knows it.

@@ -76,11 +76,7 @@ impl<B: Backend> Front<B> {
         let what = pid.map_or_else(String::new, |pid| format!(", pid {pid}"));
         say(&format!("the server (generation {number}{what}) {end}"));
         self.restarts.last_exit = Some(end.clone());
-        let why_lost = if asked.is_some() {
-            "was restarted"
-        } else {
-            "exited or crashed"
-        };
+        let why_lost = asked.map_or("exited or crashed", StopWhy::as_lost);
         self.fail_inflight(generation, why_lost);
         self.abandon_readings();
 

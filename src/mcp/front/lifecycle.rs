@@ -374,13 +374,8 @@ impl<B: Backend> Front<B> {
             AuditEvent::ServerExiting,
             json!({"why": why.as_str(), "how": how}),
         );
-        let text = match why {
-            StopWhy::Restart => "restarted",
-            StopWhy::ReadinessTimeout => "failed to start",
-            StopWhy::Shutdown => "was shut down",
-        };
         self.close_listens(generation);
-        self.fail_inflight(generation, text);
+        self.fail_inflight(generation, why.as_lost());
         // Issue 6: the audit lines are durable before the server is stopped.
         self.sync_audit();
         if let Some(slot) = &mut self.slot {

@@ -410,7 +410,7 @@ impl<B: Backend> Front<B> {
     /// have run, so it is not sent again.
     pub(crate) fn fail_lost(&mut self, generation: u64, request: &ClientRequest, why: &str) {
         let text = format!(
-            "the MCP server {why}: it restarted while this request was in flight; the call was not retried (it may have had side effects, so check before retrying)"
+            "the MCP server {why} while this request was in flight; the call was not retried (it may have had side effects, so check before retrying)"
         );
         self.reply_error(Some(request.raw_id()), message::INTERNAL_ERROR, &text);
         self.record_for(

@@ -232,7 +232,7 @@ fn a_daemon_killed_mid_call_gets_the_call_answered_at_once_and_the_next_call_wor
     let answered = killed.elapsed();
     let message = error_message(&reply);
     assert!(
-        message.contains("restarted while this request was in flight"),
+        message.contains("went away") && message.contains("while this request was in flight"),
         "{reply}"
     );
     assert!(

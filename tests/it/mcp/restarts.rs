@@ -145,8 +145,35 @@ fn sigkill_during_a_slow_call_answers_it_at_once() {
         killed.elapsed()
     );
     assert_eq!(reply["error"]["code"], -32603, "{reply}");
+    let said = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with("the MCP server exited or crashed while this request was in flight"),
+        "{reply}"
+    );
     let (pid2, _) = s.whoami();
     assert_ne!(pid, pid2);
+}
+
+/// The supervisor told to stop (SIGTERM) while a call is in flight answers it saying
+/// the server was shut down, not that it restarted.
+#[test]
+fn a_call_in_flight_at_shutdown_is_told_the_server_was_shut_down() {
+    let mut s = Supervisor::start(&[]);
+    s.initialize();
+    let slow = s.request(
+        "tools/call",
+        json!({"name": "slow", "arguments": {"ms": 30_000}}),
+    );
+    let status = s.tool_json("server_status", json!({}));
+    assert_eq!(status["requests_in_flight"], 1, "{status}");
+    s.signal(Signal::SIGTERM);
+    let reply = s.response(&slow);
+    let said = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with("the MCP server was shut down while this request was in flight"),
+        "{reply}"
+    );
+    assert!(s.wait_exit(super::support::WAIT).is_some(), "exits");
 }
 
 #[test]
