@@ -96,6 +96,20 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         if !run.agent_groups.is_empty() {
             store.clear_agent_groups(&run.id)?;
         }
+        // What left the agent's group (a `setsid` tool command, a daemon) outlives it
+        // when the reaper died too; the run's mark in its environment still finds it.
+        let strays = crate::process::stop_marked(crate::run_env::RUN_ID, &run.id);
+        if strays > 0 {
+            let (processes, were, them) = if strays == 1 {
+                ("process", "was", "it")
+            } else {
+                ("processes", "were", "them")
+            };
+            leftover_warnings.push(format!(
+                "{strays} {processes} started by interrupted run {} {were} still running outside its agent's process group; stopped {them}",
+                run.id
+            ));
+        }
         recover::remove_stale_guards(&root, &run.id);
     }
     // Said to the user as the run's warnings once it starts; `-v` logs them here too.
