@@ -54,8 +54,8 @@ pub struct RunLock(PidLock);
 /// this (a dirty tree, a failed check) leaves nothing for `git add -A` to sweep in.
 ///
 /// # Errors
-/// [`RunError::Locked`] as [`RunLock::acquire`] says; [`RunError::Prepare`] when the
-/// repository's `info/exclude` cannot be written.
+/// [`super::RunError::Locked`] as [`RunLock::acquire`] says;
+/// [`super::RunError::Prepare`] when the repository's `info/exclude` cannot be written.
 pub fn take(root: &Path) -> Result<RunLock, super::RunError> {
     let lock = RunLock::acquire(root)?;
     crate::git::vcs::ignore_run_data(root).map_err(|source| super::RunError::Prepare {

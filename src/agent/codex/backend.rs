@@ -133,8 +133,7 @@ impl AgentBackend for CodexBackend {
         "codex"
     }
 
-    /// The provider Codex's configuration chooses, at its `base_url`
-    /// ([`super::endpoint`]).
+    /// The provider Codex's configuration chooses, at its `base_url` (`endpoint.rs`).
     fn api_endpoint(&self) -> Option<crate::agent::ApiEndpoint> {
         super::endpoint::api_endpoint(&self.args, &self.env, self.user_home().as_deref())
     }

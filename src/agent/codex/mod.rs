@@ -13,7 +13,7 @@
 //! its own threshold and the window ([`auto_compact_limit`]), so debussy stops the session
 //! first and Codex still compacts when debussy will not restart it. This module locates
 //! the program and never spawns anything; it reads the user's Codex configuration only
-//! to say where the API is ([`endpoint`]), for a wait on an API Codex could not reach.
+//! to say where the API is (`endpoint.rs`), for a wait on an API Codex could not reach.
 
 mod backend;
 mod endpoint;
