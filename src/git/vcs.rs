@@ -459,10 +459,7 @@ pub fn ignore_run_data(root: &Path) -> std::io::Result<()> {
     let Some(workdir) = repo.workdir() else {
         return Ok(());
     };
-    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let workdir = canonical(workdir);
-    let project = canonical(root);
-    let place = project.strip_prefix(&workdir).unwrap_or(Path::new(""));
+    let place = place_in(workdir, root);
     let mut prefix = String::from("/");
     for part in place.components() {
         prefix.push_str(&escape_pattern(&part.as_os_str().to_string_lossy()));
@@ -501,6 +498,29 @@ pub fn ignore_run_data(root: &Path) -> std::io::Result<()> {
         &mut crate::files::open_private_append(&exclude)?,
         block.as_bytes(),
     )
+}
+
+/// Where the project at `root` sits in its repository: the path from the working tree's
+/// top level to it, empty when the project is the top level (or outside a repository).
+/// A phase's worktree holds the whole repository; the project's copy there is this path
+/// joined to the worktree.
+pub async fn project_place(root: PathBuf) -> PathBuf {
+    blocking(move || {
+        let repo = git2::Repository::discover(&root).ok()?;
+        Some(place_in(repo.workdir()?, &root))
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// The path from `workdir` (a working tree's top level) to `project` inside it, both
+/// taken as they are on disk (through symbolic links); empty when it is not inside.
+fn place_in(workdir: &Path, project: &Path) -> PathBuf {
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    canonical(project)
+        .strip_prefix(canonical(workdir))
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 /// A path component as a literal in a gitignore pattern.

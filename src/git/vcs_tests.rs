@@ -106,6 +106,22 @@ fn a_project_in_a_subdirectory_of_the_repository_is_anchored_there() {
 }
 
 #[tokio::test]
+async fn a_projects_place_is_its_path_from_the_repositorys_top_level() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    git2::Repository::init(dir.path()).expect("init");
+    let project = dir.path().join("pkg/app");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    assert_eq!(project_place(project).await, Path::new("pkg/app"));
+    assert_eq!(project_place(dir.path().to_path_buf()).await, Path::new(""));
+    let outside = tempfile::tempdir().expect("tempdir");
+    assert_eq!(
+        project_place(outside.path().to_path_buf()).await,
+        Path::new(""),
+        "outside a repository"
+    );
+}
+
+#[tokio::test]
 async fn preflight_refuses_dirty_and_detached_trees() {
     let dir = tempfile::tempdir().expect("tempdir");
     let raw = git2::Repository::init(dir.path()).expect("init");

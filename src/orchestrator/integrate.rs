@@ -31,7 +31,9 @@ enum Resolution {
 }
 
 impl Runner<'_> {
-    /// Work in `worktree` from now on, making it (or reusing the one a paused run left).
+    /// Work in `worktree` from now on, making it (or reusing the one a paused run left):
+    /// in the project's directory there, which is the worktree itself unless the project
+    /// is a directory of its repository (a monorepo).
     ///
     /// # Errors
     /// Git's words when the worktree cannot be made.
@@ -45,7 +47,16 @@ impl Runner<'_> {
             self.out_of_space("make the phase's worktree", &err);
             return Err(format!("could not make the phase's worktree: {err}"));
         }
-        self.workdir.clone_from(&worktree.path);
+        let project = self.run.pool.project_in(&worktree).await;
+        // A project directory holding nothing git tracks is not in a new worktree.
+        if let Err(err) = std::fs::create_dir_all(&project) {
+            self.out_of_space("make the project's directory in the phase's worktree", &err);
+            return Err(format!(
+                "could not make the project's directory {} in the phase's worktree: {err}",
+                project.display()
+            ));
+        }
+        self.workdir = project;
         self.worktree = Some(worktree);
         Ok(())
     }
@@ -361,7 +372,9 @@ impl Runner<'_> {
         let (end, tally) = if files.is_empty() {
             (AttemptEnd::Done, super::attempt::AttemptTally::default())
         } else {
-            let prompt = prompts::merge_conflict_prompt(phase, run_branch, &files, &conflicts);
+            let place = self.run.pool.project_place().await;
+            let prompt =
+                prompts::merge_conflict_prompt(phase, run_branch, &files, &conflicts, place);
             self.run_attempt(phase, attempt, execution, &prompt, false, base)
                 .await
         };

@@ -9,6 +9,11 @@
 //! it up on its own branch, rewriting only the files that differ. Merges are made in a
 //! worktree of the run's own (`.merge`, a parked one when there is one), never in the
 //! user's checkout. What is still parked when the run ends is removed.
+//!
+//! A worktree holds the whole repository, and the project may be a directory of it (a
+//! monorepo): what runs "in the project" during a phase runs in the project's copy in
+//! the worktree ([`WorktreePool::project_in`]), while commits and merges take the
+//! whole worktree.
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
@@ -29,6 +34,8 @@ pub(crate) struct WorktreePool {
     turn: tokio::sync::Mutex<()>,
     spares: RefCell<Vec<PathBuf>>,
     parked: Cell<u32>,
+    /// The project's path in its repository (empty at the top level), asked of git once.
+    project_place: tokio::sync::OnceCell<PathBuf>,
 }
 
 impl WorktreePool {
@@ -43,6 +50,7 @@ impl WorktreePool {
             turn: tokio::sync::Mutex::new(()),
             spares: RefCell::new(Vec::new()),
             parked: Cell::new(0),
+            project_place: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -98,6 +106,19 @@ impl WorktreePool {
             None => worktree::ensure(git, root, worktree, run_branch).await,
         };
         entered.map(|_| ())
+    }
+
+    /// The project's directory in `worktree`: the project's place in its repository
+    /// joined to the worktree, where the phase's sessions, gates and checks run.
+    pub(crate) async fn project_in(&self, worktree: &Worktree) -> PathBuf {
+        worktree.path.join(self.project_place().await)
+    }
+
+    /// The project's path from its repository's top level (empty when it is the top).
+    pub(crate) async fn project_place(&self) -> &Path {
+        self.project_place
+            .get_or_init(|| crate::git::vcs::project_place(self.root.clone()))
+            .await
     }
 
     /// Make sure every commit of `worktree`'s phase since `since` is on its branch,

@@ -182,21 +182,39 @@ pub fn remediation_prompt(
 
 /// The prompt of the session that resolves a phase's merge conflicts in its worktree:
 /// merging the run's branch into the phase's left `files` in conflict (`conflicts` says
-/// which kind each is; a path not among them has markers).
+/// which kind each is; a path not among them has markers). The paths are git's, from
+/// the repository's top level; `place` is the agent's working directory from there (the
+/// project's place in a monorepo, empty at the top).
 #[must_use]
 pub fn merge_conflict_prompt(
     phase: &Phase,
     run_branch: &str,
     files: &[String],
     conflicts: &[crate::git::Conflict],
+    place: &Path,
 ) -> String {
     let id = phase.id.as_str();
     let mut out = format!(
         "Phase {id} ({}) is done on its own branch, but other phases finished first and \
          changed the same files. Merging the run's branch `{run_branch}` into this branch is \
-         in progress in your working directory, and these paths conflict:\n\n",
+         in progress in your working directory, and these paths conflict",
         phase.title
     );
+    if place.as_os_str().is_empty() {
+        out.push_str(":\n\n");
+    } else {
+        let up = place
+            .components()
+            .map(|_| "..")
+            .collect::<Vec<_>>()
+            .join("/");
+        let _ = write!(
+            out,
+            " (named from the repository's top level, `{up}` from your working directory \
+             `{}`):\n\n",
+            place.display()
+        );
+    }
     for file in files {
         match conflicts.iter().find(|c| c.path == *file) {
             Some(conflict) if !conflict.kind.settled_by_editing() => {
@@ -308,6 +326,25 @@ mod tests {
             output_tail: "line 1\nno such file\n".into(),
         }];
         insta::assert_snapshot!(remediation_prompt(phase, &findings, &gate_runs, &root));
+    }
+
+    #[test]
+    fn a_merge_conflict_in_a_monorepo_says_where_the_paths_start() {
+        let (plan, _) = demo();
+        let phase = &plan.phases[0];
+        let files = ["pkg/app/out.txt".to_owned()];
+        let at_top = merge_conflict_prompt(phase, "main", &files, &[], Path::new(""));
+        assert!(
+            at_top.contains("these paths conflict:\n\n- `pkg/app/out.txt`"),
+            "{at_top}"
+        );
+        let inside = merge_conflict_prompt(phase, "main", &files, &[], Path::new("pkg/app"));
+        assert!(
+            inside.contains(
+                "these paths conflict (named from the repository's top level, `../..` from your working directory `pkg/app`):\n\n- `pkg/app/out.txt`"
+            ),
+            "{inside}"
+        );
     }
 
     #[test]

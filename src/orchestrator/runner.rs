@@ -33,8 +33,10 @@ pub(crate) struct Flags {
 pub(crate) struct Runner<'run> {
     /// What every phase of the run shares.
     pub(crate) run: &'run RunContext<'run>,
-    /// Where the agent works, commits are made and gates run: the project root, or the
-    /// phase's git worktree when phases run side by side.
+    /// Where the agent works and gates and checks run: the project root, or, when phases
+    /// run side by side, the project's directory in the phase's git worktree (the
+    /// worktree itself unless the project is a directory of its repository). Commits
+    /// made from here take the whole working tree it is in.
     pub(crate) workdir: PathBuf,
     /// The phase's worktree and branch, when it has one.
     pub(crate) worktree: Option<crate::git::worktree::Worktree>,

@@ -16,6 +16,19 @@ use serde_json::Value;
 impl Project {
     /// A plan with phases `(id, depends_on, gate command)` and a sim scenario.
     pub(super) fn plan(&self, phases: &[(&str, &str, &str)], scenario: &Scenario) {
+        self.plan_in("", phases, scenario);
+    }
+
+    /// [`Project::plan`] in `plan/` of the directory `dir` of the repository (`""`: its
+    /// top level), committed.
+    pub(super) fn plan_in(&self, dir: &str, phases: &[(&str, &str, &str)], scenario: &Scenario) {
+        let at = |file: &str| {
+            Path::new(dir)
+                .join("plan")
+                .join(file)
+                .to_string_lossy()
+                .into_owned()
+        };
         let mut master = String::from(
             "# Test Plan - Master Plan\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n",
         );
@@ -24,7 +37,7 @@ impl Project {
                 "| {id} | [Phase {id}](phase-{id}.md) | Pending |\n"
             ));
             self.write(
-                &format!("plan/phase-{id}.md"),
+                &at(&format!("phase-{id}.md")),
                 &format!(
                     "# Test Phase {id}: Step {id}\n\n**Status:** Pending\n**Depends On:** {depends}\n\n\
                      ## Process Wrapper\n- [ ] Write notes to: `notes/phase-{id}.md`\n\n\
@@ -32,8 +45,8 @@ impl Project {
                 ),
             );
         }
-        self.write("plan/MASTER_PLAN.md", &master);
-        self.write("plan/sim-scenario.yaml", &scenario.to_yaml());
+        self.write(&at("MASTER_PLAN.md"), &master);
+        self.write(&at("sim-scenario.yaml"), &scenario.to_yaml());
         self.commit_all("plan");
     }
 

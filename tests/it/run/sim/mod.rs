@@ -10,6 +10,7 @@ mod hostile;
 mod kit;
 mod links;
 mod merges;
+mod monorepo;
 mod orphans;
 mod outcomes;
 mod parallel;
