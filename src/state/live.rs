@@ -3,7 +3,9 @@
 //!
 //! `status` shows it while the run goes on; a row left behind by a debussy that died is
 //! the interrupted session's record, counted in the run's totals, and becomes an
-//! `interrupted` session when the phase runs again.
+//! `interrupted` session, with the figures it last had, when the next debussy settles
+//! the dead run ([`Store::settle_interrupted`]), or at the latest when the phase runs
+//! again.
 
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
@@ -148,6 +150,18 @@ impl Store {
         )
     }
 
+    /// Record the sessions a dead debussy left running in `run_id` as the interrupted
+    /// sessions they are, with what they had spent; they are live no more.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub(super) fn record_left_sessions(&self, run_id: &str) -> Result<(), StateError> {
+        for left in self.live_sessions(run_id)? {
+            self.record_session(left.execution_id, &interrupted(&left))?;
+        }
+        Ok(())
+    }
+
     fn live_session(
         &self,
         run_id: &str,
@@ -205,3 +219,7 @@ fn interrupted(left: &LiveSession) -> SessionRecord {
         ended_at: now(),
     }
 }
+
+#[cfg(test)]
+#[path = "live_tests.rs"]
+mod tests;

@@ -152,8 +152,10 @@ impl Store {
     }
 
     /// Record as `interrupted` every run still marked `running` whose owner process is
-    /// gone, and the attempts it left running; returns the runs (with the agent group
-    /// each left behind, if any).
+    /// gone, and the attempts it left running, each with what its sessions spent: the
+    /// sessions it left running become `interrupted` sessions with their last figures.
+    /// Returns the runs (with the agent group each left behind, if any). Idempotent: a
+    /// settled run is not running any more.
     ///
     /// # Errors
     /// On SQLite failure.
@@ -169,17 +171,35 @@ impl Store {
             .into_iter()
             .filter(|r| r.status == RunStatus::Interrupted)
         {
+            // First, while the run still reads as running: a settle cut short goes again.
+            self.record_left_sessions(&run.id)?;
             self.update_run(
                 &run.id,
                 RunStatus::Interrupted,
                 None,
                 Some("the debussy process running it died"),
             )?;
+            // An attempt records what it spent when it ends; these never ended, so what
+            // their sessions spent is theirs.
             self.conn
                 .execute(
                     "UPDATE phase_executions SET status = ?2, ended_at = ?3,
-                     error = COALESCE(error, 'debussy was stopped while it ran (killed or crashed)')
-                     WHERE run_id = ?1 AND ended_at IS NULL",
+                     error = COALESCE(error, 'debussy was stopped while it ran (killed or crashed)'),
+                     billed_input = spent.input, billed_cache_write = spent.cache_write,
+                     billed_cache_read = spent.cache_read, billed_output = spent.output,
+                     tokens = spent.input + spent.cache_write + spent.cache_read + spent.output,
+                     cost_usd = spent.cost, cost_estimated = spent.estimated
+                     FROM (SELECT e.id AS id,
+                                  COALESCE(SUM(s.billed_input), 0) AS input,
+                                  COALESCE(SUM(s.billed_cache_write), 0) AS cache_write,
+                                  COALESCE(SUM(s.billed_cache_read), 0) AS cache_read,
+                                  COALESCE(SUM(s.billed_output), 0) AS output,
+                                  COALESCE(SUM(s.cost_usd), 0.0) AS cost,
+                                  COALESCE(MAX(s.cost_estimated), 0) AS estimated
+                           FROM phase_executions e LEFT JOIN sessions s ON s.execution_id = e.id
+                           WHERE e.run_id = ?1 AND e.ended_at IS NULL
+                           GROUP BY e.id) AS spent
+                     WHERE phase_executions.id = spent.id",
                     params![run.id, ExecutionStatus::Interrupted.as_str(), now()],
                 )
                 .map_err(self.sql("record the interrupted attempts"))?;

@@ -280,6 +280,22 @@ fn status_shows_the_running_session_and_a_killed_runs_spending_is_kept() {
         .collect();
     assert_eq!(sessions[0]["outcome"], "interrupted", "{status:#}");
     assert_eq!(sessions[0]["billed"]["input"].as_u64(), Some(before));
+    // Its attempt's row keeps what the session spent: the rows add up to the run's total.
+    let killed = &status["executions"][0];
+    assert_eq!(killed["status"], "interrupted", "{status:#}");
+    assert_eq!(killed["billed"], sessions[0]["billed"], "{status:#}");
+    assert_eq!(killed["cost_usd"], sessions[0]["cost_usd"], "{status:#}");
+    let rows: u64 = status["executions"]
+        .as_array()
+        .expect("executions")
+        .iter()
+        .filter_map(|e| e["billed"]["input"].as_u64())
+        .sum();
+    assert_eq!(
+        Some(rows),
+        status["totals"]["billed"]["input"].as_u64(),
+        "{status:#}"
+    );
     assert!(
         status["executions"]
             .as_array()
