@@ -104,6 +104,30 @@ fn a_tracked_run_lock_link_in_a_fresh_clone_does_not_overwrite_its_target() {
         "the clone has the link"
     );
 
+    // Tracked run data is refused first, with the command that untracks it; the link
+    // stays in the tree once it is followed, and is refused in turn.
+    let (code, stderr) = run_in(&root);
+    assert_eq!(
+        std::fs::read_to_string(&precious).expect("read"),
+        "keep me\n",
+        "the link's target was written: {stderr}"
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("run data is tracked by git: .debussy/runs"),
+        "{stderr}"
+    );
+    for args in [
+        &["rm", "-r", "-q", "--cached", "--", ".debussy/runs"][..],
+        &["commit", "-q", "-m", "untrack the run data"],
+    ] {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&root)
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    }
     let (code, stderr) = run_in(&root);
     assert_eq!(
         std::fs::read_to_string(&precious).expect("read"),
