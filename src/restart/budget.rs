@@ -68,6 +68,16 @@ impl RestartBudget {
         }
     }
 
+    /// The budget of an attempt taken up again (`--resume`) after `used` restarts: the
+    /// next restart is number `used + 1`, and at most `max_restarts` are counted in all.
+    #[must_use]
+    pub fn resumed(max_restarts: u32, used: u32) -> Self {
+        RestartBudget {
+            max: max_restarts,
+            used: used.min(max_restarts),
+        }
+    }
+
     /// Ask to restart once more; an allowed restart is counted.
     pub fn try_restart(&mut self) -> BudgetDecision {
         if self.used < self.max {
@@ -115,6 +125,19 @@ mod tests {
         assert_eq!(budget.used(), 2);
         assert_eq!(budget.remaining(), 0);
         assert_eq!(budget.try_restart(), BudgetDecision::Exhausted { max: 2 });
+    }
+
+    #[test]
+    fn a_resumed_budget_counts_on_from_the_restarts_used_before() {
+        let mut budget = RestartBudget::resumed(3, 1);
+        assert_eq!(budget.used(), 1);
+        assert_eq!(budget.try_restart(), BudgetDecision::Restart { number: 2 });
+        assert_eq!(budget.try_restart(), BudgetDecision::Restart { number: 3 });
+        assert_eq!(budget.try_restart(), BudgetDecision::Exhausted { max: 3 });
+        // Resumed with fewer allowed than were used: none is left.
+        let mut lowered = RestartBudget::resumed(1, 2);
+        assert_eq!(lowered.remaining(), 0);
+        assert_eq!(lowered.try_restart(), BudgetDecision::Exhausted { max: 1 });
     }
 
     #[test]
