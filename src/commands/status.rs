@@ -396,6 +396,7 @@ mod tests {
                     error: Some(error.into()),
                     workdir: None,
                     branch_tip: None,
+                    base: None,
                     started_at: "2026-11-23T23:08:35.887285069Z".into(),
                     ended_at: Some("2026-11-23T23:09:40.1Z".into()),
                 },

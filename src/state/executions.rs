@@ -58,6 +58,19 @@ impl Store {
         )
     }
 
+    /// Record the commit `HEAD` was at when the attempt's phase started, which a resumed
+    /// attempt lists the phase's changes from.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn set_execution_base(&self, execution_id: i64, base: &str) -> Result<(), StateError> {
+        self.execute(
+            "record where the phase started",
+            "UPDATE phase_executions SET base = ?2 WHERE id = ?1",
+            params![execution_id, base],
+        )
+    }
+
     /// Record the tip of the phase's branch a completed attempt left to merge.
     ///
     /// # Errors
@@ -153,6 +166,7 @@ impl Store {
             ended_at: row.get("ended_at").map_err(get)?,
             workdir: row.get("workdir").map_err(get)?,
             branch_tip: row.get("branch_tip").map_err(get)?,
+            base: row.get("base").map_err(get)?,
         })
     }
 
@@ -275,6 +289,44 @@ impl Store {
         )
     }
 
+    /// Record the handoff the session stopped for restart `restart_number` of an
+    /// execution wrote, for the session after it (and a resume of it) to read.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn record_handoff(
+        &self,
+        execution_id: i64,
+        restart_number: u32,
+        text: &str,
+    ) -> Result<(), StateError> {
+        self.execute(
+            "record the handoff",
+            "UPDATE restart_events SET handoff = ?3 WHERE execution_id = ?1 AND restart_number = ?2",
+            params![execution_id, restart_number, text],
+        )
+    }
+
+    /// The handoff recorded with restart `restart_number` of an execution, if its stopped
+    /// session wrote one.
+    ///
+    /// # Errors
+    /// On SQLite failure.
+    pub fn handoff(
+        &self,
+        execution_id: i64,
+        restart_number: u32,
+    ) -> Result<Option<String>, StateError> {
+        let found: Vec<Option<String>> = self.rows(
+            "read the handoff",
+            "SELECT handoff FROM restart_events WHERE execution_id = ?1 AND restart_number = ?2
+                 ORDER BY id DESC LIMIT 1",
+            params![execution_id, restart_number],
+            |row| row.get::<_, Option<String>>(0),
+        )?;
+        Ok(found.into_iter().flatten().next())
+    }
+
     /// Record a gate's result against the execution it validated.
     ///
     /// # Errors
@@ -320,5 +372,50 @@ impl Store {
                 })
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn where_a_phase_started_and_a_restarts_handoff_are_kept_for_a_resume() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let run = store.create_run("/p.md", "Plan").expect("run");
+        let execution = store
+            .start_execution(&run, "1", 1, false, None)
+            .expect("execution");
+        store.set_execution_base(execution, "abc123").expect("base");
+        let restart = |number| RestartRecord {
+            restart_number: number,
+            reason: "context 85.0% >= 80%".into(),
+            context_percent: Some(85.0),
+            commit_id: Some("def".into()),
+            at: now(),
+        };
+        for number in [1, 2] {
+            store
+                .record_restart(execution, &restart(number))
+                .expect("restart");
+        }
+        store
+            .record_handoff(execution, 1, "## Goal\ngo on")
+            .expect("handoff");
+
+        assert_eq!(
+            store.executions(&run).expect("executions")[0]
+                .base
+                .as_deref(),
+            Some("abc123")
+        );
+        assert_eq!(
+            store.handoff(execution, 1).expect("handoff").as_deref(),
+            Some("## Goal\ngo on")
+        );
+        // A stop whose handoff was not written (skipped, failed, or killed) has none.
+        assert_eq!(store.handoff(execution, 2).expect("handoff"), None);
+        assert_eq!(store.handoff(execution, 3).expect("handoff"), None);
     }
 }

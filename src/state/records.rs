@@ -237,6 +237,10 @@ pub struct ExecutionRecord {
     pub workdir: Option<String>,
     /// For a completed attempt in a worktree: the tip of the phase's branch to merge.
     pub branch_tip: Option<String>,
+    /// The commit `HEAD` was at when its phase started (`None` in runs recorded before
+    /// it was kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 /// How an execution ended.

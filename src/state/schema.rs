@@ -220,4 +220,11 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE limit_waits ADD COLUMN kind TEXT;
     ",
+    // 13: what `--resume` needs to take an attempt up where it stood: the commit `HEAD`
+    // was at when its phase started (its checkpoints list the files changed since), and
+    // the handoff each context restart's stopped session wrote.
+    "
+    ALTER TABLE phase_executions ADD COLUMN base TEXT;
+    ALTER TABLE restart_events ADD COLUMN handoff TEXT;
+    ",
 ];
