@@ -88,7 +88,13 @@ impl LiveRun {
     pub fn start(project: &Project, extra: &[&str]) -> LiveRun {
         let mut args = vec!["--restart-delay", "0"];
         args.extend_from_slice(extra);
-        let (child, lines) = project.start_run(&args);
+        LiveRun::start_with(project, &args)
+    }
+
+    /// Start `debussy run plan/MASTER_PLAN.md --agent sim` with `args` alone (no
+    /// `--restart-delay 0`).
+    pub fn start_with(project: &Project, args: &[&str]) -> LiveRun {
+        let (child, lines) = project.start_run(args);
         let (sender, events) = mpsc::channel();
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
@@ -103,6 +109,37 @@ impl LiveRun {
             events,
             seen: Vec::new(),
         }
+    }
+
+    /// Wait for the run's first event named `name`, up to [`BEACON_WAIT`]; when none
+    /// comes, the run is killed and the test fails with what it said.
+    pub fn wait_for(&mut self, name: &str) -> Value {
+        let deadline = std::time::Instant::now() + BEACON_WAIT;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            let Ok(event) = self.events.recv_timeout(left) else {
+                break;
+            };
+            self.seen.push(event.clone());
+            if event["event"] == name {
+                return event;
+            }
+        }
+        let ended = self.stop();
+        panic!(
+            "no `{name}` event within {BEACON_WAIT:?}; the run (ended {ended}) said:\n{}",
+            story(&self.printed())
+        )
+    }
+
+    /// Send debussy `signal` and wait for it to end: its exit code and every event it
+    /// printed.
+    pub fn stop_with(mut self, signal: nix::sys::signal::Signal) -> (i32, Vec<Value>) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid")),
+            signal,
+        );
+        let code = wait_exit(&mut self.child, Duration::from_secs(30));
+        (code, self.printed())
     }
 
     /// SIGKILL debussy, wait for it, and return every event it printed.
