@@ -22,7 +22,8 @@ use crate::state::{CompletionStatus, RestartRecord, SessionKind, now};
 use crate::words::plural;
 
 use super::ending::{self, AttemptEnd};
-use super::runner::{ResumePoint, Runner};
+use super::resume::ResumePoint;
+use super::runner::Runner;
 use super::usage_wait::{UsageWait, WaitEnd, WaitPlan};
 use crate::git::vcs;
 
@@ -96,12 +97,15 @@ impl Runner<'_> {
         let mut tally = AttemptTally::default();
         let mut session_prompt = prompt.to_owned();
         let mut checkpoint_text: Option<String> = None;
+        let mut restart = 0;
+        // The stopped run's attempt goes on: its next session, from a checkpoint.
         if let Some(point) = self.resume_point.take_if(|point| point.phase == id) {
+            budget = RestartBudget::resumed(max_restarts, point.restarts);
+            restart = point.restarts;
             let checkpoint = self.resume_checkpoint(phase, &point, max_restarts).await;
             session_prompt = checkpoint::prompt_with_checkpoint(&checkpoint, prompt);
             checkpoint_text = Some(checkpoint);
         }
-        let mut restart = 0;
         let mut watch = ProgressWatch::new(self.run.config.no_progress_restarts);
         let mut tree_before = vcs::changes_since(self.workdir.clone(), base).await;
         let mut logged_before = self.progress_steps(&id).len();
@@ -353,33 +357,29 @@ impl Runner<'_> {
             .unwrap_or_default()
     }
 
-    /// The checkpoint context for the first session of a resumed paused phase.
+    /// The checkpoint the first session of a phase resumed at `point` is given: the
+    /// session after its restarts, of `max_restarts`.
     async fn resume_checkpoint(
         &self,
         phase: &Phase,
         point: &ResumePoint,
         max_restarts: u32,
     ) -> String {
-        let base = point
-            .pause
-            .base
-            .as_deref()
-            .and_then(|oid| git2::Oid::from_str(oid).ok());
         let facts = CheckpointFacts {
             phase_id: point.phase.clone(),
             phase_title: phase.title.clone(),
-            restart_number: 0,
+            restart_number: point.restarts,
             max_restarts,
             stop_reason: point.reason.as_deref().map_or_else(
                 || "the run was paused by the user and is now resumed".to_owned(),
                 |reason| format!("the run was {reason}; it is now resumed"),
             ),
-            commit: point.pause.commit.clone(),
+            commit: point.commit.clone(),
             progress: self.progress_steps(&point.phase),
             todos: Vec::new(),
-            changes: vcs::changes_since(self.workdir.clone(), base).await,
+            changes: vcs::changes_since(self.workdir.clone(), point.base).await,
             last_message: None,
-            handoff: None,
+            handoff: point.handoff.clone(),
             why: Continuation::ContextStop,
             cut_short: None,
         };

@@ -8,7 +8,8 @@
 //! [`HANDOFF_ROOM`] tokens of the window (the resumed request carries the whole context
 //! again, plus the prompt and a bounded answer). It falls back the same way when the
 //! handoff session fails, times out, compacts or writes nothing. Every case is reported
-//! as an [`Event::Handoff`] with its reason.
+//! as an [`Event::Handoff`] with its reason. A handoff written is kept with its restart
+//! in the state store, so a resume after a kill or a pause still hands it on.
 //!
 //! The room is the prompt and [`HANDOFF_ANSWER_TOKENS`], not the agent's whole
 //! compaction reserve: debussy's `PreCompact` hook blocks the compaction the agent would
@@ -202,6 +203,12 @@ impl Runner<'_> {
         self.guards.spent(cost);
         self.record_handoff(phase.id.as_str(), execution, restart, &report);
         let outcome = handoff_text(&report, self.run.config.handoff_timeout);
+        // Kept with its restart: a resume after a kill or a pause still hands it on.
+        if let Ok(text) = &outcome
+            && let Err(err) = self.run.store.record_handoff(execution, number, text)
+        {
+            self.could_not("record the handoff", &err);
+        }
         self.emit(Event::Handoff {
             phase_id: id,
             attempt,

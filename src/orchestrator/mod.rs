@@ -22,8 +22,9 @@
 //! process, so a run whose process died reads as interrupted; the next start kills the
 //! agent it left behind, and `--resume` commits what its killed sessions left as a
 //! `recovered (interrupted)` checkpoint (`recover.rs`). A pause commits (or records) the
-//! work, and the resumed phase's first session gets a checkpoint of it. See
-//! `docs/reliability.md`.
+//! work. Either way the resumed phase goes on where its attempt stood (`resume.rs`): the
+//! next session after the restarts it had taken, with a checkpoint of the work and the
+//! last handoff. See `docs/reliability.md`.
 
 pub mod agents;
 pub mod attempt;
@@ -43,6 +44,7 @@ mod pool;
 pub mod prompts;
 mod reachable;
 mod recover;
+mod resume;
 mod run;
 mod runner;
 mod schedule;

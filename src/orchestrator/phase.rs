@@ -53,7 +53,12 @@ impl Runner<'_> {
         if let Err(err) = self.run.store.set_limit_wait(&self.run.run_id, &id, None) {
             self.could_not("record the end of a wait", &err);
         }
-        let base = vcs::head(self.workdir.clone()).await;
+        // A phase the stopped run is resumed in started where that run's attempt did.
+        let resumed = self.resume_point.as_ref().filter(|point| point.phase == id);
+        let base = match resumed.and_then(|point| point.base) {
+            Some(base) => Some(base),
+            None => vcs::head(self.workdir.clone()).await,
+        };
         let gates = self.gate_specs(phase);
         let prompt_gates: Vec<PromptGate> = gates
             .iter()
@@ -109,6 +114,14 @@ impl Runner<'_> {
                     return self.finish(phase, standing, error, attempts, &tally, started);
                 }
             };
+            if let Some(base) = base
+                && let Err(err) = self
+                    .run
+                    .store
+                    .set_execution_base(execution, &base.to_string())
+            {
+                self.could_not("record where the phase started", &err);
+            }
             if let Err(err) = self.run.store.update_run(
                 &self.run.run_id,
                 crate::state::RunStatus::Running,

@@ -5,19 +5,18 @@
 //! debussy knows which files were its agent's: the attempts the dead run left running
 //! name the tree each worked in (the project's, or the phase's worktree), and nothing
 //! but that agent wrote there while it ran. Their changes are committed with a message
-//! that lists them, and the phase's next session starts from that checkpoint. A worktree
-//! in the middle of a merge (a fix session resolving a conflict) is left as it is: the
-//! fix session goes on with it.
+//! that lists them, and the phase's next session starts from that checkpoint
+//! (`resume.rs`). A worktree in the middle of a merge (a fix session resolving a
+//! conflict) is left as it is: the fix session goes on with it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::plan::Plan;
-use crate::state::{ExecutionStatus, PauseRecord, RunRecord, Store};
+use crate::state::{ExecutionStatus, RunRecord, Store};
 
 use super::error::RunError;
-use super::runner::ResumePoint;
 use crate::git::vcs;
 
 /// The status a recovered checkpoint's commit message gives.
@@ -37,10 +36,12 @@ pub(super) struct Recovered {
     pub(super) headline: String,
     /// The files it holds.
     pub(super) files: Vec<String>,
+    /// Where `HEAD` was before it.
+    pub(super) base: Option<String>,
 }
 
 /// Commit what the attempts `run` left running had changed, each in the tree it worked
-/// in. Returns the checkpoints made and the resume point of each phase.
+/// in. Returns the checkpoints made.
 ///
 /// # Errors
 /// [`RunError::Recovery`] when a checkpoint cannot be committed (a hook refused it): the
@@ -51,7 +52,7 @@ pub(super) async fn adopt_killed_work(
     run: &RunRecord,
     plan: &Plan,
     config: &Config,
-) -> Result<(Vec<Recovered>, BTreeMap<String, ResumePoint>), RunError> {
+) -> Result<Vec<Recovered>, RunError> {
     let mut trees: BTreeMap<String, PathBuf> = BTreeMap::new();
     for execution in store.executions(&run.id)? {
         if execution.status == ExecutionStatus::Interrupted {
@@ -64,7 +65,6 @@ pub(super) async fn adopt_killed_work(
         }
     }
     let mut recovered = Vec::new();
-    let mut points = BTreeMap::new();
     for (phase_id, tree) in trees {
         // In the project's own tree, only on the branch the run commits on: a checkout
         // switched since is the user's, and the resume refuses it.
@@ -115,29 +115,15 @@ pub(super) async fn adopt_killed_work(
                 });
             }
         };
-        points.insert(
-            phase_id.clone(),
-            ResumePoint {
-                phase: phase_id.clone(),
-                pause: PauseRecord {
-                    base: base.map(|oid| oid.to_string()),
-                    commit: Some(commit.id.clone()),
-                    files: Vec::new(),
-                },
-                reason: Some(format!(
-                    "interrupted (debussy was stopped while the phase ran); the files its agent had changed were committed as {}",
-                    short(&commit.id)
-                )),
-            },
-        );
         recovered.push(Recovered {
             phase: phase_id,
             commit: commit.id,
             headline,
             files,
+            base: base.map(|oid| oid.to_string()),
         });
     }
-    Ok((recovered, points))
+    Ok(recovered)
 }
 
 /// The files a killed session left changed in `tree`: `None` when there are none, the
@@ -197,8 +183,4 @@ fn listed(files: &[String]) -> String {
         lines.push(format!("  … and {} more", files.len() - MAX_LISTED));
     }
     lines.join("\n")
-}
-
-fn short(id: &str) -> &str {
-    id.get(..12).unwrap_or(id)
 }

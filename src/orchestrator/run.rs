@@ -19,7 +19,7 @@ use super::drive::Drive;
 use super::error::RunError;
 use super::guards::Guards;
 use super::selection::{self, History, Standing};
-use super::{lock, parallel, recover, runner};
+use super::{lock, parallel, recover, resume};
 use crate::git::vcs;
 use crate::git::worktree;
 use crate::process::{Leftover, kill_leftover_group};
@@ -152,7 +152,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     }
     // What the killed sessions of the run being resumed left in their trees is their
     // agents' work: it becomes a checkpoint before the tree is checked.
-    let (recovered, recovered_points) = match &resumable {
+    let recovered = match &resumable {
         Some(run) if run.status == RunStatus::Interrupted && config.auto_commit => {
             recover::adopt_killed_work(&root, &store, run, &plan, &config).await?
         }
@@ -237,21 +237,12 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         },
         None => None,
     };
-    let mut resume_points = recovered_points;
+    let mut resume_points = BTreeMap::new();
     let mut ran_before = Duration::ZERO;
     let (run_id, resumed) = match resumable {
         Some(run) => {
             ran_before = Duration::try_from_secs_f64(run.active_secs).unwrap_or_default();
-            for (phase, pause) in &run.pauses {
-                resume_points.insert(
-                    phase.clone(),
-                    runner::ResumePoint {
-                        phase: phase.clone(),
-                        pause: pause.clone(),
-                        reason: run.error.clone(),
-                    },
-                );
-            }
+            resume_points = resume::points(&store, &run, &recovered)?;
             store.clear_pauses(&run.id)?;
             store.update_run(&run.id, RunStatus::Running, None, None)?;
             (run.id, true)

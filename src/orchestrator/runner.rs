@@ -13,6 +13,7 @@ use super::checkout::Checkout;
 use super::context::RunContext;
 use super::guards::{Guards, LimitHit};
 use super::no_space::NoSpace;
+use super::resume::ResumePoint;
 use crate::git::vcs;
 
 /// What the user has asked for that outlives one session.
@@ -45,7 +46,8 @@ pub(crate) struct Runner<'run> {
     pub(crate) flags: Flags,
     /// What this phase's work added to the run's figures.
     pub(crate) summary: RunSummary,
-    /// Where the paused run being resumed stopped this phase; its first session gets it.
+    /// Where the stopped run being resumed left this phase; its first attempt goes on
+    /// from it.
     pub(crate) resume_point: Option<ResumePoint>,
     /// The leader of the process group of the agent session running now.
     pub(crate) agent_group: Option<crate::process::ProcessIdentity>,
@@ -53,15 +55,6 @@ pub(crate) struct Runner<'run> {
     pub(crate) no_restart: Option<NoRestart>,
     /// The run's spending and time limits, and what it spent.
     pub(crate) guards: Guards,
-}
-
-/// The phase a paused run stopped in and what its pause recorded.
-#[derive(Debug, Clone)]
-pub(crate) struct ResumePoint {
-    pub(crate) phase: String,
-    pub(crate) pause: PauseRecord,
-    /// Why the run paused, when a limit paused it (the user's own pause has none).
-    pub(crate) reason: Option<String>,
 }
 
 impl Runner<'_> {

@@ -18,5 +18,6 @@ mod read_only;
 mod replaced;
 mod restarts;
 mod resume;
+mod resume_stages;
 mod user_checkout;
 mod witness;

@@ -1,0 +1,216 @@
+//! `--resume` takes a phase up where it stood, whatever moment of its attempt a SIGKILL or
+//! a pause landed in: after a context restart, in the stopped session's handoff, in the
+//! delay before the next session (the restart count, the checkpoint and the handoff
+//! kept). Each kill or pause is synchronised on an event or a FIFO the process at that
+//! moment writes to.
+
+use nix::sys::signal::Signal;
+use serde_json::Value;
+
+use super::kit::summary;
+use super::witness::{Beacon, LiveRun};
+use crate::support::project::{Project, events_named, story};
+use crate::support::scenario::{Scenario, Script, Turn};
+
+/// What the stopped session writes when asked for its handoff.
+const HANDOFF: &str = "## Goal\nfinish phase 1 (HANDOFF-MARK)";
+
+/// What the checkpoint of a session after the first restart says.
+const AFTER_RESTART_1: &str = "restart 1 of 3";
+
+/// What a checkpoint carrying the stopped session's handoff says.
+const HANDOFF_HEADING: &str = "## Handoff from the previous session";
+
+/// Phase 1's first session: it writes `first.txt`, fills its context past the threshold
+/// and waits to be stopped; resumed for its handoff, it plays `handoff`.
+fn stopping(handoff: impl IntoIterator<Item = Turn>) -> Script {
+    let first = Script::phase("1").restart(0).turns([
+        Turn::write(30, "first.txt", "1"),
+        Turn::say("filling up").percent(85),
+        Turn::sleep(20_000),
+    ]);
+    handoff.into_iter().fold(first, Script::handoff)
+}
+
+/// Phase 1's session after its first restart: told it continues from restart 1 and each
+/// of `expect`, it plays `turns`, writes its notes and reports done.
+fn restarted(expect: &[&str], turns: impl IntoIterator<Item = Turn>) -> Script {
+    expect
+        .iter()
+        .fold(
+            Script::phase("1").restart(1).expect_prompt(AFTER_RESTART_1),
+            |script, text| script.expect_prompt(text),
+        )
+        .turns(turns)
+        .turns([Turn::notes("1"), Turn::done()])
+}
+
+/// A one-phase plan gated on `gate`, played by `scenario`.
+fn one_phase(gate: &str, scenario: &Scenario) -> Project {
+    let project = Project::new();
+    project.plan(&[("1", "N/A", gate)], scenario);
+    project
+}
+
+/// `--resume`, which must complete the run; its events.
+fn resume(project: &Project) -> Vec<Value> {
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "the resume:\n{}", story(&events));
+    assert_eq!(events[0]["resumed"], true);
+    assert_eq!(
+        summary(&events)["status"],
+        "completed",
+        "{}",
+        story(&events)
+    );
+    events
+}
+
+/// The resume went on with phase 1 after its first restart: its first session is
+/// restart 1, and no session filled its context again or wrote another handoff.
+fn assert_went_on_after_restart_1(events: &[Value]) {
+    let sessions = events_named(events, "session_started");
+    assert_eq!(
+        sessions.first().map(|s| &s["restart"]),
+        Some(&Value::from(1)),
+        "the resume started the phase over:\n{}",
+        story(events)
+    );
+    assert!(
+        events_named(events, "handoff_requested").is_empty()
+            && events_named(events, "restart").is_empty(),
+        "the resume paid for another restart:\n{}",
+        story(events)
+    );
+}
+
+/// The checkpoint the resumed run's first session of phase 1 was given.
+fn resumed_checkpoint(project: &Project) -> String {
+    let output = project
+        .command(&["show", "latest", "1", "--format", "json"])
+        .output()
+        .expect("show");
+    let shown: Value = serde_json::from_slice(&output.stdout).expect("show json");
+    shown["sessions"][0]["checkpoint"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the resumed session had no checkpoint: {shown:#}"))
+        .to_owned()
+}
+
+#[test]
+fn a_run_killed_after_a_context_restart_goes_on_from_its_checkpoint_and_handoff() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "restarted");
+    let scenario = Scenario::new()
+        .script(stopping([Turn::say(HANDOFF)]))
+        .script(restarted(
+            &[HANDOFF_HEADING, "HANDOFF-MARK", "first.txt"],
+            [Turn::write(10, "second.txt", "2").bash(&beacon.once())],
+        ));
+    let project = one_phase("test -f second.txt", &scenario);
+    let (live, _) = beacon.wait(LiveRun::start(&project, &[]));
+    let killed = live.kill();
+    assert_eq!(events_named(&killed, "restart").len(), 1, "{killed:#?}");
+
+    let events = resume(&project);
+    assert_went_on_after_restart_1(&events);
+    let checkpoint = resumed_checkpoint(&project);
+    // Both halves of the work: the restart's checkpoint and the killed session's file.
+    for text in [
+        AFTER_RESTART_1,
+        HANDOFF_HEADING,
+        "HANDOFF-MARK",
+        "first.txt",
+        "second.txt",
+    ] {
+        assert!(checkpoint.contains(text), "{text}: {checkpoint}");
+    }
+}
+
+#[test]
+fn a_resumed_run_killed_again_still_goes_on_from_the_first_runs_checkpoint() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let first = Beacon::new(scratch.path(), "restarted");
+    let again = Beacon::new(scratch.path(), "resumed");
+    let scenario = Scenario::new()
+        .script(stopping([Turn::say(HANDOFF)]))
+        .script(restarted(
+            &[HANDOFF_HEADING, "HANDOFF-MARK", "first.txt"],
+            [Turn::write(10, "second.txt", "2").bash(&format!(
+                "{}; {}",
+                first.once(),
+                again.once()
+            ))],
+        ));
+    let project = one_phase("test -f second.txt", &scenario);
+    let (live, _) = first.wait(LiveRun::start(&project, &[]));
+    live.kill();
+    // Killed again before its session got anywhere: nothing new to recover.
+    let (live, _) = again.wait(LiveRun::start(&project, &["--resume"]));
+    live.kill();
+
+    let events = resume(&project);
+    assert_went_on_after_restart_1(&events);
+    let checkpoint = resumed_checkpoint(&project);
+    for text in [HANDOFF_HEADING, "HANDOFF-MARK", "first.txt", "second.txt"] {
+        assert!(checkpoint.contains(text), "{text}: {checkpoint}");
+    }
+}
+
+#[test]
+fn a_run_killed_in_the_handoff_goes_on_from_the_checkpoint() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "handoff");
+    let scenario = Scenario::new()
+        .script(stopping([
+            Turn::say("writing the handoff").bash(&beacon.once()),
+            Turn::say(HANDOFF),
+        ]))
+        .script(restarted(&["first.txt"], []));
+    let project = one_phase("test -f first.txt", &scenario);
+    let (live, _) = beacon.wait(LiveRun::start(&project, &[]));
+    let killed = live.kill();
+    assert_eq!(
+        events_named(&killed, "handoff_requested").len(),
+        1,
+        "{killed:#?}"
+    );
+
+    let events = resume(&project);
+    assert_went_on_after_restart_1(&events);
+}
+
+#[test]
+fn a_run_killed_in_the_restart_delay_goes_on_from_the_checkpoint_and_handoff() {
+    let scenario = Scenario::new()
+        .script(stopping([Turn::say(HANDOFF)]))
+        .script(restarted(
+            &[HANDOFF_HEADING, "HANDOFF-MARK", "first.txt"],
+            [],
+        ));
+    let project = one_phase("test -f first.txt", &scenario);
+    let mut live = LiveRun::start_with(&project, &["--restart-delay", "60"]);
+    live.wait_for("restart");
+    live.kill();
+
+    let events = resume(&project);
+    assert_went_on_after_restart_1(&events);
+}
+
+#[test]
+fn a_pause_in_the_restart_delay_keeps_the_handoff_for_the_resume() {
+    let scenario = Scenario::new()
+        .script(stopping([Turn::say(HANDOFF)]))
+        .script(restarted(
+            &[HANDOFF_HEADING, "HANDOFF-MARK", "first.txt"],
+            [],
+        ));
+    let project = one_phase("test -f first.txt", &scenario);
+    let mut live = LiveRun::start_with(&project, &["--restart-delay", "60"]);
+    live.wait_for("restart");
+    let (code, paused) = live.stop_with(Signal::SIGINT);
+    assert_eq!(code, 130, "{}", story(&paused));
+
+    let events = resume(&project);
+    assert_went_on_after_restart_1(&events);
+}
