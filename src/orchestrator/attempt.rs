@@ -22,7 +22,7 @@ use crate::state::{CompletionStatus, RestartRecord, SessionKind, now};
 use crate::words::plural;
 
 use super::ending::{self, AttemptEnd};
-use super::resume::ResumePoint;
+use super::resume::{ResumePoint, Stage};
 use super::runner::Runner;
 use super::usage_wait::{UsageWait, WaitEnd, WaitPlan};
 use crate::git::vcs;
@@ -99,10 +99,14 @@ impl Runner<'_> {
         let mut checkpoint_text: Option<String> = None;
         let mut restart = 0;
         // The stopped run's attempt goes on: its next session, from a checkpoint.
-        if let Some(point) = self.resume_point.take_if(|point| point.phase == id) {
-            budget = RestartBudget::resumed(max_restarts, point.restarts);
-            restart = point.restarts;
-            let checkpoint = self.resume_checkpoint(phase, &point, max_restarts).await;
+        if let Some(point) = self.resume_point.take_if(|point| point.phase == id)
+            && let Stage::Working { restarts, handoff } = &point.stage
+        {
+            budget = RestartBudget::resumed(max_restarts, *restarts);
+            restart = *restarts;
+            let checkpoint = self
+                .resume_checkpoint(phase, &point, (*restarts, max_restarts), handoff.clone())
+                .await;
             session_prompt = checkpoint::prompt_with_checkpoint(&checkpoint, prompt);
             checkpoint_text = Some(checkpoint);
         }
@@ -358,17 +362,18 @@ impl Runner<'_> {
     }
 
     /// The checkpoint the first session of a phase resumed at `point` is given: the
-    /// session after its restarts, of `max_restarts`.
+    /// session after `restarts` restarts of `max_restarts`, with `handoff`.
     async fn resume_checkpoint(
         &self,
         phase: &Phase,
         point: &ResumePoint,
-        max_restarts: u32,
+        (restarts, max_restarts): (u32, u32),
+        handoff: Option<String>,
     ) -> String {
         let facts = CheckpointFacts {
             phase_id: point.phase.clone(),
             phase_title: phase.title.clone(),
-            restart_number: point.restarts,
+            restart_number: restarts,
             max_restarts,
             stop_reason: point.reason.as_deref().map_or_else(
                 || "the run was paused by the user and is now resumed".to_owned(),
@@ -379,7 +384,7 @@ impl Runner<'_> {
             todos: Vec::new(),
             changes: vcs::changes_since(self.workdir.clone(), point.base).await,
             last_message: None,
-            handoff: point.handoff.clone(),
+            handoff,
             why: Continuation::ContextStop,
             cut_short: None,
         };

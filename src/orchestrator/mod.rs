@@ -24,7 +24,8 @@
 //! `recovered (interrupted)` checkpoint (`recover.rs`). A pause commits (or records) the
 //! work. Either way the resumed phase goes on where its attempt stood (`resume.rs`): the
 //! next session after the restarts it had taken, with a checkpoint of the work and the
-//! last handoff. See `docs/reliability.md`.
+//! last handoff, or its gates again when its agent had said it was done. See
+//! `docs/reliability.md`.
 
 pub mod agents;
 pub mod attempt;

@@ -11,6 +11,7 @@ use crate::state::{ExecutionEnd, ExecutionStatus};
 use super::attempt::AttemptTally;
 use super::ending::AttemptEnd;
 use super::prompts::{self, PromptGate};
+use super::resume::Stage;
 use super::runner::Runner;
 use super::selection::Standing;
 use super::validate::Validation;
@@ -53,12 +54,17 @@ impl Runner<'_> {
         if let Err(err) = self.run.store.set_limit_wait(&self.run.run_id, &id, None) {
             self.could_not("record the end of a wait", &err);
         }
-        // A phase the stopped run is resumed in started where that run's attempt did.
+        // A phase the stopped run is resumed in started where that run's attempt did,
+        // and one whose agent had said it was done goes on with its gates.
         let resumed = self.resume_point.as_ref().filter(|point| point.phase == id);
+        let mut agent_done = resumed.is_some_and(|point| point.stage == Stage::Done);
         let base = match resumed.and_then(|point| point.base) {
             Some(base) => Some(base),
             None => vcs::head(self.workdir.clone()).await,
         };
+        if agent_done {
+            self.resume_point = None;
+        }
         let gates = self.gate_specs(phase);
         let prompt_gates: Vec<PromptGate> = gates
             .iter()
@@ -143,8 +149,10 @@ impl Runner<'_> {
                 None
             };
             let restarts_allowed = self.no_restart.is_none();
-            let (end, attempt_tally) = self
-                .run_attempt(
+            let (end, attempt_tally) = if std::mem::take(&mut agent_done) {
+                (AttemptEnd::Done, AttemptTally::default())
+            } else {
+                self.run_attempt(
                     phase,
                     attempt,
                     execution,
@@ -152,7 +160,8 @@ impl Runner<'_> {
                     restarts_allowed,
                     base,
                 )
-                .await;
+                .await
+            };
             tally.absorb(&attempt_tally);
 
             let (mut status, mut error, mut standing) = match end {

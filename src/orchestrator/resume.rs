@@ -1,19 +1,26 @@
-//! Where `--resume` takes each phase of a stopped run up ([`ResumePoint`]); the attempt
-//! (`attempt.rs`) goes on from it.
+//! Where `--resume` takes each phase of a stopped run up ([`ResumePoint`]); the phase
+//! (`phase.rs`) and its attempt (`attempt.rs`) go on from it.
 //!
 //! A phase goes on from where its attempt stood when the run stopped (a pause, a SIGKILL,
-//! a crash), never from the start: the next session is the attempt's next one, after
-//! the context restarts it had taken (the restart budget and the session numbering go
-//! on), and its checkpoint names the commit that holds the work (the pause's, the
-//! recovered one, or the last restart's), carries the handoff the last stopped session
-//! wrote, and lists the files changed since the phase started.
+//! a crash), never from the start:
+//! - its agent was working ([`Stage::Working`]): the next session is the attempt's next
+//!   one, after the context restarts it had taken (the restart budget and the session
+//!   numbering go on), and its checkpoint names the commit that holds the work (the
+//!   pause's, the recovered one, or the last restart's), carries the handoff the last
+//!   stopped session wrote, and lists the files changed since the phase started;
+//! - its agent had said the phase was done ([`Stage::Done`]: the gates were running, or
+//!   the completion commit was being made): no session starts; the gates and checks run
+//!   again, then what follows them.
 //!
 //! It reads the state store alone; what a killed session left uncommitted is committed
 //! by `recover.rs` before.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::state::{ExecutionRecord, ExecutionStatus, RestartRecord, RunRecord, StateError, Store};
+use crate::state::{
+    CompletionSignal, CompletionStatus, ExecutionRecord, ExecutionStatus, RestartRecord, RunRecord,
+    StateError, Store,
+};
 
 use super::recover::Recovered;
 
@@ -28,15 +35,34 @@ pub(crate) struct ResumePoint {
     pub(crate) commit: Option<String>,
     /// Why the run stopped, when it was not the user's own pause.
     pub(crate) reason: Option<String>,
-    /// The context restarts the attempt had taken.
-    pub(crate) restarts: u32,
-    /// What the session stopped for the last of them wrote for the next one.
-    pub(crate) handoff: Option<String>,
+    /// How far the attempt had got.
+    pub(crate) stage: Stage,
+}
+
+/// How far a stopped attempt had got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// Its agent was working, after `restarts` context restarts.
+    Working {
+        /// The context restarts the attempt had taken.
+        restarts: u32,
+        /// What the session stopped for the last of them wrote for the next one.
+        handoff: Option<String>,
+    },
+    /// Its agent had said the phase was done: the gates and checks run again.
+    Done,
+}
+
+impl Stage {
+    /// Whether there is nothing to go on from: no restart taken, the agent not done.
+    fn is_fresh(&self) -> bool {
+        matches!(self, Stage::Working { restarts: 0, .. })
+    }
 }
 
 /// The resume point of each phase of `run` that has one: a phase its pause left work
 /// of, whose killed session's work was `recovered`, or whose last attempt had restarted
-/// when the run stopped.
+/// or was done when the run stopped.
 ///
 /// # Errors
 /// On a state store failure.
@@ -57,9 +83,17 @@ pub(super) fn points(
     for phase in phases {
         let attempt = stopped_attempt(&executions, phase);
         let last_restart = last_restart(store, &attempt)?;
+        let said = store.completion(&run.id, phase)?;
+        let stage = match attempt.first() {
+            Some(latest) => stage(latest, last_restart.as_ref(), said.as_ref()),
+            None => Stage::Working {
+                restarts: 0,
+                handoff: None,
+            },
+        };
         let pause = run.pauses.get(phase);
         let recovered = recovered.iter().find(|r| r.phase == phase);
-        if pause.is_none() && recovered.is_none() && last_restart.is_none() {
+        if pause.is_none() && recovered.is_none() && stage.is_fresh() {
             continue;
         }
         let base = attempt
@@ -71,9 +105,6 @@ pub(super) fn points(
             .and_then(|p| p.commit.clone())
             .or_else(|| recovered.map(|r| r.commit.clone()))
             .or_else(|| last_restart.as_ref().and_then(|(r, _)| r.commit_id.clone()));
-        let (restarts, handoff) = last_restart
-            .map(|(restart, handoff)| (restart.restart_number, handoff))
-            .unwrap_or_default();
         let reason = match (pause, recovered) {
             (Some(_), _) => run.error.clone(),
             (None, Some(recovered)) => Some(format!(
@@ -91,8 +122,7 @@ pub(super) fn points(
                 base: base.and_then(|oid| git2::Oid::from_str(&oid).ok()),
                 commit,
                 reason,
-                restarts,
-                handoff,
+                stage,
             },
         );
     }
@@ -130,6 +160,139 @@ fn last_restart(
     Ok(None)
 }
 
+/// How far the attempt whose last execution is `latest` had got: done when the agent
+/// said `completed` during it, after its last restart (a restart after the word means a
+/// session went on working); else working after its last restart.
+fn stage(
+    latest: &ExecutionRecord,
+    last_restart: Option<&(RestartRecord, Option<String>)>,
+    said: Option<&CompletionSignal>,
+) -> Stage {
+    let done = said.is_some_and(|signal| {
+        signal.status == CompletionStatus::Completed
+            && later(&signal.at, &latest.started_at)
+            && last_restart.is_none_or(|(restart, _)| later(&signal.at, &restart.at))
+    });
+    if done {
+        return Stage::Done;
+    }
+    match last_restart {
+        Some((restart, handoff)) => Stage::Working {
+            restarts: restart.restart_number,
+            handoff: handoff.clone(),
+        },
+        None => Stage::Working {
+            restarts: 0,
+            handoff: None,
+        },
+    }
+}
+
+/// Whether the stored time `a` is after `b` (false when either cannot be read).
+fn later(a: &str, b: &str) -> bool {
+    match (a.parse::<jiff::Timestamp>(), b.parse::<jiff::Timestamp>()) {
+        (Ok(a), Ok(b)) => a > b,
+        _ => false,
+    }
+}
+
 fn short(id: &str) -> &str {
     id.get(..12).unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn execution(started_at: &str) -> ExecutionRecord {
+        ExecutionRecord {
+            id: 1,
+            run_id: "r".into(),
+            phase_id: "1".into(),
+            attempt: 1,
+            remediation: false,
+            status: ExecutionStatus::Interrupted,
+            restarts: 0,
+            outcome_code: None,
+            billed: Default::default(),
+            cost_usd: 0.0,
+            cost_estimated: false,
+            commit_id: None,
+            error: None,
+            started_at: started_at.into(),
+            ended_at: None,
+            workdir: None,
+            branch_tip: None,
+            base: None,
+        }
+    }
+
+    fn restart(number: u32, at: &str) -> (RestartRecord, Option<String>) {
+        let record = RestartRecord {
+            restart_number: number,
+            reason: "context".into(),
+            context_percent: Some(85.0),
+            commit_id: Some("c0ffee".into()),
+            at: at.into(),
+        };
+        (record, Some("## Goal\ngo on".into()))
+    }
+
+    fn said(status: CompletionStatus, at: &str) -> CompletionSignal {
+        CompletionSignal {
+            id: 1,
+            phase_id: "1".into(),
+            status,
+            reason: None,
+            at: at.into(),
+        }
+    }
+
+    const STARTED: &str = "2026-11-28T10:00:00Z";
+
+    #[test]
+    fn an_attempt_stopped_after_a_restart_goes_on_after_it_with_its_handoff() {
+        let restarted = restart(2, "2026-11-28T10:05:00Z");
+        assert_eq!(
+            stage(&execution(STARTED), Some(&restarted), None),
+            Stage::Working {
+                restarts: 2,
+                handoff: Some("## Goal\ngo on".into())
+            }
+        );
+        assert!(stage(&execution(STARTED), None, None).is_fresh());
+    }
+
+    #[test]
+    fn an_attempt_whose_agent_said_done_since_its_last_restart_is_done() {
+        let restarted = restart(1, "2026-11-28T10:05:00Z");
+        let done = said(CompletionStatus::Completed, "2026-11-28T10:06:00Z");
+        assert_eq!(
+            stage(&execution(STARTED), Some(&restarted), Some(&done)),
+            Stage::Done
+        );
+        assert_eq!(stage(&execution(STARTED), None, Some(&done)), Stage::Done);
+    }
+
+    #[test]
+    fn a_word_from_before_the_attempt_or_its_last_restart_or_not_completed_is_not_done() {
+        let restarted = restart(1, "2026-11-28T10:05:00Z");
+        for signal in [
+            // An earlier attempt's, whose gates failed.
+            said(CompletionStatus::Completed, "2026-11-28T09:59:00Z"),
+            // Followed by a restart: a session went on working.
+            said(CompletionStatus::Completed, "2026-11-28T10:04:00Z"),
+            said(CompletionStatus::Blocked, "2026-11-28T10:06:00Z"),
+            said(CompletionStatus::Completed, "not a time"),
+        ] {
+            assert_eq!(
+                stage(&execution(STARTED), Some(&restarted), Some(&signal)),
+                Stage::Working {
+                    restarts: 1,
+                    handoff: Some("## Goal\ngo on".into())
+                },
+                "{signal:?}"
+            );
+        }
+    }
 }

@@ -1,14 +1,15 @@
 //! `--resume` takes a phase up where it stood, whatever moment of its attempt a SIGKILL or
 //! a pause landed in: after a context restart, in the stopped session's handoff, in the
 //! delay before the next session (the restart count, the checkpoint and the handoff
-//! kept). Each kill or pause is synchronised on an event or a FIFO the process at that
-//! moment writes to.
+//! kept), in the gates or the completion commit after the agent said it was done (the
+//! gates run again; no new session starts). Each kill or pause is synchronised on an
+//! event or a FIFO the process at that moment writes to.
 
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
 use super::kit::summary;
-use super::witness::{Beacon, LiveRun};
+use super::witness::{Beacon, LiveRun, hook};
 use crate::support::project::{Project, events_named, story};
 use crate::support::scenario::{Scenario, Script, Turn};
 
@@ -95,6 +96,22 @@ fn resumed_checkpoint(project: &Project) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("the resumed session had no checkpoint: {shown:#}"))
         .to_owned()
+}
+
+/// No session of phase 1 started in the resume: it went on with the gates.
+fn assert_no_new_session(events: &[Value]) {
+    assert!(
+        events_named(events, "session_started").is_empty(),
+        "the resume started a new session of a phase its agent had done:\n{}",
+        story(events)
+    );
+    assert!(
+        events_named(events, "gate_finished")
+            .iter()
+            .any(|gate| gate["passed"] == true),
+        "the gates ran again:\n{}",
+        story(events)
+    );
 }
 
 #[test]
@@ -213,4 +230,46 @@ fn a_pause_in_the_restart_delay_keeps_the_handoff_for_the_resume() {
 
     let events = resume(&project);
     assert_went_on_after_restart_1(&events);
+}
+
+#[test]
+fn a_run_killed_in_its_completion_commits_hook_goes_on_with_what_follows() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "post-commit");
+    let scenario = Scenario::new().script(Script::writing("1", 10, "done.txt", "done"));
+    let project = one_phase("test -f done.txt", &scenario);
+    // After the phase's completion commit is made, before debussy hears of it.
+    hook(
+        project.root(),
+        "post-commit",
+        &format!(
+            "git log -1 --format=%s | grep -q ' completed$' || exit 0\n{}",
+            beacon.once()
+        ),
+    );
+    let (live, _) = beacon.wait(LiveRun::start(&project, &[]));
+    live.kill();
+
+    let events = resume(&project);
+    assert_no_new_session(&events);
+    let completions = project
+        .commit_messages()
+        .into_iter()
+        .filter(|message| message.contains("phase 1") && message.contains("completed"))
+        .count();
+    assert_eq!(completions, 1, "{:?}", project.commit_messages());
+}
+
+#[test]
+fn a_pause_in_the_gates_runs_the_gates_again_on_resume() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "gate");
+    let scenario = Scenario::new().script(Script::writing("1", 10, "done.txt", "done"));
+    let project = one_phase(&format!("{}; test -f done.txt", beacon.once()), &scenario);
+    let (live, _) = beacon.wait(LiveRun::start(&project, &[]));
+    let (code, paused) = live.stop_with(Signal::SIGINT);
+    assert_eq!(code, 130, "{}", story(&paused));
+
+    let events = resume(&project);
+    assert_no_new_session(&events);
 }
