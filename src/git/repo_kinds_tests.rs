@@ -8,6 +8,15 @@ use std::time::Duration;
 use super::tests::{GIT, WAIT, repo};
 use super::*;
 
+/// A repository whose first commit ("base") holds `a.txt` with `text`.
+fn repo_with_a(text: &str) -> (tempfile::TempDir, Repo) {
+    let (dir, repo) = repo();
+    fs::write(dir.path().join("a.txt"), text).expect("write");
+    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
+        .expect("base");
+    (dir, repo)
+}
+
 /// A shallow clone's history ends at its boundary: asked from the repository or from
 /// one of its worktrees, the ancestry questions stop there instead of failing on the
 /// parents it lacks (libgit2's walk does not stop, and in a worktree does not see the
@@ -203,11 +212,8 @@ async fn a_repository_libgit2_cannot_read_is_named_with_the_way_out() {
         "{help}"
     );
 
-    let (dir, repo) = repo();
+    let (dir, _) = repo_with_a("1\n");
     let root = dir.path();
-    fs::write(root.join("a.txt"), "1\n").expect("write");
-    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
-        .expect("commit");
     git(root, &["config", "core.splitIndex", "true"]);
     git(root, &["update-index", "--split-index"]);
     let err = vcs::preflight(root.to_path_buf(), false)
@@ -230,11 +236,8 @@ async fn a_repository_libgit2_cannot_read_is_named_with_the_way_out() {
 #[test]
 fn a_repository_made_inside_the_work_tree_is_refused_not_committed_without_its_files() {
     use super::test_git::git;
-    let (dir, repo) = repo();
+    let (dir, repo) = repo_with_a("1\n");
     let root = dir.path();
-    fs::write(root.join("a.txt"), "1\n").expect("write");
-    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
-        .expect("commit");
     let refused_for_app = || {
         let err = repo
             .commit_all("work", &GIT, WAIT, HookPolicy::Skip)
@@ -301,11 +304,8 @@ fn a_repository_made_inside_the_work_tree_is_refused_not_committed_without_its_f
 
 #[test]
 fn commits_on_a_branch_are_refused_once_the_checkout_left_it() {
-    let (dir, repo) = repo();
+    let (dir, repo) = repo_with_a("one\n");
     let root = dir.path();
-    fs::write(root.join("a.txt"), "one\n").expect("write");
-    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
-        .expect("base");
     let started_on = super::test_git::git(root, &["branch", "--show-current"]);
     repo.check_commits_on(&started_on).expect("on it");
 
@@ -350,11 +350,8 @@ fn commits_on_a_branch_are_refused_once_the_checkout_left_it() {
 #[test]
 fn a_conflict_a_stash_pop_left_is_not_committed_as_resolved() {
     use super::test_git::git;
-    let (dir, repo) = repo();
+    let (dir, repo) = repo_with_a("base\n");
     let root = dir.path();
-    fs::write(root.join("a.txt"), "base\n").expect("write");
-    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
-        .expect("base");
     let branch = git(root, &["branch", "--show-current"]);
     fs::write(root.join("a.txt"), "stashed\n").expect("write");
     git(root, &["stash", "-q"]);
@@ -393,11 +390,8 @@ fn a_conflict_a_stash_pop_left_is_not_committed_as_resolved() {
 #[test]
 fn a_commit_in_a_linked_worktree_with_a_merge_half_done_is_refused() {
     use super::test_git::git;
-    let (dir, repo) = repo();
+    let (dir, _) = repo_with_a("base\n");
     let root = dir.path();
-    fs::write(root.join("a.txt"), "base\n").expect("write");
-    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
-        .expect("base");
     git(root, &["switch", "-q", "-c", "other"]);
     fs::write(root.join("a.txt"), "theirs\n").expect("write");
     fs::write(root.join("b.txt"), "theirs\n").expect("write");
@@ -477,11 +471,8 @@ fn uncommitted_changes_in_a_submodule_are_named_but_not_its_untracked_files() {
 /// the fix, renaming it back is.
 #[test]
 fn a_run_branch_renamed_mid_run_is_named_with_the_rename_back() {
-    let (dir, repo) = repo();
+    let (dir, repo) = repo_with_a("one\n");
     let root = dir.path();
-    fs::write(root.join("a.txt"), "one\n").expect("write");
-    repo.commit_all("base", &GIT, WAIT, HookPolicy::Skip)
-        .expect("base");
     let started_on = super::test_git::git(root, &["branch", "--show-current"]);
     super::test_git::git(root, &["branch", "-m", "trunk"]);
     let err = repo.check_commits_on(&started_on).expect_err("renamed");

@@ -286,6 +286,24 @@ impl LiveRun {
     }
 }
 
+/// A new project whose `vendor/lib` is a submodule (a library with `lib.txt`), and the
+/// library's project, which the submodule's URL names.
+pub(super) fn with_a_submodule() -> (Project, Project) {
+    let library = Project::new();
+    library.write("lib.txt", "lib\n");
+    library.commit_all("library");
+    let project = Project::new();
+    let added = Command::new("git")
+        .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
+        .arg(library.root())
+        .arg("vendor/lib")
+        .current_dir(project.root())
+        .output()
+        .expect("git submodule add");
+    assert!(added.status.success(), "{added:?}");
+    (project, library)
+}
+
 /// `git show -s --format=%B COMMIT` in `root`.
 pub(super) fn git_show(root: &Path, commit: &str) -> String {
     let output = Command::new("git")

@@ -267,18 +267,7 @@ fn a_run_branch_moved_underneath_stops_the_run_and_resume_merges() {
 
 #[test]
 fn a_repository_with_submodules_refuses_jobs_and_says_why() {
-    let library = Project::new();
-    library.write("lib.txt", "lib\n");
-    library.commit_all("library");
-    let project = Project::new();
-    let added = std::process::Command::new("git")
-        .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
-        .arg(library.root())
-        .arg("vendor/lib")
-        .current_dir(project.root())
-        .output()
-        .expect("git submodule add");
-    assert!(added.status.success(), "{added:?}");
+    let (project, _library) = super::kit::with_a_submodule();
     project.plan(
         &[("1", "N/A", "true")],
         &Scenario::new().script(shell("1", &["true"])),

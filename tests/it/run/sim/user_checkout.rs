@@ -107,18 +107,7 @@ fn a_stash_made_just_before_the_run_is_not_taken_for_the_phases_work() {
 /// commit recorded.
 #[test]
 fn work_left_uncommitted_in_a_submodule_is_not_completed() {
-    let library = Project::new();
-    library.write("lib.txt", "lib\n");
-    library.commit_all("library");
-    let project = Project::new();
-    let added = std::process::Command::new("git")
-        .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
-        .arg(library.root())
-        .arg("vendor/lib")
-        .current_dir(project.root())
-        .output()
-        .expect("git submodule add");
-    assert!(added.status.success(), "{added:?}");
+    let (project, _library) = super::kit::with_a_submodule();
     project.plan(
         &[("1", "N/A", "grep -q patched vendor/lib/lib.txt")],
         &Scenario::new().script(shell(
