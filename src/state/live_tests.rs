@@ -52,16 +52,22 @@ fn spent(input: u64, output: u64, cost_usd: f64) -> LiveFigures {
     }
 }
 
-#[test]
-fn a_killed_runs_attempt_keeps_what_its_running_session_spent_once_settled() {
-    let (_dir, store) = store();
-    let run = dead_run(&store);
+/// A dead run's attempt at phase 1, its first session live: the run and the attempt.
+fn running_attempt(store: &Store) -> (String, i64) {
+    let run = dead_run(store);
     let execution = store
         .start_execution(&run, "1", 1, false, None)
         .expect("execution");
     store
         .start_live_session(&run, &live(execution, 0))
         .expect("live");
+    (run, execution)
+}
+
+#[test]
+fn a_killed_runs_attempt_keeps_what_its_running_session_spent_once_settled() {
+    let (_dir, store) = store();
+    let (run, execution) = running_attempt(&store);
     let figures = spent(20_000, 84, 0.058);
     store
         .update_live_session(&run, "1", &figures)
@@ -91,13 +97,7 @@ fn a_killed_runs_attempt_keeps_what_its_running_session_spent_once_settled() {
 #[test]
 fn a_killed_runs_attempt_sums_its_recorded_sessions_and_the_one_left_running() {
     let (_dir, store) = store();
-    let run = dead_run(&store);
-    let execution = store
-        .start_execution(&run, "1", 1, false, None)
-        .expect("execution");
-    store
-        .start_live_session(&run, &live(execution, 0))
-        .expect("live");
+    let (run, execution) = running_attempt(&store);
     store
         .update_live_session(&run, "1", &spent(1_000, 10, 0.01))
         .expect("update");

@@ -197,8 +197,9 @@ fn a_run_killed_in_the_handoff_goes_on_from_the_checkpoint() {
     assert_went_on_after_restart_1(&events);
 }
 
-#[test]
-fn a_run_killed_in_the_restart_delay_goes_on_from_the_checkpoint_and_handoff() {
+/// A project whose phase 1 restarts once with a handoff the next session must be given,
+/// its run live in a 60 s restart delay.
+fn in_the_restart_delay() -> (Project, LiveRun) {
     let scenario = Scenario::new()
         .script(stopping([Turn::say(HANDOFF)]))
         .script(restarted(
@@ -208,6 +209,12 @@ fn a_run_killed_in_the_restart_delay_goes_on_from_the_checkpoint_and_handoff() {
     let project = one_phase("test -f first.txt", &scenario);
     let mut live = LiveRun::start_with(&project, &["--restart-delay", "60"]);
     live.wait_for("restart");
+    (project, live)
+}
+
+#[test]
+fn a_run_killed_in_the_restart_delay_goes_on_from_the_checkpoint_and_handoff() {
+    let (project, live) = in_the_restart_delay();
     live.kill();
 
     let events = resume(&project);
@@ -216,15 +223,7 @@ fn a_run_killed_in_the_restart_delay_goes_on_from_the_checkpoint_and_handoff() {
 
 #[test]
 fn a_pause_in_the_restart_delay_keeps_the_handoff_for_the_resume() {
-    let scenario = Scenario::new()
-        .script(stopping([Turn::say(HANDOFF)]))
-        .script(restarted(
-            &[HANDOFF_HEADING, "HANDOFF-MARK", "first.txt"],
-            [],
-        ));
-    let project = one_phase("test -f first.txt", &scenario);
-    let mut live = LiveRun::start_with(&project, &["--restart-delay", "60"]);
-    live.wait_for("restart");
+    let (project, live) = in_the_restart_delay();
     let (code, paused) = live.stop_with(Signal::SIGINT);
     assert_eq!(code, 130, "{}", story(&paused));
 
