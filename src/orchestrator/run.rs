@@ -98,7 +98,8 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         }
         // What left the agent's group (a `setsid` tool command, a daemon) outlives it
         // when the reaper died too; the run's mark in its environment still finds it.
-        let strays = crate::process::stop_marked(crate::run_env::RUN_ID, &run.id);
+        let groups: Vec<i32> = run.agent_groups.iter().map(|group| group.pgid()).collect();
+        let strays = crate::process::stop_marked(crate::run_env::RUN_ID, &run.id, &groups);
         if strays > 0 {
             let (processes, were, them) = if strays == 1 {
                 ("process", "was", "it")

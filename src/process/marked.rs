@@ -22,13 +22,19 @@ const TERM_GRACE: Duration = Duration::from_millis(500);
 /// How often the grace checks whether they are gone.
 const POLL: Duration = Duration::from_millis(20);
 
-/// Stop every process whose environment holds `var=value`, other than this process and
-/// its ancestors: SIGTERM, then SIGKILL for those still there after a grace. Only a
+/// Stop every process whose environment holds `var=value`, other than this process, its
+/// ancestors and the members of `killed_groups` (groups just killed, whose members may
+/// not be reaped yet): SIGTERM, then SIGKILL for those still there after a grace. Only a
 /// process still the one found (its start time) is signalled. Returns how many there
 /// were.
 #[must_use]
-pub fn stop_marked(var: &str, value: &str) -> usize {
-    let marked = marked(format!("{var}={value}").as_bytes());
+pub fn stop_marked(var: &str, value: &str, killed_groups: &[i32]) -> usize {
+    let marked: Vec<ProcessIdentity> = marked(format!("{var}={value}").as_bytes())
+        .into_iter()
+        .filter(|process| {
+            procfs::stat_of(process.pid).is_none_or(|stat| !killed_groups.contains(&stat.pgrp))
+        })
+        .collect();
     for process in &marked {
         process.signal(Signal::SIGTERM);
     }
@@ -102,7 +108,7 @@ mod tests {
         }
         assert_eq!(found(), 3, "two shells and a sleep");
 
-        assert_eq!(stop_marked("DEBUSSY_TEST_MARK", &mark), 3);
+        assert_eq!(stop_marked("DEBUSSY_TEST_MARK", &mark, &[]), 3);
         assert!(plain.wait().is_ok_and(|status| !status.success()));
         assert!(stubborn.wait().is_ok_and(|status| !status.success()));
         assert_eq!(found(), 0, "the background sleep is gone too");

@@ -145,7 +145,8 @@ fn a_process_that_left_the_agents_group_is_stopped_once_debussy_and_its_reaper_d
     assert_eq!(code, 0, "{events:#?}");
     let said = serde_json::to_string(&events).expect("json");
     assert!(
-        said.contains("still running outside its agent's process group"),
+        said.contains("1 process started by interrupted run")
+            && said.contains("still running outside its agent's process group"),
         "{events:#?}"
     );
     crate::support::wait::wait_until("the stray to be gone", Duration::from_secs(10), || {
