@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::kit::{fork, half_done, notes, refusal, summary, work, work_turns};
+use super::kit::{fork, half_done, notes, refusal, resume_to_completion, work, work_turns};
 use super::parallel::conflicting;
 use super::witness::{
     Beacon, LiveRun, LockHolder, assert_died, assert_none_lost, commits_of, git, git_ok, hook,
@@ -91,15 +91,7 @@ fn after_the_kill(project: &Project, killed: &[Value]) -> Vec<Value> {
         "the user's checkout was left mid-merge"
     );
 
-    let (code, events) = project.run(&["--resume"]);
-    assert_eq!(code, 0, "the resume:\n{}", story(&events));
-    assert_eq!(events[0]["resumed"], true);
-    assert_eq!(
-        summary(&events)["status"],
-        "completed",
-        "{}",
-        story(&events)
-    );
+    let events = resume_to_completion(project);
     let status = project.status_json();
     assert_eq!(status["run"]["status"], "completed", "{status:#}");
     assert_eq!(

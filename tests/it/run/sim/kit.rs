@@ -286,6 +286,20 @@ impl LiveRun {
     }
 }
 
+/// `--resume` of `project`'s run, which must complete it; its events.
+pub(super) fn resume_to_completion(project: &Project) -> Vec<Value> {
+    let (code, events) = project.run(&["--resume"]);
+    assert_eq!(code, 0, "the resume:\n{}", project::story(&events));
+    assert_eq!(events[0]["resumed"], true);
+    assert_eq!(
+        summary(&events)["status"],
+        "completed",
+        "{}",
+        project::story(&events)
+    );
+    events
+}
+
 /// A new project whose `vendor/lib` is a submodule (a library with `lib.txt`), and the
 /// library's project, which the submodule's URL names.
 pub(super) fn with_a_submodule() -> (Project, Project) {

@@ -8,7 +8,7 @@
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
-use super::kit::summary;
+use super::kit::resume_to_completion;
 use super::witness::{Beacon, LiveRun, hook};
 use crate::support::project::{Project, events_named, story};
 use crate::support::scenario::{Scenario, Script, Turn};
@@ -51,20 +51,6 @@ fn one_phase(gate: &str, scenario: &Scenario) -> Project {
     let project = Project::new();
     project.plan(&[("1", "N/A", gate)], scenario);
     project
-}
-
-/// `--resume`, which must complete the run; its events.
-fn resume(project: &Project) -> Vec<Value> {
-    let (code, events) = project.run(&["--resume"]);
-    assert_eq!(code, 0, "the resume:\n{}", story(&events));
-    assert_eq!(events[0]["resumed"], true);
-    assert_eq!(
-        summary(&events)["status"],
-        "completed",
-        "{}",
-        story(&events)
-    );
-    events
 }
 
 /// The resume went on with phase 1 after its first restart: its first session is
@@ -129,7 +115,7 @@ fn a_run_killed_after_a_context_restart_goes_on_from_its_checkpoint_and_handoff(
     let killed = live.kill();
     assert_eq!(events_named(&killed, "restart").len(), 1, "{killed:#?}");
 
-    let events = resume(&project);
+    let events = resume_to_completion(&project);
     assert_went_on_after_restart_1(&events);
     let checkpoint = resumed_checkpoint(&project);
     // Both halves of the work: the restart's checkpoint and the killed session's file.
@@ -166,7 +152,7 @@ fn a_resumed_run_killed_again_still_goes_on_from_the_first_runs_checkpoint() {
     let (live, _) = again.wait(LiveRun::start(&project, &["--resume"]));
     live.kill();
 
-    let events = resume(&project);
+    let events = resume_to_completion(&project);
     assert_went_on_after_restart_1(&events);
     let checkpoint = resumed_checkpoint(&project);
     for text in [HANDOFF_HEADING, "HANDOFF-MARK", "first.txt", "second.txt"] {
@@ -193,7 +179,7 @@ fn a_run_killed_in_the_handoff_goes_on_from_the_checkpoint() {
         "{killed:#?}"
     );
 
-    let events = resume(&project);
+    let events = resume_to_completion(&project);
     assert_went_on_after_restart_1(&events);
 }
 
@@ -217,7 +203,7 @@ fn a_run_killed_in_the_restart_delay_goes_on_from_the_checkpoint_and_handoff() {
     let (project, live) = in_the_restart_delay();
     live.kill();
 
-    let events = resume(&project);
+    let events = resume_to_completion(&project);
     assert_went_on_after_restart_1(&events);
 }
 
@@ -227,7 +213,7 @@ fn a_pause_in_the_restart_delay_keeps_the_handoff_for_the_resume() {
     let (code, paused) = live.stop_with(Signal::SIGINT);
     assert_eq!(code, 130, "{}", story(&paused));
 
-    let events = resume(&project);
+    let events = resume_to_completion(&project);
     assert_went_on_after_restart_1(&events);
 }
 
@@ -249,7 +235,7 @@ fn a_run_killed_in_its_completion_commits_hook_goes_on_with_what_follows() {
     let (live, _) = beacon.wait(LiveRun::start(&project, &[]));
     live.kill();
 
-    let events = resume(&project);
+    let events = resume_to_completion(&project);
     assert_no_new_session(&events);
     let completions = project
         .commit_messages()
@@ -269,6 +255,6 @@ fn a_pause_in_the_gates_runs_the_gates_again_on_resume() {
     let (code, paused) = live.stop_with(Signal::SIGINT);
     assert_eq!(code, 130, "{}", story(&paused));
 
-    let events = resume(&project);
+    let events = resume_to_completion(&project);
     assert_no_new_session(&events);
 }
