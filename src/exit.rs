@@ -72,17 +72,6 @@ impl fmt::Debug for Failure {
 /// What a command returns.
 pub type CommandResult = Result<Exit, Failure>;
 
-/// Set how diagnostics are drawn, before the first one is made: wrapped to the
-/// terminal's width on a terminal; off one (a pipe, a log file, CI) never wrapped, so a
-/// path or an id stays whole on its line, to be copied or searched for.
-pub fn install_diagnostic_style() {
-    let wrap = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    // It fails only when a hook is set already, which then stays.
-    let _ = miette::set_hook(Box::new(move |_| {
-        Box::new(miette::MietteHandlerOpts::new().wrap_lines(wrap).build())
-    }));
-}
-
 /// Write `text`, meant for people, to stderr with its control characters shown rather
 /// than sent ([`terminal_safe`](crate::terminal_safe::terminal_safe)), dropping it when
 /// stderr is gone (`2>&1 | head`, whose reader exits early): a message nobody can read

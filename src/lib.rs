@@ -14,6 +14,7 @@ pub mod commands;
 pub mod compliance;
 pub mod config;
 pub mod context;
+pub mod diagnostics;
 mod error_chain;
 pub mod events;
 pub mod exit;

@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     if let Some(code) = debussy::process::reaper::run_if_reaper() {
         return code;
     }
-    debussy::exit::install_diagnostic_style();
+    debussy::diagnostics::install_style();
     let cli = Cli::parse();
     logging::init(cli.global.log_settings());
     if matches!(cli.command, debussy::cli::Command::Mcp(_)) {

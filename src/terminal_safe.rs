@@ -57,6 +57,23 @@ fn is_unsafe(c: char) -> bool {
     c.is_control() && c != '\n' && c != '\t'
 }
 
+/// `text` cut in its middle to at most `max` characters, `…` where it was cut: a value
+/// from outside (a config line of 100 KB) quoted in a message keeps its start and its
+/// end, and the message stays a few lines long.
+#[must_use]
+pub fn clipped(text: &str, max: usize) -> Cow<'_, str> {
+    let count = text.chars().count();
+    if count <= max {
+        return Cow::Borrowed(text);
+    }
+    let tail = max.saturating_sub(1) / 3;
+    let head = max.saturating_sub(1) - tail;
+    let mut out: String = text.chars().take(head).collect();
+    out.push('…');
+    out.extend(text.chars().skip(count - tail));
+    Cow::Owned(out)
+}
+
 /// The length of the colour sequence `text` starts with, if it starts with one.
 fn colour_len(text: &str) -> Option<usize> {
     let params = text.strip_prefix("\x1b[")?;
@@ -91,6 +108,13 @@ mod tests {
             terminal_safe("\x1b]52;c;aGk=\x1b\\"),
             r"\u{1b}]52;c;aGk=\u{1b}\"
         );
+    }
+
+    #[test]
+    fn clipped_keeps_the_start_and_the_end() {
+        assert!(matches!(clipped("short", 10), Cow::Borrowed("short")));
+        assert_eq!(clipped("abcdefghijklmnopqrstuvwxyz", 10), "abcdef…xyz");
+        assert_eq!(clipped(&"é".repeat(100), 7).chars().count(), 7);
     }
 
     #[test]

@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     if let Some(code) = debussy::process::reaper::run_if_reaper() {
         return code;
     }
-    debussy::exit::install_diagnostic_style();
+    debussy::diagnostics::install_style();
     let cli = Cli::parse();
     logging::init(cli.global.log_settings());
     // The supervisor and the bridge run on a single-threaded runtime of their own; this

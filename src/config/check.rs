@@ -2,6 +2,8 @@
 //! complaints into words a person can act on. Shared by the file, environment and flag
 //! layers, which each add where the problem came from.
 
+use std::borrow::Cow;
+
 use serde_norway::{Mapping, Value};
 
 use super::Config;
@@ -110,7 +112,8 @@ pub(crate) fn type_complaint(path: &str, message: &str) -> Complaint {
     let found = ["invalid type: ", "invalid value: "]
         .iter()
         .find_map(|prefix| message.strip_prefix(prefix))
-        .and_then(|rest| rest.split(", expected").next());
+        .and_then(|rest| rest.split(", expected").next())
+        .map(shortest_float);
     let message = match found {
         Some(found) => format!("`{path}` must be {expected}, found {found}"),
         None => format!("`{path}` must be {expected}: {message}"),
@@ -122,6 +125,18 @@ pub(crate) fn type_complaint(path: &str, message: &str) -> Complaint {
         label: format!("expected {expected}"),
         help: Some(format!("set `{path}` to {expected}")),
     }
+}
+
+/// A float as the deserializer names it (`` floating point `0.000…1` ``, every digit
+/// written out) in its shortest form (`1e-300`); any other value as it is.
+fn shortest_float(found: &str) -> Cow<'_, str> {
+    found
+        .strip_prefix("floating point `")
+        .and_then(|rest| rest.strip_suffix('`'))
+        .and_then(|number| number.parse::<f64>().ok())
+        .map_or(Cow::Borrowed(found), |number| {
+            Cow::Owned(format!("floating point `{number:?}`"))
+        })
 }
 
 /// Words for a failed range or consistency check.

@@ -2,12 +2,14 @@
 //! key, pointing at the file, line, column and key path (or the variable or flag that
 //! carried it), rendered by `miette` with the offending text underlined and a hint.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceSpan};
 
 use super::locate::{Pos, token_len};
+use crate::terminal_safe::clipped;
 
 /// Why configuration could not be loaded. Every variant is a usage error (exit 2).
 #[derive(Debug, thiserror::Error, Diagnostic)]
@@ -161,6 +163,26 @@ pub(crate) struct Complaint {
     pub help: Option<String>,
 }
 
+/// The most characters of a message, a label or a hint: past it, what was quoted from
+/// the file, the variable or the flag is cut in its middle.
+const MAX_SAID: usize = 400;
+
+impl Complaint {
+    /// The complaint with each of its texts at most [`MAX_SAID`] characters long.
+    fn clipped(self) -> Complaint {
+        let clip = |text: String| match clipped(&text, MAX_SAID) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(short) => short,
+        };
+        Complaint {
+            message: clip(self.message),
+            label: clip(self.label),
+            help: self.help.map(clip),
+            ..self
+        }
+    }
+}
+
 impl Invalid {
     /// A problem in a file's `text` at `pos`; `hint` is the expected token text, used to
     /// size the underline.
@@ -171,6 +193,7 @@ impl Invalid {
         pos: Pos,
         hint: Option<&str>,
     ) -> Box<Invalid> {
+        let complaint = complaint.clipped();
         let offset = pos.offset(text);
         let len = token_len(text, offset, hint);
         Box::new(Invalid {
@@ -213,6 +236,7 @@ impl Invalid {
     }
 
     fn elsewhere(complaint: Complaint, origin: Origin) -> Box<Invalid> {
+        let complaint = complaint.clipped();
         Box::new(Invalid {
             problem: complaint.problem,
             key: complaint.key,

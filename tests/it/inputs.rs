@@ -154,3 +154,39 @@ fn replay_of_dev_zero_is_refused_and_an_endless_line_read_in_bounded_memory() {
     assert_eq!(output.status.code(), Some(1), "{text}");
     assert!(text.contains("no transcript lines (1 line read)"), "{text}");
 }
+
+#[test]
+fn a_config_line_of_100_kb_is_refused_in_a_few_lines_naming_its_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    plan_with_phase(dir.path());
+    let long = "b".repeat(100_000);
+    for (text, place) in [
+        (format!("k{long}: 1\n"), "config.yaml:1:1"),
+        (
+            format!("timeout: {}x\n", " ".repeat(70_000)),
+            "config.yaml:1:70010",
+        ),
+        (format!("timeout: \"{long}\"\n"), "config.yaml:1:10"),
+        (format!("agent:\n  kind: {long}\n"), "config.yaml:2:9"),
+    ] {
+        std::fs::write(dir.path().join("config.yaml"), &text).expect("write");
+        let output = debussy(dir.path(), &["config", "--config", "config.yaml"]);
+        let said = stderr(&output);
+        let head: String = text.chars().take(30).collect();
+        assert_eq!(output.status.code(), Some(2), "{head}: {said}");
+        assert!(!said.contains("panicked"), "{head}: {said}");
+        assert!(said.contains(place), "{head}: should name {place}: {said}");
+        assert!(said.len() < 3_000, "{head}: {} bytes said", said.len());
+    }
+}
+
+#[test]
+fn a_float_out_of_its_keys_range_is_named_in_its_shortest_form() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    plan_with_phase(dir.path());
+    std::fs::write(dir.path().join("config.yaml"), "restart_delay: 1e-300\n").expect("write");
+    let output = debussy(dir.path(), &["config", "--config", "config.yaml"]);
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert!(said.contains("found floating point `1e-300`"), "{said}");
+}
