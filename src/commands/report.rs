@@ -1,11 +1,13 @@
 //! What the reporting commands share: the recorded runs, aligned tables, durations, JSON.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::cli::GlobalArgs;
 use crate::exit::Failure;
 use crate::state::{RunRecord, Store};
+use crate::terminal_safe::clipped;
 
 /// The project root and its run history, or a failure saying no run was recorded there.
 pub(super) fn recorded_runs(global: &GlobalArgs) -> Result<(PathBuf, Store), Failure> {
@@ -33,21 +35,32 @@ fn no_runs(root: &Path) -> Failure {
     ))
 }
 
+/// The most characters of a cell: a plan title or a phase id is the user's text, of any
+/// length, cut in its middle past it.
+const MAX_CELL: usize = 80;
+
 /// Left-aligned columns separated by two spaces, header first.
 pub(super) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
+    let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
+    let cells: Vec<Vec<Cow<'_, str>>> = std::iter::once(&header)
+        .chain(rows)
+        .map(|row| row.iter().map(|cell| clipped(cell, MAX_CELL)).collect())
+        .collect();
+    let mut widths: Vec<usize> = vec![0; header.len()];
+    for row in &cells {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
     let mut out = String::new();
-    let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
-    for row in std::iter::once(&header).chain(rows) {
+    for row in &cells {
         let line: Vec<String> = row
             .iter()
             .zip(&widths)
-            .map(|(cell, width)| format!("{cell:width$}"))
+            .map(|(cell, width)| {
+                let pad = width.saturating_sub(cell.chars().count());
+                format!("{cell}{}", " ".repeat(pad))
+            })
             .collect();
         let _ = writeln!(out, "{}", line.join("  ").trim_end());
     }

@@ -199,7 +199,13 @@ impl Repo {
 #[must_use]
 pub fn diffstat(changes: &[FileChange]) -> String {
     use std::fmt::Write as _;
-    let width = changes.iter().map(|c| c.path.len()).max().unwrap_or(0);
+    // Paths past 100 bytes are left unaligned: a format width over 65,535 panics.
+    let width = changes
+        .iter()
+        .map(|c| c.path.len())
+        .max()
+        .unwrap_or(0)
+        .min(100);
     let mut out = String::new();
     for change in changes {
         let _ = writeln!(

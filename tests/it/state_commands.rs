@@ -246,6 +246,27 @@ fn status_and_history_report_recorded_runs() {
 }
 
 #[test]
+fn history_of_a_plan_titled_in_70_000_characters_cuts_the_title() {
+    let project = Project::new();
+    let title = format!("A{}Z", "t".repeat(70_000));
+    let store = project.store();
+    let run = store.create_run("/p/MASTER_PLAN.md", &title).expect("run");
+    store
+        .update_run(&run, RunStatus::Completed, Some("1"), None)
+        .expect("update");
+    let output = project.debussy().arg("history").output().expect("history");
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let row = said.lines().nth(1).expect("a row");
+    assert!(row.contains("Attt") && row.contains("ttZ"), "{row}");
+    assert!(row.chars().count() < 200, "{row}");
+}
+
+#[test]
 fn concurrent_debussy_processes_lose_no_writes() {
     let project = Project::new();
     let run = project.store().create_run("/p.md", "Plan").expect("run");
