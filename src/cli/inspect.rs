@@ -47,7 +47,7 @@ pub struct StatusArgs {
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
     /// How many runs to list, newest first.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub limit: u32,
 
     /// Output format.

@@ -254,6 +254,12 @@ fn history_of_a_plan_titled_in_70_000_characters_cuts_the_title() {
     store
         .update_run(&run, RunStatus::Completed, Some("1"), None)
         .expect("update");
+    project
+        .debussy()
+        .args(["history", "--limit", "0"])
+        .assert()
+        .code(2)
+        .stderr(contains("0 is not in 1.."));
     let output = project.debussy().arg("history").output().expect("history");
     let said = String::from_utf8_lossy(&output.stdout);
     assert!(
