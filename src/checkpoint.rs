@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 pub use crate::agent::{Todo, TodoStatus};
 use crate::git::{FileChange, diffstat};
+use crate::words::plural;
 
 /// The most changed files listed before the rest are summarised.
 const MAX_FILES: usize = 100;
@@ -17,6 +18,13 @@ const MAX_FILES: usize = 100;
 const MAX_HANDOFF: usize = 12_000;
 /// The most characters kept of the previous session's last message.
 const MAX_LAST_MESSAGE: usize = 2_000;
+/// The most progress steps listed: the latest, the earlier ones counted.
+const MAX_STEPS: usize = 50;
+/// The most todos listed: the first, the rest counted.
+const MAX_TODOS: usize = 100;
+/// The most characters kept of one progress step or todo: what the agent logs is
+/// quoted in every later session's prompt.
+const MAX_ITEM: usize = 300;
 
 /// Why a fresh session continues the work of an earlier one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -131,13 +139,21 @@ pub fn render(facts: &CheckpointFacts) -> String {
     if facts.progress.is_empty() {
         out.push_str("(none reported)\n");
     }
-    for step in &facts.progress {
-        let _ = writeln!(out, "- {}", one_line(step));
+    let earlier = facts.progress.len().saturating_sub(MAX_STEPS);
+    if earlier > 0 {
+        let _ = writeln!(
+            out,
+            "- ({earlier} earlier step{} not shown)",
+            plural(earlier)
+        );
+    }
+    for step in &facts.progress[earlier..] {
+        let _ = writeln!(out, "- {}", head(&one_line(step), MAX_ITEM));
     }
 
     if !facts.todos.is_empty() {
         out.push_str("\n## Todo list, as last updated\n");
-        for todo in &facts.todos {
+        for todo in facts.todos.iter().take(MAX_TODOS) {
             let mark = match todo.status {
                 TodoStatus::Completed => "[x]",
                 TodoStatus::InProgress => "[~]",
@@ -148,7 +164,15 @@ pub fn render(facts: &CheckpointFacts) -> String {
             } else {
                 ""
             };
-            let _ = writeln!(out, "- {mark} {}{note}", one_line(&todo.content));
+            let _ = writeln!(
+                out,
+                "- {mark} {}{note}",
+                head(&one_line(&todo.content), MAX_ITEM)
+            );
+        }
+        let more = facts.todos.len().saturating_sub(MAX_TODOS);
+        if more > 0 {
+            let _ = writeln!(out, "- (and {more} more todo{})", plural(more));
         }
     }
 
@@ -378,6 +402,26 @@ mod tests {
         assert!(!text.contains("f200.txt"));
         assert!(text.contains("THE END"), "the end of the message is kept");
         assert!(text.len() < 12_000);
+    }
+
+    #[test]
+    fn many_long_progress_steps_and_todos_are_bounded() {
+        let mut many = facts();
+        many.progress = (0..200)
+            .map(|i| format!("step {i}: {}", "p".repeat(2_000)))
+            .collect();
+        many.todos = (0..300)
+            .map(|i| Todo {
+                content: format!("todo {i}: {}", "t".repeat(2_000)),
+                status: TodoStatus::Pending,
+            })
+            .collect();
+        let text = render(&many);
+        assert!(text.contains("(150 earlier steps not shown)"), "{text}");
+        assert!(!text.contains("step 149:") && text.contains("step 199:"));
+        assert!(text.contains("(and 200 more todos)"), "{text}");
+        assert!(text.contains("todo 99:") && !text.contains("todo 100:"));
+        assert!(text.len() < 60_000, "{} bytes", text.len());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use crate::cli::{GlobalArgs, ProgressArgs};
 use crate::exit::{CommandResult, Exit, Failure};
+use crate::terminal_safe::clipped;
 
 pub(super) fn run(global: &GlobalArgs, args: ProgressArgs) -> CommandResult {
     let (env, store) = super::agent_report::run_store(global, "progress")?;
@@ -21,10 +22,11 @@ pub(super) fn run(global: &GlobalArgs, args: ProgressArgs) -> CommandResult {
     store
         .record_progress(&env.run_id, &phase, step.trim())
         .map_err(Failure::failed)?;
+    // The agent reads this back into its context: a long step is not said twice.
     crate::exit::to_stdout(&format!(
         "recorded progress for phase {}: {}\n",
         phase,
-        step.trim()
+        clipped(step.trim(), 300)
     ));
     Ok(Exit::Success)
 }

@@ -157,6 +157,26 @@ fn progress_appends_steps() {
         .map(|p| p.step)
         .collect();
     assert_eq!(steps, ["wrote the parser", "added tests"]);
+
+    let long = format!("began {} ended", "x".repeat(100_000));
+    let said = project
+        .agent(&run)
+        .args(["progress", "--phase", "1", &long])
+        .assert()
+        .success();
+    let echo = String::from_utf8_lossy(&said.get_output().stdout).into_owned();
+    assert!(echo.contains("began") && echo.contains("ended"), "{echo}");
+    assert!(
+        echo.len() < 1_000,
+        "the agent reads {} bytes back",
+        echo.len()
+    );
+    let last = project.store().progress(&run, "1").expect("read");
+    assert_eq!(
+        last.last().map(|p| p.step.len()),
+        Some(long.len()),
+        "kept whole"
+    );
 }
 
 #[test]
