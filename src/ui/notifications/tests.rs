@@ -105,6 +105,25 @@ fn notices(events: &[Event]) -> Vec<Notice> {
 }
 
 #[test]
+fn a_long_plan_title_or_reason_is_cut_to_fit_a_notice() {
+    let mut long = started();
+    if let Event::RunStarted { plan_title, .. } = &mut long {
+        *plan_title = format!("P{}", "t".repeat(70_000));
+    }
+    let reason = format!("{}the end", "r".repeat(100_000));
+    let got = notices(&[long, phase_finished(PhaseState::Failed, Some(&reason))]);
+    for notice in &got {
+        assert!(notice.title.chars().count() <= 120, "{}", notice.title);
+        assert!(
+            notice.message.chars().count() <= 1_000,
+            "{}",
+            notice.message
+        );
+    }
+    assert!(got[1].message.ends_with("the end"), "{}", got[1].message);
+}
+
+#[test]
 fn the_events_people_want_to_hear_about() {
     let got = notices(&[
         started(),

@@ -5,8 +5,14 @@ use std::collections::HashMap;
 use super::{Notice, Priority};
 use crate::events::{Event, PhaseState};
 use crate::state::RunStatus;
+use crate::terminal_safe::clipped;
 use crate::words::plural;
 use crate::words::{duration, thousands};
+
+/// The most characters of a notice's title.
+const MAX_TITLE: usize = 120;
+/// The most characters of a notice's message.
+const MAX_MESSAGE: usize = 1_000;
 
 /// The run facts a notice needs that its event does not carry.
 #[derive(Debug, Default, Clone)]
@@ -45,13 +51,19 @@ impl RunFacts {
 pub fn notice_for(event: &Event, facts: &RunFacts) -> Option<Notice> {
     let plan = &facts.plan_title;
     // Messages open with the plan's name once the run has said it.
+    // A plan title or a reason is the user's or the agent's text, of any length; a
+    // notice is read on a phone (ntfy refuses a message over 4 KB).
     let notice = |title: String, message: String, priority, tags: &[&'static str]| Notice {
-        title,
-        message: if plan.is_empty() {
-            message
-        } else {
-            format!("{plan}: {message}")
-        },
+        title: clipped(&title, MAX_TITLE).into_owned(),
+        message: clipped(
+            &if plan.is_empty() {
+                message
+            } else {
+                format!("{plan}: {message}")
+            },
+            MAX_MESSAGE,
+        )
+        .into_owned(),
         priority,
         tags: tags.to_vec(),
     };
