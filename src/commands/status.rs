@@ -65,9 +65,11 @@ fn collect(store: &Store, run: RunRecord) -> Result<StatusReport, crate::state::
                 .iter()
                 .position(|live| live.execution_id == execution.id)
                 .map(|index| live.swap_remove(index));
-            // An attempt records its totals when it ends; until then, its sessions say,
-            // the running one with what it has spent so far.
+            let restart_events = store.restarts(execution.id)?;
+            // An attempt records its totals when it ends; until then, its sessions and
+            // restarts say, the running session with what it has spent so far.
             if execution.ended_at.is_none() {
+                execution.restarts = u32::try_from(restart_events.len()).unwrap_or(u32::MAX);
                 execution.billed = sessions
                     .iter()
                     .fold(Default::default(), |sum, session| sum + session.billed);
@@ -82,7 +84,7 @@ fn collect(store: &Store, run: RunRecord) -> Result<StatusReport, crate::state::
             Ok(ExecutionReport {
                 live_session,
                 sessions,
-                restart_events: store.restarts(execution.id)?,
+                restart_events,
                 gates: store.gates(execution.id)?,
                 execution,
             })

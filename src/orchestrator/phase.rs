@@ -54,10 +54,12 @@ impl Runner<'_> {
         if let Err(err) = self.run.store.set_limit_wait(&self.run.run_id, &id, None) {
             self.could_not("record the end of a wait", &err);
         }
-        // A phase the stopped run is resumed in started where that run's attempt did,
-        // and one whose agent had said it was done goes on with its gates.
+        // A phase the stopped run is resumed in started where that run's attempt did and
+        // goes on with that attempt; one whose agent had said it was done goes on with
+        // its gates.
         let resumed = self.resume_point.as_ref().filter(|point| point.phase == id);
         let mut agent_done = resumed.is_some_and(|point| point.stage == Stage::Done);
+        let stopped = resumed.map(|point| point.attempt.clone());
         let base = match resumed.and_then(|point| point.base) {
             Some(base) => Some(base),
             None => vcs::head(self.workdir.clone()).await,
@@ -75,16 +77,23 @@ impl Runner<'_> {
             .collect();
         let phase_prompt =
             prompts::phase_prompt(self.run.plan, phase, &prompt_gates, &self.run.root);
-        let max_attempts = self.run.config.max_retries + 1;
+        let first_attempt = stopped.as_ref().map_or(1, |attempt| attempt.number);
+        let max_attempts = (self.run.config.max_retries + 1).max(first_attempt);
         let mut next = NextAttempt {
-            kind: AttemptKind::First,
+            kind: stopped
+                .as_ref()
+                .map_or(AttemptKind::First, |attempt| attempt.kind),
             prompt: phase_prompt.clone(),
         };
-        let mut tally = AttemptTally::default();
-        let mut attempts = 0;
+        // The restarts taken before the stop are the phase's too.
+        let mut tally = AttemptTally {
+            restarts: stopped.as_ref().map_or(0, |attempt| attempt.phase_restarts),
+            ..AttemptTally::default()
+        };
+        let mut attempts = first_attempt;
         let mut last_error = None;
 
-        for attempt in 1..=max_attempts {
+        for attempt in first_attempt..=max_attempts {
             attempts = attempt;
             self.emit(Event::PhaseStarted {
                 phase_id: id.clone(),

@@ -2,7 +2,8 @@
 //! (`phase.rs`) and its attempt (`attempt.rs`) go on from it.
 //!
 //! A phase goes on from where its attempt stood when the run stopped (a pause, a SIGKILL,
-//! a crash), never from the start:
+//! a crash), never from the start. The attempt keeps its number and kind (a retry, a fix
+//! of findings), and the context restarts the phase had taken count in its figures;
 //! - its agent was working ([`Stage::Working`]): the next session is the attempt's next
 //!   one, after the context restarts it had taken (the restart budget and the session
 //!   numbering go on), and its checkpoint names the commit that holds the work (the
@@ -17,6 +18,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::events::AttemptKind;
 use crate::state::{
     CompletionSignal, CompletionStatus, ExecutionRecord, ExecutionStatus, RestartRecord, RunRecord,
     StateError, Store,
@@ -37,6 +39,34 @@ pub(crate) struct ResumePoint {
     pub(crate) reason: Option<String>,
     /// How far the attempt had got.
     pub(crate) stage: Stage,
+    /// The attempt the run stopped in, which the resume goes on with.
+    pub(crate) attempt: StoppedAttempt,
+}
+
+/// The attempt a stopped run was in: the resume goes on with it, under its number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoppedAttempt {
+    /// Its number, from 1.
+    pub(crate) number: u32,
+    /// A first attempt, a retry or a fix of findings.
+    pub(crate) kind: AttemptKind,
+    /// The context restarts the phase had taken in it and in the attempts before it.
+    pub(crate) phase_restarts: u32,
+}
+
+impl StoppedAttempt {
+    /// The attempt of a phase no attempt of which had started.
+    const FIRST: StoppedAttempt = StoppedAttempt {
+        number: 1,
+        kind: AttemptKind::First,
+        phase_restarts: 0,
+    };
+
+    /// Whether starting the phase afresh is the same as going on with it: a first
+    /// attempt that had taken no restart.
+    fn is_first(&self) -> bool {
+        *self == StoppedAttempt::FIRST
+    }
 }
 
 /// How far a stopped attempt had got.
@@ -91,9 +121,17 @@ pub(super) fn points(
                 handoff: None,
             },
         };
+        let stopped = match attempt.first() {
+            Some(latest) => StoppedAttempt {
+                number: latest.attempt,
+                kind: kind_of(latest),
+                phase_restarts: restarts_taken(store, &round(&executions, phase))?,
+            },
+            None => StoppedAttempt::FIRST,
+        };
         let pause = run.pauses.get(phase);
         let recovered = recovered.iter().find(|r| r.phase == phase);
-        if pause.is_none() && recovered.is_none() && stage.is_fresh() {
+        if pause.is_none() && recovered.is_none() && stage.is_fresh() && stopped.is_first() {
             continue;
         }
         let base = attempt
@@ -123,10 +161,59 @@ pub(super) fn points(
                 commit,
                 reason,
                 stage,
+                attempt: stopped,
             },
         );
     }
     Ok(points)
+}
+
+/// What kind of attempt `execution` was part of.
+fn kind_of(execution: &ExecutionRecord) -> AttemptKind {
+    if execution.remediation {
+        AttemptKind::Remediation
+    } else if execution.attempt > 1 {
+        AttemptKind::Retry
+    } else {
+        AttemptKind::First
+    }
+}
+
+/// The executions of `phase`'s attempts up to the stop, newest first: those of its stopped
+/// attempt, and before them each failed attempt that led to it, back to its first
+/// attempt (an earlier run of the phase, which ended, is not part of it).
+fn round<'a>(executions: &'a [ExecutionRecord], phase: &str) -> Vec<&'a ExecutionRecord> {
+    let stopped = |execution: &ExecutionRecord| {
+        matches!(
+            execution.status,
+            ExecutionStatus::Paused | ExecutionStatus::Interrupted
+        )
+    };
+    let mut round: Vec<&ExecutionRecord> = Vec::new();
+    for execution in executions.iter().rev().filter(|e| e.phase_id == phase) {
+        let part = match round.last() {
+            None => stopped(execution),
+            Some(after) => {
+                (execution.attempt == after.attempt && stopped(execution))
+                    || (execution.attempt + 1 == after.attempt
+                        && execution.status == ExecutionStatus::Failed)
+            }
+        };
+        if !part {
+            break;
+        }
+        round.push(execution);
+    }
+    round
+}
+
+/// The context restarts `executions` took.
+fn restarts_taken(store: &Store, executions: &[&ExecutionRecord]) -> Result<u32, StateError> {
+    let mut taken = 0;
+    for execution in executions {
+        taken += u32::try_from(store.restarts(execution.id)?.len()).unwrap_or(u32::MAX);
+    }
+    Ok(taken)
 }
 
 /// The executions making up `phase`'s stopped attempt, newest first: its last one when
@@ -249,6 +336,41 @@ mod tests {
     }
 
     const STARTED: &str = "2026-11-28T10:00:00Z";
+
+    fn part(id: i64, phase: &str, attempt: u32, status: ExecutionStatus) -> ExecutionRecord {
+        ExecutionRecord {
+            id,
+            phase_id: phase.into(),
+            attempt,
+            status,
+            ..execution(STARTED)
+        }
+    }
+
+    #[test]
+    fn a_stopped_attempts_round_goes_back_through_the_failed_attempts_before_it() {
+        use ExecutionStatus::{Completed, Failed, Interrupted, Paused};
+        let executions = [
+            // An earlier round of phase 1, which failed; a resume ran it again.
+            part(1, "1", 1, Failed),
+            part(2, "1", 2, Failed),
+            part(3, "1", 1, Paused),
+            part(4, "1", 1, Failed),
+            part(5, "2", 1, Completed),
+            part(6, "1", 2, Interrupted),
+            part(7, "1", 2, Paused),
+        ];
+        let ids = |phase| -> Vec<i64> { round(&executions, phase).iter().map(|e| e.id).collect() };
+        assert_eq!(ids("1"), [7, 6, 4, 3]);
+        assert!(ids("2").is_empty(), "phase 2 did not stop");
+        assert_eq!(kind_of(&executions[6]), AttemptKind::Retry);
+        assert_eq!(kind_of(&executions[0]), AttemptKind::First);
+        let fix = ExecutionRecord {
+            remediation: true,
+            ..part(8, "1", 2, Paused)
+        };
+        assert_eq!(kind_of(&fix), AttemptKind::Remediation);
+    }
 
     #[test]
     fn an_attempt_stopped_after_a_restart_goes_on_after_it_with_its_handoff() {

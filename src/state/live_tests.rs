@@ -1,5 +1,5 @@
 use super::*;
-use crate::state::{ExecutionStatus, Owner, RunStatus};
+use crate::state::{ExecutionStatus, Owner, RestartRecord, RunStatus};
 
 fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -95,7 +95,7 @@ fn a_killed_runs_attempt_keeps_what_its_running_session_spent_once_settled() {
 }
 
 #[test]
-fn a_killed_runs_attempt_sums_its_recorded_sessions_and_the_one_left_running() {
+fn a_killed_runs_attempt_sums_its_recorded_sessions_and_the_one_left_running_and_its_restarts() {
     let (_dir, store) = store();
     let (run, execution) = running_attempt(&store);
     store
@@ -108,6 +108,14 @@ fn a_killed_runs_attempt_sums_its_recorded_sessions_and_the_one_left_running() {
     first.billed = spent(1_000, 10, 0.01).billed;
     first.cost_usd = 0.01;
     store.record_session(execution, &first).expect("record");
+    let restart = RestartRecord {
+        restart_number: 1,
+        reason: "context".into(),
+        context_percent: Some(85.0),
+        commit_id: None,
+        at: now(),
+    };
+    store.record_restart(execution, &restart).expect("restart");
     store
         .start_live_session(&run, &live(execution, 1))
         .expect("live");
@@ -125,6 +133,7 @@ fn a_killed_runs_attempt_sums_its_recorded_sessions_and_the_one_left_running() {
         "{executions:#?}"
     );
     assert_eq!(store.sessions(execution).expect("sessions").len(), 2);
+    assert_eq!(executions[0].restarts, 1, "{executions:#?}");
 }
 
 fn recorded_status(store: &Store, run: &str) -> RunStatus {

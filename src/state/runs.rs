@@ -179,12 +179,15 @@ impl Store {
                 None,
                 Some("the debussy process running it died"),
             )?;
-            // An attempt records what it spent when it ends; these never ended, so what
-            // their sessions spent is theirs.
+            // An attempt records what it spent and the restarts it took when it ends;
+            // these never ended, so what their sessions spent and the restarts recorded
+            // are theirs.
             self.conn
                 .execute(
                     "UPDATE phase_executions SET status = ?2, ended_at = ?3,
                      error = COALESCE(error, 'debussy was stopped while it ran (killed or crashed)'),
+                     restarts = (SELECT COUNT(*) FROM restart_events r
+                                 WHERE r.execution_id = phase_executions.id),
                      billed_input = spent.input, billed_cache_write = spent.cache_write,
                      billed_cache_read = spent.cache_read, billed_output = spent.output,
                      tokens = spent.input + spent.cache_write + spent.cache_read + spent.output,

@@ -7,19 +7,23 @@ use serde::Serialize;
 
 use crate::cli::ShowArgs;
 use crate::exit::Failure;
-use crate::state::{ExecutionRecord, GateRecord, RunRecord, SessionKind, StateError, Store};
+use crate::state::{
+    ExecutionRecord, ExecutionStatus, GateRecord, RunRecord, SessionKind, StateError, Store,
+};
 
 use super::transcript::{TranscriptSummary, summarize};
 use crate::commands::report::outcome_name;
 
-/// One attempt, as `show` reports it.
+/// One attempt, as `show` reports it: all of it, when a run stopped in it and a resume
+/// went on with it.
 #[derive(Debug, Serialize)]
 pub(super) struct Shown {
     pub(super) run_id: String,
     pub(super) plan_title: String,
     pub(super) phase_id: String,
     pub(super) attempt: u32,
-    /// How many attempts the phase had in this run.
+    /// How many attempts the phase had in this run (an attempt a resume went on with
+    /// counts once).
     pub(super) attempts: u32,
     pub(super) remediation: bool,
     pub(super) status: String,
@@ -37,6 +41,9 @@ pub(super) struct Shown {
 #[derive(Debug, Serialize)]
 pub(super) struct SessionShown {
     pub(super) index: u32,
+    /// The first session a `--resume` started in the attempt, after the run stopped.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) resumed: bool,
     pub(super) outcome: String,
     pub(super) context_percent: f64,
     /// The window the percentage is of, in tokens.
@@ -81,13 +88,57 @@ pub(super) fn find_run(
     }
 }
 
-/// The execution the arguments name: the phase's given or last attempt; without a
-/// phase, the last execution of the run.
+/// One attempt at a phase: the execution that started it and, when a run stopped in it,
+/// each one a `--resume` went on with it in, oldest first.
+pub(super) struct Attempt<'a> {
+    first: &'a ExecutionRecord,
+    resumed: Vec<&'a ExecutionRecord>,
+}
+
+impl<'a> Attempt<'a> {
+    fn last(&self) -> &'a ExecutionRecord {
+        self.resumed.last().copied().unwrap_or(self.first)
+    }
+
+    /// Its executions, oldest first.
+    fn parts(&self) -> impl Iterator<Item = &'a ExecutionRecord> + '_ {
+        std::iter::once(self.first).chain(self.resumed.iter().copied())
+    }
+
+    /// Whether `execution` goes on with it: the run stopped (paused or was interrupted)
+    /// in its last part, and a resume took the same attempt up.
+    fn goes_on_with(&self, execution: &ExecutionRecord) -> bool {
+        let last = self.last();
+        matches!(
+            last.status,
+            ExecutionStatus::Paused | ExecutionStatus::Interrupted
+        ) && last.attempt == execution.attempt
+            && last.remediation == execution.remediation
+    }
+}
+
+/// The attempts of `phase`, in order.
+fn attempts_of<'a>(executions: &'a [ExecutionRecord], phase: &str) -> Vec<Attempt<'a>> {
+    let mut attempts: Vec<Attempt<'a>> = Vec::new();
+    for execution in executions.iter().filter(|e| e.phase_id == phase) {
+        match attempts.last_mut() {
+            Some(attempt) if attempt.goes_on_with(execution) => attempt.resumed.push(execution),
+            _ => attempts.push(Attempt {
+                first: execution,
+                resumed: Vec::new(),
+            }),
+        }
+    }
+    attempts
+}
+
+/// The attempt the arguments name, and how many attempts its phase had: the phase's
+/// given or last attempt; without a phase, that of the last execution of the run.
 pub(super) fn pick<'a>(
     executions: &'a [ExecutionRecord],
     run: &RunRecord,
     args: &ShowArgs,
-) -> Result<&'a ExecutionRecord, Failure> {
+) -> Result<(Attempt<'a>, usize), Failure> {
     let short = &run.id[..run.id.len().min(8)];
     let phase = match &args.phase {
         Some(phase) => phase.clone(),
@@ -100,9 +151,9 @@ pub(super) fn pick<'a>(
             }
         },
     };
-    let of_phase: Vec<&ExecutionRecord> =
-        executions.iter().filter(|e| e.phase_id == phase).collect();
-    if of_phase.is_empty() {
+    let mut attempts = attempts_of(executions, &phase);
+    let count = attempts.len();
+    if attempts.is_empty() {
         let mut ran: Vec<&str> = executions.iter().map(|e| e.phase_id.as_str()).collect();
         ran.dedup();
         return Err(Failure::usage(miette::miette!(
@@ -114,29 +165,87 @@ pub(super) fn pick<'a>(
             "phase {phase} did not run in run {short}"
         )));
     }
-    match args.attempt {
-        None => Ok(of_phase[of_phase.len() - 1]),
-        Some(n) => of_phase
-            .iter()
-            .copied()
-            .find(|e| e.attempt == n)
-            .ok_or_else(|| {
-                Failure::usage(miette::miette!(
-                    help = format!("phase {phase} had {} attempt(s)", of_phase.len()),
-                    "phase {phase} has no attempt {n} in run {short}"
-                ))
-            }),
-    }
+    let found = match args.attempt {
+        None => attempts.pop(),
+        Some(n) => attempts
+            .into_iter()
+            .find(|attempt| attempt.first.attempt == n),
+    };
+    let Some(attempt) = found else {
+        return Err(Failure::usage(miette::miette!(
+            help = format!("phase {phase} had {count} attempt(s)"),
+            "phase {phase} has no attempt {} in run {short}",
+            args.attempt.unwrap_or_default()
+        )));
+    };
+    Ok((attempt, count))
 }
 
-/// Everything recorded about `execution`, the attempt `show` reports.
+/// Everything recorded about `attempt`, the attempt `show` reports, out of the
+/// `attempts` its phase had.
 pub(super) fn collect(
     store: &Store,
     run: &RunRecord,
-    execution: &ExecutionRecord,
+    attempt: &Attempt<'_>,
     attempts: usize,
     root: &Path,
 ) -> Result<Shown, StateError> {
+    let (first, last) = (attempt.first, attempt.last());
+    let mut sessions = Vec::new();
+    let mut commits = Vec::new();
+    let mut gates = Vec::new();
+    for (part, execution) in attempt.parts().enumerate() {
+        let mut shown = sessions_of(store, execution, root)?;
+        // The first session a resume started in the attempt.
+        if part > 0
+            && let Some(first) = shown.first_mut()
+        {
+            first.resumed = true;
+        }
+        sessions.extend(shown);
+        commits.extend(
+            store
+                .restarts(execution.id)?
+                .into_iter()
+                .filter_map(|r| r.commit_id),
+        );
+        commits.extend(execution.commit_id.clone());
+        // The gates that judged the attempt: its last run of them.
+        let recorded = store.gates(execution.id)?;
+        if !recorded.is_empty() {
+            gates = recorded;
+        }
+    }
+    let progress = store
+        .progress(&run.id, &first.phase_id)?
+        .into_iter()
+        .map(|p| p.step)
+        .collect();
+    Ok(Shown {
+        run_id: run.id.clone(),
+        plan_title: run.plan_title.clone(),
+        phase_id: first.phase_id.clone(),
+        attempt: first.attempt,
+        attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
+        remediation: first.remediation,
+        status: last.status.to_string(),
+        outcome: last.outcome_code.map(outcome_name),
+        error: last.error.clone(),
+        started_at: first.started_at.clone(),
+        ended_at: last.ended_at.clone(),
+        sessions,
+        gates,
+        commits,
+        progress,
+    })
+}
+
+/// The sessions of one execution, in order, each with what it was told.
+fn sessions_of(
+    store: &Store,
+    execution: &ExecutionRecord,
+    root: &Path,
+) -> Result<Vec<SessionShown>, StateError> {
     let prompts = store.prompts(execution.id)?;
     let (handoffs, worked): (Vec<_>, Vec<_>) = store
         .sessions(execution.id)?
@@ -163,6 +272,7 @@ pub(super) fn collect(
                 .and_then(|path| summarize(&path));
             SessionShown {
                 index: session.session_index,
+                resumed: false,
                 outcome: session.outcome,
                 context_percent: session.context_percent,
                 context_window: session.context_window,
@@ -188,6 +298,7 @@ pub(super) fn collect(
         if !sessions.iter().any(|s| s.index == told.session_index) {
             sessions.push(SessionShown {
                 index: told.session_index,
+                resumed: false,
                 outcome: unended.to_owned(),
                 context_percent: 0.0,
                 context_window: 0,
@@ -203,34 +314,7 @@ pub(super) fn collect(
         }
     }
     sessions.sort_by_key(|s| s.index);
-    let mut commits: Vec<String> = store
-        .restarts(execution.id)?
-        .into_iter()
-        .filter_map(|r| r.commit_id)
-        .collect();
-    commits.extend(execution.commit_id.clone());
-    let progress = store
-        .progress(&run.id, &execution.phase_id)?
-        .into_iter()
-        .map(|p| p.step)
-        .collect();
-    Ok(Shown {
-        run_id: run.id.clone(),
-        plan_title: run.plan_title.clone(),
-        phase_id: execution.phase_id.clone(),
-        attempt: execution.attempt,
-        attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
-        remediation: execution.remediation,
-        status: execution.status.to_string(),
-        outcome: execution.outcome_code.map(outcome_name),
-        error: execution.error.clone(),
-        started_at: execution.started_at.clone(),
-        ended_at: execution.ended_at.clone(),
-        sessions,
-        gates: store.gates(execution.id)?,
-        commits,
-        progress,
-    })
+    Ok(sessions)
 }
 
 fn resolve(root: &Path, path: &str) -> PathBuf {

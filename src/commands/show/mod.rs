@@ -19,12 +19,8 @@ pub(super) fn run(global: &GlobalArgs, args: &ShowArgs) -> CommandResult {
     let (root, store) = super::report::recorded_runs(global)?;
     let run = find_run(&store, args.run.as_deref(), &root)?;
     let executions = store.executions_of(&run).map_err(Failure::failed)?;
-    let execution = pick(&executions, &run, args)?;
-    let attempts = executions
-        .iter()
-        .filter(|e| e.phase_id == execution.phase_id)
-        .count();
-    let shown = collect(&store, &run, execution, attempts, &root).map_err(Failure::failed)?;
+    let (attempt, attempts) = pick(&executions, &run, args)?;
+    let shown = collect(&store, &run, &attempt, attempts, &root).map_err(Failure::failed)?;
     match args.format {
         ReportFormat::Json => super::report::print_json(&shown)?,
         ReportFormat::Text => print(&render(&shown))?,

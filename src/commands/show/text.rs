@@ -42,6 +42,12 @@ pub(super) fn render(shown: &Shown) -> String {
         let _ = writeln!(out, "Error:   {error}");
     }
     for session in &shown.sessions {
+        if session.resumed {
+            let _ = writeln!(
+                out,
+                "\nThe run stopped here; `--resume` went on with the attempt:"
+            );
+        }
         if session.outcome == "running" {
             let _ = writeln!(out, "\nSession {}: running", session.index + 1);
         } else if session.outcome == "unrecorded" {

@@ -8,10 +8,10 @@
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
-use super::kit::resume_to_completion;
+use super::kit::{resume_to_completion, summary};
 use super::witness::{Beacon, LiveRun, hook};
 use crate::support::project::{Project, events_named, story};
-use crate::support::scenario::{Scenario, Script, Turn};
+use crate::support::scenario::{Scenario, Script, Status, Turn};
 
 /// What the stopped session writes when asked for its handoff.
 const HANDOFF: &str = "## Goal\nfinish phase 1 (HANDOFF-MARK)";
@@ -71,15 +71,24 @@ fn assert_went_on_after_restart_1(events: &[Value]) {
     );
 }
 
-/// The checkpoint the resumed run's first session of phase 1 was given.
-fn resumed_checkpoint(project: &Project) -> String {
+/// `debussy show latest 1 --format json`: phase 1's last attempt.
+fn shown(project: &Project) -> Value {
     let output = project
         .command(&["show", "latest", "1", "--format", "json"])
         .output()
         .expect("show");
-    let shown: Value = serde_json::from_slice(&output.stdout).expect("show json");
-    shown["sessions"][0]["checkpoint"]
-        .as_str()
+    serde_json::from_slice(&output.stdout).expect("show json")
+}
+
+/// The checkpoint the last resume's first session of phase 1 was given.
+fn resumed_checkpoint(project: &Project) -> String {
+    let shown = shown(project);
+    let sessions = shown["sessions"].as_array().expect("sessions");
+    sessions
+        .iter()
+        .rev()
+        .find(|session| session["resumed"] == true)
+        .and_then(|session| session["checkpoint"].as_str())
         .unwrap_or_else(|| panic!("the resumed session had no checkpoint: {shown:#}"))
         .to_owned()
 }
@@ -257,4 +266,90 @@ fn a_pause_in_the_gates_runs_the_gates_again_on_resume() {
 
     let events = resume_to_completion(&project);
     assert_no_new_session(&events);
+}
+
+#[test]
+fn a_resumed_attempt_keeps_its_number_and_its_restarts_count_in_the_phase() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "restarted");
+    // Attempt 1 gives up; attempt 2 restarts once, and its session after restart 1 is
+    // killed, then resumed.
+    let scenario = Scenario::new()
+        .script(
+            Script::phase("1")
+                .attempt(1)
+                .turn(Turn::say("giving up").done_as(Status::Failed)),
+        )
+        .script(stopping([Turn::say(HANDOFF)]).attempt(2))
+        .script(
+            Script::phase("1")
+                .attempt(2)
+                .restart(1)
+                .expect_prompt(AFTER_RESTART_1)
+                .turns([
+                    Turn::write(10, "second.txt", "2").bash(&beacon.once()),
+                    Turn::notes("1"),
+                    Turn::done(),
+                ]),
+        );
+    let project = one_phase("test -f second.txt", &scenario);
+    let (live, _) = beacon.wait(LiveRun::start(&project, &[]));
+    let killed = live.kill();
+    assert_eq!(events_named(&killed, "restart").len(), 1, "{killed:#?}");
+
+    let events = resume_to_completion(&project);
+    let started = events_named(&events, "phase_started");
+    assert_eq!(
+        (&started[0]["attempt"], &started[0]["kind"]),
+        (&Value::from(2), &Value::from("retry")),
+        "the resume numbered the attempt it went on with anew:\n{}",
+        story(&events)
+    );
+    assert_went_on_after_restart_1(&events);
+    let finished = events_named(&events, "phase_finished");
+    assert_eq!(
+        (&finished[0]["attempts"], &finished[0]["restarts"]),
+        (&Value::from(2), &Value::from(1)),
+        "the phase's line forgot what came before the stop:\n{}",
+        story(&events)
+    );
+    let phase = &summary(&events)["phases"][0];
+    assert_eq!(
+        (&phase["attempts"], &phase["restarts"]),
+        (&Value::from(2), &Value::from(1))
+    );
+
+    // `status`: one row per part of an attempt; the restarts add up to the phase's.
+    let status = project.status_json();
+    let rows: Vec<(u64, u64)> = status["executions"]
+        .as_array()
+        .expect("executions")
+        .iter()
+        .map(|e| {
+            (
+                e["attempt"].as_u64().expect("attempt"),
+                e["restarts"].as_u64().expect("restarts"),
+            )
+        })
+        .collect();
+    assert_eq!(rows, [(1, 0), (2, 1), (2, 0)], "{status:#}");
+
+    // `show`: attempt 2 of 2, whole: the restart before the stop and the resumed session.
+    let shown = shown(&project);
+    assert_eq!(
+        (&shown["attempt"], &shown["attempts"]),
+        (&Value::from(2), &Value::from(2)),
+        "{shown:#}"
+    );
+    let restart_commit = events_named(&killed, "restart")[0]["commit"].clone();
+    assert!(
+        shown["commits"]
+            .as_array()
+            .expect("commits")
+            .contains(&restart_commit),
+        "{shown:#}"
+    );
+    let sessions = shown["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions[0]["index"], 0, "{shown:#}");
+    assert!(sessions.iter().any(|s| s["resumed"] == true), "{shown:#}");
 }
