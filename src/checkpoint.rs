@@ -224,6 +224,18 @@ pub fn prompt_with_checkpoint(checkpoint: &str, original_prompt: &str) -> String
     format!("{}\n\n---\n\n{original_prompt}", checkpoint.trim_end())
 }
 
+/// The original prompt of a session told `prompt`, whose checkpoint was `checkpoint`
+/// (none: the prompt is the original), as [`prompt_with_checkpoint`] put them together.
+#[must_use]
+pub fn original_prompt<'a>(prompt: &'a str, checkpoint: Option<&str>) -> Option<&'a str> {
+    match checkpoint {
+        None => Some(prompt),
+        Some(checkpoint) => prompt
+            .strip_prefix(checkpoint.trim_end())
+            .and_then(|rest| rest.strip_prefix("\n\n---\n\n")),
+    }
+}
+
 fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)
 }
@@ -428,5 +440,16 @@ mod tests {
     fn restarted_prompt_is_checkpoint_then_rule_then_original() {
         let prompt = prompt_with_checkpoint("# Checkpoint\n\n", "Do phase 2.");
         assert_eq!(prompt, "# Checkpoint\n\n---\n\nDo phase 2.");
+    }
+
+    #[test]
+    fn the_original_prompt_is_read_back_from_a_restarted_sessions_prompt() {
+        let told = prompt_with_checkpoint("# Checkpoint\n\nfiles\n", "Fix these:\n---\n1.");
+        assert_eq!(
+            original_prompt(&told, Some("# Checkpoint\n\nfiles\n")),
+            Some("Fix these:\n---\n1.")
+        );
+        assert_eq!(original_prompt("Phase 1", None), Some("Phase 1"));
+        assert_eq!(original_prompt("Phase 1", Some("# Other")), None);
     }
 }

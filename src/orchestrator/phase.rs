@@ -11,7 +11,7 @@ use crate::state::{ExecutionEnd, ExecutionStatus};
 use super::attempt::AttemptTally;
 use super::ending::AttemptEnd;
 use super::prompts::{self, PromptGate};
-use super::resume::Stage;
+use super::resume::{Stage, StoppedAttempt};
 use super::runner::Runner;
 use super::selection::Standing;
 use super::validate::Validation;
@@ -79,11 +79,12 @@ impl Runner<'_> {
             prompts::phase_prompt(self.run.plan, phase, &prompt_gates, &self.run.root);
         let first_attempt = stopped.as_ref().map_or(1, |attempt| attempt.number);
         let max_attempts = (self.run.config.max_retries + 1).max(first_attempt);
-        let mut next = NextAttempt {
-            kind: stopped
-                .as_ref()
-                .map_or(AttemptKind::First, |attempt| attempt.kind),
-            prompt: phase_prompt.clone(),
+        let mut next = match stopped {
+            Some(ref attempt) => self.going_on_with(&id, attempt, &phase_prompt),
+            None => NextAttempt {
+                kind: AttemptKind::First,
+                prompt: phase_prompt.clone(),
+            },
         };
         // The restarts taken before the stop are the phase's too.
         let mut tally = AttemptTally {
@@ -342,6 +343,27 @@ impl Runner<'_> {
             )
         });
         self.finish(phase, Standing::Failed, error, attempts, &tally, started)
+    }
+
+    /// The stopped `attempt` at phase `id` a resume goes on with: a retry or a fix is
+    /// told what it was told (the findings to act on), a first attempt the phase's
+    /// prompt.
+    fn going_on_with(&self, id: &str, attempt: &StoppedAttempt, phase_prompt: &str) -> NextAttempt {
+        let prompt = match (&attempt.prompt, attempt.kind) {
+            (_, AttemptKind::First) => phase_prompt.to_owned(),
+            (Some(told), _) => told.clone(),
+            (None, _) => {
+                self.warn(format!(
+                    "phase {id}: what attempt {} was told was not recorded; it goes on with the phase's prompt",
+                    attempt.number
+                ));
+                phase_prompt.to_owned()
+            }
+        };
+        NextAttempt {
+            kind: attempt.kind,
+            prompt,
+        }
     }
 
     pub(crate) fn finish(

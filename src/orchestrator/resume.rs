@@ -18,6 +18,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::checkpoint;
 use crate::events::AttemptKind;
 use crate::state::{
     CompletionSignal, CompletionStatus, ExecutionRecord, ExecutionStatus, RestartRecord, RunRecord,
@@ -52,6 +53,10 @@ pub(crate) struct StoppedAttempt {
     pub(crate) kind: AttemptKind,
     /// The context restarts the phase had taken in it and in the attempts before it.
     pub(crate) phase_restarts: u32,
+    /// What its sessions were told, without a checkpoint: for a retry or a fix, the
+    /// findings it was to act on. `None` for a first attempt (it is told the phase's
+    /// prompt as it reads now), or when no session of it had started.
+    pub(crate) prompt: Option<String>,
 }
 
 impl StoppedAttempt {
@@ -60,12 +65,55 @@ impl StoppedAttempt {
         number: 1,
         kind: AttemptKind::First,
         phase_restarts: 0,
+        prompt: None,
     };
 
     /// Whether starting the phase afresh is the same as going on with it: a first
     /// attempt that had taken no restart.
     fn is_first(&self) -> bool {
         *self == StoppedAttempt::FIRST
+    }
+
+    /// The attempt whose executions, newest first, are `parts`, the stopped ones of
+    /// `phase`.
+    fn of(
+        store: &Store,
+        executions: &[ExecutionRecord],
+        phase: &str,
+        parts: &[&ExecutionRecord],
+    ) -> Result<StoppedAttempt, StateError> {
+        let Some(latest) = parts.first() else {
+            return Ok(StoppedAttempt::FIRST);
+        };
+        // A session resolving the conflicts of a completed phase's merge is not an
+        // attempt at its work: the merge goes on with it (`integrate.rs`), and a phase
+        // that runs again starts afresh.
+        let before = executions
+            .iter()
+            .rev()
+            .filter(|e| e.phase_id == phase)
+            .nth(parts.len());
+        if before.is_some_and(|e| {
+            matches!(
+                e.status,
+                ExecutionStatus::Merging
+                    | ExecutionStatus::AwaitingHuman
+                    | ExecutionStatus::Completed
+            )
+        }) {
+            return Ok(StoppedAttempt::FIRST);
+        }
+        let kind = kind_of(latest);
+        let prompt = match kind {
+            AttemptKind::First => None,
+            AttemptKind::Retry | AttemptKind::Remediation => told(store, parts)?,
+        };
+        Ok(StoppedAttempt {
+            number: latest.attempt,
+            kind,
+            phase_restarts: restarts_taken(store, &round(executions, phase))?,
+            prompt,
+        })
     }
 }
 
@@ -121,14 +169,7 @@ pub(super) fn points(
                 handoff: None,
             },
         };
-        let stopped = match attempt.first() {
-            Some(latest) => StoppedAttempt {
-                number: latest.attempt,
-                kind: kind_of(latest),
-                phase_restarts: restarts_taken(store, &round(&executions, phase))?,
-            },
-            None => StoppedAttempt::FIRST,
-        };
+        let stopped = StoppedAttempt::of(store, &executions, phase, &attempt)?;
         let pause = run.pauses.get(phase);
         let recovered = recovered.iter().find(|r| r.phase == phase);
         if pause.is_none() && recovered.is_none() && stage.is_fresh() && stopped.is_first() {
@@ -205,6 +246,20 @@ fn round<'a>(executions: &'a [ExecutionRecord], phase: &str) -> Vec<&'a Executio
         round.push(execution);
     }
     round
+}
+
+/// What the first session of the attempt made of `parts` (newest first) was told,
+/// without its checkpoint.
+fn told(store: &Store, parts: &[&ExecutionRecord]) -> Result<Option<String>, StateError> {
+    for execution in parts.iter().rev() {
+        if let Some(first) = store.prompts(execution.id)?.into_iter().next() {
+            return Ok(
+                checkpoint::original_prompt(&first.prompt, first.checkpoint.as_deref())
+                    .map(str::to_owned),
+            );
+        }
+    }
+    Ok(None)
 }
 
 /// The context restarts `executions` took.
@@ -345,6 +400,58 @@ mod tests {
             status,
             ..execution(STARTED)
         }
+    }
+
+    #[test]
+    fn a_stopped_fix_goes_on_with_what_it_was_told_and_a_merges_fix_starts_afresh() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let run = store.create_run("/p.md", "Plan").expect("run");
+        let start = |attempt, remediation| {
+            store
+                .start_execution(&run, "1", attempt, remediation, None)
+                .expect("execution")
+        };
+        let failed = start(1, false);
+        let fix = start(2, true);
+        let resumed = start(2, true);
+        store
+            .record_prompt(fix, 0, "Fix these: 1. gate `check` failed", None)
+            .expect("prompt");
+        let checkpoint = "# Checkpoint\n\nresumed\n";
+        let told =
+            checkpoint::prompt_with_checkpoint(checkpoint, "Fix these: 1. gate `check` failed");
+        store
+            .record_prompt(resumed, 0, &told, Some(checkpoint))
+            .expect("prompt");
+        let mut executions = store.executions(&run).expect("executions");
+        executions[0].status = ExecutionStatus::Failed;
+        executions[1].status = ExecutionStatus::Interrupted;
+        executions[2].status = ExecutionStatus::Paused;
+        let parts = stopped_attempt(&executions, "1");
+        assert_eq!(
+            parts.iter().map(|e| e.id).collect::<Vec<_>>(),
+            [resumed, fix]
+        );
+        assert_eq!(
+            StoppedAttempt::of(&store, &executions, "1", &parts).expect("read"),
+            StoppedAttempt {
+                number: 2,
+                kind: AttemptKind::Remediation,
+                phase_restarts: 0,
+                prompt: Some("Fix these: 1. gate `check` failed".into()),
+            }
+        );
+        assert_eq!(executions[0].id, failed);
+
+        // The same fix after the phase's completed attempt: a merge's conflicts.
+        executions[0].status = ExecutionStatus::Merging;
+        let parts = stopped_attempt(&executions, "1");
+        assert!(
+            StoppedAttempt::of(&store, &executions, "1", &parts)
+                .expect("read")
+                .is_first()
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
-use super::kit::{resume_to_completion, summary};
+use super::kit::{resume_to_completion, summary, wrong_first};
 use super::witness::{Beacon, LiveRun, hook};
 use crate::support::project::{Project, events_named, story};
 use crate::support::scenario::{Scenario, Script, Status, Turn};
@@ -268,6 +268,9 @@ fn a_pause_in_the_gates_runs_the_gates_again_on_resume() {
     assert_no_new_session(&events);
 }
 
+/// What the retry of a phase whose first attempt failed is told.
+const RETRY: &str = "Attempt 1 of this phase failed its checks";
+
 #[test]
 fn a_resumed_attempt_keeps_its_number_and_its_restarts_count_in_the_phase() {
     let scratch = tempfile::tempdir().expect("scratch");
@@ -286,6 +289,7 @@ fn a_resumed_attempt_keeps_its_number_and_its_restarts_count_in_the_phase() {
                 .attempt(2)
                 .restart(1)
                 .expect_prompt(AFTER_RESTART_1)
+                .expect_prompt(RETRY)
                 .turns([
                     Turn::write(10, "second.txt", "2").bash(&beacon.once()),
                     Turn::notes("1"),
@@ -352,4 +356,60 @@ fn a_resumed_attempt_keeps_its_number_and_its_restarts_count_in_the_phase() {
     let sessions = shown["sessions"].as_array().expect("sessions");
     assert_eq!(sessions[0]["index"], 0, "{shown:#}");
     assert!(sessions.iter().any(|s| s["resumed"] == true), "{shown:#}");
+}
+
+/// What a fix session is told: the findings, with the failed gate.
+const FINDINGS: [&str; 2] = [
+    "was checked after the previous attempt and needs these fixes",
+    "gate `check` failed: `grep -q right out.txt`",
+];
+
+#[test]
+fn a_fix_session_paused_goes_on_with_its_findings() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "fixing");
+    // Attempt 1 writes `out.txt` wrong: its gate fails, and a fix session is paused
+    // while it works.
+    let fix = FINDINGS
+        .iter()
+        .fold(Script::phase("1").attempt(2), |script, text| {
+            script.expect_prompt(text)
+        })
+        .turns([
+            Turn::say("fixing").bash(&beacon.once()),
+            Turn::write(10, "out.txt", "right"),
+            Turn::notes("1"),
+            Turn::done(),
+        ]);
+    let scenario = Scenario::new().script(wrong_first()).script(fix);
+    let project = one_phase("grep -q right out.txt", &scenario);
+    let (live, _) = beacon.wait(LiveRun::start(&project, &[]));
+    let (code, paused) = live.stop_with(Signal::SIGINT);
+    assert_eq!(code, 130, "{}", story(&paused));
+    assert_eq!(
+        events_named(&paused, "phase_started")[1]["kind"],
+        "remediation",
+        "{}",
+        story(&paused)
+    );
+
+    let events = resume_to_completion(&project);
+    let started = events_named(&events, "phase_started");
+    assert_eq!(
+        (&started[0]["attempt"], &started[0]["kind"]),
+        (&Value::from(2), &Value::from("remediation")),
+        "{}",
+        story(&events)
+    );
+    let shown = shown(&project);
+    let resumed = shown["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|session| session["resumed"] == true)
+        .unwrap_or_else(|| panic!("no resumed session: {shown:#}"));
+    let prompt = resumed["prompt"].as_str().expect("prompt");
+    for text in FINDINGS {
+        assert!(prompt.contains(text), "{text}: {prompt}");
+    }
 }
