@@ -22,7 +22,7 @@ use crate::state::{CompletionStatus, RestartRecord, SessionKind, now};
 use crate::words::plural;
 
 use super::ending::{self, AttemptEnd};
-use super::resume::{ResumePoint, Stage};
+use super::resume::{ResumePoint, Stage, StoppedAttempt};
 use super::runner::Runner;
 use super::usage_wait::{UsageWait, WaitEnd, WaitPlan};
 use crate::git::vcs;
@@ -61,6 +61,13 @@ impl AttemptTally {
             .extend(other.invoked_agents.iter().cloned());
         self.permission_denials
             .extend(other.permission_denials.iter().cloned());
+    }
+
+    /// Count what the sessions of `stopped`, the attempt this one goes on with, did
+    /// before the run stopped: the subagents they used and the calls they were refused.
+    pub(crate) fn take_up(&mut self, stopped: StoppedAttempt) {
+        self.invoked_agents.extend(stopped.agents_used);
+        self.permission_denials.extend(stopped.refused_calls);
     }
 
     fn add_session(&mut self, report: &SessionReport) {

@@ -92,6 +92,7 @@ impl Runner<'_> {
             ..AttemptTally::default()
         };
         let mut attempts = first_attempt;
+        let mut carried = stopped;
         let mut last_error = None;
 
         for attempt in first_attempt..=max_attempts {
@@ -159,7 +160,7 @@ impl Runner<'_> {
                 None
             };
             let restarts_allowed = self.no_restart.is_none();
-            let (end, attempt_tally) = if std::mem::take(&mut agent_done) {
+            let (end, mut attempt_tally) = if std::mem::take(&mut agent_done) {
                 (AttemptEnd::Done, AttemptTally::default())
             } else {
                 self.run_attempt(
@@ -172,6 +173,11 @@ impl Runner<'_> {
                 )
                 .await
             };
+            // The attempt a resume went on with is judged on what its sessions did
+            // before the stop too.
+            if let Some(before) = carried.take() {
+                attempt_tally.take_up(before);
+            }
             tally.absorb(&attempt_tally);
 
             let (mut status, mut error, mut standing) = match end {

@@ -3,7 +3,9 @@
 //!
 //! A phase goes on from where its attempt stood when the run stopped (a pause, a SIGKILL,
 //! a crash), never from the start. The attempt keeps its number and kind (a retry, a fix
-//! of findings), and the context restarts the phase had taken count in its figures;
+//! of findings, told what it was told), the context restarts the phase had taken count
+//! in its figures, and what its sessions did before the stop (the subagents they used,
+//! the calls they were refused) counts in its compliance check;
 //! - its agent was working ([`Stage::Working`]): the next session is the attempt's next
 //!   one, after the context restarts it had taken (the restart budget and the session
 //!   numbering go on), and its checkpoint names the commit that holds the work (the
@@ -18,6 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::agent::DeniedCall;
 use crate::checkpoint;
 use crate::events::AttemptKind;
 use crate::state::{
@@ -45,7 +48,7 @@ pub(crate) struct ResumePoint {
 }
 
 /// The attempt a stopped run was in: the resume goes on with it, under its number.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct StoppedAttempt {
     /// Its number, from 1.
     pub(crate) number: u32,
@@ -57,6 +60,10 @@ pub(crate) struct StoppedAttempt {
     /// findings it was to act on. `None` for a first attempt (it is told the phase's
     /// prompt as it reads now), or when no session of it had started.
     pub(crate) prompt: Option<String>,
+    /// The subagents its sessions used, before the stop.
+    pub(crate) agents_used: BTreeSet<String>,
+    /// The tool calls its sessions were refused, before the stop.
+    pub(crate) refused_calls: Vec<DeniedCall>,
 }
 
 impl StoppedAttempt {
@@ -66,6 +73,8 @@ impl StoppedAttempt {
         kind: AttemptKind::First,
         phase_restarts: 0,
         prompt: None,
+        agents_used: BTreeSet::new(),
+        refused_calls: Vec::new(),
     };
 
     /// Whether starting the phase afresh is the same as going on with it: a first
@@ -108,11 +117,19 @@ impl StoppedAttempt {
             AttemptKind::First => None,
             AttemptKind::Retry | AttemptKind::Remediation => told(store, parts)?,
         };
+        let mut agents_used = BTreeSet::new();
+        let mut refused_calls = Vec::new();
+        for part in parts.iter().rev() {
+            agents_used.extend(store.agents_used(part.id)?);
+            refused_calls.extend(store.refused_calls(part.id)?);
+        }
         Ok(StoppedAttempt {
             number: latest.attempt,
             kind,
             phase_restarts: restarts_taken(store, &round(executions, phase))?,
             prompt,
+            agents_used,
+            refused_calls,
         })
     }
 }
@@ -440,6 +457,8 @@ mod tests {
                 kind: AttemptKind::Remediation,
                 phase_restarts: 0,
                 prompt: Some("Fix these: 1. gate `check` failed".into()),
+                agents_used: BTreeSet::new(),
+                refused_calls: Vec::new(),
             }
         );
         assert_eq!(executions[0].id, failed);

@@ -199,6 +199,10 @@ impl Runner<'_> {
                     .store
                     .start_live_session(&self.run.run_id, &session)
             }
+            // Recorded at once: a session killed after it is still judged to have used it.
+            SessionEvent::SubagentUsed { agent } => {
+                self.run.store.record_agent_used(live.execution, agent)
+            }
             SessionEvent::Context(snapshot)
                 if live.written != Some((snapshot.billed, snapshot.tool_calls)) =>
             {
@@ -317,7 +321,7 @@ impl Runner<'_> {
             SessionEvent::Stderr(line) => self.emit(Event::AgentStderr { phase_id, line }),
             SessionEvent::Warning(warning) => self.warn(format!("phase {phase_id}: {warning}")),
             SessionEvent::ApiRetry(retry) => self.emit(Event::AgentRetry { phase_id, retry }),
-            SessionEvent::Stopping { .. } => {}
+            SessionEvent::Stopping { .. } | SessionEvent::SubagentUsed { .. } => {}
         }
     }
 
@@ -352,6 +356,19 @@ impl Runner<'_> {
         };
         if let Err(err) = self.run.store.record_session(execution, &record) {
             self.could_not("record the session", &err);
+        }
+        // What compliance judges, for an attempt a resume goes on with.
+        for agent in &report.invoked_agents {
+            if let Err(err) = self.run.store.record_agent_used(execution, agent) {
+                self.could_not("record a subagent used", &err);
+            }
+        }
+        if let Err(err) = self
+            .run
+            .store
+            .record_refused_calls(execution, &report.permission_denials)
+        {
+            self.could_not("record the refused calls", &err);
         }
     }
 }

@@ -38,6 +38,13 @@ pub enum SessionEvent {
     },
     /// A line for an activity log, derived from the agent's events.
     Activity(Activity),
+    /// The agent started a subagent of a type it had not started before in this session
+    /// (a Task/Agent call's `subagent_type`), what a phase's required agents are judged
+    /// on. Sent once per type, never paced like activity lines.
+    SubagentUsed {
+        /// The subagent's type, e.g. `Explore`.
+        agent: String,
+    },
     /// The context meter's figures changed (also sent once at the start).
     Context(Snapshot),
     /// One line the agent wrote on stderr (lossily decoded).

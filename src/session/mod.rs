@@ -22,8 +22,9 @@
 //!   written to the log, parsed into [`AgentEvent`](crate::agent::AgentEvent)s, given
 //!   to the tracker (todos, files, subagents, last text) and to the meter — and when the
 //!   meter returns a stop reason, `request_stop` is called right there, before anything
-//!   is sent to observers, so a slow observer never delays a stop. Then the activity
-//!   lines go out ([`SessionEvent::Activity`], paced by a token bucket so a flood of
+//!   is sent to observers, so a slow observer never delays a stop. Then a subagent type
+//!   first used goes out ([`SessionEvent::SubagentUsed`]), then the activity
+//!   lines ([`SessionEvent::Activity`], paced by a token bucket so a flood of
 //!   output cannot flood the run's event queue; the transcript keeps every line) and,
 //!   at most every 50 ms when the figures changed, a [`SessionEvent::Context`] snapshot.
 //!   stderr lines go to the session's `.stderr.log` and, paced the same way, out as

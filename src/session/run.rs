@@ -404,6 +404,9 @@ impl<'a> Driver<'a> {
             let (stops, cx) = self.stops_with_context(ctl);
             stops.after_tool_result(&cx);
         }
+        for agent in self.tracker.take_new_agents() {
+            self.send(SessionEvent::SubagentUsed { agent });
+        }
         for line in activity {
             if self.admit() {
                 self.send(SessionEvent::Activity(line));

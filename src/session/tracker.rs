@@ -57,6 +57,8 @@ pub(crate) struct Tracker {
     /// The latest main-thread text, with the message it came from.
     last_text: Option<(Option<String>, String)>,
     invoked_agents: BTreeSet<String>,
+    /// Subagent types first seen since [`Tracker::take_new_agents`] last ran.
+    new_agents: Vec<String>,
     files_written: BTreeSet<PathBuf>,
     denied: Vec<DeniedCall>,
     subagents: HashMap<String, Subagent>,
@@ -245,8 +247,10 @@ impl Tracker {
                     .map(str::to_owned)
             };
             let subagent_type = text("subagent_type");
-            if let Some(kind) = &subagent_type {
-                self.invoked_agents.insert(kind.clone());
+            if let Some(kind) = &subagent_type
+                && self.invoked_agents.insert(kind.clone())
+            {
+                self.new_agents.push(kind.clone());
             }
             self.subagents.insert(
                 call.id.clone(),
@@ -423,6 +427,11 @@ impl Tracker {
     /// The `subagent_type`s of every Task/Agent call seen.
     pub(crate) fn invoked_agents(&self) -> &BTreeSet<String> {
         &self.invoked_agents
+    }
+
+    /// The subagent types the agent started for the first time since the last call.
+    pub(crate) fn take_new_agents(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.new_agents)
     }
 
     /// Files that Write/Edit/MultiEdit/NotebookEdit calls wrote successfully.

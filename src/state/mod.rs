@@ -1,6 +1,7 @@
 //! The project's run history in SQLite (`.debussy/state.db`): runs, phase executions,
-//! sessions, restarts, gate results, the agent's completion signals and progress log,
-//! and the context windows learned per model.
+//! sessions, restarts, gate results, the subagents an attempt used and the calls it was
+//! refused, the agent's completion signals and progress log, and the context windows
+//! learned per model.
 //!
 //! The database runs in WAL mode with a busy timeout, so a `debussy run` and the agent's
 //! `debussy done` / `debussy progress` calls (or two runs) share it safely. Every call is
@@ -21,6 +22,7 @@ mod schema;
 mod signals;
 mod store;
 mod totals;
+mod used;
 mod windows;
 
 pub use error::StateError;

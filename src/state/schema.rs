@@ -227,4 +227,21 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE phase_executions ADD COLUMN base TEXT;
     ALTER TABLE restart_events ADD COLUMN handoff TEXT;
     ",
+    // 14: what an attempt's sessions did that its compliance check judges beyond the
+    // tree (the subagents they used, the tool calls they were refused), kept as it
+    // happens, so that an attempt `--resume` goes on with is judged on all of it.
+    "
+    CREATE TABLE execution_agents (
+        execution_id INTEGER NOT NULL REFERENCES phase_executions (id),
+        agent        TEXT NOT NULL,
+        PRIMARY KEY (execution_id, agent)
+    );
+    CREATE TABLE execution_refusals (
+        id           INTEGER PRIMARY KEY,
+        execution_id INTEGER NOT NULL REFERENCES phase_executions (id),
+        tool_name    TEXT NOT NULL,
+        tool_use_id  TEXT,
+        tool_input   TEXT NOT NULL
+    );
+    ",
 ];

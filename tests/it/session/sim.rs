@@ -105,11 +105,21 @@ async fn sim_a_session_completes_and_reports_what_it_did() {
     );
     assert!(report.ended_at >= report.started_at);
 
-    // Events: started, snapshots as the figures changed, subagent lines attributed.
+    // Events: started, snapshots as the figures changed, subagent lines attributed,
+    // the subagent's type once.
     assert!(matches!(
         finished.events.first(),
         Some(SessionEvent::Started { log_path, .. }) if *log_path == report.log_path
     ));
+    let used: Vec<&str> = finished
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            SessionEvent::SubagentUsed { agent } => Some(agent.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(used, ["Explore"]);
     let gauges: Vec<_> = finished
         .events
         .iter()

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::kit::{resume_to_completion, summary, wrong_first};
 use super::witness::{Beacon, LiveRun, hook};
 use crate::support::project::{Project, events_named, story};
-use crate::support::scenario::{Scenario, Script, Status, Turn};
+use crate::support::scenario::{Action, Scenario, Script, Status, Task, Turn};
 
 /// What the stopped session writes when asked for its handoff.
 const HANDOFF: &str = "## Goal\nfinish phase 1 (HANDOFF-MARK)";
@@ -412,4 +412,101 @@ fn a_fix_session_paused_goes_on_with_its_findings() {
     for text in FINDINGS {
         assert!(prompt.contains(text), "{text}: {prompt}");
     }
+}
+
+/// A one-phase plan gated on `gate` whose phase requires the `Explore` agent, played by
+/// `scenario`.
+fn needing_explore(gate: &str, scenario: &Scenario) -> Project {
+    let project = one_phase(gate, scenario);
+    let file = project.root().join("plan/phase-1.md");
+    let text = std::fs::read_to_string(&file).expect("phase file");
+    project.write(
+        "plan/phase-1.md",
+        &format!("{text}- [ ] **AGENT:Explore** - review the work\n"),
+    );
+    project.commit_all("phase 1 requires Explore");
+    project
+}
+
+/// A turn that has the `Explore` agent review the work.
+fn explore() -> Turn {
+    let review = Task::new("Review", "Review done.txt", "It is fine.").subagent_type("Explore");
+    Turn::say("asking for a review").tool(Action::Task(review))
+}
+
+/// The resume of `project`'s run, which must find the required agent used before the
+/// stop and complete; its events.
+fn resume_counting_the_agent(project: &Project) -> Vec<Value> {
+    let (code, events) = project.run(&["--resume"]);
+    let verdicts: Vec<(&Value, &Value)> = events_named(&events, "compliance")
+        .iter()
+        .map(|c| (&c["verdict"], &c["findings"]))
+        .collect();
+    assert_eq!(
+        verdicts.first().map(|(verdict, _)| *verdict),
+        Some(&Value::from("pass")),
+        "the agent used before the stop was not counted: {verdicts:?}\n{}",
+        story(&events)
+    );
+    assert_eq!(code, 0, "{}", story(&events));
+    events
+}
+
+#[test]
+fn gates_run_again_on_resume_count_the_agents_the_attempt_used() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "gate");
+    let scenario = Scenario::new().script(Script::phase("1").turns([
+        Turn::write(10, "done.txt", "done"),
+        explore(),
+        Turn::notes("1"),
+        Turn::done(),
+    ]));
+    let project = needing_explore(&format!("{}; test -f done.txt", beacon.once()), &scenario);
+    let (live, _) = beacon.wait(LiveRun::start(&project, &[]));
+    let (code, paused) = live.stop_with(Signal::SIGINT);
+    assert_eq!(code, 130, "{}", story(&paused));
+    // A session now would not use it again.
+    project.rescript(
+        &Scenario::new().script(Script::writing("1", 10, "done.txt", "done")),
+        "no review",
+    );
+
+    let events = resume_counting_the_agent(&project);
+    assert_no_new_session(&events);
+}
+
+#[test]
+fn an_agent_used_by_a_killed_session_counts_for_its_attempt_on_resume() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "reviewed");
+    let scenario = Scenario::new().script(Script::phase("1").turns([
+        Turn::write(10, "done.txt", "done"),
+        explore(),
+        Turn::say("reviewed").bash(&beacon.once()),
+        Turn::notes("1"),
+        Turn::done(),
+    ]));
+    let project = needing_explore("test -f done.txt", &scenario);
+    let (mut live, _) = beacon.wait(LiveRun::start(&project, &[]));
+    // The beacon's call is seen after the review: the run has taken the review in.
+    loop {
+        let activity = live.wait_for("activity");
+        if activity["activity"]["kind"]["name"] == "Bash" {
+            break;
+        }
+    }
+    live.kill();
+    project.rescript(
+        &Scenario::new().script(Script::writing("1", 10, "done.txt", "done")),
+        "no review",
+    );
+
+    let events = resume_counting_the_agent(&project);
+    assert_eq!(
+        events_named(&events, "phase_started").len(),
+        1,
+        "{}",
+        story(&events)
+    );
 }
