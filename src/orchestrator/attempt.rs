@@ -22,6 +22,7 @@ use crate::state::{CompletionStatus, RestartRecord, SessionKind, now};
 use crate::words::plural;
 
 use super::ending::{self, AttemptEnd};
+use super::no_space::NoSpace;
 use super::resume::{ResumePoint, Stage, StoppedAttempt};
 use super::runner::Runner;
 use super::usage_wait::{UsageWait, WaitEnd, WaitPlan};
@@ -139,6 +140,10 @@ impl Runner<'_> {
             ) {
                 self.could_not("record the session prompt", &err);
             }
+            // No room to record the session: no agent is started on it.
+            if self.pausing() {
+                return (AttemptEnd::Interrupted, tally);
+            }
             let report = self
                 .run_session(
                     phase,
@@ -155,6 +160,12 @@ impl Runner<'_> {
             self.record_session(execution, restart, SessionKind::Work, &report);
             if self.flags.skip_requested {
                 return (AttemptEnd::Skipped, tally);
+            }
+            // No room for the session's own files: not the phase's failure.
+            if let SessionOutcome::SpawnError(failure) = &report.outcome
+                && let Some(full) = NoSpace::at_session_start(failure)
+            {
+                self.pause_for_no_space(full);
             }
             // A limit or a full disk stopped the session: whatever it ended as, the run
             // pauses.

@@ -8,6 +8,7 @@ use std::error::Error;
 use std::fmt;
 
 use crate::git::{GitCommandError, GitError};
+use crate::session::{SpawnCause, SpawnFailure};
 use crate::state::StateError;
 
 /// What debussy was writing when the disk was found full, and the error that said so.
@@ -47,6 +48,17 @@ impl NoSpace {
             link = error.source();
         }
         None
+    }
+}
+
+impl NoSpace {
+    /// The full disk a session found before its agent started (its directory, its
+    /// transcript or the agent's home could not be made), when `failure` says so.
+    pub(crate) fn at_session_start(failure: &SpawnFailure) -> Option<NoSpace> {
+        (failure.cause == SpawnCause::DiskFull).then(|| NoSpace {
+            what: "start the agent's session".to_owned(),
+            cause: failure.message.clone(),
+        })
     }
 }
 
@@ -142,5 +154,27 @@ mod tests {
             waited_secs: 10,
         };
         assert!(NoSpace::in_error("record the session", &locked).is_none());
+    }
+
+    #[test]
+    fn a_session_the_disk_had_no_room_to_start_is_a_full_disk_and_says_what_was_full() {
+        let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+        let failure = SpawnFailure::making("create the session log /p/s.jsonl".into(), &full, None);
+        let said = NoSpace::at_session_start(&failure)
+            .expect("a full disk")
+            .to_string();
+        assert!(
+            said.starts_with(
+                "the disk is full: debussy could not start the agent's session (create the session log /p/s.jsonl: "
+            ),
+            "{said}"
+        );
+        assert!(
+            said.ends_with("Free space on it, then resume the run"),
+            "{said}"
+        );
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let failure = SpawnFailure::making("start `claude`".into(), &missing, None);
+        assert!(NoSpace::at_session_start(&failure).is_none());
     }
 }

@@ -174,11 +174,17 @@ impl Runner<'_> {
         let Some(full) = NoSpace::in_error(what, err) else {
             return false;
         };
+        self.pause_for_no_space(full);
+        true
+    }
+
+    /// Announce and remember that the disk is full (`full`), unless an earlier write
+    /// found it so: the run pauses at its next step.
+    pub(crate) fn pause_for_no_space(&self, full: NoSpace) {
         if self.run.no_space.get().is_none() {
             self.warn(format!("the run pauses: {full}"));
             let _ = self.run.no_space.set(full);
         }
-        true
     }
 
     /// Whether the run is pausing: a limit was reached, or the disk is full.

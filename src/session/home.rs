@@ -14,6 +14,7 @@ use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
 use super::event::SessionWarning;
+use super::outcome::SpawnFailure;
 use crate::agent::{AgentCommand, AgentHome, Follow, OwnDir};
 
 /// How often the followed file is read while the agent runs.
@@ -35,6 +36,27 @@ pub fn home_path(log_path: &Path) -> PathBuf {
     log_path.with_extension("home")
 }
 
+/// Why the agent's home could not be made: what was being done, and what the system
+/// said.
+#[derive(Debug)]
+pub(super) struct HomeError {
+    /// What was being done, naming the path (`create …/session-1.home`).
+    doing: String,
+    source: io::Error,
+}
+
+impl HomeError {
+    fn new(doing: String) -> impl FnOnce(io::Error) -> HomeError {
+        move |source| HomeError { doing, source }
+    }
+}
+
+impl std::fmt::Display for HomeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.doing, self.source)
+    }
+}
+
 /// What [`prepare_files`] made for a session.
 #[derive(Debug, Default)]
 pub(super) struct Prepared {
@@ -48,12 +70,20 @@ pub(super) struct Prepared {
 ///
 /// # Errors
 /// When a directory, link or file cannot be made; the message names the path.
-pub(super) fn prepare_files(command: &AgentCommand, log_path: &Path) -> Result<Prepared, String> {
+pub(super) fn prepare_files(
+    command: &AgentCommand,
+    log_path: &Path,
+) -> Result<Prepared, SpawnFailure> {
     let mut env = Vec::new();
     let mut followed = None;
     if let Some(home) = &command.home {
-        let dir =
-            prepare(home, log_path).map_err(|err| format!("prepare the agent's home: {err}"))?;
+        let dir = prepare(home, log_path).map_err(|err| {
+            SpawnFailure::making(
+                format!("prepare the agent's home: {}", err.doing),
+                &err.source,
+                Some("check that the run directory is writable"),
+            )
+        })?;
         followed = home
             .follow
             .clone()
@@ -68,17 +98,20 @@ pub(super) fn prepare_files(command: &AgentCommand, log_path: &Path) -> Result<P
 /// # Errors
 /// When the directory cannot be made or an entry cannot be linked; the message names the
 /// path.
-pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, String> {
+pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, HomeError> {
     let dir = home_path(log_path);
     let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
-        return Err(format!("{} names no directory", dir.display()));
+        return Err(HomeError::new(format!("create {}", dir.display()))(
+            io::Error::new(io::ErrorKind::InvalidInput, "it names no directory"),
+        ));
     };
     std::fs::create_dir_all(parent)
         .and_then(|()| crate::files::private_dir(parent, Path::new(name)))
-        .map_err(|err| format!("create {}: {err}", dir.display()))?;
+        .map_err(HomeError::new(format!("create {}", dir.display())))?;
     let files = match &home.subdir {
-        Some(subdir) => crate::files::private_dir(&dir, subdir)
-            .map_err(|err| format!("create {}: {err}", dir.join(subdir).display()))?,
+        Some(subdir) => crate::files::private_dir(&dir, subdir).map_err(HomeError::new(
+            format!("create {}", dir.join(subdir).display()),
+        ))?,
         None => dir.clone(),
     };
     if let Some(settings) = &home.settings {
@@ -89,7 +122,7 @@ pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, Stri
         if let Some(text) = super::layered::layered(user.as_deref(), &settings.over) {
             let path = files.join(&settings.name);
             crate::files::write_private(&path, text.as_bytes())
-                .map_err(|err| format!("write {}: {err}", path.display()))?;
+                .map_err(HomeError::new(format!("write {}", path.display())))?;
         }
     }
     if let Some(own) = &home.own_dir {
@@ -101,7 +134,7 @@ pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, Stri
     let entries = match std::fs::read_dir(user) {
         Ok(entries) => entries,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(dir),
-        Err(err) => return Err(format!("read {}: {err}", user.display())),
+        Err(err) => return Err(HomeError::new(format!("read {}", user.display()))(err)),
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -113,22 +146,21 @@ pub(super) fn prepare(home: &AgentHome, log_path: &Path) -> Result<PathBuf, Stri
         if link.symlink_metadata().is_ok() {
             continue;
         }
-        std::os::unix::fs::symlink(entry.path(), &link).map_err(|err| {
-            format!(
-                "link {} to {}: {err}",
-                link.display(),
-                entry.path().display()
-            )
-        })?;
+        std::os::unix::fs::symlink(entry.path(), &link).map_err(HomeError::new(format!(
+            "link {} to {}",
+            link.display(),
+            entry.path().display()
+        )))?;
     }
     Ok(dir)
 }
 
 /// Make `own` in `files`: copies of the user's files of it (under `user`), then
 /// debussy's.
-fn own_dir(own: &OwnDir, user: Option<&Path>, files: &Path) -> Result<(), String> {
-    let dir = crate::files::private_dir(files, Path::new(&own.name))
-        .map_err(|err| format!("create {}: {err}", files.join(&own.name).display()))?;
+fn own_dir(own: &OwnDir, user: Option<&Path>, files: &Path) -> Result<(), HomeError> {
+    let dir = crate::files::private_dir(files, Path::new(&own.name)).map_err(HomeError::new(
+        format!("create {}", files.join(&own.name).display()),
+    ))?;
     let theirs = user.map(|user| user.join(&own.name));
     // The agent goes on without the user's files when it cannot read them (not there,
     // not a directory, not readable), and so does the session.
@@ -149,11 +181,11 @@ fn own_dir(own: &OwnDir, user: Option<&Path>, files: &Path) -> Result<(), String
         };
         let copy = dir.join(&name);
         crate::files::write_private(&copy, &bytes)
-            .map_err(|err| format!("write {}: {err}", copy.display()))?;
+            .map_err(HomeError::new(format!("write {}", copy.display())))?;
     }
     let path = dir.join(&own.file);
     crate::files::write_private(&path, own.contents.as_bytes())
-        .map_err(|err| format!("write {}: {err}", path.display()))
+        .map_err(HomeError::new(format!("write {}", path.display())))
 }
 
 /// Whether an entry of the user's home is per-session data: a skipped name, or one of

@@ -80,7 +80,7 @@ pub use event::{
 pub use log::{CONTEXT_LIMIT_MARKER, stderr_log_path};
 pub use outcome::{
     CODE_AGENT_FAILURE, CODE_CONTEXT_LIMIT, CODE_INTERRUPTED, CODE_SPAWN_ERROR, CODE_SUCCESS,
-    CODE_TIMEOUT, LimitReason, OutcomeKind, SessionOutcome, SpawnFailure,
+    CODE_TIMEOUT, LimitReason, OutcomeKind, SessionOutcome, SpawnCause, SpawnFailure,
 };
 pub use report::{ReportedWindow, SessionReport, StopSummary};
 pub use run::run;

@@ -264,17 +264,63 @@ pub struct SpawnFailure {
     pub message: String,
     /// How to fix it, when known.
     pub help: Option<String>,
+    /// Whether the agent or a full disk stood in the way.
+    pub cause: SpawnCause,
+}
+
+/// What kept an agent from starting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpawnCause {
+    /// The agent's program or settings, or a session file's place: starting it again
+    /// as it is will not help.
+    Agent,
+    /// The disk that holds the session's files is full (or the user's quota spent):
+    /// neither the agent's fault nor the phase's, and room on the disk fixes it.
+    DiskFull,
 }
 
 impl SpawnFailure {
-    /// A failure from an error, its source chain joined with `: `.
+    /// A failure from an error, its source chain joined with `: `; a full disk when one
+    /// of its causes says so.
     pub(crate) fn from_error(
         err: &(dyn std::error::Error + 'static),
         help: Option<String>,
     ) -> Self {
+        let mut link = Some(err);
+        let mut cause = SpawnCause::Agent;
+        while let Some(error) = link {
+            if error
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(crate::files::is_out_of_space)
+            {
+                cause = SpawnCause::DiskFull;
+            }
+            link = error.source();
+        }
         SpawnFailure {
             message: crate::error_chain::error_chain(err),
             help,
+            cause,
+        }
+    }
+
+    /// A failure to `doing` (make a session's directory or file), which the system
+    /// refused with `err`; a full disk says so with how to make room, anything else
+    /// gets `help`.
+    pub(crate) fn making(doing: String, err: &std::io::Error, help: Option<&str>) -> Self {
+        let (cause, help) = if crate::files::is_out_of_space(err) {
+            (
+                SpawnCause::DiskFull,
+                Some("free space on the disk that holds it (`df -h` says how much is left)"),
+            )
+        } else {
+            (SpawnCause::Agent, help)
+        };
+        SpawnFailure {
+            message: format!("{doing}: {err}"),
+            help: help.map(str::to_owned),
+            cause,
         }
     }
 
@@ -361,6 +407,7 @@ mod tests {
         let spawn = SessionOutcome::SpawnError(SpawnFailure {
             message: "x".into(),
             help: None,
+            cause: SpawnCause::Agent,
         });
         assert_eq!(spawn.code(), -5);
         assert_eq!(SessionOutcome::Interrupted.code(), -4);
@@ -410,5 +457,30 @@ mod tests {
         let failure = SpawnFailure::from_error(&err, Some("call someone".into()));
         assert_eq!(failure.message, "disk on fire");
         assert_eq!(failure.to_string(), "disk on fire (help: call someone)");
+        assert_eq!(failure.cause, SpawnCause::Agent);
+    }
+
+    #[test]
+    fn a_full_disk_under_a_session_file_is_no_fault_of_the_agent() {
+        let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+        let failure = SpawnFailure::making("create the session log /p/s.jsonl".into(), &full, None);
+        assert_eq!(failure.cause, SpawnCause::DiskFull);
+        assert!(
+            failure
+                .message
+                .starts_with("create the session log /p/s.jsonl: "),
+            "{failure}"
+        );
+        assert!(failure.help.is_some_and(|help| help.contains("df -h")));
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let failure = SpawnFailure::making("create x".into(), &denied, Some("check it"));
+        assert_eq!(failure.cause, SpawnCause::Agent);
+        assert_eq!(failure.help.as_deref(), Some("check it"));
+        let spawn = ProcessError::Spawn {
+            program: "claude".into(),
+            source: std::io::Error::from(std::io::ErrorKind::QuotaExceeded),
+        };
+        let failure = SpawnFailure::from_error(&spawn, None);
+        assert_eq!(failure.cause, SpawnCause::DiskFull, "{failure}");
     }
 }

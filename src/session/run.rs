@@ -109,27 +109,18 @@ impl<'a> Driver<'a> {
     async fn run(mut self, control: &SessionControl) -> SessionReport {
         let spec = self.spec;
         if let Err(err) = own_log_dir(spec.files_root.as_deref(), &spec.log_path) {
+            let doing = format!("prepare the directory of {}", spec.log_path.display());
             return self
-                .not_started(SpawnFailure {
-                    message: format!(
-                        "prepare the directory of {}: {err}",
-                        spec.log_path.display()
-                    ),
-                    help: None,
-                })
+                .not_started(SpawnFailure::making(doing, &err, None))
                 .await;
         }
         match SessionLog::create(&spec.log_path) {
             Ok(log) => self.log = LogState::Writing(log),
             Err(err) => {
+                let doing = format!("create the session log {}", spec.log_path.display());
+                let help = Some("check that the directory is writable");
                 return self
-                    .not_started(SpawnFailure {
-                        message: format!(
-                            "create the session log {}: {err}",
-                            spec.log_path.display()
-                        ),
-                        help: Some("check that the directory is writable".to_owned()),
-                    })
+                    .not_started(SpawnFailure::making(doing, &err, help))
                     .await;
             }
         }
@@ -155,14 +146,7 @@ impl<'a> Driver<'a> {
             followed,
         } = match home::prepare_files(&command, &spec.log_path) {
             Ok(prepared) => prepared,
-            Err(message) => {
-                return self
-                    .not_started(SpawnFailure {
-                        message,
-                        help: Some("check that the run directory is writable".to_owned()),
-                    })
-                    .await;
-            }
+            Err(failure) => return self.not_started(failure).await,
         };
         let mut process = ProcessCommand::new(&command.program)
             .args(&command.args)

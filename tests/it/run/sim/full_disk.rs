@@ -29,15 +29,16 @@ fn filling_the_disk() -> Scenario {
     ])
 }
 
-/// What [`in_a_small_disk`] runs on the 16 MiB disk mounted at `$1/disk`: the project
-/// copied there from `$2`, the disk filled to `$5` KiB left when that is given, a run
-/// (with `$6`), the disk emptied, its `status`, a `--resume`, the project copied back
-/// out to `$3/after`; then, the disk full again, `status`, a new run and an MCP
-/// supervisor. Each step's output and exit code are in `$3`.
+/// What [`on_a_disk`] runs on the tmpfs mounted at `$1/disk` with the options `$7`: the
+/// project copied there from `$2`, the disk filled to `$5` KiB left when that is given,
+/// a run (with `$6`), the disk emptied (`$1/disk/filler` removed), its `status`, a
+/// `--resume`, the project copied back out to `$3/after`; then, the disk full again,
+/// `status`, a new run and an MCP supervisor. Each step's output and exit code are in
+/// `$3`.
 const ON_A_SMALL_DISK: &str = r#"
 set -u
-disk=$1/disk project=$1/disk/p out=$3 debussy=$4 left=$5 extra=$6
-mkdir -p "$disk" && mount -t tmpfs -o size=16m none "$disk" || exit 90
+disk=$1/disk project=$1/disk/p out=$3 debussy=$4 left=$5 extra=$6 options=$7
+mkdir -p "$disk" && mount -t tmpfs -o "$options" none "$disk" || exit 90
 cp -a "$2" "$project" && cd "$project" || exit 91
 if [ -n "$left" ]; then
     free=$(df -k --output=avail "$disk" | tail -n 1)
@@ -46,7 +47,7 @@ fi
 "$debussy" run plan/MASTER_PLAN.md --agent sim --output-format json --restart-delay 0 \
     $extra > "$out/first.jsonl" 2> "$out/first.err"
 echo $? > "$out/first.code"
-rm -f "$disk/filler"
+rm -rf "$disk/filler"
 "$debussy" status --format json > "$out/status.json" 2>&1
 "$debussy" run --resume plan/MASTER_PLAN.md --agent sim --output-format json \
     --restart-delay 0 > "$out/resumed.jsonl" 2> "$out/resumed.err"
@@ -61,10 +62,20 @@ echo $? > "$out/full-start.code"
 echo $? > "$out/full-supervise.code"
 "#;
 
-/// Play [`ON_A_SMALL_DISK`] with `project` in a namespace of its own, the disk filled
-/// to `left` KiB before the first run when that is given, which runs with `extra`; the
-/// scratch directory where its outputs are.
+/// Play [`ON_A_SMALL_DISK`] with `project` in a namespace of its own, on a 16 MiB disk,
+/// the disk filled to `left` KiB before the first run when that is given, which runs
+/// with `extra`; the scratch directory where its outputs are.
 fn in_a_small_disk(project: &Project, left: Option<u32>, extra: &str) -> tempfile::TempDir {
+    on_a_disk(project, "size=16m", left, extra)
+}
+
+/// [`in_a_small_disk`] on a tmpfs mounted with `options`.
+fn on_a_disk(
+    project: &Project,
+    options: &str,
+    left: Option<u32>,
+    extra: &str,
+) -> tempfile::TempDir {
     let scratch = tempfile::tempdir().expect("tempdir");
     let out = scratch.path().join("out");
     std::fs::create_dir(&out).expect("out");
@@ -81,6 +92,7 @@ fn in_a_small_disk(project: &Project, left: Option<u32>, extra: &str) -> tempfil
             debussy.get_program(),
             left.as_ref(),
             extra.as_ref(),
+            options.as_ref(),
         ],
         "fill a disk of its own (a tmpfs)",
     );
@@ -190,6 +202,76 @@ fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_
     assert_eq!(read(&after, "greeting.txt"), "hello");
     assert_eq!(read(&after, "farewell.txt"), "goodbye");
     assert_clean(&after);
+}
+
+/// Phase 1 writes `greeting.txt` and its notes, then uses up every inode of the disk
+/// from its Bash tool (once: a marker beside the project says it did), so that nothing
+/// new can be made there, and reports done; phase 2 writes `farewell.txt`.
+fn using_up_the_inodes() -> Scenario {
+    let fill = "test -e ../filled || { : > ../filled; mkdir ../filler; i=0; \
+        while : > ../filler/$i 2>/dev/null; do i=$((i+1)); done; }; true";
+    Scenario::new().scripts([
+        Script::phase("1")
+            .turn(Turn::write(10, "greeting.txt", "hello"))
+            .turn(notes("1"))
+            .turn(Turn::say("filling the disk").percent(20).bash(fill))
+            .turn(Turn::done()),
+        work("2", "farewell.txt", "goodbye", 0),
+    ])
+}
+
+#[test]
+#[ignore = "needs unshare (util-linux) and user namespaces, to fill a disk of its own"]
+fn a_disk_with_no_room_for_a_sessions_files_pauses_the_run_without_failing_the_phase() {
+    let project = Project::new();
+    project.plan(
+        &[
+            ("1", "N/A", "grep -q hello greeting.txt"),
+            ("2", "Phase 1", "grep -q goodbye farewell.txt"),
+        ],
+        &using_up_the_inodes(),
+    );
+    // Without commits, nothing is made on the disk between phase 1's end and phase 2's
+    // session but the session's own directory and transcript.
+    let scratch = on_a_disk(
+        &project,
+        "size=16m,nr_inodes=2000",
+        None,
+        "--no-auto-commit",
+    );
+    let out = scratch.path().join("out");
+
+    let (first, error) = paused_for_the_disk(&out, "start the agent's session");
+    let said = story(&first);
+    assert!(
+        error.contains("No space left on device")
+            && error.ends_with("Free space on it, then resume the run"),
+        "{error}"
+    );
+    assert!(
+        first
+            .iter()
+            .all(|event| event["event"] != "attempt_failed" && event["status"] != "failed"),
+        "a full disk is not the phase's failure: {said}"
+    );
+    let status: Value = serde_json::from_str(&read(&out, "status.json")).expect("status");
+    assert_eq!(status["run"]["status"], "paused", "{status:#}");
+
+    let resumed = events(&out, "resumed.jsonl");
+    let attempts: Vec<&Value> = resumed
+        .iter()
+        .filter(|event| event["event"] == "phase_started")
+        .collect();
+    assert_eq!(attempts.len(), 1, "{}", story(&resumed));
+    assert_eq!(
+        attempts[0]["attempt"],
+        1,
+        "no attempt spent: {}",
+        story(&resumed)
+    );
+    let after = completed_on_resume(&out);
+    assert_eq!(read(&after, "greeting.txt"), "hello");
+    assert_eq!(read(&after, "farewell.txt"), "goodbye");
 }
 
 /// Nothing is left uncommitted in the checkout at `dir`, nor a merge under way.
