@@ -84,6 +84,7 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
     let session = SessionSpec::from_config(&config, &agent, backend.clone(), "", &root, "")?;
     let phase_sessions = super::agents::phase_sessions(&config, &plan, &root)?;
     let store = Store::open(&root)?;
+    store.keep_reserve();
     let plan_key = plan_key(&plan);
     // An agent whose debussy died may still be editing the tree: stop it before anything
     // looks at the tree, whether or not this run resumes that one.
@@ -398,8 +399,9 @@ pub async fn run(setup: RunSetup) -> Result<RunSummary, RunError> {
         RunStatus::Completed
     };
     let current = paused_at.clone().or(ending.stopped_at);
-    // On a full disk, already said, these fail too: the run's record then reads
-    // "interrupted", which `--resume` continues all the same.
+    // On a full disk these take the room the run kept for them; should they fail even
+    // so (already said), the run's record reads "interrupted", which `--resume`
+    // continues all the same.
     let could_not = |what: &str, err: StateError| {
         if !(summary.disk_full && err.is_out_of_space()) {
             warn(format!(

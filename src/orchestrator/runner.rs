@@ -179,9 +179,11 @@ impl Runner<'_> {
     }
 
     /// Announce and remember that the disk is full (`full`), unless an earlier write
-    /// found it so: the run pauses at its next step.
+    /// found it so: the run pauses at its next step, and the room kept for its last
+    /// records is given back for them.
     pub(crate) fn pause_for_no_space(&self, full: NoSpace) {
         if self.run.no_space.get().is_none() {
+            self.run.store.release_reserve();
             self.warn(format!("the run pauses: {full}"));
             let _ = self.run.no_space.set(full);
         }
@@ -244,19 +246,24 @@ impl Runner<'_> {
     }
 
     /// On a pause, keep the agent's work for `--resume`: commit it as a checkpoint when
-    /// auto-commit is on, else (or when nothing could be committed) record the files it
-    /// changed, which the resume then accepts as a dirty tree. Returns the commit id.
+    /// auto-commit is on and the disk is not full, else (or when nothing could be
+    /// committed) record the files it changed, which the resume then accepts as a dirty
+    /// tree. Returns the commit id.
     pub(crate) async fn keep_paused_work(
         &mut self,
         phase: &Phase,
         base: Option<git2::Oid>,
     ) -> Option<String> {
-        // A commit that fails falls back to recording the files: the work stays in the tree.
-        let commit = self
-            .commit(phase, "paused (checkpoint)")
-            .await
-            .ok()
-            .flatten();
+        // A commit that fails falls back to recording the files: the work stays in the
+        // tree. On a full disk none is tried: the room left is the records'.
+        let commit = if self.run.no_space.get().is_some() {
+            None
+        } else {
+            self.commit(phase, "paused (checkpoint)")
+                .await
+                .ok()
+                .flatten()
+        };
         let files = if commit.is_some() {
             Vec::new()
         } else {

@@ -9,7 +9,9 @@
 //! calls it inline, in order, so what it records is never reordered; the one wait it can
 //! meet is the busy timeout while another process writes, and the runtime keeps at least
 //! two workers (`main.rs`) so that wait holds the run's task alone, never the HUD or the
-//! session readers. This module stores facts; it never decides what a run does next.
+//! session readers. A run keeps some room on the disk for its last records (`reserve.rs`),
+//! given back when the disk fills up. This module stores facts; it never decides what a
+//! run does next.
 
 mod error;
 mod executions;
@@ -17,6 +19,7 @@ mod live;
 mod owner;
 mod prompts;
 mod records;
+mod reserve;
 mod runs;
 mod schema;
 mod signals;

@@ -111,8 +111,8 @@ fn events(out: &Path, name: &str) -> Vec<Value> {
 }
 
 /// The first run's events, once it is checked to have paused for the full disk (exit 1,
-/// `paused`, `disk_full`) when debussy could not do what `doing` starts with; and its
-/// error.
+/// `paused`, `disk_full`, and so recorded, as `status` says once there is room) when
+/// debussy could not do what `doing` starts with; and its error.
 fn paused_for_the_disk(out: &Path, doing: &str) -> (Vec<Value>, String) {
     let first = events(out, "first.jsonl");
     let said = story(&first);
@@ -127,6 +127,9 @@ fn paused_for_the_disk(out: &Path, doing: &str) -> (Vec<Value>, String) {
         )),
         "{error}"
     );
+    let status: Value = serde_json::from_str(&read(out, "status.json")).expect("status");
+    assert_eq!(status["run"]["status"], "paused", "{status:#}");
+    assert_eq!(status["run"]["error"], error, "{status:#}");
     (first, error)
 }
 
@@ -187,16 +190,19 @@ fn a_full_disk_pauses_the_run_at_once_and_one_resume_completes_it_once_there_is_
         .count();
     assert_eq!(warned, 1, "the full disk is said once: {said}");
 
-    // The run's end could not be recorded either: it reads as a run that stopped.
+    // The work the pause left in the tree is recorded as its own, in the room debussy
+    // keeps for its last records.
     let status: Value = serde_json::from_str(&read(&out, "status.json")).expect("status");
-    assert_eq!(status["run"]["status"], "interrupted", "{status:#}");
+    let kept = status["run"]["pauses"]["1"]["files"].as_array();
+    assert!(
+        kept.is_some_and(|files| files.contains(&Value::from("greeting.txt"))),
+        "{status:#}"
+    );
 
     let after = completed_on_resume(&out);
     let log = git(&after, &["log", "--format=%s"]);
     assert!(
-        log.contains("phase 1 - Phase 1 recovered (interrupted)")
-            && log.contains("phase 1 - Phase 1 completed")
-            && log.contains("phase 2 - Phase 2 completed"),
+        log.contains("phase 1 - Phase 1 completed") && log.contains("phase 2 - Phase 2 completed"),
         "{log}"
     );
     assert_eq!(read(&after, "greeting.txt"), "hello");
@@ -254,8 +260,6 @@ fn a_disk_with_no_room_for_a_sessions_files_pauses_the_run_without_failing_the_p
             .all(|event| event["event"] != "attempt_failed" && event["status"] != "failed"),
         "a full disk is not the phase's failure: {said}"
     );
-    let status: Value = serde_json::from_str(&read(&out, "status.json")).expect("status");
-    assert_eq!(status["run"]["status"], "paused", "{status:#}");
 
     let resumed = events(&out, "resumed.jsonl");
     let attempts: Vec<&Value> = resumed
