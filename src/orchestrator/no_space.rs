@@ -151,7 +151,8 @@ mod tests {
         let locked = StateError::Locked {
             path: "/p/.debussy/state.db".into(),
             action: "record a session",
-            waited_secs: 10,
+            waited: std::time::Duration::from_secs(10),
+            holder: None,
         };
         assert!(NoSpace::in_error("record the session", &locked).is_none());
     }

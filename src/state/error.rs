@@ -57,9 +57,10 @@ pub enum StateError {
     },
     /// Another process held the database's write lock for longer than a write waits.
     #[error(
-        "state database {} is locked by another process, which kept it past the {}-second wait while debussy tried to {action}",
+        "state database {} is locked by another process{}, which kept it past the {} wait while debussy tried to {action}",
         .path.display(),
-        .waited_secs
+        .holder.as_ref().map(|holder| format!(" ({holder})")).unwrap_or_default(),
+        wait_in_words(*.waited)
     )]
     #[diagnostic(help(
         "a program with a transaction open on it holds the lock (a `sqlite3` shell, a database browser); `fuser {}` names it. Close it, then run debussy again",
@@ -71,7 +72,9 @@ pub enum StateError {
         /// What was being done.
         action: &'static str,
         /// How long debussy waited.
-        waited_secs: u64,
+        waited: std::time::Duration,
+        /// The process holding the lock, when the system says (`process 4242, sqlite3`).
+        holder: Option<String>,
     },
     /// The database was written by a newer debussy.
     #[error(
@@ -144,6 +147,15 @@ impl StateError {
             StateError::DiskFull { .. } => true,
             _ => false,
         }
+    }
+}
+
+/// `10-second`, `100-millisecond`.
+fn wait_in_words(waited: std::time::Duration) -> String {
+    if waited.subsec_millis() == 0 {
+        format!("{}-second", waited.as_secs())
+    } else {
+        format!("{}-millisecond", waited.as_millis())
     }
 }
 

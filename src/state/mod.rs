@@ -16,6 +16,7 @@
 mod error;
 mod executions;
 mod live;
+mod lock_holder;
 mod owner;
 mod prompts;
 mod records;

@@ -267,7 +267,8 @@ pub(super) fn sqlite_error<'p>(
             StateError::Locked {
                 path: path.to_path_buf(),
                 action,
-                waited_secs: BUSY_TIMEOUT.as_secs(),
+                waited: BUSY_TIMEOUT,
+                holder: super::lock_holder::write_lock_holder(path),
             }
         }
         // SQLite says "database or disk is full" when a write finds no room, but a file
