@@ -14,7 +14,7 @@ use crate::session::guard::CompactionGuard;
 use crate::session::{
     self, SessionControl, SessionEvent, SessionOutcome, SessionReport, SessionSpec,
 };
-use crate::state::{LiveFigures, LiveSession, SessionKind, SessionRecord};
+use crate::state::{LiveFigures, LiveSession, SessionKind, SessionRecord, StateError};
 
 use super::runner::Runner;
 
@@ -206,7 +206,6 @@ impl Runner<'_> {
             SessionEvent::Context(snapshot)
                 if live.written != Some((snapshot.billed, snapshot.tool_calls)) =>
             {
-                live.written = Some((snapshot.billed, snapshot.tool_calls));
                 let figures = LiveFigures {
                     billed: snapshot.billed,
                     cost_usd: snapshot.cost_usd.unwrap_or(0.0),
@@ -214,16 +213,31 @@ impl Runner<'_> {
                     context_percent: snapshot.percent,
                     tool_calls: snapshot.tool_calls,
                 };
-                self.run
-                    .store
-                    .update_live_session(&self.run.run_id, phase_id, &figures)
+                let written =
+                    self.run
+                        .store
+                        .update_live_session(&self.run.run_id, phase_id, &figures);
+                if written.is_ok() {
+                    live.written = Some((snapshot.billed, snapshot.tool_calls));
+                }
+                written
             }
             _ => Ok(()),
         };
-        if let Err(err) = written
-            && !self.out_of_space("record the running session", &err)
-        {
-            tracing::debug!("cannot record the running session: {err}");
+        match written {
+            Ok(()) => {}
+            Err(err) if self.out_of_space("record the running session", &err) => {}
+            // Said once a session: the next figures are tried all the same.
+            Err(err @ StateError::Locked { .. }) => {
+                if !live.said_locked {
+                    live.said_locked = true;
+                    self.warn(format!(
+                        "phase {phase_id}: {}; the run goes on, and records the running session's figures once the database is free",
+                        crate::error_chain::error_chain(&err)
+                    ));
+                }
+            }
+            Err(err) => tracing::debug!("cannot record the running session: {err}"),
         }
     }
 
@@ -381,6 +395,8 @@ struct LiveRecord {
     index: u32,
     /// The figures last written: billed tokens and tool calls.
     written: Option<(crate::context::cost::Billed, u32)>,
+    /// Whether the user was told that another process keeps the database locked.
+    said_locked: bool,
 }
 
 impl LiveRecord {
@@ -389,6 +405,7 @@ impl LiveRecord {
             execution,
             index,
             written: None,
+            said_locked: false,
         }
     }
 }

@@ -93,35 +93,38 @@ impl Store {
         )
     }
 
-    /// Record what the running session of `phase_id` has spent so far.
+    /// Record what the running session of `phase_id` has spent so far. Another
+    /// process's lock is waited for only briefly: the next figures replace these.
     ///
     /// # Errors
-    /// On SQLite failure.
+    /// On SQLite failure, or when another process holds the database's lock.
     pub fn update_live_session(
         &self,
         run_id: &str,
         phase_id: &str,
         figures: &LiveFigures,
     ) -> Result<(), StateError> {
-        self.execute(
-            "record a running session's figures",
-            "UPDATE live_sessions SET billed_input = ?3, billed_cache_write = ?4,
+        self.briefly(|| {
+            self.execute(
+                "record a running session's figures",
+                "UPDATE live_sessions SET billed_input = ?3, billed_cache_write = ?4,
                  billed_cache_read = ?5, billed_output = ?6, cost_usd = ?7, cost_estimated = ?8,
                  context_percent = ?9, tool_calls = ?10
                  WHERE run_id = ?1 AND phase_id = ?2",
-            params![
-                run_id,
-                phase_id,
-                figures.billed.input,
-                figures.billed.cache_write,
-                figures.billed.cache_read,
-                figures.billed.output,
-                figures.cost_usd,
-                figures.cost_estimated,
-                figures.context_percent,
-                figures.tool_calls,
-            ],
-        )
+                params![
+                    run_id,
+                    phase_id,
+                    figures.billed.input,
+                    figures.billed.cache_write,
+                    figures.billed.cache_read,
+                    figures.billed.output,
+                    figures.cost_usd,
+                    figures.cost_estimated,
+                    figures.context_percent,
+                    figures.tool_calls,
+                ],
+            )
+        })
     }
 
     /// The running session of `phase_id` ended (and is recorded as a session).

@@ -139,3 +139,33 @@ fn a_killed_runs_attempt_sums_its_recorded_sessions_and_the_one_left_running_and
 fn recorded_status(store: &Store, run: &str) -> RunStatus {
     store.run(run).expect("read").expect("recorded").status
 }
+
+#[test]
+fn a_running_sessions_figures_wait_for_another_process_briefly_and_later_writes_as_long_as_ever() {
+    let (_dir, store) = store();
+    let (run, execution) = running_attempt(&store);
+    store
+        .start_live_session(&run, &live(execution, 0))
+        .expect("start");
+    let holder = rusqlite::Connection::open(store.path()).expect("open");
+    holder.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let asked = std::time::Instant::now();
+    let err = store
+        .update_live_session(&run, "1", &spent(1_000, 10, 0.01))
+        .expect_err("locked");
+    assert!(asked.elapsed() < std::time::Duration::from_secs(2), "{err}");
+    assert!(
+        err.to_string().contains("past the 100-millisecond wait"),
+        "{err}"
+    );
+    holder.execute_batch("ROLLBACK").expect("let go");
+    // The next figures go in, and every other write waits as long as it did.
+    store
+        .update_live_session(&run, "1", &spent(2_000, 20, 0.02))
+        .expect("written once free");
+    let timeout: i64 = store
+        .conn
+        .query_row("PRAGMA busy_timeout", [], |row| row.get(0))
+        .expect("busy timeout");
+    assert_eq!(timeout, 10_000);
+}

@@ -8,8 +8,10 @@
 //! blocking and short: one statement or one small transaction. The run's owner task
 //! calls it inline, in order, so what it records is never reordered; the one wait it can
 //! meet is the busy timeout while another process writes, and the runtime keeps at least
-//! two workers (`main.rs`) so that wait holds the run's task alone, never the HUD or the
-//! session readers. A run keeps some room on the disk for its last records (`reserve.rs`),
+//! two workers (`main.rs`) so that wait holds the run's task alone, never the session
+//! readers. The running session's figures, written on every model request while that
+//! task also serves the session, wait briefly instead (`store.rs`): the next replace
+//! them. A run keeps some room on the disk for its last records (`reserve.rs`),
 //! given back when the disk fills up. This module stores facts; it never decides what a
 //! run does next.
 

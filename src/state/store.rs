@@ -13,6 +13,12 @@ use super::{PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, STATE_DB, StateError, schema};
 /// How long a write waits for another process's transaction before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a write that the next one of its kind replaces waits instead: the running
+/// session's figures, written by the run's one task on every model request while it
+/// also takes in the agent's output and the user's requests, which must not stand
+/// still behind another process's lock.
+const BRIEF_BUSY_TIMEOUT: Duration = Duration::from_millis(100);
+
 /// An open state database.
 #[derive(Debug)]
 pub struct Store {
@@ -181,6 +187,36 @@ impl Store {
         action: &'static str,
     ) -> impl FnOnce(rusqlite::Error) -> StateError + '_ {
         sqlite_error(&self.path, action)
+    }
+
+    /// Do `write`, waiting at most [`BRIEF_BUSY_TIMEOUT`] for another process's lock.
+    pub(super) fn briefly<T>(
+        &self,
+        write: impl FnOnce() -> Result<T, StateError>,
+    ) -> Result<T, StateError> {
+        let wait = |timeout| {
+            self.conn
+                .busy_timeout(timeout)
+                .map_err(self.sql("set the busy timeout"))
+        };
+        wait(BRIEF_BUSY_TIMEOUT)?;
+        let written = write().map_err(|err| match err {
+            StateError::Locked {
+                path,
+                action,
+                holder,
+                ..
+            } => StateError::Locked {
+                path,
+                action,
+                holder,
+                waited: BRIEF_BUSY_TIMEOUT,
+            },
+            other => other,
+        });
+        let restored = wait(BUSY_TIMEOUT);
+        let value = written?;
+        restored.map(|()| value)
     }
 
     /// Run the statement `sql` with `params`; `action` names it in an error.

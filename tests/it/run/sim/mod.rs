@@ -9,6 +9,7 @@ mod handoff;
 mod hostile;
 mod kit;
 mod links;
+mod locked_state;
 mod merges;
 mod monorepo;
 mod orphans;

@@ -114,15 +114,8 @@ impl LiveRun {
     /// Wait for the run's first event named `name`, up to [`BEACON_WAIT`]; when none
     /// comes, the run is killed and the test fails with what it said.
     pub fn wait_for(&mut self, name: &str) -> Value {
-        let deadline = std::time::Instant::now() + BEACON_WAIT;
-        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
-            let Ok(event) = self.events.recv_timeout(left) else {
-                break;
-            };
-            self.seen.push(event.clone());
-            if event["event"] == name {
-                return event;
-            }
+        if let Some(event) = self.event_within(BEACON_WAIT, |event| event["event"] == name) {
+            return event;
         }
         let ended = self.stop();
         panic!(
@@ -131,15 +124,44 @@ impl LiveRun {
         )
     }
 
-    /// Send debussy `signal` and wait for it to end: its exit code and every event it
-    /// printed.
-    pub fn stop_with(mut self, signal: nix::sys::signal::Signal) -> (i32, Vec<Value>) {
+    /// The run's next event that `wanted` picks, if it prints one within `limit`.
+    pub fn event_within(
+        &mut self,
+        limit: Duration,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> Option<Value> {
+        let deadline = std::time::Instant::now() + limit;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            let Ok(event) = self.events.recv_timeout(left) else {
+                break;
+            };
+            self.seen.push(event.clone());
+            if wanted(&event) {
+                return Some(event);
+            }
+        }
+        None
+    }
+
+    /// Send debussy `signal`.
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid")),
             signal,
         );
+    }
+
+    /// Wait for debussy to end: its exit code and every event it printed.
+    pub fn ended(mut self) -> (i32, Vec<Value>) {
         let code = wait_exit(&mut self.child, Duration::from_secs(30));
         (code, self.printed())
+    }
+
+    /// Send debussy `signal` and wait for it to end: its exit code and every event it
+    /// printed.
+    pub fn stop_with(self, signal: nix::sys::signal::Signal) -> (i32, Vec<Value>) {
+        self.signal(signal);
+        self.ended()
     }
 
     /// SIGKILL debussy, wait for it, and return every event it printed.
