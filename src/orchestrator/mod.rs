@@ -57,4 +57,4 @@ mod validate;
 
 pub use error::RunError;
 pub use parallel::side_by_side_ready;
-pub use run::{RunOptions, RunSetup, done_on_resume, resumable_run, run};
+pub use run::{RunOptions, RunSetup, completed_run, done_on_resume, resumable_run, run};

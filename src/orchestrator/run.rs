@@ -440,6 +440,25 @@ pub fn resumable_run(store: &Store, plan: &Plan) -> Result<Option<RunRecord>, St
         .find(|run| run.status != RunStatus::Completed))
 }
 
+/// The run of `plan` that left nothing for `--resume`: the latest run, when it completed
+/// and the runs of the plan together completed every one of its phases (none added
+/// since).
+///
+/// # Errors
+/// On state store failure.
+pub fn completed_run(store: &Store, plan: &Plan) -> Result<Option<RunRecord>, StateError> {
+    let key = plan_key(plan);
+    let Some(latest) = store.runs(Some(&key), 1)?.into_iter().next() else {
+        return Ok(None);
+    };
+    if latest.status != RunStatus::Completed {
+        return Ok(None);
+    }
+    let done = done_before(store, &key, None)?;
+    let every_phase = plan.phases.iter().all(|p| done.contains(p.id.as_str()));
+    Ok(every_phase.then_some(latest))
+}
+
 /// The phases `--resume` would take as done in a run of `plan` now (what the dry run
 /// shows as skipped).
 ///

@@ -39,6 +39,10 @@ pub(in crate::commands) async fn run(global: &GlobalArgs, args: RunArgs) -> Comm
     } else {
         Reused::Nothing
     };
+    if let Reused::AlreadyComplete(_) = reused {
+        reused.say();
+        return Ok(Exit::Success);
+    }
     if reused.any() {
         loaded = load_config(global, &overrides, &env)?;
     }

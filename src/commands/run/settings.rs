@@ -49,7 +49,20 @@ pub(super) fn reuse_started_with(
         None => None,
     };
     let Some(run) = resumable else {
-        return Ok(Reused::NoRunToResume);
+        let completed = match (&store, &args.phase) {
+            (Some(store), None) => {
+                orchestrator::completed_run(store, &plan).map_err(Failure::failed)?
+            }
+            _ => None,
+        };
+        return Ok(match completed {
+            Some(run) => Reused::AlreadyComplete(format!(
+                "debussy: run {} already completed every phase of this plan; nothing to resume (`debussy run {} --restart` runs it again)\n",
+                run.id,
+                args.plan.display()
+            )),
+            None => Reused::NoRunToResume,
+        });
     };
     let mut reused = overrides::reuse(flags, &run.started_with.flags).map_err(Failure::usage)?;
     reused.extend(overrides::reuse_env(env, &run.started_with.env));
@@ -72,6 +85,9 @@ pub(super) enum Reused {
     NoRunToResume,
     /// Settings were taken, as this note says.
     Settings(String),
+    /// Earlier runs completed every phase of the plan, as this note says: nothing is
+    /// left to run, so no agent is needed.
+    AlreadyComplete(String),
 }
 
 impl Reused {
@@ -87,7 +103,7 @@ impl Reused {
             Reused::NoRunToResume => to_stderr(
                 "debussy: no unfinished run of this plan to resume: a new run starts with the settings given now, skipping the phases earlier runs completed\n",
             ),
-            Reused::Settings(note) => to_stderr(note),
+            Reused::Settings(note) | Reused::AlreadyComplete(note) => to_stderr(note),
         }
     }
 }

@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use crate::support::processes::{group_gone, process_gone};
-use crate::support::project::{Project, events_named, run_json, sim_run_args, wait_exit};
+use crate::support::project::{
+    Project, events_named, output_within, run_json, sim_run_args, wait_exit,
+};
 use crate::support::wait::wait_until;
 use serde_json::Value;
 
@@ -90,15 +92,39 @@ fn resume_with_no_unfinished_run_says_a_new_run_starts() {
     ]));
     project.plan(&[("1", "N/A", "test -f one.txt")], &scenario);
 
-    for round in ["never run", "completed"] {
-        let output = project.run_command(&["--resume"]).output().expect("resume");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(0), "{round}: {stderr}");
-        assert!(
-            stderr.contains("no unfinished run of this plan to resume: a new run starts"),
-            "{round}: {stderr}"
-        );
-    }
+    let output = project.run_command(&["--resume"]).output().expect("resume");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("no unfinished run of this plan to resume: a new run starts"),
+        "{stderr}"
+    );
+}
+
+/// With every phase done there is nothing for an agent to do: `--resume` says the run
+/// is complete, records no new run, and needs no agent program.
+#[test]
+fn resume_of_a_completed_run_says_so_without_needing_the_agent() {
+    let project = Project::new();
+    let scenario =
+        Scenario::new().script(Script::phase("1").turns([Turn::notes("1"), Turn::done()]));
+    project.plan(&[("1", "N/A", "true")], &scenario);
+    let (code, events) = project.run(&[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let run_id = events[0]["run_id"].as_str().expect("run id").to_owned();
+
+    // No `--agent sim`: the default agent, Claude Code, is nowhere on this PATH.
+    let mut command = project.command(&["run", "plan/MASTER_PLAN.md", "--resume"]);
+    command.env("PATH", "/usr/bin:/bin");
+    let output = output_within(command, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("run {run_id} already completed every phase")),
+        "{stderr}"
+    );
+    assert!(!stderr.to_lowercase().contains("claude"), "{stderr}");
+    assert_eq!(project.status_json()["run"]["id"], run_id.as_str());
 }
 
 #[test]
