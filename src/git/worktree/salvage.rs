@@ -107,7 +107,8 @@ pub async fn secure(
             listed(&survey.uncommitted)
         )]));
     }
-    let tip = match bring_head_back(git, worktree, &survey).await? {
+    let run_tip = Oid::from_str(run_tip).map_err(|err| Unsaved::Git(err.to_string()))?;
+    let tip = match bring_head_back(git, worktree, &survey, run_tip).await? {
         Some((tip, note)) => {
             notes.extend(note);
             tip
@@ -119,7 +120,6 @@ pub async fn secure(
             )]));
         }
     };
-    let run_tip = Oid::from_str(run_tip).map_err(|err| Unsaved::Git(err.to_string()))?;
     let branch = worktree.branch.clone();
     let LeftBehind { kept, unsaved } =
         left_behind(git, &worktree.path, &branch, tip, run_tip, since).await?;
@@ -157,11 +157,13 @@ pub async fn secure(
 
 /// Put `HEAD` back on the phase's branch when the agent moved it on: fast-forward the
 /// branch to it. The branch's tip (and what was done, if anything); `None` when neither
-/// the branch nor `HEAD` has a commit.
+/// the branch nor `HEAD` has a commit. Commits `HEAD` took along from the run's branch
+/// (at `run_tip`: other phases' merges) were not made there, and are not counted.
 async fn bring_head_back(
     git: &GitCli,
     worktree: &Worktree,
     survey: &Survey,
+    run_tip: Oid,
 ) -> Result<Option<(Oid, Option<String>)>, Unsaved> {
     let (head, place) = match &survey.head {
         HeadState::Branch { name, commit } if *name == worktree.branch => {
@@ -196,15 +198,19 @@ async fn bring_head_back(
     git.run(&worktree.path, &update).await?;
     git.run(&worktree.path, &["symbolic-ref", "HEAD", &reference])
         .await?;
-    let moved = match tip {
-        Some(tip) if tip != head => {
-            let count = git.only_in(&worktree.path, &[head], &[tip]).await?.len();
-            format!(
-                ", with {count} commit{} made there",
-                if count == 1 { "" } else { "s" }
-            )
-        }
-        _ => String::new(),
+    let count = match tip {
+        Some(tip) if tip != head => git
+            .only_in(&worktree.path, &[head], &[tip, run_tip])
+            .await?
+            .len(),
+        _ => 0,
+    };
+    let moved = match count {
+        0 => String::new(),
+        count => format!(
+            ", with {count} commit{} made there",
+            crate::words::plural(count)
+        ),
     };
     Ok(Some((
         head,

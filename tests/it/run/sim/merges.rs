@@ -554,3 +554,39 @@ fn a_run_resumed_one_phase_at_a_time_on_another_branch_is_refused() {
         "{squashed}"
     );
 }
+
+/// An agent that takes its worktree onto the run's branch, where another phase was
+/// merged meanwhile, is told of the commits made there, not of that merge.
+#[test]
+fn an_agent_gone_onto_the_run_branch_is_told_only_of_the_commits_made_there() {
+    let project = Project::new();
+    let onto_the_run_branch =
+        "git checkout -q -b mine \"$(git -C $DEBUSSY_PROJECT_ROOT branch --show-current)\"";
+    let scenario = Scenario::new()
+        .script(shell("1", &["echo one > f1.txt"]))
+        .script(shell("2", &["echo two > f2.txt"]))
+        .script(merging_after(
+            "f2.txt",
+            "two",
+            shell_turns("3", &[onto_the_run_branch, "echo three > f3.txt"]),
+        ));
+    fork(
+        &project,
+        ["test -f f1.txt", "test -f f2.txt", "test -f f3.txt"],
+        &scenario,
+    );
+
+    let (code, events) = project.run(&["--jobs", "2"]);
+    assert_eq!(code, 0, "{events:#?}");
+    let brought: Vec<&str> = events_named(&events, "warning")
+        .iter()
+        .filter_map(|w| w["message"].as_str())
+        .filter(|m| m.contains("brought back onto"))
+        .collect();
+    assert_eq!(brought.len(), 1, "{brought:#?}");
+    assert!(
+        brought[0].contains("to branch mine, with 1 commit made there:"),
+        "phase 3's own commit, not phase 2's merged before: {}",
+        brought[0]
+    );
+}
