@@ -349,6 +349,9 @@ pub enum AttemptKind {
     Retry,
     /// A targeted fix of the previous attempt's findings (no context restarts).
     Remediation,
+    /// The resolution of a completed phase's conflicting merge with the run's branch,
+    /// in its worktree: not one of the phase's attempts at its work.
+    MergeFix,
 }
 
 /// Where a phase stands in this run, as the outputs show it. The orchestrator owns it;

@@ -366,7 +366,7 @@ impl Runner<'_> {
             total,
             attempt,
             max_attempts: attempt,
-            kind: AttemptKind::Remediation,
+            kind: AttemptKind::MergeFix,
         });
         let base = vcs::head(self.workdir.clone()).await;
         let (end, tally) = if files.is_empty() {

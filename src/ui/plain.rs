@@ -118,13 +118,15 @@ impl Sink for PlainSink {
                 kind,
             } => {
                 self.last_decile = None;
+                let numbered = |what: &str| format!("{what}, attempt {attempt}/{max_attempts}");
                 let what = match kind {
-                    AttemptKind::First => "started",
-                    AttemptKind::Retry => "retrying",
-                    AttemptKind::Remediation => "fixing the findings",
+                    AttemptKind::First => numbered("started"),
+                    AttemptKind::Retry => numbered("retrying"),
+                    AttemptKind::Remediation => numbered("fixing the findings"),
+                    AttemptKind::MergeFix => "merge fix: resolving its merge's conflicts".to_owned(),
                 };
                 self.line(&format!(
-                    "phase {phase_id} ({index}/{total}) \"{title}\" {what}, attempt {attempt}/{max_attempts}"
+                    "phase {phase_id} ({index}/{total}) \"{title}\" {what}"
                 ))
             }
             Event::SessionStarted {

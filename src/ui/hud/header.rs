@@ -404,10 +404,15 @@ impl Component for Header {
             }),
         ];
         if let Some(p) = &self.phase {
-            second.push(Span::styled(format!(" · {} ", strings::ATTEMPT), dim));
-            second.push(Span::raw(format!("{}/{}", p.attempt, p.max_attempts)));
+            if p.kind == AttemptKind::MergeFix {
+                second.push(Span::styled(" · ", dim));
+                second.push(Span::raw(strings::MERGE_FIX));
+            } else {
+                second.push(Span::styled(format!(" · {} ", strings::ATTEMPT), dim));
+                second.push(Span::raw(format!("{}/{}", p.attempt, p.max_attempts)));
+            }
             match p.kind {
-                AttemptKind::First => {}
+                AttemptKind::First | AttemptKind::MergeFix => {}
                 AttemptKind::Retry => {
                     second.push(Span::styled(format!(" ({})", strings::KIND_RETRY), dim));
                 }

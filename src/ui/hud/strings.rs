@@ -42,6 +42,8 @@ pub(crate) const STAGE_WAITING_FOR: &str = "waiting for";
 /// Attempt kinds.
 pub(crate) const KIND_RETRY: &str = "retry";
 pub(crate) const KIND_REMEDIATION: &str = "fixing findings";
+/// In place of an attempt number: the session resolving a phase's merge conflicts.
+pub(crate) const MERGE_FIX: &str = "merge fix";
 
 /// Gauge words.
 pub(crate) const GAUGE_WAITING: &str = "no usage reported yet";
@@ -132,12 +134,18 @@ pub(crate) mod lines {
         max_attempts: u32,
         kind: AttemptKind,
     ) -> String {
-        let what = match kind {
-            AttemptKind::First => String::new(),
-            AttemptKind::Retry => format!(" ({})", super::KIND_RETRY),
-            AttemptKind::Remediation => format!(" ({})", super::KIND_REMEDIATION),
+        let which = match kind {
+            AttemptKind::First => format!("attempt {attempt}/{max_attempts}"),
+            AttemptKind::Retry => {
+                format!("attempt {attempt}/{max_attempts} ({})", super::KIND_RETRY)
+            }
+            AttemptKind::Remediation => format!(
+                "attempt {attempt}/{max_attempts} ({})",
+                super::KIND_REMEDIATION
+            ),
+            AttemptKind::MergeFix => super::MERGE_FIX.to_owned(),
         };
-        format!("phase {id} \"{title}\": attempt {attempt}/{max_attempts}{what}")
+        format!("phase {id} \"{title}\": {which}")
     }
 
     pub(crate) fn session_started(restart: u32, max_restarts: u32, pid: u32) -> String {

@@ -561,3 +561,19 @@ fn completed() {
     // The clocks stop when the run ends.
     insta::assert_snapshot!(scene.screen_at(300));
 }
+
+#[test]
+fn a_merge_fix_is_labelled_as_such_not_as_an_attempt() {
+    let mut scene = Scene::new();
+    scene
+        .feed(0, run_started())
+        .feed(1, phase_started(2, AttemptKind::MergeFix))
+        .feed(1, session_started(0));
+    let screen = scene.screen_at(2);
+    assert!(screen.contains("· merge fix"), "{screen}");
+    assert!(
+        screen.contains("\"Cart API endpoints\": merge fix"),
+        "{screen}"
+    );
+    assert!(!screen.contains("attempt 2/3"), "{screen}");
+}

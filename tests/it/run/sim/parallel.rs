@@ -147,6 +147,11 @@ fn a_merge_conflict_is_resolved_by_a_remediation_session_in_the_worktree() {
     assert_eq!(conflicts.len(), 1, "{events:#?}");
     assert_eq!(conflicts[0]["phase_id"], "3");
     assert_eq!(conflicts[0]["files"][0], "shared.txt");
+    let fix = events_named(&events, "phase_started")
+        .into_iter()
+        .rfind(|e| e["phase_id"] == "3")
+        .expect("the fix session's start");
+    assert_eq!(fix["kind"], "merge_fix", "{fix:#}");
     assert_eq!(
         std::fs::read_to_string(project.root().join("shared.txt")).expect("read"),
         "two\nthree\n"
@@ -158,6 +163,36 @@ fn a_merge_conflict_is_resolved_by_a_remediation_session_in_the_worktree() {
             &["status", "--porcelain", "--untracked-files=no"]
         ),
         ""
+    );
+}
+
+/// The session that resolves a merge conflict is said as the merge fix it is, not as a
+/// numbered attempt that reads like the phase's last retry.
+#[test]
+fn a_merge_fix_is_said_as_such_not_as_the_last_attempt() {
+    let project = Project::new();
+    conflicting(
+        &project,
+        work("3", "shared.txt", "two\nthree\n", 0).attempt(2),
+    );
+    let output = project::output_within(
+        project.command(&sim_run_args(
+            "plan/MASTER_PLAN.md",
+            &["--jobs", "2", "--restart-delay", "0"],
+        )),
+        Duration::from_secs(120),
+    );
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{said}");
+    let phase_3: Vec<&str> = said
+        .lines()
+        .filter(|line| line.contains("phase 3 (3/3)"))
+        .collect();
+    assert_eq!(phase_3.len(), 2, "the attempt and the fix: {said}");
+    assert!(
+        phase_3[1].contains("merge fix") && !phase_3[1].contains("attempt"),
+        "{}",
+        phase_3[1]
     );
 }
 
