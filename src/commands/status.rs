@@ -5,8 +5,8 @@ use serde::Serialize;
 use crate::cli::{GlobalArgs, ReportFormat, StatusArgs};
 use crate::exit::{CommandResult, Exit, Failure};
 use crate::state::{
-    ExecutionRecord, GateRecord, LiveSession, RestartRecord, RunRecord, RunTotals, SessionKind,
-    SessionRecord, Store,
+    ExecutionRecord, GateRecord, LiveSession, RestartRecord, RunRecord, RunStatus, RunTotals,
+    SessionKind, SessionRecord, Store,
 };
 
 use super::report::{duration_between, local_time, outcome_name, table, tail};
@@ -91,7 +91,7 @@ fn collect(store: &Store, run: RunRecord) -> Result<StatusReport, crate::state::
         })
         .collect::<Result<_, crate::state::StateError>>()?;
     let totals = store.totals(&run.id, None)?;
-    let running_phases = if run.status == crate::state::RunStatus::Running {
+    let running_phases = if run.status == RunStatus::Running {
         executions
             .iter()
             .filter(|e| e.execution.ended_at.is_none())
@@ -157,6 +157,28 @@ fn live_agent(live: &LiveSession) -> String {
     }
 }
 
+/// ` (phase 2)`: the phase the run stands in; ` before phase 2` for a run paused
+/// between phases, before that one started; nothing while several phases run.
+fn where_it_stands(report: &StatusReport) -> String {
+    let Some(phase) = report
+        .run
+        .current_phase
+        .as_ref()
+        .filter(|_| report.running_phases.len() < 2)
+    else {
+        return String::new();
+    };
+    let started = report
+        .executions
+        .iter()
+        .any(|e| e.execution.phase_id == *phase);
+    if report.run.status == RunStatus::Paused && !started {
+        format!(" before phase {phase}")
+    } else {
+        format!(" (phase {phase})")
+    }
+}
+
 fn render(report: &StatusReport) -> String {
     let run = &report.run;
     let mut out = format!("Run {}  {}\n", run.id, run.plan_title);
@@ -164,11 +186,7 @@ fn render(report: &StatusReport) -> String {
     out.push_str(&format!(
         "Status:  {}{}\n",
         run.status,
-        run.current_phase
-            .as_ref()
-            .filter(|_| report.running_phases.len() < 2)
-            .map(|p| format!(" (phase {p})"))
-            .unwrap_or_default()
+        where_it_stands(report)
     ));
     out.push_str(&format!(
         "Started: {}   took {}\n",

@@ -15,7 +15,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::process::{Finish, ProcessCommand, Signal, StopAction, StopLadder, StopStep};
+use crate::process::{Finish, ProcessCommand, Role, Signal, StopAction, StopLadder, StopStep};
 
 /// The most output of a failing hook quoted in the error.
 const OUTPUT_TAIL_BYTES: usize = 4_000;
@@ -92,6 +92,7 @@ impl Hooks {
             .args(args)
             .current_dir(&self.workdir)
             .env("GIT_INDEX_FILE", &self.index)
+            .role(Role::Hook(name.to_owned()))
             .stop_ladder(StopLadder::new([StopStep::new(
                 StopAction::Signal(Signal::SIGTERM),
                 TERM_GRACE,

@@ -17,6 +17,7 @@ use super::group::GroupGuard;
 use super::inline::InlineReader;
 use super::lines::{BatchSink, DEFAULT_MAX_LINE, ReaderDone, spawn_reader};
 use super::reaper::{self, LaunchError, Launched};
+use super::role::Role;
 use super::stdin::StdinWriter;
 use super::stop::StopLadder;
 use super::supervise::Supervisor;
@@ -79,6 +80,7 @@ pub struct ProcessCommand {
     leak_grace: Duration,
     event_capacity: usize,
     stdout_reader: StdoutReader,
+    role: Role,
 }
 
 impl ProcessCommand {
@@ -97,6 +99,7 @@ impl ProcessCommand {
             leak_grace: DEFAULT_LEAK_GRACE,
             event_capacity: DEFAULT_EVENT_CAPACITY,
             stdout_reader: StdoutReader::Task,
+            role: Role::Other,
         }
     }
 
@@ -116,6 +119,14 @@ impl ProcessCommand {
     {
         self.args
             .extend(args.into_iter().map(|arg| arg.as_ref().to_owned()));
+        self
+    }
+
+    /// What the child is to the user (default [`Role::Other`]), for the words of a stop
+    /// or a kill while it runs ([`super::busy`]).
+    #[must_use]
+    pub fn role(mut self, role: Role) -> Self {
+        self.role = role;
         self
     }
 
@@ -313,7 +324,7 @@ impl ProcessCommand {
             program,
         } = reaper::launch(command).map_err(|err| self.launch_error(err, &reaper_program))?;
         let pid = program.pid;
-        let guard = GroupGuard::register(pid, requests);
+        let guard = GroupGuard::register(pid, requests, self.role.clone());
         tracing::debug!(pid, command = %self.display(), "started child");
 
         let (event_tx, event_rx) = mpsc::channel(self.event_capacity);

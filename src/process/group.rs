@@ -9,9 +9,17 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
 use super::reaper::{Request, Requests};
+use super::role::{Busy, Role};
 
-/// The reapers of children that have not been fully cleaned up yet, by the child's pid.
-static LIVE: Mutex<BTreeMap<u32, Requests>> = Mutex::new(BTreeMap::new());
+/// A child in the registry: how to reach its reaper, and what it is.
+#[derive(Debug)]
+struct Entry {
+    requests: Requests,
+    role: Role,
+}
+
+/// The children that have not been fully cleaned up yet, by the child's pid.
+static LIVE: Mutex<BTreeMap<u32, Entry>> = Mutex::new(BTreeMap::new());
 
 /// Have every child debussy started and not yet cleaned up killed, with everything it
 /// started (SIGKILL, through its reaper).
@@ -22,8 +30,15 @@ static LIVE: Mutex<BTreeMap<u32, Requests>> = Mutex::new(BTreeMap::new());
 pub fn kill_all_groups() -> usize {
     live_registry()
         .values()
-        .filter(|requests| requests.send(Request::Kill))
+        .filter(|entry| entry.requests.send(Request::Kill))
         .count()
+}
+
+/// What the children not yet cleaned up are, added up: whether an agent runs, which git
+/// hooks do. For words about a stop or a kill, said as it is asked for.
+#[must_use]
+pub fn busy() -> Busy {
+    Busy::of(live_registry().values().map(|entry| &entry.role))
 }
 
 /// The process group ids (the pids) of children that are running or not yet cleaned up.
@@ -32,7 +47,7 @@ pub fn live_groups() -> Vec<u32> {
     live_registry().keys().copied().collect()
 }
 
-fn live_registry() -> std::sync::MutexGuard<'static, BTreeMap<u32, Requests>> {
+fn live_registry() -> std::sync::MutexGuard<'static, BTreeMap<u32, Entry>> {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -47,9 +62,15 @@ pub(crate) struct GroupGuard {
 }
 
 impl GroupGuard {
-    /// Register the child `pid` whose reaper takes `requests`.
-    pub(crate) fn register(pid: u32, requests: Requests) -> Self {
-        live_registry().insert(pid, requests.clone());
+    /// Register the child `pid`, which is `role`, whose reaper takes `requests`.
+    pub(crate) fn register(pid: u32, requests: Requests, role: Role) -> Self {
+        live_registry().insert(
+            pid,
+            Entry {
+                requests: requests.clone(),
+                role,
+            },
+        );
         GroupGuard { pid, requests }
     }
 

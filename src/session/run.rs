@@ -24,7 +24,7 @@ use super::throttle::{Admit, Throttle};
 use super::tracker::Tracker;
 use crate::agent::{AgentEvent, AgentFailure, ApiRetry, FailureKind, LastWords};
 use crate::context::{ContextMeter, Snapshot};
-use crate::process::{ChildControl, ProcessCommand, ProcessEvent, StopLadder, Stream};
+use crate::process::{ChildControl, ProcessCommand, ProcessEvent, Role, StopLadder, Stream};
 
 /// How long an agent that printed its final `result` may take to exit before it is
 /// stopped (Claude Code exits within milliseconds; one waiting on a leftover child
@@ -151,6 +151,7 @@ impl<'a> Driver<'a> {
         let mut process = ProcessCommand::new(&command.program)
             .args(&command.args)
             .current_dir(&spec.cwd)
+            .role(Role::Agent)
             .stop_ladder(StopLadder::agent(spec.stop_grace));
         if !spec.inherit_env {
             process = process.env_clear();

@@ -3,6 +3,7 @@
 //! events; they never call back into the run.
 
 pub mod hud;
+pub mod interrupts;
 pub mod json;
 pub mod notifications;
 pub mod plain;

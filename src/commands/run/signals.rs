@@ -11,8 +11,9 @@ pub(super) fn abort() -> ! {
 
 /// Ctrl-C, SIGTERM and SIGHUP (the terminal or the SSH connection gone): the first stops
 /// the agent gracefully and pauses the run, the second kills the agent, the third exits
-/// at once (killing every child group). With the HUD up, nothing is printed (it shows
-/// what happens).
+/// at once (killing every child group). Each says what it reaches, from what runs then
+/// (a git hook around a commit is let finish, not the agent). With the HUD up, nothing
+/// is printed (it shows what happens).
 pub(super) async fn forward_signals(requests: RequestSender, quiet: bool) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
@@ -25,27 +26,23 @@ pub(super) async fn forward_signals(requests: RequestSender, quiet: bool) {
         );
         return;
     };
-    let mut count = 0;
+    let mut count: u8 = 0;
     loop {
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
             _ = hangup.recv() => {}
         }
-        count += 1;
+        count = count.saturating_add(1);
+        if !quiet {
+            let said = crate::ui::interrupts::said(count, &crate::process::busy());
+            to_stderr(&format!("\ndebussy: {said}\n"));
+        }
         match count {
             1 => {
-                if !quiet {
-                    to_stderr(
-                        "\ndebussy: stopping the agent and pausing the run (Ctrl-C again to kill it)\n",
-                    );
-                }
                 let _ = requests.send(RunRequest::Interrupt);
             }
             2 => {
-                if !quiet {
-                    to_stderr("\ndebussy: killing the agent (Ctrl-C again to exit at once)\n");
-                }
                 let _ = requests.send(RunRequest::Kill);
             }
             _ => {

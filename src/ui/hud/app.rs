@@ -19,6 +19,7 @@ use super::hints::{HintState, Hints};
 use super::keys::{Action, KeyBindings};
 use super::phases::PhaseList;
 use crate::events::{Event, RunRequest, RunSummary};
+use crate::process::Busy;
 
 /// What a key asks of the loop around the app.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +45,8 @@ pub struct App {
     summary: Option<RunSummary>,
     /// The running phase `s` and `r` aim at and whose log is shown alone, if any.
     focus: Option<String>,
+    /// What runs now (an agent, git hooks), for the words of the next Ctrl-C.
+    busy: Busy,
 }
 
 impl App {
@@ -62,6 +65,7 @@ impl App {
             interrupts: 0,
             summary: None,
             focus: None,
+            busy: Busy::default(),
         };
         app.sync_hints();
         app
@@ -97,6 +101,12 @@ impl App {
     #[must_use]
     pub fn summary(&self) -> Option<&RunSummary> {
         self.summary.as_ref()
+    }
+
+    /// What runs now: an agent, git hooks around a commit. A Ctrl-C then says what it
+    /// reaches (the loop around the app asks the process registry before each key).
+    pub fn set_busy(&mut self, busy: Busy) {
+        self.busy = busy;
     }
 
     /// Handle a key; returns what the loop should do about it, if anything.
@@ -200,11 +210,11 @@ impl App {
         self.interrupts = self.interrupts.saturating_add(1);
         match self.interrupts {
             1 => {
-                self.header.set_pending(Pending::Stop);
+                self.header.set_interrupt(Pending::Stop, self.busy.clone());
                 Some(Command::Send(RunRequest::Interrupt))
             }
             2 => {
-                self.header.set_pending(Pending::Kill);
+                self.header.set_interrupt(Pending::Kill, self.busy.clone());
                 Some(Command::Send(RunRequest::Kill))
             }
             _ => Some(Command::Abort),
@@ -219,6 +229,8 @@ impl App {
             verbose: self.activity.is_verbose(),
             follow: self.activity.follows(),
             interrupts: self.interrupts,
+            agent_running: self.busy.agent,
+            hook_running: !self.busy.hooks.is_empty(),
             side_by_side: self.focus.is_some() || self.gauge.side_by_side(),
         });
     }

@@ -157,6 +157,7 @@ where
             }
             term = input.next(), if input_open => match term {
                 Some(Ok(TermEvent::Key(key))) => {
+                    app.set_busy(crate::process::busy());
                     match app.key(&key) {
                         Some(Command::Send(request)) => send(requests, request),
                         Some(Command::Abort) => return Ok(Ending::Abort),

@@ -15,6 +15,7 @@ use super::compact::{clock, cut};
 use super::phases::{RowState, state_look};
 use super::strings;
 use crate::events::{AttemptKind, Event, PhaseState};
+use crate::process::Busy;
 use crate::state::RunStatus;
 
 /// What the run is doing, as far as events tell.
@@ -89,6 +90,8 @@ pub(crate) struct Header {
     restart: Option<(u32, u32)>,
     stage: Stage,
     pending: Pending,
+    /// What ran when the user last pressed Ctrl-C: what a stop or a kill reaches.
+    stopping: Busy,
     run_started: Option<Instant>,
     run_ended: Option<Instant>,
     now: Instant,
@@ -108,6 +111,7 @@ impl Header {
             restart: None,
             stage: Stage::Starting,
             pending: Pending::None,
+            stopping: Busy::default(),
             run_started: None,
             run_ended: None,
             now,
@@ -123,6 +127,12 @@ impl Header {
     /// What the user asked for, until events show it happened.
     pub(crate) fn set_pending(&mut self, pending: Pending) {
         self.pending = pending;
+    }
+
+    /// A Ctrl-C asked for `pending` (a stop or a kill) while `busy` ran.
+    pub(crate) fn set_interrupt(&mut self, pending: Pending, busy: Busy) {
+        self.pending = pending;
+        self.stopping = busy;
     }
 
     /// What the user asked for.
@@ -154,8 +164,11 @@ impl Header {
         let yellow = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
         let red = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
         match self.pending {
-            Pending::Stop => return (strings::STAGE_STOPPING.into(), red),
-            Pending::Kill => return (strings::STAGE_KILLING.into(), red),
+            Pending::Stop | Pending::Kill => {
+                let press = if self.pending == Pending::Stop { 1 } else { 2 };
+                let said = crate::ui::interrupts::stage(press, &self.stopping);
+                return (said.unwrap_or_default(), red);
+            }
             Pending::Skip => return (strings::STAGE_SKIPPING.into(), yellow),
             Pending::Pause if self.stage != Stage::Paused => {
                 return (strings::STAGE_PAUSE_REQUESTED.into(), yellow);

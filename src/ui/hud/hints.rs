@@ -28,6 +28,10 @@ pub(crate) struct HintState {
     pub(crate) follow: bool,
     /// Ctrl-C presses (or a confirmed quit) so far.
     pub(crate) interrupts: u8,
+    /// An agent ran when the last key was pressed.
+    pub(crate) agent_running: bool,
+    /// A git hook ran when the last key was pressed.
+    pub(crate) hook_running: bool,
     /// Several phases run side by side: one can be focused.
     pub(crate) side_by_side: bool,
 }
@@ -51,10 +55,12 @@ impl Hints {
         if s.asking {
             return vec![strings::HINT_YES, strings::HINT_NO];
         }
-        match s.interrupts {
-            0 => {}
-            1 => return vec![strings::HINT_KILL],
-            _ => return vec![strings::HINT_ABORT],
+        if s.interrupts > 0 {
+            return vec![crate::ui::interrupts::next_press(
+                s.interrupts,
+                s.agent_running,
+                s.hook_running,
+            )];
         }
         let pause = if s.paused {
             strings::HINT_RESUME

@@ -47,6 +47,33 @@ fn ctrl_c_needs_no_confirmation() {
 }
 
 #[test]
+fn ctrl_c_while_only_a_commit_hook_runs_says_it_waits_for_the_hook() {
+    let mut scene = mid_phase();
+    scene.app.set_busy(crate::process::Busy {
+        agent: false,
+        hooks: vec!["pre-commit".into()],
+    });
+    scene.ctrl_c();
+    let screen = scene.screen_at(43);
+    assert!(
+        screen.contains("letting the pre-commit hook finish, then pausing the run"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("kill the git hook and exit at once"),
+        "{screen}"
+    );
+    scene.ctrl_c();
+    let screen = scene.screen_at(44);
+    assert!(
+        screen.contains("waiting for the pre-commit hook, then pausing the run"),
+        "{screen}"
+    );
+    assert!(!screen.contains("kill the agent"), "{screen}");
+    assert!(!screen.contains("killing the agent"), "{screen}");
+}
+
+#[test]
 fn pause_is_requested_then_confirmed_by_the_run() {
     let mut scene = mid_phase();
     assert_eq!(

@@ -33,8 +33,6 @@ pub(crate) const STAGE_GATE: &str = "gate";
 pub(crate) const STAGE_BETWEEN: &str = "between attempts";
 pub(crate) const STAGE_PAUSED: &str = "paused (p resumes)";
 pub(crate) const STAGE_PAUSE_REQUESTED: &str = "pausing after this session";
-pub(crate) const STAGE_STOPPING: &str = "stopping the agent, then pausing the run";
-pub(crate) const STAGE_KILLING: &str = "killing the agent";
 pub(crate) const STAGE_SKIPPING: &str = "skipping the phase";
 pub(crate) const STAGE_NEEDS_HUMAN: &str = "blocked: needs you";
 pub(crate) const STAGE_WAITING_FOR: &str = "waiting for";
@@ -83,8 +81,6 @@ pub(crate) const HINT_FOLLOW_ON: (&str, &str) = ("a", "follow");
 pub(crate) const HINT_FOLLOW_OFF: (&str, &str) = ("a", "stop following");
 pub(crate) const HINT_SCROLL: (&str, &str) = ("↑↓ PgUp/Dn", "scroll");
 pub(crate) const HINT_QUIT: (&str, &str) = ("q", "quit");
-pub(crate) const HINT_KILL: (&str, &str) = ("Ctrl-C", "kill the agent");
-pub(crate) const HINT_ABORT: (&str, &str) = ("Ctrl-C", "exit at once");
 pub(crate) const HINT_YES: (&str, &str) = ("y", "yes");
 pub(crate) const HINT_NO: (&str, &str) = ("n/Esc", "no");
 

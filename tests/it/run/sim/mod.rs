@@ -7,6 +7,7 @@ mod git_work;
 mod guards;
 mod handoff;
 mod hostile;
+mod interrupts;
 mod kit;
 mod links;
 mod locked_state;

@@ -47,6 +47,17 @@ impl Beacon {
         )
     }
 
+    /// Shell code: the first time, say our pid on the FIFO and wait until `release`
+    /// exists (a slow step the test ends); later runs go straight on.
+    pub fn until(&self, release: &Path) -> String {
+        format!(
+            "if [ ! -e '{mark}' ]; then touch '{mark}'; echo $$ > '{fifo}'; while [ ! -e '{release}' ]; do sleep 0.05; done; fi",
+            mark = self.mark.display(),
+            fifo = self.fifo.display(),
+            release = release.display(),
+        )
+    }
+
     /// Wait for the snippet to fire in `run`; the pid of the process now sleeping. When
     /// it does not fire in time, the run is killed and the test fails with what it said.
     pub fn wait(&self, mut run: LiveRun) -> (LiveRun, u64) {
@@ -75,12 +86,14 @@ impl Beacon {
     }
 }
 
-/// A `debussy run … --output-format json` in the background; its events are collected
-/// by a thread as they come. Dropping it kills the process.
+/// A `debussy run … --output-format json` in the background; its events, and the lines
+/// it writes to stderr, are collected by threads as they come. Dropping it kills the
+/// process.
 pub struct LiveRun {
     child: Child,
     events: mpsc::Receiver<Value>,
     seen: Vec<Value>,
+    said: mpsc::Receiver<String>,
 }
 
 impl LiveRun {
@@ -94,7 +107,13 @@ impl LiveRun {
     /// Start `debussy run plan/MASTER_PLAN.md --agent sim` with `args` alone (no
     /// `--restart-delay 0`).
     pub fn start_with(project: &Project, args: &[&str]) -> LiveRun {
-        let (child, lines) = project.start_run(args);
+        let mut child = project
+            .run_command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
         let (sender, events) = mpsc::channel();
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
@@ -104,11 +123,50 @@ impl LiveRun {
                 }
             }
         });
+        let stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let (sender, said) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stderr.map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         LiveRun {
             child,
             events,
             seen: Vec::new(),
+            said,
         }
+    }
+
+    /// Send debussy `signal` and wait, up to [`BEACON_WAIT`], for the first line it
+    /// then writes to stderr (blank lines skipped); when none comes, the run is killed
+    /// and the test fails.
+    pub fn signal_and_hear(&mut self, signal: nix::sys::signal::Signal) -> String {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid")),
+            signal,
+        );
+        let deadline = std::time::Instant::now() + BEACON_WAIT;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match self.said.recv_timeout(left) {
+                Ok(line) if line.trim().is_empty() => {}
+                Ok(line) => return line,
+                Err(_) => break,
+            }
+        }
+        let ended = self.stop();
+        panic!(
+            "nothing said on stderr after {signal} within {BEACON_WAIT:?}; the run (ended {ended}) said:\n{}",
+            story(&self.printed())
+        )
+    }
+
+    /// Wait for debussy to end, up to 30 s: its exit code and every event it printed.
+    pub fn finish(mut self) -> (i32, Vec<Value>) {
+        let code = wait_exit(&mut self.child, Duration::from_secs(30));
+        (code, self.printed())
     }
 
     /// Wait for the run's first event named `name`, up to [`BEACON_WAIT`]; when none
