@@ -114,7 +114,8 @@ impl StoppedAttempt {
         }
         let kind = kind_of(latest);
         let prompt = match kind {
-            AttemptKind::First => None,
+            // `kind_of` never names a merge fix: it is not an attempt at the work.
+            AttemptKind::First | AttemptKind::MergeFix => None,
             AttemptKind::Retry | AttemptKind::Remediation => told(store, parts)?,
         };
         let mut agents_used = BTreeSet::new();
