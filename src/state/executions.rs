@@ -378,15 +378,12 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::test_store::OneAttempt;
 
     #[test]
     fn where_a_phase_started_and_a_restarts_handoff_are_kept_for_a_resume() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path()).expect("store");
-        let run = store.create_run("/p.md", "Plan").expect("run");
-        let execution = store
-            .start_execution(&run, "1", 1, false, None)
-            .expect("execution");
+        let one = OneAttempt::new();
+        let (store, run, execution) = (&one.store, &one.run, one.execution);
         store.set_execution_base(execution, "abc123").expect("base");
         let restart = |number| RestartRecord {
             restart_number: number,
@@ -405,7 +402,7 @@ mod tests {
             .expect("handoff");
 
         assert_eq!(
-            store.executions(&run).expect("executions")[0]
+            store.executions(run).expect("executions")[0]
                 .base
                 .as_deref(),
             Some("abc123")

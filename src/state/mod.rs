@@ -53,4 +53,6 @@ pub const PRIVATE_DIR_MODE: u32 = 0o700;
 pub const PRIVATE_FILE_MODE: u32 = 0o600;
 
 #[cfg(test)]
+mod test_store;
+#[cfg(test)]
 mod tests;

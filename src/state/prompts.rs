@@ -61,16 +61,12 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::state::test_store::OneAttempt;
 
     #[test]
     fn prompts_are_kept_per_session_in_order() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path()).expect("store");
-        let run = store.create_run("/p.md", "Plan").expect("run");
-        let execution = store
-            .start_execution(&run, "1", 1, false, None)
-            .expect("execution");
+        let one = OneAttempt::new();
+        let (store, execution) = (&one.store, one.execution);
         store
             .record_prompt(execution, 1, "Phase 1 again", Some("## Checkpoint"))
             .expect("record");

@@ -96,6 +96,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::test_store::OneAttempt;
 
     #[test]
     fn a_database_of_the_version_before_keeps_its_attempts_and_records_what_they_used() {
@@ -124,14 +125,10 @@ mod tests {
 
     #[test]
     fn an_attempts_subagents_and_refused_calls_are_kept_per_execution() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path()).expect("store");
-        let run = store.create_run("/p.md", "Plan").expect("run");
-        let stopped = store
-            .start_execution(&run, "1", 1, false, None)
-            .expect("execution");
+        let one = OneAttempt::new();
+        let (store, run, stopped) = (&one.store, &one.run, one.execution);
         let resumed = store
-            .start_execution(&run, "1", 1, false, None)
+            .start_execution(run, "1", 1, false, None)
             .expect("execution");
         for agent in ["Explore", "task-validator", "Explore"] {
             store.record_agent_used(stopped, agent).expect("agent");
