@@ -12,8 +12,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::process::{
-    ExitStatus, Finish, Leak, OutputSink, ProcessCommand, Signal, StopAction, StopLadder, StopStep,
-    Stream,
+    ExitStatus, Finish, Leak, OutputSink, ProcessCommand, Role, Signal, StopAction, StopLadder,
+    StopStep, Stream,
 };
 
 /// The most output kept per gate (the end is kept: that is where failures are reported).
@@ -121,6 +121,7 @@ pub async fn run_gate(spec: &GateSpec, root: &Path, timeout: Duration) -> GateRu
         .arg(&spec.command)
         .current_dir(root)
         .stdin_payload(Vec::new())
+        .role(Role::Gate(spec.name.clone()))
         .stop_ladder(StopLadder::new([StopStep::new(
             StopAction::Signal(Signal::SIGTERM),
             TERM_GRACE,

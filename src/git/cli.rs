@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::process::{
-    Finish, Output, ProcessCommand, ProcessError, Signal, StopAction, StopLadder, StopStep,
+    Finish, Output, ProcessCommand, ProcessError, Role, Signal, StopAction, StopLadder, StopStep,
 };
 
 /// How long a stopped git command gets after SIGTERM before SIGKILL.
@@ -195,15 +195,45 @@ fn command(dir: &Path, args: &[&str]) -> ProcessCommand {
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_EDITOR", "true")
         .env("LC_ALL", "C")
+        .role(role(args))
         .stop_ladder(StopLadder::new([StopStep::new(
             StopAction::Signal(Signal::SIGTERM),
             TERM_GRACE,
         )]))
 }
 
+/// What `git args…` is to the user: the git commands that run the project's hooks
+/// (`merge`, `commit`) by name, the rest as [`Role::Other`].
+fn role(args: &[&str]) -> Role {
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match *arg {
+            "-c" | "-C" => {
+                rest.next();
+            }
+            option if option.starts_with('-') => {}
+            "merge" | "commit" if !args.iter().any(|a| ["--no-verify", "--abort"].contains(a)) => {
+                return Role::Git((*arg).to_owned());
+            }
+            _ => return Role::Other,
+        }
+    }
+    Role::Other
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_commands_that_run_hooks_are_named() {
+        let merge = ["-c", "user.name=debussy", "merge", "--no-edit", "branch"];
+        assert_eq!(role(&merge), Role::Git("merge".into()));
+        assert_eq!(role(&["commit", "--no-edit"]), Role::Git("commit".into()));
+        assert_eq!(role(&["commit", "--no-verify"]), Role::Other);
+        assert_eq!(role(&["merge", "--abort"]), Role::Other);
+        assert_eq!(role(&["rev-parse", "HEAD"]), Role::Other);
+    }
 
     #[tokio::test]
     async fn says_what_git_said_and_names_the_command() {

@@ -8,7 +8,12 @@ pub enum Role {
     Agent,
     /// One of the project's git hooks, by name (`pre-commit`), run around a commit.
     Hook(String),
-    /// Anything else: a gate, git itself, an MCP server, a notifier.
+    /// A gate, by name (`tests`): an interrupt kills it.
+    Gate(String),
+    /// A git command that runs the project's hooks, by its subcommand (`merge`), let
+    /// finish as a hook is.
+    Git(String),
+    /// Anything else: a git query, an MCP server, a notifier.
     #[default]
     Other,
 }
@@ -20,6 +25,10 @@ pub struct Busy {
     pub agent: bool,
     /// The git hooks that run, by name, each once.
     pub hooks: Vec<String>,
+    /// The git commands that run hooks, by subcommand, each once.
+    pub git: Vec<String>,
+    /// The gates that run, by name, each once.
+    pub gates: Vec<String>,
 }
 
 impl Busy {
@@ -30,11 +39,27 @@ impl Busy {
         for role in roles {
             match role {
                 Role::Agent => busy.agent = true,
-                Role::Hook(name) if !busy.hooks.contains(name) => busy.hooks.push(name.clone()),
-                Role::Hook(_) | Role::Other => {}
+                Role::Hook(name) => once(&mut busy.hooks, name),
+                Role::Git(name) => once(&mut busy.git, name),
+                Role::Gate(name) => once(&mut busy.gates, name),
+                Role::Other => {}
             }
         }
         busy
+    }
+
+    /// Whether something runs that an interrupt lets finish: a git hook, or a git
+    /// command that runs hooks.
+    #[must_use]
+    pub fn finishing(&self) -> bool {
+        !self.hooks.is_empty() || !self.git.is_empty()
+    }
+}
+
+/// Add `name` to `names` unless it is there.
+fn once(names: &mut Vec<String>, name: &str) {
+    if !names.iter().any(|known| known == name) {
+        names.push(name.to_owned());
     }
 }
 
@@ -43,18 +68,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn busy_names_each_hook_once_and_ignores_the_rest() {
+    fn busy_names_each_hook_gate_and_git_command_once_and_ignores_the_rest() {
         let roles = [
             Role::Other,
             Role::Hook("pre-commit".into()),
             Role::Hook("pre-commit".into()),
             Role::Hook("commit-msg".into()),
+            Role::Gate("tests".into()),
+            Role::Gate("tests".into()),
+            Role::Git("merge".into()),
         ];
         assert_eq!(
             Busy::of(&roles),
             Busy {
                 agent: false,
                 hooks: vec!["pre-commit".into(), "commit-msg".into()],
+                git: vec!["merge".into()],
+                gates: vec!["tests".into()],
             }
         );
         assert!(Busy::of(&[Role::Agent]).agent);

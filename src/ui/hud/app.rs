@@ -230,7 +230,8 @@ impl App {
             follow: self.activity.follows(),
             interrupts: self.interrupts,
             agent_running: self.busy.agent,
-            hook_running: !self.busy.hooks.is_empty(),
+            hook_running: self.busy.finishing(),
+            gate_running: !self.busy.gates.is_empty(),
             side_by_side: self.focus.is_some() || self.gauge.side_by_side(),
         });
     }

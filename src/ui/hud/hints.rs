@@ -30,8 +30,10 @@ pub(crate) struct HintState {
     pub(crate) interrupts: u8,
     /// An agent ran when the last key was pressed.
     pub(crate) agent_running: bool,
-    /// A git hook ran when the last key was pressed.
+    /// A git hook, or a git command running hooks, ran when the last key was pressed.
     pub(crate) hook_running: bool,
+    /// A gate ran when the last key was pressed.
+    pub(crate) gate_running: bool,
     /// Several phases run side by side: one can be focused.
     pub(crate) side_by_side: bool,
 }
@@ -60,6 +62,7 @@ impl Hints {
                 s.interrupts,
                 s.agent_running,
                 s.hook_running,
+                s.gate_running,
             )];
         }
         let pause = if s.paused {

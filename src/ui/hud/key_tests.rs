@@ -52,6 +52,7 @@ fn ctrl_c_while_only_a_commit_hook_runs_says_it_waits_for_the_hook() {
     scene.app.set_busy(crate::process::Busy {
         agent: false,
         hooks: vec!["pre-commit".into()],
+        ..crate::process::Busy::default()
     });
     scene.ctrl_c();
     let screen = scene.screen_at(43);

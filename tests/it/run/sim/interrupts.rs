@@ -102,3 +102,55 @@ fn three_interrupts_in_a_commit_hook_say_they_wait_for_it_then_kill_it() {
     let events = resume_to_completion(&project);
     assert_eq!(started(&events), ["1", "2"], "{}", story(&events));
 }
+
+#[test]
+fn an_interrupt_in_a_gate_says_it_kills_the_gate_not_the_agent() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "gate");
+    let project = Project::new();
+    project.plan(
+        &[("1", "N/A", &format!("{}; test -f f1.txt", beacon.once()))],
+        &Scenario::new().script(work("1", "f1.txt", "one", 0)),
+    );
+
+    let (mut live, gate_pid) = beacon.wait(LiveRun::start(&project, &[]));
+    let said = live.signal_and_hear(Signal::SIGINT);
+    let (code, events) = live.finish();
+    assert_eq!(code, 130, "{}", story(&events));
+    assert!(
+        said.contains("killing the gate `check` and pausing the run"),
+        "{said}"
+    );
+    assert!(!said.contains("agent"), "no agent runs: {said}");
+    assert_died(gate_pid, "the gate");
+    assert_eq!(project.status_json()["run"]["status"], "paused");
+}
+
+#[test]
+fn an_interrupt_in_a_merge_hook_says_it_lets_the_merge_finish() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let beacon = Beacon::new(scratch.path(), "post-merge");
+    let release = scratch.path().join("release");
+    let project = Project::new();
+    project.plan(
+        &[("1", "N/A", "test -f f1.txt")],
+        &Scenario::new().script(work("1", "f1.txt", "one", 0)),
+    );
+    hook(project.root(), "post-merge", &beacon.until(&release));
+
+    let (mut live, _) = beacon.wait(LiveRun::start(&project, &["--jobs", "2"]));
+    let said = live.signal_and_hear(Signal::SIGINT);
+    assert!(
+        said.contains("letting `git merge` finish, then pausing the run"),
+        "{said}"
+    );
+    assert!(!said.contains("agent"), "no agent runs: {said}");
+    std::fs::write(&release, "").expect("end the hook");
+    let (_, events) = live.finish();
+    assert_eq!(
+        events_named(&events, "merged").len(),
+        1,
+        "{}",
+        story(&events)
+    );
+}
