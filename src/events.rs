@@ -234,8 +234,8 @@ pub enum Event {
         /// Whether it was a fast-forward (no merge commit).
         fast_forward: bool,
     },
-    /// Merging a phase's branch conflicted with the run's branch; a remediation session
-    /// resolves it in the phase's worktree.
+    /// Merging a phase's branch conflicted with the run's branch; a merge fix (a session
+    /// of the phase's) resolves it in the phase's worktree.
     MergeConflict {
         /// The phase.
         phase_id: String,

@@ -190,7 +190,7 @@ impl Runner<'_> {
             }
             Resolution::Failed(why) => {
                 let why = format!(
-                    "merging its branch conflicted in {} and the remediation session did not resolve it: {why}",
+                    "merging its branch conflicted in {} and the merge fix did not resolve it: {why}",
                     files.join(", ")
                 );
                 return self.awaiting_human(phase, result, &why, Handover::MergeByHand);

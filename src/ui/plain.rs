@@ -300,7 +300,7 @@ impl Sink for PlainSink {
                 branch,
                 files,
             } => self.line(&format!(
-                "phase {phase_id}: merging {branch} conflicts in {}; a remediation session resolves it in the phase's worktree",
+                "phase {phase_id}: merging {branch} conflicts in {}; a merge fix resolves it in the phase's worktree",
                 files.join(", ")
             )),
             Event::Committed {
@@ -472,6 +472,23 @@ mod tests {
         let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");
         assert!(
             text.contains("at 0.0% of 1,000,000 tokens (window: config)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_merge_conflict_names_the_merge_fix_that_resolves_it() {
+        let out = Shared::default();
+        let mut sink = PlainSink::new(Some(Box::new(out.clone())), None, Detail::Milestones);
+        sink.event(&Event::MergeConflict {
+            phase_id: "3".into(),
+            branch: "debussy/3".into(),
+            files: vec!["shared.txt".into()],
+        })
+        .expect("printed");
+        let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("utf-8");
+        assert!(
+            text.contains("phase 3: merging debussy/3 conflicts in shared.txt; a merge fix resolves it in the phase's worktree"),
             "{text}"
         );
     }
