@@ -1,5 +1,5 @@
 //! What each Ctrl-C (or SIGTERM, SIGHUP) does, in words, for the plain output and the
-//! dashboard alike. The first press stops the agent and pauses the run, the second kills
+//! dashboard alike. The first press stops the agent (if one runs) and pauses the run, the second kills
 //! the agent, the third exits at once, killing whatever still runs. A gate is killed at
 //! the first press, its verdict no longer wanted. A git hook debussy runs around a commit,
 //! or a `git merge` that runs the project's hooks, is not the agent: the run pauses once
@@ -20,9 +20,11 @@ pub fn said(press: u8, busy: &Busy) -> String {
             (1, false, Some(gates)) => {
                 format!("killing {gates} and pausing the run (Ctrl-C twice more to exit at once)")
             }
-            (1, _, None) => {
+            (1, true, None) => {
                 "stopping the agent and pausing the run (Ctrl-C again to kill it)".into()
             }
+            // Between sessions (a restart's delay, a usage limit's wait): nothing to stop.
+            (1, false, None) => "pausing the run (Ctrl-C twice more to exit at once)".into(),
             (2, true, None) => "killing the agent (Ctrl-C again to exit at once)".into(),
             (2, true, Some(gates)) => {
                 format!("killing the agent and {gates} (Ctrl-C again to exit at once)")
@@ -76,7 +78,8 @@ pub fn stage(press: u8, busy: &Busy) -> Option<String> {
             format!("stopping the agent and killing {gates}, then pausing the run")
         }
         (1, false, None, Some(gates)) => format!("killing {gates}, then pausing the run"),
-        (1, _, None, None) => "stopping the agent, then pausing the run".into(),
+        (1, true, None, None) => "stopping the agent, then pausing the run".into(),
+        (1, false, None, None) => "pausing the run".into(),
         (1, true, Some(waits), _) => {
             format!("stopping the agent, then pausing the run after {waits}")
         }
@@ -102,9 +105,9 @@ pub fn next_press(
     gate: bool,
 ) -> (&'static str, &'static str) {
     match (press, agent, finishing, gate) {
-        (1, true, _, _) | (1, false, false, false) => ("Ctrl-C", "kill the agent"),
+        (1, true, _, _) => ("Ctrl-C", "kill the agent"),
         (1, false, true, _) => ("Ctrl-C twice", "kill the git hook and exit at once"),
-        (1, false, false, true) => ("Ctrl-C twice", "exit at once"),
+        (1, false, false, _) => ("Ctrl-C twice", "exit at once"),
         (_, _, true, _) => ("Ctrl-C", "kill the git hook and exit at once"),
         (_, _, false, _) => ("Ctrl-C", "exit at once"),
     }
@@ -170,6 +173,25 @@ mod tests {
         assert_eq!(
             next_press(1, true, false, false),
             ("Ctrl-C", "kill the agent")
+        );
+    }
+
+    #[test]
+    fn between_sessions_the_run_pauses_and_no_agent_is_named() {
+        let idle = Busy::default();
+        let said: Vec<String> = (1..=3).map(|press| said(press, &idle)).collect();
+        assert_eq!(
+            said,
+            [
+                "pausing the run (Ctrl-C twice more to exit at once)",
+                "the run is pausing (Ctrl-C again to exit at once)",
+                "exiting at once",
+            ]
+        );
+        assert_eq!(stage(1, &idle).as_deref(), Some("pausing the run"));
+        assert_eq!(
+            next_press(1, false, false, false),
+            ("Ctrl-C twice", "exit at once")
         );
     }
 

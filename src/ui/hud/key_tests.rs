@@ -271,6 +271,10 @@ async fn keys_become_requests() {
 #[test]
 fn quit_asks_first_then_interrupts() {
     let mut scene = mid_phase();
+    scene.app.set_busy(crate::process::Busy {
+        agent: true,
+        ..crate::process::Busy::default()
+    });
     assert_eq!(scene.key(KeyCode::Char('q')), None);
     insta::assert_snapshot!(scene.screen_at(43));
     assert_eq!(

@@ -218,9 +218,14 @@ fn a_run_killed_in_the_restart_delay_goes_on_from_the_checkpoint_and_handoff() {
 
 #[test]
 fn a_pause_in_the_restart_delay_keeps_the_handoff_for_the_resume() {
-    let (project, live) = in_the_restart_delay();
-    let (code, paused) = live.stop_with(Signal::SIGINT);
+    let (project, mut live) = in_the_restart_delay();
+    let said = live.signal_and_hear(Signal::SIGINT);
+    let (code, paused) = live.finish();
     assert_eq!(code, 130, "{}", story(&paused));
+    assert!(
+        said.contains("pausing the run") && !said.contains("agent"),
+        "no agent runs in the restart delay: {said}"
+    );
 
     let events = resume_to_completion(&project);
     assert_went_on_after_restart_1(&events);
