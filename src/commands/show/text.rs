@@ -62,13 +62,21 @@ pub(super) fn render(shown: &Shown) -> String {
                 .as_deref()
                 .map(|source| format!(", window: {source}"))
                 .unwrap_or_default();
+            // A session killed before its first figure has no window to speak of.
+            let context = if session.context_window == 0 {
+                " (no context figure recorded)".to_owned()
+            } else {
+                format!(
+                    " at {:.1}% of {} tokens{source}",
+                    session.context_percent,
+                    crate::words::thousands(session.context_window)
+                )
+            };
             let _ = writeln!(
                 out,
-                "\nSession {}: {} at {:.1}% of {} tokens{source}, {}${:.2}",
+                "\nSession {}: {}{context}, {}${:.2}",
                 session.index + 1,
                 session.outcome.replace('_', " "),
-                session.context_percent,
-                crate::words::thousands(session.context_window),
                 if session.cost_estimated { "~" } else { "" },
                 session.cost_usd
             );

@@ -126,6 +126,14 @@ fn a_run_killed_after_a_context_restart_goes_on_from_its_checkpoint_and_handoff(
 
     let events = resume_to_completion(&project);
     assert_went_on_after_restart_1(&events);
+    let show = crate::support::debussy(project.root(), &["show", "latest", "1"])
+        .output()
+        .expect("show");
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        shown.contains("Session 2: interrupted") && !shown.contains("of 0 tokens"),
+        "the killed session's figures: {shown}"
+    );
     let checkpoint = resumed_checkpoint(&project);
     // Both halves of the work: the restart's checkpoint and the killed session's file.
     for text in [
