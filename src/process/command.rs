@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::ProcessError;
 use super::child::{Child, ChildControl, Events, ProcessState};
 use super::event::Stream;
-use super::group::GroupGuard;
+use super::group::{GroupGuard, Starting};
 use super::inline::InlineReader;
 use super::lines::{BatchSink, DEFAULT_MAX_LINE, ReaderDone, spawn_reader};
 use super::reaper::{self, LaunchError, Launched};
@@ -317,6 +317,7 @@ impl ProcessCommand {
         } else {
             Stdio::piped()
         });
+        let starting = Starting::new(self.role.clone());
         let Launched {
             reaper: mut os_child,
             reports,
@@ -325,6 +326,7 @@ impl ProcessCommand {
         } = reaper::launch(command).map_err(|err| self.launch_error(err, &reaper_program))?;
         let pid = program.pid;
         let guard = GroupGuard::register(pid, requests, self.role.clone());
+        drop(starting);
         tracing::debug!(pid, command = %self.display(), "started child");
 
         let (event_tx, event_rx) = mpsc::channel(self.event_capacity);

@@ -21,6 +21,10 @@ struct Entry {
 /// The children that have not been fully cleaned up yet, by the child's pid.
 static LIVE: Mutex<BTreeMap<u32, Entry>> = Mutex::new(BTreeMap::new());
 
+/// The roles of children being started, by a number of their own: a child's program
+/// can run (a hook can take minutes) before its reaper has said its pid.
+static STARTING: Mutex<BTreeMap<u64, Role>> = Mutex::new(BTreeMap::new());
+
 /// Have every child debussy started and not yet cleaned up killed, with everything it
 /// started (SIGKILL, through its reaper).
 ///
@@ -38,7 +42,40 @@ pub fn kill_all_groups() -> usize {
 /// hooks do. For words about a stop or a kill, said as it is asked for.
 #[must_use]
 pub fn busy() -> Busy {
-    Busy::of(live_registry().values().map(|entry| &entry.role))
+    let mut roles: Vec<Role> = STARTING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .values()
+        .cloned()
+        .collect();
+    roles.extend(live_registry().values().map(|entry| entry.role.clone()));
+    Busy::of(&roles)
+}
+
+/// A child being started, counted in [`busy`] as `role` until it is registered.
+#[derive(Debug)]
+pub(crate) struct Starting(u64);
+
+impl Starting {
+    /// A child that is `role` is about to start.
+    pub(crate) fn new(role: Role) -> Starting {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let number = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        STARTING
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(number, role);
+        Starting(number)
+    }
+}
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        STARTING
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.0);
+    }
 }
 
 /// The process group ids (the pids) of children that are running or not yet cleaned up.
@@ -86,5 +123,18 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         live_registry().remove(&self.pid);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_being_started_is_busy_before_its_reaper_says_its_pid() {
+        let starting = Starting::new(Role::Hook("pre-commit".into()));
+        assert_eq!(busy().hooks, ["pre-commit"]);
+        drop(starting);
+        assert!(busy().hooks.is_empty());
     }
 }
